@@ -1,0 +1,15 @@
+// One runner for the whole workspace. Projects split by what a test needs:
+// unit (pure logic), integration (one service or lib against real infrastructure), e2e (the suite).
+const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }] };
+const common = { testEnvironment: 'node', transform, moduleFileExtensions: ['ts', 'js', 'json'] };
+const infra = {
+  globalSetup: '<rootDir>/libs/testing/src/global-setup.ts',
+  globalTeardown: '<rootDir>/libs/testing/src/global-teardown.ts',
+};
+module.exports = {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{libs,services}/*/test/**/*.unit.test.ts'] },
+    { ...common, ...infra, displayName: 'integration', testMatch: ['<rootDir>/{libs,services}/*/test/**/*.int.test.ts'], testTimeout: 60000 },
+    { ...common, ...infra, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.e2e.test.ts'], testTimeout: 180000 },
+  ],
+};
