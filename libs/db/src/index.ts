@@ -1,0 +1,84 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Pool, type PoolClient, type PoolConfig } from 'pg';
+
+export type { Pool, PoolClient } from 'pg';
+
+export function createPool(connectionString: string, opts: Omit<PoolConfig, 'connectionString'> = {}): Pool {
+  const pool = new Pool({ connectionString, max: 10, idleTimeoutMillis: 30000, ...opts });
+  // An idle client losing its connection must not crash the process; the pool replaces it.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+export async function withTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+export async function ping(pool: Pool): Promise<boolean> {
+  try {
+    await pool.query('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const MIGRATION_FILE = /^\d{3,}_[\w-]+\.sql$/;
+const MIGRATION_LOCK = 72_617_001;
+
+export interface Migration {
+  name: string;
+  sql: string;
+}
+
+export async function readMigrations(dir: string): Promise<Migration[]> {
+  const files = (await readdir(dir)).filter((f) => MIGRATION_FILE.test(f)).sort();
+  return Promise.all(files.map(async (name) => ({ name, sql: await readFile(path.join(dir, name), 'utf8') })));
+}
+
+/**
+ * Applies forward-only migrations in name order, each in its own transaction, once.
+ * An advisory lock lets several replicas start at the same time without racing.
+ * Returns the names applied by this call.
+ */
+export async function migrate(pool: Pool, migrations: Migration[] | string): Promise<string[]> {
+  const list = typeof migrations === 'string' ? await readMigrations(migrations) : migrations;
+  const client = await pool.connect();
+  const applied: string[] = [];
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    await client.query(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
+    );
+    const done = new Set((await client.query<{ name: string }>('SELECT name FROM schema_migrations')).rows.map((r) => r.name));
+    for (const m of list) {
+      if (done.has(m.name)) continue;
+      try {
+        await client.query('BEGIN');
+        await client.query(m.sql);
+        await client.query('INSERT INTO schema_migrations (name) VALUES ($1)', [m.name]);
+        await client.query('COMMIT');
+        applied.push(m.name);
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw new Error(`migration ${m.name} failed: ${(err as Error).message}`);
+      }
+    }
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
+    client.release();
+  }
+  return applied;
+}

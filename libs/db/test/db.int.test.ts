@@ -1,0 +1,47 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createDatabase } from '@dam/testing';
+import { createPool, migrate, withTransaction, type Pool } from '../src';
+
+let pool: Pool;
+
+beforeAll(async () => {
+  pool = createPool(await createDatabase('db'));
+});
+afterAll(async () => {
+  await pool.end();
+});
+
+describe('migrate', () => {
+  it('applies each migration once, in order, and skips applied ones', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'mig-'));
+    await writeFile(path.join(dir, '001_a.sql'), 'CREATE TABLE a (id int);');
+    await writeFile(path.join(dir, '002_b.sql'), 'INSERT INTO a VALUES (1);');
+    await writeFile(path.join(dir, 'notes.txt'), 'ignored');
+    const [first, second] = await Promise.all([migrate(pool, dir), migrate(pool, dir)]);
+    expect([...first, ...second].sort()).toEqual(['001_a.sql', '002_b.sql']);
+    expect(await migrate(pool, dir)).toEqual([]);
+    expect((await pool.query('SELECT count(*)::int AS n FROM a')).rows[0].n).toBe(1);
+  });
+
+  it('rolls back a failing migration and names it', async () => {
+    await expect(migrate(pool, [{ name: '100_bad.sql', sql: 'CREATE TABLE bad (id int); SELECT nope;' }])).rejects.toThrow('100_bad.sql');
+    const exists = await pool.query("SELECT to_regclass('bad') AS t");
+    expect(exists.rows[0].t).toBeNull();
+  });
+});
+
+describe('withTransaction', () => {
+  it('commits on success and rolls back on error', async () => {
+    await pool.query('CREATE TABLE t (v int)');
+    await withTransaction(pool, (c) => c.query('INSERT INTO t VALUES (1)'));
+    await expect(
+      withTransaction(pool, async (c) => {
+        await c.query('INSERT INTO t VALUES (2)');
+        throw new Error('no');
+      }),
+    ).rejects.toThrow('no');
+    expect((await pool.query('SELECT array_agg(v) AS v FROM t')).rows[0].v).toEqual([1]);
+  });
+});

@@ -1,0 +1,66 @@
+/**
+ * Domain errors: code throws a kind, never an HTTP status. The HTTP layer maps kinds to statuses
+ * (libs/http), so the same error reads correctly from a consumer, a CLI or a route.
+ */
+export type ErrorKind =
+  | 'BAD_REQUEST'
+  | 'VALIDATION'
+  | 'UNAUTHENTICATED'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'CONFLICT'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'RANGE_NOT_SATISFIABLE'
+  | 'RATE_LIMITED'
+  | 'UNAVAILABLE';
+
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+export class AppError extends Error {
+  constructor(
+    readonly kind: ErrorKind,
+    readonly code: string,
+    message: string,
+    readonly details?: unknown,
+    /** Extra response headers the edge should send (Retry-After, Content-Range). */
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'AppError';
+  }
+}
+
+export const isAppError = (e: unknown): e is AppError => e instanceof AppError;
+
+export const badRequest = (code: string, message: string, details?: unknown): AppError =>
+  new AppError('BAD_REQUEST', code, message, details);
+
+export const validationFailed = (details: ErrorDetail[], message = 'The request is invalid'): AppError =>
+  new AppError('VALIDATION', 'VALIDATION_FAILED', message, details);
+
+export const unauthenticated = (message = 'Missing or invalid credentials', code = 'UNAUTHENTICATED'): AppError =>
+  new AppError('UNAUTHENTICATED', code, message);
+
+export const forbidden = (message = 'Insufficient permissions', code = 'FORBIDDEN'): AppError =>
+  new AppError('FORBIDDEN', code, message);
+
+export const notFound = (code: string, message: string): AppError => new AppError('NOT_FOUND', code, message);
+
+export const conflict = (code: string, message: string, details?: unknown): AppError =>
+  new AppError('CONFLICT', code, message, details);
+
+export const payloadTooLarge = (message: string, code = 'PAYLOAD_TOO_LARGE'): AppError =>
+  new AppError('PAYLOAD_TOO_LARGE', code, message);
+
+export const rangeNotSatisfiable = (size: number): AppError =>
+  new AppError('RANGE_NOT_SATISFIABLE', 'RANGE_NOT_SATISFIABLE', 'The requested range cannot be satisfied', undefined, {
+    'Content-Range': `bytes */${size}`,
+  });
+
+export const rateLimited = (retryAfterSeconds: number, message = 'Too many requests'): AppError =>
+  new AppError('RATE_LIMITED', 'RATE_LIMITED', message, undefined, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+
+export const unavailable = (message: string, code = 'UNAVAILABLE'): AppError => new AppError('UNAVAILABLE', code, message);

@@ -1,0 +1,63 @@
+import { randomUUID } from 'node:crypto';
+import express, { type Express } from 'express';
+import { pinoHttp } from 'pino-http';
+import { runWithRequestId, type Logger } from '@dam/logging';
+import { errorMiddleware, notFoundRoute } from './errors';
+
+export type ReadinessCheck = () => Promise<Record<string, boolean>>;
+
+export interface HttpAppOptions {
+  logger: Logger;
+  readiness?: ReadinessCheck;
+  /** Largest JSON body accepted; larger ones answer 413. */
+  jsonLimit?: string;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+export function createHttpApp(opts: HttpAppOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', 'loopback');
+  app.set('query parser', 'simple');
+
+  app.use((req, res, next) => {
+    const incoming = req.header('x-request-id');
+    const id = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    res.setHeader('x-request-id', id);
+    runWithRequestId(id, next);
+  });
+  app.use(
+    pinoHttp({
+      logger: opts.logger,
+      genReqId: (_req, res) => String(res.getHeader('x-request-id')),
+      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
+    }),
+  );
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    let checks: Record<string, boolean> = {};
+    try {
+      checks = opts.readiness ? await opts.readiness() : {};
+    } catch (err) {
+      opts.logger.warn({ err }, 'readiness check failed');
+      checks = { readiness: false };
+    }
+    const ok = Object.values(checks).every(Boolean);
+    res.status(ok ? 200 : 503).json({ status: ok ? 'ok' : 'unavailable', checks });
+  });
+
+  app.use(express.json({ limit: opts.jsonLimit ?? '1mb', type: ['application/json', 'application/*+json'] }));
+  return app;
+}
+
+/** Adds the trailing 404 and error handlers; call after every route is registered. */
+export function finishApp(app: Express, logger: Logger): Express {
+  app.use(notFoundRoute);
+  app.use(errorMiddleware(logger));
+  return app;
+}

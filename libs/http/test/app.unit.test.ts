@@ -1,0 +1,75 @@
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { z } from 'zod';
+import { notFound } from '@dam/errors';
+import { createLogger } from '@dam/logging';
+import { createHttpApp, finishApp, parsed, validate } from '../src';
+
+const logger = createLogger({ service: 'test', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
+
+async function withServer(fn: (base: string) => Promise<void>) {
+  const app = createHttpApp({ logger, readiness: async () => ({ db: true }) });
+  const schemas = { params: z.object({ id: z.string().length(3) }), query: z.object({ n: z.coerce.number().int().optional() }), body: z.object({ title: z.string() }) };
+  app.post('/things/:id', validate(schemas), (req, res) => {
+    const { params, query, body } = parsed(schemas, req, res);
+    res.json({ id: params.id, n: query.n ?? null, title: body.title });
+  });
+  app.get('/missing', () => {
+    throw notFound('THING_NOT_FOUND', 'No such thing');
+  });
+  app.get('/boom', async () => {
+    throw new Error('kaboom');
+  });
+  finishApp(app, logger);
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  try {
+    await fn(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  } finally {
+    server.close();
+  }
+}
+
+describe('http app', () => {
+  it('answers health and readiness', async () => {
+    await withServer(async (base) => {
+      expect((await fetch(`${base}/healthz`)).status).toBe(200);
+      const ready = await fetch(`${base}/readyz`);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toEqual({ status: 'ok', checks: { db: true } });
+    });
+  });
+
+  it('validates params, query and body together', async () => {
+    await withServer(async (base) => {
+      const res = await fetch(`${base}/things/toolong?n=x`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      expect(res.status).toBe(400);
+      const body = (await res.json()) as { error: { code: string; details: { path: string }[] } };
+      expect(body.error.code).toBe('VALIDATION_FAILED');
+      expect(body.error.details.map((d) => d.path).sort()).toEqual(['params.id', 'query.n', 'title']);
+      const ok = await fetch(`${base}/things/abc?n=2`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"title":"t"}' });
+      expect(await ok.json()).toEqual({ id: 'abc', n: 2, title: 't' });
+    });
+  });
+
+  it('answers malformed JSON with 400 INVALID_JSON', async () => {
+    await withServer(async (base) => {
+      const res = await fetch(`${base}/things/abc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"title":' });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('INVALID_JSON');
+    });
+  });
+
+  it('maps domain errors, unknown routes and unexpected errors', async () => {
+    await withServer(async (base) => {
+      const missing = await fetch(`${base}/missing`);
+      expect(missing.status).toBe(404);
+      expect(await missing.json()).toEqual({ error: { code: 'THING_NOT_FOUND', message: 'No such thing' } });
+      expect((await fetch(`${base}/nowhere`)).status).toBe(404);
+      const boom = await fetch(`${base}/boom`);
+      expect(boom.status).toBe(500);
+      expect(((await boom.json()) as { error: { error_id: string } }).error.error_id).toBeTruthy();
+      expect(boom.headers.get('x-request-id')).toBeTruthy();
+    });
+  });
+});
