@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Start or stop a real S3 server on loopback for tests and local runs: MinIO when a `minio` binary is on PATH,
+# otherwise a throwaway single-node Ceph radosgw (about 15 s to start).
+# Usage: s3.sh start|stop DIR PORT   env: S3_ACCESS_KEY (localaccess), S3_SECRET_KEY (localsecret123),
+#        S3_MON_PORT (PORT+100, Ceph monitor), S3_MEM_BYTES (4 GiB cap of the in-memory store)
+# Start when already running is a no-op. Ceph keeps objects in memory (memstore): stopping it loses them.
+# Auth between Ceph daemons is off; S3 requests are still signed and checked against the user created below.
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+cmd=${1:?start|stop}
+D=${2:?DIR}
+PORT=${3:-7480}
+ACCESS=${S3_ACCESS_KEY:-localaccess}
+SECRET=${S3_SECRET_KEY:-localsecret123}
+MEM=${S3_MEM_BYTES:-4294967296}
+MONPORT=${S3_MON_PORT:-$((PORT + 100))}
+
+# Stop every daemon at once: the in-memory store has nothing worth a slow shutdown (the OSD takes ~7 s on TERM).
+stop_all() {
+  local f pids=() i
+  for f in "$D"/run/*.pid "$D"/minio.pid; do [ -f "$f" ] && pids+=("$(cat "$f")") && rm -f "$f"; done
+  rm -f "$D/ready"
+  [ ${#pids[@]} -gt 0 ] || return 0
+  kill "${pids[@]}" 2>/dev/null || true
+  for ((i = 0; i < 15; i++)); do any_alive "${pids[@]}" || return 0; sleep 0.2; done
+  kill -9 "${pids[@]}" 2>/dev/null || true
+  for ((i = 0; i < 25; i++)); do any_alive "${pids[@]}" || return 0; sleep 0.2; done
+}
+any_alive() { local p; for p in "$@"; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }
+if [ "$cmd" = stop ]; then stop_all; exit 0; fi
+
+ready() { echo "S3 ready: http://127.0.0.1:$PORT access=$ACCESS"; }
+if [ -f "$D/ready" ] && { pid_alive "$D/minio.pid" || pid_alive "$D/run/client.rgw.a.pid"; } \
+  && curl -s -o /dev/null --max-time 2 "http://127.0.0.1:$PORT/"; then
+  ready; exit 0
+fi
+stop_all
+if port_busy "$PORT"; then echo "s3: port $PORT is taken by another process" >&2; exit 1; fi
+
+if command -v minio >/dev/null; then
+  mkdir -p "$D/data"
+  MINIO_ROOT_USER="$ACCESS" MINIO_ROOT_PASSWORD="$SECRET" setsid minio server "$D/data" \
+    --address "127.0.0.1:$PORT" --console-address "127.0.0.1:$MONPORT" >>"$D/minio.log" 2>&1 </dev/null &
+  echo $! >"$D/minio.pid"
+  wait_http "http://127.0.0.1:$PORT/minio/health/ready" 60 \
+    || { echo "s3: minio not ready; log tail:" >&2; tail -n 20 "$D/minio.log" >&2; exit 1; }
+  touch "$D/ready"; ready; exit 0
+fi
+
+rm -rf "$D" && mkdir -p "$D/mon.a" "$D/osd.0" "$D/run" "$D/log"
+FSID=$(cat /proc/sys/kernel/random/uuid)
+cat >"$D/ceph.conf" <<CONF
+[global]
+fsid = $FSID
+mon host = v2:127.0.0.1:$MONPORT
+auth cluster required = none
+auth service required = none
+auth client required = none
+auth allow insecure global id reclaim = false
+osd pool default size = 1
+osd pool default min size = 1
+osd pool default pg num = 8
+osd pool default pgp num = 8
+osd pool default pg autoscale mode = off
+mon allow pool size one = true
+# without crc modes radosgw loops on auth error -13 for minutes
+ms mon client mode = crc
+ms client mode = crc
+ms cluster mode = crc
+ms service mode = crc
+ms mon cluster mode = crc
+ms mon service mode = crc
+mon warn on pool no redundancy = false
+osd objectstore = memstore
+memstore device bytes = $MEM
+osd crush chooseleaf type = 0
+run dir = $D/run
+log file = $D/log/\$name.log
+admin socket = $D/run/\$name.asok
+pid file = $D/run/\$name.pid
+[mon.a]
+mon data = $D/mon.a
+[osd.0]
+osd data = $D/osd.0
+[client.rgw.a]
+rgw frontends = beast endpoint=127.0.0.1:$PORT
+rgw dns name = localhost
+CONF
+export CEPH_CONF="$D/ceph.conf"
+fail() { echo "s3: $1; logs in $D/log" >&2; tail -n 20 "$D"/log/*.log >&2 2>/dev/null || true; stop_all; exit 1; }
+monmaptool --create --fsid "$FSID" --addv a "[v2:127.0.0.1:$MONPORT]" "$D/monmap" >/dev/null
+ceph-authtool --create-keyring "$D/mon.keyring" --gen-key -n mon. --cap mon 'allow *' >/dev/null
+ceph-mon -c "$D/ceph.conf" --mkfs -i a --monmap "$D/monmap" --keyring "$D/mon.keyring"
+ceph-mon -c "$D/ceph.conf" -i a 2>>"$D/log/start.log"
+OSD_ID=$(timeout 60 ceph -c "$D/ceph.conf" osd create) || fail "monitor did not answer"
+ceph-osd -c "$D/ceph.conf" -i "$OSD_ID" --mkfs >/dev/null 2>&1 || fail "osd mkfs failed"
+ceph-osd -c "$D/ceph.conf" -i "$OSD_ID" 2>>"$D/log/start.log"
+up=
+for _ in $(seq 1 30); do
+  if timeout 10 ceph -c "$D/ceph.conf" osd stat 2>/dev/null | grep -q '1 up'; then up=1; break; fi
+  sleep 1
+done
+[ -n "$up" ] || fail "osd not up after 30 s"
+radosgw -c "$D/ceph.conf" -n client.rgw.a 2>>"$D/log/start.log"
+wait_http_any() { for _ in $(seq 1 300); do curl -s -o /dev/null --max-time 2 "$1" && return 0; sleep 0.2; done; return 1; }
+wait_http_any "http://127.0.0.1:$PORT/" || fail "radosgw not answering after 60 s"
+timeout 60 radosgw-admin -c "$D/ceph.conf" user create --uid=local --display-name=local \
+  --access-key="$ACCESS" --secret="$SECRET" >/dev/null || fail "radosgw-admin user create failed"
+touch "$D/ready"
+ready
