@@ -1,0 +1,224 @@
+import {
+  AckPolicy,
+  DeliverPolicy,
+  jetstream,
+  jetstreamManager,
+  type ConsumerConfig,
+  type ConsumerMessages,
+  type JsMsg,
+} from '@nats-io/jetstream';
+import { nanos, type MsgHdrs, type NatsConnection } from '@nats-io/nats-core';
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { withExtractedContext } from '@dam/telemetry';
+import type { z } from 'zod';
+import { issuesOf } from './errors';
+import { errorFields, type EventLogger } from './logger';
+import { isNotFound } from './nats';
+
+export interface MessageContext {
+  subject: string;
+  /** 1 on the first delivery. */
+  deliveryCount: number;
+  headers: MsgHdrs | undefined;
+  msg: JsMsg;
+  /** Tells the server the message is still being worked on (resets its ack timer once). */
+  working(): void;
+  /** Calls `working()` every ackWait/3 until the returned function is called: wrap long work with it. */
+  keepAlive(): () => void;
+}
+
+export interface ConsumeOptions<S extends z.ZodType> {
+  nc: NatsConnection;
+  stream: string;
+  durable: string;
+  /** One subject filter (two or more need nats-server 2.10). */
+  filterSubjects?: string | string[];
+  schema: S;
+  handler: (payload: z.output<S>, ctx: MessageContext) => Promise<void>;
+  logger: EventLogger;
+  /** Messages handled at once by this process; also the most it ever holds un-acked. */
+  concurrency?: number;
+  ackWaitMs?: number;
+  /** Deliveries before the message is given up (handed to onDeadLetter). */
+  maxDeliver?: number;
+  /** Delay before redelivery after the n-th failure (last value repeats). */
+  backoffMs?: number[];
+  /**
+   * Called once the last delivery failed, so the owner records an ERROR state. If it throws, the message is
+   * redelivered and only onDeadLetter is retried (up to DEAD_LETTER_RETRIES more times).
+   */
+  onDeadLetter?: (payload: z.output<S>, error: unknown, ctx: MessageContext) => Promise<void>;
+  /** Where a new durable starts; existing durables keep their position. */
+  deliverPolicy?: 'all' | 'new';
+  /** Consumer-wide cap on un-acked messages across every process sharing the durable. */
+  maxAckPending?: number;
+  /** How long one pull waits for messages (also bounds how long `stop()` may wait for it). */
+  fetchExpiresMs?: number;
+}
+
+export interface Consumer {
+  stop(): Promise<void>;
+}
+
+export const DEAD_LETTER_RETRIES = 5;
+const tracer = trace.getTracer('@dam/events');
+
+/** Creates or updates the durable pull consumer and starts handling its messages. */
+export async function consume<S extends z.ZodType>(options: ConsumeOptions<S>): Promise<Consumer> {
+  const concurrency = Math.max(1, options.concurrency ?? 1);
+  const ackWaitMs = options.ackWaitMs ?? 30_000;
+  const maxDeliver = Math.max(1, options.maxDeliver ?? 5);
+  const backoffMs = options.backoffMs?.length ? options.backoffMs : [1_000, 5_000, 30_000];
+  const { logger, stream, durable } = options;
+
+  await ensureConsumer(options.nc, stream, {
+    durable_name: durable,
+    ack_policy: AckPolicy.Explicit,
+    ack_wait: nanos(ackWaitMs),
+    // The server stops after the client-side maxDeliver plus the room to retry a failing dead-letter hook.
+    max_deliver: maxDeliver + DEAD_LETTER_RETRIES,
+    max_ack_pending: Math.max(concurrency, options.maxAckPending ?? concurrency * 10),
+    deliver_policy: options.deliverPolicy === 'new' ? DeliverPolicy.New : DeliverPolicy.All,
+    ...filterConfig(options.filterSubjects),
+  });
+  const consumer = await jetstream(options.nc).consumers.get(stream, durable);
+
+  const inFlight = new Set<Promise<void>>();
+  let stopping = false;
+  let current: ConsumerMessages | undefined;
+  let wake: (() => void) | undefined;
+  const slotFreed = () => new Promise<void>((resolve) => (wake = resolve));
+
+  const handle = async (msg: JsMsg): Promise<void> => {
+    const deliveryCount = msg.info.deliveryCount;
+    const ctx: MessageContext = {
+      subject: msg.subject,
+      deliveryCount,
+      headers: msg.headers,
+      msg,
+      working: () => msg.working(),
+      keepAlive: () => {
+        const timer = setInterval(() => msg.working(), Math.max(1000, Math.floor(ackWaitMs / 3)));
+        return () => clearInterval(timer);
+      },
+    };
+    const log = { stream, durable, subject: msg.subject, seq: msg.info.streamSequence, deliveryCount };
+
+    let payload: z.output<S>;
+    try {
+      const parsed = options.schema.safeParse(msg.json());
+      if (!parsed.success) {
+        logger.error({ ...log, issues: issuesOf(parsed.error) }, 'invalid event payload: terminated');
+        msg.term('invalid payload');
+        return;
+      }
+      payload = parsed.data;
+    } catch (error) {
+      logger.error({ ...log, ...errorFields(error) }, 'event payload is not JSON: terminated');
+      msg.term('invalid JSON');
+      return;
+    }
+
+    await withExtractedContext(msg.headers, () =>
+      tracer.startActiveSpan(`${msg.subject} process`, { kind: SpanKind.CONSUMER }, async (span) => {
+        try {
+          if (deliveryCount > maxDeliver) {
+            // The handler already failed maxDeliver times; only the dead-letter hook failed after it.
+            await deadLetter(payload, new Error('dead-letter hook failed earlier'), ctx);
+            return;
+          }
+          await options.handler(payload, ctx);
+          msg.ack();
+        } catch (error) {
+          span.setStatus({ code: SpanStatusCode.ERROR, message: String(error) });
+          if (deliveryCount >= maxDeliver) {
+            logger.error({ ...log, ...errorFields(error) }, 'event handler failed on its last delivery');
+            await deadLetter(payload, error, ctx);
+          } else {
+            const delay = backoffMs[Math.min(deliveryCount - 1, backoffMs.length - 1)] ?? 0;
+            logger.warn({ ...log, ...errorFields(error), retryInMs: delay }, 'event handler failed: will retry');
+            msg.nak(delay);
+          }
+        } finally {
+          span.end();
+        }
+      }),
+    );
+
+    async function deadLetter(value: z.output<S>, error: unknown, c: MessageContext): Promise<void> {
+      try {
+        if (options.onDeadLetter) await options.onDeadLetter(value, error, c);
+        else logger.error({ ...log }, 'event dropped after its last delivery (no dead-letter hook)');
+        msg.term('max deliveries');
+      } catch (hookError) {
+        logger.error({ ...log, ...errorFields(hookError) }, 'dead-letter hook failed: will retry');
+        msg.nak(backoffMs[backoffMs.length - 1]);
+      }
+    }
+  };
+
+  const loop = async (): Promise<void> => {
+    while (!stopping) {
+      const free = concurrency - inFlight.size;
+      if (free <= 0) {
+        await slotFreed();
+        continue;
+      }
+      try {
+        // Ask for no more than the free slots: nothing waits in a buffer while its ack timer runs.
+        current = await consumer.fetch({ max_messages: free, expires: options.fetchExpiresMs ?? 5_000 });
+        for await (const msg of current) {
+          const task = handle(msg)
+            .catch((error: unknown) => logger.error({ stream, durable, ...errorFields(error) }, 'event handling crashed'))
+            .finally(() => {
+              inFlight.delete(task);
+              wake?.();
+            });
+          inFlight.add(task);
+          if (stopping) break;
+        }
+      } catch (error) {
+        if (stopping) break;
+        logger.warn({ stream, durable, ...errorFields(error) }, 'pulling messages failed: retrying');
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+    }
+  };
+  const running = loop();
+
+  return {
+    async stop() {
+      stopping = true;
+      current?.stop();
+      wake?.();
+      await running;
+      await Promise.allSettled([...inFlight]);
+    },
+  };
+}
+
+function filterConfig(filter: string | string[] | undefined): Partial<ConsumerConfig> {
+  const list = filter === undefined ? [] : Array.isArray(filter) ? filter : [filter];
+  if (list.length === 0) return {};
+  if (list.length === 1) return { filter_subject: list[0] };
+  return { filter_subjects: list };
+}
+
+async function ensureConsumer(nc: NatsConnection, stream: string, config: Partial<ConsumerConfig>): Promise<void> {
+  const jsm = await jetstreamManager(nc);
+  const durable = config.durable_name as string;
+  const exists = await jsm.consumers.info(stream, durable).then(
+    () => true,
+    (error: unknown) => {
+      if (isNotFound(error)) return false;
+      throw error;
+    },
+  );
+  if (!exists) {
+    await jsm.consumers.add(stream, config);
+    return;
+  }
+  // deliver_policy and the durable name cannot change on an existing consumer.
+  const { durable_name: _name, deliver_policy: _policy, ...updatable } = config;
+  await jsm.consumers.update(stream, durable, updatable);
+}

@@ -1,0 +1,27 @@
+export * from './subjects';
+export * from './errors';
+export type { EventLogger } from './logger';
+export * from './schemas/asset-data.schema';
+export * from './schemas/deletion-payload.schema';
+export * from './schemas/asset-event-envelope.schema';
+export * from './schemas/asset-event.schema';
+export * from './schemas/file-saved.event';
+export * from './schemas/file-processed.event';
+export * from './schemas/file-data-updated.event';
+export * from './schemas/file-deleted.event';
+export * from './schemas/file-undeleted.event';
+export * from './schemas/addon-processed.event';
+export * from './schemas/conversions-completed.event';
+export * from './schemas/schema-registry';
+export { connectNats, ensureStreams, streamConfigs, type StreamOptions } from './nats';
+export { publishEvent, buildHeaders, type PublishOptions } from './publish';
+export { consume, DEAD_LETTER_RETRIES, type Consumer, type ConsumeOptions, type MessageContext } from './consume';
+export {
+  OUTBOX_LOCK_KEY,
+  OUTBOX_MIGRATION_SQL,
+  startOutboxRelay,
+  writeOutbox,
+  type OutboxEntry,
+  type OutboxRelay,
+  type OutboxRelayOptions,
+} from './outbox';

@@ -1,0 +1,83 @@
+import { jetstreamManager, RetentionPolicy, StorageType, type StreamConfig } from '@nats-io/jetstream';
+import { nanos, type NatsConnection } from '@nats-io/nats-core';
+import { connect } from '@nats-io/transport-node';
+import { ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, DAM_INTERNAL, DAM_INTERNAL_SUBJECTS } from './subjects';
+
+const MINUTE_MS = 60_000;
+const DAY_MS = 24 * 60 * MINUTE_MS;
+
+/**
+ * Connects and keeps reconnecting forever: a NATS restart must never end a service, it only pauses
+ * publishing (the outbox keeps the events) and consuming.
+ */
+export async function connectNats(url: string, name: string): Promise<NatsConnection> {
+  return connect({
+    servers: url.split(',').map((s) => s.trim()),
+    name,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 1000,
+    waitOnFirstConnect: true,
+  });
+}
+
+export interface StreamOptions {
+  /** How long ASSET_EVENTS keeps messages (subscribers that are away longer miss events). */
+  assetEventsMaxAgeMs?: number;
+  internalMaxAgeMs?: number;
+  /** Window in which a repeated `Nats-Msg-Id` is dropped as a duplicate. */
+  duplicateWindowMs?: number;
+}
+
+export function streamConfigs(options: StreamOptions = {}): Array<Partial<StreamConfig> & { name: string }> {
+  const duplicateWindow = nanos(options.duplicateWindowMs ?? 2 * MINUTE_MS);
+  return [
+    {
+      name: ASSET_EVENTS,
+      subjects: [ASSET_EVENTS_SUBJECTS],
+      storage: StorageType.File,
+      retention: RetentionPolicy.Limits,
+      max_age: nanos(options.assetEventsMaxAgeMs ?? 30 * DAY_MS),
+      duplicate_window: duplicateWindow,
+    },
+    {
+      // Limits retention (not work-queue) so several services may each hold their own durable consumer on an
+      // internal subject; messages age out after a week.
+      name: DAM_INTERNAL,
+      subjects: [DAM_INTERNAL_SUBJECTS],
+      storage: StorageType.File,
+      retention: RetentionPolicy.Limits,
+      max_age: nanos(options.internalMaxAgeMs ?? 7 * DAY_MS),
+      duplicate_window: duplicateWindow,
+    },
+  ];
+}
+
+/** Creates the streams, or updates them to the current configuration. Safe to call from every service. */
+export async function ensureStreams(nc: NatsConnection, options: StreamOptions = {}): Promise<void> {
+  const jsm = await jetstreamManager(nc);
+  for (const config of streamConfigs(options)) {
+    const exists = await jsm.streams.info(config.name).then(
+      () => true,
+      (error: unknown) => {
+        if (isNotFound(error)) return false;
+        throw error;
+      },
+    );
+    if (exists) {
+      await jsm.streams.update(config.name, config);
+    } else {
+      await jsm.streams.add(config).catch(async (error: unknown) => {
+        // Another service created it between our info and add.
+        if (!String(error).includes('already in use')) throw error;
+        await jsm.streams.update(config.name, config);
+      });
+    }
+  }
+}
+
+export function isNotFound(error: unknown): boolean {
+  const e = error as { code?: unknown; api_error?: { err_code?: number }; message?: string } | undefined;
+  // 10059 stream not found, 10014 consumer not found
+  const code = e?.api_error?.err_code;
+  return code === 10059 || code === 10014 || /not found/i.test(e?.message ?? '');
+}

@@ -1,0 +1,164 @@
+import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { currentTraceHeaders } from '@dam/telemetry';
+import type { Pool, PoolClient } from 'pg';
+import type { z } from 'zod';
+import { InvalidEventPayloadError, parsePayload } from './errors';
+import { errorFields, type EventLogger } from './logger';
+import { buildHeaders } from './publish';
+import { schemaForSubject } from './schemas/schema-registry';
+
+/** Include in the owning service's migrations (the table lives in that service's database). */
+export const OUTBOX_MIGRATION_SQL = `
+CREATE TABLE IF NOT EXISTS outbox (
+  seq bigserial PRIMARY KEY,
+  id text UNIQUE NOT NULL,
+  subject text NOT NULL,
+  payload jsonb NOT NULL,
+  headers jsonb NOT NULL DEFAULT '{}'::jsonb,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  published_at timestamptz
+);
+CREATE INDEX IF NOT EXISTS outbox_unpublished_idx ON outbox (seq) WHERE published_at IS NULL;
+`;
+
+/** One drainer per database at a time keeps events in commit order; any constant works, this one is "outbox". */
+export const OUTBOX_LOCK_KEY = 0x6f7574626f78;
+
+type Queryable = Pick<PoolClient, 'query'>;
+
+export interface OutboxEntry {
+  /** Event id: becomes the `Nats-Msg-Id`, so re-publishing the row is harmless. */
+  id: string;
+  subject: string;
+  payload: unknown;
+  /** Defaults to the registered schema of the subject; a subject without one needs it here. */
+  schema?: z.ZodType;
+  headers?: Record<string, string>;
+}
+
+/**
+ * Records an event in the caller's transaction (pass the transaction's client): it is published only if
+ * that transaction commits. Validates now, so a bad event fails the write instead of the relay.
+ */
+export async function writeOutbox(client: Queryable, entry: OutboxEntry): Promise<void> {
+  const schema = entry.schema ?? schemaForSubject(entry.subject);
+  if (!schema) {
+    throw new InvalidEventPayloadError(entry.subject, [{ path: '', message: 'no schema is registered for this subject' }]);
+  }
+  const payload = parsePayload(entry.subject, schema, entry.payload);
+  const headers = { ...currentTraceHeaders(), ...entry.headers };
+  await client.query('INSERT INTO outbox (id, subject, payload, headers) VALUES ($1, $2, $3, $4)', [
+    entry.id,
+    entry.subject,
+    JSON.stringify(payload),
+    JSON.stringify(headers),
+  ]);
+}
+
+export interface OutboxRelayOptions {
+  pool: Pool;
+  nc: NatsConnection;
+  logger: EventLogger;
+  /** Pause between polls when the outbox is empty. */
+  intervalMs?: number;
+  batchSize?: number;
+  lockKey?: number;
+}
+
+export interface OutboxRelay {
+  /** Publishes one batch; returns how many rows it published (0 when another relay holds the lock). */
+  drainOnce(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+interface OutboxRow {
+  seq: string;
+  id: string;
+  subject: string;
+  payload: unknown;
+  headers: Record<string, string>;
+}
+
+/**
+ * Drains the outbox to JetStream in `seq` order. Publishing happens inside the row-locking transaction, so a
+ * crash between the publish and the commit re-publishes the row later; JetStream drops it by msgID (within
+ * the duplicate window), which makes two relays or a restart safe.
+ */
+export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
+  const { pool, logger } = options;
+  const js: JetStreamClient = jetstream(options.nc);
+  const batchSize = options.batchSize ?? 100;
+  const intervalMs = options.intervalMs ?? 200;
+  const lockKey = options.lockKey ?? OUTBOX_LOCK_KEY;
+
+  const drainOnce = async (): Promise<number> => {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      const lock = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS ok', [lockKey]);
+      if (!lock.rows[0]?.ok) {
+        await client.query('ROLLBACK');
+        return 0;
+      }
+      const { rows } = await client.query<OutboxRow>(
+        `SELECT seq, id, subject, payload, headers FROM outbox
+          WHERE published_at IS NULL ORDER BY seq LIMIT $1 FOR UPDATE`,
+        [batchSize],
+      );
+      const published: string[] = [];
+      for (const row of rows) {
+        try {
+          await js.publish(row.subject, JSON.stringify(row.payload), {
+            msgID: row.id,
+            headers: buildHeaders(row.headers),
+          });
+          published.push(row.seq);
+        } catch (error) {
+          // Stop at the first failure: publishing a later row first would reorder events.
+          logger.warn({ outbox_id: row.id, subject: row.subject, ...errorFields(error) }, 'outbox publish failed');
+          break;
+        }
+      }
+      if (published.length > 0) {
+        await client.query('UPDATE outbox SET published_at = now() WHERE seq = ANY($1::bigint[])', [published]);
+      }
+      await client.query('COMMIT');
+      return published.length;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  };
+
+  let stopping = false;
+  let timer: NodeJS.Timeout | undefined;
+  let cycle: Promise<void> | undefined;
+
+  const runCycle = async (): Promise<void> => {
+    try {
+      // A full batch means more may be waiting: keep going without the pause.
+      while (!stopping && (await drainOnce()) === batchSize);
+    } catch (error) {
+      logger.warn({ ...errorFields(error) }, 'outbox drain failed: retrying');
+    }
+  };
+  const schedule = () => {
+    if (stopping) return;
+    timer = setTimeout(() => {
+      cycle = runCycle().finally(schedule);
+    }, intervalMs);
+  };
+  schedule();
+
+  return {
+    drainOnce,
+    async stop() {
+      stopping = true;
+      if (timer) clearTimeout(timer);
+      await cycle;
+    },
+  };
+}

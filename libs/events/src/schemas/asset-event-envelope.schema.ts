@@ -1,0 +1,24 @@
+import { z } from 'zod';
+import type { AssetEventType } from '../subjects';
+
+/**
+ * Every message on ASSET_EVENTS: `{id, type, time, group_id, asset_id, data}` (CONTRACT §10). `id` is unique
+ * per event and is also the `Nats-Msg-Id`, so subscribers dedupe on it.
+ */
+export function assetEventEnvelope<T extends AssetEventType, D extends z.ZodType>(type: T, data: D) {
+  return z.object({
+    id: z.string().min(1).max(128),
+    type: z.literal(type),
+    time: z.iso.datetime({ offset: true }),
+    group_id: z.string().min(1),
+    asset_id: z.string().min(1),
+    data,
+  });
+}
+
+/** What each event module exports: its name, its version and its envelope schema. */
+export interface AssetEventDefinition<T extends AssetEventType, S extends z.ZodType> {
+  readonly type: T;
+  readonly version: number;
+  readonly schema: S;
+}

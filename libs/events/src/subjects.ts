@@ -1,0 +1,46 @@
+/** Public stream of asset events; subjects `assets.events.<group_id>.<event>` (CONTRACT §10). */
+export const ASSET_EVENTS = 'ASSET_EVENTS';
+export const ASSET_EVENTS_SUBJECTS = 'assets.events.>';
+
+/** Internal commands and reports between services; never exposed to outside subscribers. */
+export const DAM_INTERNAL = 'DAM_INTERNAL';
+export const DAM_INTERNAL_SUBJECTS = 'dam.internal.>';
+
+export const SUBJECT_CONVERSIONS_COMPLETED = 'dam.internal.conversions.completed';
+
+export const ASSET_EVENT_TYPES = [
+  'file-saved',
+  'file-processed',
+  'file-data-updated',
+  'file-deleted',
+  'file-undeleted',
+  'addon-processed',
+] as const;
+export type AssetEventType = (typeof ASSET_EVENT_TYPES)[number];
+
+// A subject token may not be empty or contain separators or wildcards; a group id that does would publish onto
+// (or subscribe to) the wrong subjects.
+const SUBJECT_TOKEN = /^[^\s.*>]+$/;
+
+export function assertSubjectToken(value: string, what: string): string {
+  if (!SUBJECT_TOKEN.test(value)) throw new Error(`${what} "${value}" cannot be used as a NATS subject token`);
+  return value;
+}
+
+/** `assets.events.<group_id>.<event>` */
+export function assetEventSubject(groupId: string | number, event: AssetEventType): string {
+  return `assets.events.${assertSubjectToken(String(groupId), 'group id')}.${event}`;
+}
+
+/** Filter for every event of one group (`assets.events.<group_id>.*`) or one event of every group. */
+export function assetEventFilter(groupId: string | number | '*', event: AssetEventType | '*' = '*'): string {
+  const group = groupId === '*' ? '*' : assertSubjectToken(String(groupId), 'group id');
+  return `assets.events.${group}.${event}`;
+}
+
+/** The event name of an `assets.events.<group_id>.<event>` subject, or undefined for any other subject. */
+export function assetEventTypeOf(subject: string): AssetEventType | undefined {
+  const parts = subject.split('.');
+  if (parts.length !== 4 || parts[0] !== 'assets' || parts[1] !== 'events') return undefined;
+  return (ASSET_EVENT_TYPES as readonly string[]).includes(parts[3] ?? '') ? (parts[3] as AssetEventType) : undefined;
+}
