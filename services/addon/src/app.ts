@@ -1,0 +1,9 @@
+import type { Express } from 'express';
+import { createHttpApp, finishApp } from '@dam/http';
+import type { Logger } from '@dam/logging';
+
+/** Health endpoints only: the addon routes are not built yet. */
+export function buildAddonApp(deps: { logger: Logger }): Express {
+  const app = createHttpApp({ logger: deps.logger });
+  return finishApp(app, deps.logger);
+}
