@@ -1,0 +1,54 @@
+import { randomUUID } from 'node:crypto';
+import jwt from 'jsonwebtoken';
+import { unauthenticated } from '@dam/errors';
+
+export interface JwtInput {
+  /** user id */
+  sub: number;
+  /** group id */
+  gid: number;
+  /** role id */
+  role: number;
+}
+
+export interface JwtClaims extends JwtInput {
+  jti: string;
+  /** Unix seconds */
+  exp: number;
+  iat: number;
+}
+
+export function signJwt(input: JwtInput, secret: string, ttlSeconds: number): { token: string; expiresAt: Date } {
+  const iat = Math.floor(Date.now() / 1000);
+  const exp = iat + ttlSeconds;
+  // `sub` is a string in JWT (RFC 7519 §4.1.2); verifyJwt turns it back into the integer user id.
+  const token = jwt.sign({ sub: String(input.sub), gid: input.gid, role: input.role, jti: randomUUID(), iat, exp }, secret, {
+    algorithm: 'HS256',
+    noTimestamp: true,
+  });
+  return { token, expiresAt: new Date(exp * 1000) };
+}
+
+const positiveInt = (v: unknown): number | undefined => {
+  const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
+  return typeof n === 'number' && Number.isSafeInteger(n) && n > 0 ? n : undefined;
+};
+
+/** Verifies signature (HS256 only: no `alg: none`, no algorithm confusion) and expiry; throws unauthenticated(). */
+export function verifyJwt(token: string, secret: string): JwtClaims {
+  let payload: string | jwt.JwtPayload;
+  try {
+    payload = jwt.verify(token, secret, { algorithms: ['HS256'] });
+  } catch (err) {
+    const expired = err instanceof jwt.TokenExpiredError;
+    throw unauthenticated(expired ? 'The token has expired' : 'The token is invalid', expired ? 'TOKEN_EXPIRED' : 'INVALID_TOKEN');
+  }
+  if (typeof payload === 'string') throw unauthenticated('The token is invalid', 'INVALID_TOKEN');
+  const sub = positiveInt(payload.sub);
+  const gid = positiveInt(payload.gid);
+  const role = positiveInt(payload.role);
+  if (!sub || !gid || !role || typeof payload.exp !== 'number' || typeof payload.jti !== 'string') {
+    throw unauthenticated('The token is invalid', 'INVALID_TOKEN');
+  }
+  return { sub, gid, role, jti: payload.jti, exp: payload.exp, iat: typeof payload.iat === 'number' ? payload.iat : 0 };
+}

@@ -1,0 +1,117 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import express, { type ErrorRequestHandler } from 'express';
+import { isAppError } from '@dam/errors';
+import { createAuthenticator, requirePrincipal, encodePrincipal, signJwt, principalOf, type Principal } from '../src';
+
+const SECRET = 'jwt-secret-0123456789';
+const INTERNAL = 'internal-secret-012345';
+
+// Tiny error mapper so these tests need no @dam/http: kind → status as the contract says.
+const STATUS: Record<string, number> = { UNAUTHENTICATED: 401, FORBIDDEN: 403, UNAVAILABLE: 503 };
+const errors: ErrorRequestHandler = (err, _req, res, _next) => {
+  const status = isAppError(err) ? (STATUS[err.kind] ?? 400) : 500;
+  res.status(status).json({ error: { code: isAppError(err) ? err.code : 'INTERNAL_ERROR' } });
+};
+
+const listen = (app: express.Express): Promise<{ server: Server; url: string }> =>
+  new Promise((resolve) => {
+    const server = app.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }));
+  });
+
+const keyPrincipal: Principal = {
+  user_id: 9, group_id: 4, role_id: 3, role_name: 'USER', permissions: ['READ_ASSET'], via: 'api_key', key_id: 'k', key_role: 'USER',
+};
+
+describe('createAuthenticator', () => {
+  let auth: { server: Server; url: string };
+  let edge: { server: Server; url: string };
+  let authUrl: string;
+
+  beforeAll(async () => {
+    const authApp = express();
+    authApp.use(express.json());
+    authApp.post('/internal/v1/authenticate', (req, res) => {
+      if (req.body.api_key === 'dam_good') res.json(keyPrincipal);
+      else if (req.body.api_key === 'dam_boom') res.status(500).json({});
+      else res.status(401).json({ error: { code: 'UNAUTHENTICATED' } });
+    });
+    auth = await listen(authApp);
+    authUrl = auth.url;
+    const edgeApp = express();
+    // The auth URL is read per request so one test can point it at a dead port.
+    edgeApp.use((req, res, next) => createAuthenticator({ jwtSecret: SECRET, authUrl, timeoutMs: 2000 })(req, res, next));
+    edgeApp.get('/who', (_req, res) => {
+      res.json(principalOf(res));
+    });
+    edgeApp.use(errors);
+    edge = await listen(edgeApp);
+  });
+
+  afterAll(async () => {
+    await new Promise((r) => auth.server.close(r));
+    await new Promise((r) => edge.server.close(r));
+  });
+
+  it('missing credentials → 401', async () => {
+    const res = await fetch(`${edge.url}/who`);
+    expect(res.status).toBe(401);
+  });
+
+  it('a valid JWT gives the role permissions', async () => {
+    const { token } = signJwt({ sub: 2, gid: 3, role: 4 }, SECRET, 60);
+    const res = await fetch(`${edge.url}/who`, { headers: { authorization: `Bearer ${token}` } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({
+      user_id: 2, group_id: 3, role_id: 4, role_name: 'CREATOR', permissions: ['CREATE_ASSET', 'READ_OWN_ASSET'], via: 'jwt',
+    });
+  });
+
+  it('a bad JWT or a non-Bearer Authorization → 401', async () => {
+    expect((await fetch(`${edge.url}/who`, { headers: { authorization: 'Bearer nope' } })).status).toBe(401);
+    expect((await fetch(`${edge.url}/who`, { headers: { authorization: 'Basic abc' } })).status).toBe(401);
+  });
+
+  it('API keys are checked by auth', async () => {
+    const ok = await fetch(`${edge.url}/who`, { headers: { 'x-service-api-key': 'dam_good' } });
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual(keyPrincipal);
+    expect((await fetch(`${edge.url}/who`, { headers: { 'x-service-api-key': 'dam_bad' } })).status).toBe(401);
+    expect((await fetch(`${edge.url}/who`, { headers: { 'x-service-api-key': 'dam_boom' } })).status).toBe(503);
+  });
+
+  it('auth unreachable → 503, not 500', async () => {
+    const dead = await listen(express());
+    const deadUrl = dead.url;
+    await new Promise((r) => dead.server.close(r));
+    authUrl = deadUrl;
+    try {
+      const res = await fetch(`${edge.url}/who`, { headers: { 'x-service-api-key': 'dam_good' } });
+      expect(res.status).toBe(503);
+      expect(await res.json()).toEqual({ error: { code: 'UNAVAILABLE' } });
+    } finally {
+      authUrl = auth.url;
+    }
+  });
+});
+
+describe('requirePrincipal', () => {
+  it('accepts a signed principal and refuses anything else', async () => {
+    const app = express();
+    app.use(requirePrincipal(INTERNAL));
+    app.get('/x', (_req, res) => {
+      res.json(principalOf(res));
+    });
+    app.use(errors);
+    const s = await listen(app);
+    try {
+      const good = await fetch(`${s.url}/x`, { headers: encodePrincipal(keyPrincipal, INTERNAL) });
+      expect(good.status).toBe(200);
+      expect(await good.json()).toEqual(keyPrincipal);
+      expect((await fetch(`${s.url}/x`)).status).toBe(401);
+      expect((await fetch(`${s.url}/x`, { headers: encodePrincipal(keyPrincipal, 'wrong-secret-0123456') })).status).toBe(401);
+    } finally {
+      await new Promise((r) => s.server.close(r));
+    }
+  });
+});

@@ -1,0 +1,89 @@
+import jwt from 'jsonwebtoken';
+import {
+  decodePrincipal,
+  encodePrincipal,
+  generateApiKey,
+  hashApiKey,
+  signJwt,
+  verifyJwt,
+  type Principal,
+} from '../src';
+
+const SECRET = 'test-secret-0123456789';
+
+describe('JWT', () => {
+  it('signs and verifies', () => {
+    const { token, expiresAt } = signJwt({ sub: 5, gid: 2, role: 3 }, SECRET, 3600);
+    const claims = verifyJwt(token, SECRET);
+    expect(claims).toMatchObject({ sub: 5, gid: 2, role: 3 });
+    expect(typeof claims.jti).toBe('string');
+    expect(claims.exp * 1000).toBe(expiresAt.getTime());
+    expect(jwt.decode(token, { complete: true })?.header.alg).toBe('HS256');
+  });
+
+  it('gives every token its own jti', () => {
+    const a = verifyJwt(signJwt({ sub: 1, gid: 1, role: 1 }, SECRET, 60).token, SECRET);
+    const b = verifyJwt(signJwt({ sub: 1, gid: 1, role: 1 }, SECRET, 60).token, SECRET);
+    expect(a.jti).not.toBe(b.jti);
+  });
+
+  it('rejects an expired token', () => {
+    const token = jwt.sign({ sub: '1', gid: 1, role: 1, jti: 'x', exp: Math.floor(Date.now() / 1000) - 10 }, SECRET);
+    expect(() => verifyJwt(token, SECRET)).toThrow(expect.objectContaining({ kind: 'UNAUTHENTICATED', code: 'TOKEN_EXPIRED' }));
+  });
+
+  it('rejects a tampered token and a wrong secret', () => {
+    const { token } = signJwt({ sub: 1, gid: 1, role: 4 }, SECRET, 60);
+    const [h, , s] = token.split('.');
+    const payload = Buffer.from(JSON.stringify({ sub: '1', gid: 1, role: 1, jti: 'x', exp: 9999999999 })).toString('base64url');
+    expect(() => verifyJwt(`${h}.${payload}.${s}`, SECRET)).toThrow(expect.objectContaining({ kind: 'UNAUTHENTICATED' }));
+    expect(() => verifyJwt(token, 'another-secret-0123456')).toThrow(expect.objectContaining({ kind: 'UNAUTHENTICATED' }));
+    expect(() => verifyJwt('garbage', SECRET)).toThrow(expect.objectContaining({ kind: 'UNAUTHENTICATED' }));
+  });
+
+  it('rejects alg none and tokens without our claims', () => {
+    const none = jwt.sign({ sub: '1', gid: 1, role: 1, jti: 'x' }, '', { algorithm: 'none' });
+    expect(() => verifyJwt(none, SECRET)).toThrow(expect.objectContaining({ kind: 'UNAUTHENTICATED' }));
+    const noGid = jwt.sign({ sub: '1', role: 1, jti: 'x' }, SECRET, { expiresIn: 60 });
+    expect(() => verifyJwt(noGid, SECRET)).toThrow(expect.objectContaining({ kind: 'UNAUTHENTICATED' }));
+  });
+});
+
+describe('API keys', () => {
+  it('are random, prefixed and hashed with sha256 hex', () => {
+    const a = generateApiKey();
+    const b = generateApiKey();
+    expect(a).toMatch(/^dam_[A-Za-z0-9_-]{40,}$/);
+    expect(a).not.toBe(b);
+    expect(hashApiKey(a)).toMatch(/^[0-9a-f]{64}$/);
+    expect(hashApiKey(a)).toBe(hashApiKey(a));
+    expect(hashApiKey(a)).not.toBe(hashApiKey(b));
+  });
+});
+
+describe('principal header', () => {
+  const p: Principal = {
+    user_id: 3, group_id: 2, role_id: 1, role_name: 'ADMIN', permissions: ['READ_ASSET', 'REISSUE_CALLBACKS'],
+    via: 'api_key', key_id: 'k1', key_role: 'ASSET_ADMIN',
+  };
+
+  it('round-trips', () => {
+    const headers = encodePrincipal(p, SECRET);
+    expect(Object.keys(headers).sort()).toEqual(['x-dam-principal', 'x-dam-principal-sig']);
+    expect(decodePrincipal(headers, SECRET)).toEqual(p);
+    const jwtP: Principal = { ...p, via: 'jwt' };
+    delete jwtP.key_id;
+    delete jwtP.key_role;
+    expect(decodePrincipal(encodePrincipal(jwtP, SECRET), SECRET)).toEqual(jwtP);
+  });
+
+  it('detects tampering and a wrong secret', () => {
+    const headers = encodePrincipal(p, SECRET);
+    const forged = Buffer.from(JSON.stringify({ ...p, group_id: 1 })).toString('base64url');
+    expect(decodePrincipal({ ...headers, 'x-dam-principal': forged }, SECRET)).toBeNull();
+    expect(decodePrincipal({ ...headers, 'x-dam-principal-sig': 'AAAA' }, SECRET)).toBeNull();
+    expect(decodePrincipal(headers, 'other-secret-012345678')).toBeNull();
+    expect(decodePrincipal({ 'x-dam-principal': headers['x-dam-principal'] }, SECRET)).toBeNull();
+    expect(decodePrincipal({}, SECRET)).toBeNull();
+  });
+});
