@@ -1,0 +1,61 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { onProcessExit } from './cleanup';
+import { freePort } from './free-port';
+import { httpOk } from './wait-for';
+
+export interface TestNats {
+  url: string;
+  /** Monitoring endpoint (`/healthz`, `/jsz`, ...). */
+  monitorUrl: string;
+  stop(): Promise<void>;
+}
+
+/** Its own nats-server with JetStream on free ports and a temp store folder; one per test file is typical. */
+export async function startNats(): Promise<TestNats> {
+  const port = await freePort();
+  const monitorPort = await freePort();
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'dam-nats-'));
+  const child = spawn('nats-server', ['-js', '-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort), '-sd', dir], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const output: string[] = [];
+  child.stderr.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let spawnError: Error | undefined;
+  child.once('error', (error) => (spawnError = error));
+  const removeExitHandler = onProcessExit(() => {
+    child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const monitorUrl = `http://127.0.0.1:${monitorPort}`;
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+      child.kill('SIGKILL');
+    }
+    rmSync(dir, { recursive: true, force: true });
+    removeExitHandler();
+  };
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const failure = spawnError
+      ? `nats-server did not start: ${spawnError.message}`
+      : child.exitCode !== null
+        ? `nats-server exited with code ${child.exitCode}`
+        : Date.now() > deadline
+          ? 'nats-server not ready after 15 s'
+          : undefined;
+    if (failure) {
+      await stop();
+      throw new Error(`${failure}\n${output.join('').slice(-2000)}`);
+    }
+    if (await httpOk(`${monitorUrl}/healthz?js-enabled-only=true`)) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { url: `nats://127.0.0.1:${port}`, monitorUrl, stop };
+}

@@ -1,0 +1,46 @@
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { run } from './exec';
+import { freePort } from './free-port';
+import { infraScript } from './paths';
+
+export interface RunningServer {
+  /** Stops the server and removes its files. */
+  stop(): Promise<void>;
+  /** Synchronous variant for process 'exit'. */
+  stopSync(): void;
+}
+
+export interface PostgresCluster extends RunningServer {
+  /** Admin URL (database `postgres`, user `postgres`, trust auth). */
+  url: string;
+}
+
+/** A throwaway PostgreSQL cluster in a temp folder on a free port (deploy/infra/postgres.sh). */
+export async function startPostgresCluster(): Promise<PostgresCluster> {
+  const base = mkdtempSync(path.join(os.tmpdir(), 'dam-pg-'));
+  // The cluster runs as the postgres user, which must be able to reach its folder.
+  chmodSync(base, 0o755);
+  const dir = path.join(base, 'data');
+  const port = await freePort();
+  const script = infraScript('postgres.sh');
+  await run(script, ['start', dir, String(port)]);
+  let stopped = false;
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await run(script, ['stop', dir]);
+      rmSync(base, { recursive: true, force: true });
+    },
+    stopSync() {
+      if (stopped) return;
+      stopped = true;
+      execFileSync(script, ['stop', dir], { stdio: 'ignore' });
+      rmSync(base, { recursive: true, force: true });
+    },
+  };
+}

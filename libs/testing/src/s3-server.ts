@@ -1,0 +1,50 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { run } from './exec';
+import { freePort } from './free-port';
+import { infraScript } from './paths';
+import type { RunningServer } from './postgres-cluster';
+
+export interface S3Server extends RunningServer {
+  endpoint: string;
+  accessKey: string;
+  secretKey: string;
+}
+
+/** A throwaway S3 server (radosgw, or MinIO when installed) on a free port (deploy/infra/s3.sh, ~15 s). */
+export async function startS3Server(): Promise<S3Server> {
+  const base = mkdtempSync(path.join(os.tmpdir(), 'dam-s3-'));
+  const dir = path.join(base, 's3');
+  const port = await freePort();
+  const monPort = await freePort();
+  const accessKey = 'testaccess';
+  const secretKey = 'testsecret123';
+  const env = { S3_ACCESS_KEY: accessKey, S3_SECRET_KEY: secretKey, S3_MON_PORT: String(monPort), S3_MEM_BYTES: String(2 * 1024 ** 3) };
+  const script = infraScript('s3.sh');
+  try {
+    await run(script, ['start', dir, String(port)], env);
+  } catch (error) {
+    execFileSync(script, ['stop', dir], { stdio: 'ignore' });
+    throw error;
+  }
+  let stopped = false;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    accessKey,
+    secretKey,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await run(script, ['stop', dir]);
+      rmSync(base, { recursive: true, force: true });
+    },
+    stopSync() {
+      if (stopped) return;
+      stopped = true;
+      execFileSync(script, ['stop', dir], { stdio: 'ignore' });
+      rmSync(base, { recursive: true, force: true });
+    },
+  };
+}

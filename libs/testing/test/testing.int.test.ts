@@ -1,0 +1,128 @@
+import path from 'node:path';
+import { connect } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { Client } from 'pg';
+import {
+  createBucket,
+  createDatabase,
+  freePort,
+  s3Env,
+  startNats,
+  startServiceProcess,
+  testMinioClient,
+  testS3Config,
+  waitFor,
+  type TestNats,
+} from '../src';
+
+const fixture = path.join(__dirname, 'fixtures', 'fake-service.fixture.ts');
+
+describe('startNats', () => {
+  let nats: TestNats;
+  beforeAll(async () => {
+    nats = await startNats();
+  });
+  afterAll(async () => {
+    await nats.stop();
+  });
+
+  it('runs JetStream: a stream takes a message and gives it back', async () => {
+    const nc = await connect({ servers: nats.url });
+    try {
+      const jsm = await jetstreamManager(nc);
+      await jsm.streams.add({ name: 'T', subjects: ['t.>'] });
+      const ack = await jetstream(nc).publish('t.one', 'hello', { msgID: 'm1' });
+      expect(ack.seq).toBe(1);
+      const dup = await jetstream(nc).publish('t.one', 'hello', { msgID: 'm1' });
+      expect(dup.duplicate).toBe(true);
+      const stored = await jsm.streams.getMessage('T', { seq: 1 });
+      expect(stored?.string()).toBe('hello');
+      expect(stored?.subject).toBe('t.one');
+    } finally {
+      await nc.close();
+    }
+  });
+
+  it('stops the server', async () => {
+    const other = await startNats();
+    await other.stop();
+    await expect(connect({ servers: other.url, reconnect: false, timeout: 1000 })).rejects.toThrow();
+  });
+});
+
+describe('createDatabase', () => {
+  it('creates a fresh usable database each call', async () => {
+    const a = await createDatabase('lib_testing');
+    const b = await createDatabase('lib_testing');
+    expect(a).not.toBe(b);
+    const client = new Client({ connectionString: a });
+    await client.connect();
+    try {
+      await client.query('CREATE TABLE t (id int primary key, v text)');
+      await client.query("INSERT INTO t VALUES (1, 'x')");
+      const { rows } = await client.query<{ v: string; db: string }>('SELECT v, current_database() AS db FROM t');
+      expect(rows).toEqual([{ v: 'x', db: new URL(a).pathname.slice(1) }]);
+    } finally {
+      await client.end();
+    }
+  });
+});
+
+describe('createBucket', () => {
+  it('creates a bucket in which an object round-trips', async () => {
+    const bucket = await createBucket('lib-testing');
+    const s3 = testMinioClient();
+    expect(await s3.bucketExists(bucket)).toBe(true);
+    await s3.putObject(bucket, 'a/b.txt', Buffer.from('round trip'));
+    const chunks: Buffer[] = [];
+    for await (const chunk of await s3.getObject(bucket, 'a/b.txt')) chunks.push(chunk as Buffer);
+    expect(Buffer.concat(chunks).toString()).toBe('round trip');
+    expect(testS3Config(bucket)).toMatchObject({ bucket, region: 'us-east-1' });
+    expect(s3Env(bucket)).toMatchObject({ S3_BUCKET: bucket, S3_ENDPOINT: process.env.DAM_TEST_S3_ENDPOINT });
+  });
+});
+
+describe('startServiceProcess', () => {
+  it('waits for /readyz, passes env and PORT, captures logs and stops with SIGTERM', async () => {
+    const svc = await startServiceProcess('fake', { GREETING: 'hi', READY_AFTER_MS: '500' }, { entry: fixture });
+    try {
+      const body = (await (await fetch(`${svc.url}/readyz`)).json()) as { status: string; greeting: string };
+      expect(body).toEqual({ status: 'ok', greeting: 'hi' });
+      expect(await svc.waitForLog(/listening on \d+/)).toBe(`listening on ${svc.port}`);
+    } finally {
+      await svc.stop();
+    }
+    expect(svc.logs()).toContain('draining');
+    expect(await svc.exited).toEqual({ code: 0, signal: null });
+  });
+
+  it('fails fast with the log tail when the service exits before ready', async () => {
+    const started = Date.now();
+    await expect(startServiceProcess('fake', { FAIL_AT_START: '1' }, { entry: fixture })).rejects.toThrow(
+      /exited before ready \(code 3.*\n.*config error: FAIL_AT_START/s,
+    );
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it('kill(SIGKILL) ends the process at once', async () => {
+    const svc = await startServiceProcess('fake', {}, { entry: fixture });
+    svc.kill('SIGKILL');
+    expect(await svc.exited).toEqual({ code: null, signal: 'SIGKILL' });
+    expect(svc.logs()).not.toContain('draining');
+  });
+
+  it('rejects a service that does not exist', async () => {
+    await expect(startServiceProcess('no-such-service', {})).rejects.toThrow(/does not exist/);
+  });
+});
+
+describe('helpers', () => {
+  it('freePort gives distinct usable ports and waitFor times out with a message', async () => {
+    const [a, b] = await Promise.all([freePort(), freePort()]);
+    expect(a).toBeGreaterThan(0);
+    expect(a).not.toBe(b);
+    await expect(waitFor(() => false, { timeoutMs: 200, intervalMs: 50, description: 'never' })).rejects.toThrow(/never not met/);
+    let n = 0;
+    expect(await waitFor(() => (++n >= 3 ? n : undefined), { intervalMs: 10 })).toBe(3);
+  });
+});
