@@ -1,0 +1,26 @@
+import { randomUUID } from 'node:crypto';
+import type { PoolClient } from '@dam/db';
+import { assetEventSubject, writeOutbox } from '@dam/events';
+import { toAssetData, type Asset } from '../domain/asset';
+import type { AssetEventWriter } from '../domain/ports';
+
+/** Asset events go out only through the outbox, in the transaction that made the change (never lost, never invented). */
+export class OutboxAssetEventWriter implements AssetEventWriter {
+  constructor(private readonly client: Pick<PoolClient, 'query'>) {}
+
+  async write(type: 'file-saved' | 'file-processed', asset: Asset): Promise<void> {
+    const id = randomUUID();
+    await writeOutbox(this.client, {
+      id,
+      subject: assetEventSubject(asset.groupId, type),
+      payload: {
+        id,
+        type,
+        time: new Date().toISOString(),
+        group_id: String(asset.groupId),
+        asset_id: asset.id,
+        data: toAssetData(asset),
+      },
+    });
+  }
+}

@@ -1,0 +1,122 @@
+import type { Pool, PoolClient } from '@dam/db';
+import type { AssetStatus } from '@dam/events';
+import type { Asset, NewAsset, StoredConversion } from '../domain/asset';
+import type { AssetReader, AssetStore } from '../domain/ports';
+
+type Queryable = Pick<Pool | PoolClient, 'query'>;
+
+interface AssetRow {
+  id: string;
+  group_id: number;
+  creator_id: number;
+  name: string;
+  size: string;
+  checksum: string;
+  content_type: string;
+  status: AssetStatus;
+  metadata: Record<string, unknown>;
+  data: Record<string, unknown>;
+  data_schema_id: number;
+  conversions: Record<string, StoredConversion>;
+  addons_info: Record<string, { available: boolean }>;
+  errors: Record<string, string> | null;
+  object_key: string;
+  upload_time: Date;
+  update_time: Date;
+  deleted_at: Date | null;
+}
+
+const COLUMNS = `id, group_id, creator_id, name, size, checksum, content_type, status, metadata, data, data_schema_id,
+  conversions, addons_info, errors, object_key, upload_time, update_time, deleted_at`;
+
+function toAsset(row: AssetRow): Asset {
+  return {
+    id: row.id,
+    groupId: row.group_id,
+    creatorId: row.creator_id,
+    name: row.name,
+    // bigint arrives as a string; sizes stay well inside Number's safe range (< 8 PiB).
+    size: Number(row.size),
+    checksum: row.checksum,
+    contentType: row.content_type,
+    status: row.status,
+    metadata: row.metadata,
+    data: row.data,
+    dataSchemaId: row.data_schema_id,
+    conversions: row.conversions,
+    addonsInfo: row.addons_info,
+    errors: row.errors,
+    objectKey: row.object_key,
+    uploadTime: row.upload_time,
+    updateTime: row.update_time,
+    deletedAt: row.deleted_at,
+  };
+}
+
+/** PostgreSQL `assets`; group_id is part of every statement, so one tenant never reads or writes another's rows. */
+export class AssetRepository implements AssetStore, AssetReader {
+  constructor(private readonly db: Queryable) {}
+
+  async insert(a: NewAsset): Promise<Asset> {
+    const { rows } = await this.db.query<AssetRow>(
+      `INSERT INTO assets (id, group_id, creator_id, name, size, checksum, content_type, status, metadata, data,
+         data_schema_id, object_key)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+       RETURNING ${COLUMNS}`,
+      [a.id, a.groupId, a.creatorId, a.name, a.size, a.checksum, a.contentType, a.status, a.metadata, a.data, a.dataSchemaId, a.objectKey],
+    );
+    return toAsset(rows[0] as AssetRow);
+  }
+
+  async findById(groupId: number, id: string): Promise<Asset | undefined> {
+    const { rows } = await this.db.query<AssetRow>(`SELECT ${COLUMNS} FROM assets WHERE group_id = $1 AND id = $2`, [groupId, id]);
+    return rows[0] ? toAsset(rows[0]) : undefined;
+  }
+
+  async findForUpdate(groupId: number, id: string): Promise<Asset | undefined> {
+    const { rows } = await this.db.query<AssetRow>(
+      `SELECT ${COLUMNS} FROM assets WHERE group_id = $1 AND id = $2 FOR UPDATE`,
+      [groupId, id],
+    );
+    return rows[0] ? toAsset(rows[0]) : undefined;
+  }
+
+  async saveConversions(
+    groupId: number,
+    id: string,
+    conversions: Record<string, StoredConversion>,
+    metadata: Record<string, unknown>,
+  ): Promise<void> {
+    await this.db.query(
+      `UPDATE assets SET conversions = $3, metadata = $4, update_time = now() WHERE group_id = $1 AND id = $2`,
+      [groupId, id, conversions, metadata],
+    );
+  }
+
+  async markProcessed(groupId: number, id: string): Promise<Asset | undefined> {
+    const { rows } = await this.db.query<AssetRow>(
+      `UPDATE assets SET status = 'OK', errors = NULL, update_time = now()
+       WHERE group_id = $1 AND id = $2 AND status = 'NOT_READY' RETURNING ${COLUMNS}`,
+      [groupId, id],
+    );
+    return rows[0] ? toAsset(rows[0]) : undefined;
+  }
+
+  async markFailed(groupId: number, id: string, errors: Record<string, string>): Promise<Asset | undefined> {
+    const { rows } = await this.db.query<AssetRow>(
+      `UPDATE assets SET status = 'ERROR', errors = $3, update_time = now()
+       WHERE group_id = $1 AND id = $2 AND status = 'NOT_READY' RETURNING ${COLUMNS}`,
+      [groupId, id, errors],
+    );
+    return rows[0] ? toAsset(rows[0]) : undefined;
+  }
+}
+
+export class ProcessedMessagesRepository {
+  constructor(private readonly db: Queryable) {}
+
+  async claim(messageId: string): Promise<boolean> {
+    const { rowCount } = await this.db.query('INSERT INTO processed_messages (id) VALUES ($1) ON CONFLICT (id) DO NOTHING', [messageId]);
+    return rowCount === 1;
+  }
+}

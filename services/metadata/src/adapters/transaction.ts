@@ -1,0 +1,16 @@
+import { withTransaction, type Pool } from '@dam/db';
+import type { RunInTransaction } from '../domain/ports';
+import { AssetRepository, ProcessedMessagesRepository } from './asset.repository';
+import { OutboxAssetEventWriter } from './asset-event.outbox';
+
+/** Binds the domain's transaction port to one PostgreSQL transaction: rows, outbox and dedupe commit together. */
+export function pgTransactions(pool: Pool): RunInTransaction {
+  return (fn) =>
+    withTransaction(pool, (client) =>
+      fn({
+        assets: new AssetRepository(client),
+        events: new OutboxAssetEventWriter(client),
+        messages: new ProcessedMessagesRepository(client),
+      }),
+    );
+}

@@ -1,0 +1,41 @@
+import {
+  CONVERSIONS_COMPLETED,
+  DAM_INTERNAL,
+  consume,
+  type ConsumeOptions,
+  type Consumer,
+  type ConversionsCompleted,
+} from '@dam/events';
+import type { Logger } from '@dam/logging';
+import type { RunInTransaction } from '../domain/ports';
+import { recordConversions } from '../domain/record-conversions.use-case';
+
+type NatsConnection = ConsumeOptions<typeof CONVERSIONS_COMPLETED.schema>['nc'];
+
+export const CONVERSIONS_DURABLE = 'metadata-conversions';
+
+export function conversionsCompletedHandler(runInTransaction: RunInTransaction, logger: Logger) {
+  return async (report: ConversionsCompleted): Promise<void> => {
+    const outcome = await recordConversions(runInTransaction, report);
+    logger.info({ message_id: report.id, asset_id: report.asset_id, outcome }, 'conversion report applied');
+  };
+}
+
+/** Durable pull consumer of conversion reports (validation, term of invalid payloads and retries in @dam/events). */
+export function consumeConversionsCompleted(
+  nc: NatsConnection,
+  runInTransaction: RunInTransaction,
+  logger: Logger,
+  concurrency: number,
+): Promise<Consumer> {
+  return consume({
+    nc,
+    stream: DAM_INTERNAL,
+    durable: CONVERSIONS_DURABLE,
+    filterSubjects: CONVERSIONS_COMPLETED.subject,
+    schema: CONVERSIONS_COMPLETED.schema,
+    handler: conversionsCompletedHandler(runInTransaction, logger),
+    logger,
+    concurrency,
+  });
+}

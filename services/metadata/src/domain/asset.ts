@@ -1,0 +1,78 @@
+import type { AssetData, AssetStatus } from '@dam/events';
+
+/** One stored output of an asset; `object_key`/`content_type` stay internal, the rest is public. */
+export interface StoredConversion {
+  width: number | null;
+  height: number | null;
+  size: number;
+  public: boolean;
+  object_key: string;
+  content_type: string;
+  etag?: string;
+}
+
+/** The asset record as the repository returns it (domain shape, not the row). */
+export interface Asset {
+  id: string;
+  groupId: number;
+  creatorId: number;
+  name: string;
+  size: number;
+  checksum: string;
+  contentType: string;
+  status: AssetStatus;
+  metadata: Record<string, unknown>;
+  data: Record<string, unknown>;
+  dataSchemaId: number;
+  conversions: Record<string, StoredConversion>;
+  addonsInfo: Record<string, { available: boolean }>;
+  errors: Record<string, string> | null;
+  objectKey: string;
+  uploadTime: Date;
+  updateTime: Date;
+  deletedAt: Date | null;
+}
+
+export interface NewAsset {
+  id: string;
+  groupId: number;
+  creatorId: number;
+  name: string;
+  size: number;
+  checksum: string;
+  contentType: string;
+  status: AssetStatus;
+  metadata: Record<string, unknown>;
+  data: Record<string, unknown>;
+  dataSchemaId: number;
+  objectKey: string;
+}
+
+export const isImage = (contentType: string): boolean => contentType.toLowerCase().startsWith('image/');
+
+/** The spec's asset data format: what Get Data answers and what asset events carry. */
+export function toAssetData(asset: Asset): AssetData {
+  const conversions: AssetData['conversions'] = {};
+  for (const [key, c] of Object.entries(asset.conversions)) {
+    conversions[key] = { width: c.width, height: c.height, size: c.size, public: c.public };
+  }
+  const out: AssetData = {
+    id: asset.id,
+    status: asset.status,
+    name: asset.name,
+    size: asset.size,
+    checksum: asset.checksum,
+    content_type: asset.contentType,
+    creator_id: asset.creatorId,
+    upload_time: asset.uploadTime.toISOString(),
+    update_time: asset.updateTime.toISOString(),
+    metadata: asset.metadata,
+    data: asset.data,
+    conversions,
+    addons_info: asset.addonsInfo,
+    // Public object-storage URLs appear once Set Public Access exists; the member is always present.
+    urls: { public: {} },
+  };
+  if (asset.status === 'ERROR') out.errors = asset.errors ?? {};
+  return out;
+}

@@ -1,0 +1,67 @@
+import { applyCustomMetadata, validateCustomMetadata } from './custom-metadata';
+import { isImage, toAssetData, type Asset } from './asset';
+import type { Principal } from '@dam/auth-tokens';
+import type { RunInTransaction } from './ports';
+import type { AssetData } from '@dam/events';
+
+export interface StoredFile {
+  id: string;
+  name: string;
+  size: number;
+  checksum: string;
+  content_type: string;
+  object_key: string;
+  metadata: Record<string, unknown>;
+}
+
+export interface CreateAssetsCommand {
+  files: StoredFile[];
+  /** Raw `custom_metadata` as the client sent it: validated here so upload and metadata agree on the rules. */
+  customMetadata?: unknown;
+}
+
+/**
+ * Registers originals that upload already stored. All assets, and their events, are written in one transaction:
+ * either every file of the request becomes an asset or none does.
+ */
+export async function createAssets(
+  runInTransaction: RunInTransaction,
+  caller: Principal,
+  command: CreateAssetsCommand,
+): Promise<AssetData[]> {
+  const custom = command.customMetadata === undefined ? undefined : validateCustomMetadata(command.customMetadata, 'custom_metadata');
+  const data = custom ? applyCustomMetadata({}, custom) : {};
+  const created = await runInTransaction(async (tx) => {
+    const out: Asset[] = [];
+    for (const file of command.files) {
+      const image = isImage(file.content_type);
+      const asset = await tx.assets.insert({
+        id: file.id,
+        groupId: caller.group_id,
+        creatorId: caller.user_id,
+        name: file.name,
+        size: file.size,
+        checksum: file.checksum,
+        contentType: file.content_type,
+        status: 'NOT_READY',
+        metadata: file.metadata,
+        data,
+        dataSchemaId: custom?.data_schema_id ?? 0,
+        objectKey: file.object_key,
+      });
+      await tx.events.write('file-saved', asset);
+      if (image) {
+        // Images wait for the conversion report, which moves them to OK.
+        out.push(asset);
+        continue;
+      }
+      // Nothing processes other types yet: they are complete as soon as they are saved.
+      const processed = await tx.assets.markProcessed(caller.group_id, asset.id);
+      if (!processed) throw new Error(`asset ${asset.id} vanished inside its own transaction`);
+      await tx.events.write('file-processed', processed);
+      out.push(processed);
+    }
+    return out;
+  });
+  return created.map(toAssetData);
+}

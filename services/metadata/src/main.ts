@@ -1,0 +1,81 @@
+import { telemetry } from './instrument'; // must stay the first import
+import { createPool, ping } from '@dam/db';
+import { connectNats, ensureStreams, startOutboxRelay } from '@dam/events';
+import { serve } from '@dam/http';
+import { createLogger } from '@dam/logging';
+import { createStorage } from '@dam/storage';
+import { pgTransactions } from './adapters/transaction';
+import { buildMetadataApp } from './app';
+import { loadMetadataConfig } from './config';
+import { consumeConversionsCompleted } from './consumers/conversions-completed.handler';
+import { migrateMetadata } from './migrations';
+
+async function main(): Promise<void> {
+  const config = loadMetadataConfig();
+  const logger = createLogger({ service: 'metadata', level: config.LOG_LEVEL });
+
+  const pool = createPool(config.DATABASE_URL);
+  const applied = await migrateMetadata(pool);
+  if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+
+  const storage = createStorage({
+    endpoint: config.S3_ENDPOINT,
+    accessKey: config.S3_ACCESS_KEY,
+    secretKey: config.S3_SECRET_KEY,
+    bucket: config.S3_BUCKET,
+    region: config.S3_REGION,
+  });
+  await storage.ensureBucket();
+
+  const nc = await connectNats(config.NATS_URL, 'metadata');
+  await ensureStreams(nc);
+  const relay = startOutboxRelay({ pool, nc, logger });
+  const consumer = await consumeConversionsCompleted(nc, pgTransactions(pool), logger, config.CONVERSIONS_CONCURRENCY);
+
+  // A flush is a round trip to the server; during a reconnect it waits, so bound it.
+  const natsReachable = (): Promise<boolean> =>
+    nc.isClosed()
+      ? Promise.resolve(false)
+      : Promise.race([
+          nc.flush().then(
+            () => true,
+            () => false,
+          ),
+          new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 1000).unref()),
+        ]);
+
+  const app = buildMetadataApp({
+    logger,
+    pool,
+    storage,
+    internalSecret: config.INTERNAL_SECRET,
+    readiness: async () => ({
+      postgres: await ping(pool),
+      nats: await natsReachable(),
+      s3: await storage.ping().then(
+        () => true,
+        () => false,
+      ),
+    }),
+  });
+
+  await serve(app, {
+    host: config.HOST,
+    port: config.PORT,
+    logger,
+    shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    onShutdown: async () => {
+      // Stop taking messages first, then let the relay publish what is already committed.
+      await consumer.stop();
+      await relay.stop();
+      await nc.drain().catch(() => undefined);
+      await pool.end();
+      await telemetry.shutdown();
+    },
+  });
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
