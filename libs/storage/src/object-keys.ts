@@ -1,0 +1,26 @@
+// Key layout (docs/internal-interfaces.md): originals by group and asset; conversions additionally by the
+// original's checksum, so a repeated conversion overwrites itself and a replaced original never mixes with
+// outputs made from the old one.
+
+function segment(value: string, what: string): string {
+  if (!value || value.includes('/') || value === '.' || value === '..') {
+    throw new Error(`${what} "${value}" cannot be used in an object key`);
+  }
+  return value;
+}
+
+export function originalKey(groupId: string, assetId: string): string {
+  return `originals/${segment(groupId, 'group id')}/${segment(assetId, 'asset id')}`;
+}
+
+/** `conversions/<group_id>/<asset_id>/<checksum>/<key>.<ext>` (ext without a dot; empty for none). */
+export function conversionKey(groupId: string, assetId: string, checksum: string, key: string, ext: string): string {
+  const base = `${conversionsPrefix(groupId, assetId, checksum)}${segment(key, 'conversion key')}`;
+  return ext ? `${base}.${ext.replace(/^\./, '')}` : base;
+}
+
+/** Every conversion of an asset (any checksum), or of one version of its original when checksum is given. */
+export function conversionsPrefix(groupId: string, assetId: string, checksum?: string): string {
+  const asset = `conversions/${segment(groupId, 'group id')}/${segment(assetId, 'asset id')}/`;
+  return checksum === undefined ? asset : `${asset}${segment(checksum, 'checksum')}/`;
+}

@@ -1,0 +1,170 @@
+import { Client } from 'minio';
+import type { Readable } from 'node:stream';
+
+export interface StorageConfig {
+  /** `http(s)://host:port` of the S3 server. */
+  endpoint: string;
+  accessKey: string;
+  secretKey: string;
+  bucket: string;
+  region?: string;
+  /** Part size for multipart uploads of streams (default 16 MiB: large files stay few parts, memory stays flat). */
+  partSize?: number;
+}
+
+export interface ObjectStat {
+  size: number;
+  etag: string;
+  contentType: string | undefined;
+  lastModified: Date;
+}
+
+export interface PutOptions {
+  contentType: string;
+  /** Known length lets the client pick the part size; unknown streams are uploaded in parts anyway. */
+  size?: number;
+  metadata?: Record<string, string>;
+}
+
+export interface Storage {
+  readonly bucket: string;
+  readonly client: Client;
+  ensureBucket(): Promise<void>;
+  putStream(key: string, body: Readable, options: PutOptions): Promise<{ etag: string }>;
+  putBuffer(key: string, body: Buffer, options: PutOptions): Promise<{ etag: string }>;
+  /** Throws `ObjectNotFoundError` when the object does not exist. */
+  getStream(key: string): Promise<Readable>;
+  /** Bytes `start..endInclusive`; throws `ObjectNotFoundError` when the object does not exist. */
+  getRange(key: string, start: number, endInclusive: number): Promise<Readable>;
+  /** null when the object does not exist. */
+  stat(key: string): Promise<ObjectStat | null>;
+  /** Succeeds when the object is already gone. */
+  remove(key: string): Promise<void>;
+  /** Removes every object under the prefix; returns how many were removed. */
+  removePrefix(prefix: string): Promise<number>;
+  presignGet(key: string, expirySeconds: number, options?: { responseContentDisposition?: string; responseContentType?: string }): Promise<string>;
+  /** Resolves when the server answers and the bucket exists (readiness). */
+  ping(): Promise<void>;
+}
+
+export class ObjectNotFoundError extends Error {
+  override readonly name = 'ObjectNotFoundError';
+  constructor(readonly key: string) {
+    super(`object not found: ${key}`);
+  }
+}
+
+const NOT_FOUND_CODES = new Set(['NoSuchKey', 'NotFound', 'NoSuchObject']);
+
+export function isNotFoundError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && NOT_FOUND_CODES.has(code);
+}
+
+// S3 quotes etags; callers compare them with MD5 hex digests.
+const cleanEtag = (etag: string | undefined): string => (etag ?? '').replace(/^"|"$/g, '');
+
+export function createStorage(config: StorageConfig): Storage {
+  const url = new URL(config.endpoint);
+  const useSSL = url.protocol === 'https:';
+  const region = config.region ?? 'us-east-1';
+  const client = new Client({
+    endPoint: url.hostname,
+    port: Number(url.port || (useSSL ? 443 : 80)),
+    useSSL,
+    accessKey: config.accessKey,
+    secretKey: config.secretKey,
+    region,
+    pathStyle: true,
+    partSize: config.partSize ?? 16 * 1024 * 1024,
+  });
+  const { bucket } = config;
+
+  const stat = async (key: string): Promise<ObjectStat | null> => {
+    try {
+      const s = await client.statObject(bucket, key);
+      return {
+        size: s.size,
+        etag: cleanEtag(s.etag),
+        contentType: (s.metaData['content-type'] as string | undefined) ?? undefined,
+        lastModified: s.lastModified,
+      };
+    } catch (error) {
+      if (isNotFoundError(error)) return null;
+      throw error;
+    }
+  };
+
+  const put = async (key: string, body: Readable | Buffer, options: PutOptions): Promise<{ etag: string }> => {
+    const meta = { ...options.metadata, 'Content-Type': options.contentType };
+    const info = await client.putObject(bucket, key, body, options.size, meta);
+    let etag = cleanEtag(info.etag);
+    // radosgw answers a multipart upload with an empty etag; the object's stat has it.
+    if (!etag) etag = (await stat(key))?.etag ?? '';
+    return { etag };
+  };
+
+  const notFoundAs = (key: string) => (error: unknown): never => {
+    if (isNotFoundError(error)) throw new ObjectNotFoundError(key);
+    throw error;
+  };
+
+  return {
+    bucket,
+    client,
+    async ensureBucket() {
+      if (await client.bucketExists(bucket)) return;
+      try {
+        await client.makeBucket(bucket, region);
+      } catch (error) {
+        // Another instance created it meanwhile.
+        const code = (error as { code?: string }).code;
+        if (code !== 'BucketAlreadyOwnedByYou' && code !== 'BucketAlreadyExists') throw error;
+      }
+    },
+    putStream: (key, body, options) => put(key, body, options),
+    putBuffer: (key, body, options) => put(key, body, { ...options, size: body.length }),
+    getStream: (key) => client.getObject(bucket, key).catch(notFoundAs(key)),
+    async getRange(key, start, endInclusive) {
+      if (start < 0 || endInclusive < start) throw new RangeError(`bad range ${start}-${endInclusive}`);
+      return client.getPartialObject(bucket, key, start, endInclusive - start + 1).catch(notFoundAs(key));
+    },
+    stat,
+    async remove(key) {
+      await client.removeObject(bucket, key).catch((error: unknown) => {
+        if (!isNotFoundError(error)) throw error;
+      });
+    },
+    async removePrefix(prefix) {
+      if (!prefix) throw new Error('removePrefix needs a non-empty prefix');
+      let removed = 0;
+      let batch: string[] = [];
+      const flush = async () => {
+        if (batch.length === 0) return;
+        const results = await client.removeObjects(bucket, batch);
+        const failed = results.filter((r) => r && r.Error && !NOT_FOUND_CODES.has(r.Error.Code ?? ''));
+        if (failed.length > 0) throw new Error(`could not remove ${failed.length} objects under ${prefix}`);
+        removed += batch.length;
+        batch = [];
+      };
+      for await (const item of client.listObjectsV2(bucket, prefix, true)) {
+        if (!item.name) continue;
+        batch.push(item.name);
+        if (batch.length === 1000) await flush();
+      }
+      await flush();
+      return removed;
+    },
+    presignGet(key, expirySeconds, options = {}) {
+      const params: Record<string, string> = {};
+      if (options.responseContentDisposition) params['response-content-disposition'] = options.responseContentDisposition;
+      if (options.responseContentType) params['response-content-type'] = options.responseContentType;
+      return client.presignedGetObject(bucket, key, expirySeconds, params);
+    },
+    async ping() {
+      if (!(await client.bucketExists(bucket))) throw new Error(`bucket ${bucket} does not exist`);
+    },
+  };
+}
+
+

@@ -1,0 +1,90 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { createBucket, testS3Config } from '@dam/testing';
+import { conversionKey, createStorage, ObjectNotFoundError, originalKey, type Storage } from '../src';
+
+async function readAll(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** Streams the buffer in 64 KiB pieces so the client cannot see its length up front. */
+function chunked(buffer: Buffer): Readable {
+  let offset = 0;
+  return new Readable({
+    read() {
+      this.push(offset < buffer.length ? buffer.subarray(offset, (offset += 65536)) : null);
+    },
+  });
+}
+
+const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
+
+describe('storage against the S3 server', () => {
+  let storage: Storage;
+  const big = randomBytes(20 * 1024 * 1024);
+  const key = originalKey('g1', 'asset1');
+
+  beforeAll(async () => {
+    storage = createStorage({ ...testS3Config(await createBucket('storage')), partSize: 5 * 1024 * 1024 });
+    await storage.ensureBucket();
+    await storage.ensureBucket(); // idempotent
+  });
+
+  it('answers ping', async () => {
+    await expect(storage.ping()).resolves.toBeUndefined();
+    const missing = createStorage({ ...testS3Config('no-such-bucket-dam'), partSize: 5 * 1024 * 1024 });
+    await expect(missing.ping()).rejects.toThrow();
+  });
+
+  it('streams 20 MB of unknown length in and out, with an etag even for a multipart upload', async () => {
+    const { etag } = await storage.putStream(key, chunked(big), { contentType: 'application/octet-stream' });
+    expect(etag).not.toBe('');
+    const back = await readAll(await storage.getStream(key));
+    expect(back.length).toBe(big.length);
+    expect(md5(back)).toBe(md5(big));
+  });
+
+  it('reads a byte range', async () => {
+    const part = await readAll(await storage.getRange(key, 1000, 1999));
+    expect(part.equals(big.subarray(1000, 2000))).toBe(true);
+    const last = await readAll(await storage.getRange(key, big.length - 10, big.length - 1));
+    expect(last.equals(big.subarray(big.length - 10))).toBe(true);
+  });
+
+  it('stats an object and answers null for a missing one', async () => {
+    const stat = await storage.stat(key);
+    expect(stat).toMatchObject({ size: big.length, contentType: 'application/octet-stream' });
+    expect(stat?.lastModified).toBeInstanceOf(Date);
+    expect(await storage.stat('originals/g1/missing')).toBeNull();
+    await expect(storage.getStream('originals/g1/missing')).rejects.toBeInstanceOf(ObjectNotFoundError);
+    await expect(storage.getRange('originals/g1/missing', 0, 1)).rejects.toBeInstanceOf(ObjectNotFoundError);
+  });
+
+  it('stores a buffer with its MD5 as etag and serves it through a presigned URL', async () => {
+    const body = Buffer.from('hello world');
+    const k = conversionKey('g1', 'asset1', md5(big), 'thumb', 'txt');
+    expect(k).toBe(`conversions/g1/asset1/${md5(big)}/thumb.txt`);
+    const { etag } = await storage.putBuffer(k, body, { contentType: 'text/plain' });
+    expect(etag).toBe(md5(body));
+    const url = await storage.presignGet(k, 60, { responseContentDisposition: 'attachment; filename="a.txt"' });
+    const res = await fetch(url);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-disposition')).toBe('attachment; filename="a.txt"');
+    expect(await res.text()).toBe('hello world');
+  });
+
+  it('removes an object (twice is fine) and everything under a prefix', async () => {
+    await storage.putBuffer('conversions/g2/a/c/x.jpg', Buffer.from('1'), { contentType: 'image/jpeg' });
+    await storage.putBuffer('conversions/g2/a/c/y.jpg', Buffer.from('2'), { contentType: 'image/jpeg' });
+    await storage.putBuffer('conversions/g2/b/c/z.jpg', Buffer.from('3'), { contentType: 'image/jpeg' });
+    expect(await storage.removePrefix('conversions/g2/a/')).toBe(2);
+    expect(await storage.stat('conversions/g2/a/c/x.jpg')).toBeNull();
+    expect(await storage.stat('conversions/g2/b/c/z.jpg')).not.toBeNull();
+
+    await storage.remove(key);
+    await storage.remove(key);
+    expect(await storage.stat(key)).toBeNull();
+  });
+});
