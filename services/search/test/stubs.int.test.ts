@@ -8,7 +8,7 @@ describe('health-only service stubs', () => {
 
   afterAll(async () => {
     await Promise.all(running.map((s) => s.stop()));
-  });
+  }, 30_000);
 
   it.each(STUBS)('%s answers /healthz and /readyz, and exits 0 on SIGTERM', async (name) => {
     const service = await startServiceProcess(name, {});
@@ -24,5 +24,5 @@ describe('health-only service stubs', () => {
 
     service.kill('SIGTERM');
     await expect(service.exited).resolves.toEqual({ code: 0, signal: null });
-  });
+  }, 60_000);
 });
