@@ -1,0 +1,65 @@
+# Sourced by deploy/local/up and down: paths, ports and the one environment every service receives.
+# Each service also gets its own PORT and DATABASE_URL (dam_<service>); see docs/operations.md.
+
+DAM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+mkdir -p "${DAM_DATA_DIR:-$DAM_ROOT/.data}"
+DAM_DATA=$(cd "${DAM_DATA_DIR:-$DAM_ROOT/.data}" && pwd)
+DAM_INFRA="$DAM_ROOT/deploy/infra"
+
+DAM_ALL_SERVICES=(gateway upload link-signing auth metadata search conversion transcode addon webhook)
+declare -A DAM_PORT=(
+  [gateway]=8080 [upload]=8081 [link-signing]=8082 [auth]=8090 [metadata]=8091
+  [search]=8092 [conversion]=8093 [transcode]=8094 [addon]=8095 [webhook]=8096
+)
+# DAM_SERVICES="auth metadata" limits which services up/down handle (all ten by default).
+read -r -a DAM_SERVICES <<<"${DAM_SERVICES:-${DAM_ALL_SERVICES[*]}}"
+
+NATS_PORT=4222
+NATS_MONITOR_PORT=8222
+S3_PORT=7480
+S3_LOCAL_ACCESS_KEY=localaccess
+S3_LOCAL_SECRET_KEY=localsecret123
+ADMIN_EMAIL_DEFAULT=admin@example.com
+ADMIN_PASSWORD_DEFAULT=admin-password
+
+# link-signing -> LINK_SIGNING
+dam_var_name() { local v=${1//-/_}; echo "${v^^}"; }
+# link-signing -> dam_link_signing
+dam_db_name() { echo "dam_${1//-/_}"; }
+dam_pg_port() { cat "$DAM_DATA/run/pg-port" 2>/dev/null || true; }
+
+# Secrets are generated on first use and kept, so tokens survive restarts.
+dam_secrets() {
+  local f="$DAM_DATA/secrets.env"
+  if [ ! -f "$f" ]; then
+    mkdir -p "$DAM_DATA"
+    (
+      umask 077
+      echo "JWT_SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+      echo "INTERNAL_SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+    ) >"$f"
+  fi
+  # shellcheck disable=SC1090
+  . "$f"
+}
+
+# Exports the environment shared by every service (needs the PostgreSQL port chosen by up).
+dam_export_env() {
+  local svc
+  dam_secrets
+  export NODE_ENV=${NODE_ENV:-development} HOST=127.0.0.1 LOG_LEVEL=${LOG_LEVEL:-info}
+  export JWT_SECRET INTERNAL_SECRET
+  export NATS_URL="nats://127.0.0.1:$NATS_PORT"
+  export S3_ENDPOINT="http://127.0.0.1:$S3_PORT" S3_ACCESS_KEY=$S3_LOCAL_ACCESS_KEY S3_SECRET_KEY=$S3_LOCAL_SECRET_KEY
+  export S3_BUCKET=dam-assets S3_REGION=us-east-1
+  export ADMIN_EMAIL=${ADMIN_EMAIL:-$ADMIN_EMAIL_DEFAULT} ADMIN_PASSWORD=${ADMIN_PASSWORD:-$ADMIN_PASSWORD_DEFAULT}
+  export WEBHOOK_ALLOW_HOSTS=${WEBHOOK_ALLOW_HOSTS:-127.0.0.1,localhost}
+  export MAX_UPLOAD_BYTES=${MAX_UPLOAD_BYTES:-5368709120}
+  export PG_BASE_URL="postgres://postgres@127.0.0.1:$(dam_pg_port)"
+  # <SERVICE>_URL for every service: how services find each other.
+  for svc in "${DAM_ALL_SERVICES[@]}"; do
+    export "$(dam_var_name "$svc")_URL=http://127.0.0.1:${DAM_PORT[$svc]}"
+  done
+  # The three public addresses of the contract ({base}, {upload}, {cdn}), for links a service hands out.
+  export PUBLIC_BASE_URL=$GATEWAY_URL PUBLIC_UPLOAD_URL=$UPLOAD_URL PUBLIC_CDN_URL=$LINK_SIGNING_URL
+}
