@@ -61,6 +61,8 @@ export interface Consumer {
 }
 
 export const DEAD_LETTER_RETRIES = 5;
+// term() carries no reason: nats-server before 2.10 ignores a "+TERM <reason>" ack, which would redeliver
+// the message instead of ending it. The reason goes to the log.
 const tracer = trace.getTracer('@dam/events');
 
 /** Creates or updates the durable pull consumer and starts handling its messages. */
@@ -109,13 +111,13 @@ export async function consume<S extends z.ZodType>(options: ConsumeOptions<S>): 
       const parsed = options.schema.safeParse(msg.json());
       if (!parsed.success) {
         logger.error({ ...log, issues: issuesOf(parsed.error) }, 'invalid event payload: terminated');
-        msg.term('invalid payload');
+        msg.term();
         return;
       }
       payload = parsed.data;
     } catch (error) {
       logger.error({ ...log, ...errorFields(error) }, 'event payload is not JSON: terminated');
-      msg.term('invalid JSON');
+      msg.term();
       return;
     }
 
@@ -149,7 +151,7 @@ export async function consume<S extends z.ZodType>(options: ConsumeOptions<S>): 
       try {
         if (options.onDeadLetter) await options.onDeadLetter(value, error, c);
         else logger.error({ ...log }, 'event dropped after its last delivery (no dead-letter hook)');
-        msg.term('max deliveries');
+        msg.term();
       } catch (hookError) {
         logger.error({ ...log, ...errorFields(hookError) }, 'dead-letter hook failed: will retry');
         msg.nak(backoffMs[backoffMs.length - 1]);

@@ -1,0 +1,28 @@
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
+import type { EventLogger } from '../src';
+
+export interface CapturedLog {
+  level: 'debug' | 'info' | 'warn' | 'error';
+  obj: object;
+  msg?: string;
+}
+
+export function captureLogger(): EventLogger & { lines: CapturedLog[] } {
+  const lines: CapturedLog[] = [];
+  const at = (level: CapturedLog['level']) => (obj: object, msg?: string) => void lines.push({ level, obj, msg });
+  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+export async function until(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+export async function streamMessages(nc: NatsConnection, stream: string): Promise<number> {
+  const jsm = await jetstreamManager(nc);
+  return (await jsm.streams.info(stream)).state.messages;
+}
