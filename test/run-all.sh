@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The whole check, as CI runs it (`pnpm test:all`): typecheck, lint, then every jest project.
+# Every step runs even when an earlier one fails, so one run shows everything; the exit code is non-zero
+# when any step failed. The last line is always "N passed, N failed" (jest's counts) for CI readers.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export CI=${CI:-true}
+# The lockfile has no entry for the pinned pnpm itself (the registry lookup of its binaries fails): do not let
+# pnpm refuse to run scripts over that.
+export pnpm_config_pm_on_fail=${pnpm_config_pm_on_fail:-ignore}
+
+failed_steps=()
+step() {
+  local name=$1; shift
+  echo "=== $name: $*"
+  if "$@" </dev/null; then echo "=== $name: ok"; else echo "=== $name: FAILED"; failed_steps+=("$name"); fi
+}
+
+step typecheck pnpm typecheck
+if compgen -G 'eslint.config.*' >/dev/null || compgen -G '.eslintrc*' >/dev/null; then
+  step lint pnpm lint
+else
+  echo "=== lint: skipped (no eslint config in the repository yet)"
+fi
+
+results=$(mktemp -t dam-jest-XXXXXX.json)
+rm -f "$results"
+# --forceExit: a test that leaks a handle must not hang CI; test servers are still stopped by global teardown.
+step jest npx jest --ci --maxWorkers=2 --forceExit --json --outputFile="$results"
+
+if [ -s "$results" ]; then
+  # A suite that fails to load has no failing tests of its own: count it as one failure.
+  summary=$(node -e '
+    const r = require(process.argv[1]);
+    console.log(`${r.numPassedTests} passed, ${r.numFailedTests + r.numRuntimeErrorTestSuites} failed`);
+  ' "$results")
+else
+  echo "jest wrote no results (it failed before running tests, e.g. in global setup)"
+  summary="0 passed, 1 failed"
+fi
+rm -f "$results"
+[ ${#failed_steps[@]} -eq 0 ] || echo "failed steps: ${failed_steps[*]}"
+echo "$summary"
+[ ${#failed_steps[@]} -eq 0 ]
