@@ -1,0 +1,61 @@
+import sharp from 'sharp';
+import { waitFor } from '@dam/testing';
+import { watchAssetEvents } from './events';
+import { ADMIN, login, startSuite, type Suite } from './suite';
+
+// A short ack wait so the message the killed process held comes back quickly.
+const ACK_WAIT_MS = '4000';
+
+let suite: Suite;
+let events: Awaited<ReturnType<typeof watchAssetEvents>>;
+
+beforeAll(async () => {
+  suite = await startSuite({ conversion: { ACK_WAIT_MS, CONCURRENCY: '1' } });
+  events = await watchAssetEvents(suite.natsUrl);
+});
+
+afterAll(async () => {
+  await events?.close();
+  await suite?.stop();
+});
+
+it('reaches OK with exactly one public file-processed after the conversion service is killed mid-work', async () => {
+  const jwt = await login(suite.base, ADMIN.email, ADMIN.password);
+  // Large enough that decoding and resizing take a noticeable time, so the kill lands while it works.
+  const png = await sharp({
+    create: { width: 4000, height: 4000, channels: 3, background: { r: 0, g: 0, b: 0 }, noise: { type: 'gaussian', mean: 128, sigma: 40 } },
+  })
+    .png({ compressionLevel: 1 })
+    .toBuffer();
+  const form = new FormData();
+  form.append('file', new Blob([png]), 'big.png');
+  const res = await fetch(`${suite.upload}/api/v1/assets/new/content/original/upload`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${jwt}` },
+    body: form,
+  });
+  expect(res.status).toBe(200);
+  const id = ((await res.json()) as { files: { id: string }[] }).files[0]?.id;
+  expect(id).toBeDefined();
+
+  const conversion = suite.services.conversion;
+  if (!conversion) throw new Error('conversion service missing');
+  await conversion.waitForLog(new RegExp(`conversion started.*${id}|${id}.*conversion started`), 60000);
+  conversion.kill('SIGKILL');
+  expect(conversion.logs().join('\n')).not.toMatch(new RegExp(`conversion finished.*${id}|${id}.*conversion finished`));
+
+  await suite.restart('conversion');
+
+  await waitFor(
+    async () => {
+      const data = await fetch(`${suite.base}/api/v1/assets/${id}/data`, { headers: { authorization: `Bearer ${jwt}` } });
+      return ((await data.json()) as { status: string }).status === 'OK';
+    },
+    { timeoutMs: 90000, intervalMs: 500 },
+  );
+  // Give any duplicate a chance to show up before counting.
+  await new Promise((r) => setTimeout(r, Number(ACK_WAIT_MS) + 2000));
+  const processed = events.seen.filter((e) => e.asset_id === id && e.type === 'file-processed');
+  expect(processed).toHaveLength(1);
+  expect(processed[0]?.status).toBe('OK');
+});

@@ -1,0 +1,36 @@
+import { jetstream, type JsMsg } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+
+export interface SeenEvent {
+  subject: string;
+  type: string;
+  asset_id: string;
+  status: string | undefined;
+  seq: number;
+}
+
+/**
+ * Reads the public `ASSET_EVENTS` stream the way an outside subscriber would: an ordered consumer from the
+ * first message, collecting envelopes as they arrive.
+ */
+export async function watchAssetEvents(natsUrl: string): Promise<{ seen: SeenEvent[]; close(): Promise<void> }> {
+  const nc: NatsConnection = await connect({ servers: natsUrl });
+  const js = jetstream(nc);
+  const consumer = await js.consumers.get('ASSET_EVENTS', { filter_subjects: ['assets.events.>'] });
+  const seen: SeenEvent[] = [];
+  const messages = await consumer.consume();
+  const done = (async () => {
+    for await (const m of messages as AsyncIterable<JsMsg>) {
+      const env = m.json<{ type: string; asset_id: string; data: { status?: string } }>();
+      seen.push({ subject: m.subject, type: env.type, asset_id: env.asset_id, status: env.data.status, seq: m.seq });
+    }
+  })();
+  return {
+    seen,
+    async close() {
+      await messages.close();
+      await done;
+      await nc.close();
+    },
+  };
+}

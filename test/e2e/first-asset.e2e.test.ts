@@ -1,0 +1,184 @@
+import { createHash, randomBytes } from 'node:crypto';
+import sharp from 'sharp';
+import { waitFor } from '@dam/testing';
+import { watchAssetEvents, type SeenEvent } from './events';
+import { ADMIN, login, startSuite, type Suite } from './suite';
+
+const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
+
+interface UploadedFile {
+  id: string;
+  name: string;
+  size: number;
+  checksum: string;
+  content_type: string;
+  metadata?: { width?: number; height?: number };
+  status: string;
+}
+
+interface AssetData {
+  id: string;
+  status: string;
+  name: string;
+  size: number;
+  checksum: string;
+  content_type: string;
+  creator_id: number;
+  upload_time: string;
+  update_time: string;
+  metadata: { width?: number; height?: number };
+  data: Record<string, unknown>;
+  conversions: Record<string, { width: number; height: number; size: number; public: boolean }>;
+  addons_info: Record<string, unknown>;
+}
+
+let suite: Suite;
+let events: Awaited<ReturnType<typeof watchAssetEvents>>;
+let jwt: string;
+let png: Buffer;
+let binary: Buffer;
+let files: UploadedFile[];
+
+const auth = () => ({ authorization: `Bearer ${jwt}` });
+
+beforeAll(async () => {
+  suite = await startSuite();
+  events = await watchAssetEvents(suite.natsUrl);
+  jwt = await login(suite.base, ADMIN.email, ADMIN.password);
+  png = await sharp({ create: { width: 640, height: 480, channels: 3, background: { r: 200, g: 80, b: 20 } } }).png().toBuffer();
+  binary = randomBytes(20 * 1024 * 1024);
+
+  const form = new FormData();
+  // Client-declared types are wrong on purpose: the service sniffs the bytes.
+  form.append('file1', new Blob([png], { type: 'application/octet-stream' }), 'photo.png');
+  form.append('file2', new Blob([binary], { type: 'image/jpeg' }), 'random.bin');
+  const res = await fetch(`${suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: auth(), body: form });
+  const body = (await res.json()) as { files: UploadedFile[]; success: boolean; provider: string };
+  expect(res.status).toBe(200);
+  expect(body.success).toBe(true);
+  expect(body.provider).toBe('local');
+  files = body.files;
+});
+
+afterAll(async () => {
+  await events?.close();
+  await suite?.stop();
+});
+
+const byName = (name: string) => {
+  const f = files.find((x) => x.name === name);
+  if (!f) throw new Error(`no uploaded file named ${name}`);
+  return f;
+};
+
+async function getData(id: string, token = jwt): Promise<{ status: number; body: AssetData }> {
+  const res = await fetch(`${suite.base}/api/v1/assets/${id}/data`, { headers: { authorization: `Bearer ${token}` } });
+  return { status: res.status, body: (await res.json()) as AssetData };
+}
+
+describe('the first asset, end to end', () => {
+  it('answers the upload with one asset per file, sniffed types and local checksums', () => {
+    expect(files).toHaveLength(2);
+    for (const f of files) {
+      expect(f.id).toMatch(/^[A-Za-z0-9]{32}$/);
+      expect(f.status).toBe('NOT_READY');
+    }
+    expect(byName('photo.png')).toMatchObject({ size: png.length, checksum: md5(png), content_type: 'image/png', metadata: { width: 640, height: 480 } });
+    expect(byName('random.bin')).toMatchObject({ size: binary.length, checksum: md5(binary), content_type: 'application/octet-stream' });
+  });
+
+  it('announces file-saved then file-processed on ASSET_EVENTS for each asset', async () => {
+    const forAsset = (id: string): SeenEvent[] => events.seen.filter((e) => e.asset_id === id);
+    for (const f of files) {
+      await waitFor(() => forAsset(f.id).some((e) => e.type === 'file-processed'), { timeoutMs: 60000 });
+      const seen = forAsset(f.id);
+      expect(seen.map((e) => e.type)).toEqual(['file-saved', 'file-processed']);
+      expect(seen.map((e) => e.status)).toEqual(['NOT_READY', 'OK']);
+      expect(seen[0]?.subject).toBe('assets.events.1.file-saved');
+      expect(seen[1]?.subject).toBe('assets.events.1.file-processed');
+    }
+  });
+
+  it('reaches OK with the thumbnail conversion listed', async () => {
+    const image = byName('photo.png');
+    await waitFor(async () => (await getData(image.id)).body.status === 'OK', { timeoutMs: 60000 });
+    const { status, body } = await getData(image.id);
+    expect(status).toBe(200);
+    expect(body).toMatchObject({
+      id: image.id,
+      name: 'photo.png',
+      size: png.length,
+      checksum: md5(png),
+      content_type: 'image/png',
+      creator_id: expect.any(Number),
+      metadata: { width: 640, height: 480 },
+      data: {},
+      addons_info: expect.any(Object),
+    });
+    expect(Date.parse(body.upload_time)).not.toBeNaN();
+    expect(Date.parse(body.update_time)).not.toBeNaN();
+    expect(body.conversions.thumb).toEqual({ width: 200, height: 200, size: expect.any(Number), public: false });
+    expect(body.conversions.thumb?.size).toBeGreaterThan(0);
+
+    const other = await getData(byName('random.bin').id);
+    expect(other.body.status).toBe('OK');
+    expect(other.body.conversions).toEqual({});
+  });
+
+  it('downloads the full content byte for byte, and a range', async () => {
+    for (const [name, bytes] of [['photo.png', png], ['random.bin', binary]] as const) {
+      const res = await fetch(`${suite.base}/api/v1/assets/${byName(name).id}/content/original/download`, { headers: auth() });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('etag')).toContain(md5(bytes));
+      expect(res.headers.get('accept-ranges')).toBe('bytes');
+      expect(res.headers.get('content-disposition')).toContain(name);
+      expect(Buffer.from(await res.arrayBuffer()).equals(bytes)).toBe(true);
+    }
+    const ranged = await fetch(`${suite.base}/api/v1/assets/${byName('random.bin').id}/content/original/download`, {
+      headers: { ...auth(), range: 'bytes=0-99' },
+    });
+    expect(ranged.status).toBe(206);
+    expect(ranged.headers.get('content-range')).toBe(`bytes 0-99/${binary.length}`);
+    const part = Buffer.from(await ranged.arrayBuffer());
+    expect(part.length).toBe(100);
+    expect(part.equals(binary.subarray(0, 100))).toBe(true);
+  });
+
+  it('downloads the thumbnail conversion as a 200x200 WebP', async () => {
+    const res = await fetch(`${suite.base}/api/v1/assets/${byName('photo.png').id}/content/thumb/download`, { headers: auth() });
+    expect(res.status).toBe(200);
+    const meta = await sharp(Buffer.from(await res.arrayBuffer())).metadata();
+    expect(meta).toMatchObject({ format: 'webp', width: 200, height: 200 });
+  });
+
+  it("hides one group's assets from another group's admin (404)", async () => {
+    const created = await fetch(`${suite.base}/api/v1/groups`, {
+      method: 'POST',
+      headers: { ...auth(), 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Second', admin: { email: 'second@example.com', password: 'second-password', first_name: 'Sec', last_name: 'Ond' } }),
+    });
+    expect(created.status).toBe(201);
+    const otherJwt = await login(suite.base, 'second@example.com', 'second-password');
+    const { status, body } = await getData(byName('photo.png').id, otherJwt);
+    expect(status).toBe(404);
+    expect(body).toMatchObject({ error: { code: expect.any(String), message: expect.any(String) } });
+    const download = await fetch(`${suite.base}/api/v1/assets/${byName('photo.png').id}/content/original/download`, {
+      headers: { authorization: `Bearer ${otherJwt}` },
+    });
+    expect(download.status).toBe(404);
+  });
+
+  it('answers 401 without credentials, on both public addresses', async () => {
+    const res = await fetch(`${suite.base}/api/v1/assets/${byName('photo.png').id}/data`);
+    expect(res.status).toBe(401);
+    expect(await res.json()).toMatchObject({ error: { code: expect.any(String), message: expect.any(String) } });
+    const up = await fetch(`${suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', body: new FormData() });
+    expect(up.status).toBe(401);
+  });
+
+  it('answers malformed JSON to login with 400 and the error body', async () => {
+    const res = await fetch(`${suite.base}/api/v1/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email": "a@b.c", ' });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ error: { code: 'INVALID_JSON', message: expect.any(String) } });
+  });
+});

@@ -1,0 +1,87 @@
+import { randomBytes } from 'node:crypto';
+import {
+  createBucket,
+  createDatabase,
+  s3Env,
+  startNats,
+  startServiceProcess,
+  type ServiceProcess,
+} from '@dam/testing';
+
+export const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
+
+export interface Suite {
+  base: string;
+  upload: string;
+  natsUrl: string;
+  services: Record<string, ServiceProcess>;
+  /** Starts a stopped or killed service again with the env it had. */
+  restart(name: string): Promise<ServiceProcess>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The services of the first asset path as real processes, on fresh infrastructure: a NATS server of its own,
+ * fresh databases and a fresh bucket on the shared PostgreSQL and S3 servers of this jest run.
+ */
+export async function startSuite(overrides: Record<string, Record<string, string>> = {}): Promise<Suite> {
+  const nats = await startNats();
+  const bucket = await createBucket('e2e');
+  const common: Record<string, string> = {
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'info',
+    NATS_URL: nats.url,
+    JWT_SECRET: randomBytes(24).toString('hex'),
+    INTERNAL_SECRET: randomBytes(24).toString('hex'),
+    ADMIN_EMAIL: ADMIN.email,
+    ADMIN_PASSWORD: ADMIN.password,
+    ...s3Env(bucket),
+  };
+  const services: Record<string, ServiceProcess> = {};
+  const envs: Record<string, Record<string, string>> = {};
+  const start = async (name: string, env: Record<string, string>) => {
+    envs[name] = { ...common, ...env, ...overrides[name] };
+    services[name] = await startServiceProcess(name, envs[name]);
+    return services[name];
+  };
+
+  try {
+    const auth = await start('auth', { DATABASE_URL: await createDatabase('e2e_auth') });
+    const metadata = await start('metadata', { DATABASE_URL: await createDatabase('e2e_metadata'), AUTH_URL: auth.url });
+    const [upload, , gateway] = await Promise.all([
+      start('upload', { AUTH_URL: auth.url, METADATA_URL: metadata.url }),
+      start('conversion', { AUTH_URL: auth.url }),
+      start('gateway', { AUTH_URL: auth.url, METADATA_URL: metadata.url }),
+    ]);
+    return {
+      base: gateway.url,
+      upload: upload.url,
+      natsUrl: nats.url,
+      services,
+      async restart(name) {
+        const env = envs[name];
+        if (!env) throw new Error(`unknown service ${name}`);
+        services[name] = await startServiceProcess(name, env);
+        return services[name];
+      },
+      async stop() {
+        await Promise.allSettled(Object.values(services).map((s) => s.stop()));
+        await nats.stop();
+      },
+    };
+  } catch (err) {
+    await Promise.allSettled(Object.values(services).map((s) => s.stop()));
+    await nats.stop();
+    throw err;
+  }
+}
+
+export async function login(base: string, email: string, password: string): Promise<string> {
+  const res = await fetch(`${base}/api/v1/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password }),
+  });
+  if (res.status !== 200) throw new Error(`login failed: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { jwt: string }).jwt;
+}
