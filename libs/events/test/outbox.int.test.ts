@@ -1,0 +1,137 @@
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { createDatabase, startNats, type TestNats } from '@dam/testing';
+import { Pool, type PoolClient } from 'pg';
+import {
+  ASSET_EVENTS,
+  assetEventSubject,
+  connectNats,
+  ensureStreams,
+  InvalidEventPayloadError,
+  OUTBOX_MIGRATION_SQL,
+  startOutboxRelay,
+  writeOutbox,
+  type OutboxRelay,
+} from '../src';
+import { fileSavedEvent } from './fixtures';
+import { captureLogger, streamMessages, until } from './helpers';
+
+describe('outbox against PostgreSQL and nats-server', () => {
+  let server: TestNats;
+  let nc: NatsConnection;
+  let pool: Pool;
+  const relays: OutboxRelay[] = [];
+  const subject = assetEventSubject('g1', 'file-saved');
+
+  beforeAll(async () => {
+    server = await startNats();
+    nc = await connectNats(server.url, 'outbox-test');
+    await ensureStreams(nc);
+    pool = new Pool({ connectionString: await createDatabase('outbox'), max: 8 });
+    await pool.query(OUTBOX_MIGRATION_SQL);
+    await pool.query(OUTBOX_MIGRATION_SQL); // re-runnable
+  });
+  beforeEach(async () => {
+    await pool.query('TRUNCATE outbox');
+    await (await jetstreamManager(nc)).streams.purge(ASSET_EVENTS);
+  });
+  afterEach(async () => {
+    await Promise.all(relays.splice(0).map((r) => r.stop()));
+  });
+  afterAll(async () => {
+    await pool.end();
+    await nc.drain();
+    await server.stop();
+  });
+
+  async function inTransaction(fn: (client: PoolClient) => Promise<void>, commit = true): Promise<void> {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      await fn(client);
+      await client.query(commit ? 'COMMIT' : 'ROLLBACK');
+    } finally {
+      client.release();
+    }
+  }
+
+  async function readStream(): Promise<Array<{ id: string; msgId: string; traceparent: string }>> {
+    const jsm = await jetstreamManager(nc);
+    const count = (await jsm.streams.info(ASSET_EVENTS)).state.messages;
+    const out = [];
+    for (let seq = 1; out.length < count; seq += 1) {
+      const m = await jsm.streams.getMessage(ASSET_EVENTS, { seq });
+      if (!m) continue;
+      out.push({ id: (m.json() as { id: string }).id, msgId: m.header.get('Nats-Msg-Id'), traceparent: m.header.get('traceparent') });
+    }
+    return out;
+  }
+
+  it('never publishes a row written in a rolled-back transaction', async () => {
+    await inTransaction(async (c) => writeOutbox(c, { id: 'rolled', subject, payload: fileSavedEvent('rolled') }), false);
+    await inTransaction(async (c) => writeOutbox(c, { id: 'kept', subject, payload: fileSavedEvent('kept') }));
+    const relay = startOutboxRelay({ pool, nc, logger: captureLogger(), intervalMs: 60_000 });
+    relays.push(relay);
+    expect(await relay.drainOnce()).toBe(1);
+    expect(await relay.drainOnce()).toBe(0);
+    expect((await readStream()).map((m) => m.id)).toEqual(['kept']);
+  });
+
+  it('refuses an invalid payload or an unknown subject at write time', async () => {
+    await expect(
+      inTransaction(async (c) => writeOutbox(c, { id: 'bad', subject, payload: { ...fileSavedEvent('bad'), time: 'never' } })),
+    ).rejects.toBeInstanceOf(InvalidEventPayloadError);
+    await expect(
+      inTransaction(async (c) => writeOutbox(c, { id: 'x', subject: 'dam.internal.unknown', payload: {} })),
+    ).rejects.toBeInstanceOf(InvalidEventPayloadError);
+    expect((await pool.query('SELECT count(*)::int AS n FROM outbox')).rows[0].n).toBe(0);
+  });
+
+  it('drains in commit order with the row id as Nats-Msg-Id and the captured traceparent', async () => {
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    for (let i = 0; i < 25; i += 1) {
+      await inTransaction(async (c) =>
+        writeOutbox(c, { id: `o${i}`, subject, payload: fileSavedEvent(`o${i}`), headers: i === 0 ? { traceparent } : undefined }),
+      );
+    }
+    relays.push(startOutboxRelay({ pool, nc, logger: captureLogger(), intervalMs: 20, batchSize: 10 }));
+    await until(async () => (await streamMessages(nc, ASSET_EVENTS)) === 25);
+    const messages = await readStream();
+    expect(messages.map((m) => m.id)).toEqual(Array.from({ length: 25 }, (_, i) => `o${i}`));
+    expect(messages.every((m) => m.msgId === m.id)).toBe(true);
+    expect(messages[0]?.traceparent).toBe(traceparent);
+    await until(async () => (await pool.query('SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL')).rows[0].n === 0);
+  });
+
+  it('publishes each row exactly once with two relays running, and again-published rows are dropped by msgID', async () => {
+    const a = startOutboxRelay({ pool, nc, logger: captureLogger(), intervalMs: 5, batchSize: 3 });
+    const b = startOutboxRelay({ pool, nc, logger: captureLogger(), intervalMs: 5, batchSize: 3 });
+    relays.push(a, b);
+    for (let i = 0; i < 40; i += 1) {
+      await inTransaction(async (c) => writeOutbox(c, { id: `t${i}`, subject, payload: fileSavedEvent(`t${i}`) }));
+    }
+    await until(async () => (await pool.query('SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL')).rows[0].n === 0);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await streamMessages(nc, ASSET_EVENTS)).toBe(40);
+    expect((await readStream()).map((m) => m.id)).toEqual(Array.from({ length: 40 }, (_, i) => `t${i}`));
+
+    // A crash between publish and commit leaves rows unmarked: publishing them again adds nothing.
+    await pool.query(`UPDATE outbox SET published_at = NULL WHERE id IN ('t38', 't39')`);
+    await until(async () => (await pool.query('SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL')).rows[0].n === 0);
+    expect(await streamMessages(nc, ASSET_EVENTS)).toBe(40);
+  });
+
+  it('keeps rows when JetStream refuses them and publishes them once it accepts', async () => {
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.delete(ASSET_EVENTS);
+    await inTransaction(async (c) => writeOutbox(c, { id: 'late', subject, payload: fileSavedEvent('late') }));
+    const logger = captureLogger();
+    const relay = startOutboxRelay({ pool, nc, logger, intervalMs: 60_000 });
+    relays.push(relay);
+    expect(await relay.drainOnce()).toBe(0);
+    expect(logger.lines.some((l) => l.level === 'warn')).toBe(true);
+    await ensureStreams(nc);
+    expect(await relay.drainOnce()).toBe(1);
+    expect(await streamMessages(nc, ASSET_EVENTS)).toBe(1);
+  });
+});
