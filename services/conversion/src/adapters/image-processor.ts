@@ -1,0 +1,100 @@
+import sharp from 'sharp';
+import type { ConversionSpec } from '../domain/conversion-spec';
+import { UnprocessableImageError } from '../domain/conversion.errors';
+import { orientedSize, type Size } from '../domain/output-size';
+
+/** ~16384 x 16384: a larger image is refused before its pixels are decoded (decompression bombs). */
+export const DEFAULT_MAX_INPUT_PIXELS = 268_402_689;
+
+let configured = false;
+
+/**
+ * Process-wide libvips settings, applied once. One libvips thread per image because the consumer already runs
+ * CONCURRENCY images in parallel on a small machine; no operation cache, since every input is seen once.
+ */
+export function configureSharp(): void {
+  if (configured) return;
+  sharp.concurrency(1);
+  sharp.cache(false);
+  configured = true;
+}
+
+export interface ImageInfo extends Size {
+  format: string;
+}
+
+export interface ProducedImage extends Size {
+  size: number;
+}
+
+export class ImageProcessor {
+  constructor(private readonly maxInputPixels = DEFAULT_MAX_INPUT_PIXELS) {
+    configureSharp();
+  }
+
+  // `failOn: 'error'` makes a truncated or corrupt file fail instead of yielding a half-grey image.
+  private open(path: string): sharp.Sharp {
+    return sharp(path, { failOn: 'error', limitInputPixels: this.maxInputPixels, sequentialRead: true });
+  }
+
+  /**
+   * Reads the header only: the displayed size (EXIF orientation applied) and the format. Refuses what is not
+   * an image or is over the pixel limit, before any decoding.
+   */
+  async probe(path: string): Promise<ImageInfo> {
+    let meta: sharp.Metadata;
+    try {
+      meta = await this.open(path).metadata();
+    } catch (error) {
+      throw new UnprocessableImageError(`the original is not a decodable image: ${messageOf(error)}`, error);
+    }
+    const { width, height } = meta;
+    if (!width || !height) throw new UnprocessableImageError('the original has no pixel dimensions');
+    if (width * height > this.maxInputPixels) {
+      throw new UnprocessableImageError(
+        `the original has ${width}x${height} pixels, more than the limit of ${this.maxInputPixels}`,
+      );
+    }
+    return { ...orientedSize({ width, height }, meta.orientation), format: meta.format ?? 'unknown' };
+  }
+
+  /** Decodes the original, resizes it into the spec's box and writes the encoded output to `target`. */
+  async convert(path: string, spec: ConversionSpec, target: string): Promise<ProducedImage> {
+    // `.rotate()` without an angle applies the EXIF orientation, so the output looks as the camera meant.
+    const pipeline = this.open(path)
+      .rotate()
+      .resize({ width: spec.width ?? undefined, height: spec.height ?? undefined, fit: spec.fit });
+    switch (spec.format) {
+      case 'webp':
+        pipeline.webp({ quality: spec.quality });
+        break;
+      case 'jpeg':
+        pipeline.jpeg({ quality: spec.quality, mozjpeg: true });
+        break;
+      case 'png':
+        // PNG is lossless: quality only matters for palette output, which we do not ask for.
+        pipeline.png({ compressionLevel: 9 });
+        break;
+      case 'avif':
+        pipeline.avif({ quality: spec.quality, effort: 2 });
+        break;
+    }
+    try {
+      const info = await pipeline.toFile(target);
+      return { width: info.width, height: info.height, size: info.size };
+    } catch (error) {
+      // The header was readable (probe passed) but the pixel data is not: retrying will not change that.
+      if (isDecodeError(error)) throw new UnprocessableImageError(`the original cannot be decoded: ${messageOf(error)}`, error);
+      throw error;
+    }
+  }
+}
+
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+// libvips reports broken input data with these phrases; anything else (disk full, EMFILE) may be transient.
+const DECODE_ERROR = /(VipsJpeg|vipspng|VipsForeign|webp|heif|tiff|gif|premature end|corrupt|truncated|bad|invalid|unsupported image format|Input file)/i;
+
+function isDecodeError(error: unknown): boolean {
+  return DECODE_ERROR.test(messageOf(error));
+}

@@ -1,0 +1,107 @@
+import type { JetStreamClient } from '@nats-io/jetstream';
+import {
+  ASSET_EVENTS,
+  assetEventFilter,
+  consume,
+  CONVERSIONS_COMPLETED,
+  FILE_SAVED,
+  publishEvent,
+  type Consumer,
+  type ConversionsCompleted,
+  type FileSavedEvent,
+  type MessageContext,
+} from '@dam/events';
+import type { Logger } from '@dam/logging';
+import { UnprocessableImageError } from '../domain/conversion.errors';
+import { convertAsset, failureReport, type ConvertAssetDeps, type ConvertAssetInput } from '../use-cases/convert-asset.use-case';
+
+export const FILE_SAVED_DURABLE = 'conversion-file-saved';
+
+/**
+ * Key under which a whole-original failure is reported (corrupt file, retries exhausted): the failure is not
+ * about one conversion, and `original` is the key the contract uses for a failed original.
+ */
+export const ORIGINAL_ERROR_KEY = 'original';
+
+export interface FileSavedConsumerDeps extends ConvertAssetDeps {
+  js: JetStreamClient;
+  logger: Logger;
+}
+
+const isImage = (contentType: string): boolean => contentType.toLowerCase().startsWith('image/');
+
+const inputOf = (event: FileSavedEvent): ConvertAssetInput => ({
+  groupId: event.group_id,
+  assetId: event.asset_id,
+  checksum: event.data.checksum,
+});
+
+async function publishReport(js: JetStreamClient, report: ConversionsCompleted): Promise<void> {
+  await publishEvent(js, CONVERSIONS_COMPLETED.subject, CONVERSIONS_COMPLETED.schema, report, { msgId: report.id });
+}
+
+export function handleFileSaved(deps: FileSavedConsumerDeps) {
+  return async (event: FileSavedEvent, ctx: MessageContext): Promise<void> => {
+    // Metadata marks non-images OK by itself; nothing to make here.
+    if (!isImage(event.data.content_type)) return;
+    const input = inputOf(event);
+    const log = { asset_id: input.assetId, group_id: input.groupId, delivery: ctx.deliveryCount };
+    deps.logger.info(log, 'conversion started');
+    const started = Date.now();
+    const stopKeepAlive = ctx.keepAlive();
+    let report: ConversionsCompleted;
+    try {
+      report = await convertAsset(input, deps, ctx.working);
+    } catch (error) {
+      if (!(error instanceof UnprocessableImageError)) throw error;
+      // Retrying cannot fix the file: report now so the asset turns ERROR without waiting for every retry.
+      deps.logger.warn({ ...log, err: { message: error.message } }, 'original is not a usable image');
+      report = failureReport(input, ORIGINAL_ERROR_KEY, error.message);
+    } finally {
+      stopKeepAlive();
+    }
+    await publishReport(deps.js, report);
+    deps.logger.info(
+      { ...log, conversions: Object.keys(report.conversions), errors: report.errors, ms: Date.now() - started },
+      'conversion finished',
+    );
+  };
+}
+
+/** After the last delivery failed: tell metadata, so the asset ends in ERROR instead of NOT_READY forever. */
+export function deadLetterFileSaved(deps: FileSavedConsumerDeps) {
+  return async (event: FileSavedEvent, error: unknown): Promise<void> => {
+    if (!isImage(event.data.content_type)) return;
+    const message = `conversion failed after every retry: ${error instanceof Error ? error.message : String(error)}`;
+    await publishReport(deps.js, failureReport(inputOf(event), ORIGINAL_ERROR_KEY, message));
+    deps.logger.error({ asset_id: event.asset_id, group_id: event.group_id }, 'conversion given up: error reported');
+  };
+}
+
+export interface FileSavedConsumerOptions {
+  concurrency: number;
+  ackWaitMs: number;
+  maxDeliver: number;
+  backoffMs?: number[];
+}
+
+export function startFileSavedConsumer(
+  nc: Parameters<typeof consume>[0]['nc'],
+  deps: FileSavedConsumerDeps,
+  options: FileSavedConsumerOptions,
+): Promise<Consumer> {
+  return consume({
+    nc,
+    stream: ASSET_EVENTS,
+    durable: FILE_SAVED_DURABLE,
+    filterSubjects: assetEventFilter('*', 'file-saved'),
+    schema: FILE_SAVED.schema,
+    handler: handleFileSaved(deps),
+    onDeadLetter: deadLetterFileSaved(deps),
+    logger: deps.logger,
+    concurrency: options.concurrency,
+    ackWaitMs: options.ackWaitMs,
+    maxDeliver: options.maxDeliver,
+    ...(options.backoffMs ? { backoffMs: options.backoffMs } : {}),
+  });
+}

@@ -1,0 +1,96 @@
+import { z } from 'zod';
+
+export const IMAGE_FORMATS = ['webp', 'jpeg', 'png', 'avif'] as const;
+export type ImageFormat = (typeof IMAGE_FORMATS)[number];
+
+export const FITS = ['cover', 'contain', 'inside', 'outside', 'fill'] as const;
+export type Fit = (typeof FITS)[number];
+
+/** Largest side accepted for an output: a bigger box is a configuration mistake, not a thumbnail. */
+export const MAX_OUTPUT_SIDE = 8192;
+
+const side = z.number().int().min(1).max(MAX_OUTPUT_SIDE);
+
+/** One `conversions.custom.<key>` entry of the group settings (CONTRACT §3). */
+export const customConversionSchema = z
+  .object({
+    width: side.nullish(),
+    height: side.nullish(),
+    fit: z.enum(FITS).default('cover'),
+    format: z.enum(IMAGE_FORMATS).default('webp'),
+    quality: z.number().int().min(1).max(100).default(80),
+  })
+  .refine((c) => (c.width ?? null) !== null || (c.height ?? null) !== null, { message: 'width or height is required' });
+
+/** A conversion to produce: the settings entry, validated, with its key. */
+export interface ConversionSpec {
+  key: string;
+  width: number | null;
+  height: number | null;
+  fit: Fit;
+  format: ImageFormat;
+  quality: number;
+}
+
+/** The slice of the settings record this service reads; everything else passes through untouched. */
+export interface ImageSettings {
+  conversions?: {
+    custom?: Record<string, unknown>;
+    profile?: { image?: unknown };
+  };
+}
+
+/**
+ * Built-in image keys (spec: "Conversion") that this service does not produce yet. They are skipped, not
+ * reported as errors: the default profile lists `smart_imaging`, and an error would mark every upload ERROR.
+ */
+export const UNBUILT_BUILTIN_KEYS: ReadonlySet<string> = new Set(['smart_imaging', 'deepzoom']);
+
+export interface ConversionPlan {
+  specs: ConversionSpec[];
+  /** Keys that cannot be produced, with why; they go into the report's `errors`. */
+  errors: Record<string, string>;
+  /** Built-ins not implemented yet (neither produced nor failed). */
+  skipped: string[];
+}
+
+/**
+ * The image profile of a group as a list of conversions. A profile key without a valid custom definition
+ * is a configuration error and is reported under its key, so the asset shows why it has no such output.
+ */
+export function planConversions(settings: ImageSettings): ConversionPlan {
+  const plan: ConversionPlan = { specs: [], errors: {}, skipped: [] };
+  const profile = settings.conversions?.profile?.image;
+  const keys = Array.isArray(profile) ? [...new Set(profile.filter((k): k is string => typeof k === 'string'))] : [];
+  const custom = settings.conversions?.custom ?? {};
+  for (const key of keys) {
+    if (UNBUILT_BUILTIN_KEYS.has(key)) {
+      plan.skipped.push(key);
+      continue;
+    }
+    if (!Object.hasOwn(custom, key)) {
+      plan.errors[key] = `conversion "${key}" is not defined in the group's custom conversions`;
+      continue;
+    }
+    const parsed = customConversionSchema.safeParse(custom[key]);
+    if (!parsed.success) {
+      const why = parsed.error.issues.map((i) => `${i.path.join('.') || key}: ${i.message}`).join('; ');
+      plan.errors[key] = `conversion "${key}" is invalid: ${why}`;
+      continue;
+    }
+    const { width, height, fit, format, quality } = parsed.data;
+    plan.specs.push({ key, width: width ?? null, height: height ?? null, fit, format, quality });
+  }
+  return plan;
+}
+
+const FORMAT_OUTPUT: Record<ImageFormat, { ext: string; contentType: string }> = {
+  webp: { ext: 'webp', contentType: 'image/webp' },
+  jpeg: { ext: 'jpg', contentType: 'image/jpeg' },
+  png: { ext: 'png', contentType: 'image/png' },
+  avif: { ext: 'avif', contentType: 'image/avif' },
+};
+
+export function outputFormat(format: ImageFormat): { ext: string; contentType: string } {
+  return FORMAT_OUTPUT[format];
+}

@@ -1,0 +1,70 @@
+import { telemetry } from './instrument'; // must stay the first import
+import { jetstream } from '@nats-io/jetstream';
+import { connectNats, ensureStreams } from '@dam/events';
+import { serve } from '@dam/http';
+import { createLogger } from '@dam/logging';
+import { createStorage } from '@dam/storage';
+import { GroupSettingsClient } from './adapters/group-settings.client';
+import { ImageProcessor } from './adapters/image-processor';
+import { buildConversionApp } from './app';
+import { loadConversionConfig } from './config';
+import { startFileSavedConsumer } from './consumers/file-saved.consumer';
+
+async function main(): Promise<void> {
+  const config = loadConversionConfig();
+  const logger = createLogger({ service: 'conversion', level: config.LOG_LEVEL });
+
+  const nc = await connectNats(config.NATS_URL, 'conversion');
+  await ensureStreams(nc);
+  const storage = createStorage({
+    endpoint: config.S3_ENDPOINT,
+    accessKey: config.S3_ACCESS_KEY,
+    secretKey: config.S3_SECRET_KEY,
+    bucket: config.S3_BUCKET,
+    region: config.S3_REGION,
+  });
+
+  const consumer = await startFileSavedConsumer(
+    nc,
+    {
+      js: jetstream(nc),
+      logger,
+      storage,
+      settings: new GroupSettingsClient({ authUrl: config.AUTH_URL, ttlMs: config.SETTINGS_CACHE_MS }),
+      images: new ImageProcessor(config.MAX_INPUT_PIXELS),
+      maxOutputPixels: config.MAX_OUTPUT_PIXELS,
+    },
+    {
+      concurrency: config.CONCURRENCY,
+      ackWaitMs: config.ACK_WAIT_MS,
+      maxDeliver: config.MAX_DELIVER,
+      backoffMs: config.RETRY_BACKOFF_MS,
+    },
+  );
+
+  const readiness = async (): Promise<Record<string, boolean>> => ({
+    nats: !nc.isClosed(),
+    storage: await storage.ping().then(
+      () => true,
+      () => false,
+    ),
+  });
+
+  await serve(buildConversionApp({ logger, readiness }), {
+    host: config.HOST,
+    port: config.PORT,
+    logger,
+    shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    onShutdown: async () => {
+      // Stop pulling first; in-flight images finish and are acked before the connection drains.
+      await consumer.stop();
+      await nc.drain();
+      await telemetry.shutdown();
+    },
+  });
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

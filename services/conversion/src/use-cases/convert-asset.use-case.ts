@@ -1,0 +1,106 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { CompletedConversion, ConversionsCompleted } from '@dam/events';
+import type { Logger } from '@dam/logging';
+import { conversionKey, originalKey, type Storage } from '@dam/storage';
+import type { GroupSettingsClient } from '../adapters/group-settings.client';
+import type { ImageProcessor } from '../adapters/image-processor';
+import { outputFormat, planConversions } from '../domain/conversion-spec';
+import { outputSize } from '../domain/output-size';
+
+export interface ConvertAssetInput {
+  groupId: string;
+  assetId: string;
+  checksum: string;
+}
+
+export interface ConvertAssetDeps {
+  settings: GroupSettingsClient;
+  storage: Storage;
+  images: ImageProcessor;
+  logger: Logger;
+  /** Largest output accepted, in pixels (an `outside` fit or one-sided box on a panorama can explode). */
+  maxOutputPixels: number;
+  /** Where the original is spooled while it is converted. */
+  workDir?: string;
+}
+
+/** Report id = `Nats-Msg-Id`: a re-run for the same original after a crash is stored once. */
+export const reportId = (assetId: string, checksum: string): string => `conv-${assetId}-${checksum}`;
+
+/** A report that says the whole original failed: no outputs, the reason under `key`. */
+export function failureReport(input: ConvertAssetInput, key: string, message: string): ConversionsCompleted {
+  return {
+    id: reportId(input.assetId, input.checksum),
+    asset_id: input.assetId,
+    group_id: input.groupId,
+    source_checksum: input.checksum,
+    image: null,
+    conversions: {},
+    errors: { [key]: message },
+  };
+}
+
+/**
+ * Produces the group's image profile for one original and returns the report for metadata. The original is
+ * spooled to a temporary file first: sharp would otherwise buffer a streamed input whole in memory, and a file
+ * lets libvips read just the header for the size check and decode once per output. Transient failures
+ * (settings, storage) throw so the message is retried; outputs are keyed by checksum, so a retry overwrites them.
+ */
+export async function convertAsset(
+  input: ConvertAssetInput,
+  deps: ConvertAssetDeps,
+  progress: () => void = () => undefined,
+): Promise<ConversionsCompleted> {
+  const plan = planConversions(await deps.settings.get(input.groupId));
+  if (plan.skipped.length > 0) {
+    deps.logger.debug({ asset_id: input.assetId, skipped: plan.skipped }, 'profile keys not built yet: skipped');
+  }
+  const dir = await mkdtemp(path.join(deps.workDir ?? tmpdir(), 'dam-conversion-'));
+  try {
+    const source = path.join(dir, 'original');
+    await pipeline(await deps.storage.getStream(originalKey(input.groupId, input.assetId)), createWriteStream(source));
+    progress();
+
+    const image = await deps.images.probe(source);
+    const conversions: Record<string, CompletedConversion> = {};
+    const errors: Record<string, string> = { ...plan.errors };
+
+    for (const spec of plan.specs) {
+      const expected = outputSize(image, spec);
+      if (expected.width * expected.height > deps.maxOutputPixels) {
+        errors[spec.key] = `output would be ${expected.width}x${expected.height}, over the limit of ${deps.maxOutputPixels} pixels`;
+        continue;
+      }
+      const { ext, contentType } = outputFormat(spec.format);
+      const file = path.join(dir, `${spec.key}.${ext}`);
+      const produced = await deps.images.convert(source, spec, file);
+      progress();
+      const objectKey = conversionKey(input.groupId, input.assetId, input.checksum, spec.key, ext);
+      await deps.storage.putStream(objectKey, createReadStream(file), { contentType, size: produced.size });
+      progress();
+      conversions[spec.key] = {
+        object_key: objectKey,
+        content_type: contentType,
+        width: produced.width,
+        height: produced.height,
+        size: produced.size,
+      };
+    }
+
+    return {
+      id: reportId(input.assetId, input.checksum),
+      asset_id: input.assetId,
+      group_id: input.groupId,
+      source_checksum: input.checksum,
+      image: { width: image.width, height: image.height },
+      conversions,
+      errors,
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

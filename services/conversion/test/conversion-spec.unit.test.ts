@@ -1,0 +1,53 @@
+import { outputFormat, planConversions } from '../src/domain/conversion-spec';
+
+describe('planConversions', () => {
+  const custom = {
+    thumb: { width: 200, height: 200, fit: 'cover', format: 'webp', quality: 80 },
+    wide: { width: 1280, format: 'jpeg' },
+    broken: { width: 0, height: 10 },
+    nobox: { format: 'png' },
+  };
+
+  it('turns profile keys with a custom definition into specs, in profile order, with defaults filled', () => {
+    const plan = planConversions({ conversions: { custom, profile: { image: ['wide', 'thumb'] } } });
+    expect(plan.specs).toEqual([
+      { key: 'wide', width: 1280, height: null, fit: 'cover', format: 'jpeg', quality: 80 },
+      { key: 'thumb', width: 200, height: 200, fit: 'cover', format: 'webp', quality: 80 },
+    ]);
+    expect(plan.errors).toEqual({});
+    expect(plan.skipped).toEqual([]);
+  });
+
+  it('skips built-ins that are not built yet and reports undefined or invalid keys as errors', () => {
+    const plan = planConversions({
+      conversions: { custom, profile: { image: ['smart_imaging', 'thumb', 'missing', 'broken', 'nobox', 'thumb'] } },
+    });
+    expect(plan.specs.map((s) => s.key)).toEqual(['thumb']);
+    expect(plan.skipped).toEqual(['smart_imaging']);
+    expect(Object.keys(plan.errors).sort()).toEqual(['broken', 'missing', 'nobox']);
+    expect(plan.errors.missing).toMatch(/not defined/);
+    expect(plan.errors.nobox).toMatch(/width or height/);
+  });
+
+  it('does not take inherited object properties for custom conversions', () => {
+    const plan = planConversions({ conversions: { custom: {}, profile: { image: ['toString', 'constructor'] } } });
+    expect(plan.specs).toEqual([]);
+    expect(Object.keys(plan.errors)).toEqual(['toString', 'constructor']);
+  });
+
+  it('gives an empty plan for missing or malformed settings', () => {
+    expect(planConversions({})).toEqual({ specs: [], errors: {}, skipped: [] });
+    expect(planConversions({ conversions: { profile: { image: 'thumb' } } })).toEqual({ specs: [], errors: {}, skipped: [] });
+  });
+});
+
+describe('outputFormat', () => {
+  it.each([
+    ['webp', 'webp', 'image/webp'],
+    ['jpeg', 'jpg', 'image/jpeg'],
+    ['png', 'png', 'image/png'],
+    ['avif', 'avif', 'image/avif'],
+  ] as const)('%s → .%s %s', (format, ext, contentType) => {
+    expect(outputFormat(format)).toEqual({ ext, contentType });
+  });
+});
