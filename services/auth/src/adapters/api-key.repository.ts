@@ -1,0 +1,58 @@
+import type { ApiKeyRecord } from '../domain/api-keys';
+import { offsetOf, type Db, type Page } from './db';
+
+const COLUMNS = 'id, group_id, user_id, name, role, created_at';
+
+export interface ActiveKey {
+  key: ApiKeyRecord;
+  user_role_id: number;
+}
+
+export class ApiKeyRepository {
+  constructor(private readonly db: Db) {}
+
+  async insert(k: Omit<ApiKeyRecord, 'created_at'>, keyHash: string): Promise<ApiKeyRecord> {
+    const r = await this.db.query<ApiKeyRecord>(
+      `INSERT INTO api_keys (id, group_id, user_id, name, role, key_hash) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COLUMNS}`,
+      [k.id, k.group_id, k.user_id, k.name, k.role, keyHash],
+    );
+    return r.rows[0] as ApiKeyRecord;
+  }
+
+  async listActive(groupId: number, page: Page): Promise<{ items: ApiKeyRecord[]; total: number }> {
+    const [items, total] = await Promise.all([
+      this.db.query<ApiKeyRecord>(
+        `SELECT ${COLUMNS} FROM api_keys WHERE group_id = $1 AND revoked_at IS NULL ORDER BY created_at, id LIMIT $2 OFFSET $3`,
+        [groupId, page.page_size, offsetOf(page)],
+      ),
+      this.db.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys WHERE group_id = $1 AND revoked_at IS NULL', [groupId]),
+    ]);
+    return { items: items.rows, total: total.rows[0]?.n ?? 0 };
+  }
+
+  async revoke(groupId: number, id: string): Promise<boolean> {
+    const r = await this.db.query('UPDATE api_keys SET revoked_at = now() WHERE group_id = $1 AND id = $2 AND revoked_at IS NULL', [
+      groupId,
+      id,
+    ]);
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  async revokeAllOfUser(userId: number): Promise<void> {
+    await this.db.query('UPDATE api_keys SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL', [userId]);
+  }
+
+  /** A key works only while it is not revoked and its creator is still enabled. */
+  async findActiveByHash(keyHash: string): Promise<ActiveKey | undefined> {
+    const r = await this.db.query<ApiKeyRecord & { user_role_id: number }>(
+      `SELECT k.id, k.group_id, k.user_id, k.name, k.role, k.created_at, u.role_id AS user_role_id
+       FROM api_keys k JOIN users u ON u.id = k.user_id
+       WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND NOT u.disabled AND u.deleted_at IS NULL`,
+      [keyHash],
+    );
+    const row = r.rows[0];
+    if (!row) return undefined;
+    const { user_role_id, ...key } = row;
+    return { key, user_role_id };
+  }
+}

@@ -1,0 +1,21 @@
+import type { Db } from './db';
+
+export interface GroupRecord {
+  id: number;
+  name: string;
+  created_at: Date;
+}
+
+export class GroupRepository {
+  constructor(private readonly db: Db) {}
+
+  async insert(name: string): Promise<GroupRecord> {
+    const r = await this.db.query<GroupRecord>('INSERT INTO groups (name) VALUES ($1) RETURNING id, name, created_at', [name]);
+    return r.rows[0] as GroupRecord;
+  }
+
+  async count(): Promise<number> {
+    const r = await this.db.query<{ n: number }>('SELECT count(*)::int AS n FROM groups');
+    return r.rows[0]?.n ?? 0;
+  }
+}

@@ -1,0 +1,105 @@
+import { randomBytes } from 'node:crypto';
+import { conflict } from '@dam/errors';
+import type { UserRecord } from '../domain/users';
+import { isUniqueViolation, offsetOf, type Db, type Page } from './db';
+
+const COLUMNS = `id, group_id, email, password_hash, first_name, last_name, role_id, disabled, preferences,
+  upload_key, access_id, created_at, updated_at`;
+
+export interface NewUser {
+  group_id: number;
+  email: string;
+  password_hash: string;
+  first_name: string;
+  last_name: string;
+  role_id: number;
+}
+
+export interface UserChanges {
+  role_id?: number;
+  disabled?: boolean;
+  password_hash?: string;
+}
+
+export class UserRepository {
+  constructor(private readonly db: Db) {}
+
+  async findByEmail(email: string): Promise<UserRecord | undefined> {
+    const r = await this.db.query<UserRecord>(
+      `SELECT ${COLUMNS} FROM users WHERE lower(email) = lower($1) AND deleted_at IS NULL`,
+      [email],
+    );
+    return r.rows[0];
+  }
+
+  /** Group scoping is part of the query: a user of another group is simply not found. */
+  async findVisible(groupId: number, id: number): Promise<UserRecord | undefined> {
+    const r = await this.db.query<UserRecord>(
+      `SELECT ${COLUMNS} FROM users WHERE group_id = $1 AND id = $2 AND deleted_at IS NULL`,
+      [groupId, id],
+    );
+    return r.rows[0];
+  }
+
+  async listInGroup(groupId: number, page: Page): Promise<{ items: UserRecord[]; total: number }> {
+    const [items, total] = await Promise.all([
+      this.db.query<UserRecord>(
+        `SELECT ${COLUMNS} FROM users WHERE group_id = $1 AND deleted_at IS NULL ORDER BY id LIMIT $2 OFFSET $3`,
+        [groupId, page.page_size, offsetOf(page)],
+      ),
+      this.db.query<{ n: number }>('SELECT count(*)::int AS n FROM users WHERE group_id = $1 AND deleted_at IS NULL', [groupId]),
+    ]);
+    return { items: items.rows, total: total.rows[0]?.n ?? 0 };
+  }
+
+  async insert(u: NewUser): Promise<UserRecord> {
+    try {
+      const r = await this.db.query<UserRecord>(
+        `INSERT INTO users (group_id, email, password_hash, first_name, last_name, role_id, upload_key, access_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${COLUMNS}`,
+        [
+          u.group_id,
+          u.email,
+          u.password_hash,
+          u.first_name,
+          u.last_name,
+          u.role_id,
+          `upk_${randomBytes(24).toString('base64url')}`,
+          randomBytes(16).toString('hex'),
+        ],
+      );
+      return r.rows[0] as UserRecord;
+    } catch (err) {
+      if (isUniqueViolation(err)) throw conflict('EMAIL_TAKEN', 'A user with this email already exists');
+      throw err;
+    }
+  }
+
+  async update(groupId: number, id: number, c: UserChanges): Promise<UserRecord | undefined> {
+    const r = await this.db.query<UserRecord>(
+      `UPDATE users SET role_id = COALESCE($3, role_id), disabled = COALESCE($4, disabled),
+         password_hash = COALESCE($5, password_hash), updated_at = now()
+       WHERE group_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${COLUMNS}`,
+      [groupId, id, c.role_id ?? null, c.disabled ?? null, c.password_hash ?? null],
+    );
+    return r.rows[0];
+  }
+
+  /** Keeps the row (assets name it as creator) but frees the email and blocks every way in. */
+  async softDelete(groupId: number, id: number): Promise<boolean> {
+    const r = await this.db.query(
+      `UPDATE users SET deleted_at = now(), disabled = true, email = email || '#deleted-' || id, updated_at = now()
+       WHERE group_id = $1 AND id = $2 AND deleted_at IS NULL`,
+      [groupId, id],
+    );
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  async setPreferences(id: number, preferences: Record<string, unknown>): Promise<void> {
+    await this.db.query('UPDATE users SET preferences = $2, updated_at = now() WHERE id = $1', [id, JSON.stringify(preferences)]);
+  }
+
+  async touchLogin(id: number): Promise<void> {
+    await this.db.query('UPDATE users SET last_login_at = now() WHERE id = $1', [id]);
+  }
+}

@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import { authEnv, baseEnv, dbEnv, loadConfig } from '@dam/config';
+
+const DEFAULT_ADMIN_EMAIL = 'admin@example.com';
+const DEFAULT_ADMIN_PASSWORD = 'admin-password';
+
+const schema = z
+  .object({
+    ...baseEnv(8090),
+    ...dbEnv,
+    ...authEnv,
+    JWT_TTL: z.coerce.number().int().min(60).max(30 * 86400).default(3600),
+    ADMIN_EMAIL: z.email().default(DEFAULT_ADMIN_EMAIL),
+    ADMIN_PASSWORD: z.string().min(8).default(DEFAULT_ADMIN_PASSWORD),
+    LOGIN_MAX_FAILURES_PER_EMAIL: z.coerce.number().int().positive().default(10),
+    LOGIN_MAX_FAILURES_PER_ADDRESS: z.coerce.number().int().positive().default(50),
+    LOGIN_WINDOW_SECONDS: z.coerce.number().int().positive().default(900),
+  })
+  .superRefine((c, ctx) => {
+    // Shipping the documented defaults to production would hand out the admin account.
+    if (c.NODE_ENV === 'production' && (c.ADMIN_EMAIL === DEFAULT_ADMIN_EMAIL || c.ADMIN_PASSWORD === DEFAULT_ADMIN_PASSWORD)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ADMIN_EMAIL'],
+        message: 'ADMIN_EMAIL and ADMIN_PASSWORD must be set to non-default values when NODE_ENV=production',
+      });
+    }
+  });
+
+export type AuthConfig = z.infer<typeof schema>;
+
+export const loadAuthConfig = (env: NodeJS.ProcessEnv = process.env): AuthConfig => loadConfig(schema, env);
+
+export const isDefaultAdmin = (c: Pick<AuthConfig, 'ADMIN_EMAIL' | 'ADMIN_PASSWORD'>): boolean =>
+  c.ADMIN_EMAIL === DEFAULT_ADMIN_EMAIL && c.ADMIN_PASSWORD === DEFAULT_ADMIN_PASSWORD;

@@ -1,0 +1,58 @@
+import { telemetry } from './instrument'; // must stay the first import
+import path from 'node:path';
+import { ConfigError } from '@dam/config';
+import { createPool, migrate } from '@dam/db';
+import { serve } from '@dam/http';
+import { createLogger } from '@dam/logging';
+import { createAuthApp } from './app';
+import { isDefaultAdmin, loadAuthConfig } from './config';
+import { bootstrap } from './use-cases/bootstrap.use-case';
+
+async function main(): Promise<void> {
+  const config = loadAuthConfig();
+  const logger = createLogger({ service: 'auth', level: config.LOG_LEVEL });
+  const pool = createPool(config.DATABASE_URL);
+
+  const applied = await migrate(pool, path.join(__dirname, 'migrations'));
+  if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+  const boot = await bootstrap(pool, { email: config.ADMIN_EMAIL, password: config.ADMIN_PASSWORD });
+  if (boot.created) {
+    logger.info(
+      { group_id: boot.group_id, admin_user_id: boot.admin_user_id, admin_email: config.ADMIN_EMAIL },
+      isDefaultAdmin(config)
+        ? 'created group 1 and its ADMIN with the local defaults admin@example.com / admin-password: change them'
+        : 'created group 1 and its ADMIN from ADMIN_EMAIL / ADMIN_PASSWORD',
+    );
+  }
+
+  await serve(
+    createAuthApp({
+      pool,
+      logger,
+      jwtSecret: config.JWT_SECRET,
+      internalSecret: config.INTERNAL_SECRET,
+      jwtTtlSeconds: config.JWT_TTL,
+      loginLimits: {
+        maxPerEmail: config.LOGIN_MAX_FAILURES_PER_EMAIL,
+        maxPerAddress: config.LOGIN_MAX_FAILURES_PER_ADDRESS,
+        windowSeconds: config.LOGIN_WINDOW_SECONDS,
+      },
+    }),
+    {
+      host: config.HOST,
+      port: config.PORT,
+      logger,
+      shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+      onShutdown: async () => {
+        await pool.end();
+        await telemetry.shutdown();
+      },
+    },
+  );
+}
+
+main().catch((err: unknown) => {
+  // A configuration problem is the operator's to fix: say exactly what, without a stack trace.
+  console.error(err instanceof ConfigError ? err.message : err);
+  process.exit(1);
+});

@@ -1,0 +1,50 @@
+import { randomUUID } from 'node:crypto';
+import { Router } from 'express';
+import { z } from 'zod';
+import { API_KEY_ROLES, PERMISSION, generateApiKey, hashApiKey, principalOf, requireAny } from '@dam/auth-tokens';
+import { notFound } from '@dam/errors';
+import { parsed, validate } from '@dam/http';
+import type { Pool } from '@dam/db';
+import { ApiKeyRepository } from '../adapters/api-key.repository';
+import { toApiKeyView } from '../domain/api-keys';
+import { pageQuery } from './schemas';
+
+const createSchemas = { body: z.object({ name: z.string().trim().min(1).max(200), role: z.enum(API_KEY_ROLES) }) };
+const listSchemas = { query: pageQuery };
+const deleteSchemas = { params: z.object({ key_id: z.string().min(1).max(100) }) };
+
+export function apiKeyRoutes(pool: Pool): Router {
+  const router = Router();
+  const keys = new ApiKeyRepository(pool);
+
+  router.post('/api/v1/api_keys', validate(createSchemas), async (req, res) => {
+    const p = principalOf(res);
+    requireAny(p, [PERMISSION.MANAGE_USERS]);
+    const { body } = parsed(createSchemas, req, res);
+    const key = generateApiKey();
+    // Stored only as a hash: this response is the one time the key is ever seen.
+    const record = await keys.insert(
+      { id: randomUUID(), group_id: p.group_id, user_id: p.user_id, name: body.name, role: body.role },
+      hashApiKey(key),
+    );
+    res.status(201).json({ key_id: record.id, name: record.name, role: record.role, key });
+  });
+
+  router.get('/api/v1/api_keys', validate(listSchemas), async (req, res) => {
+    const p = principalOf(res);
+    requireAny(p, [PERMISSION.MANAGE_USERS]);
+    const { query } = parsed(listSchemas, req, res);
+    const { items, total } = await keys.listActive(p.group_id, query);
+    res.json({ items: items.map(toApiKeyView), page: query.page, page_size: query.page_size, total });
+  });
+
+  router.delete('/api/v1/api_keys/:key_id', validate(deleteSchemas), async (req, res) => {
+    const p = principalOf(res);
+    requireAny(p, [PERMISSION.MANAGE_USERS]);
+    const { params } = parsed(deleteSchemas, req, res);
+    if (!(await keys.revoke(p.group_id, params.key_id))) throw notFound('API_KEY_NOT_FOUND', 'API key not found');
+    res.json({ key_id: params.key_id, revoked: true });
+  });
+
+  return router;
+}

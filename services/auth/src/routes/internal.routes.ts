@@ -1,0 +1,36 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import { hashApiKey } from '@dam/auth-tokens';
+import { notFound, unauthenticated } from '@dam/errors';
+import { parsed, validate } from '@dam/http';
+import type { Pool } from '@dam/db';
+import { ApiKeyRepository } from '../adapters/api-key.repository';
+import { SettingsRepository } from '../adapters/settings.repository';
+import { apiKeyPrincipal } from '../domain/api-keys';
+import { groupIdParams } from './schemas';
+
+const authenticateSchemas = { body: z.object({ api_key: z.string().min(1).max(512) }) };
+const settingsSchemas = { params: groupIdParams };
+
+/** Service-to-service calls; the gateway never routes /internal (docs/internal-interfaces.md). */
+export function internalRoutes(pool: Pool): Router {
+  const router = Router();
+  const keys = new ApiKeyRepository(pool);
+
+  router.post('/internal/v1/authenticate', validate(authenticateSchemas), async (req, res) => {
+    const { body } = parsed(authenticateSchemas, req, res);
+    // Looked up on every call, never cached, so a revoked key stops working at once.
+    const found = await keys.findActiveByHash(hashApiKey(body.api_key));
+    if (!found) throw unauthenticated('The API key is invalid', 'INVALID_API_KEY');
+    res.json(apiKeyPrincipal(found.key, found.user_role_id));
+  });
+
+  router.get('/internal/v1/groups/:group_id/settings', validate(settingsSchemas), async (req, res) => {
+    const { params } = parsed(settingsSchemas, req, res);
+    const settings = await new SettingsRepository(pool).get(params.group_id);
+    if (!settings) throw notFound('GROUP_NOT_FOUND', 'Group not found');
+    res.json(settings);
+  });
+
+  return router;
+}

@@ -1,0 +1,207 @@
+import { signJwt } from '@dam/auth-tokens';
+import { ADMIN, JWT_SECRET, call, principalHeaders, startAuth, type TestAuth } from './helpers';
+
+let auth: TestAuth;
+beforeAll(async () => {
+  auth = await startAuth();
+});
+afterAll(async () => auth.close());
+
+const admin1 = () => principalHeaders(1, 1, 1);
+
+describe('GET|POST /api/v1/auth/validate', () => {
+  it('accepts the JWT as a Bearer header or as _jwt, with both methods', async () => {
+    const { body } = await call(`${auth.url}/api/v1/login`, 'POST', ADMIN);
+    const jwt: string = body.jwt;
+    const expected = { valid: true, user_id: 1, group_id: 1, role_id: 1, expires_at: expect.any(String) };
+    for (const method of ['GET', 'POST']) {
+      const viaHeader = await call(`${auth.url}/api/v1/auth/validate`, method, undefined, { authorization: `Bearer ${jwt}` });
+      expect(viaHeader).toMatchObject({ status: 200, body: expected });
+      const viaQuery = await call(`${auth.url}/api/v1/auth/validate?_jwt=${encodeURIComponent(jwt)}`, method);
+      expect(viaQuery).toMatchObject({ status: 200, body: expected });
+      expect(Date.parse(viaQuery.body.expires_at)).toBeGreaterThan(Date.now());
+    }
+  });
+
+  it('missing, tampered, expired or foreign-secret tokens → 401', async () => {
+    expect((await call(`${auth.url}/api/v1/auth/validate`, 'GET')).status).toBe(401);
+    expect((await call(`${auth.url}/api/v1/auth/validate?_jwt=abc`, 'POST')).status).toBe(401);
+    const foreign = signJwt({ sub: 1, gid: 1, role: 1 }, 'some-other-secret-123456', 60).token;
+    expect((await call(`${auth.url}/api/v1/auth/validate`, 'GET', undefined, { authorization: `Bearer ${foreign}` })).status).toBe(401);
+    const unknownUser = signJwt({ sub: 999, gid: 1, role: 1 }, JWT_SECRET, 60).token;
+    expect((await call(`${auth.url}/api/v1/auth/validate`, 'GET', undefined, { authorization: `Bearer ${unknownUser}` })).status).toBe(401);
+  });
+
+  it('a disabled user → 403', async () => {
+    const u = await call(`${auth.url}/api/v1/users`, 'POST', { email: 'v@example.com', password: 'password-1', role_id: 3 }, admin1());
+    const { body } = await call(`${auth.url}/api/v1/login`, 'POST', { email: 'v@example.com', password: 'password-1' });
+    await call(`${auth.url}/api/v1/users/${u.body.user_id}`, 'PATCH', { disabled: true }, admin1());
+    expect((await call(`${auth.url}/api/v1/auth/validate`, 'GET', undefined, { authorization: `Bearer ${body.jwt}` })).status).toBe(403);
+  });
+});
+
+describe('users', () => {
+  it('needs a signed principal', async () => {
+    expect((await call(`${auth.url}/api/v1/users`, 'GET')).status).toBe(401);
+    const forged = { ...admin1(), 'x-dam-principal-sig': 'forged' };
+    expect((await call(`${auth.url}/api/v1/users`, 'GET', undefined, forged)).status).toBe(401);
+  });
+
+  it('creates, lists, reads, updates and deletes users of the group', async () => {
+    const created = await call(`${auth.url}/api/v1/users`, 'POST', {
+      email: 'Mia@Example.com', password: 'password-1', first_name: 'Mia', last_name: 'Manager', role_id: 2,
+    }, admin1());
+    expect(created.status).toBe(201);
+    expect(created.body).toEqual({
+      user_id: expect.any(Number), email: 'mia@example.com', username: 'Mia Manager', first_name: 'Mia', last_name: 'Manager',
+      role_id: 2, role_name: 'MANAGER', disabled: false, created_at: expect.any(String),
+    });
+    const dup = await call(`${auth.url}/api/v1/users`, 'POST', { email: 'mia@example.com', password: 'password-1', role_id: 3 }, admin1());
+    expect(dup.status).toBe(409);
+    const invalid = await call(`${auth.url}/api/v1/users`, 'POST', { email: 'nope', password: 'x', role_id: 7 }, admin1());
+    expect(invalid.status).toBe(400);
+    expect(invalid.body.error.details.map((d: { path: string }) => d.path).sort()).toEqual(['email', 'password', 'role_id']);
+
+    const list = await call(`${auth.url}/api/v1/users?page=1&page_size=2`, 'GET', undefined, admin1());
+    expect(list.status).toBe(200);
+    expect(list.body).toMatchObject({ page: 1, page_size: 2, total: expect.any(Number) });
+    expect(list.body.items.length).toBeLessThanOrEqual(2);
+    expect(list.body.items[0]).not.toHaveProperty('password_hash');
+
+    const id = created.body.user_id;
+    const patched = await call(`${auth.url}/api/v1/users/${id}`, 'PATCH', { role_id: 3 }, admin1());
+    expect(patched.body.role_name).toBe('USER');
+    // The manager is no ADMIN: MANAGE_USERS routes refuse it, its own record is readable.
+    const asMia = principalHeaders(id, 1, 2);
+    expect((await call(`${auth.url}/api/v1/users`, 'GET', undefined, asMia)).status).toBe(403);
+    expect((await call(`${auth.url}/api/v1/users/${id}`, 'GET', undefined, asMia)).status).toBe(200);
+    const me = await call(`${auth.url}/api/v1/users/me`, 'GET', undefined, asMia);
+    expect(me.body).toMatchObject({ user_id: id, group_id: 1, preferences: {} });
+
+    const prefs = await call(`${auth.url}/api/v1/users/me/preferences`, 'PATCH', { theme: 'dark' }, asMia);
+    expect(prefs.body).toEqual({ preferences: { theme: 'dark' } });
+    const big = await call(`${auth.url}/api/v1/users/me/preferences`, 'PATCH', { blob: 'x'.repeat(5000) }, asMia);
+    expect(big.status).toBe(413);
+
+    expect((await call(`${auth.url}/api/v1/users/1`, 'PATCH', { disabled: true }, admin1())).status).toBe(409);
+    expect((await call(`${auth.url}/api/v1/users/${id}`, 'DELETE', undefined, admin1())).status).toBe(200);
+    expect((await call(`${auth.url}/api/v1/users/${id}`, 'GET', undefined, admin1())).status).toBe(404);
+    expect((await call(`${auth.url}/api/v1/login`, 'POST', { email: 'mia@example.com', password: 'password-1' })).status).toBe(401);
+  });
+});
+
+describe('API keys', () => {
+  it('create → authenticate as the creator limited to the key role → revoke → 401', async () => {
+    const created = await call(`${auth.url}/api/v1/api_keys`, 'POST', { name: 'ci', role: 'CREATOR' }, admin1());
+    expect(created.status).toBe(201);
+    expect(created.body).toEqual({ key_id: expect.any(String), name: 'ci', role: 'CREATOR', key: expect.stringMatching(/^dam_/) });
+    const stored = await auth.pool.query('SELECT key_hash FROM api_keys WHERE id = $1', [created.body.key_id]);
+    expect(stored.rows[0].key_hash).not.toContain(created.body.key);
+
+    const principal = await call(`${auth.url}/internal/v1/authenticate`, 'POST', { api_key: created.body.key });
+    expect(principal.status).toBe(200);
+    expect(principal.body).toEqual({
+      user_id: 1, group_id: 1, role_id: 4, role_name: 'CREATOR', permissions: ['CREATE_ASSET', 'READ_OWN_ASSET'],
+      via: 'api_key', key_id: created.body.key_id, key_role: 'CREATOR',
+    });
+
+    const list = await call(`${auth.url}/api/v1/api_keys`, 'GET', undefined, admin1());
+    expect(list.body.items).toEqual(expect.arrayContaining([expect.objectContaining({ key_id: created.body.key_id, name: 'ci' })]));
+    expect(JSON.stringify(list.body)).not.toContain(created.body.key);
+
+    expect((await call(`${auth.url}/api/v1/api_keys/${created.body.key_id}`, 'DELETE', undefined, admin1())).status).toBe(200);
+    expect((await call(`${auth.url}/internal/v1/authenticate`, 'POST', { api_key: created.body.key })).status).toBe(401);
+    expect((await call(`${auth.url}/api/v1/api_keys/${created.body.key_id}`, 'DELETE', undefined, admin1())).status).toBe(404);
+    expect((await call(`${auth.url}/internal/v1/authenticate`, 'POST', { api_key: 'dam_unknown' })).status).toBe(401);
+  });
+
+  it('ASSET_ADMIN keys carry REISSUE_CALLBACKS; a CREATOR cannot create keys; bad roles → 400', async () => {
+    const created = await call(`${auth.url}/api/v1/api_keys`, 'POST', { name: 'ops', role: 'ASSET_ADMIN' }, admin1());
+    const p = await call(`${auth.url}/internal/v1/authenticate`, 'POST', { api_key: created.body.key });
+    expect(p.body).toMatchObject({ role_id: 1, role_name: 'ADMIN', key_role: 'ASSET_ADMIN' });
+    expect(p.body.permissions).toContain('REISSUE_CALLBACKS');
+    expect((await call(`${auth.url}/api/v1/api_keys`, 'POST', { name: 'x', role: 'CREATOR' }, principalHeaders(1, 1, 4))).status).toBe(403);
+    expect((await call(`${auth.url}/api/v1/api_keys`, 'POST', { name: 'x', role: 'ROOT' }, admin1())).status).toBe(400);
+  });
+});
+
+describe('groups, isolation and settings', () => {
+  it('the ADMIN of group 1 creates a group with default settings; groups see nothing of each other', async () => {
+    const res = await call(`${auth.url}/api/v1/groups`, 'POST', {
+      name: 'Acme', admin: { email: 'boss@acme.test', password: 'password-2', first_name: 'Bo', last_name: 'Ss' },
+    }, admin1());
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({ group_id: expect.any(Number), name: 'Acme', admin_user_id: expect.any(Number) });
+    const { group_id: gid, admin_user_id: aid } = res.body;
+    expect(gid).not.toBe(1);
+
+    const login = await call(`${auth.url}/api/v1/login`, 'POST', { email: 'boss@acme.test', password: 'password-2' });
+    expect(login.body).toMatchObject({ user_id: aid, role_id: 1 });
+
+    const acme = principalHeaders(aid, gid, 1);
+    // Another group's admin cannot create groups, nor see group 1's users.
+    expect((await call(`${auth.url}/api/v1/groups`, 'POST', { name: 'X', admin: { email: 'x@x.test', password: 'password-3' } }, acme)).status).toBe(403);
+    expect((await call(`${auth.url}/api/v1/users/1`, 'GET', undefined, acme)).status).toBe(404);
+    expect((await call(`${auth.url}/api/v1/users/1`, 'PATCH', { disabled: true }, acme)).status).toBe(404);
+    const users = await call(`${auth.url}/api/v1/users`, 'GET', undefined, acme);
+    expect(users.body.items.map((u: { user_id: number }) => u.user_id)).toEqual([aid]);
+    expect(users.body.total).toBe(1);
+    // A group 1 key is invisible to Acme.
+    const key = await call(`${auth.url}/api/v1/api_keys`, 'POST', { name: 'g1', role: 'USER' }, admin1());
+    expect((await call(`${auth.url}/api/v1/api_keys/${key.body.key_id}`, 'DELETE', undefined, acme)).status).toBe(404);
+
+    const settings = await call(`${auth.url}/api/v1/settings`, 'GET', undefined, acme);
+    expect(settings.status).toBe(200);
+    expect(settings.body).toEqual({
+      webhooks: { urls: [], secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{32}$/) },
+      conversions: {
+        custom: { thumb: { width: 200, height: 200, fit: 'cover', format: 'webp', quality: 80 } },
+        profile: { image: ['thumb'], video: [] },
+        watermark_asset_id: null,
+      },
+      addons: { auto: { image: [], video: [] } },
+      bulk_delete: { max_assets: 1000, max_range_days: 31 },
+    });
+    const g1 = await call(`${auth.url}/api/v1/settings`, 'GET', undefined, admin1());
+    expect(g1.body.webhooks.secret).not.toBe(settings.body.webhooks.secret);
+    const internal = await call(`${auth.url}/internal/v1/groups/${gid}/settings`, 'GET');
+    expect(internal.body).toEqual(settings.body);
+    expect((await call(`${auth.url}/internal/v1/groups/9999/settings`, 'GET')).status).toBe(404);
+  });
+
+  it('PATCH settings validates, merges and rotates the secret; only MANAGE_SETTINGS', async () => {
+    const before = (await call(`${auth.url}/api/v1/settings`, 'GET', undefined, admin1())).body;
+    const bad = await call(`${auth.url}/api/v1/settings`, 'PATCH', {
+      webhooks: { urls: ['ftp://x'] },
+      conversions: { custom: { 'bad name': { width: 10 } } },
+      bulk_delete: { max_assets: 0 },
+    }, admin1());
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('VALIDATION_FAILED');
+    expect(bad.body.error.details.length).toBeGreaterThanOrEqual(3);
+    const unknownProfile = await call(`${auth.url}/api/v1/settings`, 'PATCH', { conversions: { profile: { image: ['nope'] } } }, admin1());
+    expect(unknownProfile.status).toBe(400);
+
+    const ok = await call(`${auth.url}/api/v1/settings`, 'PATCH', {
+      webhooks: { urls: ['https://hooks.example.com/a'], rotate_secret: true },
+      conversions: { custom: { thumb: { width: 100, height: 100 }, big: { width: 2000 } }, profile: { image: ['thumb', 'big', 'smart_imaging'] } },
+      bulk_delete: { max_range_days: 7 },
+    }, admin1());
+    expect(ok.status).toBe(200);
+    expect(ok.body.webhooks.urls).toEqual(['https://hooks.example.com/a']);
+    expect(ok.body.webhooks.secret).not.toBe(before.webhooks.secret);
+    expect(ok.body.conversions.custom.big).toEqual({ width: 2000, fit: 'cover', format: 'webp', quality: 80 });
+    expect(ok.body.conversions.profile).toEqual({ image: ['thumb', 'big', 'smart_imaging'], video: [] });
+    expect(ok.body.bulk_delete).toEqual({ max_assets: 1000, max_range_days: 7 });
+    expect((await call(`${auth.url}/api/v1/settings`, 'GET', undefined, admin1())).body).toEqual(ok.body);
+
+    expect((await call(`${auth.url}/api/v1/settings`, 'PATCH', {}, principalHeaders(1, 1, 2))).status).toBe(403);
+    expect((await call(`${auth.url}/api/v1/settings`, 'GET', undefined, principalHeaders(1, 1, 3))).status).toBe(403);
+  });
+
+  it('unknown routes → 404 contract body', async () => {
+    const res = await call(`${auth.url}/api/v1/nothing`, 'GET');
+    expect(res.status).toBe(404);
+    expect(res.body.error.code).toBe('ROUTE_NOT_FOUND');
+  });
+});

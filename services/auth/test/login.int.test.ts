@@ -1,0 +1,105 @@
+import { verifyJwt } from '@dam/auth-tokens';
+import { ADMIN, JWT_SECRET, call, migratedPool, principalHeaders, startAuth, type TestAuth } from './helpers';
+import { bootstrap } from '../src/use-cases/bootstrap.use-case';
+
+describe('bootstrap', () => {
+  it('creates group 1 and its ADMIN once, even when starts race', async () => {
+    const pool = await migratedPool();
+    try {
+      const results = await Promise.all([bootstrap(pool, ADMIN), bootstrap(pool, ADMIN), bootstrap(pool, ADMIN)]);
+      expect(results.filter((r) => r.created)).toHaveLength(1);
+      expect(await bootstrap(pool, ADMIN)).toEqual({ created: false });
+      const groups = await pool.query('SELECT id FROM groups');
+      expect(groups.rows).toEqual([{ id: 1 }]);
+      const users = await pool.query('SELECT id, group_id, role_id, email FROM users');
+      expect(users.rows).toEqual([{ id: 1, group_id: 1, role_id: 1, email: 'admin@example.com' }]);
+      expect((await pool.query('SELECT count(*)::int AS n FROM settings WHERE group_id = 1')).rows[0].n).toBe(1);
+    } finally {
+      await pool.end();
+    }
+  });
+});
+
+describe('POST /api/v1/login', () => {
+  let auth: TestAuth;
+  beforeAll(async () => {
+    auth = await startAuth({ maxPerEmail: 3, windowSeconds: 600 });
+  });
+  afterAll(async () => auth.close());
+
+  const login = (body: unknown, headers: Record<string, string> = {}) => call(`${auth.url}/api/v1/login`, 'POST', body, headers);
+
+  it('answers the login result with every field and type', async () => {
+    const res = await login(ADMIN);
+    expect(res.status).toBe(200);
+    const b = res.body;
+    expect(Object.keys(b).sort()).toEqual(
+      ['accessID', 'jwt', 'notifications', 'permissions', 'preferences', 'role_id', 'role_name', 'uploadkey', 'user_email', 'user_id', 'username'].sort(),
+    );
+    expect(b).toMatchObject({ user_id: 1, user_email: 'admin@example.com', role_id: 1, role_name: 'ADMIN', notifications: [], preferences: {} });
+    expect(Number.isInteger(b.user_id)).toBe(true);
+    expect(typeof b.username).toBe('string');
+    expect(b.permissions).toEqual(expect.arrayContaining(['MANAGE_USERS', 'READ_ASSET', 'PURGE_TRASH']));
+    expect(typeof b.uploadkey).toBe('string');
+    expect(b.uploadkey.length).toBeGreaterThan(10);
+    expect(typeof b.accessID).toBe('string');
+    expect(verifyJwt(b.jwt, JWT_SECRET)).toMatchObject({ sub: 1, gid: 1, role: 1 });
+    // Stable per user across logins.
+    const again = await login({ email: 'ADMIN@example.com', password: ADMIN.password });
+    expect(again.status).toBe(200);
+    expect(again.body.uploadkey).toBe(b.uploadkey);
+    expect(again.body.accessID).toBe(b.accessID);
+    expect(again.body.jwt).not.toBe(b.jwt);
+  });
+
+  it('wrong password and unknown email answer the same 401', async () => {
+    const wrong = await login({ email: ADMIN.email, password: 'not-the-password' }, { 'x-forwarded-for': '10.0.0.1' });
+    const unknown = await login({ email: 'nobody@example.com', password: 'whatever1' }, { 'x-forwarded-for': '10.0.0.1' });
+    expect(wrong.status).toBe(401);
+    expect(unknown.status).toBe(401);
+    expect(wrong.body).toEqual(unknown.body);
+    expect(wrong.body.error.code).toBe('INVALID_CREDENTIALS');
+  });
+
+  it('malformed JSON → 400 INVALID_JSON; missing fields → 400 with details', async () => {
+    const bad = await login('{"email": ', {});
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('INVALID_JSON');
+    const missing = await login({ email: ADMIN.email });
+    expect(missing.status).toBe(400);
+    expect(missing.body.error.code).toBe('VALIDATION_FAILED');
+    expect(missing.body.error.details).toEqual([expect.objectContaining({ path: 'password' })]);
+  });
+
+  it('a disabled user answers 403, an enabled one 200', async () => {
+    const admin = principalHeaders(1, 1, 1);
+    const created = await call(`${auth.url}/api/v1/users`, 'POST', {
+      email: 'dis@example.com', password: 'password-1', first_name: 'Dee', last_name: 'Abled', role_id: 3,
+    }, admin);
+    expect(created.status).toBe(201);
+    expect((await login({ email: 'dis@example.com', password: 'password-1' })).body.username).toBe('Dee Abled');
+    const patched = await call(`${auth.url}/api/v1/users/${created.body.user_id}`, 'PATCH', { disabled: true }, admin);
+    expect(patched.status).toBe(200);
+    const res = await login({ email: 'dis@example.com', password: 'password-1' });
+    expect(res.status).toBe(403);
+    expect(res.body.error.code).toBe('ACCOUNT_DISABLED');
+  });
+
+  it('locks an email out after repeated failures: 429 with Retry-After, even with the right password', async () => {
+    const created = await call(`${auth.url}/api/v1/users`, 'POST', {
+      email: 'limited@example.com', password: 'password-1', role_id: 4,
+    }, principalHeaders(1, 1, 1));
+    expect(created.status).toBe(201);
+    for (let i = 0; i < 3; i += 1) {
+      expect((await login({ email: 'limited@example.com', password: 'wrong-pass' })).status).toBe(401);
+    }
+    const res = await login({ email: 'limited@example.com', password: 'password-1' });
+    expect(res.status).toBe(429);
+    expect(res.body.error.code).toBe('RATE_LIMITED');
+    const retryAfter = Number(res.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(600);
+    // Another email is not affected.
+    expect((await login(ADMIN)).status).toBe(200);
+  });
+});
