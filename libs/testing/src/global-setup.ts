@@ -5,5 +5,5 @@ export async function globalSetup(): Promise<void> {
   await startSharedInfra();
 }
 
-// Jest loads a global setup module through its default export; the one exception to "no default exports".
+// eslint-disable-next-line no-restricted-syntax -- jest loads a global setup module through its default export
 export default globalSetup;

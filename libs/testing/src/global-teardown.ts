@@ -5,5 +5,5 @@ export async function globalTeardown(): Promise<void> {
   await stopSharedInfra();
 }
 
-// Jest loads a global teardown module through its default export; the one exception to "no default exports".
+// eslint-disable-next-line no-restricted-syntax -- jest loads a global teardown module through its default export
 export default globalTeardown;

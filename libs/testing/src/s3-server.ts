@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Client } from 'minio';
 import { run } from './exec';
 import { freePort } from './free-port';
 import { infraScript } from './paths';
@@ -29,6 +30,8 @@ export async function startS3Server(): Promise<S3Server> {
     execFileSync(script, ['stop', dir], { stdio: 'ignore' });
     throw error;
   }
+  // radosgw creates its pools on the first bucket (~4 s): pay that here, not inside some test's 5 s hook.
+  await warmUp(`http://127.0.0.1:${port}`, accessKey, secretKey);
   let stopped = false;
   return {
     endpoint: `http://127.0.0.1:${port}`,
@@ -47,4 +50,11 @@ export async function startS3Server(): Promise<S3Server> {
       rmSync(base, { recursive: true, force: true });
     },
   };
+}
+
+async function warmUp(endpoint: string, accessKey: string, secretKey: string): Promise<void> {
+  const url = new URL(endpoint);
+  const client = new Client({ endPoint: url.hostname, port: Number(url.port), useSSL: false, accessKey, secretKey, pathStyle: true });
+  await client.makeBucket('warm-up', 'us-east-1');
+  await client.removeBucket('warm-up');
 }

@@ -15,6 +15,9 @@ import {
   type TestNats,
 } from '../src';
 
+// Servers start for real here; the per-project testTimeout in jest.config.js does not apply (jest reads it globally).
+jest.setTimeout(60_000);
+
 const fixture = path.join(__dirname, 'fixtures', 'fake-service.fixture.ts');
 
 describe('startNats', () => {
