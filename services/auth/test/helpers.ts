@@ -71,7 +71,8 @@ export async function call(
   method: string,
   body?: unknown,
   headers: Record<string, string> = {},
-): Promise<{ status: number; body: any; headers: Headers }> {
+): Promise<{ status: number; // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON
+  body: any; headers: Headers }> {
   const res = await fetch(url, {
     method,
     headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },

@@ -1,0 +1,86 @@
+import type { Express, RequestHandler } from 'express';
+import {
+  API_KEY_HEADER,
+  PRINCIPAL_HEADER,
+  PRINCIPAL_SIG_HEADER,
+  createAuthenticator,
+  encodePrincipal,
+  principalOf,
+  requireAny,
+} from '@dam/auth-tokens';
+import { createHttpApp, finishApp } from '@dam/http';
+import type { Logger } from '@dam/logging';
+import { createProxy } from './adapters/http-proxy';
+import { resolveRoute, type Upstream } from './domain/route-table';
+
+export interface GatewayAppDeps {
+  logger: Logger;
+  jwtSecret: string;
+  internalSecret: string;
+  upstreams: Record<Upstream, string>;
+  /** Upstreams whose /healthz decides our /readyz: the ones nearly every request needs. */
+  readinessUpstreams?: readonly Upstream[];
+  upstreamTimeoutMs?: number;
+}
+
+const PRINCIPAL_HEADERS = [PRINCIPAL_HEADER, PRINCIPAL_SIG_HEADER];
+// Past the gateway the signed principal is the credential; the caller's own never travels further.
+const CREDENTIAL_HEADERS = [...PRINCIPAL_HEADERS, 'authorization', API_KEY_HEADER];
+
+async function healthy(url: string): Promise<boolean> {
+  try {
+    const res = await fetch(`${url.replace(/\/$/, '')}/healthz`, { signal: AbortSignal.timeout(2000) });
+    await res.body?.cancel();
+    return res.status === 200;
+  } catch {
+    return false;
+  }
+}
+
+export function createGatewayApp(deps: GatewayAppDeps): { app: Express; close(): void } {
+  const checked = deps.readinessUpstreams ?? ['auth', 'metadata'];
+  const app = createHttpApp({
+    logger: deps.logger,
+    readiness: async () => {
+      const results = await Promise.all(checked.map(async (u) => [u, await healthy(deps.upstreams[u])] as const));
+      return Object.fromEntries(results);
+    },
+  });
+  const proxy = createProxy({ logger: deps.logger, timeoutMs: deps.upstreamTimeoutMs ?? 60_000 });
+  const authenticate = createAuthenticator({ jwtSecret: deps.jwtSecret, authUrl: deps.upstreams.auth });
+
+  const route: RequestHandler = (req, res, next) => {
+    const match = resolveRoute(req.method, req.path);
+    if (!match) {
+      next(); // the trailing 404 handler answers with the contract body
+      return;
+    }
+    const { upstream } = match.rule;
+    const target = deps.upstreams[upstream];
+    if (match.rule.public) {
+      // Login and validate read the caller's own Authorization / _jwt: pass them as they are.
+      proxy.forward(req, res, next, { target, serviceName: upstream, strip: PRINCIPAL_HEADERS, set: {} });
+      return;
+    }
+    void authenticate(req, res, (err?: unknown) => {
+      if (err) {
+        next(err);
+        return;
+      }
+      try {
+        const principal = principalOf(res);
+        requireAny(principal, match.rule.anyOf);
+        proxy.forward(req, res, next, {
+          target,
+          serviceName: upstream,
+          strip: CREDENTIAL_HEADERS,
+          set: encodePrincipal(principal, deps.internalSecret),
+        });
+      } catch (e) {
+        next(e);
+      }
+    });
+  };
+  app.use(route);
+  return { app: finishApp(app, deps.logger), close: proxy.close };
+}

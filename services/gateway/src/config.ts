@@ -1,0 +1,17 @@
+import { z } from 'zod';
+import { authEnv, baseEnv, loadConfig, serviceUrl } from '@dam/config';
+
+const schema = z.object({
+  ...baseEnv(8080),
+  ...authEnv,
+  AUTH_URL: serviceUrl(8090),
+  METADATA_URL: serviceUrl(8091),
+  SEARCH_URL: serviceUrl(8092),
+  LINK_SIGNING_URL: serviceUrl(8082),
+  /** Idle time on an upstream socket before the request is abandoned (503 if nothing was sent yet). */
+  UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
+});
+
+export type GatewayConfig = z.infer<typeof schema>;
+
+export const loadGatewayConfig = (env: NodeJS.ProcessEnv = process.env): GatewayConfig => loadConfig(schema, env);

@@ -1,0 +1,36 @@
+import { telemetry } from './instrument'; // must stay the first import
+import { ConfigError } from '@dam/config';
+import { serve } from '@dam/http';
+import { createLogger } from '@dam/logging';
+import { createGatewayApp } from './app';
+import { loadGatewayConfig } from './config';
+
+async function main(): Promise<void> {
+  const config = loadGatewayConfig();
+  const logger = createLogger({ service: 'gateway', level: config.LOG_LEVEL });
+  const { app } = createGatewayApp({
+    logger,
+    jwtSecret: config.JWT_SECRET,
+    internalSecret: config.INTERNAL_SECRET,
+    upstreams: {
+      auth: config.AUTH_URL,
+      metadata: config.METADATA_URL,
+      search: config.SEARCH_URL,
+      'link-signing': config.LINK_SIGNING_URL,
+    },
+    upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
+  });
+  await serve(app, {
+    host: config.HOST,
+    port: config.PORT,
+    logger,
+    shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    // Upstream sockets are left alone: requests still draining use them, and the process exits after.
+    onShutdown: () => telemetry.shutdown(),
+  });
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof ConfigError ? err.message : err);
+  process.exit(1);
+});

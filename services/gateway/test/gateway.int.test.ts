@@ -1,0 +1,216 @@
+import { createHash } from 'node:crypto';
+import http, { type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { decodePrincipal } from '@dam/auth-tokens';
+import { createLogger } from '@dam/logging';
+import { createDatabase, freePort, startServiceProcess, type ServiceProcess } from '@dam/testing';
+import { createGatewayApp } from '../src/app';
+
+// Starting the auth process takes seconds on a 2-core machine.
+jest.setTimeout(60_000);
+
+const JWT_SECRET = 'gw-test-jwt-secret-0123456789';
+const INTERNAL_SECRET = 'gw-test-internal-secret-0123456789';
+const BIG = 8 * 1024 * 1024 + 123;
+
+const listen = (server: Server): Promise<string> =>
+  new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+
+/** Stand-in for metadata: echoes what reached it, and serves a large body with Range like the real one. */
+function fakeMetadata(): Server {
+  return http.createServer((req, res) => {
+    if (req.url?.startsWith('/healthz')) {
+      res.end('{"status":"ok"}');
+      return;
+    }
+    if (req.url?.includes('/content/original/download')) {
+      const range = /bytes=(\d+)-(\d+)/.exec(req.headers.range ?? '');
+      const start = range ? Number(range[1]) : 0;
+      const end = range ? Number(range[2]) : BIG - 1;
+      res.writeHead(range ? 206 : 200, {
+        'content-type': 'application/octet-stream',
+        'content-length': String(end - start + 1),
+        etag: '"abc123"',
+        'accept-ranges': 'bytes',
+        'content-disposition': 'attachment; filename="big.bin"',
+        ...(range ? { 'content-range': `bytes ${start}-${end}/${BIG}` } : {}),
+      });
+      // Written in chunks so the body is streamed, not one buffer.
+      let sent = start;
+      const chunk = Buffer.alloc(64 * 1024, 7);
+      const pump = (): void => {
+        while (sent <= end) {
+          const n = Math.min(chunk.length, end - sent + 1);
+          sent += n;
+          if (!res.write(chunk.subarray(0, n))) {
+            res.once('drain', pump);
+            return;
+          }
+        }
+        res.end();
+      };
+      pump();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          method: req.method,
+          url: req.url,
+          headers: req.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+          principal: decodePrincipal(req.headers, INTERNAL_SECRET),
+        }),
+      );
+    });
+  });
+}
+
+let auth: ServiceProcess;
+let metadata: Server;
+let metadataUrl: string;
+let gatewayServer: Server;
+let gw: string;
+
+async function startGateway(upstreamMetadata: string): Promise<{ server: Server; url: string }> {
+  const { app } = createGatewayApp({
+    logger: createLogger({ service: 'gateway-test', level: 'silent' }),
+    jwtSecret: JWT_SECRET,
+    internalSecret: INTERNAL_SECRET,
+    upstreams: { auth: auth.url, metadata: upstreamMetadata, search: upstreamMetadata, 'link-signing': upstreamMetadata },
+    upstreamTimeoutMs: 5000,
+  });
+  const server = http.createServer(app);
+  return { server, url: await listen(server) };
+}
+
+beforeAll(async () => {
+  auth = await startServiceProcess('auth', {
+    DATABASE_URL: await createDatabase('gateway'),
+    JWT_SECRET,
+    INTERNAL_SECRET,
+    OTEL_SDK_DISABLED: 'true',
+    LOG_LEVEL: 'warn',
+  });
+  metadata = fakeMetadata();
+  metadataUrl = await listen(metadata);
+  ({ server: gatewayServer, url: gw } = await startGateway(metadataUrl));
+});
+
+afterAll(async () => {
+  await new Promise((r) => gatewayServer.close(r));
+  await new Promise((r) => metadata.close(r));
+  await auth.stop();
+});
+
+const json = async (res: Response) => ({ status: res.status, body: await res.json(), headers: res.headers });
+const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${gw}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) }).then(json);
+const get = (path: string, headers: Record<string, string> = {}) => fetch(`${gw}${path}`, { headers }).then(json);
+
+async function adminJwt(): Promise<string> {
+  const res = await post('/api/v1/login', { email: 'admin@example.com', password: 'admin-password' });
+  expect(res.status).toBe(200);
+  return res.body.jwt as string;
+}
+
+describe('gateway in front of auth', () => {
+  it('logs in through the gateway and validates the JWT (header and _jwt)', async () => {
+    const jwt = await adminJwt();
+    expect((await get('/api/v1/auth/validate', { authorization: `Bearer ${jwt}` })).body).toMatchObject({ valid: true, user_id: 1 });
+    expect((await post(`/api/v1/auth/validate?_jwt=${jwt}`, {})).status).toBe(200);
+    expect((await post('/api/v1/login', { email: 'admin@example.com', password: 'wrong-password' })).status).toBe(401);
+  });
+
+  it('no credentials → 401, bad JWT → 401, unknown route → 404, all with the contract body', async () => {
+    const none = await get('/api/v1/users');
+    expect(none.status).toBe(401);
+    expect(none.body.error).toEqual(expect.objectContaining({ code: 'UNAUTHENTICATED', message: expect.any(String) }));
+    expect((await get('/api/v1/users', { authorization: 'Bearer not.a.jwt' })).status).toBe(401);
+    const unknown = await get('/api/v1/nothing-here', { authorization: `Bearer ${await adminJwt()}` });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.code).toBe('ROUTE_NOT_FOUND');
+  });
+
+  it('a CREATOR gets 403 on a MANAGE_USERS route but reads itself', async () => {
+    const admin = { authorization: `Bearer ${await adminJwt()}` };
+    const created = await post('/api/v1/users', { email: 'creator@example.com', password: 'password-1', role_id: 4 }, admin);
+    expect(created.status).toBe(201);
+    const login = await post('/api/v1/login', { email: 'creator@example.com', password: 'password-1' });
+    const creator = { authorization: `Bearer ${login.body.jwt}` };
+    const denied = await get('/api/v1/users', creator);
+    expect(denied.status).toBe(403);
+    expect(denied.body.error.code).toBe('FORBIDDEN');
+    expect((await get('/api/v1/users/me', creator)).body).toMatchObject({ email: 'creator@example.com', role_id: 4 });
+  });
+
+  it('X-Service-Api-Key works until the key is revoked', async () => {
+    const admin = { authorization: `Bearer ${await adminJwt()}` };
+    const key = await post('/api/v1/api_keys', { name: 'gw', role: 'MANAGER' }, admin);
+    expect(key.status).toBe(201);
+    const viaKey = { 'x-service-api-key': key.body.key as string };
+    expect((await get('/api/v1/users/me', viaKey)).body).toMatchObject({ user_id: 1 });
+    // MANAGER key: no MANAGE_USERS.
+    expect((await get('/api/v1/users', viaKey)).status).toBe(403);
+    expect((await fetch(`${gw}/api/v1/api_keys/${key.body.key_id}`, { method: 'DELETE', headers: admin })).status).toBe(200);
+    expect((await get('/api/v1/users/me', viaKey)).status).toBe(401);
+  });
+});
+
+describe('gateway proxying', () => {
+  it('replaces forged principal headers, drops credentials, forwards ids and bodies', async () => {
+    const jwt = await adminJwt();
+    const forged = { 'x-dam-principal': 'e30', 'x-dam-principal-sig': 'forged' };
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const res = await post('/api/v1/assets/abc/data/update?async=1', { data: { a: 1 }, mode: 'APPEND' }, {
+      authorization: `Bearer ${jwt}`, traceparent, 'x-request-id': 'req-123', ...forged,
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.url).toBe('/api/v1/assets/abc/data/update?async=1');
+    expect(res.body.principal).toMatchObject({ user_id: 1, group_id: 1, role_id: 1, via: 'jwt' });
+    expect(res.body.headers.authorization).toBeUndefined();
+    expect(res.body.headers.traceparent).toBe(traceparent);
+    expect(res.body.headers['x-request-id']).toBe('req-123');
+    expect(JSON.parse(res.body.body)).toEqual({ data: { a: 1 }, mode: 'APPEND' });
+  });
+
+  it('streams large downloads with Range, 206 and the content headers', async () => {
+    const jwt = await adminJwt();
+    const full = await fetch(`${gw}/api/v1/assets/abc/content/original/download`, { headers: { authorization: `Bearer ${jwt}` } });
+    expect(full.status).toBe(200);
+    expect(full.headers.get('content-length')).toBe(String(BIG));
+    const bytes = Buffer.from(await full.arrayBuffer());
+    expect(bytes.length).toBe(BIG);
+    expect(createHash('md5').update(bytes).digest('hex')).toBe(createHash('md5').update(Buffer.alloc(BIG, 7)).digest('hex'));
+
+    const part = await fetch(`${gw}/api/v1/assets/abc/content/original/download`, {
+      headers: { authorization: `Bearer ${jwt}`, range: 'bytes=100-199' },
+    });
+    expect(part.status).toBe(206);
+    expect(part.headers.get('content-range')).toBe(`bytes 100-199/${BIG}`);
+    expect(part.headers.get('etag')).toBe('"abc123"');
+    expect(part.headers.get('content-disposition')).toBe('attachment; filename="big.bin"');
+    expect((await part.arrayBuffer()).byteLength).toBe(100);
+  });
+
+  it('an unreachable upstream → 503 contract body, quickly; /readyz says so', async () => {
+    const deadPort = await freePort();
+    const broken = await startGateway(`http://127.0.0.1:${deadPort}`);
+    try {
+      const started = Date.now();
+      const res = await fetch(`${broken.url}/api/v1/assets/abc/data`, { headers: { authorization: `Bearer ${await adminJwt()}` } });
+      expect(res.status).toBe(503);
+      expect((await res.json()).error.code).toBe('UNAVAILABLE');
+      expect(Date.now() - started).toBeLessThan(5000);
+      const ready = await fetch(`${broken.url}/readyz`);
+      expect(ready.status).toBe(503);
+      expect((await ready.json()).checks).toEqual({ auth: true, metadata: false });
+      expect((await fetch(`${gw}/readyz`)).status).toBe(200);
+    } finally {
+      await new Promise((r) => broken.server.close(r));
+    }
+  });
+});
