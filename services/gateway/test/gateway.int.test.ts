@@ -106,7 +106,13 @@ afterAll(async () => {
   await auth.stop();
 });
 
-const json = async (res: Response) => ({ status: res.status, body: await res.json(), headers: res.headers });
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON
+type Json = any;
+const json = async (res: Response): Promise<{ status: number; body: Json; headers: Headers }> => ({
+  status: res.status,
+  body: await res.json(),
+  headers: res.headers,
+});
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
   fetch(`${gw}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) }).then(json);
 const get = (path: string, headers: Record<string, string> = {}) => fetch(`${gw}${path}`, { headers }).then(json);
@@ -203,11 +209,11 @@ describe('gateway proxying', () => {
       const started = Date.now();
       const res = await fetch(`${broken.url}/api/v1/assets/abc/data`, { headers: { authorization: `Bearer ${await adminJwt()}` } });
       expect(res.status).toBe(503);
-      expect((await res.json()).error.code).toBe('UNAVAILABLE');
+      expect(((await res.json()) as Json).error.code).toBe('UNAVAILABLE');
       expect(Date.now() - started).toBeLessThan(5000);
       const ready = await fetch(`${broken.url}/readyz`);
       expect(ready.status).toBe(503);
-      expect((await ready.json()).checks).toEqual({ auth: true, metadata: false });
+      expect(((await ready.json()) as Json).checks).toEqual({ auth: true, metadata: false });
       expect((await fetch(`${gw}/readyz`)).status).toBe(200);
     } finally {
       await new Promise((r) => broken.server.close(r));
