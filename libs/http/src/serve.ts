@@ -31,10 +31,11 @@ export async function serve(app: Express, opts: ServeOptions): Promise<Served> {
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
+      // In-flight requests finish first: onShutdown closes the pools and consumers they may still use.
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      await opts.onShutdown?.();
       await stopped;
+      await opts.onShutdown?.();
     })();
     return closing;
   };

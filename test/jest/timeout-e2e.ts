@@ -1,0 +1,2 @@
+// `testTimeout` is a global-only jest option and is ignored inside `projects`; set it per project here.
+jest.setTimeout(180_000);
