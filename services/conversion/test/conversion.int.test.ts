@@ -1,0 +1,151 @@
+import { jetstreamManager } from '@nats-io/jetstream';
+import sharp from 'sharp';
+import { ASSET_EVENTS } from '@dam/events';
+import { startServiceProcess, waitFor, type ServiceProcess } from '@dam/testing';
+import { startHarness, type Harness } from './support/conversion-harness';
+import { startSettingsStub, type SettingsAnswer } from './support/settings-stub.server';
+
+jest.setTimeout(90_000);
+
+const SETTINGS = {
+  conversions: {
+    custom: {
+      thumb: { width: 200, height: 200, fit: 'cover', format: 'webp', quality: 80 },
+      narrow: { width: 64, format: 'jpeg', quality: 70 },
+    },
+    profile: { image: ['smart_imaging', 'thumb', 'narrow'], video: ['360p-video'] },
+  },
+};
+
+// Group behaviours: `flaky` fails twice then recovers; `down` never answers.
+function answer(groupId: string, call: number): SettingsAnswer {
+  if (groupId === 'down') return { status: 503 };
+  if (groupId === 'flaky' && call <= 2) return { status: 502 };
+  return { status: 200, body: SETTINGS };
+}
+
+const png = (width: number, height: number): Promise<Buffer> =>
+  sharp({ create: { width, height, channels: 3, background: { r: 30, g: 120, b: 200 } } }).png().toBuffer();
+
+describe('conversion service (real NATS, S3, sharp)', () => {
+  let h: Harness;
+  let auth: Awaited<ReturnType<typeof startSettingsStub>>;
+  let service: ServiceProcess;
+
+  beforeAll(async () => {
+    h = await startHarness();
+    auth = await startSettingsStub(answer);
+    service = await startServiceProcess(
+      'conversion',
+      h.env({ AUTH_URL: auth.url, MAX_DELIVER: '3', RETRY_BACKOFF_MS: '200', SETTINGS_CACHE_MS: '0' }),
+    );
+  });
+
+  afterAll(async () => {
+    await service?.stop();
+    await auth?.close();
+    await h?.close();
+  });
+
+  it('makes the profile\'s custom conversions of a PNG, stores them and reports them', async () => {
+    const bytes = await png(640, 480);
+    const checksum = await h.putOriginal('g1', 'img1', bytes);
+    await h.publishFileSaved('g1', 'img1', { checksum, contentType: 'image/png', size: bytes.length });
+
+    const report = await h.reportFor('img1');
+    const thumbKey = `conversions/g1/img1/${checksum}/thumb.webp`;
+    expect(report).toEqual({
+      id: `conv-img1-${checksum}`,
+      asset_id: 'img1',
+      group_id: 'g1',
+      source_checksum: checksum,
+      image: { width: 640, height: 480 },
+      conversions: {
+        thumb: { object_key: thumbKey, content_type: 'image/webp', width: 200, height: 200, size: expect.any(Number) },
+        narrow: {
+          object_key: `conversions/g1/img1/${checksum}/narrow.jpg`,
+          content_type: 'image/jpeg',
+          width: 64,
+          height: 48,
+          size: expect.any(Number),
+        },
+      },
+      // smart_imaging is a built-in that is not built yet: skipped, not an error.
+      errors: {},
+    });
+
+    const stat = await h.storage.stat(thumbKey);
+    expect(stat).toMatchObject({ size: report.conversions.thumb?.size, contentType: 'image/webp' });
+    const chunks: Buffer[] = [];
+    for await (const chunk of await h.storage.getStream(thumbKey)) chunks.push(chunk as Buffer);
+    const decoded = await sharp(Buffer.concat(chunks)).raw().toBuffer({ resolveWithObject: true });
+    expect(decoded.info).toMatchObject({ width: 200, height: 200 });
+    expect((await sharp(Buffer.concat(chunks)).metadata()).format).toBe('webp');
+    await waitFor(() => service.logs().some((l) => /"msg":"conversion finished"/.test(l) && l.includes('"img1"')));
+  });
+
+  it('honours the EXIF orientation of a JPEG', async () => {
+    // Stored 300x100 with orientation 6 (rotate 90°): displayed 100x300.
+    const bytes = await sharp({ create: { width: 300, height: 100, channels: 3, background: '#888' } })
+      .jpeg()
+      .withMetadata({ orientation: 6 })
+      .toBuffer();
+    const checksum = await h.putOriginal('g1', 'rotated', bytes);
+    await h.publishFileSaved('g1', 'rotated', { checksum, contentType: 'image/jpeg', size: bytes.length });
+
+    const report = await h.reportFor('rotated');
+    expect(report.image).toEqual({ width: 100, height: 300 });
+    expect(report.conversions.narrow).toMatchObject({ width: 64, height: 192 });
+  });
+
+  it('reports a corrupt image at once, without retrying', async () => {
+    const bytes = Buffer.concat([(await png(50, 50)).subarray(0, 40), Buffer.from('definitely not the rest of a png')]);
+    const checksum = await h.putOriginal('g1', 'corrupt', bytes);
+    await h.publishFileSaved('g1', 'corrupt', { checksum, contentType: 'image/png', size: bytes.length });
+
+    const report = await h.reportFor('corrupt');
+    expect(report).toMatchObject({ id: `conv-corrupt-${checksum}`, image: null, conversions: {} });
+    expect(Object.keys(report.errors)).toEqual(['original']);
+    expect(report.errors.original).toMatch(/not a decodable image|cannot be decoded/);
+    const started = service.logs().filter((l) => /"msg":"conversion started"/.test(l) && l.includes('"corrupt"'));
+    expect(started).toHaveLength(1);
+  });
+
+  it('acks a non-image without a report', async () => {
+    const seq = await h.publishFileSaved('g1', 'doc1', { checksum: 'abc123', contentType: 'application/pdf', size: 10 });
+    const jsm = await jetstreamManager(h.nc);
+    await waitFor(async () => {
+      const info = await jsm.consumers.info(ASSET_EVENTS, 'conversion-file-saved');
+      return info.ack_floor.stream_seq >= seq && info.num_ack_pending === 0;
+    });
+    // A later image's report arriving proves the consumer moved on without reporting the document.
+    const bytes = await png(10, 10);
+    const checksum = await h.putOriginal('g1', 'after-doc', bytes);
+    await h.publishFileSaved('g1', 'after-doc', { checksum, contentType: 'image/png', size: bytes.length });
+    await h.reportFor('after-doc');
+    expect(h.reports.find((r) => r.asset_id === 'doc1')).toBeUndefined();
+    expect(service.logs().some((l) => l.includes('"doc1"'))).toBe(false);
+  });
+
+  it('retries while auth is down and converts once it answers', async () => {
+    const bytes = await png(300, 300);
+    const checksum = await h.putOriginal('flaky', 'img2', bytes);
+    await h.publishFileSaved('flaky', 'img2', { checksum, contentType: 'image/png', size: bytes.length });
+
+    const report = await h.reportFor('img2');
+    expect(auth.calls('flaky')).toBe(3);
+    expect(report.errors).toEqual({});
+    expect(report.conversions.thumb).toMatchObject({ width: 200, height: 200 });
+  });
+
+  it('reports an error once every delivery failed', async () => {
+    const bytes = await png(20, 20);
+    const checksum = await h.putOriginal('down', 'img3', bytes);
+    await h.publishFileSaved('down', 'img3', { checksum, contentType: 'image/png', size: bytes.length });
+
+    const report = await h.reportFor('img3');
+    expect(auth.calls('down')).toBe(3);
+    expect(report).toMatchObject({ id: `conv-img3-${checksum}`, image: null, conversions: {} });
+    expect(report.errors.original).toMatch(/after every retry.*503/);
+  });
+});
