@@ -18,23 +18,23 @@ export async function startNats(): Promise<TestNats> {
   const port = await freePort();
   const monitorPort = await freePort();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'dam-nats-'));
-  const child = spawn('nats-server', ['-js', '-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort), '-sd', dir], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const args = ['-js', '-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort), '-sd', dir];
+  // Through a wrapper that stops the server when our end of its stdin closes (also when we are SIGKILLed).
+  const child = spawn(path.join(__dirname, 'nats-watchdog.sh'), args, { stdio: ['pipe', 'ignore', 'pipe'] });
   const output: string[] = [];
   child.stderr.on('data', (chunk: Buffer) => output.push(chunk.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let spawnError: Error | undefined;
   child.once('error', (error) => (spawnError = error));
   const removeExitHandler = onProcessExit(() => {
-    child.kill('SIGKILL');
+    child.stdin.destroy();
     rmSync(dir, { recursive: true, force: true });
   });
 
   const monitorUrl = `http://127.0.0.1:${monitorPort}`;
   const stop = async (): Promise<void> => {
     if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
+      child.stdin.end();
       await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
       child.kill('SIGKILL');
     }

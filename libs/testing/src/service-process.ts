@@ -52,11 +52,15 @@ export async function startServiceProcess(
   const entry = opts.entry ?? path.join(repoRoot, 'services', name, 'src', 'main.ts');
   if (!existsSync(entry)) throw new Error(`startServiceProcess: ${entry} does not exist`);
   const port = opts.port ?? (await freePort());
-  const child = spawn(process.execPath, ['--import', tsxLoader(), entry], {
+  const watchdog = path.join(__dirname, 'child-watchdog.cjs');
+  const child = spawn(process.execPath, ['--require', watchdog, '--import', tsxLoader(), entry], {
     cwd: repoRoot,
     env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', ...env, PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    // The IPC channel only serves the watchdog: it closes when this process dies.
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
+  // Neither the channel nor the pipes may keep a test process alive.
+  child.channel?.unref();
 
   const lines: string[] = [];
   const listeners = new Set<(line: string) => void>();
@@ -65,8 +69,9 @@ export async function startServiceProcess(
     if (lines.length > MAX_LINES) lines.splice(0, lines.length - MAX_LINES);
     for (const l of listeners) l(line);
   };
-  createInterface({ input: child.stdout }).on('line', onLine);
-  createInterface({ input: child.stderr }).on('line', onLine);
+  for (const stream of [child.stdout, child.stderr]) {
+    if (stream) createInterface({ input: stream }).on('line', onLine);
+  }
 
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('exit', (code, signal) => resolve({ code, signal }));

@@ -1,4 +1,7 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { connect } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Client } from 'pg';
@@ -11,6 +14,8 @@ import {
   startServiceProcess,
   testMinioClient,
   testS3Config,
+  httpOk,
+  repoRoot,
   waitFor,
   type TestNats,
 } from '../src';
@@ -127,5 +132,34 @@ describe('helpers', () => {
     await expect(waitFor(() => false, { timeoutMs: 200, intervalMs: 50, description: 'never' })).rejects.toThrow(/never not met/);
     let n = 0;
     expect(await waitFor(() => (++n >= 3 ? n : undefined), { intervalMs: 10 })).toBe(3);
+  });
+});
+
+describe('a test process killed without cleanup', () => {
+  it('takes its NATS server and service processes with it', async () => {
+    const parent = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'fixtures', 'orphan-parent.fixture.ts')], {
+      cwd: repoRoot,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const line = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: parent.stdout! }).once('line', resolve);
+      parent.once('exit', (code) => reject(new Error(`fixture exited with ${code}`)));
+    });
+    const started = JSON.parse(line) as { monitorUrl: string; serviceUrl: string; servicePid: number };
+    expect(await httpOk(`${started.monitorUrl}/healthz`)).toBe(true);
+    expect(await httpOk(`${started.serviceUrl}/readyz`)).toBe(true);
+
+    parent.kill('SIGKILL');
+    await waitFor(async () => !(await httpOk(`${started.monitorUrl}/healthz`)), { timeoutMs: 10_000, description: 'nats gone' });
+    await waitFor(async () => !(await httpOk(`${started.serviceUrl}/readyz`)), { timeoutMs: 10_000, description: 'service gone' });
+    // Gone, or a zombie waiting for a reaper (PID 1 in a container may never reap it).
+    const state = (() => {
+      try {
+        return /State:\s+(\S)/.exec(readFileSync(`/proc/${started.servicePid}/status`, 'utf8'))?.[1];
+      } catch {
+        return 'gone';
+      }
+    })();
+    expect(['gone', 'Z']).toContain(state);
   });
 });
