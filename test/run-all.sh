@@ -5,9 +5,6 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export CI=${CI:-true}
-# The lockfile has no entry for the pinned pnpm itself (the registry lookup of its binaries fails): do not let
-# pnpm refuse to run scripts over that.
-export pnpm_config_pm_on_fail=${pnpm_config_pm_on_fail:-ignore}
 
 failed_steps=()
 step() {

@@ -30,9 +30,6 @@ if ! command -v pnpm >/dev/null; then
 fi
 
 # Several people (and CI steps) share one tree: never run two installs at once.
-# pm-on-fail=ignore: the lockfile carries no packageManagerDependencies entry for the pinned pnpm
-# (the registry lookup for it fails), and a frozen install would otherwise refuse to start.
 cd "$ROOT"
-CI=${CI:-true} flock /tmp/dam-pnpm.lock pnpm install --frozen-lockfile --config.pm-on-fail=ignore \
-  --reporter=silent </dev/null
+CI=${CI:-true} flock /tmp/dam-pnpm.lock pnpm install --frozen-lockfile --reporter=silent </dev/null
 echo "install-deps: ok"
