@@ -1,0 +1,40 @@
+import { isAppError } from '@dam/errors';
+import { GroupSettingsClient } from '../src/adapters/group-settings.client';
+import { startSettingsStub } from './support/settings-stub.server';
+
+describe('GroupSettingsClient (against a local HTTP stub of auth)', () => {
+  let stub: Awaited<ReturnType<typeof startSettingsStub>>;
+
+  beforeAll(async () => {
+    stub = await startSettingsStub((groupId, call) =>
+      groupId === 'down' ? { status: 503 } : { status: 200, body: { conversions: { profile: { image: [`v${call}`] } } } },
+    );
+  });
+  afterAll(() => stub.close());
+
+  it('reuses a group\'s settings until the TTL passes, per group', async () => {
+    let now = 1_000;
+    const client = new GroupSettingsClient({ authUrl: stub.url, ttlMs: 30_000, now: () => now });
+    expect(await client.get('a')).toEqual({ conversions: { profile: { image: ['v1'] } } });
+    now += 29_000;
+    expect(await client.get('a')).toEqual({ conversions: { profile: { image: ['v1'] } } });
+    expect(stub.calls('a')).toBe(1);
+    await client.get('b');
+    expect(stub.calls('b')).toBe(1);
+    now += 2_000;
+    expect(await client.get('a')).toEqual({ conversions: { profile: { image: ['v2'] } } });
+    expect(stub.calls('a')).toBe(2);
+  });
+
+  it('throws UNAVAILABLE when auth fails or cannot be reached, and caches nothing', async () => {
+    const client = new GroupSettingsClient({ authUrl: stub.url });
+    for (let i = 0; i < 2; i++) {
+      const error: unknown = await client.get('down').catch((e: unknown) => e);
+      expect(isAppError(error) && error.kind === 'UNAVAILABLE' && error.code === 'SETTINGS_UNAVAILABLE').toBe(true);
+    }
+    expect(stub.calls('down')).toBe(2);
+
+    const unreachable = new GroupSettingsClient({ authUrl: 'http://127.0.0.1:1', timeoutMs: 1000 });
+    await expect(unreachable.get('a')).rejects.toMatchObject({ kind: 'UNAVAILABLE' });
+  });
+});
