@@ -148,4 +148,9 @@ describe('conversion service (real NATS, S3, sharp)', () => {
     expect(report).toMatchObject({ id: `conv-img3-${checksum}`, image: null, conversions: {} });
     expect(report.errors.original).toMatch(/after every retry.*503/);
   });
+
+  it('stops on SIGTERM with exit code 0', async () => {
+    service.kill('SIGTERM');
+    await expect(service.exited).resolves.toEqual({ code: 0, signal: null });
+  });
 });

@@ -33,8 +33,8 @@ export class ImageProcessor {
   }
 
   // `failOn: 'error'` makes a truncated or corrupt file fail instead of yielding a half-grey image.
-  private open(path: string): sharp.Sharp {
-    return sharp(path, { failOn: 'error', limitInputPixels: this.maxInputPixels, sequentialRead: true });
+  private open(path: string, limitInputPixels: number | false = this.maxInputPixels): sharp.Sharp {
+    return sharp(path, { failOn: 'error', limitInputPixels, sequentialRead: true });
   }
 
   /**
@@ -44,7 +44,8 @@ export class ImageProcessor {
   async probe(path: string): Promise<ImageInfo> {
     let meta: sharp.Metadata;
     try {
-      meta = await this.open(path).metadata();
+      // Header only, no pixels decoded: the limit is checked below with a message that says what is wrong.
+      meta = await this.open(path, false).metadata();
     } catch (error) {
       throw new UnprocessableImageError(`the original is not a decodable image: ${messageOf(error)}`, error);
     }
