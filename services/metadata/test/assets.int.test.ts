@@ -1,0 +1,196 @@
+import { createHash } from 'node:crypto';
+import { ASSET_EVENTS, assetDataSchema, FILE_PROCESSED, FILE_SAVED } from '@dam/events';
+import { originalKey } from '@dam/storage';
+import { waitFor } from '@dam/testing';
+import { assetId, collect, headersFor, principal, startMetadata, type Harness } from './harness';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startMetadata();
+});
+afterAll(async () => {
+  await h.stop();
+});
+
+const admin = principal();
+const json = (p = admin) => ({ 'content-type': 'application/json', ...headersFor(p) });
+
+function file(overrides: Record<string, unknown> = {}) {
+  const id = assetId();
+  return {
+    id,
+    name: 'notes.txt',
+    size: 11,
+    checksum: createHash('md5').update('hello world').digest('hex'),
+    content_type: 'text/plain',
+    object_key: originalKey('1', id),
+    metadata: {},
+    ...overrides,
+  };
+}
+
+async function create(body: unknown, p = admin) {
+  const res = await fetch(`${h.url}/internal/v1/assets`, { method: 'POST', headers: json(p), body: JSON.stringify(body) });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+describe('POST /internal/v1/assets', () => {
+  it('creates assets NOT_READY (images) and OK (others) and publishes file-saved/file-processed through the outbox', async () => {
+    const events = await collect(h.nc, ASSET_EVENTS, 'assets.events.1.*');
+    const image = file({ name: 'pic.png', content_type: 'image/png', metadata: { width: 4, height: 3 } });
+    const text = file();
+    const res = await create({ files: [image, text], custom_metadata: { data: { title: 'x' } } });
+    expect(res.status).toBe(201);
+    expect(res.body.assets).toHaveLength(2);
+    const [a, b] = res.body.assets;
+    expect(assetDataSchema.parse(a).status).toBe('NOT_READY');
+    expect(a.data).toEqual({ title: 'x' });
+    expect(a.metadata).toEqual({ width: 4, height: 3 });
+    expect(b.status).toBe('OK');
+
+    await waitFor(() => events.messages.length >= 3, { description: 'three asset events' });
+    await new Promise((r) => setTimeout(r, 300));
+    await events.stop();
+    const seen = events.messages.map((m) => [m.payload.asset_id, m.payload.type, m.subject]);
+    expect(seen).toEqual([
+      [image.id, 'file-saved', 'assets.events.1.file-saved'],
+      [text.id, 'file-saved', 'assets.events.1.file-saved'],
+      [text.id, 'file-processed', 'assets.events.1.file-processed'],
+    ]);
+    const saved = FILE_SAVED.schema.parse(events.messages[0]?.payload);
+    expect(saved.data.status).toBe('NOT_READY');
+    expect(saved.group_id).toBe('1');
+    expect(FILE_PROCESSED.schema.parse(events.messages[2]?.payload).data.status).toBe('OK');
+  });
+
+  it.each([
+    ['a reserved _service key', { data: { _service_x: 1 } }, 400, 'VALIDATION_FAILED'],
+    ['no data', { mode: 'APPEND' }, 400, 'VALIDATION_FAILED'],
+    ['an unknown mode', { data: {}, mode: 'MERGE' }, 400, 'VALIDATION_FAILED'],
+    ['an unknown schema', { data: {}, data_schema_id: 5 }, 400, 'VALIDATION_FAILED'],
+    ['a string', 'not an object', 400, 'VALIDATION_FAILED'],
+    ['data over 2000 characters', { data: { big: 'x'.repeat(2000) } }, 413, 'DATA_TOO_LARGE'],
+  ])('rejects custom_metadata with %s (%#) and creates nothing', async (_label, custom, status, code) => {
+    const f = file();
+    const res = await create({ files: [f], custom_metadata: custom });
+    expect(res.status).toBe(status);
+    expect(res.body.error.code).toBe(code);
+    if (status === 400) expect(res.body.error.details[0].path).toMatch(/^custom_metadata/);
+    const rows = await h.pool.query('SELECT 1 FROM assets WHERE id = $1', [f.id]);
+    expect(rows.rowCount).toBe(0);
+    const outbox = await h.pool.query("SELECT 1 FROM outbox WHERE payload->>'asset_id' = $1", [f.id]);
+    expect(outbox.rowCount).toBe(0);
+  });
+
+  it('needs a signed principal header', async () => {
+    const res = await fetch(`${h.url}/internal/v1/assets`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-dam-principal': headersFor(admin)['x-dam-principal'] as string, 'x-dam-principal-sig': 'AAAA' },
+      body: JSON.stringify({ files: [file()] }),
+    });
+    expect(res.status).toBe(401);
+  });
+});
+
+describe('GET /api/v1/assets/:id/data', () => {
+  it('returns every field of the asset data format, and 404 for other groups, unknown ids and others’ assets', async () => {
+    const f = file({ name: 'pic.png', content_type: 'image/png', metadata: { width: 4, height: 3 } });
+    expect((await create({ files: [f], custom_metadata: { data: { a: 1 }, mode: 'REPLACE', data_schema_id: 0 } })).status).toBe(201);
+    const res = await fetch(`${h.url}/api/v1/assets/${f.id}/data`, { headers: headersFor(admin) });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as any;
+    expect(assetDataSchema.strict().parse(body)).toBeTruthy();
+    expect(body).toMatchObject({
+      id: f.id,
+      status: 'NOT_READY',
+      name: 'pic.png',
+      size: 11,
+      checksum: f.checksum,
+      content_type: 'image/png',
+      creator_id: 7,
+      metadata: { width: 4, height: 3 },
+      data: { a: 1 },
+      conversions: {},
+      addons_info: {},
+      urls: { public: {} },
+    });
+    expect(body.errors).toBeUndefined();
+    expect(new Date(body.upload_time).toISOString()).toBe(body.upload_time);
+
+    const other = await fetch(`${h.url}/api/v1/assets/${f.id}/data`, { headers: headersFor(principal({ group_id: 2 })) });
+    expect(other.status).toBe(404);
+    expect(((await other.json()) as any).error.code).toBe('ASSET_NOT_FOUND');
+    const unknown = await fetch(`${h.url}/api/v1/assets/${assetId()}/data`, { headers: headersFor(admin) });
+    expect(unknown.status).toBe(404);
+    const creator = await fetch(`${h.url}/api/v1/assets/${f.id}/data`, { headers: headersFor(principal({ role: 'CREATOR', user_id: 99 })) });
+    expect(creator.status).toBe(404);
+    const owner = await fetch(`${h.url}/api/v1/assets/${f.id}/data`, { headers: headersFor(principal({ role: 'CREATOR', user_id: 7 })) });
+    expect(owner.status).toBe(200);
+  });
+});
+
+describe('GET /api/v1/assets/:id/content/:key/download', () => {
+  const content = Buffer.from('0123456789abcdefghij'); // 20 bytes
+  const md5 = createHash('md5').update(content).digest('hex');
+  let id: string;
+
+  beforeAll(async () => {
+    const f = file({ name: 'résumé "final".txt', size: content.length, checksum: md5 });
+    id = f.id;
+    await h.storage.putBuffer(f.object_key, content, { contentType: 'text/plain' });
+    expect((await create({ files: [f] })).status).toBe(201);
+  });
+
+  const get = (headers: Record<string, string> = {}, query = '', key = 'original') =>
+    fetch(`${h.url}/api/v1/assets/${id}/content/${key}/download${query}`, { headers: { ...headersFor(admin), ...headers } });
+
+  it('streams the whole original with its headers', async () => {
+    const res = await get();
+    expect(res.status).toBe(200);
+    expect(Buffer.from(await res.arrayBuffer())).toEqual(content);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(res.headers.get('content-length')).toBe('20');
+    expect(res.headers.get('etag')).toBe(`"${md5}"`);
+    expect(res.headers.get('accept-ranges')).toBe('bytes');
+    const disposition = res.headers.get('content-disposition') ?? '';
+    expect(disposition).toMatch(/^attachment; filename="r_sum_ _final_.txt"; filename\*=UTF-8''r%C3%A9sum%C3%A9%20%22final%22.txt$/);
+  });
+
+  it('serves inline with delivery=display', async () => {
+    const res = await get({}, '?delivery=display');
+    await res.arrayBuffer();
+    expect(res.headers.get('content-disposition')).toMatch(/^inline; /);
+  });
+
+  it.each([
+    ['bytes=2-5', '2345', 'bytes 2-5/20'],
+    ['bytes=-3', 'hij', 'bytes 17-19/20'],
+    ['bytes=15-', 'fghij', 'bytes 15-19/20'],
+    ['bytes=15-100', 'fghij', 'bytes 15-19/20'],
+  ])('answers Range %s with 206', async (range, body, contentRange) => {
+    const res = await get({ range });
+    expect(res.status).toBe(206);
+    expect(await res.text()).toBe(body);
+    expect(res.headers.get('content-range')).toBe(contentRange);
+    expect(res.headers.get('content-length')).toBe(String(body.length));
+  });
+
+  it('answers an unsatisfiable range with 416 and Content-Range bytes */size', async () => {
+    const res = await get({ range: 'bytes=20-30' });
+    expect(res.status).toBe(416);
+    expect(res.headers.get('content-range')).toBe('bytes */20');
+  });
+
+  it('answers If-None-Match with 304', async () => {
+    const res = await get({ 'if-none-match': `"${md5}"` });
+    expect(res.status).toBe(304);
+  });
+
+  it('404s unknown conversion keys and other groups', async () => {
+    const res = await get({}, '', 'thumb');
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as any).error.code).toBe('CONVERSION_NOT_FOUND');
+    const other = await fetch(`${h.url}/api/v1/assets/${id}/content/original/download`, { headers: headersFor(principal({ group_id: 3 })) });
+    expect(other.status).toBe(404);
+  });
+});

@@ -1,0 +1,113 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { ASSET_EVENTS, FILE_PROCESSED, SUBJECT_CONVERSIONS_COMPLETED, type ConversionsCompleted } from '@dam/events';
+import { originalKey } from '@dam/storage';
+import { waitFor } from '@dam/testing';
+import { assetId, collect, headersFor, principal, startMetadata, type Harness } from './harness';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startMetadata();
+});
+afterAll(async () => {
+  await h.stop();
+});
+
+const admin = principal({ group_id: 4 });
+const checksum = createHash('md5').update('png bytes').digest('hex');
+
+async function createImage(): Promise<string> {
+  const id = assetId();
+  const res = await fetch(`${h.url}/internal/v1/assets`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headersFor(admin) },
+    body: JSON.stringify({
+      files: [{ id, name: 'p.png', size: 9, checksum, content_type: 'image/png', object_key: originalKey('4', id), metadata: {} }],
+    }),
+  });
+  expect(res.status).toBe(201);
+  return id;
+}
+
+const data = async (id: string) => (await (await fetch(`${h.url}/api/v1/assets/${id}/data`, { headers: headersFor(admin) })).json()) as any;
+
+function report(id: string, overrides: Partial<ConversionsCompleted> = {}): ConversionsCompleted {
+  return {
+    id: randomUUID(),
+    asset_id: id,
+    group_id: '4',
+    source_checksum: checksum,
+    image: { width: 640, height: 480 },
+    conversions: {
+      thumb: { object_key: `conversions/4/${id}/${checksum}/thumb.webp`, content_type: 'image/webp', width: 200, height: 150, size: 1234 },
+    },
+    errors: {},
+    ...overrides,
+  };
+}
+
+const publish = (r: ConversionsCompleted) => h.nc.publish(SUBJECT_CONVERSIONS_COMPLETED, JSON.stringify(r));
+
+describe('conversion reports (dam.internal.conversions.completed)', () => {
+  it('records conversions, sets OK and emits exactly one file-processed even when delivered twice', async () => {
+    const id = await createImage();
+    const events = await collect(h.nc, ASSET_EVENTS, 'assets.events.4.file-processed');
+    const r = report(id);
+    publish(r);
+    publish(r); // the same message twice
+    // And a second report (new message id) for the same original: recorded, but no second file-processed.
+    publish({ ...r, id: randomUUID() });
+
+    await waitFor(async () => (await data(id)).status === 'OK', { description: 'asset OK' });
+    await waitFor(async () => (await h.pool.query('SELECT count(*)::int AS n FROM processed_messages')).rows[0].n >= 2);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await events.stop();
+    const mine = events.messages.filter((m) => m.payload.asset_id === id);
+    expect(mine).toHaveLength(1);
+    const event = FILE_PROCESSED.schema.parse(mine[0]?.payload);
+    expect(event.data.status).toBe('OK');
+    expect(event.data.conversions).toEqual({ thumb: { width: 200, height: 150, size: 1234, public: false } });
+
+    const body = await data(id);
+    expect(body.metadata).toEqual({ width: 640, height: 480 });
+    expect(body.conversions.thumb).toEqual({ width: 200, height: 150, size: 1234, public: false });
+  });
+
+  it('ignores a report about another checksum', async () => {
+    const id = await createImage();
+    const stale = report(id, { source_checksum: 'f'.repeat(32) });
+    publish(stale);
+    await waitFor(async () => (await h.pool.query('SELECT count(*)::int AS n FROM processed_messages WHERE id = $1', [stale.id])).rows[0].n === 1);
+    const body = await data(id);
+    expect(body.status).toBe('NOT_READY');
+    expect(body.conversions).toEqual({});
+  });
+
+  it('a report with only errors sets ERROR with errors and emits file-processed with status ERROR', async () => {
+    const id = await createImage();
+    const events = await collect(h.nc, ASSET_EVENTS, 'assets.events.4.file-processed');
+    publish(report(id, { conversions: {}, image: null, errors: { thumb: 'unsupported image' } }));
+    await waitFor(async () => (await data(id)).status === 'ERROR', { description: 'asset ERROR' });
+    const body = await data(id);
+    expect(body.errors).toEqual({ thumb: 'unsupported image' });
+    await waitFor(() => events.messages.some((m) => m.payload.asset_id === id));
+    await events.stop();
+    const event = events.messages.find((m) => m.payload.asset_id === id)?.payload;
+    expect(event.data.status).toBe('ERROR');
+    expect(event.data.errors).toEqual({ thumb: 'unsupported image' });
+  });
+
+  it('downloads a single-file conversion with its own size and etag', async () => {
+    const id = await createImage();
+    const bytes = Buffer.from('webp-bytes-here');
+    const key = `conversions/4/${id}/${checksum}/thumb.webp`;
+    await h.storage.putBuffer(key, bytes, { contentType: 'image/webp' });
+    publish(report(id, { conversions: { thumb: { object_key: key, content_type: 'image/webp', width: 2, height: 2, size: bytes.length } } }));
+    await waitFor(async () => (await data(id)).status === 'OK');
+    const res = await fetch(`${h.url}/api/v1/assets/${id}/content/thumb/download`, { headers: headersFor(admin) });
+    expect(res.status).toBe(200);
+    expect(Buffer.from(await res.arrayBuffer())).toEqual(bytes);
+    expect(res.headers.get('content-type')).toBe('image/webp');
+    expect(res.headers.get('etag')).toBe(`"${createHash('md5').update(bytes).digest('hex')}"`);
+    expect(res.headers.get('content-disposition')).toBe('attachment; filename="p_thumb.webp"');
+  });
+});

@@ -1,0 +1,101 @@
+import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
+import { encodePrincipal, permissionsFor, type Principal, type RoleName } from '@dam/auth-tokens';
+import { createPool, type Pool } from '@dam/db';
+import { connectNats, consume, ensureStreams, startOutboxRelay, type OutboxRelay } from '@dam/events';
+import { createLogger } from '@dam/logging';
+import { createStorage, type Storage } from '@dam/storage';
+import { createBucket, createDatabase, startNats, testS3Config, type TestNats } from '@dam/testing';
+import { z } from 'zod';
+import { pgTransactions } from '../src/adapters/transaction';
+import { buildMetadataApp } from '../src/app';
+import { consumeConversionsCompleted } from '../src/consumers/conversions-completed.handler';
+import { migrateMetadata } from '../src/migrations';
+
+export const INTERNAL_SECRET = 'internal-secret-for-tests-0123456789';
+
+export type Nats = Awaited<ReturnType<typeof connectNats>>;
+
+/** The metadata service in-process, over real PostgreSQL, NATS JetStream and S3. */
+export interface Harness {
+  url: string;
+  pool: Pool;
+  storage: Storage;
+  nc: Nats;
+  nats: TestNats;
+  relay: OutboxRelay;
+  stop(): Promise<void>;
+}
+
+export async function startMetadata(): Promise<Harness> {
+  const logger = createLogger({ service: 'metadata-test', level: process.env.LOG_LEVEL ?? 'warn' });
+  const pool = createPool(await createDatabase('metadata'));
+  await migrateMetadata(pool);
+  const s3 = testS3Config(await createBucket('metadata'));
+  const storage = createStorage({ endpoint: s3.endpoint, accessKey: s3.accessKey, secretKey: s3.secretKey, bucket: s3.bucket, region: s3.region });
+  const nats = await startNats();
+  const nc = await connectNats(nats.url, 'metadata-test');
+  await ensureStreams(nc);
+  const relay = startOutboxRelay({ pool, nc, logger, intervalMs: 50 });
+  const consumer = await consumeConversionsCompleted(nc, pgTransactions(pool), logger, 2);
+  const app = buildMetadataApp({ logger, pool, storage, internalSecret: INTERNAL_SECRET });
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    pool,
+    storage,
+    nc,
+    nats,
+    relay,
+    async stop() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await consumer.stop();
+      await relay.stop();
+      await nc.drain().catch(() => undefined);
+      await nats.stop();
+      await pool.end();
+    },
+  };
+}
+
+export function principal(overrides: Partial<Principal> & { role?: RoleName } = {}): Principal {
+  const role = overrides.role ?? 'ADMIN';
+  const roleIds: Record<string, number> = { ADMIN: 1, MANAGER: 2, USER: 3, CREATOR: 4 };
+  return {
+    user_id: 7,
+    group_id: 1,
+    role_id: roleIds[role] ?? 1,
+    role_name: role,
+    permissions: permissionsFor(role),
+    via: 'jwt',
+    ...overrides,
+  };
+}
+
+export const headersFor = (p: Principal): Record<string, string> => encodePrincipal(p, INTERNAL_SECRET);
+
+/** Collects every message of a stream matching `filter` through a throwaway durable consumer. */
+export async function collect(nc: Nats, stream: string, filter: string): Promise<{ messages: Array<{ subject: string; payload: any }>; stop: () => Promise<void> }> {
+  const messages: Array<{ subject: string; payload: any }> = [];
+  const consumer = await consume({
+    nc,
+    stream,
+    durable: `test-${Math.random().toString(36).slice(2)}`,
+    filterSubjects: filter,
+    schema: z.any(),
+    handler: async (payload, ctx) => {
+      messages.push({ subject: ctx.subject, payload });
+    },
+    logger: createLogger({ service: 'collector', level: 'error' }),
+    concurrency: 10,
+    fetchExpiresMs: 1000,
+  });
+  return { messages, stop: () => consumer.stop() };
+}
+
+export const assetId = (): string => randomBytes(16).toString('hex');
