@@ -1,0 +1,55 @@
+import { encodePrincipal, type Principal } from '@dam/auth-tokens';
+import { AppError, type ErrorKind, unavailable } from '@dam/errors';
+
+export interface RegisteredFile {
+  id: string;
+  name: string;
+  size: number;
+  checksum: string;
+  content_type: string;
+  object_key: string;
+  metadata: Record<string, unknown>;
+}
+
+export interface CreatedAsset {
+  id: string;
+  status: string;
+}
+
+export interface MetadataClient {
+  createAssets(principal: Principal, files: RegisteredFile[], customMetadata: unknown): Promise<CreatedAsset[]>;
+}
+
+// Client errors metadata answers are the caller's fault: they reach the client as they are.
+const PASS_THROUGH: Record<number, ErrorKind> = { 400: 'BAD_REQUEST', 413: 'PAYLOAD_TOO_LARGE' };
+
+interface ErrorBody {
+  error?: { code?: string; message?: string; details?: unknown };
+}
+
+/** metadata `POST /internal/v1/assets` with the signed principal header (docs/internal-interfaces.md). */
+export function httpMetadataClient(opts: { baseUrl: string; internalSecret: string; timeoutMs?: number }): MetadataClient {
+  const base = opts.baseUrl.replace(/\/$/, '');
+  return {
+    async createAssets(principal, files, customMetadata) {
+      let res: Response;
+      try {
+        res = await fetch(`${base}/internal/v1/assets`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...encodePrincipal(principal, opts.internalSecret) },
+          body: JSON.stringify({ files, ...(customMetadata === undefined ? {} : { custom_metadata: customMetadata }) }),
+          signal: AbortSignal.timeout(opts.timeoutMs ?? 15_000),
+        });
+      } catch {
+        throw unavailable('The metadata service is unavailable', 'METADATA_UNAVAILABLE');
+      }
+      if (res.status === 201 || res.status === 200) return ((await res.json()) as { assets: CreatedAsset[] }).assets;
+      const kind = PASS_THROUGH[res.status];
+      const body = (await res.json().catch(() => ({}))) as ErrorBody;
+      if (kind && body.error?.code) {
+        throw new AppError(kind, body.error.code, body.error.message ?? 'Invalid request', body.error.details);
+      }
+      throw unavailable(`The metadata service answered ${res.status}`, 'METADATA_UNAVAILABLE');
+    },
+  };
+}

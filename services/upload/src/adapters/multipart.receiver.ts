@@ -1,0 +1,100 @@
+import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
+import busboy from 'busboy';
+import { malformedUpload, notMultipart } from '../domain/upload.errors';
+
+export interface FilePart {
+  field: string;
+  /** The client's file name (the field name when the part has none). */
+  name: string;
+  stream: Readable;
+}
+
+export interface ReceiveOptions<T> {
+  /** Called for each file part as it arrives; must consume the stream (busboy waits for it). */
+  onFile(part: FilePart): Promise<T>;
+  /** Called for each text field as it arrives; throwing fails the request at once. */
+  onField(name: string, value: string): void;
+}
+
+export interface Received<T> {
+  results: T[];
+}
+
+/**
+ * Parses a multipart body as a stream. Resolves once the body ended and every file handler finished; on the
+ * first failure (malformed body, client abort, a handler error) rejects after every started handler has
+ * settled, so the caller can clean up everything they stored.
+ */
+export function receiveMultipart<T>(req: IncomingMessage, options: ReceiveOptions<T>): Promise<Received<T>> {
+  let parser: busboy.Busboy;
+  try {
+    parser = busboy({
+      headers: req.headers,
+      defParamCharset: 'utf8',
+      limits: { fields: 50, fieldSize: 64 * 1024, parts: 1000, headerPairs: 200 },
+    });
+  } catch {
+    return Promise.reject(notMultipart());
+  }
+
+  return new Promise((resolve, reject) => {
+    const tasks: Array<Promise<T>> = [];
+    const active = new Set<Readable>();
+    let failure: unknown;
+    let settled = false;
+
+    const finish = () => {
+      if (settled) return;
+      settled = true;
+      void Promise.allSettled(tasks).then((outcomes) => {
+        const failed = failure ?? outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected')?.reason;
+        if (failed !== undefined) reject(failed);
+        else resolve({ results: outcomes.map((o) => (o as PromiseFulfilledResult<T>).value) });
+      });
+    };
+
+    const fail = (error: unknown) => {
+      if (failure !== undefined) return;
+      failure = error;
+      // Stop parsing and unblock every handler still reading, so they end and settle.
+      req.unpipe(parser);
+      for (const stream of active) stream.destroy(error instanceof Error ? error : new Error(String(error)));
+      finish();
+    };
+
+    parser.on('file', (field, stream, info) => {
+      if (failure !== undefined) {
+        stream.resume();
+        return;
+      }
+      active.add(stream);
+      stream.once('close', () => active.delete(stream));
+      stream.once('limit', () => fail(malformedUpload('a part is too large')));
+      const task = options.onFile({ field, name: info.filename || field, stream });
+      tasks.push(task);
+      task.catch(fail);
+    });
+    parser.on('field', (name, value, info) => {
+      if (failure !== undefined) return;
+      if (info.valueTruncated) {
+        fail(malformedUpload(`field ${name} is too long`));
+        return;
+      }
+      try {
+        options.onField(name, value);
+      } catch (error) {
+        fail(error);
+      }
+    });
+    parser.on('partsLimit', () => fail(malformedUpload('too many parts')));
+    parser.on('fieldsLimit', () => fail(malformedUpload('too many fields')));
+    parser.on('error', (error: Error) => fail(malformedUpload(error.message)));
+    parser.on('close', finish);
+    req.on('close', () => {
+      // The client went away before the body ended.
+      if (!req.complete) fail(malformedUpload('the request was aborted'));
+    });
+    req.pipe(parser);
+  });
+}

@@ -1,0 +1,90 @@
+import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import { PassThrough, type Readable } from 'node:stream';
+import type { Storage } from '@dam/storage';
+import { HEAD_BYTES, imageMetadata, sniffContentType } from '../domain/content-sniffer';
+
+/** Shared across the files of one request: the request as a whole may not pass MAX_UPLOAD_BYTES. */
+export interface ByteBudget {
+  /** Throws (the 413 error) once the total passes the limit. */
+  take(bytes: number): void;
+}
+
+export interface StoredOriginal {
+  size: number;
+  checksum: string;
+  contentType: string;
+  metadata: Record<string, unknown>;
+}
+
+/**
+ * Streams one file part to `key`: keeps the first ~1 MiB to sniff the type and image size, then passes every
+ * chunk through MD5 and the byte budget on the way to S3, waiting for the store to drain (back-pressure), so
+ * memory stays flat whatever the size.
+ *
+ * On failure the stream handed to the minio client is ended, never errored: minio's multipart uploader does
+ * not listen for source errors and would wait forever. The truncated object that results is removed by the
+ * caller, which removes every key of a failed request.
+ */
+export async function storeOriginal(storage: Storage, key: string, file: Readable, budget: ByteBudget): Promise<StoredOriginal> {
+  const source = file[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  const hash = createHash('md5');
+  let size = 0;
+  const take = (chunk: Buffer) => {
+    budget.take(chunk.length);
+    hash.update(chunk);
+    size += chunk.length;
+  };
+
+  const headChunks: Buffer[] = [];
+  let headLength = 0;
+  let ended = false;
+  try {
+    while (headLength < HEAD_BYTES) {
+      const next = await source.next();
+      if (next.done) {
+        ended = true;
+        break;
+      }
+      take(next.value);
+      headChunks.push(next.value);
+      headLength += next.value.length;
+    }
+  } catch (error) {
+    await source.return?.();
+    throw error;
+  }
+  const head = Buffer.concat(headChunks);
+  const contentType = await sniffContentType(head, !ended);
+  const metadata = imageMetadata(head, contentType);
+
+  const body = new PassThrough({ highWaterMark: 256 * 1024 });
+  const put = storage.putStream(key, body, { contentType });
+  // If the store fails mid-way nothing drains `body` any more: the pump must stop waiting then.
+  const storeFailed = put.then(
+    () => new Promise<never>(() => undefined),
+    (error: unknown) => Promise.reject(error),
+  );
+  storeFailed.catch(() => undefined);
+  const write = async (chunk: Buffer) => {
+    if (!body.write(chunk)) await Promise.race([once(body, 'drain'), storeFailed]);
+  };
+
+  try {
+    await write(head);
+    while (!ended) {
+      const next = await Promise.race([source.next(), storeFailed]);
+      if (next.done) break;
+      take(next.value);
+      await write(next.value);
+    }
+  } catch (error) {
+    await source.return?.();
+    body.end();
+    await put.catch(() => undefined);
+    throw error;
+  }
+  body.end();
+  await put;
+  return { size, checksum: hash.digest('hex'), contentType, metadata };
+}

@@ -1,0 +1,23 @@
+import { z } from 'zod';
+import { authEnv, baseEnv, loadConfig, s3Env, serviceUrl } from '@dam/config';
+
+const MiB = 1024 * 1024;
+
+export const configSchema = z.object({
+  ...baseEnv(8081),
+  ...s3Env,
+  ...authEnv,
+  AUTH_URL: serviceUrl(8090),
+  METADATA_URL: serviceUrl(8091),
+  /** Largest request body accepted (CONTRACT §4: default 5 GiB). */
+  MAX_UPLOAD_BYTES: z.coerce.number().int().positive().default(5 * 1024 * MiB),
+  /**
+   * Multipart part size towards S3: the minio client holds one part in memory per file being uploaded, so
+   * this bounds memory per concurrent upload. 5 MiB is S3's minimum; 10,000 parts then allow ~48 GiB.
+   */
+  UPLOAD_PART_SIZE: z.coerce.number().int().min(5 * MiB).default(5 * MiB),
+});
+
+export type UploadConfig = z.infer<typeof configSchema>;
+
+export const loadUploadConfig = (env: NodeJS.ProcessEnv = process.env): UploadConfig => loadConfig(configSchema, env);

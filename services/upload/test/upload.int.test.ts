@@ -1,0 +1,216 @@
+import { createHash } from 'node:crypto';
+import type { Server } from 'node:http';
+import { createAuthenticator, encodePrincipal, permissionsFor, signJwt } from '@dam/auth-tokens';
+import { createLogger } from '@dam/logging';
+import { createStorage } from '@dam/storage';
+import {
+  createBucket,
+  createDatabase,
+  s3Env,
+  startNats,
+  startServiceProcess,
+  testMinioClient,
+  testS3Config,
+  type ServiceProcess,
+  type TestNats,
+} from '@dam/testing';
+import { httpMetadataClient } from '../src/adapters/metadata.client';
+import { buildUploadApp } from '../src/app';
+import { makePng } from './png';
+
+const JWT_SECRET = 'jwt-secret-for-upload-tests-0123456789';
+const INTERNAL_SECRET = 'internal-secret-for-upload-tests-0123';
+const MAX_UPLOAD_BYTES = 256 * 1024;
+
+let bucket: string;
+let nats: TestNats;
+let metadata: ServiceProcess;
+let server: Server;
+let url: string;
+
+beforeAll(async () => {
+  bucket = await createBucket('upload');
+  nats = await startNats();
+  metadata = await startServiceProcess('metadata', {
+    DATABASE_URL: await createDatabase('upload_meta'),
+    NATS_URL: nats.url,
+    INTERNAL_SECRET,
+    LOG_LEVEL: 'warn',
+    ...s3Env(bucket),
+  });
+  const s3 = testS3Config(bucket);
+  const storage = createStorage({ ...s3, partSize: 5 * 1024 * 1024 });
+  const app = buildUploadApp({
+    logger: createLogger({ service: 'upload-test', level: process.env.LOG_LEVEL ?? 'silent' }),
+    storage,
+    metadata: httpMetadataClient({ baseUrl: metadata.url, internalSecret: INTERNAL_SECRET }),
+    // No auth service in this test: API keys would answer 503, JWTs are checked locally.
+    authenticate: createAuthenticator({ jwtSecret: JWT_SECRET, authUrl: 'http://127.0.0.1:9' }),
+    maxUploadBytes: MAX_UPLOAD_BYTES,
+  });
+  server = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const address = server.address();
+  url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/api/v1/assets/new/content/original/upload`;
+}, 120_000);
+
+afterAll(async () => {
+  server?.closeAllConnections();
+  await new Promise((resolve) => server?.close(resolve));
+  await metadata?.stop();
+  await nats?.stop();
+});
+
+let nextGroup = 100;
+/** Each test uploads into its own group, so "no object under originals/<gid>/" checks only its own writes. */
+function newCaller() {
+  const gid = nextGroup++;
+  const { token } = signJwt({ sub: 5, gid, role: 1 }, JWT_SECRET, 600);
+  return { gid, auth: { authorization: `Bearer ${token}` } };
+}
+
+async function objectsUnder(prefix: string): Promise<string[]> {
+  const names: string[] = [];
+  for await (const item of testMinioClient().listObjectsV2(bucket, prefix, true)) if (item.name) names.push(item.name);
+  return names;
+}
+
+async function readObject(key: string): Promise<Buffer> {
+  const stream = await testMinioClient().getObject(bucket, key);
+  const chunks: Buffer[] = [];
+  for await (const c of stream) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+}
+
+const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
+
+describe('POST /api/v1/assets/new/content/original/upload', () => {
+  it('stores an image, sniffs its type (ignoring the client type) and reads its dimensions', async () => {
+    const { gid, auth } = newCaller();
+    const png = makePng(7, 5);
+    const form = new FormData();
+    form.append('file', new Blob([png], { type: 'application/pdf' }), 'photo.jpg');
+    const res = await fetch(url, { method: 'POST', headers: auth, body: form });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as any;
+    expect(body).toMatchObject({ success: true, provider: 'local' });
+    expect(body.files).toHaveLength(1);
+    const [file] = body.files;
+    expect(file).toEqual({
+      id: expect.stringMatching(/^[A-Za-z0-9]{32}$/),
+      name: 'photo.jpg',
+      size: png.length,
+      checksum: md5(png),
+      content_type: 'image/png',
+      metadata: { width: 7, height: 5 },
+      status: 'NOT_READY',
+    });
+    expect(await readObject(`originals/${gid}/${file.id}`)).toEqual(png);
+
+    // metadata has the record, NOT_READY until a conversion report arrives.
+    const principal = { user_id: 5, group_id: gid, role_id: 1, role_name: 'ADMIN', permissions: permissionsFor('ADMIN'), via: 'jwt' as const };
+    const data = await fetch(`${metadata.url}/api/v1/assets/${file.id}/data`, { headers: encodePrincipal(principal, INTERNAL_SECRET) });
+    expect(data.status).toBe(200);
+    expect(await data.json()).toMatchObject({ id: file.id, status: 'NOT_READY', checksum: md5(png), creator_id: 5, metadata: { width: 7, height: 5 } });
+  });
+
+  it('creates one asset per file part, whatever the field names, and applies custom_metadata', async () => {
+    const { gid, auth } = newCaller();
+    const text = Buffer.from('plain words, nothing else\n');
+    const binary = Buffer.from([0, 1, 2, 3, 254, 255, 0, 7]);
+    const form = new FormData();
+    form.append('custom_metadata', JSON.stringify({ data: { project: 'x' } }));
+    form.append('file1', new Blob([text]), 'notes.txt');
+    form.append('anything', new Blob([binary]), 'blob.bin');
+    const res = await fetch(url, { method: 'POST', headers: auth, body: form });
+    expect(res.status).toBe(200);
+    const { files } = (await res.json()) as any;
+    expect(files.map((f: any) => [f.name, f.size, f.checksum, f.content_type])).toEqual([
+      ['notes.txt', text.length, md5(text), 'text/plain'],
+      ['blob.bin', binary.length, md5(binary), 'application/octet-stream'],
+    ]);
+    expect(files[0].id).not.toBe(files[1].id);
+    expect((await objectsUnder(`originals/${gid}/`)).sort()).toEqual(files.map((f: any) => `originals/${gid}/${f.id}`).sort());
+  });
+
+  it.each([
+    ['rejected by metadata (reserved key)', JSON.stringify({ data: { _service_x: 1 } }), 'VALIDATION_FAILED'],
+    ['malformed JSON', '{"data": ', 'INVALID_CUSTOM_METADATA'],
+  ])('answers 400 for custom_metadata %s and leaves no object behind', async (_label, custom, code) => {
+    const { gid, auth } = newCaller();
+    const form = new FormData();
+    form.append('file', new Blob([makePng(3, 3)]), 'a.png');
+    form.append('file2', new Blob([Buffer.from('second')]), 'b.txt');
+    // After the files, so they are already stored when the problem shows.
+    form.append('custom_metadata', custom);
+    const res = await fetch(url, { method: 'POST', headers: auth, body: form });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as any).error.code).toBe(code);
+    expect(await objectsUnder(`originals/${gid}/`)).toEqual([]);
+  });
+
+  it('answers 413 at once for a declared Content-Length over MAX_UPLOAD_BYTES', async () => {
+    const { gid, auth } = newCaller();
+    const form = new FormData();
+    form.append('file', new Blob([Buffer.alloc(MAX_UPLOAD_BYTES + 1024, 1)]), 'big.bin');
+    const res = await fetch(url, { method: 'POST', headers: auth, body: form });
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as any).error.code).toBe('UPLOAD_TOO_LARGE');
+    expect(await objectsUnder(`originals/${gid}/`)).toEqual([]);
+  });
+
+  it('answers 413 when a streamed body (no Content-Length) passes MAX_UPLOAD_BYTES, and removes what it stored', async () => {
+    const { gid, auth } = newCaller();
+    const boundary = 'dam-test-boundary';
+    const head = Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="small"; filename="ok.txt"\r\n\r\nsmall file\r\n` +
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+    );
+    const chunk = Buffer.alloc(64 * 1024, 7);
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent === 0) controller.enqueue(head);
+        if (sent > MAX_UPLOAD_BYTES * 3) {
+          controller.enqueue(Buffer.from(`\r\n--${boundary}--\r\n`));
+          controller.close();
+          return;
+        }
+        controller.enqueue(chunk);
+        sent += chunk.length;
+      },
+    });
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    expect(res.status).toBe(413);
+    await res.arrayBuffer();
+    expect(await objectsUnder(`originals/${gid}/`)).toEqual([]);
+  });
+
+  it('answers 400 when there is no file part', async () => {
+    const { auth } = newCaller();
+    const form = new FormData();
+    form.append('custom_metadata', JSON.stringify({ data: {} }));
+    const res = await fetch(url, { method: 'POST', headers: auth, body: form });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as any).error.code).toBe('NO_FILE');
+  });
+
+  it('answers 400 for a body that is not multipart', async () => {
+    const { auth } = newCaller();
+    const res = await fetch(url, { method: 'POST', headers: { ...auth, 'content-type': 'application/octet-stream' }, body: 'abc' });
+    expect(res.status).toBe(400);
+  });
+
+  it('answers 401 without credentials and with a bad token', async () => {
+    const form = new FormData();
+    form.append('file', new Blob([Buffer.from('x')]), 'x.txt');
+    expect((await fetch(url, { method: 'POST', body: form })).status).toBe(401);
+    expect((await fetch(url, { method: 'POST', headers: { authorization: 'Bearer nope' }, body: form })).status).toBe(401);
+  });
+});
