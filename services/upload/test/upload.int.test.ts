@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { Server } from 'node:http';
+import { request, type Server } from 'node:http';
+import { Readable } from 'node:stream';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { createAuthenticator, encodePrincipal, permissionsFor, signJwt } from '@dam/auth-tokens';
 import { createLogger } from '@dam/logging';
 import { createStorage } from '@dam/storage';
@@ -11,6 +14,7 @@ import {
   startServiceProcess,
   testMinioClient,
   testS3Config,
+  waitFor,
   type ServiceProcess,
   type TestNats,
 } from '@dam/testing';
@@ -38,6 +42,10 @@ beforeAll(async () => {
     LOG_LEVEL: 'warn',
     ...s3Env(bucket),
   });
+  ({ server, url } = await startUpload(MAX_UPLOAD_BYTES));
+}, 120_000);
+
+async function startUpload(maxUploadBytes: number): Promise<{ server: Server; url: string }> {
   const s3 = testS3Config(bucket);
   const storage = createStorage({ ...s3, partSize: 5 * 1024 * 1024 });
   const app = buildUploadApp({
@@ -46,18 +54,24 @@ beforeAll(async () => {
     metadata: httpMetadataClient({ baseUrl: metadata.url, internalSecret: INTERNAL_SECRET }),
     // No auth service in this test: API keys would answer 503, JWTs are checked locally.
     authenticate: createAuthenticator({ jwtSecret: JWT_SECRET, authUrl: 'http://127.0.0.1:9' }),
-    maxUploadBytes: MAX_UPLOAD_BYTES,
+    maxUploadBytes,
   });
-  server = await new Promise((resolve) => {
+  const srv: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
-  const address = server.address();
-  url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/api/v1/assets/new/content/original/upload`;
-}, 120_000);
+  const address = srv.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return { server: srv, url: `http://127.0.0.1:${port}/api/v1/assets/new/content/original/upload` };
+}
+
+async function stopServer(srv: Server | undefined): Promise<void> {
+  if (!srv) return;
+  srv.closeAllConnections();
+  await new Promise((resolve) => srv.close(resolve));
+}
 
 afterAll(async () => {
-  server?.closeAllConnections();
-  await new Promise((resolve) => server?.close(resolve));
+  await stopServer(server);
   await metadata?.stop();
   await nats?.stop();
 });
@@ -83,6 +97,27 @@ async function readObject(key: string): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+const settledFor = (ms: number) => new Promise<boolean>((r) => setTimeout(() => r(true), ms));
+// A full collection before each sample, so the figure is what is still referenced, not garbage awaiting GC.
+setFlagsFromString('--expose-gc');
+const collect = runInNewContext('gc') as () => void;
+const memory = () => {
+  collect();
+  const m = process.memoryUsage();
+  return m.heapUsed + m.arrayBuffers;
+};
+function httpPost(target: string, headers: Record<string, string>, body: Readable): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(target, { method: 'POST', headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on('error', reject);
+    body.pipe(req);
+  });
+}
 const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
 
 describe('POST /api/v1/assets/new/content/original/upload', () => {
@@ -160,8 +195,8 @@ describe('POST /api/v1/assets/new/content/original/upload', () => {
     expect(await objectsUnder(`originals/${gid}/`)).toEqual([]);
   });
 
-  it('answers 413 when a streamed body (no Content-Length) passes MAX_UPLOAD_BYTES, and removes what it stored', async () => {
-    const { gid, auth } = newCaller();
+  /** A chunked multipart body (no Content-Length): a small file, then `bigBytes` of a second one. */
+  function streamedBody(bigBytes: number, onChunk: (sent: number) => void = () => undefined) {
     const boundary = 'dam-test-boundary';
     const head = Buffer.from(
       `--${boundary}\r\nContent-Disposition: form-data; name="small"; filename="ok.txt"\r\n\r\nsmall file\r\n` +
@@ -172,7 +207,8 @@ describe('POST /api/v1/assets/new/content/original/upload', () => {
     const body = new ReadableStream<Uint8Array>({
       pull(controller) {
         if (sent === 0) controller.enqueue(head);
-        if (sent > MAX_UPLOAD_BYTES * 3) {
+        onChunk(sent);
+        if (sent >= bigBytes) {
           controller.enqueue(Buffer.from(`\r\n--${boundary}--\r\n`));
           controller.close();
           return;
@@ -181,15 +217,89 @@ describe('POST /api/v1/assets/new/content/original/upload', () => {
         sent += chunk.length;
       },
     });
-    const res = await fetch(url, {
+    return { body, contentType: `multipart/form-data; boundary=${boundary}` };
+  }
+
+  const post = (target: string, auth: Record<string, string>, streamed: ReturnType<typeof streamedBody>, signal?: AbortSignal) =>
+    fetch(target, {
       method: 'POST',
-      headers: { ...auth, 'content-type': `multipart/form-data; boundary=${boundary}` },
-      body,
+      headers: { ...auth, 'content-type': streamed.contentType },
+      body: streamed.body,
       duplex: 'half',
+      signal,
     } as RequestInit);
+
+  it('answers 413 when a streamed body (no Content-Length) passes MAX_UPLOAD_BYTES, and removes what it stored', async () => {
+    const { gid, auth } = newCaller();
+    const res = await post(url, auth, streamedBody(MAX_UPLOAD_BYTES * 3));
     expect(res.status).toBe(413);
     await res.arrayBuffer();
     expect(await objectsUnder(`originals/${gid}/`)).toEqual([]);
+  });
+
+  it('stops a stream that passes the limit after S3 writing began (multipart), and removes its object', async () => {
+    const big = await startUpload(3 * 1024 * 1024);
+    try {
+      const { gid, auth } = newCaller();
+      const res = await post(big.url, auth, streamedBody(12 * 1024 * 1024));
+      expect(res.status).toBe(413);
+      await res.arrayBuffer();
+      expect(await objectsUnder(`originals/${gid}/`)).toEqual([]);
+      // An ended (not errored) source lets minio complete or abort its multipart upload: none is left open.
+      const open: unknown[] = [];
+      for await (const u of testMinioClient().listIncompleteUploads(bucket, `originals/${gid}/`, true)) open.push(u);
+      expect(open).toEqual([]);
+    } finally {
+      await stopServer(big.server);
+    }
+  });
+
+  it('streams a large file with flat memory and the right checksum', async () => {
+    const big = await startUpload(1024 * 1024 * 1024);
+    try {
+      const { gid, auth } = newCaller();
+      const total = 96 * 1024 * 1024;
+      const streamed = streamedBody(total);
+      const nodeBody = Readable.fromWeb(streamed.body as import('node:stream/web').ReadableStream);
+      // The same bytes the body sends for the big part: 64 KiB chunks of 7.
+      const expected = createHash('md5');
+      for (let n = 0; n < total; n += 64 * 1024) expected.update(Buffer.alloc(64 * 1024, 7));
+      const base = memory();
+      let peak = base;
+      const sampler = setInterval(() => (peak = Math.max(peak, memory())), 100);
+      // node:http rather than fetch: it writes with back-pressure, so the client holds no more than a socket buffer.
+      const res = await httpPost(big.url, { ...auth, 'content-type': streamed.contentType }, nodeBody);
+      clearInterval(sampler);
+      expect(res.status).toBe(200);
+      const { files } = JSON.parse(res.body) as any;
+      expect(files[1]).toMatchObject({ name: 'big.bin', size: total, checksum: expected.digest('hex') });
+      expect((await testMinioClient().statObject(bucket, `originals/${gid}/${files[1].id}`)).size).toBe(total);
+      // Live heap plus Buffers after a full GC: a whole-file buffer would add ~96 MiB, streaming a few parts.
+      expect(peak - base).toBeLessThan(64 * 1024 * 1024);
+    } finally {
+      await stopServer(big.server);
+    }
+  }, 120_000);
+
+  it('removes every stored object when the client aborts mid-upload', async () => {
+    const big = await startUpload(64 * 1024 * 1024);
+    try {
+      const { gid, auth } = newCaller();
+      const controller = new AbortController();
+      const streamed = streamedBody(40 * 1024 * 1024, (sent) => {
+        if (sent >= 8 * 1024 * 1024) controller.abort();
+      });
+      await expect(post(big.url, auth, streamed, controller.signal)).rejects.toThrow();
+      await waitFor(async () => (await objectsUnder(`originals/${gid}/`)).length === 0 && (await settledFor(500)), {
+        timeoutMs: 15_000,
+        description: 'no object left after the abort',
+      });
+      // Give a late writer the chance to prove us wrong.
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(await objectsUnder(`originals/${gid}/`)).toEqual([]);
+    } finally {
+      await stopServer(big.server);
+    }
   });
 
   it('answers 400 when there is no file part', async () => {

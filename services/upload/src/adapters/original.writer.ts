@@ -59,28 +59,33 @@ export async function storeOriginal(storage: Storage, key: string, file: Readabl
   const metadata = imageMetadata(head, contentType);
 
   const body = new PassThrough({ highWaterMark: 256 * 1024 });
+  // Errors surface through `put` and the waits below; the stream's own error event needs no second report.
+  body.on('error', () => undefined);
   const put = storage.putStream(key, body, { contentType });
-  // If the store fails mid-way nothing drains `body` any more: the pump must stop waiting then.
-  const storeFailed = put.then(
-    () => new Promise<never>(() => undefined),
-    (error: unknown) => Promise.reject(error),
-  );
-  storeFailed.catch(() => undefined);
+  // If the store fails mid-way nothing drains `body` any more: destroying both ends wakes the pump (its
+  // pending read or drain wait rejects). Not Promise.race against a long-lived promise: every race would keep
+  // its chunk reachable until that promise settles, i.e. the whole file.
+  put.catch((error: unknown) => {
+    const e = error instanceof Error ? error : new Error(String(error));
+    file.destroy(e);
+    body.destroy(e);
+  });
   const write = async (chunk: Buffer) => {
-    if (!body.write(chunk)) await Promise.race([once(body, 'drain'), storeFailed]);
+    if (!body.write(chunk)) await once(body, 'drain');
   };
 
   try {
     await write(head);
     while (!ended) {
-      const next = await Promise.race([source.next(), storeFailed]);
+      const next = await source.next();
       if (next.done) break;
       take(next.value);
       await write(next.value);
     }
   } catch (error) {
     await source.return?.();
-    body.end();
+    if (!body.destroyed) body.end();
+    // When the store failed first, `error` is already its error (both ends were destroyed with it).
     await put.catch(() => undefined);
     throw error;
   }
