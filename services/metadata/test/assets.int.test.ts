@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
 import { createHash } from 'node:crypto';
 import { ASSET_EVENTS, assetDataSchema, FILE_PROCESSED, FILE_SAVED } from '@dam/events';
 import { originalKey } from '@dam/storage';

@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
 import { createHash, randomUUID } from 'node:crypto';
 import { ASSET_EVENTS, FILE_PROCESSED, SUBJECT_CONVERSIONS_COMPLETED, type ConversionsCompleted } from '@dam/events';
 import { originalKey } from '@dam/storage';

@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { encodePrincipal, permissionsFor, type Principal, type RoleName } from '@dam/auth-tokens';

@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
 import { createHash } from 'node:crypto';
 import { request, type Server } from 'node:http';
 import { Readable } from 'node:stream';
@@ -322,5 +323,30 @@ describe('POST /api/v1/assets/new/content/original/upload', () => {
     form.append('file', new Blob([Buffer.from('x')]), 'x.txt');
     expect((await fetch(url, { method: 'POST', body: form })).status).toBe(401);
     expect((await fetch(url, { method: 'POST', headers: { authorization: 'Bearer nope' }, body: form })).status).toBe(401);
+  });
+});
+
+describe('upload as a process (main.ts)', () => {
+  it('starts from its environment, answers /readyz and uploads through metadata', async () => {
+    const upload = await startServiceProcess('upload', {
+      ...s3Env(bucket),
+      JWT_SECRET,
+      INTERNAL_SECRET,
+      METADATA_URL: metadata.url,
+      AUTH_URL: 'http://127.0.0.1:9',
+      LOG_LEVEL: 'warn',
+    });
+    try {
+      const { gid, auth } = newCaller();
+      const form = new FormData();
+      form.append('file', new Blob([makePng(2, 3)]), 'p.png');
+      const res = await fetch(`${upload.url}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: auth, body: form });
+      expect(res.status).toBe(200);
+      const { files } = (await res.json()) as any;
+      expect(files[0]).toMatchObject({ content_type: 'image/png', metadata: { width: 2, height: 3 } });
+      expect(await objectsUnder(`originals/${gid}/`)).toEqual([`originals/${gid}/${files[0].id}`]);
+    } finally {
+      await upload.stop();
+    }
   });
 });

@@ -4,7 +4,6 @@
  */
 export function contentDisposition(kind: 'attachment' | 'inline', fileName: string): string {
   const fallback = fileName.replace(/[^\x20-\x7e]|["\\]/g, '_');
-  // eslint-disable-next-line no-control-regex
   if (/^[\x20-\x7e]*$/.test(fileName) && fallback === fileName) return `${kind}; filename="${fileName}"`;
   const encoded = encodeURIComponent(fileName).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return `${kind}; filename="${fallback}"; filename*=UTF-8''${encoded}`;

@@ -1,0 +1,44 @@
+import { AppError } from '@dam/errors';
+import { applyCustomMetadata, validateCustomMetadata } from '../src/domain/custom-metadata';
+import { contentDisposition } from '../src/http/content-disposition';
+
+describe('validateCustomMetadata', () => {
+  it('defaults mode to APPEND', () => {
+    expect(validateCustomMetadata({ data: { a: 1 } }, 'custom_metadata')).toEqual({ data: { a: 1 }, mode: 'APPEND' });
+  });
+
+  it('lists every problem with its path', () => {
+    try {
+      validateCustomMetadata({ data: { _service_a: 1, _serviceB: 2 }, data_schema_id: 9 }, 'custom_metadata');
+      throw new Error('expected a validation error');
+    } catch (e) {
+      expect(e).toBeInstanceOf(AppError);
+      expect((e as AppError).details).toEqual([
+        { path: 'custom_metadata.data._service_a', message: expect.any(String) },
+        { path: 'custom_metadata.data._serviceB', message: expect.any(String) },
+        { path: 'custom_metadata.data_schema_id', message: expect.any(String) },
+      ]);
+    }
+  });
+
+  it('counts the 2000-character limit on JSON.stringify(data)', () => {
+    const at = { data: { k: 'x'.repeat(2000 - '{"k":""}'.length) } };
+    expect(JSON.stringify(at.data).length).toBe(2000);
+    expect(() => validateCustomMetadata(at, 'c')).not.toThrow();
+    at.data.k += 'x';
+    expect(() => validateCustomMetadata(at, 'c')).toThrow(expect.objectContaining({ kind: 'PAYLOAD_TOO_LARGE' }));
+  });
+
+  it('APPEND merges and REPLACE overwrites', () => {
+    expect(applyCustomMetadata({ a: 1, b: 2 }, { data: { b: 3 }, mode: 'APPEND' })).toEqual({ a: 1, b: 3 });
+    expect(applyCustomMetadata({ a: 1, b: 2 }, { data: { b: 3 }, mode: 'REPLACE' })).toEqual({ b: 3 });
+  });
+});
+
+describe('contentDisposition', () => {
+  it('quotes ASCII names and adds filename* for others', () => {
+    expect(contentDisposition('attachment', 'a b.txt')).toBe('attachment; filename="a b.txt"');
+    expect(contentDisposition('inline', 'ü.png')).toBe(`inline; filename="_.png"; filename*=UTF-8''%C3%BC.png`);
+    expect(contentDisposition('attachment', 'x"y\\z')).toBe(`attachment; filename="x_y_z"; filename*=UTF-8''x%22y%5Cz`);
+  });
+});
