@@ -3,6 +3,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import { ASSET_EVENTS, FILE_PROCESSED, SUBJECT_CONVERSIONS_COMPLETED, type ConversionsCompleted } from '@dam/events';
 import { originalKey } from '@dam/storage';
 import { waitFor } from '@dam/testing';
+import { pgTransactions } from '../src/adapters/transaction';
+import { failUnappliedReport } from '../src/domain/record-conversions.use-case';
 import { assetId, collect, headersFor, principal, startMetadata, type Harness } from './harness';
 
 let h: Harness;
@@ -95,6 +97,18 @@ describe('conversion reports (dam.internal.conversions.completed)', () => {
     const event = events.messages.find((m) => m.payload.asset_id === id)?.payload;
     expect(event.data.status).toBe('ERROR');
     expect(event.data.errors).toEqual({ thumb: 'unsupported image' });
+  });
+
+  it('a dead-lettered report ends the asset in ERROR (never stuck NOT_READY), once', async () => {
+    const id = await createImage();
+    const r = report(id);
+    expect(await failUnappliedReport(pgTransactions(h.pool), r)).toBe(true);
+    expect(await failUnappliedReport(pgTransactions(h.pool), r)).toBe(false);
+    const body = await data(id);
+    expect(body.status).toBe('ERROR');
+    expect(body.errors.conversions).toMatch(/could not be recorded/);
+    const outbox = await h.pool.query(`SELECT payload FROM outbox WHERE subject = 'assets.events.4.file-processed' AND payload->>'asset_id' = $1`, [id]);
+    expect(outbox.rows.map((row) => row.payload.data.status)).toEqual(['ERROR']);
   });
 
   it('downloads a single-file conversion with its own size and etag', async () => {

@@ -8,7 +8,7 @@ import {
 } from '@dam/events';
 import type { Logger } from '@dam/logging';
 import type { RunInTransaction } from '../domain/ports';
-import { recordConversions } from '../domain/record-conversions.use-case';
+import { failUnappliedReport, recordConversions } from '../domain/record-conversions.use-case';
 
 type NatsConnection = ConsumeOptions<typeof CONVERSIONS_COMPLETED.schema>['nc'];
 
@@ -37,5 +37,10 @@ export function consumeConversionsCompleted(
     handler: conversionsCompletedHandler(runInTransaction, logger),
     logger,
     concurrency,
+    // Never a silent drop (ARCHITECTURE rule 5): the asset ends in ERROR.
+    onDeadLetter: async (report, error) => {
+      const marked = await failUnappliedReport(runInTransaction, report);
+      logger.error({ err: error, message_id: report.id, asset_id: report.asset_id, marked }, 'conversion report dead-lettered');
+    },
   });
 }

@@ -53,3 +53,20 @@ export async function recordConversions(runInTransaction: RunInTransaction, repo
     return 'processed';
   });
 }
+
+/**
+ * A report that could not be applied after every retry: the asset must not stay NOT_READY for ever, so it
+ * becomes ERROR (and subscribers hear file-processed with that status) unless it already left NOT_READY.
+ */
+export async function failUnappliedReport(runInTransaction: RunInTransaction, report: ConversionsCompleted): Promise<boolean> {
+  const groupId = Number(report.group_id);
+  if (!Number.isSafeInteger(groupId)) return false;
+  return runInTransaction(async (tx) => {
+    const asset = await tx.assets.findForUpdate(groupId, report.asset_id);
+    if (!asset || asset.checksum !== report.source_checksum) return false;
+    const failed = await tx.assets.markFailed(groupId, asset.id, { ...report.errors, conversions: 'the conversion report could not be recorded' });
+    if (!failed) return false;
+    await tx.events.write('file-processed', failed);
+    return true;
+  });
+}
