@@ -10,13 +10,13 @@ export interface SeenEvent {
 }
 
 /**
- * Reads the public `ASSET_EVENTS` stream the way an outside subscriber would: an ordered consumer from the
+ * Reads the public `ASSET_EVENTS` stream the way an outside subscriber would: an ordered consumer over the whole stream from the
  * first message, collecting envelopes as they arrive.
  */
 export async function watchAssetEvents(natsUrl: string): Promise<{ seen: SeenEvent[]; close(): Promise<void> }> {
   const nc: NatsConnection = await connect({ servers: natsUrl });
   const js = jetstream(nc);
-  const consumer = await js.consumers.get('ASSET_EVENTS', { filter_subjects: ['assets.events.>'] });
+  const consumer = await js.consumers.get('ASSET_EVENTS');
   const seen: SeenEvent[] = [];
   const messages = await consumer.consume();
   const done = (async () => {
