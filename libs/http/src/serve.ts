@@ -33,8 +33,10 @@ export async function serve(app: Express, opts: ServeOptions): Promise<Served> {
     closing ??= (async () => {
       // In-flight requests finish first: onShutdown closes the pools and consumers they may still use.
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Keep-alive connections busy at close time turn idle later: sweep them so the drain ends promptly.
       server.closeIdleConnections();
-      await stopped;
+      const sweep = setInterval(() => server.closeIdleConnections(), 200);
+      await stopped.finally(() => clearInterval(sweep));
       await opts.onShutdown?.();
     })();
     return closing;

@@ -2,7 +2,7 @@ import { telemetry } from './instrument'; // must stay the first import
 import path from 'node:path';
 import { ConfigError } from '@dam/config';
 import { createPool, migrate } from '@dam/db';
-import { serve, type Served } from '@dam/http';
+import { serve } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createAuthApp } from './app';
 import { isDefaultAdmin, loadAuthConfig } from './config';
@@ -25,9 +25,7 @@ async function main(): Promise<void> {
     );
   }
 
-  // Filled once serve() resolves; read at shutdown.
-  const holder: { served?: Served } = {};
-  holder.served = await serve(
+  await serve(
     createAuthApp({
       pool,
       logger,
@@ -45,10 +43,8 @@ async function main(): Promise<void> {
       port: config.PORT,
       logger,
       shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+      // serve() drains in-flight requests before this runs, so the pool is no longer in use.
       onShutdown: async () => {
-        // serve() calls this as soon as it stops accepting; in-flight requests still need the pool, so wait
-        // for the server to drain (same tick as server.close(), so the 'close' event cannot be missed).
-        await new Promise<void>((resolve) => (holder.served ? holder.served.server.once('close', () => resolve()) : resolve()));
         await pool.end();
         await telemetry.shutdown();
       },
