@@ -151,6 +151,23 @@ describe('the first asset, end to end', () => {
     expect(meta).toMatchObject({ format: 'webp', width: 200, height: 200 });
   });
 
+  it('keeps one trace from the upload request through conversion to the OK report', () => {
+    const id = byName('photo.png').id;
+    const lines = (svc: string) =>
+      (suite.services[svc]?.logs() ?? []).flatMap((l) => {
+        try {
+          return [JSON.parse(l) as Record<string, unknown>];
+        } catch {
+          return [];
+        }
+      });
+    const traceOf = (svc: string, pick: (l: Record<string, unknown>) => boolean) => lines(svc).find(pick)?.trace_id;
+    const uploadTrace = traceOf('upload', (l) => (l.req as { url?: string } | undefined)?.url === '/api/v1/assets/new/content/original/upload');
+    expect(uploadTrace).toMatch(/^[0-9a-f]{32}$/);
+    expect(traceOf('conversion', (l) => l.msg === 'conversion started' && l.asset_id === id)).toBe(uploadTrace);
+    expect(traceOf('metadata', (l) => l.msg === 'conversion report applied' && l.asset_id === id)).toBe(uploadTrace);
+  });
+
   it("hides one group's assets from another group's admin (404)", async () => {
     const created = await fetch(`${suite.base}/api/v1/groups`, {
       method: 'POST',

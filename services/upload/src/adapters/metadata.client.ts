@@ -1,5 +1,6 @@
 import { encodePrincipal, type Principal } from '@dam/auth-tokens';
 import { AppError, type ErrorKind, unavailable } from '@dam/errors';
+import { currentTraceHeaders } from '@dam/telemetry';
 
 export interface RegisteredFile {
   id: string;
@@ -36,7 +37,8 @@ export function httpMetadataClient(opts: { baseUrl: string; internalSecret: stri
       try {
         res = await fetch(`${base}/internal/v1/assets`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', ...encodePrincipal(principal, opts.internalSecret) },
+          // fetch (undici) is not auto-instrumented: carry the trace by hand so one trace spans upload → processing.
+          headers: { 'content-type': 'application/json', ...currentTraceHeaders(), ...encodePrincipal(principal, opts.internalSecret) },
           body: JSON.stringify({ files, ...(customMetadata === undefined ? {} : { custom_metadata: customMetadata }) }),
           signal: AbortSignal.timeout(opts.timeoutMs ?? 15_000),
         });
