@@ -127,6 +127,16 @@ describe('conversion service (real NATS, S3, sharp)', () => {
     expect(service.logs().some((l) => l.includes('"doc1"'))).toBe(false);
   });
 
+  it('reports an image type sharp cannot decode as done with nothing made, so the asset is not stuck', async () => {
+    const bytes = Buffer.from([0, 0, 1, 0, 1, 0, 16, 16, 0, 0, 1, 0, 32, 0]);
+    const checksum = await h.putOriginal('g1', 'icon', bytes);
+    await h.publishFileSaved('g1', 'icon', { checksum, contentType: 'image/x-icon', size: bytes.length });
+
+    const report = await h.reportFor('icon');
+    expect(report).toMatchObject({ id: `conv-icon-${checksum}`, image: null, conversions: {}, errors: {} });
+    expect(service.logs().some((l) => /"msg":"conversion started"/.test(l) && l.includes('"icon"'))).toBe(false);
+  });
+
   it('retries while auth is down and converts once it answers', async () => {
     const bytes = await png(300, 300);
     const checksum = await h.putOriginal('flaky', 'img2', bytes);

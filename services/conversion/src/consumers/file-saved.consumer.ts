@@ -13,7 +13,7 @@ import {
 } from '@dam/events';
 import type { Logger } from '@dam/logging';
 import { UnprocessableImageError } from '../domain/conversion.errors';
-import { convertAsset, failureReport, type ConvertAssetDeps, type ConvertAssetInput } from '../use-cases/convert-asset.use-case';
+import { convertAsset, emptyReport, failureReport, type ConvertAssetDeps, type ConvertAssetInput } from '../use-cases/convert-asset.use-case';
 
 export const FILE_SAVED_DURABLE = 'conversion-file-saved';
 
@@ -29,6 +29,13 @@ export interface FileSavedConsumerDeps extends ConvertAssetDeps {
 }
 
 const isImage = (contentType: string): boolean => contentType.toLowerCase().startsWith('image/');
+
+/**
+ * Image types sharp's prebuilt libvips decodes. Metadata waits for a report on every `image/*` asset, so other
+ * image types (icons, PSD, camera raw, HEIC) get an empty report: stored and downloadable, no conversions.
+ */
+const DECODABLE = new Set(['image/jpeg', 'image/png', 'image/webp', 'image/gif', 'image/avif', 'image/tiff', 'image/svg+xml']);
+export const isDecodableImage = (contentType: string): boolean => DECODABLE.has(contentType.toLowerCase());
 
 const inputOf = (event: FileSavedEvent): ConvertAssetInput => ({
   groupId: event.group_id,
@@ -46,6 +53,11 @@ export function handleFileSaved(deps: FileSavedConsumerDeps) {
     if (!isImage(event.data.content_type)) return;
     const input = inputOf(event);
     const log = { asset_id: input.assetId, group_id: input.groupId, delivery: ctx.deliveryCount };
+    if (!isDecodableImage(event.data.content_type)) {
+      deps.logger.info({ ...log, content_type: event.data.content_type }, 'image type not convertible: nothing to make');
+      await publishReport(deps.js, emptyReport(input));
+      return;
+    }
     deps.logger.info(log, 'conversion started');
     const started = Date.now();
     const stopKeepAlive = ctx.keepAlive();

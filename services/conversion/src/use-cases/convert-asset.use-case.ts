@@ -32,7 +32,8 @@ export interface ConvertAssetDeps {
 export const reportId = (assetId: string, checksum: string): string => `conv-${assetId}-${checksum}`;
 
 /** A report that says the whole original failed: no outputs, the reason under `key`. */
-export function failureReport(input: ConvertAssetInput, key: string, message: string): ConversionsCompleted {
+/** A report with nothing made: with `errors` the asset turns ERROR, without them it is simply done. */
+export function emptyReport(input: ConvertAssetInput, errors: Record<string, string> = {}): ConversionsCompleted {
   return {
     id: reportId(input.assetId, input.checksum),
     asset_id: input.assetId,
@@ -40,9 +41,12 @@ export function failureReport(input: ConvertAssetInput, key: string, message: st
     source_checksum: input.checksum,
     image: null,
     conversions: {},
-    errors: { [key]: message },
+    errors,
   };
 }
+
+export const failureReport = (input: ConvertAssetInput, key: string, message: string): ConversionsCompleted =>
+  emptyReport(input, { [key]: message });
 
 /**
  * Produces the group's image profile for one original and returns the report for metadata. The original is
