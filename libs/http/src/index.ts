@@ -3,3 +3,4 @@ export { errorMiddleware, mapError, notFoundRoute, statusOf, type ErrorBody, typ
 export { parsed, validate, zodDetails } from './validate';
 export { serve, type ServeOptions, type Served } from './serve';
 export { parseRange, type ByteRange, type RangeResult } from './range';
+export { runMain } from './run-main';

@@ -1,8 +1,7 @@
 import { telemetry } from './instrument'; // must stay the first import
 import path from 'node:path';
-import { ConfigError } from '@dam/config';
 import { createPool, migrate } from '@dam/db';
-import { serve } from '@dam/http';
+import { runMain, serve } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createAuthApp } from './app';
 import { isDefaultAdmin, loadAuthConfig } from './config';
@@ -52,8 +51,4 @@ async function main(): Promise<void> {
   );
 }
 
-main().catch((err: unknown) => {
-  // A configuration problem is the operator's to fix: say exactly what, without a stack trace.
-  console.error(err instanceof ConfigError ? err.message : err);
-  process.exit(1);
-});
+runMain(main);

@@ -1,7 +1,7 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { jetstream } from '@nats-io/jetstream';
 import { connectNats, ensureStreams } from '@dam/events';
-import { serve } from '@dam/http';
+import { runMain, serve } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage } from '@dam/storage';
 import { GroupSettingsClient } from './adapters/group-settings.client';
@@ -64,7 +64,4 @@ async function main(): Promise<void> {
   });
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+runMain(main);

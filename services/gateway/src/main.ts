@@ -1,6 +1,5 @@
 import { telemetry } from './instrument'; // must stay the first import
-import { ConfigError } from '@dam/config';
-import { serve } from '@dam/http';
+import { runMain, serve } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createGatewayApp } from './app';
 import { loadGatewayConfig } from './config';
@@ -30,7 +29,4 @@ async function main(): Promise<void> {
   });
 }
 
-main().catch((err: unknown) => {
-  console.error(err instanceof ConfigError ? err.message : err);
-  process.exit(1);
-});
+runMain(main);

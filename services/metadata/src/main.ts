@@ -1,7 +1,7 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { createPool, ping } from '@dam/db';
 import { connectNats, ensureStreams, startOutboxRelay } from '@dam/events';
-import { serve } from '@dam/http';
+import { runMain, serve } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage } from '@dam/storage';
 import { pgTransactions } from './adapters/transaction';
@@ -75,7 +75,4 @@ async function main(): Promise<void> {
   });
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+runMain(main);

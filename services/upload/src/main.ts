@@ -1,6 +1,6 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { createAuthenticator } from '@dam/auth-tokens';
-import { serve } from '@dam/http';
+import { runMain, serve } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage } from '@dam/storage';
 import { httpMetadataClient } from './adapters/metadata.client';
@@ -44,7 +44,4 @@ async function main(): Promise<void> {
   served.server.requestTimeout = 0;
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+runMain(main);

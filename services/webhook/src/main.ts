@@ -1,6 +1,6 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { createLogger } from '@dam/logging';
-import { serve } from '@dam/http';
+import { runMain, serve } from '@dam/http';
 import { buildWebhookApp } from './app';
 import { loadWebhookConfig } from './config';
 
@@ -16,7 +16,4 @@ async function main(): Promise<void> {
   });
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+runMain(main);
