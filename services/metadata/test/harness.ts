@@ -29,7 +29,7 @@ export interface Harness {
 }
 
 export async function startMetadata(): Promise<Harness> {
-  const logger = createLogger({ service: 'metadata-test', level: process.env.LOG_LEVEL ?? 'warn' });
+  const logger = createLogger({ service: 'metadata-test', level: process.env.LOG_LEVEL ?? 'error' });
   const pool = createPool(await createDatabase('metadata'));
   await migrateMetadata(pool);
   const s3 = testS3Config(await createBucket('metadata'));
