@@ -1,4 +1,5 @@
 import { unavailable } from '@dam/errors';
+import { currentTraceHeaders } from '@dam/telemetry';
 import type { ImageSettings } from '../domain/conversion-spec';
 
 export interface GroupSettingsClientOptions {
@@ -40,7 +41,8 @@ export class GroupSettingsClient {
     const url = new URL(`/internal/v1/groups/${encodeURIComponent(groupId)}/settings`, this.options.authUrl);
     let res: Response;
     try {
-      res = await fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(this.timeoutMs) });
+      // fetch is not auto-instrumented: pass the trace on by hand.
+      res = await fetch(url, { headers: { accept: 'application/json', ...currentTraceHeaders() }, signal: AbortSignal.timeout(this.timeoutMs) });
     } catch (error) {
       throw unavailable(`auth is unreachable for the settings of group ${groupId}: ${String(error)}`, 'SETTINGS_UNAVAILABLE');
     }
