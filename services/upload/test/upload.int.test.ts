@@ -186,6 +186,17 @@ describe('POST /api/v1/assets/new/content/original/upload', () => {
     expect(await objectsUnder(`originals/${gid}/`)).toEqual([]);
   });
 
+  it('stores an empty file as an empty asset', async () => {
+    const { gid, auth } = newCaller();
+    const form = new FormData();
+    form.append('file', new Blob([]), 'empty.bin');
+    const res = await fetch(url, { method: 'POST', headers: auth, body: form });
+    expect(res.status).toBe(200);
+    const [file] = ((await res.json()) as any).files;
+    expect(file).toMatchObject({ name: 'empty.bin', size: 0, checksum: md5(Buffer.alloc(0)), content_type: 'application/octet-stream' });
+    expect(await readObject(`originals/${gid}/${file.id}`)).toEqual(Buffer.alloc(0));
+  });
+
   it('answers 413 at once for a declared Content-Length over MAX_UPLOAD_BYTES', async () => {
     const { gid, auth } = newCaller();
     const form = new FormData();

@@ -58,6 +58,13 @@ export async function storeOriginal(storage: Storage, key: string, file: Readabl
   const contentType = await sniffContentType(head, !ended);
   const metadata = imageMetadata(head, contentType);
 
+  if (ended) {
+    // The whole file fit in the head: one plain PUT. A streamed upload of unknown length goes multipart, and
+    // S3 refuses a multipart upload with no parts, so an empty file must take this path.
+    await storage.putBuffer(key, head, { contentType });
+    return { size, checksum: hash.digest('hex'), contentType, metadata };
+  }
+
   const body = new PassThrough({ highWaterMark: 256 * 1024 });
   // Errors surface through `put` and the waits below; the stream's own error event needs no second report.
   body.on('error', () => undefined);
