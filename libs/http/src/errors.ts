@@ -67,6 +67,8 @@ export function mapError(err: unknown): MappedError {
   };
 }
 
+const REPRESENTATION_HEADERS = ['Content-Type', 'Content-Length', 'Content-Disposition', 'Content-Encoding', 'Content-Range', 'ETag', 'Last-Modified'];
+
 export function errorMiddleware(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
     const mapped = mapError(err);
@@ -78,6 +80,9 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
       res.destroy();
       return;
     }
+    // A route may have described the representation it meant to send (a download's type, ETag, name) before
+    // failing: none of that describes the error body.
+    for (const header of REPRESENTATION_HEADERS) res.removeHeader(header);
     res.status(mapped.status).set(mapped.headers).json(mapped.body);
   };
 }

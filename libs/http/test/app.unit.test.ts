@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { z } from 'zod';
-import { notFound } from '@dam/errors';
+import { notFound, rangeNotSatisfiable } from '@dam/errors';
 import { createLogger } from '@dam/logging';
 import { createHttpApp, finishApp, parsed, validate } from '../src';
 
@@ -16,6 +16,10 @@ async function withServer(fn: (base: string) => Promise<void>) {
   });
   app.get('/missing', () => {
     throw notFound('THING_NOT_FOUND', 'No such thing');
+  });
+  app.get('/file', (_req, res) => {
+    res.set({ 'Content-Type': 'image/png', ETag: '"abc"', 'Content-Disposition': 'attachment; filename="a.png"' });
+    throw rangeNotSatisfiable(10);
   });
   app.get('/boom', async () => {
     throw new Error('kaboom');
@@ -57,6 +61,18 @@ describe('http app', () => {
       const res = await fetch(`${base}/things/abc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"title":' });
       expect(res.status).toBe(400);
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe('INVALID_JSON');
+    });
+  });
+
+  it('answers an error after a route set download headers with a plain JSON error', async () => {
+    await withServer(async (base) => {
+      const res = await fetch(`${base}/file`);
+      expect(res.status).toBe(416);
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(res.headers.get('etag')).not.toBe('"abc"');
+      expect(res.headers.get('content-disposition')).toBeNull();
+      expect(res.headers.get('content-range')).toBe('bytes */10');
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('RANGE_NOT_SATISFIABLE');
     });
   });
 
