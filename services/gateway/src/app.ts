@@ -8,9 +8,11 @@ import {
   principalOf,
   requireAny,
 } from '@dam/auth-tokens';
+import { rateLimited } from '@dam/errors';
 import { createHttpApp, finishApp } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import { createProxy } from './adapters/http-proxy';
+import { RateLimiter } from './domain/rate-limiter';
 import { resolveRoute, type Upstream } from './domain/route-table';
 
 export interface GatewayAppDeps {
@@ -21,6 +23,8 @@ export interface GatewayAppDeps {
   /** Upstreams whose /healthz decides our /readyz: the ones nearly every request needs. */
   readinessUpstreams?: readonly Upstream[];
   upstreamTimeoutMs?: number;
+  /** Requests per minute and burst per caller (user, API key, or address before login); 0 turns it off. */
+  rateLimit?: { perMinute: number; burst: number };
 }
 
 const PRINCIPAL_HEADERS = [PRINCIPAL_HEADER, PRINCIPAL_SIG_HEADER];
@@ -48,6 +52,15 @@ export function createGatewayApp(deps: GatewayAppDeps): { app: Express; close():
   });
   const proxy = createProxy({ logger: deps.logger, timeoutMs: deps.upstreamTimeoutMs ?? 60_000 });
   const authenticate = createAuthenticator({ jwtSecret: deps.jwtSecret, authUrl: deps.upstreams.auth });
+  const limiter = deps.rateLimit && deps.rateLimit.perMinute > 0 ? new RateLimiter(deps.rateLimit.perMinute, deps.rateLimit.burst) : undefined;
+  /** Throws the 429 error when `key` is over its budget; sets the budget headers either way. */
+  const spend = (key: string, res: Parameters<RequestHandler>[1]) => {
+    if (!limiter) return;
+    const decision = limiter.take(key);
+    res.setHeader('X-RateLimit-Limit', String(limiter.perMinute));
+    res.setHeader('X-RateLimit-Remaining', String(decision.remaining));
+    if (!decision.allowed) throw rateLimited(decision.retryAfterSeconds, 'Too many requests: slow down and retry after the given time');
+  };
 
   const route: RequestHandler = (req, res, next) => {
     const match = resolveRoute(req.method, req.path);
@@ -58,6 +71,12 @@ export function createGatewayApp(deps: GatewayAppDeps): { app: Express; close():
     const { upstream } = match.rule;
     const target = deps.upstreams[upstream];
     if (match.rule.public) {
+      try {
+        spend(`ip:${req.ip ?? 'unknown'}`, res);
+      } catch (e) {
+        next(e);
+        return;
+      }
       // Login and validate read the caller's own Authorization / _jwt: pass them as they are.
       proxy.forward(req, res, next, { target, serviceName: upstream, strip: PRINCIPAL_HEADERS, set: {} });
       return;
@@ -69,6 +88,7 @@ export function createGatewayApp(deps: GatewayAppDeps): { app: Express; close():
       }
       try {
         const principal = principalOf(res);
+        spend(principal.key_id ? `key:${principal.key_id}` : `user:${principal.group_id}:${principal.user_id}`, res);
         requireAny(principal, match.rule.anyOf);
         proxy.forward(req, res, next, {
           target,

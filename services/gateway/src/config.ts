@@ -10,6 +10,9 @@ const schema = z.object({
   LINK_SIGNING_URL: serviceUrl(8082),
   /** Idle time on an upstream socket before the request is abandoned (503 if nothing was sent yet). */
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
+  /** Per caller (user, API key, or address for login/validate); 0 turns the limit off. */
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(1200),
+  RATE_LIMIT_BURST: z.coerce.number().int().positive().default(200),
 });
 
 export type GatewayConfig = z.infer<typeof schema>;

@@ -18,6 +18,7 @@ async function main(): Promise<void> {
       'link-signing': config.LINK_SIGNING_URL,
     },
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
+    rateLimit: { perMinute: config.RATE_LIMIT_PER_MINUTE, burst: config.RATE_LIMIT_BURST },
   });
   await serve(app, {
     host: config.HOST,

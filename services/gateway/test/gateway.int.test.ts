@@ -75,8 +75,12 @@ let metadataUrl: string;
 let gatewayServer: Server;
 let gw: string;
 
-async function startGateway(upstreamMetadata: string): Promise<{ server: Server; url: string }> {
+async function startGateway(
+  upstreamMetadata: string,
+  rateLimit?: { perMinute: number; burst: number },
+): Promise<{ server: Server; url: string }> {
   const { app } = createGatewayApp({
+    ...(rateLimit ? { rateLimit } : {}),
     logger: createLogger({ service: 'gateway-test', level: 'silent' }),
     jwtSecret: JWT_SECRET,
     internalSecret: INTERNAL_SECRET,
@@ -217,6 +221,35 @@ describe('gateway proxying', () => {
       expect((await fetch(`${gw}/readyz`)).status).toBe(200);
     } finally {
       await new Promise((r) => broken.server.close(r));
+    }
+  });
+
+  it('answers 429 with Retry-After once a caller passes its budget, per caller', async () => {
+    const limited = await startGateway(metadataUrl, { perMinute: 60, burst: 3 });
+    try {
+      const jwt = await adminJwt();
+      const call = () => fetch(`${limited.url}/api/v1/assets/abc/data`, { headers: { authorization: `Bearer ${jwt}` } });
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i += 1) {
+        const res = await call();
+        await res.body?.cancel();
+        statuses.push(res.status);
+      }
+      expect(statuses).toEqual([200, 200, 200]);
+      const refused = await call();
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('retry-after')).toBe('1');
+      expect(((await refused.json()) as Json).error.code).toBe('RATE_LIMITED');
+      // Login is limited by address, apart from the user's budget.
+      const login = await fetch(`${limited.url}/api/v1/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'admin@example.com', password: 'admin-password' }),
+      });
+      expect(login.status).toBe(200);
+      expect(login.headers.get('x-ratelimit-remaining')).toBe('2');
+    } finally {
+      await new Promise((r) => limited.server.close(r));
     }
   });
 });
