@@ -64,11 +64,15 @@ export interface OutboxRelayOptions {
   intervalMs?: number;
   batchSize?: number;
   lockKey?: number;
+  /** Published rows older than this are deleted (default 7 days): the stream, not the outbox, is the history. */
+  retentionMs?: number;
 }
 
 export interface OutboxRelay {
   /** Publishes one batch; returns how many rows it published (0 when another relay holds the lock). */
   drainOnce(): Promise<number>;
+  /** Deletes published rows past the retention; returns how many. Runs by itself about once a minute. */
+  pruneOnce(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -91,6 +95,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const batchSize = options.batchSize ?? 100;
   const intervalMs = options.intervalMs ?? 200;
   const lockKey = options.lockKey ?? OUTBOX_LOCK_KEY;
+  const retentionSeconds = (options.retentionMs ?? 7 * 24 * 3600 * 1000) / 1000;
 
   const drainOnce = async (): Promise<number> => {
     const client = await pool.connect();
@@ -133,7 +138,18 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     }
   };
 
+  const pruneOnce = async (): Promise<number> => {
+    // Bounded batches keep the delete short; unpublished rows are never touched.
+    const result = await pool.query(
+      `DELETE FROM outbox WHERE seq IN (
+         SELECT seq FROM outbox WHERE published_at < now() - make_interval(secs => $1) ORDER BY seq LIMIT 1000)`,
+      [retentionSeconds],
+    );
+    return result.rowCount ?? 0;
+  };
+
   let stopping = false;
+  let lastPruneMs = 0;
   let timer: NodeJS.Timeout | undefined;
   let cycle: Promise<void> | undefined;
 
@@ -141,6 +157,10 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     try {
       // A full batch means more may be waiting: keep going without the pause.
       while (!stopping && (await drainOnce()) === batchSize);
+      if (Date.now() - lastPruneMs > 60_000) {
+        lastPruneMs = Date.now();
+        await pruneOnce();
+      }
     } catch (error) {
       logger.warn({ ...errorFields(error) }, 'outbox drain failed: retrying');
     }
@@ -155,6 +175,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
 
   return {
     drainOnce,
+    pruneOnce,
     async stop() {
       stopping = true;
       if (timer) clearTimeout(timer);

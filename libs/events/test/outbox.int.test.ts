@@ -77,6 +77,20 @@ describe('outbox against PostgreSQL and nats-server', () => {
     expect((await readStream()).map((m) => m.id)).toEqual(['kept']);
   });
 
+  it('prunes published rows past the retention and never unpublished ones', async () => {
+    for (const id of ['old-published', 'new-published', 'old-unpublished']) {
+      await inTransaction(async (c) => writeOutbox(c, { id, subject, payload: fileSavedEvent(id) }));
+    }
+    await pool.query(`UPDATE outbox SET published_at = now() - interval '2 hours' WHERE id = 'old-published'`);
+    await pool.query(`UPDATE outbox SET published_at = now() WHERE id = 'new-published'`);
+    await pool.query(`UPDATE outbox SET created_at = now() - interval '2 hours' WHERE id = 'old-unpublished'`);
+    const relay = startOutboxRelay({ pool, nc, logger: captureLogger(), intervalMs: 60_000, retentionMs: 3600_000 });
+    relays.push(relay);
+    expect(await relay.pruneOnce()).toBe(1);
+    const left = await pool.query<{ id: string }>('SELECT id FROM outbox ORDER BY seq');
+    expect(left.rows.map((r) => r.id)).toEqual(['new-published', 'old-unpublished']);
+  });
+
   it('refuses an invalid payload or an unknown subject at write time', async () => {
     await expect(
       inTransaction(async (c) => writeOutbox(c, { id: 'bad', subject, payload: { ...fileSavedEvent('bad'), time: 'never' } })),
