@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import express, { type Express } from 'express';
 import { pinoHttp } from 'pino-http';
 import { runWithRequestId, type Logger } from '@dam/logging';
+import { setMetricsService } from '@dam/metrics';
 import { errorMiddleware, notFoundRoute } from './errors';
+import { httpMetricsMiddleware, metricsRoute } from './http-metrics';
 
 export type ReadinessCheck = () => Promise<Record<string, boolean>>;
 
@@ -11,6 +13,13 @@ export interface HttpAppOptions {
   readiness?: ReadinessCheck;
   /** Largest JSON body accepted; larger ones answer 413. */
   jsonLimit?: string;
+  /** The `service` label of every metric; defaults to the logger's `service` binding. */
+  service?: string;
+  /**
+   * Serve `GET /metrics` to any caller, not only loopback ones. Defaults to env `METRICS_PUBLIC=true`; keep
+   * it off on public edges (gateway, upload, link-signing) unless the scraper is not on the same host.
+   */
+  metricsPublic?: boolean;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
@@ -20,6 +29,8 @@ export function createHttpApp(opts: HttpAppOptions): Express {
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
   app.set('query parser', 'simple');
+  const service = opts.service ?? (opts.logger.bindings() as { service?: unknown }).service;
+  if (typeof service === 'string') setMetricsService(service);
 
   app.use((req, res, next) => {
     const incoming = req.header('x-request-id');
@@ -27,15 +38,17 @@ export function createHttpApp(opts: HttpAppOptions): Express {
     res.setHeader('x-request-id', id);
     runWithRequestId(id, next);
   });
+  app.use(httpMetricsMiddleware());
   app.use(
     pinoHttp({
       logger: opts.logger,
       genReqId: (_req, res) => String(res.getHeader('x-request-id')),
-      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
+      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' || req.url === '/metrics' },
       customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
     }),
   );
 
+  app.get('/metrics', metricsRoute(opts.metricsPublic ?? process.env.METRICS_PUBLIC === 'true'));
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });

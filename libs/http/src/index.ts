@@ -1,4 +1,5 @@
 export { createHttpApp, finishApp, type HttpAppOptions, type ReadinessCheck } from './app';
+export { isLoopbackAddress, routeLabel, setMetricsRoute } from './http-metrics';
 export { errorMiddleware, mapError, notFoundRoute, statusOf, type ErrorBody, type MappedError } from './errors';
 export { parsed, validate, zodDetails } from './validate';
 export { serve, type ServeOptions, type Served } from './serve';
