@@ -14,6 +14,7 @@ import type { Logger } from '@dam/logging';
 import { createProxy } from './adapters/http-proxy';
 import { RateLimiter } from './domain/rate-limiter';
 import { resolveRoute, type Upstream } from './domain/route-table';
+import { openApiRoutes } from './http/openapi.routes';
 
 export interface GatewayAppDeps {
   logger: Logger;
@@ -101,6 +102,7 @@ export function createGatewayApp(deps: GatewayAppDeps): { app: Express; close():
       }
     });
   };
+  app.use(openApiRoutes()); // public, served here: before the route table
   app.use(route);
   return { app: finishApp(app, deps.logger), close: proxy.close };
 }
