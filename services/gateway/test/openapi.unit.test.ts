@@ -1,0 +1,145 @@
+import { readFileSync } from 'node:fs';
+import { validate } from '@readme/openapi-parser';
+import { parse } from 'yaml';
+import { resolveRoute } from '../src/domain/route-table';
+import { loadOpenApiDocument, OPENAPI_YAML_PATH } from '../src/http/openapi.routes';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- walking an arbitrary JSON document
+type Json = any;
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+const doc: Json = parse(readFileSync(OPENAPI_YAML_PATH, 'utf8'));
+
+/**
+ * What is implemented today, by public address. Adding a route to a service means adding it here and to
+ * docs/openapi.yaml (and taking it out of x-not-yet-implemented).
+ */
+const IMPLEMENTED: readonly string[] = [
+  'base POST /api/v1/login',
+  'base GET /api/v1/auth/validate',
+  'base POST /api/v1/auth/validate',
+  'base GET /api/v1/users/me',
+  'base PATCH /api/v1/users/me/preferences',
+  'base GET /api/v1/users',
+  'base POST /api/v1/users',
+  'base GET /api/v1/users/{user_id}',
+  'base PATCH /api/v1/users/{user_id}',
+  'base DELETE /api/v1/users/{user_id}',
+  'base POST /api/v1/groups',
+  'base GET /api/v1/api_keys',
+  'base POST /api/v1/api_keys',
+  'base DELETE /api/v1/api_keys/{key_id}',
+  'base GET /api/v1/settings',
+  'base PATCH /api/v1/settings',
+  'base GET /api/v1/assets/{asset_id}/data',
+  'base GET /api/v1/assets/{asset_id}/content/{key}/download',
+  'base GET /api/v1/openapi.json',
+  'base GET /api/v1/openapi.yaml',
+  'upload POST /api/v1/assets/new/content/original/upload',
+  ...['base', 'upload', 'cdn'].flatMap((s) => [`${s} GET /healthz`, `${s} GET /readyz`]),
+];
+/** Answered by the gateway itself, not through the route table. */
+const GATEWAY_OWN = new Set(['/api/v1/openapi.json', '/api/v1/openapi.yaml']);
+const PUBLIC = new Set(['POST /api/v1/login', 'GET /api/v1/auth/validate', 'POST /api/v1/auth/validate']);
+
+/** `{upload}` → `upload`; a path without its own servers is on `{base}`. */
+const serversOf = (pathItem: Json): string[] =>
+  ((pathItem.servers ?? doc.servers) as Json[]).map((s) => String(s.url).replace(/[{}]/g, ''));
+
+interface Operation {
+  server: string;
+  method: string;
+  path: string;
+  op: Json;
+}
+
+const operations: Operation[] = Object.entries(doc.paths as Record<string, Json>).flatMap(([path, item]) =>
+  METHODS.filter((m) => item[m]).flatMap((m) => serversOf(item).map((server) => ({ server, method: m.toUpperCase(), path, op: item[m] }))),
+);
+
+const SAMPLE: Record<string, string> = { asset_id: 'a'.repeat(32), key: 'original', user_id: '7', key_id: 'k1' };
+const concrete = (path: string): string => path.replace(/\{(\w+)\}/g, (_m, name: string) => SAMPLE[name] ?? 'x');
+
+/** Every `$ref` in the document, with where it sits. */
+function refs(node: Json, at = '#'): Array<[string, string]> {
+  if (Array.isArray(node)) return node.flatMap((n, i) => refs(n, `${at}/${i}`));
+  if (node === null || typeof node !== 'object') return [];
+  return Object.entries(node).flatMap(([k, v]) => (k === '$ref' ? [[at, String(v)] as [string, string]] : refs(v, `${at}/${k}`)));
+}
+const resolvePointer = (ref: string): unknown =>
+  ref
+    .replace(/^#\//, '')
+    .split('/')
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce<Json>((node, key) => (node === undefined ? undefined : node[key]), doc);
+
+describe('docs/openapi.yaml', () => {
+  it('is a valid OpenAPI 3.1 document', async () => {
+    expect(String(doc.openapi)).toMatch(/^3\.1\.\d+$/);
+    const result = await validate(structuredClone(doc));
+    expect(result).toMatchObject({ valid: true });
+  });
+
+  it('the validator does reject a broken copy (so the test above can fail)', async () => {
+    const broken = structuredClone(doc);
+    delete broken.paths['/api/v1/login'].post.responses;
+    broken.paths['/api/v1/users'].get.responses['200'].content['application/json'].schema = { $ref: '#/components/schemas/Nope' };
+    const result = await validate(broken);
+    expect(result.valid).toBe(false);
+  });
+
+  it('every $ref resolves inside the document', () => {
+    const all = refs(doc);
+    expect(all.length).toBeGreaterThan(50);
+    const dangling = all.filter(([, ref]) => !ref.startsWith('#/') || resolvePointer(ref) === undefined);
+    expect(dangling).toEqual([]);
+  });
+
+  it('describes exactly the implemented endpoints', () => {
+    const documented = operations.map((o) => `${o.server} ${o.method} ${o.path}`).sort();
+    expect(documented).toEqual([...IMPLEMENTED].sort());
+  });
+
+  it('every operation has responses; credentialed ones document 401, gateway ones 429 and 503', () => {
+    for (const { server, method, path, op } of operations) {
+      const where = `${server} ${method} ${path}`;
+      expect([where, Object.keys(op.responses ?? {}).length > 0]).toEqual([where, true]);
+      const needsCredentials = op.security === undefined || (op.security as Json[]).length > 0;
+      if (needsCredentials) expect([where, op.responses['401']]).toEqual([where, expect.anything()]);
+      if (server === 'base' && path.startsWith('/api/') && !GATEWAY_OWN.has(path)) {
+        expect([where, op.responses['429'], op.responses['503']]).toEqual([where, expect.anything(), expect.anything()]);
+      }
+    }
+  });
+
+  it('the gateway routes every documented {base} operation, public exactly where the document says so', () => {
+    const base = operations.filter((o) => o.server === 'base' && o.path.startsWith('/api/') && !GATEWAY_OWN.has(o.path));
+    expect(base.length).toBeGreaterThan(15);
+    for (const { method, path } of base) {
+      const match = resolveRoute(method, concrete(path));
+      expect([method, path, match?.rule.public ?? false]).toEqual([method, path, PUBLIC.has(`${method} ${path}`)]);
+      expect(match).toBeDefined();
+    }
+  });
+
+  it('lists the endpoints not built yet apart from the described ones', () => {
+    const pending = doc['x-not-yet-implemented'] as Array<{ method: string; path: string; server: string }>;
+    expect(pending.length).toBeGreaterThan(20);
+    const documented = new Set(operations.map((o) => `${o.method} ${o.path}`));
+    for (const p of pending) {
+      expect(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).toContain(p.method);
+      expect(['base', 'upload', 'cdn']).toContain(p.server);
+      expect(documented.has(`${p.method} ${p.path}`)).toBe(false);
+    }
+    expect(pending).toEqual(expect.arrayContaining([
+      expect.objectContaining({ method: 'POST', path: '/api/v1/assets/{asset_id}/data/update' }),
+      expect.objectContaining({ method: 'POST', path: '/api/v1/assets/search' }),
+    ]));
+  });
+
+  it('the gateway serves the JSON form of the same document', () => {
+    const loaded = loadOpenApiDocument();
+    expect(JSON.parse(loaded.json)).toEqual(doc);
+    expect(loaded.yaml).toBe(readFileSync(OPENAPI_YAML_PATH, 'utf8'));
+  });
+});
