@@ -12,6 +12,7 @@ import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { withExtractedContext } from '@dam/telemetry';
 import type { z } from 'zod';
 import { issuesOf } from './errors';
+import { consumeMetrics, type ConsumeOutcome } from './events.metrics';
 import { errorFields, type EventLogger } from './logger';
 import { isNotFound } from './nats';
 
@@ -72,6 +73,8 @@ export async function consume<S extends z.ZodType>(options: ConsumeOptions<S>): 
   const maxDeliver = Math.max(1, options.maxDeliver ?? 5);
   const backoffMs = options.backoffMs?.length ? options.backoffMs : [1_000, 5_000, 30_000];
   const { logger, stream, durable } = options;
+  const metrics = consumeMetrics();
+  const counted = (outcome: ConsumeOutcome) => metrics.handled.inc({ durable, outcome });
 
   await ensureConsumer(options.nc, stream, {
     durable_name: durable,
@@ -112,12 +115,14 @@ export async function consume<S extends z.ZodType>(options: ConsumeOptions<S>): 
       if (!parsed.success) {
         logger.error({ ...log, issues: issuesOf(parsed.error) }, 'invalid event payload: terminated');
         msg.term();
+        counted('term');
         return;
       }
       payload = parsed.data;
     } catch (error) {
       logger.error({ ...log, ...errorFields(error) }, 'event payload is not JSON: terminated');
       msg.term();
+      counted('term');
       return;
     }
 
@@ -129,8 +134,10 @@ export async function consume<S extends z.ZodType>(options: ConsumeOptions<S>): 
             await deadLetter(payload, new Error('dead-letter hook failed earlier'), ctx);
             return;
           }
-          await options.handler(payload, ctx);
+          const endTimer = metrics.duration.startTimer({ durable });
+          await options.handler(payload, ctx).finally(endTimer);
           msg.ack();
+          counted('ack');
         } catch (error) {
           span.setStatus({ code: SpanStatusCode.ERROR, message: String(error) });
           if (deliveryCount >= maxDeliver) {
@@ -140,6 +147,7 @@ export async function consume<S extends z.ZodType>(options: ConsumeOptions<S>): 
             const delay = backoffMs[Math.min(deliveryCount - 1, backoffMs.length - 1)] ?? 0;
             logger.warn({ ...log, ...errorFields(error), retryInMs: delay }, 'event handler failed: will retry');
             msg.nak(delay);
+            counted('nak');
           }
         } finally {
           span.end();
@@ -152,9 +160,11 @@ export async function consume<S extends z.ZodType>(options: ConsumeOptions<S>): 
         if (options.onDeadLetter) await options.onDeadLetter(value, error, c);
         else logger.error({ ...log }, 'event dropped after its last delivery (no dead-letter hook)');
         msg.term();
+        counted('dead_letter');
       } catch (hookError) {
         logger.error({ ...log, ...errorFields(hookError) }, 'dead-letter hook failed: will retry');
         msg.nak(backoffMs[backoffMs.length - 1]);
+        counted('nak');
       }
     }
   };

@@ -4,6 +4,7 @@ import { currentTraceHeaders } from '@dam/telemetry';
 import type { Pool, PoolClient } from 'pg';
 import type { z } from 'zod';
 import { InvalidEventPayloadError, parsePayload } from './errors';
+import { outboxMetrics } from './events.metrics';
 import { errorFields, type EventLogger } from './logger';
 import { buildHeaders } from './publish';
 import { schemaForSubject } from './schemas/schema-registry';
@@ -96,8 +97,29 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const intervalMs = options.intervalMs ?? 200;
   const lockKey = options.lockKey ?? OUTBOX_LOCK_KEY;
   const retentionSeconds = (options.retentionMs ?? 7 * 24 * 3600 * 1000) / 1000;
+  const metrics = outboxMetrics();
+
+  /** The lag gauges, read from the table itself so every relay (lock holder or not) reports the truth. */
+  const measure = async (): Promise<void> => {
+    try {
+      const { rows } = await pool.query<{ n: number; age: number | null }>(
+        `SELECT count(*)::int AS n, EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS age
+           FROM outbox WHERE published_at IS NULL`,
+      );
+      metrics.unpublished.set(rows[0]?.n ?? 0);
+      metrics.oldestAge.set(Math.max(0, rows[0]?.age ?? 0));
+    } catch (error) {
+      logger.warn({ ...errorFields(error) }, 'outbox lag query failed');
+    }
+  };
 
   const drainOnce = async (): Promise<number> => {
+    const published = await drainBatch();
+    await measure();
+    return published;
+  };
+
+  const drainBatch = async (): Promise<number> => {
     const client = await pool.connect();
     try {
       await client.query('BEGIN');
@@ -120,6 +142,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
           });
           published.push(row.seq);
         } catch (error) {
+          metrics.failures.inc();
           // Stop at the first failure: publishing a later row first would reorder events.
           logger.warn({ outbox_id: row.id, subject: row.subject, ...errorFields(error) }, 'outbox publish failed');
           break;
@@ -129,6 +152,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
         await client.query('UPDATE outbox SET published_at = now() WHERE seq = ANY($1::bigint[])', [published]);
       }
       await client.query('COMMIT');
+      metrics.published.inc(published.length);
       return published.length;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);

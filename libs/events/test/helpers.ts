@@ -1,5 +1,6 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
+import { renderMetrics, sampleValue } from '@dam/metrics';
 import type { EventLogger } from '../src';
 
 export interface CapturedLog {
@@ -25,4 +26,9 @@ export async function until(check: () => boolean | Promise<boolean>, timeoutMs =
 export async function streamMessages(nc: NatsConnection, stream: string): Promise<number> {
   const jsm = await jetstreamManager(nc);
   return (await jsm.streams.info(stream)).state.messages;
+}
+
+/** The current value of one sample of the process registry (0 when the series does not exist yet). */
+export async function metric(name: string, labels: Record<string, string> = {}): Promise<number> {
+  return sampleValue((await renderMetrics()).body, name, labels) ?? 0;
 }

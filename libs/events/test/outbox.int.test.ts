@@ -14,7 +14,7 @@ import {
   type OutboxRelay,
 } from '../src';
 import { fileSavedEvent } from './fixtures';
-import { captureLogger, streamMessages, until } from './helpers';
+import { captureLogger, metric, streamMessages, until } from './helpers';
 
 describe('outbox against PostgreSQL and nats-server', () => {
   let server: TestNats;
@@ -139,13 +139,22 @@ describe('outbox against PostgreSQL and nats-server', () => {
     const jsm = await jetstreamManager(nc);
     await jsm.streams.delete(ASSET_EVENTS);
     await inTransaction(async (c) => writeOutbox(c, { id: 'late', subject, payload: fileSavedEvent('late') }));
+    await pool.query(`UPDATE outbox SET created_at = now() - interval '90 seconds'`);
     const logger = captureLogger();
     const relay = startOutboxRelay({ pool, nc, logger, intervalMs: 60_000 });
     relays.push(relay);
+    const [published, failures] = [await metric('outbox_published_total'), await metric('outbox_publish_failures_total')];
     expect(await relay.drainOnce()).toBe(0);
     expect(logger.lines.some((l) => l.level === 'warn')).toBe(true);
+    // The lag operators watch: one row waiting, for about 90 s.
+    expect(await metric('outbox_unpublished_rows')).toBe(1);
+    expect(await metric('outbox_oldest_unpublished_age_seconds')).toBeGreaterThanOrEqual(90);
+    expect(await metric('outbox_publish_failures_total')).toBe(failures + 1);
     await ensureStreams(nc);
     expect(await relay.drainOnce()).toBe(1);
     expect(await streamMessages(nc, ASSET_EVENTS)).toBe(1);
+    expect(await metric('outbox_published_total')).toBe(published + 1);
+    expect(await metric('outbox_unpublished_rows')).toBe(0);
+    expect(await metric('outbox_oldest_unpublished_age_seconds')).toBe(0);
   });
 });

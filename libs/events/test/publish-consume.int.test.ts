@@ -16,7 +16,7 @@ import {
   type FileSavedEvent,
 } from '../src';
 import { fileSavedEvent } from './fixtures';
-import { captureLogger, streamMessages, until } from './helpers';
+import { captureLogger, metric, streamMessages, until } from './helpers';
 
 describe('publish and consume against nats-server', () => {
   let server: TestNats;
@@ -105,6 +105,8 @@ describe('publish and consume against nats-server', () => {
     await new Promise((r) => setTimeout(r, 1500));
     expect(handled).toEqual(['ok-1']);
     expect(logger.lines.filter((l) => l.level === 'error')).toHaveLength(2);
+    expect(await metric('events_messages_handled_total', { durable, outcome: 'term' })).toBe(2);
+    expect(await metric('events_messages_handled_total', { durable, outcome: 'ack' })).toBe(1);
     const info = await (await jetstreamManager(nc)).consumers.info(ASSET_EVENTS, durable);
     expect(info.num_ack_pending).toBe(0);
     expect(info.num_pending).toBe(0);
@@ -130,6 +132,9 @@ describe('publish and consume against nats-server', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(400); // two backoffs of 200 ms
     await new Promise((r) => setTimeout(r, 500));
     expect(attempts).toHaveLength(3); // acked after the success
+    expect(await metric('events_messages_handled_total', { durable, outcome: 'nak' })).toBe(2);
+    expect(await metric('events_messages_handled_total', { durable, outcome: 'ack' })).toBe(1);
+    expect(await metric('events_handler_duration_seconds_count', { durable })).toBe(3);
   });
 
   it('hands the message to onDeadLetter after the last delivery, then terminates it', async () => {
@@ -158,6 +163,10 @@ describe('publish and consume against nats-server', () => {
     expect(dead[0]?.id).toBe('e4');
     await new Promise((r) => setTimeout(r, 500));
     expect(dead).toHaveLength(1);
+    // Two failed attempts and one failed dead-letter hook were nak'ed; the hook's retry ended it.
+    expect(await metric('events_messages_handled_total', { durable, outcome: 'nak' })).toBe(3);
+    expect(await metric('events_messages_handled_total', { durable, outcome: 'dead_letter' })).toBe(1);
+    expect(await metric('events_messages_handled_total', { durable, outcome: 'ack' })).toBe(0);
     const info = await (await jetstreamManager(nc)).consumers.info(ASSET_EVENTS, durable);
     expect(info.num_ack_pending).toBe(0);
   });
