@@ -6,6 +6,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { createAuthenticator, encodePrincipal, permissionsFor, signJwt } from '@dam/auth-tokens';
 import { createLogger } from '@dam/logging';
+import { sampleValue } from '@dam/metrics';
 import { createStorage } from '@dam/storage';
 import {
   createBucket,
@@ -356,6 +357,17 @@ describe('upload as a process (main.ts)', () => {
       const { files } = (await res.json()) as any;
       expect(files[0]).toMatchObject({ content_type: 'image/png', metadata: { width: 2, height: 3 } });
       expect(await objectsUnder(`originals/${gid}/`)).toEqual([`originals/${gid}/${files[0].id}`]);
+      expect((await fetch(`${upload.url}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: auth, body: new FormData() })).status).toBe(400);
+
+      const metrics = await (await fetch(`${upload.url}/metrics`)).text();
+      const svc = { service: 'upload' };
+      expect(sampleValue(metrics, 'upload_files_total', svc)).toBe(1);
+      expect(sampleValue(metrics, 'upload_bytes_total', svc)).toBe(makePng(2, 3).length);
+      expect(sampleValue(metrics, 'upload_duration_seconds_count', { ...svc, outcome: 'ok' })).toBe(1);
+      expect(sampleValue(metrics, 'upload_duration_seconds_count', { ...svc, outcome: 'rejected' })).toBe(1);
+      const route = { ...svc, method: 'POST', route: '/api/v1/assets/new/content/original/upload' };
+      expect(sampleValue(metrics, 'http_request_duration_seconds_count', { ...route, status: '200' })).toBe(1);
+      expect(sampleValue(metrics, 'http_request_duration_seconds_count', { ...route, status: '400' })).toBe(1);
     } finally {
       await upload.stop();
     }
