@@ -1,6 +1,7 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import sharp from 'sharp';
 import { ASSET_EVENTS } from '@dam/events';
+import { sampleValue } from '@dam/metrics';
 import { startServiceProcess, waitFor, type ServiceProcess } from '@dam/testing';
 import { startHarness, type Harness } from './support/conversion-harness';
 import { startSettingsStub, type SettingsAnswer } from './support/settings-stub.server';
@@ -157,6 +158,21 @@ describe('conversion service (real NATS, S3, sharp)', () => {
     expect(auth.calls('down')).toBe(3);
     expect(report).toMatchObject({ id: `conv-img3-${checksum}`, image: null, conversions: {} });
     expect(report.errors.original).toMatch(/after every retry.*503/);
+  });
+
+  it('exports conversion and consumer metrics on /metrics', async () => {
+    const text = await (await fetch(`${service.url}/metrics`)).text();
+    const of = (name: string, labels: Record<string, string>) => sampleValue(text, name, { service: 'conversion', ...labels }) ?? 0;
+    expect(of('conversions_total', { key: 'thumb', outcome: 'ok' })).toBeGreaterThan(0);
+    expect(of('conversions_total', { key: 'narrow', outcome: 'ok' })).toBeGreaterThan(0);
+    // The corrupt image and the one whose every delivery failed.
+    expect(of('conversions_total', { key: 'original', outcome: 'error' })).toBeGreaterThan(0);
+    expect(of('conversion_duration_seconds_count', { outcome: 'ok' })).toBeGreaterThan(0);
+    expect(of('conversion_duration_seconds_count', { outcome: 'failed' })).toBeGreaterThan(0);
+    const durable = 'conversion-file-saved';
+    expect(of('events_messages_handled_total', { durable, outcome: 'ack' })).toBeGreaterThan(0);
+    expect(of('events_messages_handled_total', { durable, outcome: 'nak' })).toBeGreaterThan(0);
+    expect(of('events_messages_handled_total', { durable, outcome: 'dead_letter' })).toBeGreaterThan(0);
   });
 
   it('stops on SIGTERM with exit code 0', async () => {

@@ -13,6 +13,7 @@ import {
 } from '@dam/events';
 import type { Logger } from '@dam/logging';
 import { UnprocessableImageError } from '../domain/conversion.errors';
+import { countReport, startConversionTimer } from './conversion.metrics';
 import { convertAsset, emptyReport, failureReport, type ConvertAssetDeps, type ConvertAssetInput } from '../use-cases/convert-asset.use-case';
 
 export const FILE_SAVED_DURABLE = 'conversion-file-saved';
@@ -60,19 +61,30 @@ export function handleFileSaved(deps: FileSavedConsumerDeps) {
     }
     deps.logger.info(log, 'conversion started');
     const started = Date.now();
+    const timed = startConversionTimer();
     const stopKeepAlive = ctx.keepAlive();
     let report: ConversionsCompleted;
     try {
       report = await convertAsset(input, deps, ctx.working);
     } catch (error) {
-      if (!(error instanceof UnprocessableImageError)) throw error;
+      if (!(error instanceof UnprocessableImageError)) {
+        timed('failed');
+        throw error;
+      }
       // Retrying cannot fix the file: report now so the asset turns ERROR without waiting for every retry.
       deps.logger.warn({ ...log, err: { message: error.message } }, 'original is not a usable image');
       report = failureReport(input, ORIGINAL_ERROR_KEY, error.message);
     } finally {
       stopKeepAlive();
     }
-    await publishReport(deps.js, report);
+    try {
+      await publishReport(deps.js, report);
+    } catch (error) {
+      timed('failed');
+      throw error;
+    }
+    timed(Object.keys(report.errors).length > 0 ? 'error' : 'ok');
+    countReport(report);
     deps.logger.info(
       { ...log, conversions: Object.keys(report.conversions), errors: report.errors, ms: Date.now() - started },
       'conversion finished',
@@ -85,7 +97,9 @@ export function deadLetterFileSaved(deps: FileSavedConsumerDeps) {
   return async (event: FileSavedEvent, error: unknown): Promise<void> => {
     if (!isImage(event.data.content_type)) return;
     const message = `conversion failed after every retry: ${error instanceof Error ? error.message : String(error)}`;
-    await publishReport(deps.js, failureReport(inputOf(event), ORIGINAL_ERROR_KEY, message));
+    const report = failureReport(inputOf(event), ORIGINAL_ERROR_KEY, message);
+    await publishReport(deps.js, report);
+    countReport(report);
     deps.logger.error({ asset_id: event.asset_id, group_id: event.group_id }, 'conversion given up: error reported');
   };
 }
