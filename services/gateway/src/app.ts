@@ -9,7 +9,7 @@ import {
   requireAny,
 } from '@dam/auth-tokens';
 import { rateLimited } from '@dam/errors';
-import { createHttpApp, finishApp } from '@dam/http';
+import { createHttpApp, finishApp, setMetricsRoute } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import { createProxy } from './adapters/http-proxy';
 import { RateLimiter } from './domain/rate-limiter';
@@ -69,6 +69,7 @@ export function createGatewayApp(deps: GatewayAppDeps): { app: Express; close():
       next(); // the trailing 404 handler answers with the contract body
       return;
     }
+    setMetricsRoute(res, match.rule.pattern);
     const { upstream } = match.rule;
     const target = deps.upstreams[upstream];
     if (match.rule.public) {
