@@ -33,20 +33,11 @@ export interface Asset {
   deletedAt: Date | null;
 }
 
-export interface NewAsset {
-  id: string;
-  groupId: number;
-  creatorId: number;
-  name: string;
-  size: number;
-  checksum: string;
-  contentType: string;
-  status: AssetStatus;
-  metadata: Record<string, unknown>;
-  data: Record<string, unknown>;
-  dataSchemaId: number;
-  objectKey: string;
-}
+/** What creating an asset needs: the record before any processing. */
+export type NewAsset = Pick<
+  Asset,
+  'id' | 'groupId' | 'creatorId' | 'name' | 'size' | 'checksum' | 'contentType' | 'status' | 'metadata' | 'data' | 'dataSchemaId' | 'objectKey'
+>;
 
 export const isImage = (contentType: string): boolean => contentType.toLowerCase().startsWith('image/');
 
