@@ -8,6 +8,7 @@ import { AssetRepository } from './adapters/asset.repository';
 import { pgTransactions } from './adapters/transaction';
 import { assetDataRoutes } from './http/asset-data.routes';
 import { downloadRoutes } from './http/download.routes';
+import { internalAssetExistsRoutes } from './http/internal-asset-exists.routes';
 import { internalAssetsRoutes } from './http/internal-assets.routes';
 
 export interface MetadataAppDeps {
@@ -27,6 +28,7 @@ export function buildMetadataApp(deps: MetadataAppDeps): Express {
   app.use('/internal', principal);
   app.use('/api', principal);
   app.use(internalAssetsRoutes(pgTransactions(deps.pool)));
+  app.use(internalAssetExistsRoutes(reader));
   app.use(assetDataRoutes(reader));
   app.use(downloadRoutes(reader, deps.storage, deps.logger));
   return finishApp(app, deps.logger);

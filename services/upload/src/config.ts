@@ -1,11 +1,12 @@
 import { z } from 'zod';
-import { authEnv, baseEnv, loadConfig, s3Env, serviceUrl } from '@dam/config';
+import { authEnv, baseEnv, loadConfig, natsEnv, s3Env, serviceUrl } from '@dam/config';
 
 const MiB = 1024 * 1024;
 
 export const configSchema = z.object({
   ...baseEnv(8081),
   ...s3Env,
+  ...natsEnv,
   ...authEnv,
   AUTH_URL: serviceUrl(8090),
   METADATA_URL: serviceUrl(8091),
@@ -16,6 +17,13 @@ export const configSchema = z.object({
    * this bounds memory per concurrent upload. 5 MiB is S3's minimum; 10,000 parts then allow ~48 GiB.
    */
   UPLOAD_PART_SIZE: z.coerce.number().int().min(5 * MiB).default(5 * MiB),
+  /**
+   * A pending-upload entry not refreshed for this long belongs to a dead process; its object is removed unless
+   * metadata has the asset. Live requests refresh their entries every third of it.
+   */
+  ORPHAN_GRACE_MS: z.coerce.number().int().min(100).default(15 * 60_000),
+  /** How often the orphan reaper looks for stale entries. */
+  ORPHAN_REAP_INTERVAL_MS: z.coerce.number().int().min(100).default(60_000),
 });
 
 export type UploadConfig = z.infer<typeof configSchema>;

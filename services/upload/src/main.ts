@@ -1,11 +1,14 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { createAuthenticator } from '@dam/auth-tokens';
+import { connectNats } from '@dam/events';
 import { runMain, serve } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage } from '@dam/storage';
 import { httpMetadataClient } from './adapters/metadata.client';
+import { natsPendingJournal } from './adapters/pending-upload.journal';
 import { buildUploadApp } from './app';
 import { loadUploadConfig } from './config';
+import { startOrphanReaper } from './domain/orphan-reaper';
 
 async function main(): Promise<void> {
   const config = loadUploadConfig();
@@ -19,11 +22,38 @@ async function main(): Promise<void> {
     partSize: config.UPLOAD_PART_SIZE,
   });
   await storage.ensureBucket();
+  const nc = await connectNats(config.NATS_URL, 'upload');
+  const journal = await natsPendingJournal(nc, {
+    refreshMs: Math.max(50, Math.floor(config.ORPHAN_GRACE_MS / 3)),
+    onError: (err, id) => logger.warn({ err, asset_id: id }, 'could not update the pending-upload journal'),
+  });
+  const metadata = httpMetadataClient({ baseUrl: config.METADATA_URL, internalSecret: config.INTERNAL_SECRET });
+  const reaper = startOrphanReaper({
+    journal,
+    storage,
+    metadata,
+    logger,
+    graceMs: config.ORPHAN_GRACE_MS,
+    intervalMs: config.ORPHAN_REAP_INTERVAL_MS,
+  });
+
+  // A flush is a round trip to the server; during a reconnect it waits, so bound it.
+  const natsReachable = (): Promise<boolean> =>
+    nc.isClosed()
+      ? Promise.resolve(false)
+      : Promise.race([
+          nc.flush().then(
+            () => true,
+            () => false,
+          ),
+          new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 1000).unref()),
+        ]);
 
   const app = buildUploadApp({
     logger,
     storage,
-    metadata: httpMetadataClient({ baseUrl: config.METADATA_URL, internalSecret: config.INTERNAL_SECRET }),
+    metadata,
+    journal,
     authenticate: createAuthenticator({ jwtSecret: config.JWT_SECRET, authUrl: config.AUTH_URL }),
     maxUploadBytes: config.MAX_UPLOAD_BYTES,
     readiness: async () => ({
@@ -31,6 +61,7 @@ async function main(): Promise<void> {
         () => true,
         () => false,
       ),
+      nats: await natsReachable(),
     }),
   });
   const served = await serve(app, {
@@ -38,7 +69,11 @@ async function main(): Promise<void> {
     port: config.PORT,
     logger,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    onShutdown: () => telemetry.shutdown(),
+    onShutdown: async () => {
+      await reaper.stop();
+      await nc.drain().catch(() => undefined);
+      await telemetry.shutdown();
+    },
   });
   // Uploads are long requests: the default 5-minute request timeout would cut a slow 5 GiB upload.
   served.server.requestTimeout = 0;

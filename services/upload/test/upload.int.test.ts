@@ -5,6 +5,8 @@ import { Readable } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { createAuthenticator, encodePrincipal, permissionsFor, signJwt } from '@dam/auth-tokens';
+import { connectNats } from '@dam/events';
+import type { NatsConnection } from '@nats-io/nats-core';
 import { createLogger } from '@dam/logging';
 import { sampleValue } from '@dam/metrics';
 import { createStorage } from '@dam/storage';
@@ -21,6 +23,7 @@ import {
   type TestNats,
 } from '@dam/testing';
 import { httpMetadataClient } from '../src/adapters/metadata.client';
+import { natsPendingJournal, type PendingJournal } from '../src/adapters/pending-upload.journal';
 import { buildUploadApp } from '../src/app';
 import { makePng } from './png';
 
@@ -33,6 +36,8 @@ let nats: TestNats;
 let metadata: ServiceProcess;
 let server: Server;
 let url: string;
+let nc: NatsConnection;
+let journal: PendingJournal;
 
 beforeAll(async () => {
   bucket = await createBucket('upload');
@@ -44,6 +49,8 @@ beforeAll(async () => {
     LOG_LEVEL: 'warn',
     ...s3Env(bucket),
   });
+  nc = await connectNats(nats.url, 'upload-test');
+  journal = await natsPendingJournal(nc, { refreshMs: 60_000, onError: () => undefined });
   ({ server, url } = await startUpload(MAX_UPLOAD_BYTES));
 }, 120_000);
 
@@ -54,6 +61,7 @@ async function startUpload(maxUploadBytes: number): Promise<{ server: Server; ur
     logger: createLogger({ service: 'upload-test', level: process.env.LOG_LEVEL ?? 'silent' }),
     storage,
     metadata: httpMetadataClient({ baseUrl: metadata.url, internalSecret: INTERNAL_SECRET }),
+    journal,
     // No auth service in this test: API keys would answer 503, JWTs are checked locally.
     authenticate: createAuthenticator({ jwtSecret: JWT_SECRET, authUrl: 'http://127.0.0.1:9' }),
     maxUploadBytes,
@@ -74,6 +82,7 @@ async function stopServer(srv: Server | undefined): Promise<void> {
 
 afterAll(async () => {
   await stopServer(server);
+  await nc?.drain();
   await metadata?.stop();
   await nats?.stop();
 });
@@ -169,6 +178,8 @@ describe('POST /api/v1/assets/new/content/original/upload', () => {
     ]);
     expect(files[0].id).not.toBe(files[1].id);
     expect((await objectsUnder(`originals/${gid}/`)).sort()).toEqual(files.map((f: any) => `originals/${gid}/${f.id}`).sort());
+    // Registered: nothing is left pending for the reaper.
+    expect(await journal.stale(-60_000)).toEqual([]);
   });
 
   it.each([
@@ -185,6 +196,8 @@ describe('POST /api/v1/assets/new/content/original/upload', () => {
     expect(res.status).toBe(400);
     expect(((await res.json()) as any).error.code).toBe(code);
     expect(await objectsUnder(`originals/${gid}/`)).toEqual([]);
+    // Removed by the request itself: nothing is left pending either.
+    expect(await journal.stale(-60_000)).toEqual([]);
   });
 
   it('stores an empty file as an empty asset', async () => {
@@ -345,6 +358,7 @@ describe('upload as a process (main.ts)', () => {
       JWT_SECRET,
       INTERNAL_SECRET,
       METADATA_URL: metadata.url,
+      NATS_URL: nats.url,
       AUTH_URL: 'http://127.0.0.1:9',
       LOG_LEVEL: 'warn',
     });

@@ -19,6 +19,8 @@ export interface CreatedAsset {
 
 export interface MetadataClient {
   createAssets(principal: Principal, files: RegisteredFile[], customMetadata: unknown): Promise<CreatedAsset[]>;
+  /** Which of these ids (of the principal's group) have an asset record, deleted ones included. */
+  existingAssets(principal: Principal, ids: string[]): Promise<string[]>;
 }
 
 // Client errors metadata answers are the caller's fault: they reach the client as they are.
@@ -28,7 +30,7 @@ interface ErrorBody {
   error?: { code?: string; message?: string; details?: unknown };
 }
 
-/** metadata `POST /internal/v1/assets` with the signed principal header (docs/internal-interfaces.md). */
+/** metadata `POST /internal/v1/assets` and `POST /internal/v1/assets/exists` with the signed principal header (docs/internal-interfaces.md). */
 export function httpMetadataClient(opts: { baseUrl: string; internalSecret: string; timeoutMs?: number }): MetadataClient {
   const base = opts.baseUrl.replace(/\/$/, '');
   return {
@@ -52,6 +54,18 @@ export function httpMetadataClient(opts: { baseUrl: string; internalSecret: stri
         throw new AppError(kind, body.error.code, body.error.message ?? 'Invalid request', body.error.details);
       }
       throw unavailable(`The metadata service answered ${res.status}`, 'METADATA_UNAVAILABLE');
+    },
+    async existingAssets(principal, ids) {
+      const res = await fetch(`${base}/internal/v1/assets/exists`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...currentTraceHeaders(), ...encodePrincipal(principal, opts.internalSecret) },
+        body: JSON.stringify({ ids }),
+        signal: AbortSignal.timeout(opts.timeoutMs ?? 15_000),
+      }).catch(() => {
+        throw unavailable('The metadata service is unavailable', 'METADATA_UNAVAILABLE');
+      });
+      if (res.status !== 200) throw unavailable(`The metadata service answered ${res.status}`, 'METADATA_UNAVAILABLE');
+      return ((await res.json()) as { existing: string[] }).existing;
     },
   };
 }

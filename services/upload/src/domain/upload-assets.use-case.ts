@@ -1,9 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import type { Principal } from '@dam/auth-tokens';
+import { unavailable } from '@dam/errors';
 import type { Logger } from '@dam/logging';
 import { originalKey, type Storage } from '@dam/storage';
 import type { MetadataClient, RegisteredFile } from '../adapters/metadata.client';
 import { receiveMultipart } from '../adapters/multipart.receiver';
+import type { PendingHandle, PendingJournal } from '../adapters/pending-upload.journal';
 import { storeOriginal, type ByteBudget } from '../adapters/original.writer';
 import { newAssetId } from './asset-id';
 import { invalidCustomMetadata, noFile, uploadTooLarge } from './upload.errors';
@@ -13,6 +15,7 @@ export interface UploadDeps {
   metadata: MetadataClient;
   maxUploadBytes: number;
   logger: Logger;
+  journal: PendingJournal;
 }
 
 export interface UploadedFile {
@@ -42,9 +45,12 @@ function parseCustomMetadata(value: string): unknown {
 /**
  * Endpoint 2: every file part becomes one asset. Originals stream to S3 while the body arrives; metadata
  * registers them all at once. Any failure removes every object this request stored, so nothing is orphaned.
+ * Each object is in the pending journal until it is registered or removed: if this process dies meanwhile,
+ * the orphan reaper (here or in another replica) removes it.
  */
 export async function uploadAssets(deps: UploadDeps, principal: Principal, req: IncomingMessage): Promise<UploadResult> {
   const stored: string[] = [];
+  const pending = new Map<string, PendingHandle>();
   let total = 0;
   const budget: ByteBudget = {
     take(bytes) {
@@ -62,6 +68,18 @@ export async function uploadAssets(deps: UploadDeps, principal: Principal, req: 
       async onFile(part) {
         const id = newAssetId();
         const key = originalKey(String(principal.group_id), id);
+        // The request may fail while the journal write below is pending, destroying this stream with the error:
+        // nothing reads it yet, so without a listener that would be an unhandled 'error' event. storeOriginal
+        // still sees the error when it starts reading.
+        part.stream.on('error', () => undefined);
+        const { group_id, user_id, role_id, role_name } = principal;
+        const handle = await deps.journal
+          .open(id, { object_key: key, group_id, user_id, role_id, role_name, started_at: new Date().toISOString() })
+          .catch((error: unknown) => {
+            deps.logger.error({ err: error }, 'could not record a pending upload');
+            throw unavailable('The upload journal is unavailable', 'UPLOAD_JOURNAL_UNAVAILABLE');
+          });
+        pending.set(key, handle);
         // Recorded before the first byte: a failure halfway still knows what to remove.
         stored.push(key);
         const original = await storeOriginal(deps.storage, key, part.stream, budget);
@@ -78,6 +96,7 @@ export async function uploadAssets(deps: UploadDeps, principal: Principal, req: 
     });
     if (results.length === 0) throw noFile();
     await deps.metadata.createAssets(principal, results, customMetadata);
+    await Promise.all([...pending.values()].map((h) => h.close()));
     return {
       files: results.map((f) => ({
         id: f.id,
@@ -92,15 +111,21 @@ export async function uploadAssets(deps: UploadDeps, principal: Principal, req: 
       provider: 'local',
     };
   } catch (error) {
-    await removeAll(deps, stored);
+    await removeAll(deps, stored, pending);
     throw error;
   }
 }
 
-async function removeAll(deps: UploadDeps, keys: string[]): Promise<void> {
+async function removeAll(deps: UploadDeps, keys: string[], pending: Map<string, PendingHandle>): Promise<void> {
   const outcomes = await Promise.allSettled(keys.map((key) => deps.storage.remove(key)));
-  outcomes.forEach((o, i) => {
-    // Left for an operator sweep of originals/ without an asset record; logged so it can be found.
-    if (o.status === 'rejected') deps.logger.error({ err: o.reason, object_key: keys[i] }, 'could not remove the object of a failed upload');
-  });
+  await Promise.all(
+    outcomes.map((o, i) => {
+      const key = keys[i] as string;
+      // The journal entry stays, so the reaper retries the removal once the grace period has passed.
+      if (o.status === 'fulfilled') return pending.get(key)?.close();
+      deps.logger.error({ err: o.reason, object_key: key }, 'could not remove the object of a failed upload');
+      pending.get(key)?.abandon();
+      return undefined;
+    }),
+  );
 }

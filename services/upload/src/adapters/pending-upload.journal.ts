@@ -1,0 +1,87 @@
+import { Kvm, type KV } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/nats-core';
+
+export const PENDING_BUCKET = 'UPLOAD_PENDING';
+
+/** What the reaper needs to clean up after an upload whose process died (and to ask metadata about it). */
+export interface PendingUpload {
+  object_key: string;
+  group_id: number;
+  user_id: number;
+  role_id: number;
+  role_name: string;
+  started_at: string;
+}
+
+export interface StalePending {
+  id: string;
+  upload: PendingUpload;
+  revision: number;
+}
+
+/** Held by the request while its object is not yet registered; refreshes the entry so it never looks stale. */
+export interface PendingHandle {
+  /** The object was registered or removed: forget it. Never throws (a left entry is only reaped later). */
+  close(): Promise<void>;
+  /** Stops refreshing but keeps the entry, so the reaper takes over once it is stale. */
+  abandon(): void;
+}
+
+export interface PendingJournal {
+  /** Written before the first byte goes to S3; throws when NATS cannot record it (the upload must not start). */
+  open(id: string, upload: PendingUpload): Promise<PendingHandle>;
+  /** Entries not written for `olderThanMs`: their request is gone (a live one refreshes its entry). */
+  stale(olderThanMs: number): Promise<StalePending[]>;
+  /** Deletes the entry unless it was written again since `revision`; false when someone else did. */
+  remove(id: string, revision: number): Promise<boolean>;
+}
+
+// Entries are refreshed long before this; it only bounds delete markers and entries of a bucket nobody reaps.
+const BUCKET_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+
+/**
+ * The durable list of objects stored but not yet registered with metadata (JetStream KV, one key per asset
+ * id). It survives the upload process, so a restarted or other replica can remove what a crash left behind.
+ */
+export async function natsPendingJournal(nc: NatsConnection, opts: { refreshMs: number; onError(error: unknown, id: string): void }): Promise<PendingJournal> {
+  const kv: KV = await new Kvm(nc).create(PENDING_BUCKET, { history: 1, ttl: BUCKET_TTL_MS });
+  const encode = (u: PendingUpload) => JSON.stringify(u);
+  return {
+    async open(id, upload) {
+      await kv.put(id, encode(upload));
+      const timer = setInterval(() => {
+        kv.put(id, encode(upload)).catch((error: unknown) => opts.onError(error, id));
+      }, opts.refreshMs);
+      timer.unref();
+      return {
+        async close() {
+          clearInterval(timer);
+          await kv.delete(id).catch((error: unknown) => opts.onError(error, id));
+        },
+        abandon: () => clearInterval(timer),
+      };
+    },
+    async stale(olderThanMs) {
+      const cutoff = Date.now() - olderThanMs;
+      const keys: string[] = [];
+      for await (const key of await kv.keys()) keys.push(key);
+      const out: StalePending[] = [];
+      for (const key of keys) {
+        const entry = await kv.get(key);
+        if (!entry || entry.operation !== 'PUT' || entry.created.getTime() > cutoff) continue;
+        out.push({ id: key, upload: entry.json<PendingUpload>(), revision: entry.revision });
+      }
+      return out;
+    },
+    async remove(id, revision) {
+      try {
+        await kv.delete(id, { previousSeq: revision });
+        return true;
+      } catch (error) {
+        // Another replica reaped it, or the request wrote it again: either way not ours to delete now.
+        if (/wrong last sequence/i.test(String(error))) return false;
+        throw error;
+      }
+    },
+  };
+}

@@ -1,0 +1,144 @@
+import { request } from 'node:http';
+import { signJwt } from '@dam/auth-tokens';
+import { connectNats } from '@dam/events';
+import type { NatsConnection } from '@nats-io/nats-core';
+import {
+  createBucket,
+  createDatabase,
+  s3Env,
+  startNats,
+  startServiceProcess,
+  testMinioClient,
+  waitFor,
+  type ServiceProcess,
+  type TestNats,
+} from '@dam/testing';
+import { natsPendingJournal, type PendingJournal } from '../src/adapters/pending-upload.journal';
+
+const JWT_SECRET = 'jwt-secret-for-crash-tests-0123456789';
+const INTERNAL_SECRET = 'internal-secret-for-crash-tests-0123';
+const UPLOAD_PATH = '/api/v1/assets/new/content/original/upload';
+const MiB = 1024 * 1024;
+
+let bucket: string;
+let nats: TestNats;
+let metadata: ServiceProcess;
+let nc: NatsConnection;
+let journal: PendingJournal;
+const started: ServiceProcess[] = [];
+
+beforeAll(async () => {
+  bucket = await createBucket('upload-crash');
+  nats = await startNats();
+  metadata = await startServiceProcess('metadata', {
+    DATABASE_URL: await createDatabase('upload_crash_meta'),
+    NATS_URL: nats.url,
+    INTERNAL_SECRET,
+    LOG_LEVEL: 'warn',
+    ...s3Env(bucket),
+  });
+  nc = await connectNats(nats.url, 'crash-test');
+  journal = await natsPendingJournal(nc, { refreshMs: 60_000, onError: () => undefined });
+}, 120_000);
+
+afterAll(async () => {
+  for (const p of started) await p.stop();
+  await nc?.drain();
+  await metadata?.stop();
+  await nats?.stop();
+});
+
+async function startUpload(env: Record<string, string> = {}): Promise<ServiceProcess> {
+  const p = await startServiceProcess('upload', {
+    ...s3Env(bucket),
+    JWT_SECRET,
+    INTERNAL_SECRET,
+    METADATA_URL: metadata.url,
+    NATS_URL: nats.url,
+    AUTH_URL: 'http://127.0.0.1:9',
+    LOG_LEVEL: 'warn',
+    ...env,
+  });
+  started.push(p);
+  return p;
+}
+
+const bearer = (gid: number) => `Bearer ${signJwt({ sub: 9, gid, role: 1 }, JWT_SECRET, 600).token}`;
+
+async function objectsUnder(prefix: string): Promise<string[]> {
+  const names: string[] = [];
+  for await (const item of testMinioClient().listObjectsV2(bucket, prefix, true)) if (item.name) names.push(item.name);
+  return names;
+}
+
+async function incompleteUnder(prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const u of testMinioClient().listIncompleteUploads(bucket, prefix, true)) keys.push(u.key);
+  return keys;
+}
+
+const pendingIds = async (): Promise<string[]> => (await journal.stale(-60_000)).map((e) => e.id);
+
+describe('crash safety of uploads', () => {
+  it('removes the objects and the incomplete multipart upload of a request whose process was killed', async () => {
+    const first = await startUpload();
+    const gid = 701;
+    const prefix = `originals/${gid}/`;
+    const boundary = 'crash-boundary';
+    const req = request(`${first.url}${UPLOAD_PATH}`, {
+      method: 'POST',
+      headers: { authorization: bearer(gid), 'content-type': `multipart/form-data; boundary=${boundary}` },
+    });
+    // The process dies under the request: the socket error is expected.
+    req.on('error', () => undefined);
+    req.write(
+      `--${boundary}\r\nContent-Disposition: form-data; name="a"; filename="small.txt"\r\n\r\nsmall file\r\n` +
+        `--${boundary}\r\nContent-Disposition: form-data; name="b"; filename="big.bin"\r\n\r\n`,
+    );
+    // Past the 1 MiB sniffing head and a 5 MiB S3 part, so a multipart upload is under way; then the body stalls.
+    for (let i = 0; i < 8; i++) req.write(Buffer.alloc(MiB, 7));
+
+    await waitFor(async () => (await objectsUnder(prefix)).length === 1 && (await incompleteUnder(prefix)).length === 1, {
+      timeoutMs: 30_000,
+      description: 'the small object stored and the big one in a multipart upload',
+    });
+    const pending = await pendingIds();
+    expect(pending).toHaveLength(2);
+    const keys = [...(await objectsUnder(prefix)), ...(await incompleteUnder(prefix))];
+    expect(keys.sort()).toEqual(pending.map((id) => `${prefix}${id}`).sort());
+
+    first.kill('SIGKILL');
+    await first.exited;
+    req.destroy();
+    // Nothing cleans up by itself: the dead process could not.
+    expect(await objectsUnder(prefix)).toHaveLength(1);
+
+    await startUpload({ ORPHAN_GRACE_MS: '1000', ORPHAN_REAP_INTERVAL_MS: '300' });
+    await waitFor(async () => (await pendingIds()).length === 0, { timeoutMs: 30_000, description: 'the pending entries reaped' });
+    expect(await objectsUnder(prefix)).toEqual([]);
+    expect(await incompleteUnder(prefix)).toEqual([]);
+  }, 90_000);
+
+  it('keeps the object of a registered asset and only drops its left-over entry', async () => {
+    const upload = await startUpload({ ORPHAN_GRACE_MS: '1000', ORPHAN_REAP_INTERVAL_MS: '300' });
+    const gid = 702;
+    const form = new FormData();
+    form.append('file', new Blob([Buffer.from('registered content')]), 'kept.txt');
+    const res = await fetch(`${upload.url}${UPLOAD_PATH}`, { method: 'POST', headers: { authorization: bearer(gid) }, body: form });
+    expect(res.status).toBe(200);
+    const [file] = ((await res.json()) as { files: Array<{ id: string }> }).files;
+    const id = (file as { id: string }).id;
+    const key = `originals/${gid}/${id}`;
+
+    // As if the process died between metadata's answer and forgetting the entry.
+    const base = { group_id: gid, user_id: 9, role_id: 1, role_name: 'ADMIN', started_at: new Date().toISOString() };
+    (await journal.open(id, { ...base, object_key: key })).abandon();
+    // An unregistered id whose object was never written: the entry goes, nothing fails.
+    const ghost = 'G'.repeat(32);
+    (await journal.open(ghost, { ...base, object_key: `originals/${gid}/${ghost}` })).abandon();
+    expect((await pendingIds()).sort()).toEqual([ghost, id].sort());
+
+    await waitFor(async () => (await pendingIds()).length === 0, { timeoutMs: 30_000, description: 'the left-over entries reaped' });
+    expect(await objectsUnder(`originals/${gid}/`)).toEqual([key]);
+  }, 60_000);
+});
