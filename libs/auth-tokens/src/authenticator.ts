@@ -1,5 +1,5 @@
 import type { Request, RequestHandler } from 'express';
-import { isAppError, unauthenticated, unavailable } from '@dam/errors';
+import { forbidden, isAppError, unauthenticated, unavailable } from '@dam/errors';
 import { verifyJwt } from './jwt';
 import type { Principal } from './principal';
 import { ROLE_NAMES, permissionsFor } from './roles';
@@ -10,6 +10,53 @@ export interface AuthenticatorOptions {
   authUrl: string;
   /** How long to wait for the auth service before answering 503. */
   timeoutMs?: number;
+  /**
+   * How long a JWT user's status (active, current role) from auth is reused (default 10 s; 0 asks every time).
+   * This bounds how long a disabled or demoted user keeps the rights of a token signed earlier.
+   */
+  userStatusTtlMs?: number;
+}
+
+interface UserStatus {
+  active: boolean;
+  role_id: number;
+}
+
+const STATUS_CACHE_MAX = 10_000;
+
+/**
+ * Asks auth whether a JWT's user may still act, with a short cache. When auth cannot be reached the last
+ * known status is used, or none (the token's own claims then stand): a JWT edge never becomes less available
+ * than plain local verification.
+ */
+function userStatusLookup(opts: AuthenticatorOptions) {
+  const ttlMs = opts.userStatusTtlMs ?? 10_000;
+  const cache = new Map<string, { status: UserStatus | 'gone'; at: number }>();
+  return async (groupId: number, userId: number): Promise<UserStatus | 'gone' | undefined> => {
+    const key = `${groupId}:${userId}`;
+    const cached = cache.get(key);
+    if (cached && Date.now() - cached.at < ttlMs) return cached.status;
+    let status: UserStatus | 'gone';
+    try {
+      const res = await fetch(`${opts.authUrl.replace(/\/$/, '')}/internal/v1/groups/${groupId}/users/${userId}/status`, {
+        signal: AbortSignal.timeout(opts.timeoutMs ?? 5000),
+      });
+      if (res.status === 404) {
+        await res.body?.cancel().catch(() => undefined);
+        status = 'gone';
+      } else if (res.status === 200) {
+        status = (await res.json()) as UserStatus;
+      } else {
+        await res.body?.cancel().catch(() => undefined);
+        return cached?.status;
+      }
+    } catch {
+      return cached?.status;
+    }
+    if (cache.size >= STATUS_CACHE_MAX) cache.clear();
+    cache.set(key, { status, at: Date.now() });
+    return status;
+  };
 }
 
 export const API_KEY_HEADER = 'x-service-api-key';
@@ -57,16 +104,29 @@ async function principalFromApiKey(key: string, opts: AuthenticatorOptions, requ
 }
 
 /**
- * Public edges: `Authorization: Bearer <jwt>` (checked locally) or `X-Service-Api-Key` (checked by auth on
- * every request, never cached, so a revoked key answers 401 at once). Sets `res.locals.principal`.
+ * Public edges: `Authorization: Bearer <jwt>` (signature checked locally, the user's status through auth with a
+ * short cache) or `X-Service-Api-Key` (checked by auth on every request, never cached, so a revoked key
+ * answers 401 at once). Sets `res.locals.principal`.
  */
 export function createAuthenticator(opts: AuthenticatorOptions): RequestHandler {
+  const userStatus = userStatusLookup(opts);
+  const fromJwt = async (token: string): Promise<Principal> => {
+    const principal = principalFromJwt(token, opts.jwtSecret);
+    const status = await userStatus(principal.group_id, principal.user_id);
+    if (status === undefined) return principal;
+    if (status === 'gone') throw unauthenticated('The user of this token no longer exists', 'INVALID_TOKEN');
+    if (!status.active) throw forbidden('The account is disabled', 'ACCOUNT_DISABLED');
+    const roleName = ROLE_NAMES[status.role_id];
+    if (status.role_id === principal.role_id || !roleName) return principal;
+    // Demoted or promoted since the token was signed: act with the current role.
+    return { ...principal, role_id: status.role_id, role_name: roleName, permissions: permissionsFor(roleName) };
+  };
   return async (req, res, next) => {
     try {
       const token = bearer(req);
       const key = req.header(API_KEY_HEADER);
       let principal: Principal;
-      if (token !== undefined) principal = principalFromJwt(token, opts.jwtSecret);
+      if (token !== undefined) principal = await fromJwt(token);
       else if (key) principal = await principalFromApiKey(key.trim(), opts, req.header('x-request-id') ?? res.getHeader('x-request-id')?.toString());
       else throw unauthenticated('Authentication is required: send a Bearer JWT or an X-Service-Api-Key header');
       res.locals.principal = principal;

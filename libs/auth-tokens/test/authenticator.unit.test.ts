@@ -23,6 +23,10 @@ const keyPrincipal: Principal = {
   user_id: 9, group_id: 4, role_id: 3, role_name: 'USER', permissions: ['READ_ASSET'], via: 'api_key', key_id: 'k', key_role: 'USER',
 };
 
+// What the stand-in auth answers for `<group>:<user>`; absent → 404 (the user is gone).
+const userStatus: Record<string, { active: boolean; role_id: number }> = {};
+let statusCalls = 0;
+
 describe('createAuthenticator', () => {
   let auth: { server: Server; url: string };
   let edge: { server: Server; url: string };
@@ -31,6 +35,12 @@ describe('createAuthenticator', () => {
   beforeAll(async () => {
     const authApp = express();
     authApp.use(express.json());
+    authApp.get('/internal/v1/groups/:gid/users/:uid/status', (req, res) => {
+      statusCalls += 1;
+      const status = userStatus[`${req.params.gid}:${req.params.uid}`];
+      if (status) res.json(status);
+      else res.status(404).json({ error: { code: 'USER_NOT_FOUND' } });
+    });
     authApp.post('/internal/v1/authenticate', (req, res) => {
       if (req.body.api_key === 'dam_good') res.json(keyPrincipal);
       else if (req.body.api_key === 'dam_boom') res.status(500).json({});
@@ -58,6 +68,12 @@ describe('createAuthenticator', () => {
     expect(res.status).toBe(401);
   });
 
+  beforeEach(() => {
+    for (const k of Object.keys(userStatus)) delete userStatus[k];
+    userStatus['3:2'] = { active: true, role_id: 4 };
+    statusCalls = 0;
+  });
+
   it('a valid JWT gives the role permissions', async () => {
     const { token } = signJwt({ sub: 2, gid: 3, role: 4 }, SECRET, 60);
     const res = await fetch(`${edge.url}/who`, { headers: { authorization: `Bearer ${token}` } });
@@ -65,6 +81,47 @@ describe('createAuthenticator', () => {
     expect(await res.json()).toEqual({
       user_id: 2, group_id: 3, role_id: 4, role_name: 'CREATOR', permissions: ['CREATE_ASSET', 'READ_OWN_ASSET'], via: 'jwt',
     });
+  });
+
+  it("a JWT of a disabled user → 403, of a deleted user → 401, of a demoted user → the current role's rights", async () => {
+    const who = (t: string) => fetch(`${edge.url}/who`, { headers: { authorization: `Bearer ${t}` } });
+    const { token } = signJwt({ sub: 2, gid: 3, role: 1 }, SECRET, 60);
+    userStatus['3:2'] = { active: true, role_id: 4 };
+    const demoted = await who(token);
+    expect(demoted.status).toBe(200);
+    expect(await demoted.json()).toMatchObject({ role_id: 4, role_name: 'CREATOR', permissions: ['CREATE_ASSET', 'READ_OWN_ASSET'] });
+    userStatus['3:2'] = { active: false, role_id: 1 };
+    const disabled = await who(token);
+    expect(disabled.status).toBe(403);
+    expect(await disabled.json()).toEqual({ error: { code: 'ACCOUNT_DISABLED' } });
+    delete userStatus['3:2'];
+    expect((await who(token)).status).toBe(401);
+  });
+
+  it('reuses a user status for its TTL, and keeps JWTs working from their claims while auth is down', async () => {
+    const app = express();
+    let url = authUrl;
+    const authenticate = createAuthenticator({ jwtSecret: SECRET, authUrl: url, userStatusTtlMs: 60_000 });
+    const down = createAuthenticator({ jwtSecret: SECRET, authUrl: 'http://127.0.0.1:9', timeoutMs: 500 });
+    app.get('/who', (req, res, next) => (url === 'down' ? down : authenticate)(req, res, next), (_req, res) => {
+      res.json(principalOf(res));
+    });
+    app.use(errors);
+    const s = await listen(app);
+    try {
+      const { token } = signJwt({ sub: 2, gid: 3, role: 4 }, SECRET, 60);
+      const call = () => fetch(`${s.url}/who`, { headers: { authorization: `Bearer ${token}` } });
+      expect((await call()).status).toBe(200);
+      userStatus['3:2'] = { active: false, role_id: 4 };
+      expect((await call()).status).toBe(200); // cached for a minute
+      expect(statusCalls).toBe(1);
+      url = 'down';
+      const res = await call();
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ user_id: 2, role_id: 4, via: 'jwt' });
+    } finally {
+      await new Promise((r) => s.server.close(r));
+    }
   });
 
   it('a bad JWT or a non-Bearer Authorization → 401', async () => {

@@ -26,6 +26,8 @@ export interface GatewayAppDeps {
   upstreamTimeoutMs?: number;
   /** Requests per minute and burst per caller (user, API key, or address before login); 0 turns it off. */
   rateLimit?: { perMinute: number; burst: number };
+  /** How long a JWT user's status from auth is reused (the delay before disabling a user takes effect). */
+  userStatusTtlMs?: number;
 }
 
 const PRINCIPAL_HEADERS = [PRINCIPAL_HEADER, PRINCIPAL_SIG_HEADER];
@@ -52,7 +54,11 @@ export function createGatewayApp(deps: GatewayAppDeps): { app: Express; close():
     },
   });
   const proxy = createProxy({ logger: deps.logger, timeoutMs: deps.upstreamTimeoutMs ?? 60_000 });
-  const authenticate = createAuthenticator({ jwtSecret: deps.jwtSecret, authUrl: deps.upstreams.auth });
+  const authenticate = createAuthenticator({
+    jwtSecret: deps.jwtSecret,
+    authUrl: deps.upstreams.auth,
+    ...(deps.userStatusTtlMs !== undefined ? { userStatusTtlMs: deps.userStatusTtlMs } : {}),
+  });
   const limiter = deps.rateLimit && deps.rateLimit.perMinute > 0 ? new RateLimiter(deps.rateLimit.perMinute, deps.rateLimit.burst) : undefined;
   /** Throws the 429 error when `key` is over its budget; sets the budget headers either way. */
   const spend = (key: string, res: Parameters<RequestHandler>[1]) => {

@@ -4,6 +4,8 @@ import { authEnv, baseEnv, loadConfig, serviceUrl } from '@dam/config';
 const schema = z.object({
   ...baseEnv(8080),
   ...authEnv,
+  /** How long the edge reuses a JWT user's status from auth: the delay before disabling a user applies. */
+  USER_STATUS_TTL_MS: z.coerce.number().int().min(0).default(10_000),
   AUTH_URL: serviceUrl(8090),
   METADATA_URL: serviceUrl(8091),
   SEARCH_URL: serviceUrl(8092),

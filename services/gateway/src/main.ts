@@ -19,6 +19,7 @@ async function main(): Promise<void> {
     },
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
     rateLimit: { perMinute: config.RATE_LIMIT_PER_MINUTE, burst: config.RATE_LIMIT_BURST },
+    userStatusTtlMs: config.USER_STATUS_TTL_MS,
   });
   await serve(app, {
     host: config.HOST,

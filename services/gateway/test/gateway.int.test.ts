@@ -86,6 +86,7 @@ async function startGateway(
     internalSecret: INTERNAL_SECRET,
     upstreams: { auth: auth.url, metadata: upstreamMetadata, search: upstreamMetadata, 'link-signing': upstreamMetadata },
     upstreamTimeoutMs: 5000,
+    userStatusTtlMs: 0,
   });
   const server = http.createServer(app);
   return { server, url: await listen(server) };
@@ -155,6 +156,26 @@ describe('gateway in front of auth', () => {
     expect(denied.status).toBe(403);
     expect(denied.body.error.code).toBe('FORBIDDEN');
     expect((await get('/api/v1/users/me', creator)).body).toMatchObject({ email: 'creator@example.com', role_id: 4 });
+  });
+
+  it("a user's JWT stops working once the user is disabled, and follows a demotion", async () => {
+    const admin = { authorization: `Bearer ${await adminJwt()}` };
+    const created = await post('/api/v1/users', { email: 'manager@example.com', password: 'password-2', role_id: 2 }, admin);
+    expect(created.status).toBe(201);
+    const userId = created.body.user_id as number;
+    const token = { authorization: `Bearer ${(await post('/api/v1/login', { email: 'manager@example.com', password: 'password-2' })).body.jwt}` };
+    const patch = (body: unknown) =>
+      fetch(`${gw}/api/v1/users/${userId}`, { method: 'PATCH', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+    expect((await get('/api/v1/assets/abc/data', token)).status).toBe(200);
+    expect((await patch({ role_id: 4 })).status).toBe(200);
+    // Same token, now a CREATOR: reads pass the gateway (READ_OWN_ASSET), the principal says CREATOR.
+    const asCreator = await get('/api/v1/assets/abc/data', token);
+    expect(asCreator.body.principal).toMatchObject({ user_id: userId, role_id: 4, role_name: 'CREATOR' });
+    expect((await patch({ disabled: true })).status).toBe(200);
+    const disabled = await get('/api/v1/users/me', token);
+    expect(disabled.status).toBe(403);
+    expect(disabled.body.error.code).toBe('ACCOUNT_DISABLED');
   });
 
   it('X-Service-Api-Key works until the key is revoked', async () => {

@@ -8,6 +8,8 @@ export const configSchema = z.object({
   ...s3Env,
   ...natsEnv,
   ...authEnv,
+  /** How long the edge reuses a JWT user's status from auth: the delay before disabling a user applies. */
+  USER_STATUS_TTL_MS: z.coerce.number().int().min(0).default(10_000),
   AUTH_URL: serviceUrl(8090),
   METADATA_URL: serviceUrl(8091),
   /** Largest request body accepted (CONTRACT §4: default 5 GiB). */

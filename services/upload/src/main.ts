@@ -54,7 +54,7 @@ async function main(): Promise<void> {
     storage,
     metadata,
     journal,
-    authenticate: createAuthenticator({ jwtSecret: config.JWT_SECRET, authUrl: config.AUTH_URL }),
+    authenticate: createAuthenticator({ jwtSecret: config.JWT_SECRET, authUrl: config.AUTH_URL, userStatusTtlMs: config.USER_STATUS_TTL_MS }),
     maxUploadBytes: config.MAX_UPLOAD_BYTES,
     readiness: async () => ({
       s3: await storage.ping().then(

@@ -5,12 +5,14 @@ import { notFound, unauthenticated } from '@dam/errors';
 import { parsed, validate } from '@dam/http';
 import type { Pool } from '@dam/db';
 import { ApiKeyRepository } from '../adapters/api-key.repository';
+import { UserRepository } from '../adapters/user.repository';
 import { SettingsRepository } from '../adapters/settings.repository';
 import { apiKeyPrincipal } from '../domain/api-keys';
 import { groupIdParams } from './schemas';
 
 const authenticateSchemas = { body: z.object({ api_key: z.string().min(1).max(512) }) };
 const settingsSchemas = { params: groupIdParams };
+const userStatusSchemas = { params: groupIdParams.extend({ user_id: z.coerce.number().int().positive() }) };
 
 /** Service-to-service calls; the gateway never routes /internal (docs/internal-interfaces.md). */
 export function internalRoutes(pool: Pool): Router {
@@ -23,6 +25,15 @@ export function internalRoutes(pool: Pool): Router {
     const found = await keys.findActiveByHash(hashApiKey(body.api_key));
     if (!found) throw unauthenticated('The API key is invalid', 'INVALID_API_KEY');
     res.json(apiKeyPrincipal(found.key, found.user_role_id));
+  });
+
+  // The edges verify JWTs locally and ask here (briefly cached) whether the user may still act, and as which
+  // role, so disabling or demoting a user applies within seconds instead of at the token's expiry.
+  router.get('/internal/v1/groups/:group_id/users/:user_id/status', validate(userStatusSchemas), async (req, res) => {
+    const { params } = parsed(userStatusSchemas, req, res);
+    const user = await new UserRepository(pool).findVisible(params.group_id, params.user_id);
+    if (!user) throw notFound('USER_NOT_FOUND', 'User not found');
+    res.json({ active: !user.disabled, role_id: user.role_id });
   });
 
   router.get('/internal/v1/groups/:group_id/settings', validate(settingsSchemas), async (req, res) => {
