@@ -20,6 +20,18 @@ export async function connectNats(url: string, name: string): Promise<NatsConnec
   });
 }
 
+/** For /readyz: a flush is a round trip to the server; during a reconnect it waits, so it is bounded. */
+export function natsReachable(nc: NatsConnection, timeoutMs = 1000): Promise<boolean> {
+  if (nc.isClosed()) return Promise.resolve(false);
+  return Promise.race([
+    nc.flush().then(
+      () => true,
+      () => false,
+    ),
+    new Promise<boolean>((resolve) => setTimeout(() => resolve(false), timeoutMs).unref()),
+  ]);
+}
+
 export interface StreamOptions {
   /** How long ASSET_EVENTS keeps messages (subscribers that are away longer miss events). */
   assetEventsMaxAgeMs?: number;

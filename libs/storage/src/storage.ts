@@ -45,6 +45,8 @@ export interface Storage {
   presignGet(key: string, expirySeconds: number, options?: { responseContentDisposition?: string; responseContentType?: string }): Promise<string>;
   /** Resolves when the server answers and the bucket exists (readiness). */
   ping(): Promise<void>;
+  /** `ping()` as a yes/no, for /readyz. */
+  reachable(): Promise<boolean>;
 }
 
 export class ObjectNotFoundError extends Error {
@@ -163,6 +165,12 @@ export function createStorage(config: StorageConfig): Storage {
     },
     async ping() {
       if (!(await client.bucketExists(bucket))) throw new Error(`bucket ${bucket} does not exist`);
+    },
+    reachable() {
+      return this.ping().then(
+        () => true,
+        () => false,
+      );
     },
   };
 }

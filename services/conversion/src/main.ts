@@ -1,6 +1,6 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { jetstream } from '@nats-io/jetstream';
-import { connectNats, ensureStreams } from '@dam/events';
+import { connectNats, ensureStreams, natsReachable } from '@dam/events';
 import { runMain, serve } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage } from '@dam/storage';
@@ -43,11 +43,8 @@ async function main(): Promise<void> {
   );
 
   const readiness = async (): Promise<Record<string, boolean>> => ({
-    nats: !nc.isClosed(),
-    storage: await storage.ping().then(
-      () => true,
-      () => false,
-    ),
+    nats: await natsReachable(nc),
+    storage: await storage.reachable(),
   });
 
   await serve(buildConversionApp({ logger, readiness }), {

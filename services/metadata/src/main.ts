@@ -1,6 +1,6 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { createPool, ping } from '@dam/db';
-import { connectNats, ensureStreams, startOutboxRelay } from '@dam/events';
+import { connectNats, ensureStreams, natsReachable, startOutboxRelay } from '@dam/events';
 import { runMain, serve } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage } from '@dam/storage';
@@ -32,17 +32,6 @@ async function main(): Promise<void> {
   const relay = startOutboxRelay({ pool, nc, logger });
   const consumer = await consumeConversionsCompleted(nc, pgTransactions(pool), logger, config.CONVERSIONS_CONCURRENCY);
 
-  // A flush is a round trip to the server; during a reconnect it waits, so bound it.
-  const natsReachable = (): Promise<boolean> =>
-    nc.isClosed()
-      ? Promise.resolve(false)
-      : Promise.race([
-          nc.flush().then(
-            () => true,
-            () => false,
-          ),
-          new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 1000).unref()),
-        ]);
 
   const app = buildMetadataApp({
     logger,
@@ -51,11 +40,8 @@ async function main(): Promise<void> {
     internalSecret: config.INTERNAL_SECRET,
     readiness: async () => ({
       postgres: await ping(pool),
-      nats: await natsReachable(),
-      s3: await storage.ping().then(
-        () => true,
-        () => false,
-      ),
+      nats: await natsReachable(nc),
+      s3: await storage.reachable(),
     }),
   });
 

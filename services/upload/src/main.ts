@@ -1,6 +1,6 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { createAuthenticator } from '@dam/auth-tokens';
-import { connectNats } from '@dam/events';
+import { connectNats, natsReachable } from '@dam/events';
 import { runMain, serve } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage } from '@dam/storage';
@@ -37,17 +37,6 @@ async function main(): Promise<void> {
     intervalMs: config.ORPHAN_REAP_INTERVAL_MS,
   });
 
-  // A flush is a round trip to the server; during a reconnect it waits, so bound it.
-  const natsReachable = (): Promise<boolean> =>
-    nc.isClosed()
-      ? Promise.resolve(false)
-      : Promise.race([
-          nc.flush().then(
-            () => true,
-            () => false,
-          ),
-          new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 1000).unref()),
-        ]);
 
   const app = buildUploadApp({
     logger,
@@ -57,11 +46,8 @@ async function main(): Promise<void> {
     authenticate: createAuthenticator({ jwtSecret: config.JWT_SECRET, authUrl: config.AUTH_URL, userStatusTtlMs: config.USER_STATUS_TTL_MS }),
     maxUploadBytes: config.MAX_UPLOAD_BYTES,
     readiness: async () => ({
-      s3: await storage.ping().then(
-        () => true,
-        () => false,
-      ),
-      nats: await natsReachable(),
+      s3: await storage.reachable(),
+      nats: await natsReachable(nc),
     }),
   });
   const served = await serve(app, {
