@@ -1,51 +1,36 @@
 import { request } from 'node:http';
 import { signJwt } from '@dam/auth-tokens';
-import { connectNats } from '@dam/events';
-import type { NatsConnection } from '@nats-io/nats-core';
 import {
-  createBucket,
-  createDatabase,
   s3Env,
-  startNats,
   startServiceProcess,
   testMinioClient,
   waitFor,
   type ServiceProcess,
   type TestNats,
 } from '@dam/testing';
-import { natsPendingJournal, type PendingJournal } from '../src/adapters/pending-upload.journal';
+import type { PendingJournal } from '../src/adapters/pending-upload.journal';
+import { startUploadFixtures, type UploadFixtures } from './fixtures';
 
 const JWT_SECRET = 'jwt-secret-for-crash-tests-0123456789';
 const INTERNAL_SECRET = 'internal-secret-for-crash-tests-0123';
 const UPLOAD_PATH = '/api/v1/assets/new/content/original/upload';
 const MiB = 1024 * 1024;
 
+let fx: UploadFixtures;
 let bucket: string;
 let nats: TestNats;
 let metadata: ServiceProcess;
-let nc: NatsConnection;
 let journal: PendingJournal;
 const started: ServiceProcess[] = [];
 
 beforeAll(async () => {
-  bucket = await createBucket('upload-crash');
-  nats = await startNats();
-  metadata = await startServiceProcess('metadata', {
-    DATABASE_URL: await createDatabase('upload_crash_meta'),
-    NATS_URL: nats.url,
-    INTERNAL_SECRET,
-    LOG_LEVEL: 'warn',
-    ...s3Env(bucket),
-  });
-  nc = await connectNats(nats.url, 'crash-test');
-  journal = await natsPendingJournal(nc, { refreshMs: 60_000, onError: () => undefined });
+  fx = await startUploadFixtures('upload-crash', INTERNAL_SECRET);
+  ({ bucket, nats, metadata, journal } = fx);
 }, 120_000);
 
 afterAll(async () => {
   for (const p of started) await p.stop();
-  await nc?.drain();
-  await metadata?.stop();
-  await nats?.stop();
+  await fx?.stop();
 });
 
 async function startUpload(env: Record<string, string> = {}): Promise<ServiceProcess> {

@@ -5,26 +5,21 @@ import { Readable } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { createAuthenticator, encodePrincipal, permissionsFor, signJwt } from '@dam/auth-tokens';
-import { connectNats } from '@dam/events';
-import type { NatsConnection } from '@nats-io/nats-core';
 import { createLogger } from '@dam/logging';
 import { sampleValue } from '@dam/metrics';
 import { createStorage } from '@dam/storage';
 import {
-  createBucket,
-  createDatabase,
   s3Env,
-  startNats,
   startServiceProcess,
   testMinioClient,
   testS3Config,
   waitFor,
   type ServiceProcess,
-  type TestNats,
 } from '@dam/testing';
 import { httpMetadataClient } from '../src/adapters/metadata.client';
-import { natsPendingJournal, type PendingJournal } from '../src/adapters/pending-upload.journal';
+import type { PendingJournal } from '../src/adapters/pending-upload.journal';
 import { buildUploadApp } from '../src/app';
+import { startUploadFixtures, type UploadFixtures } from './fixtures';
 import { makePng } from './png';
 
 const JWT_SECRET = 'jwt-secret-for-upload-tests-0123456789';
@@ -32,25 +27,15 @@ const INTERNAL_SECRET = 'internal-secret-for-upload-tests-0123';
 const MAX_UPLOAD_BYTES = 256 * 1024;
 
 let bucket: string;
-let nats: TestNats;
+let fx: UploadFixtures;
 let metadata: ServiceProcess;
 let server: Server;
 let url: string;
-let nc: NatsConnection;
 let journal: PendingJournal;
 
 beforeAll(async () => {
-  bucket = await createBucket('upload');
-  nats = await startNats();
-  metadata = await startServiceProcess('metadata', {
-    DATABASE_URL: await createDatabase('upload_meta'),
-    NATS_URL: nats.url,
-    INTERNAL_SECRET,
-    LOG_LEVEL: 'warn',
-    ...s3Env(bucket),
-  });
-  nc = await connectNats(nats.url, 'upload-test');
-  journal = await natsPendingJournal(nc, { refreshMs: 60_000, onError: () => undefined });
+  fx = await startUploadFixtures('upload', INTERNAL_SECRET);
+  ({ bucket, metadata, journal } = fx);
   ({ server, url } = await startUpload(MAX_UPLOAD_BYTES));
 }, 120_000);
 
@@ -82,9 +67,7 @@ async function stopServer(srv: Server | undefined): Promise<void> {
 
 afterAll(async () => {
   await stopServer(server);
-  await nc?.drain();
-  await metadata?.stop();
-  await nats?.stop();
+  await fx?.stop();
 });
 
 let nextGroup = 100;
@@ -358,7 +341,7 @@ describe('upload as a process (main.ts)', () => {
       JWT_SECRET,
       INTERNAL_SECRET,
       METADATA_URL: metadata.url,
-      NATS_URL: nats.url,
+      NATS_URL: fx.nats.url,
       AUTH_URL: 'http://127.0.0.1:9',
       LOG_LEVEL: 'warn',
     });
