@@ -1,4 +1,5 @@
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 
 /** Runs a command; rejects with its stdout and stderr in the message when it fails. */
 export function run(file: string, args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 120_000): Promise<string> {
@@ -11,4 +12,26 @@ export function run(file: string, args: string[], env: NodeJS.ProcessEnv = {}, t
       resolve(stdout);
     });
   });
+}
+
+/**
+ * Stop functions for a server started by one of deploy/infra's scripts: `<script> stop <dir>`, then the temp
+ * folder goes. Each runs once; `stopSync` is for process-exit handlers, where nothing async runs.
+ */
+export function scriptStopper(script: string, dir: string, base: string): { stop(): Promise<void>; stopSync(): void } {
+  let stopped = false;
+  return {
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await run(script, ['stop', dir]);
+      rmSync(base, { recursive: true, force: true });
+    },
+    stopSync() {
+      if (stopped) return;
+      stopped = true;
+      execFileSync(script, ['stop', dir], { stdio: 'ignore' });
+      rmSync(base, { recursive: true, force: true });
+    },
+  };
 }

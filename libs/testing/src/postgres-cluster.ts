@@ -1,8 +1,7 @@
-import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { run } from './exec';
+import { run, scriptStopper } from './exec';
 import { freePort } from './free-port';
 import { infraScript } from './paths';
 
@@ -27,20 +26,5 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
   const port = await freePort();
   const script = infraScript('postgres.sh');
   await run(script, ['start', dir, String(port)]);
-  let stopped = false;
-  return {
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      await run(script, ['stop', dir]);
-      rmSync(base, { recursive: true, force: true });
-    },
-    stopSync() {
-      if (stopped) return;
-      stopped = true;
-      execFileSync(script, ['stop', dir], { stdio: 'ignore' });
-      rmSync(base, { recursive: true, force: true });
-    },
-  };
+  return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, ...scriptStopper(script, dir, base) };
 }

@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'minio';
-import { run } from './exec';
+import { run, scriptStopper } from './exec';
 import { freePort } from './free-port';
 import { infraScript } from './paths';
 import type { RunningServer } from './postgres-cluster';
@@ -32,24 +32,7 @@ export async function startS3Server(): Promise<S3Server> {
   }
   // radosgw creates its pools on the first bucket (~4 s): pay that here, not inside some test's 5 s hook.
   await warmUp(`http://127.0.0.1:${port}`, accessKey, secretKey);
-  let stopped = false;
-  return {
-    endpoint: `http://127.0.0.1:${port}`,
-    accessKey,
-    secretKey,
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      await run(script, ['stop', dir]);
-      rmSync(base, { recursive: true, force: true });
-    },
-    stopSync() {
-      if (stopped) return;
-      stopped = true;
-      execFileSync(script, ['stop', dir], { stdio: 'ignore' });
-      rmSync(base, { recursive: true, force: true });
-    },
-  };
+  return { endpoint: `http://127.0.0.1:${port}`, accessKey, secretKey, ...scriptStopper(script, dir, base) };
 }
 
 async function warmUp(endpoint: string, accessKey: string, secretKey: string): Promise<void> {
