@@ -5,6 +5,8 @@ export {
   type ObjectStat,
   type PutOptions,
   type Storage,
+  type S3EnvConfig,
   type StorageConfig,
+  storageConfigFromEnv,
 } from './storage';
 export { conversionKey, conversionsPrefix, originalKey } from './object-keys';

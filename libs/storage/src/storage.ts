@@ -12,6 +12,24 @@ export interface StorageConfig {
   partSize?: number;
 }
 
+/** The S3 variables every service parses (`s3Env` in @dam/config). */
+export interface S3EnvConfig {
+  S3_ENDPOINT: string;
+  S3_ACCESS_KEY: string;
+  S3_SECRET_KEY: string;
+  S3_BUCKET: string;
+  S3_REGION: string;
+}
+
+export const storageConfigFromEnv = (env: S3EnvConfig, extra: Pick<StorageConfig, 'partSize'> = {}): StorageConfig => ({
+  endpoint: env.S3_ENDPOINT,
+  accessKey: env.S3_ACCESS_KEY,
+  secretKey: env.S3_SECRET_KEY,
+  bucket: env.S3_BUCKET,
+  region: env.S3_REGION,
+  ...extra,
+});
+
 export interface ObjectStat {
   size: number;
   etag: string;

@@ -3,7 +3,7 @@ import { jetstream } from '@nats-io/jetstream';
 import { connectNats, ensureStreams, natsReachable } from '@dam/events';
 import { runMain, serve } from '@dam/http';
 import { createLogger } from '@dam/logging';
-import { createStorage } from '@dam/storage';
+import { createStorage, storageConfigFromEnv } from '@dam/storage';
 import { GroupSettingsClient } from './adapters/group-settings.client';
 import { ImageProcessor } from './adapters/image-processor';
 import { buildConversionApp } from './app';
@@ -16,13 +16,7 @@ async function main(): Promise<void> {
 
   const nc = await connectNats(config.NATS_URL, 'conversion');
   await ensureStreams(nc);
-  const storage = createStorage({
-    endpoint: config.S3_ENDPOINT,
-    accessKey: config.S3_ACCESS_KEY,
-    secretKey: config.S3_SECRET_KEY,
-    bucket: config.S3_BUCKET,
-    region: config.S3_REGION,
-  });
+  const storage = createStorage(storageConfigFromEnv(config));
 
   const consumer = await startFileSavedConsumer(
     nc,

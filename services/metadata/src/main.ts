@@ -3,7 +3,7 @@ import { createPool, ping } from '@dam/db';
 import { connectNats, ensureStreams, natsReachable, startOutboxRelay } from '@dam/events';
 import { runMain, serve } from '@dam/http';
 import { createLogger } from '@dam/logging';
-import { createStorage } from '@dam/storage';
+import { createStorage, storageConfigFromEnv } from '@dam/storage';
 import { pgTransactions } from './adapters/transaction';
 import { buildMetadataApp } from './app';
 import { loadMetadataConfig } from './config';
@@ -18,13 +18,7 @@ async function main(): Promise<void> {
   const applied = await migrateMetadata(pool);
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
 
-  const storage = createStorage({
-    endpoint: config.S3_ENDPOINT,
-    accessKey: config.S3_ACCESS_KEY,
-    secretKey: config.S3_SECRET_KEY,
-    bucket: config.S3_BUCKET,
-    region: config.S3_REGION,
-  });
+  const storage = createStorage(storageConfigFromEnv(config));
   await storage.ensureBucket();
 
   const nc = await connectNats(config.NATS_URL, 'metadata');

@@ -3,7 +3,7 @@ import { createAuthenticator } from '@dam/auth-tokens';
 import { connectNats, natsReachable } from '@dam/events';
 import { runMain, serve } from '@dam/http';
 import { createLogger } from '@dam/logging';
-import { createStorage } from '@dam/storage';
+import { createStorage, storageConfigFromEnv } from '@dam/storage';
 import { httpMetadataClient } from './adapters/metadata.client';
 import { natsPendingJournal } from './adapters/pending-upload.journal';
 import { buildUploadApp } from './app';
@@ -13,14 +13,7 @@ import { startOrphanReaper } from './domain/orphan-reaper';
 async function main(): Promise<void> {
   const config = loadUploadConfig();
   const logger = createLogger({ service: 'upload', level: config.LOG_LEVEL });
-  const storage = createStorage({
-    endpoint: config.S3_ENDPOINT,
-    accessKey: config.S3_ACCESS_KEY,
-    secretKey: config.S3_SECRET_KEY,
-    bucket: config.S3_BUCKET,
-    region: config.S3_REGION,
-    partSize: config.UPLOAD_PART_SIZE,
-  });
+  const storage = createStorage(storageConfigFromEnv(config, { partSize: config.UPLOAD_PART_SIZE }));
   await storage.ensureBucket();
   const nc = await connectNats(config.NATS_URL, 'upload');
   const journal = await natsPendingJournal(nc, {
