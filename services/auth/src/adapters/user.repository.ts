@@ -6,14 +6,7 @@ import { isUniqueViolation, offsetOf, type Db, type Page } from './db';
 const COLUMNS = `id, group_id, email, password_hash, first_name, last_name, role_id, disabled, preferences,
   upload_key, access_id, created_at, updated_at`;
 
-export interface NewUser {
-  group_id: number;
-  email: string;
-  password_hash: string;
-  first_name: string;
-  last_name: string;
-  role_id: number;
-}
+export type NewUser = Pick<UserRecord, 'group_id' | 'email' | 'password_hash' | 'first_name' | 'last_name' | 'role_id'>;
 
 export interface UserChanges {
   role_id?: number;
