@@ -18,6 +18,7 @@ interface Bucket {
 export class RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
   private readonly perMs: number;
+  private lastSweepMs = Number.NEGATIVE_INFINITY;
 
   constructor(
     readonly perMinute: number,
@@ -33,7 +34,8 @@ export class RateLimiter {
     const allowed = bucket.tokens >= 1;
     if (allowed) bucket.tokens -= 1;
     this.buckets.set(key, bucket);
-    if (this.buckets.size > this.maxKeys) this.sweep(nowMs);
+    // At most one sweep a second: with many live callers a sweep per request would cost O(callers) each time.
+    if (this.buckets.size > this.maxKeys && nowMs - this.lastSweepMs >= 1000) this.sweep(nowMs);
     return {
       allowed,
       remaining: Math.floor(bucket.tokens),
@@ -47,6 +49,7 @@ export class RateLimiter {
   }
 
   private sweep(nowMs: number): void {
+    this.lastSweepMs = nowMs;
     for (const [key, bucket] of this.buckets) {
       if (this.refill(bucket, nowMs).tokens >= this.burst) this.buckets.delete(key);
     }
