@@ -3,6 +3,7 @@ import {
   createBucket,
   createDatabase,
   s3Env,
+  serviceIdentities,
   startNats,
   startServiceProcess,
   type ServiceProcess,
@@ -32,15 +33,16 @@ export async function startSuite(overrides: Record<string, Record<string, string
     LOG_LEVEL: 'info',
     NATS_URL: nats.url,
     JWT_SECRET: randomBytes(24).toString('hex'),
-    INTERNAL_SECRET: randomBytes(24).toString('hex'),
     ADMIN_EMAIL: ADMIN.email,
     ADMIN_PASSWORD: ADMIN.password,
     ...s3Env(bucket),
   };
   const services: Record<string, ServiceProcess> = {};
   const envs: Record<string, Record<string, string>> = {};
+  // Each service its own key pair; every verifier trusts the suite's public keys, as deploy/local sets them up.
+  const identities = serviceIdentities();
   const start = async (name: string, env: Record<string, string>) => {
-    envs[name] = { ...common, ...env, ...overrides[name] };
+    envs[name] = { ...common, ...identities.env(name), ...env, ...overrides[name] };
     services[name] = await startServiceProcess(name, envs[name]);
     return services[name];
   };

@@ -3,11 +3,14 @@ import { forbidden, isAppError, unauthenticated, unavailable } from '@dam/errors
 import { verifyJwt } from './jwt';
 import type { Principal } from './principal';
 import { ROLE_NAMES, permissionsFor } from './roles';
+import type { ServiceSigner } from './service-token';
 
 export interface AuthenticatorOptions {
   jwtSecret: string;
   /** Base URL of the auth service, e.g. http://127.0.0.1:8090 */
   authUrl: string;
+  /** This edge's own identity: auth answers its internal routes only to callers it knows. */
+  signer: ServiceSigner;
   /** How long to wait for the auth service before answering 503. */
   timeoutMs?: number;
   /**
@@ -38,7 +41,9 @@ function userStatusLookup(opts: AuthenticatorOptions) {
     if (cached && Date.now() - cached.at < ttlMs) return cached.status;
     let status: UserStatus | 'gone';
     try {
-      const res = await fetch(`${opts.authUrl.replace(/\/$/, '')}/internal/v1/groups/${groupId}/users/${userId}/status`, {
+      const path = `/internal/v1/groups/${groupId}/users/${userId}/status`;
+      const res = await fetch(`${opts.authUrl.replace(/\/$/, '')}${path}`, {
+        headers: opts.signer.headers({ audience: 'auth', method: 'GET', path }),
         signal: AbortSignal.timeout(opts.timeoutMs ?? 5000),
       });
       if (res.status === 404) {
@@ -88,9 +93,14 @@ export function principalFromJwt(token: string, secret: string): Principal {
 async function principalFromApiKey(key: string, opts: AuthenticatorOptions, requestId: string | undefined): Promise<Principal> {
   let res: Response;
   try {
-    res = await fetch(`${opts.authUrl.replace(/\/$/, '')}/internal/v1/authenticate`, {
+    const path = '/internal/v1/authenticate';
+    res = await fetch(`${opts.authUrl.replace(/\/$/, '')}${path}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...(requestId ? { 'x-request-id': requestId } : {}) },
+      headers: {
+        'content-type': 'application/json',
+        ...(requestId ? { 'x-request-id': requestId } : {}),
+        ...opts.signer.headers({ audience: 'auth', method: 'POST', path }),
+      },
       body: JSON.stringify({ api_key: key }),
       signal: AbortSignal.timeout(opts.timeoutMs ?? 5000),
     });

@@ -24,12 +24,25 @@ export {
 } from './principal';
 export { signJwt, verifyJwt, type JwtClaims, type JwtInput } from './jwt';
 export { API_KEY_PREFIX, generateApiKey, hashApiKey, looksLikeApiKey } from './api-key';
+export { principalOf, toPrincipal } from './principal-claims';
 export {
-  PRINCIPAL_HEADER,
-  PRINCIPAL_SIG_HEADER,
-  decodePrincipal,
-  encodePrincipal,
-  principalOf,
-  requirePrincipal,
-} from './principal-header';
+  SERVICE_TOKEN_HEADER,
+  SERVICE_TOKEN_TTL_SECONDS,
+  createServiceSigner,
+  createServiceVerifier,
+  generateServiceKey,
+  parseSigningKey,
+  parseTrustedKeys,
+  serviceCallOf,
+  serviceOfKeyId,
+  type CallTarget,
+  type GuardOptions,
+  type ServiceCall,
+  type ServiceJwk,
+  type ServiceSigner,
+  type ServiceVerifier,
+  type SigningKey,
+  type TrustedKey,
+} from './service-token';
+export { serviceKeyEnv, trustedKeysEnv } from './service-identity.env';
 export { API_KEY_HEADER, createAuthenticator, principalFromJwt, type AuthenticatorOptions } from './authenticator';

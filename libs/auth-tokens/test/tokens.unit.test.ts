@@ -1,13 +1,5 @@
 import jwt from 'jsonwebtoken';
-import {
-  decodePrincipal,
-  encodePrincipal,
-  generateApiKey,
-  hashApiKey,
-  signJwt,
-  verifyJwt,
-  type Principal,
-} from '../src';
+import { generateApiKey, hashApiKey, signJwt, verifyJwt } from '../src';
 
 const SECRET = 'test-secret-0123456789';
 
@@ -58,32 +50,5 @@ describe('API keys', () => {
     expect(hashApiKey(a)).toMatch(/^[0-9a-f]{64}$/);
     expect(hashApiKey(a)).toBe(hashApiKey(a));
     expect(hashApiKey(a)).not.toBe(hashApiKey(b));
-  });
-});
-
-describe('principal header', () => {
-  const p: Principal = {
-    user_id: 3, group_id: 2, role_id: 1, role_name: 'ADMIN', permissions: ['READ_ASSET', 'REISSUE_CALLBACKS'],
-    via: 'api_key', key_id: 'k1', key_role: 'ASSET_ADMIN',
-  };
-
-  it('round-trips', () => {
-    const headers = encodePrincipal(p, SECRET);
-    expect(Object.keys(headers).sort()).toEqual(['x-dam-principal', 'x-dam-principal-sig']);
-    expect(decodePrincipal(headers, SECRET)).toEqual(p);
-    const jwtP: Principal = { ...p, via: 'jwt' };
-    delete jwtP.key_id;
-    delete jwtP.key_role;
-    expect(decodePrincipal(encodePrincipal(jwtP, SECRET), SECRET)).toEqual(jwtP);
-  });
-
-  it('detects tampering and a wrong secret', () => {
-    const headers = encodePrincipal(p, SECRET);
-    const forged = Buffer.from(JSON.stringify({ ...p, group_id: 1 })).toString('base64url');
-    expect(decodePrincipal({ ...headers, 'x-dam-principal': forged }, SECRET)).toBeNull();
-    expect(decodePrincipal({ ...headers, 'x-dam-principal-sig': 'AAAA' }, SECRET)).toBeNull();
-    expect(decodePrincipal(headers, 'other-secret-012345678')).toBeNull();
-    expect(decodePrincipal({ 'x-dam-principal': headers['x-dam-principal'] }, SECRET)).toBeNull();
-    expect(decodePrincipal({}, SECRET)).toBeNull();
   });
 });

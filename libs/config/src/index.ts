@@ -48,9 +48,9 @@ export const s3Env = {
   S3_REGION: z.string().default('us-east-1'),
 };
 
-export const authEnv = {
+/** The edges and auth verify or sign user JWTs; services behind them never see one. */
+export const jwtEnv = {
   JWT_SECRET: z.string().min(16, 'must be at least 16 characters'),
-  INTERNAL_SECRET: z.string().min(16, 'must be at least 16 characters'),
 };
 
 export const serviceUrl = (fallbackPort: number) => z.string().url().default(`http://127.0.0.1:${fallbackPort}`);

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { authEnv, baseEnv, ConfigError, loadConfig, s3Env } from '../src';
+import { jwtEnv, baseEnv, ConfigError, loadConfig, s3Env } from '../src';
 
-const schema = z.object({ ...baseEnv(9000), ...s3Env, ...authEnv });
+const schema = z.object({ ...baseEnv(9000), ...s3Env, ...jwtEnv });
 
 describe('loadConfig', () => {
   it('applies defaults and coerces numbers', () => {
-    const cfg = loadConfig(schema, { S3_ACCESS_KEY: 'a', S3_SECRET_KEY: 'b', JWT_SECRET: 'x'.repeat(16), INTERNAL_SECRET: 'y'.repeat(16), PORT: '1234' });
+    const cfg = loadConfig(schema, { S3_ACCESS_KEY: 'a', S3_SECRET_KEY: 'b', JWT_SECRET: 'x'.repeat(16), PORT: '1234' });
     expect(cfg).toMatchObject({ PORT: 1234, HOST: '127.0.0.1', S3_BUCKET: 'dam-assets', NODE_ENV: 'development' });
   });
 
@@ -18,7 +18,7 @@ describe('loadConfig', () => {
     }
     expect(error).toBeInstanceOf(ConfigError);
     const problems = (error as ConfigError).problems.map((p) => p.split(':')[0]).sort();
-    expect(problems).toEqual(['INTERNAL_SECRET', 'JWT_SECRET', 'PORT', 'S3_ACCESS_KEY', 'S3_ENDPOINT', 'S3_SECRET_KEY']);
+    expect(problems).toEqual(['JWT_SECRET', 'PORT', 'S3_ACCESS_KEY', 'S3_ENDPOINT', 'S3_SECRET_KEY']);
     expect((error as ConfigError).message).toContain('JWT_SECRET: must be at least 16 characters');
   });
 });

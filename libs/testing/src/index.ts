@@ -5,3 +5,4 @@ export { createDatabase, testPgUrl } from './database';
 export { createBucket, testS3Config, s3Env, testMinioClient, type TestS3Config } from './s3-bucket';
 export { startServiceProcess, type ServiceProcess, type ServiceProcessOptions } from './service-process';
 export { repoRoot } from './paths';
+export { serviceIdentities, type ServiceIdentities } from './service-identities';

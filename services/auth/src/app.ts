@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import { requirePrincipal } from '@dam/auth-tokens';
+import type { ServiceVerifier } from '@dam/auth-tokens';
 import { ping, type Pool } from '@dam/db';
 import { createHttpApp, finishApp } from '@dam/http';
 import type { Logger } from '@dam/logging';
@@ -15,15 +15,33 @@ export interface AuthAppDeps {
   pool: Pool;
   logger: Logger;
   jwtSecret: string;
-  internalSecret: string;
+  /** Checks the token of every calling service; routes below name which services may call them. */
+  verifier: ServiceVerifier;
   jwtTtlSeconds: number;
   loginLimits: LoginLimits;
 }
 
 const PRINCIPAL_PATHS = ['/api/v1/users', '/api/v1/groups', '/api/v1/api_keys', '/api/v1/settings'];
 
+/**
+ * Who may call what (ARCHITECTURE rule 9). Nothing here is reachable without a service token: the public API
+ * through the gateway only, the internal routes by the services that need them.
+ */
+function guardRoutes(app: Express, verifier: ServiceVerifier): void {
+  const { guard } = verifier;
+  // Login and validate carry no user yet; the gateway's token carries the client's address instead.
+  app.all(['/api/v1/login', '/api/v1/auth/validate'], guard({ callers: ['gateway'], principal: 'none' }));
+  app.use(PRINCIPAL_PATHS, guard({ callers: ['gateway'], principal: 'required' }));
+  // The two public edges authenticate API keys and check JWT users here.
+  app.all(['/internal/v1/authenticate', '/internal/v1/groups/:group_id/users/:user_id/status'], guard({ callers: ['gateway', 'upload'], principal: 'none' }));
+  // Settings hold the webhook signing secret: only the workers that apply them.
+  app.all('/internal/v1/groups/:group_id/settings', guard({ callers: ['conversion'], principal: 'none' }));
+  app.use(['/api', '/internal'], verifier.onlyGuarded);
+}
+
 export function createAuthApp(deps: AuthAppDeps): Express {
   const app = createHttpApp({ logger: deps.logger, readiness: async () => ({ database: await ping(deps.pool) }) });
+  guardRoutes(app, deps.verifier);
   app.use(
     loginRoutes({
       pool: deps.pool,
@@ -33,8 +51,6 @@ export function createAuthApp(deps: AuthAppDeps): Express {
     }),
   );
   app.use(internalRoutes(deps.pool));
-  // Everything else is reached through the gateway, which signs the caller's principal.
-  app.use(PRINCIPAL_PATHS, requirePrincipal(deps.internalSecret));
   app.use(userRoutes(deps.pool));
   app.use(groupRoutes(deps.pool));
   app.use(apiKeyRoutes(deps.pool));

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { authEnv, baseEnv, dbEnv, loadConfig } from '@dam/config';
+import { trustedKeysEnv } from '@dam/auth-tokens';
+import { baseEnv, dbEnv, jwtEnv, loadConfig } from '@dam/config';
 
 const DEFAULT_ADMIN_EMAIL = 'admin@example.com';
 const DEFAULT_ADMIN_PASSWORD = 'admin-password';
@@ -8,7 +9,8 @@ const schema = z
   .object({
     ...baseEnv(8090),
     ...dbEnv,
-    ...authEnv,
+    ...jwtEnv,
+    ...trustedKeysEnv,
     JWT_TTL: z.coerce.number().int().min(60).max(30 * 86400).default(3600),
     ADMIN_EMAIL: z.email().default(DEFAULT_ADMIN_EMAIL),
     ADMIN_PASSWORD: z.string().min(8).default(DEFAULT_ADMIN_PASSWORD),

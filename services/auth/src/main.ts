@@ -1,5 +1,6 @@
 import { telemetry } from './instrument'; // must stay the first import
 import path from 'node:path';
+import { createServiceVerifier } from '@dam/auth-tokens';
 import { createPool, migrate } from '@dam/db';
 import { runMain, serve } from '@dam/http';
 import { createLogger } from '@dam/logging';
@@ -29,7 +30,7 @@ async function main(): Promise<void> {
       pool,
       logger,
       jwtSecret: config.JWT_SECRET,
-      internalSecret: config.INTERNAL_SECRET,
+      verifier: createServiceVerifier({ service: 'auth', trusted: config.SERVICE_TRUSTED_KEYS }),
       jwtTtlSeconds: config.JWT_TTL,
       loginLimits: {
         maxPerEmail: config.LOGIN_MAX_FAILURES_PER_EMAIL,

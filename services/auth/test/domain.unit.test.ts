@@ -1,3 +1,4 @@
+import { generateServiceKey } from '@dam/auth-tokens';
 import { LoginLimiter } from '../src/domain/login-limiter';
 import { hashPassword, verifyPassword } from '../src/domain/passwords';
 import { apiKeyPrincipal } from '../src/domain/api-keys';
@@ -61,7 +62,8 @@ describe('settings', () => {
 });
 
 describe('config', () => {
-  const base = { DATABASE_URL: 'postgres://x/y', JWT_SECRET: 'j'.repeat(16), INTERNAL_SECRET: 'i'.repeat(16) };
+  const gateway = generateServiceKey('gateway');
+  const base = { DATABASE_URL: 'postgres://x/y', JWT_SECRET: 'j'.repeat(16), SERVICE_TRUSTED_KEYS: JSON.stringify({ keys: [gateway.publicJwk] }) };
   it('refuses the default admin in production', () => {
     expect(() => loadAuthConfig({ ...base, NODE_ENV: 'production' })).toThrow(/ADMIN_EMAIL and ADMIN_PASSWORD/);
     expect(loadAuthConfig({ ...base, NODE_ENV: 'production', ADMIN_EMAIL: 'ops@corp.test', ADMIN_PASSWORD: 'long-secret-pw' }).PORT).toBe(8090);

@@ -1,16 +1,17 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import path from 'node:path';
-import { encodePrincipal, permissionsFor, ROLE_NAMES, type Principal } from '@dam/auth-tokens';
+import { createServiceVerifier, parseTrustedKeys, permissionsFor, ROLE_NAMES, type Principal } from '@dam/auth-tokens';
 import { createPool, migrate, type Pool } from '@dam/db';
 import { createLogger } from '@dam/logging';
-import { createDatabase } from '@dam/testing';
+import { createDatabase, serviceIdentities } from '@dam/testing';
 import { createAuthApp } from '../src/app';
 import type { LoginLimits } from '../src/domain/login-limiter';
 import { bootstrap } from '../src/use-cases/bootstrap.use-case';
 
 export const JWT_SECRET = 'test-jwt-secret-0123456789';
-export const INTERNAL_SECRET = 'test-internal-secret-0123456789';
+/** Key pairs of the suite's services: auth trusts them all, tests sign their calls as one of them. */
+export const identities = serviceIdentities();
 export const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
 
 export interface TestAuth {
@@ -33,7 +34,7 @@ export async function startAuth(limits: Partial<LoginLimits> = {}): Promise<Test
     pool,
     logger: createLogger({ service: 'auth-test', level: 'silent' }),
     jwtSecret: JWT_SECRET,
-    internalSecret: INTERNAL_SECRET,
+    verifier: createServiceVerifier({ service: 'auth', trusted: parseTrustedKeys(identities.trustedKeys()) }),
     jwtTtlSeconds: 3600,
     loginLimits: { maxPerEmail: 10, maxPerAddress: 50, windowSeconds: 900, ...limits },
   });
@@ -50,10 +51,29 @@ export async function startAuth(limits: Partial<LoginLimits> = {}): Promise<Test
   };
 }
 
-/** What the gateway would send for this user. */
-export function principalHeaders(userId: number, groupId: number, roleId: number, extra: Partial<Principal> = {}): Record<string, string> {
-  return encodePrincipal(
-    {
+const AS = Symbol('signed as');
+
+/** Who a test call comes from: a service of the suite, maybe for a user, maybe for a client address. */
+export interface As {
+  caller: string;
+  principal?: Principal;
+  clientAddress?: string;
+}
+
+/** Request headers plus who signs the call (absent: the gateway with no user; null: nobody). */
+export type CallHeaders = Record<string, string> & { [AS]?: As | null };
+
+/** Signed as `caller`, with extra plain headers. */
+export const asService = (as: As, headers: Record<string, string> = {}): CallHeaders => ({ ...headers, [AS]: as });
+
+/** No service token at all: what a pod of the cluster that is not one of ours would send. */
+export const unsigned = (headers: Record<string, string> = {}): CallHeaders => ({ ...headers, [AS]: null });
+
+/** What the gateway sends for this user. */
+export function principalHeaders(userId: number, groupId: number, roleId: number, extra: Partial<Principal> = {}): CallHeaders {
+  return asService({
+    caller: 'gateway',
+    principal: {
       user_id: userId,
       group_id: groupId,
       role_id: roleId,
@@ -62,20 +82,27 @@ export function principalHeaders(userId: number, groupId: number, roleId: number
       via: 'jwt',
       ...extra,
     },
-    INTERNAL_SECRET,
-  );
+  });
 }
 
 export async function call(
   url: string,
   method: string,
   body?: unknown,
-  headers: Record<string, string> = {},
+  headers: CallHeaders = {},
 ): Promise<{ status: number; // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON
   body: any; headers: Headers }> {
+  const as = headers[AS] === undefined ? { caller: 'gateway' } : headers[AS];
+  const u = new URL(url);
+  // Object.entries leaves the symbol out: only real headers go on the wire.
+  const plain: Record<string, string> = Object.fromEntries(Object.entries(headers));
+  if (as) {
+    const { caller, ...target } = as;
+    Object.assign(plain, identities.headers(caller, { audience: 'auth', method, path: u.pathname + u.search, ...target }));
+  }
   const res = await fetch(url, {
     method,
-    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+    headers: body === undefined ? plain : { 'content-type': 'application/json', ...plain },
     body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
   });
   const text = await res.text();

@@ -1,5 +1,9 @@
 import { signJwt } from '@dam/auth-tokens';
-import { ADMIN, JWT_SECRET, call, principalHeaders, startAuth, type TestAuth } from './helpers';
+import jwt from 'jsonwebtoken';
+import { parseSigningKey, permissionsFor } from '@dam/auth-tokens';
+import { ADMIN, JWT_SECRET, asService, call, identities, principalHeaders, startAuth, unsigned, type TestAuth } from './helpers';
+
+const ADMIN_PRINCIPAL = { user_id: 1, group_id: 1, role_id: 1, role_name: 'ADMIN', permissions: permissionsFor(1), via: 'jwt' as const };
 
 let auth: TestAuth;
 beforeAll(async () => {
@@ -41,10 +45,12 @@ describe('GET|POST /api/v1/auth/validate', () => {
 });
 
 describe('users', () => {
-  it('needs a signed principal', async () => {
+  it('needs the gateway\'s token for a user', async () => {
     expect((await call(`${auth.url}/api/v1/users`, 'GET')).status).toBe(401);
-    const forged = { ...admin1(), 'x-dam-principal-sig': 'forged' };
-    expect((await call(`${auth.url}/api/v1/users`, 'GET', undefined, forged)).status).toBe(401);
+    expect((await call(`${auth.url}/api/v1/users`, 'GET', undefined, unsigned())).status).toBe(401);
+    // A trusted service that is not the gateway cannot speak for a user, not even an ADMIN of group 1.
+    const viaConversion = asService({ caller: 'conversion', principal: { ...ADMIN_PRINCIPAL } });
+    expect((await call(`${auth.url}/api/v1/users`, 'GET', undefined, viaConversion)).status).toBe(403);
   });
 
   it('creates, lists, reads, updates and deletes users of the group', async () => {
@@ -164,9 +170,10 @@ describe('groups, isolation and settings', () => {
     });
     const g1 = await call(`${auth.url}/api/v1/settings`, 'GET', undefined, admin1());
     expect(g1.body.webhooks.secret).not.toBe(settings.body.webhooks.secret);
-    const internal = await call(`${auth.url}/internal/v1/groups/${gid}/settings`, 'GET');
+    const conversion = asService({ caller: 'conversion' });
+    const internal = await call(`${auth.url}/internal/v1/groups/${gid}/settings`, 'GET', undefined, conversion);
     expect(internal.body).toEqual(settings.body);
-    expect((await call(`${auth.url}/internal/v1/groups/9999/settings`, 'GET')).status).toBe(404);
+    expect((await call(`${auth.url}/internal/v1/groups/9999/settings`, 'GET', undefined, conversion)).status).toBe(404);
   });
 
   it('PATCH settings validates, merges and rotates the secret; only MANAGE_SETTINGS', async () => {
@@ -200,8 +207,55 @@ describe('groups, isolation and settings', () => {
   });
 
   it('unknown routes → 404 contract body', async () => {
-    const res = await call(`${auth.url}/api/v1/nothing`, 'GET');
+    const res = await call(`${auth.url}/nothing`, 'GET');
     expect(res.status).toBe(404);
     expect(res.body.error.code).toBe('ROUTE_NOT_FOUND');
+  });
+});
+
+describe('service identity', () => {
+  let auth: TestAuth;
+  beforeAll(async () => {
+    auth = await startAuth();
+  });
+  afterAll(async () => auth.close());
+
+  const settingsPath = '/internal/v1/groups/1/settings';
+  const get = (path: string, headers: Record<string, string> = {}) => fetch(`${auth.url}${path}`, { headers });
+
+  it('answers no internal route without a service token (settings hold the webhook secret)', async () => {
+    for (const path of [settingsPath, '/internal/v1/groups/1/users/1/status']) {
+      const res = await get(path);
+      expect(res.status).toBe(401);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('SERVICE_TOKEN_REQUIRED');
+    }
+    const key = await fetch(`${auth.url}/internal/v1/authenticate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ api_key: 'dam_guess' }),
+    });
+    expect(key.status).toBe(401);
+  });
+
+  it('refuses a replayed, stale or wrong-audience token, and a service the route does not list', async () => {
+    const token = identities.signer('conversion').sign({ audience: 'auth', method: 'GET', path: settingsPath });
+    expect((await get(settingsPath, { 'x-dam-service-token': token })).status).toBe(200);
+    expect((await get(settingsPath, { 'x-dam-service-token': token })).status).toBe(401); // replayed
+    const forMetadata = identities.signer('conversion').sign({ audience: 'metadata', method: 'GET', path: settingsPath });
+    expect((await get(settingsPath, { 'x-dam-service-token': forMetadata })).status).toBe(401);
+    const otherPath = identities.signer('conversion').sign({ audience: 'auth', method: 'GET', path: '/internal/v1/groups/2/settings' });
+    expect((await get(settingsPath, { 'x-dam-service-token': otherPath })).status).toBe(401);
+    const key = parseSigningKey(identities.privateKey('conversion'));
+    const stale = jwt.sign({ htm: 'GET', htu: settingsPath, jti: 'stale-1', iat: Math.floor(Date.now() / 1000) - 120 }, key.privateKey, {
+      algorithm: 'ES256',
+      header: { alg: 'ES256', kid: key.kid, typ: 'dam-call+jwt' },
+      issuer: 'conversion',
+      audience: 'auth',
+      expiresIn: 60,
+    });
+    expect((await get(settingsPath, { 'x-dam-service-token': stale })).status).toBe(401);
+    // The gateway is trusted, but the settings route lists only the workers that apply them.
+    const viaGateway = await get(settingsPath, identities.headers('gateway', { audience: 'auth', method: 'GET', path: settingsPath }));
+    expect(viaGateway.status).toBe(403);
   });
 });

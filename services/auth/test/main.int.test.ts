@@ -1,10 +1,15 @@
 import { createDatabase, startServiceProcess } from '@dam/testing';
-import { INTERNAL_SECRET, JWT_SECRET } from './helpers';
+import { JWT_SECRET, identities } from './helpers';
 
 // Process starts take seconds on a 2-core machine.
 jest.setTimeout(60_000);
 
-const env = (databaseUrl: string) => ({ DATABASE_URL: databaseUrl, JWT_SECRET, INTERNAL_SECRET, OTEL_SDK_DISABLED: 'true' });
+const env = (databaseUrl: string) => ({
+  DATABASE_URL: databaseUrl,
+  JWT_SECRET,
+  SERVICE_TRUSTED_KEYS: identities.trustedKeys(),
+  OTEL_SDK_DISABLED: 'true',
+});
 
 describe('auth main.ts', () => {
   it('migrates, bootstraps, serves and drains on SIGTERM; a second start does not bootstrap again', async () => {
@@ -13,7 +18,7 @@ describe('auth main.ts', () => {
     try {
       const res = await fetch(`${first.url}/api/v1/login`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...identities.headers('gateway', { audience: 'auth', method: 'POST', path: '/api/v1/login' }) },
         body: JSON.stringify({ email: 'admin@example.com', password: 'admin-password' }),
       });
       expect(res.status).toBe(200);

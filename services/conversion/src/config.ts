@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { serviceKeyEnv } from '@dam/auth-tokens';
 import { baseEnv, loadConfig, natsEnv, s3Env, serviceUrl } from '@dam/config';
 import { DEFAULT_MAX_INPUT_PIXELS } from './adapters/image-processor';
 
@@ -8,6 +9,7 @@ export const configSchema = z.object({
   ...baseEnv(8093),
   ...natsEnv,
   ...s3Env,
+  ...serviceKeyEnv('conversion'),
   AUTH_URL: serviceUrl(8090),
   /** Images converted at once by this process (each uses one libvips thread). */
   CONCURRENCY: positiveInt(2),

@@ -1,5 +1,6 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { jetstream } from '@nats-io/jetstream';
+import { createServiceSigner } from '@dam/auth-tokens';
 import { connectNats, ensureStreams, natsReachable } from '@dam/events';
 import { runMain, serve } from '@dam/http';
 import { createLogger } from '@dam/logging';
@@ -24,7 +25,11 @@ async function main(): Promise<void> {
       js: jetstream(nc),
       logger,
       storage,
-      settings: new GroupSettingsClient({ authUrl: config.AUTH_URL, ttlMs: config.SETTINGS_CACHE_MS }),
+      settings: new GroupSettingsClient({
+        authUrl: config.AUTH_URL,
+        signer: createServiceSigner(config.SERVICE_KEY),
+        ttlMs: config.SETTINGS_CACHE_MS,
+      }),
       images: new ImageProcessor(config.MAX_INPUT_PIXELS),
       maxOutputPixels: config.MAX_OUTPUT_PIXELS,
     },

@@ -1,6 +1,8 @@
 import { isAppError } from '@dam/errors';
 import { GroupSettingsClient } from '../src/adapters/group-settings.client';
-import { startSettingsStub } from './support/settings-stub.server';
+import { identities, startSettingsStub } from './support/settings-stub.server';
+
+const signer = identities.signer('conversion');
 
 describe('GroupSettingsClient (against a local HTTP stub of auth)', () => {
   let stub: Awaited<ReturnType<typeof startSettingsStub>>;
@@ -14,7 +16,7 @@ describe('GroupSettingsClient (against a local HTTP stub of auth)', () => {
 
   it('reuses a group\'s settings until the TTL passes, per group', async () => {
     let now = 1_000;
-    const client = new GroupSettingsClient({ authUrl: stub.url, ttlMs: 30_000, now: () => now });
+    const client = new GroupSettingsClient({ authUrl: stub.url, signer, ttlMs: 30_000, now: () => now });
     expect(await client.get('a')).toEqual({ conversions: { profile: { image: ['v1'] } } });
     now += 29_000;
     expect(await client.get('a')).toEqual({ conversions: { profile: { image: ['v1'] } } });
@@ -26,15 +28,22 @@ describe('GroupSettingsClient (against a local HTTP stub of auth)', () => {
     expect(stub.calls('a')).toBe(2);
   });
 
+  it('signs every settings request as conversion (the stub, like auth, refuses anything else)', async () => {
+    expect((await fetch(`${stub.url}/internal/v1/groups/a/settings`)).status).toBe(401);
+    const asGateway = new GroupSettingsClient({ authUrl: stub.url, signer: identities.signer('gateway') });
+    await expect(asGateway.get('c')).rejects.toMatchObject({ kind: 'UNAVAILABLE' });
+    expect(await new GroupSettingsClient({ authUrl: stub.url, signer }).get('c')).toEqual({ conversions: { profile: { image: ['v1'] } } });
+  });
+
   it('throws UNAVAILABLE when auth fails or cannot be reached, and caches nothing', async () => {
-    const client = new GroupSettingsClient({ authUrl: stub.url });
+    const client = new GroupSettingsClient({ authUrl: stub.url, signer });
     for (let i = 0; i < 2; i++) {
       const error: unknown = await client.get('down').catch((e: unknown) => e);
       expect(isAppError(error) && error.kind === 'UNAVAILABLE' && error.code === 'SETTINGS_UNAVAILABLE').toBe(true);
     }
     expect(stub.calls('down')).toBe(2);
 
-    const unreachable = new GroupSettingsClient({ authUrl: 'http://127.0.0.1:1', timeoutMs: 1000 });
+    const unreachable = new GroupSettingsClient({ authUrl: 'http://127.0.0.1:1', signer, timeoutMs: 1000 });
     await expect(unreachable.get('a')).rejects.toMatchObject({ kind: 'UNAVAILABLE' });
   });
 });

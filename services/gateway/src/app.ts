@@ -1,12 +1,12 @@
 import type { Express, RequestHandler } from 'express';
 import {
   API_KEY_HEADER,
-  PRINCIPAL_HEADER,
-  PRINCIPAL_SIG_HEADER,
+  SERVICE_TOKEN_HEADER,
   createAuthenticator,
-  encodePrincipal,
   principalOf,
   requireAny,
+  type Principal,
+  type ServiceSigner,
 } from '@dam/auth-tokens';
 import { rateLimited } from '@dam/errors';
 import { createHttpApp, finishApp, setMetricsRoute } from '@dam/http';
@@ -19,7 +19,8 @@ import { openApiRoutes } from './http/openapi.routes';
 export interface GatewayAppDeps {
   logger: Logger;
   jwtSecret: string;
-  internalSecret: string;
+  /** The gateway's own identity: every forwarded request carries a token it signs for that one request. */
+  signer: ServiceSigner;
   upstreams: Record<Upstream, string>;
   /** Upstreams whose /healthz decides our /readyz: the ones nearly every request needs. */
   readinessUpstreams?: readonly Upstream[];
@@ -30,9 +31,10 @@ export interface GatewayAppDeps {
   userStatusTtlMs?: number;
 }
 
-const PRINCIPAL_HEADERS = [PRINCIPAL_HEADER, PRINCIPAL_SIG_HEADER];
-// Past the gateway the signed principal is the credential; the caller's own never travels further.
-const CREDENTIAL_HEADERS = [...PRINCIPAL_HEADERS, 'authorization', API_KEY_HEADER];
+// A client's own copy of a service token never passes: only the one the gateway signs does.
+const SERVICE_HEADERS = [SERVICE_TOKEN_HEADER];
+// Past the gateway its token is the credential; the caller's own never travels further.
+const CREDENTIAL_HEADERS = [...SERVICE_HEADERS, 'authorization', API_KEY_HEADER];
 
 async function healthy(url: string): Promise<boolean> {
   try {
@@ -57,6 +59,7 @@ export function createGatewayApp(deps: GatewayAppDeps): { app: Express; close():
   const authenticate = createAuthenticator({
     jwtSecret: deps.jwtSecret,
     authUrl: deps.upstreams.auth,
+    signer: deps.signer,
     ...(deps.userStatusTtlMs !== undefined ? { userStatusTtlMs: deps.userStatusTtlMs } : {}),
   });
   const limiter = deps.rateLimit && deps.rateLimit.perMinute > 0 ? new RateLimiter(deps.rateLimit.perMinute, deps.rateLimit.burst) : undefined;
@@ -78,6 +81,15 @@ export function createGatewayApp(deps: GatewayAppDeps): { app: Express; close():
     setMetricsRoute(res, match.rule.pattern);
     const { upstream } = match.rule;
     const target = deps.upstreams[upstream];
+    /** The token for this request as forwarded: its upstream, method and path, the client, and the user if any. */
+    const sign = (principal?: Principal) => (path: string) =>
+      deps.signer.headers({
+        audience: upstream,
+        method: req.method,
+        path,
+        ...(principal ? { principal } : {}),
+        ...(req.ip ? { clientAddress: req.ip } : {}),
+      });
     if (match.rule.public) {
       try {
         spend(`ip:${req.ip ?? 'unknown'}`, res);
@@ -86,7 +98,7 @@ export function createGatewayApp(deps: GatewayAppDeps): { app: Express; close():
         return;
       }
       // Login and validate read the caller's own Authorization / _jwt: pass them as they are.
-      proxy.forward(req, res, next, { target, serviceName: upstream, strip: PRINCIPAL_HEADERS, set: {} });
+      proxy.forward(req, res, next, { target, serviceName: upstream, strip: SERVICE_HEADERS, set: sign() });
       return;
     }
     void authenticate(req, res, (err?: unknown) => {
@@ -102,7 +114,7 @@ export function createGatewayApp(deps: GatewayAppDeps): { app: Express; close():
           target,
           serviceName: upstream,
           strip: CREDENTIAL_HEADERS,
-          set: encodePrincipal(principal, deps.internalSecret),
+          set: sign(principal),
         });
       } catch (e) {
         next(e);

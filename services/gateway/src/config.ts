@@ -1,9 +1,11 @@
 import { z } from 'zod';
-import { authEnv, baseEnv, loadConfig, serviceUrl } from '@dam/config';
+import { serviceKeyEnv } from '@dam/auth-tokens';
+import { baseEnv, jwtEnv, loadConfig, serviceUrl } from '@dam/config';
 
 const schema = z.object({
   ...baseEnv(8080),
-  ...authEnv,
+  ...jwtEnv,
+  ...serviceKeyEnv('gateway'),
   /** How long the edge reuses a JWT user's status from auth: the delay before disabling a user applies. */
   USER_STATUS_TTL_MS: z.coerce.number().int().min(0).default(10_000),
   AUTH_URL: serviceUrl(8090),

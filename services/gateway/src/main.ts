@@ -1,4 +1,5 @@
 import { telemetry } from './instrument'; // must stay the first import
+import { createServiceSigner } from '@dam/auth-tokens';
 import { runMain, serve } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createGatewayApp } from './app';
@@ -10,7 +11,7 @@ async function main(): Promise<void> {
   const { app } = createGatewayApp({
     logger,
     jwtSecret: config.JWT_SECRET,
-    internalSecret: config.INTERNAL_SECRET,
+    signer: createServiceSigner(config.SERVICE_KEY),
     upstreams: {
       auth: config.AUTH_URL,
       metadata: config.METADATA_URL,

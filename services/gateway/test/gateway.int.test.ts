@@ -1,16 +1,28 @@
 import { createHash } from 'node:crypto';
 import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { decodePrincipal } from '@dam/auth-tokens';
+import { SERVICE_TOKEN_HEADER, createServiceVerifier, parseTrustedKeys, type ServiceCall } from '@dam/auth-tokens';
 import { createLogger } from '@dam/logging';
-import { createDatabase, freePort, startServiceProcess, type ServiceProcess } from '@dam/testing';
+import { createDatabase, freePort, serviceIdentities, startServiceProcess, type ServiceProcess } from '@dam/testing';
 import { createGatewayApp } from '../src/app';
 
 // Starting the auth process takes seconds on a 2-core machine.
 jest.setTimeout(60_000);
 
 const JWT_SECRET = 'gw-test-jwt-secret-0123456789';
-const INTERNAL_SECRET = 'gw-test-internal-secret-0123456789';
+const identities = serviceIdentities();
+// What the real metadata does with the gateway's token: verify it for this very request, as the audience.
+const metadataVerifier = createServiceVerifier({ service: 'metadata', trusted: parseTrustedKeys(identities.trustedKeys(['gateway'])) });
+
+/** The call the upstream saw, or the reason it would have been refused. */
+function verifiedCall(req: http.IncomingMessage): ServiceCall | { refused: string } {
+  const token = req.headers[SERVICE_TOKEN_HEADER];
+  try {
+    return metadataVerifier.verify(typeof token === 'string' ? token : undefined, req.method ?? '', req.url ?? '');
+  } catch (error) {
+    return { refused: (error as Error).message };
+  }
+}
 const BIG = 8 * 1024 * 1024 + 123;
 
 const listen = (server: Server): Promise<string> =>
@@ -62,7 +74,7 @@ function fakeMetadata(): Server {
           url: req.url,
           headers: req.headers,
           body: Buffer.concat(chunks).toString('utf8'),
-          principal: decodePrincipal(req.headers, INTERNAL_SECRET),
+          call: verifiedCall(req),
         }),
       );
     });
@@ -83,7 +95,7 @@ async function startGateway(
     ...(rateLimit ? { rateLimit } : {}),
     logger: createLogger({ service: 'gateway-test', level: 'silent' }),
     jwtSecret: JWT_SECRET,
-    internalSecret: INTERNAL_SECRET,
+    signer: identities.signer('gateway'),
     upstreams: { auth: auth.url, metadata: upstreamMetadata, search: upstreamMetadata, 'link-signing': upstreamMetadata },
     upstreamTimeoutMs: 5000,
     userStatusTtlMs: 0,
@@ -96,7 +108,7 @@ beforeAll(async () => {
   auth = await startServiceProcess('auth', {
     DATABASE_URL: await createDatabase('gateway'),
     JWT_SECRET,
-    INTERNAL_SECRET,
+    ...identities.env('auth'),
     OTEL_SDK_DISABLED: 'true',
     LOG_LEVEL: 'warn',
   });
@@ -171,7 +183,7 @@ describe('gateway in front of auth', () => {
     expect((await patch({ role_id: 4 })).status).toBe(200);
     // Same token, now a CREATOR: reads pass the gateway (READ_OWN_ASSET), the principal says CREATOR.
     const asCreator = await get('/api/v1/assets/abc/data', token);
-    expect(asCreator.body.principal).toMatchObject({ user_id: userId, role_id: 4, role_name: 'CREATOR' });
+    expect(asCreator.body.call.principal).toMatchObject({ user_id: userId, role_id: 4, role_name: 'CREATOR' });
     expect((await patch({ disabled: true })).status).toBe(200);
     const disabled = await get('/api/v1/users/me', token);
     expect(disabled.status).toBe(403);
@@ -192,16 +204,18 @@ describe('gateway in front of auth', () => {
 });
 
 describe('gateway proxying', () => {
-  it('replaces forged principal headers, drops credentials, forwards ids and bodies', async () => {
+  it('replaces a forged service token with its own for this request, drops credentials, forwards ids and bodies', async () => {
     const jwt = await adminJwt();
-    const forged = { 'x-dam-principal': 'e30', 'x-dam-principal-sig': 'forged' };
+    const forged = { [SERVICE_TOKEN_HEADER]: 'forged.token.value' };
     const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
     const res = await post('/api/v1/assets/abc/data/update?async=1', { data: { a: 1 }, mode: 'APPEND' }, {
       authorization: `Bearer ${jwt}`, traceparent, 'x-request-id': 'req-123', ...forged,
     });
     expect(res.status).toBe(200);
     expect(res.body.url).toBe('/api/v1/assets/abc/data/update?async=1');
-    expect(res.body.principal).toMatchObject({ user_id: 1, group_id: 1, role_id: 1, via: 'jwt' });
+    expect(res.body.call.caller).toBe('gateway');
+    expect(res.body.call.principal).toMatchObject({ user_id: 1, group_id: 1, role_id: 1, via: 'jwt' });
+    expect(res.body.call.clientAddress).toBe('127.0.0.1');
     expect(res.body.headers.authorization).toBeUndefined();
     expect(res.body.headers.traceparent).toBe(traceparent);
     expect(res.body.headers['x-request-id']).toBe('req-123');

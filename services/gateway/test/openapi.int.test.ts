@@ -2,7 +2,7 @@ import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parse } from 'yaml';
 import { createLogger } from '@dam/logging';
-import { freePort } from '@dam/testing';
+import { freePort, serviceIdentities } from '@dam/testing';
 import { createGatewayApp } from '../src/app';
 
 let server: Server;
@@ -15,7 +15,7 @@ beforeAll(async () => {
   const gateway = createGatewayApp({
     logger: createLogger({ service: 'gateway-test', level: 'silent' }),
     jwtSecret: 'gw-openapi-test-jwt-secret-0123456789',
-    internalSecret: 'gw-openapi-test-internal-secret-0123456789',
+    signer: serviceIdentities().signer('gateway'),
     upstreams: { auth: dead, metadata: dead, search: dead, 'link-signing': dead },
     rateLimit: { perMinute: 60, burst: 1 },
   });

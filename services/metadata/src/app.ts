@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import { requirePrincipal } from '@dam/auth-tokens';
+import type { ServiceVerifier } from '@dam/auth-tokens';
 import type { Pool } from '@dam/db';
 import { createHttpApp, finishApp, type ReadinessCheck } from '@dam/http';
 import type { Logger } from '@dam/logging';
@@ -15,7 +15,8 @@ export interface MetadataAppDeps {
   logger: Logger;
   pool: Pool;
   storage: Storage;
-  internalSecret: string;
+  /** Checks the token of every calling service; the routes below name which services may call them. */
+  verifier: ServiceVerifier;
   readiness?: ReadinessCheck;
 }
 
@@ -23,10 +24,13 @@ export interface MetadataAppDeps {
 export function buildMetadataApp(deps: MetadataAppDeps): Express {
   const app = createHttpApp({ logger: deps.logger, readiness: deps.readiness });
   const reader = new AssetRepository(deps.pool);
-  // Every route here sits behind an edge (gateway or upload) that signs the principal header.
-  const principal = requirePrincipal(deps.internalSecret);
-  app.use('/internal', principal);
-  app.use('/api', principal);
+  // Every route acts for a user and is reached from an edge that authenticated them: the public API only
+  // through the gateway, the registration of stored originals only from upload.
+  const { guard } = deps.verifier;
+  app.all('/internal/v1/assets', guard({ callers: ['upload'], principal: 'required' }));
+  app.all('/internal/v1/assets/exists', guard({ callers: ['upload'], principal: 'required' }));
+  app.use('/api', guard({ callers: ['gateway'], principal: 'required' }));
+  app.use(['/api', '/internal'], deps.verifier.onlyGuarded);
   app.use(internalAssetsRoutes(pgTransactions(deps.pool)));
   app.use(internalAssetExistsRoutes(reader));
   app.use(assetDataRoutes(reader));

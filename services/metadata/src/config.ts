@@ -1,12 +1,13 @@
 import { z } from 'zod';
-import { authEnv, baseEnv, dbEnv, loadConfig, natsEnv, s3Env } from '@dam/config';
+import { trustedKeysEnv } from '@dam/auth-tokens';
+import { baseEnv, dbEnv, loadConfig, natsEnv, s3Env } from '@dam/config';
 
 export const configSchema = z.object({
   ...baseEnv(8091),
   ...dbEnv,
   ...natsEnv,
   ...s3Env,
-  INTERNAL_SECRET: authEnv.INTERNAL_SECRET,
+  ...trustedKeysEnv,
   /** Conversion reports handled at once. */
   CONVERSIONS_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
 });

@@ -1,4 +1,5 @@
 import { telemetry } from './instrument'; // must stay the first import
+import { createServiceVerifier } from '@dam/auth-tokens';
 import { createPool, ping } from '@dam/db';
 import { connectNats, ensureStreams, natsReachable, startOutboxRelay } from '@dam/events';
 import { runMain, serve } from '@dam/http';
@@ -31,7 +32,7 @@ async function main(): Promise<void> {
     logger,
     pool,
     storage,
-    internalSecret: config.INTERNAL_SECRET,
+    verifier: createServiceVerifier({ service: 'metadata', trusted: config.SERVICE_TRUSTED_KEYS }),
     readiness: async () => ({
       postgres: await ping(pool),
       nats: await natsReachable(nc),

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { ASSET_EVENTS, assetDataSchema, FILE_PROCESSED, FILE_SAVED } from '@dam/events';
 import { originalKey } from '@dam/storage';
 import { waitFor } from '@dam/testing';
-import { assetId, collect, headersFor, principal, startMetadata, type Harness } from './harness';
+import { assetId, collect, identities, signedFetch, principal, startMetadata, type Harness } from './harness';
 
 let h: Harness;
 beforeAll(async () => {
@@ -14,7 +14,7 @@ afterAll(async () => {
 });
 
 const admin = principal();
-const json = (p = admin) => ({ 'content-type': 'application/json', ...headersFor(p) });
+const json = { 'content-type': 'application/json' };
 
 function file(overrides: Record<string, unknown> = {}) {
   const id = assetId();
@@ -31,7 +31,7 @@ function file(overrides: Record<string, unknown> = {}) {
 }
 
 async function create(body: unknown, p = admin) {
-  const res = await fetch(`${h.url}/internal/v1/assets`, { method: 'POST', headers: json(p), body: JSON.stringify(body) });
+  const res = await signedFetch(`${h.url}/internal/v1/assets`, p, { method: 'POST', headers: json, body: JSON.stringify(body) });
   return { status: res.status, body: (await res.json()) as any };
 }
 
@@ -83,13 +83,30 @@ describe('POST /internal/v1/assets', () => {
     expect(outbox.rowCount).toBe(0);
   });
 
-  it('needs a signed principal header', async () => {
-    const res = await fetch(`${h.url}/internal/v1/assets`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-dam-principal': headersFor(admin)['x-dam-principal'] as string, 'x-dam-principal-sig': 'AAAA' },
-      body: JSON.stringify({ files: [file()] }),
-    });
-    expect(res.status).toBe(401);
+  it('refuses object keys outside the asset\'s own original key, and creates nothing', async () => {
+    const own = file();
+    const foreign = file({ object_key: `originals/3/${assetId()}` });
+    const res = await create({ files: [own, foreign] });
+    expect(res.status).toBe(400);
+    expect(res.body.error.details).toEqual([{ path: 'files.1.object_key', message: `must be originals/1/${foreign.id}` }]);
+    const rows = await h.pool.query('SELECT 1 FROM assets WHERE id = ANY($1)', [[own.id, foreign.id]]);
+    expect(rows.rowCount).toBe(0);
+  });
+
+  it('answers only upload, with a fresh token for this very request', async () => {
+    const body = JSON.stringify({ files: [file()] });
+    const post = (headers: Record<string, string>) =>
+      fetch(`${h.url}/internal/v1/assets`, { method: 'POST', headers: { ...json, ...headers }, body });
+    const target = { audience: 'metadata', method: 'POST', path: '/internal/v1/assets', principal: admin };
+    expect((await post({})).status).toBe(401);
+    // The gateway is trusted but may not register originals; neither may conversion.
+    expect((await post(identities.headers('gateway', target))).status).toBe(403);
+    expect((await post(identities.headers('conversion', target))).status).toBe(403);
+    expect((await post(identities.headers('upload', { ...target, audience: 'auth' }))).status).toBe(401);
+    expect((await post(identities.headers('upload', { ...target, path: '/internal/v1/assets/exists' }))).status).toBe(401);
+    const token = identities.headers('upload', target);
+    expect((await post(token)).status).toBe(201);
+    expect((await post(token)).status).toBe(401); // a captured token is not a second request
   });
 });
 
@@ -97,7 +114,7 @@ describe('GET /api/v1/assets/:id/data', () => {
   it('returns every field of the asset data format, and 404 for other groups, unknown ids and others’ assets', async () => {
     const f = file({ name: 'pic.png', content_type: 'image/png', metadata: { width: 4, height: 3 } });
     expect((await create({ files: [f], custom_metadata: { data: { a: 1 }, mode: 'REPLACE', data_schema_id: 0 } })).status).toBe(201);
-    const res = await fetch(`${h.url}/api/v1/assets/${f.id}/data`, { headers: headersFor(admin) });
+    const res = await signedFetch(`${h.url}/api/v1/assets/${f.id}/data`, admin);
     expect(res.status).toBe(200);
     const body = (await res.json()) as any;
     expect(assetDataSchema.strict().parse(body)).toBeTruthy();
@@ -118,14 +135,14 @@ describe('GET /api/v1/assets/:id/data', () => {
     expect(body.errors).toBeUndefined();
     expect(new Date(body.upload_time).toISOString()).toBe(body.upload_time);
 
-    const other = await fetch(`${h.url}/api/v1/assets/${f.id}/data`, { headers: headersFor(principal({ group_id: 2 })) });
+    const other = await signedFetch(`${h.url}/api/v1/assets/${f.id}/data`, principal({ group_id: 2 }));
     expect(other.status).toBe(404);
     expect(((await other.json()) as any).error.code).toBe('ASSET_NOT_FOUND');
-    const unknown = await fetch(`${h.url}/api/v1/assets/${assetId()}/data`, { headers: headersFor(admin) });
+    const unknown = await signedFetch(`${h.url}/api/v1/assets/${assetId()}/data`, admin);
     expect(unknown.status).toBe(404);
-    const creator = await fetch(`${h.url}/api/v1/assets/${f.id}/data`, { headers: headersFor(principal({ role: 'CREATOR', user_id: 99 })) });
+    const creator = await signedFetch(`${h.url}/api/v1/assets/${f.id}/data`, principal({ role: 'CREATOR', user_id: 99 }));
     expect(creator.status).toBe(404);
-    const owner = await fetch(`${h.url}/api/v1/assets/${f.id}/data`, { headers: headersFor(principal({ role: 'CREATOR', user_id: 7 })) });
+    const owner = await signedFetch(`${h.url}/api/v1/assets/${f.id}/data`, principal({ role: 'CREATOR', user_id: 7 }));
     expect(owner.status).toBe(200);
   });
 });
@@ -143,7 +160,7 @@ describe('GET /api/v1/assets/:id/content/:key/download', () => {
   });
 
   const get = (headers: Record<string, string> = {}, query = '', key = 'original') =>
-    fetch(`${h.url}/api/v1/assets/${id}/content/${key}/download${query}`, { headers: { ...headersFor(admin), ...headers } });
+    signedFetch(`${h.url}/api/v1/assets/${id}/content/${key}/download${query}`, admin, { headers });
 
   it('streams the whole original with its headers', async () => {
     const res = await get();
@@ -191,7 +208,7 @@ describe('GET /api/v1/assets/:id/content/:key/download', () => {
     const res = await get({}, '', 'thumb');
     expect(res.status).toBe(404);
     expect(((await res.json()) as any).error.code).toBe('CONVERSION_NOT_FOUND');
-    const other = await fetch(`${h.url}/api/v1/assets/${id}/content/original/download`, { headers: headersFor(principal({ group_id: 3 })) });
+    const other = await signedFetch(`${h.url}/api/v1/assets/${id}/content/original/download`, principal({ group_id: 3 }));
     expect(other.status).toBe(404);
   });
 });

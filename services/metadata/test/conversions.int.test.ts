@@ -5,7 +5,7 @@ import { originalKey } from '@dam/storage';
 import { waitFor } from '@dam/testing';
 import { pgTransactions } from '../src/adapters/transaction';
 import { failUnappliedReport } from '../src/domain/record-conversions.use-case';
-import { assetId, collect, headersFor, principal, startMetadata, type Harness } from './harness';
+import { assetId, collect, signedFetch, principal, startMetadata, type Harness } from './harness';
 
 let h: Harness;
 beforeAll(async () => {
@@ -20,9 +20,9 @@ const checksum = createHash('md5').update('png bytes').digest('hex');
 
 async function createImage(): Promise<string> {
   const id = assetId();
-  const res = await fetch(`${h.url}/internal/v1/assets`, {
+  const res = await signedFetch(`${h.url}/internal/v1/assets`, admin, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...headersFor(admin) },
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
       files: [{ id, name: 'p.png', size: 9, checksum, content_type: 'image/png', object_key: originalKey('4', id), metadata: {} }],
     }),
@@ -31,7 +31,7 @@ async function createImage(): Promise<string> {
   return id;
 }
 
-const data = async (id: string) => (await (await fetch(`${h.url}/api/v1/assets/${id}/data`, { headers: headersFor(admin) })).json()) as any;
+const data = async (id: string) => (await (await signedFetch(`${h.url}/api/v1/assets/${id}/data`, admin)).json()) as any;
 
 function report(id: string, overrides: Partial<ConversionsCompleted> = {}): ConversionsCompleted {
   return {
@@ -77,12 +77,38 @@ describe('conversion reports (dam.internal.conversions.completed)', () => {
 
   it('ignores a report about another checksum', async () => {
     const id = await createImage();
-    const stale = report(id, { source_checksum: 'f'.repeat(32) });
+    const old = 'f'.repeat(32);
+    const stale = report(id, {
+      source_checksum: old,
+      conversions: { thumb: { object_key: `conversions/4/${id}/${old}/thumb.webp`, content_type: 'image/webp', width: 200, height: 150, size: 1234 } },
+    });
     publish(stale);
     await waitFor(async () => (await h.pool.query('SELECT count(*)::int AS n FROM processed_messages WHERE id = $1', [stale.id])).rows[0].n === 1);
     const body = await data(id);
     expect(body.status).toBe('NOT_READY');
     expect(body.conversions).toEqual({});
+  });
+
+  it('rejects a report naming an object outside the asset (another group\'s original) and records nothing', async () => {
+    const id = await createImage();
+    const victim = `originals/3/${assetId()}`;
+    const forged = report(id, { conversions: { thumb: { object_key: victim, content_type: 'image/png', width: 1, height: 1, size: 1 } } });
+    const sibling = report(id, {
+      conversions: { thumb: { object_key: `conversions/4/${assetId()}/${checksum}/thumb.webp`, content_type: 'image/webp', width: 1, height: 1, size: 1 } },
+    });
+    const dotted = report(id, {
+      conversions: { thumb: { object_key: `conversions/4/${id}/${checksum}/../../../originals/3/x`, content_type: 'image/webp', width: 1, height: 1, size: 1 } },
+    });
+    for (const r of [forged, sibling, dotted]) publish(r);
+    // A good report afterwards proves the bad ones were consumed (in order) rather than still queued.
+    const good = report(id);
+    publish(good);
+    await waitFor(async () => (await data(id)).status === 'OK', { description: 'the good report applied' });
+    const claimed = await h.pool.query('SELECT id FROM processed_messages WHERE id = ANY($1)', [[forged.id, sibling.id, dotted.id]]);
+    expect(claimed.rowCount).toBe(0);
+    expect((await data(id)).conversions).toEqual({ thumb: { width: 200, height: 150, size: 1234, public: false } });
+    const stored = await h.pool.query(`SELECT conversions->'thumb'->>'object_key' AS key FROM assets WHERE id = $1`, [id]);
+    expect(stored.rows[0].key).toBe(`conversions/4/${id}/${checksum}/thumb.webp`);
   });
 
   it('a report with only errors sets ERROR with errors and emits file-processed with status ERROR', async () => {
@@ -118,7 +144,7 @@ describe('conversion reports (dam.internal.conversions.completed)', () => {
     await h.storage.putBuffer(key, bytes, { contentType: 'image/webp' });
     publish(report(id, { conversions: { thumb: { object_key: key, content_type: 'image/webp', width: 2, height: 2, size: bytes.length } } }));
     await waitFor(async () => (await data(id)).status === 'OK');
-    const res = await fetch(`${h.url}/api/v1/assets/${id}/content/thumb/download`, { headers: headersFor(admin) });
+    const res = await signedFetch(`${h.url}/api/v1/assets/${id}/content/thumb/download`, admin);
     expect(res.status).toBe(200);
     expect(Buffer.from(await res.arrayBuffer())).toEqual(bytes);
     expect(res.headers.get('content-type')).toBe('image/webp');

@@ -1,19 +1,20 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
-import { encodePrincipal, permissionsFor, type Principal, type RoleName } from '@dam/auth-tokens';
+import { createServiceVerifier, parseTrustedKeys, permissionsFor, type Principal, type RoleName } from '@dam/auth-tokens';
 import { createPool, type Pool } from '@dam/db';
 import { connectNats, consume, ensureStreams, startOutboxRelay, type OutboxRelay } from '@dam/events';
 import { createLogger } from '@dam/logging';
 import { createStorage, type Storage } from '@dam/storage';
-import { createBucket, createDatabase, startNats, testS3Config, type TestNats } from '@dam/testing';
+import { createBucket, createDatabase, serviceIdentities, startNats, testS3Config, type TestNats } from '@dam/testing';
 import { z } from 'zod';
 import { pgTransactions } from '../src/adapters/transaction';
 import { buildMetadataApp } from '../src/app';
 import { consumeConversionsCompleted } from '../src/consumers/conversions-completed.handler';
 import { migrateMetadata } from '../src/migrations';
 
-export const INTERNAL_SECRET = 'internal-secret-for-tests-0123456789';
+/** Key pairs of the suite's services: metadata trusts them all, tests sign as the edge a route expects. */
+export const identities = serviceIdentities();
 
 export type Nats = Awaited<ReturnType<typeof connectNats>>;
 
@@ -39,7 +40,12 @@ export async function startMetadata(): Promise<Harness> {
   await ensureStreams(nc);
   const relay = startOutboxRelay({ pool, nc, logger, intervalMs: 50 });
   const consumer = await consumeConversionsCompleted(nc, pgTransactions(pool), logger, 2);
-  const app = buildMetadataApp({ logger, pool, storage, internalSecret: INTERNAL_SECRET });
+  const app = buildMetadataApp({
+    logger,
+    pool,
+    storage,
+    verifier: createServiceVerifier({ service: 'metadata', trusted: parseTrustedKeys(identities.trustedKeys()) }),
+  });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
@@ -78,7 +84,13 @@ export function principal(overrides: Partial<Principal> & { role?: RoleName } = 
   };
 }
 
-export const headersFor = (p: Principal): Record<string, string> => encodePrincipal(p, INTERNAL_SECRET);
+/** fetch for `p` as the edge that reaches the route: upload for `/internal`, the gateway for `/api`. */
+export function signedFetch(url: string, p: Principal, init: RequestInit = {}): Promise<Response> {
+  const u = new URL(url);
+  const caller = u.pathname.startsWith('/internal/') ? 'upload' : 'gateway';
+  const call = identities.headers(caller, { audience: 'metadata', method: init.method ?? 'GET', path: u.pathname + u.search, principal: p });
+  return fetch(url, { ...init, headers: { ...(init.headers as Record<string, string> | undefined), ...call } });
+}
 
 /** Collects every message of a stream matching `filter` through a throwaway durable consumer. */
 export async function collect(nc: Nats, stream: string, filter: string): Promise<{ messages: Array<{ subject: string; payload: any }>; stop: () => Promise<void> }> {

@@ -1,6 +1,7 @@
 import { AppError } from '@dam/errors';
 import { applyCustomMetadata, validateCustomMetadata } from '../src/domain/custom-metadata';
 import { contentDisposition } from '../src/http/content-disposition';
+import { isOwnConversionKey, isOwnOriginalKey } from '../src/domain/object-keys';
 
 describe('validateCustomMetadata', () => {
   it('defaults mode to APPEND', () => {
@@ -40,5 +41,21 @@ describe('contentDisposition', () => {
     expect(contentDisposition('attachment', 'a b.txt')).toBe('attachment; filename="a b.txt"');
     expect(contentDisposition('inline', 'ü.png')).toBe(`inline; filename="_.png"; filename*=UTF-8''%C3%BC.png`);
     expect(contentDisposition('attachment', 'x"y\\z')).toBe(`attachment; filename="x_y_z"; filename*=UTF-8''x%22y%5Cz`);
+  });
+});
+
+describe('own object keys', () => {
+  const id = 'a'.repeat(32);
+  const sum = 'b'.repeat(32);
+  it('accepts only the asset\'s own original and conversions of this version', () => {
+    expect(isOwnOriginalKey(1, id, `originals/1/${id}`)).toBe(true);
+    expect(isOwnOriginalKey(1, id, `originals/2/${id}`)).toBe(false);
+    expect(isOwnOriginalKey(1, 'x/y', 'originals/1/x/y')).toBe(false);
+    expect(isOwnConversionKey(1, id, sum, `conversions/1/${id}/${sum}/thumb.webp`)).toBe(true);
+    expect(isOwnConversionKey(1, id, sum, `conversions/1/${id}/${sum}/hls-video/master.m3u8`)).toBe(true);
+    expect(isOwnConversionKey(1, id, sum, `conversions/1/${id}/${'c'.repeat(32)}/thumb.webp`)).toBe(false);
+    expect(isOwnConversionKey(1, id, sum, `conversions/1/${id}/${sum}/../../x`)).toBe(false);
+    expect(isOwnConversionKey(1, id, sum, `conversions/1/${id}/${sum}/`)).toBe(false);
+    expect(isOwnConversionKey(1, id, sum, `originals/1/${id}`)).toBe(false);
   });
 });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { authEnv, baseEnv, loadConfig, natsEnv, s3Env, serviceUrl } from '@dam/config';
+import { serviceKeyEnv } from '@dam/auth-tokens';
+import { baseEnv, jwtEnv, loadConfig, natsEnv, s3Env, serviceUrl } from '@dam/config';
 
 const MiB = 1024 * 1024;
 
@@ -7,7 +8,8 @@ export const configSchema = z.object({
   ...baseEnv(8081),
   ...s3Env,
   ...natsEnv,
-  ...authEnv,
+  ...jwtEnv,
+  ...serviceKeyEnv('upload'),
   /** How long the edge reuses a JWT user's status from auth: the delay before disabling a user applies. */
   USER_STATUS_TTL_MS: z.coerce.number().int().min(0).default(10_000),
   AUTH_URL: serviceUrl(8090),

@@ -1,5 +1,5 @@
 import { telemetry } from './instrument'; // must stay the first import
-import { createAuthenticator } from '@dam/auth-tokens';
+import { createAuthenticator, createServiceSigner } from '@dam/auth-tokens';
 import { connectNats, natsReachable } from '@dam/events';
 import { runMain, serve } from '@dam/http';
 import { createLogger } from '@dam/logging';
@@ -20,7 +20,8 @@ async function main(): Promise<void> {
     refreshMs: Math.max(50, Math.floor(config.ORPHAN_GRACE_MS / 3)),
     onError: (err, id) => logger.warn({ err, asset_id: id }, 'could not update the pending-upload journal'),
   });
-  const metadata = httpMetadataClient({ baseUrl: config.METADATA_URL, internalSecret: config.INTERNAL_SECRET });
+  const signer = createServiceSigner(config.SERVICE_KEY);
+  const metadata = httpMetadataClient({ baseUrl: config.METADATA_URL, signer });
   const reaper = startOrphanReaper({
     journal,
     storage,
@@ -36,7 +37,7 @@ async function main(): Promise<void> {
     storage,
     metadata,
     journal,
-    authenticate: createAuthenticator({ jwtSecret: config.JWT_SECRET, authUrl: config.AUTH_URL, userStatusTtlMs: config.USER_STATUS_TTL_MS }),
+    authenticate: createAuthenticator({ jwtSecret: config.JWT_SECRET, authUrl: config.AUTH_URL, signer, userStatusTtlMs: config.USER_STATUS_TTL_MS }),
     maxUploadBytes: config.MAX_UPLOAD_BYTES,
     readiness: async () => ({
       s3: await storage.reachable(),

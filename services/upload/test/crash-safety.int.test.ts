@@ -12,7 +12,6 @@ import type { PendingJournal } from '../src/adapters/pending-upload.journal';
 import { startUploadFixtures, type UploadFixtures } from './fixtures';
 
 const JWT_SECRET = 'jwt-secret-for-crash-tests-0123456789';
-const INTERNAL_SECRET = 'internal-secret-for-crash-tests-0123';
 const UPLOAD_PATH = '/api/v1/assets/new/content/original/upload';
 const MiB = 1024 * 1024;
 
@@ -24,7 +23,7 @@ let journal: PendingJournal;
 const started: ServiceProcess[] = [];
 
 beforeAll(async () => {
-  fx = await startUploadFixtures('upload-crash', INTERNAL_SECRET);
+  fx = await startUploadFixtures('upload-crash');
   ({ bucket, nats, metadata, journal } = fx);
 }, 120_000);
 
@@ -37,7 +36,7 @@ async function startUpload(env: Record<string, string> = {}): Promise<ServicePro
   const p = await startServiceProcess('upload', {
     ...s3Env(bucket),
     JWT_SECRET,
-    INTERNAL_SECRET,
+    SERVICE_KEY: fx.identities.privateKey('upload'),
     METADATA_URL: metadata.url,
     NATS_URL: nats.url,
     AUTH_URL: 'http://127.0.0.1:9',

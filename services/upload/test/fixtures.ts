@@ -1,6 +1,16 @@
 import { connectNats } from '@dam/events';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { createBucket, createDatabase, s3Env, startNats, startServiceProcess, type ServiceProcess, type TestNats } from '@dam/testing';
+import {
+  createBucket,
+  createDatabase,
+  s3Env,
+  serviceIdentities,
+  startNats,
+  startServiceProcess,
+  type ServiceIdentities,
+  type ServiceProcess,
+  type TestNats,
+} from '@dam/testing';
 import { natsPendingJournal, type PendingJournal } from '../src/adapters/pending-upload.journal';
 
 /** What an upload test stands on: a bucket, NATS, a real metadata process, and a reader of the pending journal. */
@@ -10,16 +20,19 @@ export interface UploadFixtures {
   metadata: ServiceProcess;
   nc: NatsConnection;
   journal: PendingJournal;
+  /** Service keys: metadata trusts them; upload processes and apps sign with `identities.privateKey('upload')`. */
+  identities: ServiceIdentities;
   stop(): Promise<void>;
 }
 
-export async function startUploadFixtures(name: string, internalSecret: string): Promise<UploadFixtures> {
+export async function startUploadFixtures(name: string): Promise<UploadFixtures> {
+  const identities = serviceIdentities();
   const bucket = await createBucket(name);
   const nats = await startNats();
   const metadata = await startServiceProcess('metadata', {
     DATABASE_URL: await createDatabase(`${name.replace(/-/g, '_')}_meta`),
     NATS_URL: nats.url,
-    INTERNAL_SECRET: internalSecret,
+    ...identities.env('metadata'),
     LOG_LEVEL: 'warn',
     ...s3Env(bucket),
   });
@@ -31,6 +44,7 @@ export async function startUploadFixtures(name: string, internalSecret: string):
     metadata,
     nc,
     journal,
+    identities,
     async stop() {
       await nc.drain();
       await metadata.stop();

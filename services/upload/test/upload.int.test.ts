@@ -4,7 +4,7 @@ import { request, type Server } from 'node:http';
 import { Readable } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { createAuthenticator, encodePrincipal, permissionsFor, signJwt } from '@dam/auth-tokens';
+import { createAuthenticator, permissionsFor, signJwt } from '@dam/auth-tokens';
 import { createLogger } from '@dam/logging';
 import { sampleValue } from '@dam/metrics';
 import { createStorage } from '@dam/storage';
@@ -23,7 +23,6 @@ import { startUploadFixtures, type UploadFixtures } from './fixtures';
 import { makePng } from './png';
 
 const JWT_SECRET = 'jwt-secret-for-upload-tests-0123456789';
-const INTERNAL_SECRET = 'internal-secret-for-upload-tests-0123';
 const MAX_UPLOAD_BYTES = 256 * 1024;
 
 let bucket: string;
@@ -34,7 +33,7 @@ let url: string;
 let journal: PendingJournal;
 
 beforeAll(async () => {
-  fx = await startUploadFixtures('upload', INTERNAL_SECRET);
+  fx = await startUploadFixtures('upload');
   ({ bucket, metadata, journal } = fx);
   ({ server, url } = await startUpload(MAX_UPLOAD_BYTES));
 }, 120_000);
@@ -45,10 +44,10 @@ async function startUpload(maxUploadBytes: number): Promise<{ server: Server; ur
   const app = buildUploadApp({
     logger: createLogger({ service: 'upload-test', level: process.env.LOG_LEVEL ?? 'silent' }),
     storage,
-    metadata: httpMetadataClient({ baseUrl: metadata.url, internalSecret: INTERNAL_SECRET }),
+    metadata: httpMetadataClient({ baseUrl: metadata.url, signer: fx.identities.signer('upload') }),
     journal,
     // No auth service in this test: API keys would answer 503, JWTs are checked locally.
-    authenticate: createAuthenticator({ jwtSecret: JWT_SECRET, authUrl: 'http://127.0.0.1:9' }),
+    authenticate: createAuthenticator({ jwtSecret: JWT_SECRET, authUrl: 'http://127.0.0.1:9', signer: fx.identities.signer('upload') }),
     maxUploadBytes,
   });
   const srv: Server = await new Promise((resolve) => {
@@ -139,7 +138,8 @@ describe('POST /api/v1/assets/new/content/original/upload', () => {
 
     // metadata has the record, NOT_READY until a conversion report arrives.
     const principal = { user_id: 5, group_id: gid, role_id: 1, role_name: 'ADMIN', permissions: permissionsFor('ADMIN'), via: 'jwt' as const };
-    const data = await fetch(`${metadata.url}/api/v1/assets/${file.id}/data`, { headers: encodePrincipal(principal, INTERNAL_SECRET) });
+    const path = `/api/v1/assets/${file.id}/data`;
+    const data = await fetch(`${metadata.url}${path}`, { headers: fx.identities.headers('gateway', { audience: 'metadata', method: 'GET', path, principal }) });
     expect(data.status).toBe(200);
     expect(await data.json()).toMatchObject({ id: file.id, status: 'NOT_READY', checksum: md5(png), creator_id: 5, metadata: { width: 7, height: 5 } });
   });
@@ -339,7 +339,7 @@ describe('upload as a process (main.ts)', () => {
     const upload = await startServiceProcess('upload', {
       ...s3Env(bucket),
       JWT_SECRET,
-      INTERNAL_SECRET,
+      SERVICE_KEY: fx.identities.privateKey('upload'),
       METADATA_URL: metadata.url,
       NATS_URL: fx.nats.url,
       AUTH_URL: 'http://127.0.0.1:9',

@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
-import { verifyJwt } from '@dam/auth-tokens';
+import { serviceCallOf, verifyJwt } from '@dam/auth-tokens';
 import { forbidden, unauthenticated } from '@dam/errors';
 import { parsed, validate } from '@dam/http';
 import type { Pool } from '@dam/db';
@@ -29,7 +29,7 @@ function jwtOf(req: Request): string {
   throw unauthenticated('Send the JWT as "Authorization: Bearer <JWT>" or the _jwt query parameter');
 }
 
-/** Spec endpoints 1 (Login) and 17 (Validate JWT): the only routes reachable without a principal. */
+/** Spec endpoints 1 (Login) and 17 (Validate JWT): the only user routes without a principal. */
 export function loginRoutes(deps: LoginRoutesDeps): Router {
   const router = Router();
   const users = new UserRepository(deps.pool);
@@ -38,7 +38,9 @@ export function loginRoutes(deps: LoginRoutesDeps): Router {
     const { body } = parsed(loginSchemas, req, res);
     const result = await login(
       { users, limiter: deps.limiter, jwtSecret: deps.jwtSecret, jwtTtlSeconds: deps.jwtTtlSeconds },
-      { email: body.email, password: body.password, address: req.ip ?? 'unknown' },
+      // The client's address as the gateway determined it (its TRUST_PROXY rules), signed into its token: our
+      // own socket only ever sees the gateway.
+      { email: body.email, password: body.password, address: serviceCallOf(res).clientAddress ?? 'unknown' },
     );
     res.json(result);
   });

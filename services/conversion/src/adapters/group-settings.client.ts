@@ -1,9 +1,12 @@
+import type { ServiceSigner } from '@dam/auth-tokens';
 import { unavailable } from '@dam/errors';
 import { currentTraceHeaders } from '@dam/telemetry';
 import type { ImageSettings } from '../domain/conversion-spec';
 
 export interface GroupSettingsClientOptions {
   authUrl: string;
+  /** This service's identity: auth answers settings (they hold the webhook secret) only to known workers. */
+  signer: ServiceSigner;
   /** How long a group's settings are reused (default 30 s): a settings change applies to uploads after it. */
   ttlMs?: number;
   timeoutMs?: number;
@@ -42,7 +45,8 @@ export class GroupSettingsClient {
     let res: Response;
     try {
       // fetch is not auto-instrumented: pass the trace on by hand.
-      res = await fetch(url, { headers: { accept: 'application/json', ...currentTraceHeaders() }, signal: AbortSignal.timeout(this.timeoutMs) });
+      const call = this.options.signer.headers({ audience: 'auth', method: 'GET', path: url.pathname });
+      res = await fetch(url, { headers: { accept: 'application/json', ...currentTraceHeaders(), ...call }, signal: AbortSignal.timeout(this.timeoutMs) });
     } catch (error) {
       throw unavailable(`auth is unreachable for the settings of group ${groupId}: ${String(error)}`, 'SETTINGS_UNAVAILABLE');
     }

@@ -13,6 +13,7 @@ import {
 } from '@dam/events';
 import { createStorage, originalKey, type Storage } from '@dam/storage';
 import { createBucket, s3Env, startNats, testS3Config, waitFor, type TestNats } from '@dam/testing';
+import { identities } from './settings-stub.server';
 
 type Nc = Awaited<ReturnType<typeof connectNats>>;
 
@@ -57,7 +58,13 @@ export async function startHarness(): Promise<Harness> {
     storage,
     bucket,
     reports,
-    env: (extra = {}) => ({ NATS_URL: nats.url, ...s3Env(bucket), OTEL_SDK_DISABLED: 'true', ...extra }),
+    env: (extra = {}) => ({
+      NATS_URL: nats.url,
+      SERVICE_KEY: identities.privateKey('conversion'),
+      ...s3Env(bucket),
+      OTEL_SDK_DISABLED: 'true',
+      ...extra,
+    }),
     async putOriginal(groupId, assetId, bytes) {
       await storage.putBuffer(originalKey(groupId, assetId), bytes, { contentType: 'application/octet-stream' });
       return createHash('md5').update(bytes).digest('hex');

@@ -1,5 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { SERVICE_TOKEN_HEADER, createServiceVerifier, parseTrustedKeys } from '@dam/auth-tokens';
+import { serviceIdentities } from '@dam/testing';
+
+/** Key pairs for these tests: conversion processes get `SERVICE_KEY`, the stub trusts conversion alone. */
+export const identities = serviceIdentities();
 
 /** What the stub answers for one group: a settings record, or a failing status (auth down). */
 export type SettingsAnswer = { status: 200; body: unknown } | { status: number };
@@ -10,7 +15,16 @@ export type SettingsAnswer = { status: 200; body: unknown } | { status: number }
  */
 export async function startSettingsStub(answer: (groupId: string, call: number) => SettingsAnswer) {
   const calls = new Map<string, number>();
+  // As auth does: settings hold the webhook secret, so only conversion's fresh token for this request passes.
+  const verifier = createServiceVerifier({ service: 'auth', trusted: parseTrustedKeys(identities.trustedKeys(['conversion'])) });
   const server: Server = createServer((req, res) => {
+    try {
+      const token = req.headers[SERVICE_TOKEN_HEADER];
+      verifier.verify(typeof token === 'string' ? token : undefined, req.method ?? '', req.url ?? '');
+    } catch {
+      res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":{"code":"INVALID_SERVICE_TOKEN","message":"no"}}');
+      return;
+    }
     const match = /^\/internal\/v1\/groups\/([^/]+)\/settings$/.exec(req.url ?? '');
     if (req.method !== 'GET' || !match?.[1]) {
       res.writeHead(404).end();

@@ -21,11 +21,11 @@ export interface ForwardOptions {
   serviceName: string;
   /** Headers removed from the incoming request (credentials, forged principal headers). */
   strip: readonly string[];
-  /** Headers the gateway sets (its own signed principal). */
-  set: Record<string, string>;
+  /** Headers the gateway sets for the request as sent (its own token, bound to that method and path). */
+  set: (pathAndQuery: string) => Record<string, string>;
 }
 
-function requestHeaders(req: Request, res: Response, opts: ForwardOptions): OutgoingHttpHeaders {
+function requestHeaders(req: Request, res: Response, opts: ForwardOptions, url: URL): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
   const strip = new Set(opts.strip.map((h) => h.toLowerCase()));
   for (const [name, value] of Object.entries(req.headers)) {
@@ -40,7 +40,7 @@ function requestHeaders(req: Request, res: Response, opts: ForwardOptions): Outg
   // The id this request is logged under here, so upstream logs line up with ours.
   const requestId = res.getHeader('x-request-id');
   if (requestId) out['x-request-id'] = String(requestId);
-  Object.assign(out, opts.set);
+  Object.assign(out, opts.set(url.pathname + url.search));
   return out;
 }
 
@@ -63,7 +63,7 @@ export function createProxy(opts: ProxyOptions) {
 
   const forward = (req: Request, res: Response, next: NextFunction, fwd: ForwardOptions): void => {
     const url = new URL(req.originalUrl, fwd.target);
-    const headers = requestHeaders(req, res, fwd);
+    const headers = requestHeaders(req, res, fwd, url);
     const consumed = req.readableEnded;
     let replay: Buffer | undefined;
     if (consumed) {

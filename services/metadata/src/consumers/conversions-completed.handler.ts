@@ -17,7 +17,9 @@ export const CONVERSIONS_DURABLE = 'metadata-conversions';
 export function conversionsCompletedHandler(runInTransaction: RunInTransaction, logger: Logger) {
   return async (report: ConversionsCompleted): Promise<void> => {
     const outcome = await recordConversions(runInTransaction, report);
-    logger.info({ message_id: report.id, asset_id: report.asset_id, outcome }, 'conversion report applied');
+    const fields = { message_id: report.id, asset_id: report.asset_id, group_id: report.group_id, outcome };
+    if (outcome === 'foreign-object-key') logger.error(fields, 'conversion report names objects outside the asset: rejected');
+    else logger.info(fields, 'conversion report applied');
   };
 }
 

@@ -1,4 +1,7 @@
+import { validationFailed } from '@dam/errors';
 import { applyCustomMetadata, validateCustomMetadata } from './custom-metadata';
+import { isOwnOriginalKey } from './object-keys';
+import { originalKey } from '@dam/storage';
 import { isImage, toAssetData, type Asset } from './asset';
 import type { Principal } from '@dam/auth-tokens';
 import type { RunInTransaction } from './ports';
@@ -29,6 +32,13 @@ export async function createAssets(
   caller: Principal,
   command: CreateAssetsCommand,
 ): Promise<AssetData[]> {
+  const foreign = command.files.filter((f) => !isOwnOriginalKey(caller.group_id, f.id, f.object_key));
+  if (foreign.length > 0) {
+    throw validationFailed(
+      foreign.map((f) => ({ path: `files.${command.files.indexOf(f)}.object_key`, message: `must be ${originalKey(String(caller.group_id), f.id)}` })),
+      'An object key is not the original key of its asset',
+    );
+  }
   const custom = command.customMetadata === undefined ? undefined : validateCustomMetadata(command.customMetadata, 'custom_metadata');
   const data = custom ? applyCustomMetadata({}, custom) : {};
   const created = await runInTransaction(async (tx) => {

@@ -1,8 +1,9 @@
 import type { ConversionsCompleted } from '@dam/events';
 import type { StoredConversion } from './asset';
+import { isOwnConversionKey } from './object-keys';
 import type { RunInTransaction } from './ports';
 
-export type RecordOutcome = 'duplicate' | 'unknown-asset' | 'stale' | 'recorded' | 'processed' | 'failed';
+export type RecordOutcome = 'duplicate' | 'unknown-asset' | 'stale' | 'foreign-object-key' | 'recorded' | 'processed' | 'failed';
 
 /**
  * Applies a conversion report. Idempotent twice over: the message id is claimed in the same transaction as the
@@ -11,6 +12,12 @@ export type RecordOutcome = 'duplicate' | 'unknown-asset' | 'stale' | 'recorded'
 export async function recordConversions(runInTransaction: RunInTransaction, report: ConversionsCompleted): Promise<RecordOutcome> {
   const groupId = Number(report.group_id);
   if (!Number.isSafeInteger(groupId)) return 'unknown-asset';
+  // Whatever the bus carries: outputs must lie under this asset's own prefix for this original, or the report
+  // could make another asset's (another group's) object downloadable here. Nothing of such a report is kept.
+  const foreign = Object.values(report.conversions).some(
+    (c) => !isOwnConversionKey(groupId, report.asset_id, report.source_checksum, c.object_key),
+  );
+  if (foreign) return 'foreign-object-key';
   return runInTransaction(async (tx) => {
     if (!(await tx.messages.claim(report.id))) return 'duplicate';
     const asset = await tx.assets.findForUpdate(groupId, report.asset_id);

@@ -1,4 +1,4 @@
-import { encodePrincipal, type Principal } from '@dam/auth-tokens';
+import type { Principal, ServiceSigner } from '@dam/auth-tokens';
 import { AppError, type ErrorKind, unavailable } from '@dam/errors';
 import { currentTraceHeaders } from '@dam/telemetry';
 
@@ -30,17 +30,22 @@ interface ErrorBody {
   error?: { code?: string; message?: string; details?: unknown };
 }
 
-/** metadata `POST /internal/v1/assets` and `POST /internal/v1/assets/exists` with the signed principal header (docs/internal-interfaces.md). */
-export function httpMetadataClient(opts: { baseUrl: string; internalSecret: string; timeoutMs?: number }): MetadataClient {
+/** metadata `POST /internal/v1/assets` and `POST /internal/v1/assets/exists`, as upload, for a user (docs/internal-interfaces.md). */
+export function httpMetadataClient(opts: { baseUrl: string; signer: ServiceSigner; timeoutMs?: number }): MetadataClient {
   const base = opts.baseUrl.replace(/\/$/, '');
+  const headers = (principal: Principal, path: string) => ({
+    'content-type': 'application/json',
+    // fetch (undici) is not auto-instrumented: carry the trace by hand so one trace spans upload → processing.
+    ...currentTraceHeaders(),
+    ...opts.signer.headers({ audience: 'metadata', method: 'POST', path, principal }),
+  });
   return {
     async createAssets(principal, files, customMetadata) {
       let res: Response;
       try {
         res = await fetch(`${base}/internal/v1/assets`, {
           method: 'POST',
-          // fetch (undici) is not auto-instrumented: carry the trace by hand so one trace spans upload → processing.
-          headers: { 'content-type': 'application/json', ...currentTraceHeaders(), ...encodePrincipal(principal, opts.internalSecret) },
+          headers: headers(principal, '/internal/v1/assets'),
           body: JSON.stringify({ files, ...(customMetadata === undefined ? {} : { custom_metadata: customMetadata }) }),
           signal: AbortSignal.timeout(opts.timeoutMs ?? 15_000),
         });
@@ -58,7 +63,7 @@ export function httpMetadataClient(opts: { baseUrl: string; internalSecret: stri
     async existingAssets(principal, ids) {
       const res = await fetch(`${base}/internal/v1/assets/exists`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...currentTraceHeaders(), ...encodePrincipal(principal, opts.internalSecret) },
+        headers: headers(principal, '/internal/v1/assets/exists'),
         body: JSON.stringify({ ids }),
         signal: AbortSignal.timeout(opts.timeoutMs ?? 15_000),
       }).catch(() => {
