@@ -28,27 +28,47 @@ dam_var_name() { local v=${1//-/_}; echo "${v^^}"; }
 dam_db_name() { echo "dam_${1//-/_}"; }
 dam_pg_port() { cat "$DAM_DATA/run/pg-port" 2>/dev/null || true; }
 
-# Secrets are generated on first use and kept, so tokens survive restarts.
+# Secrets are generated on first use and kept, so tokens survive restarts. Only their owner may read them:
+# the umask covers the files as they are created (the subshell used to set it after the file was opened).
 dam_secrets() {
   local f="$DAM_DATA/secrets.env"
   if [ ! -f "$f" ]; then
     mkdir -p "$DAM_DATA"
     (
       umask 077
-      echo "JWT_SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-      echo "INTERNAL_SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-    ) >"$f"
+      echo "JWT_SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$f"
+    )
   fi
+  chmod 600 "$f"
   # shellcheck disable=SC1090
   . "$f"
+  # One ES256 key pair per service (deploy/local/service-keys.ts; rotation steps are documented there).
+  (cd "$DAM_ROOT" && DAM_DATA="$DAM_DATA" node --import tsx deploy/local/service-keys.ts env "$DAM_DATA/secrets/service-keys.env")
+  # shellcheck disable=SC1091
+  . "$DAM_DATA/secrets/service-keys.env"
 }
+
+# Logs may hold request details: a folder and files only their owner can read, whoever created them first.
+dam_prepare_logs() {
+  local svc
+  umask 077
+  mkdir -p "$DAM_DATA/logs"
+  chmod 700 "$DAM_DATA/logs"
+  for svc in "${DAM_ALL_SERVICES[@]}"; do
+    touch "$DAM_DATA/logs/$svc.log"
+    chmod 600 "$DAM_DATA/logs/$svc.log"
+  done
+}
+
+# The key of one service, for its start line: SERVICE_KEY_<SERVICE>.
+dam_service_key() { local v="SERVICE_KEY_$(dam_var_name "$1")"; echo "${!v}"; }
 
 # Exports the environment shared by every service (needs the PostgreSQL port chosen by up).
 dam_export_env() {
   local svc
   dam_secrets
   export NODE_ENV=${NODE_ENV:-development} HOST=127.0.0.1 LOG_LEVEL=${LOG_LEVEL:-info}
-  export JWT_SECRET INTERNAL_SECRET
+  export JWT_SECRET SERVICE_TRUSTED_KEYS
   export NATS_URL="nats://127.0.0.1:$NATS_PORT"
   export S3_ENDPOINT="http://127.0.0.1:$S3_PORT" S3_ACCESS_KEY=$S3_LOCAL_ACCESS_KEY S3_SECRET_KEY=$S3_LOCAL_SECRET_KEY
   export S3_BUCKET=dam-assets S3_REGION=us-east-1

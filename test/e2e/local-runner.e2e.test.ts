@@ -1,0 +1,53 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseSigningKey, parseTrustedKeys } from '@dam/auth-tokens';
+import { repoRoot } from '@dam/testing';
+
+const mode = (file: string): string => (statSync(file).mode & 0o777).toString(8);
+
+/** Runs `snippet` after sourcing deploy/local/env.sh with a data folder of our own. */
+function withEnv(dataDir: string, snippet: string): string {
+  return execFileSync('bash', ['-c', `. deploy/local/env.sh && ${snippet}`], {
+    cwd: repoRoot,
+    env: { ...process.env, DAM_DATA_DIR: dataDir },
+    encoding: 'utf8',
+  });
+}
+
+describe('deploy/local secrets and logs', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'dam-local-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('creates secrets readable by their owner only, and a key per service that the verifiers trust', () => {
+    const out = withEnv(dir, 'dam_secrets && dam_service_key upload');
+    expect(mode(path.join(dir, 'secrets.env'))).toBe('600');
+    expect(mode(path.join(dir, 'secrets'))).toBe('700');
+    expect(mode(path.join(dir, 'secrets', 'service-keys.json'))).toBe('600');
+    expect(mode(path.join(dir, 'secrets', 'service-keys.env'))).toBe('600');
+    expect(parseSigningKey(out.trim(), 'upload').service).toBe('upload');
+    const trusted = withEnv(dir, 'dam_secrets && printf %s "$SERVICE_TRUSTED_KEYS"');
+    const services = new Set([...parseTrustedKeys(trusted).values()].map((k) => k.service));
+    expect([...services].sort()).toEqual(
+      ['addon', 'auth', 'conversion', 'gateway', 'link-signing', 'metadata', 'search', 'transcode', 'upload', 'webhook'],
+    );
+    // Kept across runs: tokens and keys survive a restart.
+    expect(withEnv(dir, 'dam_secrets && dam_service_key upload')).toBe(out);
+    expect(readFileSync(path.join(dir, 'secrets.env'), 'utf8')).toMatch(/^JWT_SECRET=[0-9a-f]{64}\n$/);
+  });
+
+  it('tightens a secrets file and logs that were created world-readable', () => {
+    writeFileSync(path.join(dir, 'secrets.env'), 'JWT_SECRET=0123456789abcdef0123\n', { mode: 0o644 });
+    withEnv(dir, 'dam_secrets');
+    expect(mode(path.join(dir, 'secrets.env'))).toBe('600');
+    execFileSync('bash', ['-c', `mkdir -p "${dir}/logs" && umask 022 && touch "${dir}/logs/auth.log"`]);
+    withEnv(dir, 'dam_prepare_logs');
+    expect(mode(path.join(dir, 'logs'))).toBe('700');
+    expect(mode(path.join(dir, 'logs', 'auth.log'))).toBe('600');
+    expect(mode(path.join(dir, 'logs', 'gateway.log'))).toBe('600');
+  });
+});
