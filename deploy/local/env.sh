@@ -48,6 +48,20 @@ dam_secrets() {
   . "$DAM_DATA/secrets/service-keys.env"
 }
 
+# NATS identities (deploy/local/nats-users.ts): the server's config with public keys and permissions, and a
+# seed per identity (NATS_NKEY_SEED_<IDENTITY>); outside subscribers use NATS_NKEY_SEED_SUBSCRIBER.
+DAM_NATS_CONF_FILE=secrets/nats-auth.conf
+dam_nats_users() {
+  mkdir -p "$DAM_DATA"
+  (cd "$DAM_ROOT" && DAM_DATA="$DAM_DATA" node --import tsx deploy/local/nats-users.ts \
+    "$DAM_DATA/$DAM_NATS_CONF_FILE" "$DAM_DATA/secrets/nats-users.env")
+  # shellcheck disable=SC1091
+  . "$DAM_DATA/secrets/nats-users.env"
+}
+
+# The NATS seed of one service (empty for services that do not use NATS).
+dam_nats_seed() { local v="NATS_NKEY_SEED_$(dam_var_name "$1")"; echo "${!v:-}"; }
+
 # Logs may hold request details: a folder and files only their owner can read, whoever created them first.
 dam_prepare_logs() {
   local svc

@@ -11,7 +11,7 @@ let events: Awaited<ReturnType<typeof watchAssetEvents>>;
 
 beforeAll(async () => {
   suite = await startSuite({ conversion: { ACK_WAIT_MS, CONCURRENCY: '1' } });
-  events = await watchAssetEvents(suite.natsUrl);
+  events = await watchAssetEvents(suite.natsUrl, suite.subscriberSeed);
 });
 
 afterAll(async () => {

@@ -1,5 +1,5 @@
 import { jetstream, type JsMsg } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connect, nkeyAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 
 export interface SeenEvent {
   subject: string;
@@ -11,10 +11,15 @@ export interface SeenEvent {
 
 /**
  * Reads the public `ASSET_EVENTS` stream the way an outside subscriber would: an ordered consumer over the whole stream from the
- * first message, collecting envelopes as they arrive.
+ * first message, collecting envelopes as they arrive. It connects with the read-only `subscriber` identity, and
+ * its replies come under that identity's inbox prefix (docs/events.md).
  */
-export async function watchAssetEvents(natsUrl: string): Promise<{ seen: SeenEvent[]; close(): Promise<void> }> {
-  const nc: NatsConnection = await connect({ servers: natsUrl });
+export async function watchAssetEvents(natsUrl: string, seed: string): Promise<{ seen: SeenEvent[]; close(): Promise<void> }> {
+  const nc: NatsConnection = await connect({
+    servers: natsUrl,
+    authenticator: nkeyAuthenticator(new TextEncoder().encode(seed)),
+    inboxPrefix: '_INBOX_subscriber',
+  });
   const js = jetstream(nc);
   const consumer = await js.consumers.get('ASSET_EVENTS');
   const seen: SeenEvent[] = [];

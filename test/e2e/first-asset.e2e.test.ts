@@ -43,7 +43,7 @@ const auth = () => ({ authorization: `Bearer ${jwt}` });
 
 beforeAll(async () => {
   suite = await startSuite();
-  events = await watchAssetEvents(suite.natsUrl);
+  events = await watchAssetEvents(suite.natsUrl, suite.subscriberSeed);
   jwt = await login(suite.base, ADMIN.email, ADMIN.password);
   png = await sharp({ create: { width: 640, height: 480, channels: 3, background: { r: 200, g: 80, b: 20 } } }).png().toBuffer();
   binary = randomBytes(20 * 1024 * 1024);

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { parseSigningKey, parseTrustedKeys } from '@dam/auth-tokens';
+import { publicKeyOfSeed } from '@dam/events';
 import { repoRoot } from '@dam/testing';
 
 const mode = (file: string): string => (statSync(file).mode & 0o777).toString(8);
@@ -38,6 +39,19 @@ describe('deploy/local secrets and logs', () => {
     // Kept across runs: tokens and keys survive a restart.
     expect(withEnv(dir, 'dam_secrets && dam_service_key upload')).toBe(out);
     expect(readFileSync(path.join(dir, 'secrets.env'), 'utf8')).toMatch(/^JWT_SECRET=[0-9a-f]{64}\n$/);
+  });
+
+  it('creates a NATS user per identity: the server config holds public keys only, the seeds stay 0600', () => {
+    const seed = withEnv(dir, 'dam_nats_users && dam_nats_seed conversion').trim();
+    expect(seed).toMatch(/^SU[A-Z2-7]{56}$/);
+    expect(withEnv(dir, 'dam_nats_users && dam_nats_seed gateway').trim()).toBe(''); // no NATS identity
+    const conf = readFileSync(path.join(dir, 'secrets', 'nats-auth.conf'), 'utf8');
+    expect(conf).toContain(publicKeyOfSeed(seed));
+    expect(conf).not.toMatch(/SU[A-Z2-7]{56}/);
+    expect(conf).not.toMatch(/no_auth_user|password/);
+    for (const f of ['nats-auth.conf', 'nats-users.env', 'nats-users.json']) expect(mode(path.join(dir, 'secrets', f))).toBe('600');
+    // Kept across runs: services keep their identity.
+    expect(withEnv(dir, 'dam_nats_users && dam_nats_seed conversion').trim()).toBe(seed);
   });
 
   it('tightens a secrets file and logs that were created world-readable', () => {

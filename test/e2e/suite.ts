@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { NATS_IDENTITIES } from '@dam/events';
 import {
   createBucket,
   createDatabase,
@@ -15,6 +16,8 @@ export interface Suite {
   base: string;
   upload: string;
   natsUrl: string;
+  /** The nkey seed of the read-only identity outside subscribers get. */
+  subscriberSeed: string;
   services: Record<string, ServiceProcess>;
   /** Starts a stopped or killed service again with the env it had. */
   restart(name: string): Promise<ServiceProcess>;
@@ -31,7 +34,6 @@ export async function startSuite(overrides: Record<string, Record<string, string
   const common: Record<string, string> = {
     NODE_ENV: 'test',
     LOG_LEVEL: 'info',
-    NATS_URL: nats.url,
     JWT_SECRET: randomBytes(24).toString('hex'),
     ADMIN_EMAIL: ADMIN.email,
     ADMIN_PASSWORD: ADMIN.password,
@@ -42,7 +44,9 @@ export async function startSuite(overrides: Record<string, Record<string, string
   // Each service its own key pair; every verifier trusts the suite's public keys, as deploy/local sets them up.
   const identities = serviceIdentities();
   const start = async (name: string, env: Record<string, string>) => {
-    envs[name] = { ...common, ...identities.env(name), ...env, ...overrides[name] };
+    const natsIdentity = NATS_IDENTITIES.find((n) => n === name);
+    const natsAccess = natsIdentity ? nats.env(natsIdentity) : {};
+    envs[name] = { ...common, ...natsAccess, ...identities.env(name), ...env, ...overrides[name] };
     services[name] = await startServiceProcess(name, envs[name]);
     return services[name];
   };
@@ -59,6 +63,7 @@ export async function startSuite(overrides: Record<string, Record<string, string
       base: gateway.url,
       upload: upload.url,
       natsUrl: nats.url,
+      subscriberSeed: nats.seed('subscriber'),
       services,
       async restart(name) {
         const env = envs[name];

@@ -34,6 +34,8 @@ export const baseEnv = (defaultPort: number) => ({
 
 export const natsEnv = {
   NATS_URL: z.string().default('nats://127.0.0.1:4222'),
+  /** The service's own NATS nkey seed (`SU...`); the server knows only its public key and permissions. */
+  NATS_NKEY_SEED: z.string().regex(/^SU[A-Z2-7]{56}$/, 'must be a NATS user nkey seed (SU...)').optional(),
 };
 
 export const dbEnv = {

@@ -13,7 +13,7 @@ export * from './schemas/file-undeleted.event';
 export * from './schemas/addon-processed.event';
 export * from './schemas/conversions-completed.event';
 export * from './schemas/schema-registry';
-export { connectNats, ensureStreams, natsReachable, streamConfigs, type StreamOptions } from './nats';
+export { connectNats, ensureStreams, natsReachable, streamConfigs, waitForStreams, type StreamOptions } from './nats';
 export { publishEvent, buildHeaders, type PublishOptions } from './publish';
 export { consume, DEAD_LETTER_RETRIES, type Consumer, type ConsumeOptions, type MessageContext } from './consume';
 export {
@@ -25,3 +25,14 @@ export {
   type OutboxRelay,
   type OutboxRelayOptions,
 } from './outbox';
+export {
+  NATS_IDENTITIES,
+  generateNatsUsers,
+  inboxPrefixOf,
+  natsPermissions,
+  publicKeyOfSeed,
+  renderNatsAuthorization,
+  type NatsIdentity,
+  type NatsUser,
+  type SubjectPermissions,
+} from './nats-accounts';

@@ -1,6 +1,7 @@
 import { jetstreamManager, RetentionPolicy, StorageType, type StreamConfig } from '@nats-io/jetstream';
-import { nanos, type NatsConnection } from '@nats-io/nats-core';
+import { nanos, nkeyAuthenticator, type NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
+import { inboxPrefixOf } from './nats-accounts';
 import { ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, DAM_INTERNAL, DAM_INTERNAL_SUBJECTS } from './subjects';
 
 const MINUTE_MS = 60_000;
@@ -8,16 +9,49 @@ const DAY_MS = 24 * 60 * MINUTE_MS;
 
 /**
  * Connects and keeps reconnecting forever: a NATS restart must never end a service, it only pauses
- * publishing (the outbox keeps the events) and consuming.
+ * publishing (the outbox keeps the events) and consuming. With `seed` (the identity's nkey seed,
+ * `NATS_NKEY_SEED`) the connection is that identity, and replies come under its own inbox prefix, the only
+ * one its permissions let it read.
  */
-export async function connectNats(url: string, name: string): Promise<NatsConnection> {
+export async function connectNats(url: string, name: string, seed?: string): Promise<NatsConnection> {
   return connect({
     servers: url.split(',').map((s) => s.trim()),
     name,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 1000,
     waitOnFirstConnect: true,
+    ...(seed ? { authenticator: nkeyAuthenticator(new TextEncoder().encode(seed)), inboxPrefix: inboxPrefixOf(name) } : {}),
   });
+}
+
+/**
+ * Waits until the streams exist. Only metadata creates them (its identity alone may); the other services
+ * start in any order and wait here instead of failing.
+ */
+export async function waitForStreams(
+  nc: NatsConnection,
+  names: readonly string[] = [ASSET_EVENTS, DAM_INTERNAL],
+  opts: { timeoutMs?: number; onWait?: (missing: string[]) => void } = {},
+): Promise<void> {
+  const jsm = await jetstreamManager(nc);
+  const deadline = Date.now() + (opts.timeoutMs ?? 120_000);
+  for (let delay = 200; ; delay = Math.min(delay * 2, 5000)) {
+    const missing: string[] = [];
+    for (const name of names) {
+      const exists = await jsm.streams.info(name).then(
+        () => true,
+        (error: unknown) => {
+          if (isNotFound(error)) return false;
+          throw error;
+        },
+      );
+      if (!exists) missing.push(name);
+    }
+    if (missing.length === 0) return;
+    if (Date.now() > deadline) throw new Error(`streams ${missing.join(', ')} do not exist (metadata creates them)`);
+    opts.onWait?.(missing);
+    await new Promise((r) => setTimeout(r, delay));
+  }
 }
 
 /** For /readyz: a flush is a round trip to the server; during a reconnect it waits, so it is bounded. */

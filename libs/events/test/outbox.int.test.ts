@@ -25,7 +25,7 @@ describe('outbox against PostgreSQL and nats-server', () => {
 
   beforeAll(async () => {
     server = await startNats();
-    nc = await connectNats(server.url, 'outbox-test');
+    nc = await connectNats(server.url, 'outbox-test', server.seed('admin'));
     await ensureStreams(nc);
     pool = new Pool({ connectionString: await createDatabase('outbox'), max: 8 });
     await pool.query(OUTBOX_MIGRATION_SQL);

@@ -29,7 +29,7 @@ describe('publish and consume against nats-server', () => {
   beforeAll(async () => {
     telemetry = startTelemetry('events-test');
     server = await startNats();
-    nc = await connectNats(server.url, 'events-test');
+    nc = await connectNats(server.url, 'events-test', server.seed('admin'));
     await ensureStreams(nc);
     await ensureStreams(nc); // a second service starting updates instead of failing
     js = jetstream(nc);

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { generateNatsUsers, type NatsIdentity, renderNatsAuthorization } from '@dam/events';
 import { onProcessExit } from './cleanup';
 import { freePort } from './free-port';
 import { httpOk } from './wait-for';
@@ -10,15 +11,25 @@ export interface TestNats {
   url: string;
   /** Monitoring endpoint (`/healthz`, `/jsz`, ...). */
   monitorUrl: string;
+  /** The nkey seed of an identity (NATS_NKEY_SEED of a service; `admin` for test code's own connections). */
+  seed(identity: NatsIdentity): string;
+  /** A service's NATS environment: NATS_URL and its identity's NATS_NKEY_SEED. */
+  env(identity: NatsIdentity): { NATS_URL: string; NATS_NKEY_SEED: string };
   stop(): Promise<void>;
 }
 
-/** Its own nats-server with JetStream on free ports and a temp store folder; one per test file is typical. */
+/**
+ * Its own nats-server with JetStream on free ports and a temp store folder; one per test file is typical. It
+ * runs with the suite's identities and permissions (no anonymous access), as deploy/local does.
+ */
 export async function startNats(): Promise<TestNats> {
   const port = await freePort();
   const monitorPort = await freePort();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'dam-nats-'));
-  const args = ['-js', '-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort), '-sd', dir];
+  const users = generateNatsUsers();
+  const config = path.join(dir, 'nats.conf');
+  writeFileSync(config, renderNatsAuthorization(users), { mode: 0o600 });
+  const args = ['-c', config, '-js', '-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort), '-sd', dir];
   // Through a wrapper that stops the server when our end of its stdin closes (also when we are SIGKILLed).
   const child = spawn(path.join(__dirname, 'nats-watchdog.sh'), args, { stdio: ['pipe', 'ignore', 'pipe'] });
   const output: string[] = [];
@@ -57,5 +68,11 @@ export async function startNats(): Promise<TestNats> {
     if (await httpOk(`${monitorUrl}/healthz?js-enabled-only=true`)) break;
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { url: `nats://127.0.0.1:${port}`, monitorUrl, stop };
+  const seed = (identity: NatsIdentity): string => {
+    const user = users.find((u) => u.identity === identity);
+    if (!user) throw new Error(`no NATS identity ${identity}`);
+    return user.seed;
+  };
+  const url = `nats://127.0.0.1:${port}`;
+  return { url, monitorUrl, seed, env: (identity) => ({ NATS_URL: url, NATS_NKEY_SEED: seed(identity) }), stop };
 }

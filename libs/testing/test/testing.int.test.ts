@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { connect } from '@nats-io/transport-node';
+import { connect, nkeyAuthenticator } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Client } from 'pg';
 import {
@@ -34,8 +34,12 @@ describe('startNats', () => {
     await nats.stop();
   });
 
+  it('refuses anonymous clients: the suite\'s identities only', async () => {
+    await expect(connect({ servers: nats.url, reconnect: false })).rejects.toThrow(/Authorization/i);
+  });
+
   it('runs JetStream: a stream takes a message and gives it back', async () => {
-    const nc = await connect({ servers: nats.url });
+    const nc = await connect({ servers: nats.url, authenticator: nkeyAuthenticator(new TextEncoder().encode(nats.seed('admin'))) });
     try {
       const jsm = await jetstreamManager(nc);
       await jsm.streams.add({ name: 'T', subjects: ['t.>'] });

@@ -1,7 +1,7 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { jetstream } from '@nats-io/jetstream';
 import { createServiceSigner } from '@dam/auth-tokens';
-import { connectNats, ensureStreams, natsReachable } from '@dam/events';
+import { connectNats, natsReachable, waitForStreams } from '@dam/events';
 import { runMain, serve } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
@@ -15,8 +15,9 @@ async function main(): Promise<void> {
   const config = loadConversionConfig();
   const logger = createLogger({ service: 'conversion', level: config.LOG_LEVEL });
 
-  const nc = await connectNats(config.NATS_URL, 'conversion');
-  await ensureStreams(nc);
+  const nc = await connectNats(config.NATS_URL, 'conversion', config.NATS_NKEY_SEED);
+  // metadata creates the streams (only its NATS identity may); start in any order and wait for them.
+  await waitForStreams(nc, undefined, { onWait: (missing) => logger.info({ missing }, 'waiting for streams') });
   const storage = createStorage(storageConfigFromEnv(config));
 
   const consumer = await startFileSavedConsumer(

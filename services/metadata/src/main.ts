@@ -22,7 +22,7 @@ async function main(): Promise<void> {
   const storage = createStorage(storageConfigFromEnv(config));
   await storage.ensureBucket();
 
-  const nc = await connectNats(config.NATS_URL, 'metadata');
+  const nc = await connectNats(config.NATS_URL, 'metadata', config.NATS_NKEY_SEED);
   await ensureStreams(nc);
   const relay = startOutboxRelay({ pool, nc, logger });
   const consumer = await consumeConversionsCompleted(nc, pgTransactions(pool), logger, config.CONVERSIONS_CONCURRENCY);

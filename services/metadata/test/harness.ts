@@ -36,10 +36,12 @@ export async function startMetadata(): Promise<Harness> {
   const s3 = testS3Config(await createBucket('metadata'));
   const storage = createStorage({ endpoint: s3.endpoint, accessKey: s3.accessKey, secretKey: s3.secretKey, bucket: s3.bucket, region: s3.region });
   const nats = await startNats();
-  const nc = await connectNats(nats.url, 'metadata-test');
-  await ensureStreams(nc);
-  const relay = startOutboxRelay({ pool, nc, logger, intervalMs: 50 });
-  const consumer = await consumeConversionsCompleted(nc, pgTransactions(pool), logger, 2);
+  // The service's side runs as its own NATS identity, as in production; the test's side as admin.
+  const service = await connectNats(nats.url, 'metadata', nats.seed('metadata'));
+  await ensureStreams(service);
+  const nc = await connectNats(nats.url, 'metadata-test', nats.seed('admin'));
+  const relay = startOutboxRelay({ pool, nc: service, logger, intervalMs: 50 });
+  const consumer = await consumeConversionsCompleted(service, pgTransactions(pool), logger, 2);
   const app = buildMetadataApp({
     logger,
     pool,
@@ -64,6 +66,7 @@ export async function startMetadata(): Promise<Harness> {
       await consumer.stop();
       await relay.stop();
       await nc.drain().catch(() => undefined);
+      await service.drain().catch(() => undefined);
       await nats.stop();
       await pool.end();
     },

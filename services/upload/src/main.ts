@@ -15,7 +15,7 @@ async function main(): Promise<void> {
   const logger = createLogger({ service: 'upload', level: config.LOG_LEVEL });
   const storage = createStorage(storageConfigFromEnv(config, { partSize: config.UPLOAD_PART_SIZE }));
   await storage.ensureBucket();
-  const nc = await connectNats(config.NATS_URL, 'upload');
+  const nc = await connectNats(config.NATS_URL, 'upload', config.NATS_NKEY_SEED);
   const journal = await natsPendingJournal(nc, {
     refreshMs: Math.max(50, Math.floor(config.ORPHAN_GRACE_MS / 3)),
     onError: (err, id) => logger.warn({ err, asset_id: id }, 'could not update the pending-upload journal'),

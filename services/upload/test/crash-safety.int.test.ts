@@ -38,7 +38,7 @@ async function startUpload(env: Record<string, string> = {}): Promise<ServicePro
     JWT_SECRET,
     SERVICE_KEY: fx.identities.privateKey('upload'),
     METADATA_URL: metadata.url,
-    NATS_URL: nats.url,
+    ...nats.env('upload'),
     AUTH_URL: 'http://127.0.0.1:9',
     LOG_LEVEL: 'warn',
     ...env,

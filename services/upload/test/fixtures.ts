@@ -31,12 +31,12 @@ export async function startUploadFixtures(name: string): Promise<UploadFixtures>
   const nats = await startNats();
   const metadata = await startServiceProcess('metadata', {
     DATABASE_URL: await createDatabase(`${name.replace(/-/g, '_')}_meta`),
-    NATS_URL: nats.url,
+    ...nats.env('metadata'),
     ...identities.env('metadata'),
     LOG_LEVEL: 'warn',
     ...s3Env(bucket),
   });
-  const nc = await connectNats(nats.url, `${name}-test`);
+  const nc = await connectNats(nats.url, `${name}-test`, nats.seed('admin'));
   const journal = await natsPendingJournal(nc, { refreshMs: 60_000, onError: () => undefined });
   return {
     bucket,

@@ -34,7 +34,7 @@ export interface Harness {
 
 export async function startHarness(): Promise<Harness> {
   const nats = await startNats();
-  const nc = await connectNats(nats.url, 'conversion-test');
+  const nc = await connectNats(nats.url, 'conversion-test', nats.seed('admin'));
   await ensureStreams(nc);
   const js = jetstream(nc);
   const bucket = await createBucket('conversion');
@@ -59,7 +59,7 @@ export async function startHarness(): Promise<Harness> {
     bucket,
     reports,
     env: (extra = {}) => ({
-      NATS_URL: nats.url,
+      ...nats.env('conversion'),
       SERVICE_KEY: identities.privateKey('conversion'),
       ...s3Env(bucket),
       OTEL_SDK_DISABLED: 'true',

@@ -1,0 +1,134 @@
+import { nkeys } from '@nats-io/nats-core';
+import { ASSET_EVENTS, DAM_INTERNAL, SUBJECT_CONVERSIONS_COMPLETED } from './subjects';
+
+/**
+ * NATS identities of the suite (ARCHITECTURE rule 9): one nkey user per service with publish/subscribe
+ * permissions per subject, a read-only `subscriber` for outside systems, and `admin` for operators and tests.
+ * The server holds only public nkeys; no anonymous user exists, so a connection without a seed is refused.
+ */
+export const NATS_IDENTITIES = ['admin', 'metadata', 'upload', 'conversion', 'transcode', 'addon', 'webhook', 'search', 'subscriber'] as const;
+export type NatsIdentity = (typeof NATS_IDENTITIES)[number];
+
+export interface SubjectPermissions {
+  publish: string[];
+  subscribe: string[];
+}
+
+/** Replies to this identity's requests (JetStream API answers, pulled messages) arrive under this prefix only. */
+export const inboxPrefixOf = (identity: string): string => `_INBOX_${identity}`;
+
+const API = '$JS.API';
+/** The account check every JetStream client makes first. */
+const JS_INFO = `${API}.INFO`;
+
+/** Pull-consume one durable of one stream: create/inspect it, fetch, ack (and nak, term, in-progress). */
+function durableConsumer(stream: string, durable: string): string[] {
+  return [
+    `${API}.STREAM.INFO.${stream}`,
+    `${API}.CONSUMER.INFO.${stream}.${durable}`,
+    `${API}.CONSUMER.CREATE.${stream}.${durable}`,
+    `${API}.CONSUMER.CREATE.${stream}.${durable}.>`,
+    `${API}.CONSUMER.DURABLE.CREATE.${stream}.${durable}`,
+    `${API}.CONSUMER.MSG.NEXT.${stream}.${durable}`,
+    `$JS.ACK.${stream}.${durable}.>`,
+  ];
+}
+
+/** A KV bucket of one's own: its backing stream, puts and deletes, reads, and key listings (ordered consumers). */
+function kvBucket(bucket: string): string[] {
+  const stream = `KV_${bucket}`;
+  return [
+    `${API}.STREAM.INFO.${stream}`,
+    `${API}.STREAM.CREATE.${stream}`,
+    `${API}.STREAM.UPDATE.${stream}`,
+    `${API}.STREAM.MSG.GET.${stream}`,
+    `${API}.DIRECT.GET.${stream}`,
+    `${API}.DIRECT.GET.${stream}.>`,
+    `${API}.CONSUMER.CREATE.${stream}`,
+    `${API}.CONSUMER.CREATE.${stream}.>`,
+    `${API}.CONSUMER.DELETE.${stream}.>`,
+    `${API}.CONSUMER.INFO.${stream}.>`,
+    `$KV.${bucket}.>`,
+  ];
+}
+
+/** Creating and updating the two streams: metadata's alone (it owns ASSET_EVENTS and the outbox). */
+const STREAM_ADMIN = [ASSET_EVENTS, DAM_INTERNAL].flatMap((s) => [`${API}.STREAM.INFO.${s}`, `${API}.STREAM.CREATE.${s}`, `${API}.STREAM.UPDATE.${s}`]);
+
+const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = {
+  metadata: {
+    publish: [JS_INFO, ...STREAM_ADMIN, 'assets.events.>', ...durableConsumer(DAM_INTERNAL, 'metadata-conversions')],
+    subscribe: [],
+  },
+  upload: {
+    publish: [JS_INFO, ...kvBucket('UPLOAD_PENDING')],
+    subscribe: [],
+  },
+  conversion: {
+    // STREAM.INFO of DAM_INTERNAL: it waits at start for the stream its reports go to (waitForStreams).
+    publish: [JS_INFO, SUBJECT_CONVERSIONS_COMPLETED, `${API}.STREAM.INFO.${DAM_INTERNAL}`, ...durableConsumer(ASSET_EVENTS, 'conversion-file-saved')],
+    subscribe: [],
+  },
+  // Not built yet: they may only ask for JetStream's account info until their subjects are added here.
+  transcode: { publish: [JS_INFO], subscribe: [] },
+  addon: { publish: [JS_INFO], subscribe: [] },
+  webhook: { publish: [JS_INFO], subscribe: [] },
+  search: { publish: [JS_INFO], subscribe: [] },
+  // Outside systems: read ASSET_EVENTS through consumers of their own, nothing else; they publish no event.
+  subscriber: {
+    publish: [
+      JS_INFO,
+      `${API}.STREAM.INFO.${ASSET_EVENTS}`,
+      `${API}.CONSUMER.CREATE.${ASSET_EVENTS}`,
+      `${API}.CONSUMER.CREATE.${ASSET_EVENTS}.>`,
+      `${API}.CONSUMER.DURABLE.CREATE.${ASSET_EVENTS}.>`,
+      `${API}.CONSUMER.INFO.${ASSET_EVENTS}.>`,
+      `${API}.CONSUMER.DELETE.${ASSET_EVENTS}.>`,
+      `${API}.CONSUMER.MSG.NEXT.${ASSET_EVENTS}.>`,
+      `${API}.CONSUMER.NAMES.${ASSET_EVENTS}`,
+      `${API}.CONSUMER.LIST.${ASSET_EVENTS}`,
+      `$JS.ACK.${ASSET_EVENTS}.>`,
+    ],
+    subscribe: [],
+  },
+};
+
+/** What `identity` may publish and subscribe to; undefined for `admin` (everything). */
+export function natsPermissions(identity: NatsIdentity): SubjectPermissions | undefined {
+  if (identity === 'admin') return undefined;
+  const p = PERMISSIONS[identity];
+  // Every identity reads the answers to its own requests, under its own inbox prefix only.
+  return { publish: p.publish, subscribe: [...p.subscribe, `${inboxPrefixOf(identity)}.>`] };
+}
+
+export interface NatsUser {
+  identity: NatsIdentity;
+  /** The secret the service connects with (`SU...`): NATS_NKEY_SEED. */
+  seed: string;
+  /** What the server holds (`U...`). */
+  publicKey: string;
+}
+
+/** A fresh nkey user for every identity. */
+export function generateNatsUsers(): NatsUser[] {
+  const dec = new TextDecoder();
+  return NATS_IDENTITIES.map((identity) => {
+    const kp = nkeys.createUser();
+    return { identity, seed: dec.decode(kp.getSeed()), publicKey: kp.getPublicKey() };
+  });
+}
+
+/** The public nkey of a seed (to rebuild a server config from stored seeds). */
+export const publicKeyOfSeed = (seed: string): string => nkeys.fromSeed(new TextEncoder().encode(seed)).getPublicKey();
+
+const list = (subjects: string[]): string => `[${subjects.map((s) => JSON.stringify(s)).join(', ')}]`;
+
+/** The `authorization` block of a nats-server config: public nkeys and their permissions, no anonymous user. */
+export function renderNatsAuthorization(users: Array<Pick<NatsUser, 'identity' | 'publicKey'>>): string {
+  const lines = users.map((u) => {
+    const p = natsPermissions(u.identity);
+    const perms = p ? `, permissions: { publish: { allow: ${list(p.publish)} }, subscribe: { allow: ${list(p.subscribe)} } }` : '';
+    return `    # ${u.identity}\n    { nkey: ${JSON.stringify(u.publicKey)}${perms} }`;
+  });
+  return `authorization {\n  users = [\n${lines.join('\n')}\n  ]\n}\n`;
+}

@@ -1,0 +1,119 @@
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { startNats, type TestNats } from '@dam/testing';
+import { z } from 'zod';
+import {
+  ASSET_EVENTS,
+  DAM_INTERNAL,
+  SUBJECT_CONVERSIONS_COMPLETED,
+  connectNats,
+  consume,
+  ensureStreams,
+  generateNatsUsers,
+  waitForStreams,
+  type NatsIdentity,
+} from '../src';
+import { captureLogger, streamMessages, until } from './helpers';
+
+describe('NATS identities and permissions', () => {
+  let server: TestNats;
+  let admin: NatsConnection;
+  const open: NatsConnection[] = [];
+  const as = async (identity: NatsIdentity) => {
+    const nc = await connectNats(server.url, identity, server.seed(identity));
+    open.push(nc);
+    return nc;
+  };
+
+  beforeAll(async () => {
+    server = await startNats();
+    admin = await connectNats(server.url, 'test-admin', server.seed('admin'));
+    // Created by metadata, whose identity alone may: proves its rights at the same time.
+    await ensureStreams(await as('metadata'));
+  });
+  afterAll(async () => {
+    for (const nc of open) await nc.close();
+    await admin.close();
+    await server.stop();
+  });
+
+  /** A JetStream publish by `identity`: the ack, or the error that stopped it. */
+  const jsPublish = async (identity: NatsIdentity, subject: string): Promise<'stored' | string> =>
+    jetstream(await as(identity), { timeout: 2000 })
+      .publish(subject, JSON.stringify({ forged: true }))
+      .then(
+        () => 'stored',
+        (error: unknown) => String(error),
+      );
+
+  it('refuses anonymous connections and unknown seeds', async () => {
+    await expect(connect({ servers: server.url, reconnect: false })).rejects.toThrow(/Authorization/i);
+    const stranger = generateNatsUsers().find((u) => u.identity === 'admin')?.seed;
+    await expect(connectNats(server.url, 'stranger', stranger).then((nc) => nc.close())).rejects.toThrow(/Authorization/i);
+  });
+
+  it('lets no service publish outside its own subjects', async () => {
+    const before = { events: await streamMessages(admin, ASSET_EVENTS), internal: await streamMessages(admin, DAM_INTERNAL) };
+    // The forged report of the review: conversion is the only identity allowed to send it.
+    expect(await jsPublish('upload', SUBJECT_CONVERSIONS_COMPLETED)).toMatch(/permission/i);
+    expect(await jsPublish('subscriber', SUBJECT_CONVERSIONS_COMPLETED)).toMatch(/permission/i);
+    expect(await jsPublish('conversion', 'assets.events.1.file-processed')).toMatch(/permission/i);
+    expect(await jsPublish('conversion', 'dam.internal.other')).toMatch(/permission/i);
+    expect(await jsPublish('subscriber', 'assets.events.1.file-saved')).toMatch(/permission/i);
+    expect(await jsPublish('webhook', 'assets.events.1.file-saved')).toMatch(/permission/i);
+    expect(await streamMessages(admin, ASSET_EVENTS)).toBe(before.events);
+    expect(await streamMessages(admin, DAM_INTERNAL)).toBe(before.internal);
+    // What each may send does arrive.
+    expect(await jsPublish('conversion', SUBJECT_CONVERSIONS_COMPLETED)).toBe('stored');
+    expect(await jsPublish('metadata', 'assets.events.1.file-saved')).toBe('stored');
+  });
+
+  it('lets no service but metadata change the streams', async () => {
+    const jsm = await jetstreamManager(await as('conversion'));
+    await expect(jsm.streams.update(ASSET_EVENTS, { subjects: ['assets.events.>', 'dam.internal.>'] })).rejects.toThrow(/permission/i);
+    await expect(jsm.streams.delete(DAM_INTERNAL)).rejects.toThrow(/permission/i);
+  });
+
+  it('gives an outside subscriber ASSET_EVENTS to read and nothing of DAM_INTERNAL', async () => {
+    const nc = await as('subscriber');
+    await waitForStreams(nc, [ASSET_EVENTS]);
+    const js = jetstream(nc);
+    const consumer = await js.consumers.get(ASSET_EVENTS);
+    const first = await consumer.next({ expires: 2000 });
+    expect(first?.subject).toMatch(/^assets\.events\./);
+    // An ordered consumer or a durable of its own on DAM_INTERNAL: refused.
+    await expect(js.consumers.get(DAM_INTERNAL).then((c) => c.next({ expires: 1000 }))).rejects.toThrow(/permission|timeout/i);
+    const jsm = await jetstreamManager(nc);
+    await expect(jsm.consumers.add(DAM_INTERNAL, { durable_name: 'spy' })).rejects.toThrow(/permission|timeout/i);
+  });
+
+  it('lets each service consume its own durable, and only that one', async () => {
+    const nc = await as('metadata');
+    const got: unknown[] = [];
+    const c = await consume({
+      nc,
+      stream: DAM_INTERNAL,
+      durable: 'metadata-conversions',
+      filterSubjects: SUBJECT_CONVERSIONS_COMPLETED,
+      schema: z.unknown(),
+      handler: async (payload) => {
+        got.push(payload);
+      },
+      logger: captureLogger(),
+      fetchExpiresMs: 1000,
+    });
+    await until(() => got.length > 0);
+    await c.stop();
+    await expect(
+      consume({
+        nc: await as('conversion'),
+        stream: DAM_INTERNAL,
+        durable: 'metadata-conversions',
+        schema: z.unknown(),
+        handler: async () => undefined,
+        logger: captureLogger(),
+      }),
+    ).rejects.toThrow(/permission|timeout/i);
+  });
+});
