@@ -198,4 +198,30 @@ describe('the first asset, end to end', () => {
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual({ error: { code: 'INVALID_JSON', message: expect.any(String) } });
   });
+
+  it('answers a NUL character with 400, on unauthenticated login and in a path', async () => {
+    const login = await fetch(`${suite.base}/api/v1/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'a\u0000@b.c', password: 'x' }),
+    });
+    expect(login.status).toBe(400);
+    expect(await login.json()).toMatchObject({ error: { code: 'VALIDATION_FAILED' } });
+    const data = await fetch(`${suite.base}/api/v1/assets/abc%00def/data`, { headers: { authorization: `Bearer ${jwt}` } });
+    expect(data.status).toBe(400);
+  });
+
+  it('writes no credential to any log line of any service', async () => {
+    // The JWT as the `_jwt` query parameter, as the specification allows for validate.
+    const validate = await fetch(`${suite.base}/api/v1/auth/validate?_jwt=${jwt}`);
+    expect(validate.status).toBe(200);
+    await new Promise((r) => setTimeout(r, 200));
+    const signature = jwt.split('.')[2] ?? jwt;
+    for (const [name, service] of Object.entries(suite.services)) {
+      const leaks = service.logs().filter((line) => line.includes(signature) || line.includes(ADMIN.password));
+      expect({ name, leaks }).toEqual({ name, leaks: [] });
+    }
+    // The validate request was logged, with the value redacted.
+    expect(Object.values(suite.services).some((s) => s.logs().some((l) => l.includes('_jwt=[redacted]')))).toBe(true);
+  });
 });

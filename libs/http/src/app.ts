@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import express, { type Express } from 'express';
 import { pinoHttp } from 'pino-http';
-import { runWithRequestId, type Logger } from '@dam/logging';
+import { redactQuery, redactUrl, runWithRequestId, type Logger } from '@dam/logging';
 import { setMetricsService } from '@dam/metrics';
 import { errorMiddleware, notFoundRoute } from './errors';
 import { httpMetricsMiddleware, metricsRoute } from './http-metrics';
+import { rejectNulInBody, rejectNulInTarget } from './nul';
+import { parseTrustProxy, type TrustProxy } from './trust-proxy';
 
 export type ReadinessCheck = () => Promise<Record<string, boolean>>;
 
@@ -20,6 +22,11 @@ export interface HttpAppOptions {
    * it off on public edges (gateway, upload, link-signing) unless the scraper is not on the same host.
    */
   metricsPublic?: boolean;
+  /**
+   * Proxies whose X-Forwarded-For is believed for `req.ip` (rate-limit buckets, login delays, the address the
+   * gateway forwards). Defaults to env `TRUST_PROXY` (see trust-proxy.ts); none when unset.
+   */
+  trustProxy?: TrustProxy;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
@@ -27,12 +34,14 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 export function createHttpApp(opts: HttpAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', 'loopback');
+  app.set('trust proxy', opts.trustProxy ?? parseTrustProxy(process.env.TRUST_PROXY));
   app.set('query parser', 'simple');
   const service = opts.service ?? (opts.logger.bindings() as { service?: unknown }).service;
   if (typeof service === 'string') setMetricsService(service);
 
   app.use((req, res, next) => {
+    // No response of the suite is to be content-sniffed: downloads declare their type, errors are JSON.
+    res.setHeader('X-Content-Type-Options', 'nosniff');
     const incoming = req.header('x-request-id');
     const id = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.setHeader('x-request-id', id);
@@ -44,6 +53,10 @@ export function createHttpApp(opts: HttpAppOptions): Express {
       logger: opts.logger,
       genReqId: (_req, res) => String(res.getHeader('x-request-id')),
       autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' || req.url === '/metrics' },
+      // Credentials in URLs (`_jwt`, `uploadkey`, signatures...) never reach a log line.
+      serializers: {
+        req: (req: { url?: string; query?: unknown }) => ({ ...req, url: req.url && redactUrl(req.url), query: redactQuery(req.query) }),
+      },
       customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
     }),
   );
@@ -64,7 +77,9 @@ export function createHttpApp(opts: HttpAppOptions): Express {
     res.status(ok ? 200 : 503).json({ status: ok ? 'ok' : 'unavailable', checks });
   });
 
+  app.use(rejectNulInTarget);
   app.use(express.json({ limit: opts.jsonLimit ?? '1mb', type: ['application/json', 'application/*+json'] }));
+  app.use(rejectNulInBody);
   return app;
 }
 

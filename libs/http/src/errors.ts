@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { AppError, type ErrorKind, isAppError } from '@dam/errors';
-import type { Logger } from '@dam/logging';
+import { redactUrl, type Logger } from '@dam/logging';
 
 const STATUS: Record<ErrorKind, number> = {
   BAD_REQUEST: 400,
@@ -73,7 +73,7 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
     const mapped = mapError(err);
     if (mapped.errorId) {
-      logger.error({ err, error_id: mapped.errorId, method: req.method, url: req.originalUrl }, 'unexpected error');
+      logger.error({ err, error_id: mapped.errorId, method: req.method, url: redactUrl(req.originalUrl) }, 'unexpected error');
     }
     if (res.headersSent) {
       // Mid-stream failure: the status is gone, so cut the connection rather than send a truncated body as whole.

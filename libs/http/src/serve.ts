@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
 import type { Logger } from '@dam/logging';
 
@@ -17,9 +18,35 @@ export interface Served {
   close(): Promise<void>;
 }
 
+const PARSER_ERRORS: Record<string, [number, string, string, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large', 'HEADERS_TOO_LARGE', 'The request headers are too large'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout', 'REQUEST_TIMEOUT', 'The request took too long to arrive'],
+};
+
+/**
+ * Requests Node's HTTP parser refuses (bad Content-Length, oversized headers, malformed request lines) never
+ * reach express: answer them with the contract's error body instead of Node's bare `400 Bad Request`.
+ */
+export function answerParserErrors(server: Server, logger?: Logger): void {
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const [status, reason, code, message] = PARSER_ERRORS[err.code ?? ''] ?? [400, 'Bad Request', 'BAD_REQUEST', 'The request is malformed'];
+    logger?.debug({ code: err.code }, 'malformed request refused by the HTTP parser');
+    const body = JSON.stringify({ error: { code, message } });
+    socket.end(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
+}
+
 /** Listens and installs SIGTERM/SIGINT handling: stop taking work, finish in-flight requests, close, exit. */
 export async function serve(app: Express, opts: ServeOptions): Promise<Served> {
   const server = app.listen(opts.port, opts.host);
+  answerParserErrors(server, opts.logger);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);

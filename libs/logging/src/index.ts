@@ -3,6 +3,7 @@ import { trace } from '@opentelemetry/api';
 import pino, { type Logger, type LoggerOptions } from 'pino';
 
 export type { Logger } from 'pino';
+export { redactQuery, redactUrl, REDACTED } from './redact';
 
 interface RequestContext {
   requestId: string;
@@ -42,7 +43,19 @@ export function createLogger(opts: { service: string; level?: string; destinatio
     formatters: { level: (label) => ({ level: label }) },
     mixin: correlation,
     redact: {
-      paths: ['req.headers.authorization', 'req.headers["x-service-api-key"]', 'req.headers["x-dam-principal-sig"]', '*.password'],
+      paths: [
+        'req.headers.authorization',
+        'req.headers.cookie',
+        'req.headers["x-service-api-key"]',
+        'req.headers["x-upload-key"]',
+        'req.headers["x-dam-service-token"]',
+        'res.headers["set-cookie"]',
+        '*.password',
+        '*.jwt',
+        '*.uploadkey',
+        '*.api_key',
+        '*.secret',
+      ],
       censor: '[redacted]',
     },
   };

@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { createLogger, runWithRequestId } from '../src';
+import { createLogger, redactQuery, redactUrl, runWithRequestId } from '../src';
 
 function capture() {
   const lines: Record<string, unknown>[] = [];
@@ -27,5 +27,22 @@ describe('createLogger', () => {
     const log = createLogger({ service: 'svc', destination });
     log.info({ req: { headers: { authorization: 'Bearer secret' } } }, 'r');
     expect(JSON.stringify(lines[0])).not.toContain('secret');
+  });
+});
+
+describe('redactUrl', () => {
+  it('hides the values of credential parameters, whatever their case or escaping', () => {
+    expect(redactUrl('/api/v1/auth/validate?_jwt=eyJ.a.b')).toBe('/api/v1/auth/validate?_jwt=[redacted]');
+    expect(redactUrl('/up?UploadKey=k1&name=a&%5Fjwt=x#frag')).toBe('/up?UploadKey=[redacted]&name=a&%5Fjwt=[redacted]#frag');
+    expect(redactUrl('/d?key=original&signature=abc&expires=1')).toBe('/d?key=original&signature=[redacted]&expires=1');
+    expect(redactUrl('/plain/path')).toBe('/plain/path');
+    expect(redactQuery({ _jwt: 'x', n: '1' })).toEqual({ _jwt: '[redacted]', n: '1' });
+  });
+
+  it('hides upload keys, service tokens and cookies in logged headers', () => {
+    const { lines, destination } = capture();
+    const log = createLogger({ service: 'svc', destination });
+    log.info({ req: { headers: { 'x-upload-key': 'uk-secret', 'x-dam-service-token': 'st-secret', cookie: 'c-secret' } } }, 'r');
+    expect(JSON.stringify(lines[0])).not.toMatch(/secret/);
   });
 });

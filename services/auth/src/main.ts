@@ -20,7 +20,7 @@ async function main(): Promise<void> {
     logger.info(
       { group_id: boot.group_id, admin_user_id: boot.admin_user_id, admin_email: config.ADMIN_EMAIL },
       isDefaultAdmin(config)
-        ? 'created group 1 and its ADMIN with the local defaults admin@example.com / admin-password: change them'
+        ? 'created group 1 and its ADMIN with the documented local default email and password (README): change them'
         : 'created group 1 and its ADMIN from ADMIN_EMAIL / ADMIN_PASSWORD',
     );
   }

@@ -1,0 +1,157 @@
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { createLogger } from '@dam/logging';
+import { answerParserErrors, createHttpApp, finishApp, parseTrustProxy, rejectNul, type TrustProxy } from '../src';
+
+/** An app with a few routes, its log lines captured; `fn` gets its base URL. */
+async function withApp(fn: (base: string, logs: string[]) => Promise<void>, trustProxy?: TrustProxy): Promise<void> {
+  const logs: string[] = [];
+  const logger = createLogger({
+    service: 'test',
+    level: 'debug',
+    destination: new Writable({
+      write: (chunk: Buffer, _e, cb) => {
+        logs.push(chunk.toString());
+        cb();
+      },
+    }),
+  });
+  const app = createHttpApp({ logger, ...(trustProxy === undefined ? {} : { trustProxy }) });
+  app.post('/things/:id', (req, res) => {
+    res.json({ id: req.params.id, body: req.body as unknown });
+  });
+  app.get('/ip', (req, res) => {
+    res.json({ ip: req.ip });
+  });
+  app.get('/boom', () => {
+    throw new Error('kaboom');
+  });
+  finishApp(app, logger);
+  const server = app.listen(0, '127.0.0.1');
+  answerParserErrors(server);
+  await new Promise((r) => server.once('listening', r));
+  try {
+    await fn(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, logs);
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+}
+
+const json = { 'content-type': 'application/json' };
+const errorOf = async (res: Response) => ((await res.json()) as { error: { code: string; details?: Array<{ path: string }> } }).error;
+
+/** Sends `raw` bytes as a request and returns the whole answer. */
+function rawRequest(base: string, raw: string): Promise<string> {
+  const { port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), '127.0.0.1', () => socket.write(raw));
+    let answer = '';
+    socket.on('data', (d) => (answer += d.toString()));
+    socket.on('end', () => resolve(answer));
+    socket.on('error', reject);
+  });
+}
+
+describe('NUL characters', () => {
+  it('answers 400 VALIDATION_FAILED for a NUL in any JSON string or key, naming where', async () => {
+    await withApp(async (base) => {
+      let res = await fetch(`${base}/things/a`, { method: 'POST', headers: json, body: JSON.stringify({ name: 'ok', tags: ['x', 'a\u0000b'] }) });
+      expect(res.status).toBe(400);
+      expect(await errorOf(res)).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'tags.1' }] });
+      res = await fetch(`${base}/things/a`, { method: 'POST', headers: json, body: JSON.stringify({ ['k\u0000']: 1 }) });
+      expect(res.status).toBe(400);
+      res = await fetch(`${base}/things/a`, { method: 'POST', headers: json, body: JSON.stringify({ name: 'ok' }) });
+      expect(res.status).toBe(200);
+    });
+  });
+
+  it('answers 400 for %00 in a path parameter or the query', async () => {
+    await withApp(async (base) => {
+      let res = await fetch(`${base}/things/a%00b`, { method: 'POST', headers: json, body: '{}' });
+      expect(res.status).toBe(400);
+      expect(await errorOf(res)).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'path' }] });
+      res = await fetch(`${base}/ip?x=%00`);
+      expect(res.status).toBe(400);
+      expect(await errorOf(res)).toMatchObject({ details: [{ path: 'query' }] });
+    });
+  });
+
+  it('gives multipart receivers the same check', () => {
+    expect(() => rejectNul('a\u0000.png', 'files.0.name')).toThrow(expect.objectContaining({ code: 'VALIDATION_FAILED' }));
+    expect(() => rejectNul('a.png', 'files.0.name')).not.toThrow();
+  });
+});
+
+describe('response headers', () => {
+  it('sends X-Content-Type-Options: nosniff on every response, errors included', async () => {
+    await withApp(async (base) => {
+      for (const path of ['/healthz', '/ip', '/nowhere', '/boom']) {
+        expect((await fetch(`${base}${path}`)).headers.get('x-content-type-options')).toBe('nosniff');
+      }
+    });
+  });
+});
+
+describe('client address', () => {
+  it('ignores a client-supplied X-Forwarded-For by default', async () => {
+    await withApp(async (base) => {
+      const res = await fetch(`${base}/ip`, { headers: { 'x-forwarded-for': '198.51.100.9' } });
+      expect(((await res.json()) as { ip: string }).ip).toBe('127.0.0.1');
+    });
+  });
+
+  it('believes exactly the configured number of proxy hops', async () => {
+    await withApp(async (base) => {
+      // One trusted hop (us, the "proxy" on loopback): the address it appended is the client's; the
+      // client's own claim before it is not.
+      const res = await fetch(`${base}/ip`, { headers: { 'x-forwarded-for': '10.9.9.9, 198.51.100.9' } });
+      expect(((await res.json()) as { ip: string }).ip).toBe('198.51.100.9');
+    }, 1);
+  });
+
+  it('parses TRUST_PROXY', () => {
+    expect(parseTrustProxy(undefined)).toBe(false);
+    expect(parseTrustProxy('')).toBe(false);
+    expect(parseTrustProxy('false')).toBe(false);
+    expect(parseTrustProxy('0')).toBe(false);
+    expect(parseTrustProxy('2')).toBe(2);
+    expect(parseTrustProxy('10.0.0.0/8, loopback')).toEqual(['10.0.0.0/8', 'loopback']);
+    expect(() => parseTrustProxy('true')).toThrow(/hop count/);
+  });
+});
+
+describe('credentials in logs', () => {
+  it('logs no JWT, upload key or signature from a URL, in access and error lines', async () => {
+    await withApp(async (base, logs) => {
+      await fetch(`${base}/ip?_jwt=eyJSECRETJWT&n=1`);
+      await fetch(`${base}/boom?uploadkey=SECRETUPLOADKEY&signature=SECRETSIG`);
+      await fetch(`${base}/ip`, { headers: { authorization: 'Bearer SECRETBEARER', 'x-service-api-key': 'SECRETAPIKEY', 'x-upload-key': 'SECRETUK' } });
+      await new Promise((r) => setTimeout(r, 50));
+      const all = logs.join('');
+      expect(all).toContain('/ip?_jwt=[redacted]&n=1');
+      expect(all).toContain('kaboom');
+      expect(all).not.toMatch(/SECRET/);
+    });
+  });
+});
+
+describe('requests refused by the HTTP parser', () => {
+  it('answers a malformed Content-Length with the contract error body', async () => {
+    await withApp(async (base) => {
+      const answer = await rawRequest(base, 'POST /things/a HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n');
+      expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+      expect(answer).toMatch(/content-type: application\/json/i);
+      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({ error: { code: 'BAD_REQUEST', message: expect.any(String) } });
+    });
+  });
+
+  it('answers oversized headers with 431 and the contract error body', async () => {
+    await withApp(async (base) => {
+      const answer = await rawRequest(base, `GET /ip HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+      expect(answer).toMatch(/^HTTP\/1\.1 431 /);
+      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).error.code).toBe('HEADERS_TOO_LARGE');
+    });
+  });
+});
