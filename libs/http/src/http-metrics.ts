@@ -63,8 +63,8 @@ export function isLoopbackAddress(ip: string | undefined): boolean {
 
 /**
  * `GET /metrics` for loopback callers only, unless `publicMetrics`. `req.ip` honours X-Forwarded-For only
- * from a loopback proxy ('trust proxy' = loopback), so a public request relayed by a local reverse proxy is
- * refused while a direct local scrape is answered. Refused callers get the ordinary 404 of an unknown route.
+ * from the proxies TRUST_PROXY names: behind a local reverse proxy, set it (e.g. `loopback`) so a public
+ * request it relays is refused while a direct local scrape is answered. Refused callers get the ordinary 404 of an unknown route.
  */
 export function metricsRoute(publicMetrics: boolean): RequestHandler {
   const handler = metricsHandler();

@@ -9,7 +9,7 @@ import { createHttpApp, finishApp, isLoopbackAddress, setMetricsRoute } from '..
 const logger = createLogger({ service: 'http-test', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
 
 async function withServer(fn: (base: string) => Promise<void>, metricsPublic = false) {
-  const app = createHttpApp({ logger, metricsPublic });
+  const app = createHttpApp({ logger, metricsPublic, trustProxy: ['loopback'] });
   const router = Router();
   router.get('/api/v1/assets/:id/data', (req, res) => {
     res.json({ id: req.params.id });
@@ -67,7 +67,7 @@ describe('GET /metrics and the request histogram', () => {
 
   it('refuses a caller that is not on loopback with the 404 of an unknown route', async () => {
     await withServer(async (base) => {
-      // 'trust proxy' is loopback: a forwarded request from a local reverse proxy has the client's address.
+      // TRUST_PROXY=loopback: a forwarded request from a local reverse proxy has the client's address.
       const refused = await scrape(base, { 'x-forwarded-for': '203.0.113.7' });
       expect(refused.status).toBe(404);
       expect(JSON.parse(refused.body)).toEqual({ error: { code: 'ROUTE_NOT_FOUND', message: 'No route for GET /metrics' } });

@@ -1,4 +1,4 @@
-import { parseRange } from '../src/range';
+import { parseRange, rangeUnlessChanged } from '../src/range';
 
 describe('parseRange', () => {
   const size = 1000;
@@ -15,11 +15,14 @@ describe('parseRange', () => {
     ['bytes=0-1,5-6', { kind: 'full' }],
     ['bytes=1000-', { kind: 'unsatisfiable' }],
     ['bytes=1000-1001', { kind: 'unsatisfiable' }],
-    ['bytes=5-2', { kind: 'unsatisfiable' }],
     ['bytes=-0', { kind: 'unsatisfiable' }],
-    ['bytes=-', { kind: 'unsatisfiable' }],
-    ['bytes=abc', { kind: 'unsatisfiable' }],
-    ['bytes=', { kind: 'unsatisfiable' }],
+    // Syntactically invalid: ignored, the full body (RFC 9110 §14.2), never 416.
+    ['bytes=5-2', { kind: 'full' }],
+    ['bytes=-', { kind: 'full' }],
+    ['bytes=abc', { kind: 'full' }],
+    ['bytes=', { kind: 'full' }],
+    ['bytes 0-5', { kind: 'full' }],
+    ['bytes=1-x', { kind: 'full' }],
   ])('%s', (header, expected) => {
     expect(parseRange(header, size)).toEqual(expected);
   });
@@ -27,5 +30,14 @@ describe('parseRange', () => {
   it('refuses any range of an empty representation', () => {
     expect(parseRange('bytes=0-', 0)).toEqual({ kind: 'unsatisfiable' });
     expect(parseRange('bytes=-1', 0)).toEqual({ kind: 'unsatisfiable' });
+  });
+
+  it('applies If-Range only while the strong entity tag still matches', () => {
+    expect(rangeUnlessChanged('bytes=0-1', undefined, '"e1"')).toBe('bytes=0-1');
+    expect(rangeUnlessChanged('bytes=0-1', '"e1"', '"e1"')).toBe('bytes=0-1');
+    expect(rangeUnlessChanged('bytes=0-1', '"e0"', '"e1"')).toBeUndefined();
+    expect(rangeUnlessChanged('bytes=0-1', 'W/"e1"', '"e1"')).toBeUndefined();
+    expect(rangeUnlessChanged('bytes=0-1', 'Sat, 01 Jan 2000 00:00:00 GMT', '"e1"')).toBeUndefined();
+    expect(rangeUnlessChanged(undefined, '"e1"', '"e1"')).toBeUndefined();
   });
 });

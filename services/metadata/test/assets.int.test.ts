@@ -199,6 +199,50 @@ describe('GET /api/v1/assets/:id/content/:key/download', () => {
     expect(res.headers.get('content-range')).toBe('bytes */20');
   });
 
+  it('ignores a syntactically invalid Range and sends the whole content (RFC 9110 §14.2)', async () => {
+    for (const range of ['bytes=abc', 'bytes=5-2', 'bytes=-']) {
+      const res = await get({ range });
+      expect({ range, status: res.status, body: await res.text() }).toEqual({ range, status: 200, body: content.toString() });
+    }
+  });
+
+  it('honours If-Range: the range while the ETag matches, the whole content once it does not', async () => {
+    const same = await get({ range: 'bytes=2-5', 'if-range': `"${md5}"` });
+    expect(same.status).toBe(206);
+    expect(await same.text()).toBe('2345');
+    const changed = await get({ range: 'bytes=2-5', 'if-range': '"an-older-version"' });
+    expect(changed.status).toBe(200);
+    expect(await changed.text()).toBe(content.toString());
+  });
+
+  it('sends nosniff with every download', async () => {
+    const res = await get({}, '?delivery=display');
+    await res.arrayBuffer();
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('content-security-policy')).toBeNull(); // text/plain is passive
+  });
+
+  it('serves XML, SVG and HTML only as inert attachments, even with delivery=display', async () => {
+    for (const [name, type, body] of [
+      ['feed.xml', 'application/xml', '<?xml version="1.0"?><x:script xmlns:x="http://www.w3.org/1999/xhtml">alert(1)</x:script>'],
+      ['logo.svg', 'image/svg+xml', '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'],
+      ['page.html', 'text/html', '<script>alert(1)</script>'],
+    ] as const) {
+      const bytes = Buffer.from(body);
+      const f = file({ name, content_type: type, size: bytes.length, checksum: createHash('md5').update(bytes).digest('hex') });
+      await h.storage.putBuffer(f.object_key, bytes, { contentType: type });
+      expect((await create({ files: [f] })).status).toBe(201);
+      const res = await signedFetch(`${h.url}/api/v1/assets/${f.id}/content/original/download?delivery=display`, admin);
+      expect(await res.text()).toBe(body);
+      expect({
+        name,
+        disposition: res.headers.get('content-disposition'),
+        csp: res.headers.get('content-security-policy'),
+        nosniff: res.headers.get('x-content-type-options'),
+      }).toEqual({ name, disposition: `attachment; filename="${name}"`, csp: "default-src 'none'; sandbox", nosniff: 'nosniff' });
+    }
+  });
+
   it('answers If-None-Match with 304', async () => {
     const res = await get({ 'if-none-match': `"${md5}"` });
     expect(res.status).toBe(304);

@@ -4,7 +4,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { principalOf } from '@dam/auth-tokens';
 import { notFound, rangeNotSatisfiable } from '@dam/errors';
-import { parseRange, parsed, validate } from '@dam/http';
+import { parseRange, parsed, rangeUnlessChanged, safeDisposition, validate } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import { isNotFoundError, ObjectNotFoundError, type Storage } from '@dam/storage';
 import { conversionNotFound } from '../domain/asset.errors';
@@ -36,18 +36,20 @@ export function downloadRoutes(reader: AssetReader, storage: Storage, logger: Lo
       etag = stat.etag;
     }
     const quoted = `"${etag}"`;
+    // HTML, XML, SVG and scripts are always attachments, with a sandboxing CSP (they would run on our origin).
+    const disposition = safeDisposition(res, target.contentType, query.delivery === 'display' ? 'inline' : 'attachment');
     res.set({
       'Content-Type': target.contentType,
       ETag: quoted,
       'Accept-Ranges': 'bytes',
-      'Content-Disposition': contentDisposition(query.delivery === 'display' ? 'inline' : 'attachment', target.fileName),
+      'Content-Disposition': contentDisposition(disposition, target.fileName),
       'Cache-Control': 'private, no-cache',
     });
     if (etagMatches(req.header('if-none-match'), quoted)) {
       res.status(304).end();
       return;
     }
-    const range = parseRange(req.header('range'), size);
+    const range = parseRange(rangeUnlessChanged(req.header('range'), req.header('if-range'), quoted), size);
     if (range.kind === 'unsatisfiable') throw rangeNotSatisfiable(size);
 
     let body: Readable;
