@@ -8,11 +8,9 @@ import {
   type Principal,
   type ServiceSigner,
 } from '@dam/auth-tokens';
-import { rateLimited } from '@dam/errors';
-import { createHttpApp, finishApp, setMetricsRoute } from '@dam/http';
+import { createEdgeLimits, createHttpApp, finishApp, setMetricsRoute, type Budget } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import { createProxy } from './adapters/http-proxy';
-import { RateLimiter } from './domain/rate-limiter';
 import { resolveRoute, type Upstream } from './domain/route-table';
 import { openApiRoutes } from './http/openapi.routes';
 
@@ -26,7 +24,11 @@ export interface GatewayAppDeps {
   readinessUpstreams?: readonly Upstream[];
   upstreamTimeoutMs?: number;
   /** Requests per minute and burst per caller (user, API key, or address before login); 0 turns it off. */
-  rateLimit?: { perMinute: number; burst: number };
+  rateLimit?: Budget;
+  /** Every request per client address, before its credentials are checked; 0 turns it off. */
+  addressRateLimit?: Budget;
+  /** Failed authentications per client address before it is refused without a lookup; 0 turns it off. */
+  authFailureLimit?: Budget;
   /** How long a JWT user's status from auth is reused (the delay before disabling a user takes effect). */
   userStatusTtlMs?: number;
 }
@@ -62,15 +64,15 @@ export function createGatewayApp(deps: GatewayAppDeps): { app: Express; close():
     signer: deps.signer,
     ...(deps.userStatusTtlMs !== undefined ? { userStatusTtlMs: deps.userStatusTtlMs } : {}),
   });
-  const limiter = deps.rateLimit && deps.rateLimit.perMinute > 0 ? new RateLimiter(deps.rateLimit.perMinute, deps.rateLimit.burst) : undefined;
-  /** Throws the 429 error when `key` is over its budget; sets the budget headers either way. */
-  const spend = (key: string, res: Parameters<RequestHandler>[1]) => {
-    if (!limiter) return;
-    const decision = limiter.take(key);
-    res.setHeader('X-RateLimit-Limit', String(limiter.perMinute));
-    res.setHeader('X-RateLimit-Remaining', String(decision.remaining));
-    if (!decision.allowed) throw rateLimited(decision.retryAfterSeconds, 'Too many requests: slow down and retry after the given time');
-  };
+  const limits = createEdgeLimits({
+    ...(deps.rateLimit ? { perPrincipal: deps.rateLimit } : {}),
+    ...(deps.addressRateLimit ? { perAddress: deps.addressRateLimit } : {}),
+    ...(deps.authFailureLimit ? { authFailuresPerAddress: deps.authFailureLimit } : {}),
+  });
+  const authenticated = limits.authenticated(authenticate, (res) => {
+    const p = principalOf(res);
+    return p.key_id ? `key:${p.key_id}` : `user:${p.group_id}:${p.user_id}`;
+  });
 
   const route: RequestHandler = (req, res, next) => {
     const match = resolveRoute(req.method, req.path);
@@ -91,24 +93,25 @@ export function createGatewayApp(deps: GatewayAppDeps): { app: Express; close():
         ...(req.ip ? { clientAddress: req.ip } : {}),
       });
     if (match.rule.public) {
-      try {
-        spend(`ip:${req.ip ?? 'unknown'}`, res);
-      } catch (e) {
-        next(e);
-        return;
-      }
-      // Login and validate read the caller's own Authorization / _jwt: pass them as they are.
-      proxy.forward(req, res, next, { target, serviceName: upstream, strip: SERVICE_HEADERS, set: sign() });
+      limits.beforeAuth(req, res, (limited?: unknown) => {
+        if (limited) return next(limited);
+        try {
+          limits.spendPrincipal(`ip:${req.ip ?? 'unknown'}`, res);
+        } catch (e) {
+          return next(e);
+        }
+        // Login and validate read the caller's own Authorization / _jwt: pass them as they are.
+        proxy.forward(req, res, next, { target, serviceName: upstream, strip: SERVICE_HEADERS, set: sign() });
+      });
       return;
     }
-    void authenticate(req, res, (err?: unknown) => {
+    authenticated(req, res, (err?: unknown) => {
       if (err) {
         next(err);
         return;
       }
       try {
         const principal = principalOf(res);
-        spend(principal.key_id ? `key:${principal.key_id}` : `user:${principal.group_id}:${principal.user_id}`, res);
         requireAny(principal, match.rule.anyOf);
         proxy.forward(req, res, next, {
           target,

@@ -17,6 +17,12 @@ const schema = z.object({
   /** Per caller (user, API key, or address for login/validate); 0 turns the limit off. */
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(1200),
   RATE_LIMIT_BURST: z.coerce.number().int().positive().default(200),
+  /** Every request per client address, counted before credentials are checked; 0 turns it off. */
+  RATE_LIMIT_ADDRESS_PER_MINUTE: z.coerce.number().int().min(0).default(6000),
+  RATE_LIMIT_ADDRESS_BURST: z.coerce.number().int().positive().default(600),
+  /** Failed authentications (bad JWT or API key) per client address; beyond them it gets 429 without a lookup. */
+  AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(0).default(60),
+  AUTH_FAILURES_BURST: z.coerce.number().int().positive().default(100),
 });
 
 export type GatewayConfig = z.infer<typeof schema>;

@@ -20,6 +20,8 @@ async function main(): Promise<void> {
     },
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
     rateLimit: { perMinute: config.RATE_LIMIT_PER_MINUTE, burst: config.RATE_LIMIT_BURST },
+    addressRateLimit: { perMinute: config.RATE_LIMIT_ADDRESS_PER_MINUTE, burst: config.RATE_LIMIT_ADDRESS_BURST },
+    authFailureLimit: { perMinute: config.AUTH_FAILURES_PER_MINUTE, burst: config.AUTH_FAILURES_BURST },
     userStatusTtlMs: config.USER_STATUS_TTL_MS,
   });
   await serve(app, {

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { SERVICE_TOKEN_HEADER, createServiceVerifier, parseTrustedKeys, type ServiceCall } from '@dam/auth-tokens';
 import { createLogger } from '@dam/logging';
 import { createDatabase, freePort, serviceIdentities, startServiceProcess, type ServiceProcess } from '@dam/testing';
-import { createGatewayApp } from '../src/app';
+import { createGatewayApp, type GatewayAppDeps } from '../src/app';
 
 // Starting the auth process takes seconds on a 2-core machine.
 jest.setTimeout(60_000);
@@ -90,6 +90,7 @@ let gw: string;
 async function startGateway(
   upstreamMetadata: string,
   rateLimit?: { perMinute: number; burst: number },
+  extra: Partial<GatewayAppDeps> = {},
 ): Promise<{ server: Server; url: string }> {
   const { app } = createGatewayApp({
     ...(rateLimit ? { rateLimit } : {}),
@@ -99,6 +100,7 @@ async function startGateway(
     upstreams: { auth: auth.url, metadata: upstreamMetadata, search: upstreamMetadata, 'link-signing': upstreamMetadata },
     upstreamTimeoutMs: 5000,
     userStatusTtlMs: 0,
+    ...extra,
   });
   const server = http.createServer(app);
   return { server, url: await listen(server) };
@@ -286,5 +288,61 @@ describe('gateway proxying', () => {
     } finally {
       await new Promise((r) => limited.server.close(r));
     }
+  });
+
+  it('answers a flood of bad credentials with 429 before asking auth, whatever X-Forwarded-For says', async () => {
+    // A stand-in auth that refuses every API key and counts how often it was asked.
+    let lookups = 0;
+    const fakeAuth = http.createServer((req, res) => {
+      if (req.url?.startsWith('/internal/v1/authenticate')) lookups += 1;
+      req.resume();
+      res.writeHead(req.url?.startsWith('/healthz') ? 200 : 401, { 'content-type': 'application/json' });
+      res.end('{"error":{"code":"INVALID_API_KEY","message":"no"}}');
+    });
+    const fakeAuthUrl = await listen(fakeAuth);
+    const limited = await startGateway(metadataUrl, undefined, {
+      authFailureLimit: { perMinute: 60, burst: 5 },
+      upstreams: { auth: fakeAuthUrl, metadata: metadataUrl, search: metadataUrl, 'link-signing': metadataUrl },
+    });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 30; i += 1) {
+        const res = await fetch(`${limited.url}/api/v1/assets/abc/data`, {
+          headers: { 'x-service-api-key': `bogus-${i}`, 'x-forwarded-for': `198.51.100.${i}` },
+        });
+        await res.body?.cancel();
+        statuses.push(res.status);
+      }
+      expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
+      expect(new Set(statuses.slice(5))).toEqual(new Set([429]));
+      expect(lookups).toBe(5);
+    } finally {
+      await new Promise((r) => limited.server.close(r));
+      await new Promise((r) => fakeAuth.close(r));
+    }
+  });
+
+  it('limits every request per client address before credentials, and a spoofed X-Forwarded-For is no new bucket', async () => {
+    const limited = await startGateway(metadataUrl, undefined, { addressRateLimit: { perMinute: 60, burst: 3 } });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i += 1) {
+        const res = await fetch(`${limited.url}/api/v1/assets/abc/data`, { headers: { 'x-forwarded-for': `203.0.113.${i}` } });
+        await res.body?.cancel();
+        statuses.push(res.status);
+      }
+      expect(statuses).toEqual([401, 401, 401, 429, 429]);
+    } finally {
+      await new Promise((r) => limited.server.close(r));
+    }
+  });
+
+  it('forwards the client address it determined, not the one the client claims', async () => {
+    const jwt = await adminJwt();
+    const res = await json(
+      await fetch(`${gw}/api/v1/assets/abc/data`, { headers: { authorization: `Bearer ${jwt}`, 'x-forwarded-for': '6.6.6.6' } }),
+    );
+    expect(res.body.headers['x-forwarded-for']).toBe('127.0.0.1');
+    expect(res.body.call.clientAddress).toBe('127.0.0.1');
   });
 });

@@ -32,9 +32,9 @@ function requestHeaders(req: Request, res: Response, opts: ForwardOptions, url: 
     if (value === undefined || HOP_BY_HOP.has(name) || strip.has(name)) continue;
     out[name] = value;
   }
-  const remote = req.socket.remoteAddress ?? '';
-  const prior = req.headers['x-forwarded-for'];
-  out['x-forwarded-for'] = prior ? `${Array.isArray(prior) ? prior.join(', ') : prior}, ${remote}` : remote;
+  // The client address the gateway determined (TRUST_PROXY decides which hops count), never the client's own
+  // claim: upstreams see one address, the same one the service token carries.
+  out['x-forwarded-for'] = req.ip ?? req.socket.remoteAddress ?? '';
   out['x-forwarded-proto'] = req.protocol;
   if (req.headers.host) out['x-forwarded-host'] = req.headers.host;
   // The id this request is logged under here, so upstream logs line up with ours.

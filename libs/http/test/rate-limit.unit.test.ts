@@ -1,4 +1,4 @@
-import { RateLimiter } from '../src/domain/rate-limiter';
+import { RateLimiter } from '../src/rate-limit';
 
 describe('RateLimiter', () => {
   it('allows a burst, then refuses with the time until the next token', () => {
