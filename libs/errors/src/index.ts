@@ -10,6 +10,7 @@ export type ErrorKind =
   | 'NOT_FOUND'
   | 'CONFLICT'
   | 'PAYLOAD_TOO_LARGE'
+  | 'TIMEOUT'
   | 'RANGE_NOT_SATISFIABLE'
   | 'RATE_LIMITED'
   | 'UNAVAILABLE';
@@ -54,6 +55,10 @@ export const conflict = (code: string, message: string, details?: unknown): AppE
 
 export const payloadTooLarge = (message: string, code = 'PAYLOAD_TOO_LARGE'): AppError =>
   new AppError('PAYLOAD_TOO_LARGE', code, message);
+
+/** The client stopped sending the request (408): the connection is closed after the answer. */
+export const requestTimeout = (message: string, code = 'REQUEST_TIMEOUT'): AppError =>
+  new AppError('TIMEOUT', code, message, undefined, { Connection: 'close' });
 
 export const rangeNotSatisfiable = (size: number): AppError =>
   new AppError('RANGE_NOT_SATISFIABLE', 'RANGE_NOT_SATISFIABLE', 'The requested range cannot be satisfied', undefined, {

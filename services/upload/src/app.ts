@@ -1,10 +1,11 @@
 import type { Express, RequestHandler } from 'express';
-import { createHttpApp, finishApp, type ReadinessCheck } from '@dam/http';
+import { principalOf } from '@dam/auth-tokens';
+import { createEdgeLimits, createHttpApp, finishApp, type EdgeLimitOptions, type ReadinessCheck } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import type { Storage } from '@dam/storage';
 import type { MetadataClient } from './adapters/metadata.client';
 import type { PendingJournal } from './adapters/pending-upload.journal';
-import { uploadRoutes } from './http/upload.routes';
+import { uploaderKey, uploadRoutes } from './http/upload.routes';
 
 export interface UploadAppDeps {
   logger: Logger;
@@ -14,14 +15,32 @@ export interface UploadAppDeps {
   authenticate: RequestHandler;
   maxUploadBytes: number;
   readiness?: ReadinessCheck;
+  /** Per address before credentials, failed authentications per address, per principal (as on the gateway). */
+  limits?: EdgeLimitOptions;
+  /** No body byte for this long fails an upload with 408 (0: never). */
+  idleTimeoutMs?: number;
+  /** Uploads at once per user or API key; 429 beyond (0: no cap). */
+  maxConcurrentPerPrincipal?: number;
 }
 
 /** Builds the HTTP app from its dependencies; never listens (main.ts and tests do). */
 export function buildUploadApp(deps: UploadAppDeps): Express {
   const app = createHttpApp({ logger: deps.logger, readiness: deps.readiness });
-  app.use(uploadRoutes(
-      { storage: deps.storage, metadata: deps.metadata, journal: deps.journal, maxUploadBytes: deps.maxUploadBytes, logger: deps.logger },
-      deps.authenticate,
-    ),);
+  const limits = createEdgeLimits(deps.limits ?? {});
+  const authenticate = limits.authenticated(deps.authenticate, (res) => uploaderKey(principalOf(res)));
+  app.use(
+    uploadRoutes(
+      {
+        storage: deps.storage,
+        metadata: deps.metadata,
+        journal: deps.journal,
+        maxUploadBytes: deps.maxUploadBytes,
+        logger: deps.logger,
+        ...(deps.idleTimeoutMs ? { idleTimeoutMs: deps.idleTimeoutMs } : {}),
+        ...(deps.maxConcurrentPerPrincipal ? { maxConcurrentPerPrincipal: deps.maxConcurrentPerPrincipal } : {}),
+      },
+      authenticate,
+    ),
+  );
   return finishApp(app, deps.logger);
 }

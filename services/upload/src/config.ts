@@ -26,6 +26,19 @@ export const configSchema = z.object({
    * metadata has the asset. Live requests refresh their entries every third of it.
    */
   ORPHAN_GRACE_MS: z.coerce.number().int().min(100).default(15 * 60_000),
+  /** No byte of an upload's body for this long (while we could read) abandons it with 408; 0 = never. */
+  UPLOAD_IDLE_TIMEOUT_MS: z.coerce.number().int().min(0).default(30_000),
+  /** Uploads at once per user or API key; 429 beyond; 0 = no cap. */
+  UPLOAD_MAX_CONCURRENT_PER_PRINCIPAL: z.coerce.number().int().min(0).default(8),
+  /** Upload requests per minute and burst per user or API key; 0 turns the limit off. */
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
+  RATE_LIMIT_BURST: z.coerce.number().int().positive().default(100),
+  /** Every request per client address, counted before credentials are checked; 0 turns it off. */
+  RATE_LIMIT_ADDRESS_PER_MINUTE: z.coerce.number().int().min(0).default(3000),
+  RATE_LIMIT_ADDRESS_BURST: z.coerce.number().int().positive().default(300),
+  /** Failed authentications per client address; beyond them it gets 429 without a lookup. */
+  AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(0).default(60),
+  AUTH_FAILURES_BURST: z.coerce.number().int().positive().default(100),
   /** How often the orphan reaper looks for stale entries. */
   ORPHAN_REAP_INTERVAL_MS: z.coerce.number().int().min(100).default(60_000),
 });

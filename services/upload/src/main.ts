@@ -31,7 +31,6 @@ async function main(): Promise<void> {
     intervalMs: config.ORPHAN_REAP_INTERVAL_MS,
   });
 
-
   const app = buildUploadApp({
     logger,
     storage,
@@ -39,6 +38,13 @@ async function main(): Promise<void> {
     journal,
     authenticate: createAuthenticator({ jwtSecret: config.JWT_SECRET, authUrl: config.AUTH_URL, signer, userStatusTtlMs: config.USER_STATUS_TTL_MS }),
     maxUploadBytes: config.MAX_UPLOAD_BYTES,
+    idleTimeoutMs: config.UPLOAD_IDLE_TIMEOUT_MS,
+    maxConcurrentPerPrincipal: config.UPLOAD_MAX_CONCURRENT_PER_PRINCIPAL,
+    limits: {
+      perPrincipal: { perMinute: config.RATE_LIMIT_PER_MINUTE, burst: config.RATE_LIMIT_BURST },
+      perAddress: { perMinute: config.RATE_LIMIT_ADDRESS_PER_MINUTE, burst: config.RATE_LIMIT_ADDRESS_BURST },
+      authFailuresPerAddress: { perMinute: config.AUTH_FAILURES_PER_MINUTE, burst: config.AUTH_FAILURES_BURST },
+    },
     readiness: async () => ({
       s3: await storage.reachable(),
       nats: await natsReachable(nc),

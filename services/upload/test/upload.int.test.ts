@@ -18,7 +18,7 @@ import {
 } from '@dam/testing';
 import { httpMetadataClient } from '../src/adapters/metadata.client';
 import type { PendingJournal } from '../src/adapters/pending-upload.journal';
-import { buildUploadApp } from '../src/app';
+import { buildUploadApp, type UploadAppDeps } from '../src/app';
 import { startUploadFixtures, type UploadFixtures } from './fixtures';
 import { makePng } from './png';
 
@@ -38,7 +38,7 @@ beforeAll(async () => {
   ({ server, url } = await startUpload(MAX_UPLOAD_BYTES));
 }, 120_000);
 
-async function startUpload(maxUploadBytes: number): Promise<{ server: Server; url: string }> {
+async function startUpload(maxUploadBytes: number, extra: Partial<UploadAppDeps> = {}): Promise<{ server: Server; url: string }> {
   const s3 = testS3Config(bucket);
   const storage = createStorage({ ...s3, partSize: 5 * 1024 * 1024 });
   const app = buildUploadApp({
@@ -49,6 +49,7 @@ async function startUpload(maxUploadBytes: number): Promise<{ server: Server; ur
     // No auth service in this test: API keys would answer 503, JWTs are checked locally.
     authenticate: createAuthenticator({ jwtSecret: JWT_SECRET, authUrl: 'http://127.0.0.1:9', signer: fx.identities.signer('upload') }),
     maxUploadBytes,
+    ...extra,
   });
   const srv: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
@@ -331,6 +332,124 @@ describe('POST /api/v1/assets/new/content/original/upload', () => {
     form.append('file', new Blob([Buffer.from('x')]), 'x.txt');
     expect((await fetch(url, { method: 'POST', body: form })).status).toBe(401);
     expect((await fetch(url, { method: 'POST', headers: { authorization: 'Bearer nope' }, body: form })).status).toBe(401);
+  });
+});
+
+describe('upload limits', () => {
+  /** Sends the head of a multipart body and part of a file, then nothing more; resolves with the answer. */
+  function stalledUpload(target: string, headers: Record<string, string>): Promise<{ status: number; body: string; closedAfterMs: number }> {
+    const started = Date.now();
+    return new Promise((resolve, reject) => {
+      const boundary = 'stall-boundary';
+      const req = request(target, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(10 * 1024 * 1024) },
+      });
+      req.on('response', (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, closedAfterMs: Date.now() - started }));
+      });
+      req.on('error', reject);
+      req.write(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="slow.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+      req.write(Buffer.alloc(64 * 1024, 1)); // ...and then the client stalls
+    });
+  }
+
+  it('closes a stalled upload after the idle timeout with 408, and removes what it stored', async () => {
+    const idle = await startUpload(64 * 1024 * 1024, { idleTimeoutMs: 700 });
+    try {
+      const { gid, auth } = newCaller();
+      const answer = await stalledUpload(idle.url, auth);
+      expect(answer.status).toBe(408);
+      expect(JSON.parse(answer.body)).toEqual({ error: { code: 'UPLOAD_IDLE_TIMEOUT', message: expect.any(String) } });
+      expect(answer.closedAfterMs).toBeLessThan(10_000);
+      await waitFor(async () => (await objectsUnder(`originals/${gid}/`)).length === 0, { timeoutMs: 10_000, description: 'no object left' });
+    } finally {
+      await stopServer(idle.server);
+    }
+  });
+
+  it('answers 429 past the concurrent uploads of one principal, and serves others meanwhile', async () => {
+    const capped = await startUpload(64 * 1024 * 1024, { idleTimeoutMs: 3000, maxConcurrentPerPrincipal: 2 });
+    try {
+      const { auth } = newCaller();
+      const first = stalledUpload(capped.url, auth);
+      const second = stalledUpload(capped.url, auth);
+      await new Promise((r) => setTimeout(r, 300));
+      const form = () => {
+        const f = new FormData();
+        f.append('file', new Blob([Buffer.from('hello')]), 'hello.txt');
+        return f;
+      };
+      const third = await fetch(capped.url, { method: 'POST', headers: auth, body: form() });
+      expect(third.status).toBe(429);
+      expect(third.headers.get('retry-after')).toBe('1');
+      expect(((await third.json()) as any).error.code).toBe('RATE_LIMITED');
+      // Another user is not held back by the first one's uploads.
+      const other = await fetch(capped.url, { method: 'POST', headers: newCaller().auth, body: form() });
+      expect(other.status).toBe(200);
+      // Once the stalled ones end, the first user may upload again.
+      expect((await first).status).toBe(408);
+      expect((await second).status).toBe(408);
+      expect((await fetch(capped.url, { method: 'POST', headers: auth, body: form() })).status).toBe(200);
+    } finally {
+      await stopServer(capped.server);
+    }
+  });
+
+  it('answers a flood of bad credentials with 429 before checking them, whatever X-Forwarded-For says', async () => {
+    const limited = await startUpload(MAX_UPLOAD_BYTES, { limits: { authFailuresPerAddress: { perMinute: 60, burst: 3 } } });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 8; i += 1) {
+        const res = await fetch(limited.url, { method: 'POST', headers: { authorization: `Bearer bogus-${i}`, 'x-forwarded-for': `198.51.100.${i}` } });
+        await res.body?.cancel();
+        statuses.push(res.status);
+      }
+      expect(statuses).toEqual([401, 401, 401, 429, 429, 429, 429, 429]);
+    } finally {
+      await stopServer(limited.server);
+    }
+  });
+
+  it('limits uploads per principal and per address', async () => {
+    const limited = await startUpload(MAX_UPLOAD_BYTES, { limits: { perPrincipal: { perMinute: 60, burst: 2 }, perAddress: { perMinute: 60, burst: 4 } } });
+    try {
+      const { auth } = newCaller();
+      const send = async (headers: Record<string, string>) => {
+        const f = new FormData();
+        f.append('file', new Blob([Buffer.from('x')]), 'x.txt');
+        return (await fetch(limited.url, { method: 'POST', headers, body: f })).status;
+      };
+      expect([await send(auth), await send(auth), await send(auth)]).toEqual([200, 200, 429]);
+      // The address has 1 request left, whoever sends it.
+      const other = newCaller().auth;
+      expect([await send(other), await send(other)]).toEqual([200, 429]);
+    } finally {
+      await stopServer(limited.server);
+    }
+  });
+
+  it('answers 400 for a NUL in a file name, a field name or a field value, escaped or not', async () => {
+    const { gid, auth } = newCaller();
+    const cases: Array<[string, (f: FormData) => void]> = [
+      // In a part header busboy already refuses it as malformed; in values our check names the field.
+      ['MALFORMED_UPLOAD', (f) => f.append('file', new Blob([Buffer.from('x')]), 'a\u0000.txt')],
+      ['MALFORMED_UPLOAD', (f) => f.append('cu\u0000stom', 'x')],
+      ['VALIDATION_FAILED', (f) => f.append('custom_metadata', `{"data":{"t":"a${'\u0000'}"}}`)],
+      ['VALIDATION_FAILED', (f) => f.append('custom_metadata', '{"data":{"t":"a\\u0000b"}}')], // JSON's own escape
+    ];
+    for (const [code, add] of cases) {
+      const form = new FormData();
+      add(form);
+      form.append('file', new Blob([Buffer.from('y')]), 'y.txt');
+      const res = await fetch(url, { method: 'POST', headers: auth, body: form });
+      expect({ status: res.status, code: ((await res.json()) as any).error.code }).toEqual({ status: 400, code });
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await objectsUnder(`originals/${gid}/`)).toEqual([]);
   });
 });
 

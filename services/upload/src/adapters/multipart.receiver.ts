@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import busboy from 'busboy';
-import { malformedUpload, notMultipart } from '../domain/upload.errors';
+import { rejectNul } from '@dam/http';
+import { malformedUpload, notMultipart, uploadIdle } from '../domain/upload.errors';
 
 export interface FilePart {
   field: string;
@@ -15,6 +16,11 @@ export interface ReceiveOptions<T> {
   onFile(part: FilePart): Promise<T>;
   /** Called for each text field as it arrives; throwing fails the request at once. */
   onField(name: string, value: string): void;
+  /**
+   * No byte of the body for this long, while we were ready to read, fails the request (a stalled client
+   * must not hold memory and an S3 multipart upload forever). Off when 0 or absent.
+   */
+  idleTimeoutMs?: number;
 }
 
 export interface Received<T> {
@@ -54,18 +60,45 @@ export function receiveMultipart<T>(req: IncomingMessage, options: ReceiveOption
       });
     };
 
+    let idle: NodeJS.Timeout | undefined;
+    const stopIdle = () => clearTimeout(idle);
     const fail = (error: unknown) => {
       if (failure !== undefined) return;
       failure = error;
+      stopIdle();
       // Stop parsing and unblock every handler still reading, so they end and settle.
       req.unpipe(parser);
       for (const stream of active) stream.destroy(error instanceof Error ? error : new Error(String(error)));
       finish();
     };
 
+    const idleMs = options.idleTimeoutMs ?? 0;
+    const armIdle = () => {
+      if (idleMs <= 0 || failure !== undefined) return;
+      stopIdle();
+      idle = setTimeout(() => {
+        // Paused by back-pressure (S3 slower than the client) or bytes waiting for us: we are the slow side.
+        if (req.readableFlowing === false || req.readableLength > 0) armIdle();
+        else fail(uploadIdle(idleMs));
+      }, idleMs);
+      idle.unref();
+    };
+    armIdle();
+    req.on('data', armIdle);
+    req.on('end', stopIdle);
+
     parser.on('file', (field, stream, info) => {
       if (failure !== undefined) {
         stream.resume();
+        return;
+      }
+      try {
+        // PostgreSQL cannot store a NUL, and no file name needs one.
+        rejectNul(field, 'field');
+        rejectNul(info.filename ?? '', `${field}.filename`);
+      } catch (error) {
+        stream.resume();
+        fail(error);
         return;
       }
       active.add(stream);
@@ -82,6 +115,8 @@ export function receiveMultipart<T>(req: IncomingMessage, options: ReceiveOption
         return;
       }
       try {
+        rejectNul(name, 'field');
+        rejectNul(value, name);
         options.onField(name, value);
       } catch (error) {
         fail(error);
@@ -90,7 +125,10 @@ export function receiveMultipart<T>(req: IncomingMessage, options: ReceiveOption
     parser.on('partsLimit', () => fail(malformedUpload('too many parts')));
     parser.on('fieldsLimit', () => fail(malformedUpload('too many fields')));
     parser.on('error', (error: Error) => fail(malformedUpload(error.message)));
-    parser.on('close', finish);
+    parser.on('close', () => {
+      stopIdle();
+      finish();
+    });
     req.on('close', () => {
       // The client went away before the body ended.
       if (!req.complete) fail(malformedUpload('the request was aborted'));

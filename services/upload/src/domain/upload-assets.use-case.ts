@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Principal } from '@dam/auth-tokens';
-import { unavailable } from '@dam/errors';
+import { unavailable, validationFailed } from '@dam/errors';
+import { findNul } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import { originalKey, type Storage } from '@dam/storage';
 import type { MetadataClient, RegisteredFile } from '../adapters/metadata.client';
@@ -16,6 +17,8 @@ export interface UploadDeps {
   maxUploadBytes: number;
   logger: Logger;
   journal: PendingJournal;
+  /** No body byte for this long fails the upload with 408 (see receiveMultipart). */
+  idleTimeoutMs?: number;
 }
 
 export interface UploadedFile {
@@ -35,11 +38,16 @@ export interface UploadResult {
 }
 
 function parseCustomMetadata(value: string): unknown {
+  let parsed: unknown;
   try {
-    return JSON.parse(value) as unknown;
+    parsed = JSON.parse(value) as unknown;
   } catch (error) {
     throw invalidCustomMetadata((error as Error).message);
   }
+  // A NUL written as JSON's own escape (\u0000) arrives only now; PostgreSQL cannot store it.
+  const at = findNul(parsed);
+  if (at) throw validationFailed([{ path: `custom_metadata.${at}`, message: 'must not contain a NUL character' }]);
+  return parsed;
 }
 
 /**
@@ -62,6 +70,7 @@ export async function uploadAssets(deps: UploadDeps, principal: Principal, req: 
 
   try {
     const { results } = await receiveMultipart<RegisteredFile>(req, {
+      ...(deps.idleTimeoutMs ? { idleTimeoutMs: deps.idleTimeoutMs } : {}),
       onField(name, value) {
         if (name === 'custom_metadata') customMetadata = parseCustomMetadata(value);
       },

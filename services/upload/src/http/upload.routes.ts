@@ -1,14 +1,32 @@
 import { Router, type RequestHandler } from 'express';
-import { PERMISSION, principalOf, requireAny } from '@dam/auth-tokens';
+import { PERMISSION, principalOf, requireAny, type Principal } from '@dam/auth-tokens';
 import { uploadAssets, type UploadDeps } from '../domain/upload-assets.use-case';
-import { uploadTooLarge } from '../domain/upload.errors';
+import { tooManyUploads, uploadTooLarge } from '../domain/upload.errors';
 import { outcomeOf, startUploadTimer } from './upload.metrics';
 
+/** Who an upload counts against: the API key, or the user. */
+export const uploaderKey = (p: Principal): string => (p.key_id ? `key:${p.key_id}` : `user:${p.group_id}:${p.user_id}`);
+
 /** Endpoint 2: POST {upload}/api/v1/assets/new/content/original/upload (multipart). */
-export function uploadRoutes(deps: UploadDeps, authenticate: RequestHandler): Router {
+export function uploadRoutes(deps: UploadDeps & { maxConcurrentPerPrincipal?: number }, authenticate: RequestHandler): Router {
   const router = Router();
+  const running = new Map<string, number>();
+  const maxConcurrent = deps.maxConcurrentPerPrincipal ?? 0;
   router.post('/api/v1/assets/new/content/original/upload', authenticate, async (req, res) => {
-    requireAny(principalOf(res), [PERMISSION.CREATE_ASSET]);
+    const principal = principalOf(res);
+    requireAny(principal, [PERMISSION.CREATE_ASSET]);
+    const who = uploaderKey(principal);
+    const mine = running.get(who) ?? 0;
+    if (maxConcurrent > 0 && mine >= maxConcurrent) {
+      res.setHeader('Connection', 'close'); // the body is not read: spare the client sending it
+      throw tooManyUploads(maxConcurrent);
+    }
+    running.set(who, mine + 1);
+    res.once('close', () => {
+      const left = (running.get(who) ?? 1) - 1;
+      if (left > 0) running.set(who, left);
+      else running.delete(who);
+    });
     const done = startUploadTimer();
     const declared = Number(req.header('content-length'));
     if (Number.isFinite(declared) && declared > deps.maxUploadBytes) {
