@@ -14,9 +14,14 @@ const schema = z
     JWT_TTL: z.coerce.number().int().min(60).max(30 * 86400).default(3600),
     ADMIN_EMAIL: z.email().default(DEFAULT_ADMIN_EMAIL),
     ADMIN_PASSWORD: z.string().min(8).default(DEFAULT_ADMIN_PASSWORD),
-    LOGIN_MAX_FAILURES_PER_EMAIL: z.coerce.number().int().positive().default(10),
+    /** Failed logins of one email from all addresses in a window before it answers 429 (a loose bound). */
+    LOGIN_MAX_FAILURES_PER_EMAIL: z.coerce.number().int().positive().default(100),
+    /** Failed logins from one address across all emails in a window before it answers 429. */
     LOGIN_MAX_FAILURES_PER_ADDRESS: z.coerce.number().int().positive().default(50),
     LOGIN_WINDOW_SECONDS: z.coerce.number().int().positive().default(900),
+    /** Failures of one (email, address) before its next attempt waits 1 s, then twice as long after each further failure. */
+    LOGIN_FREE_FAILURES: z.coerce.number().int().min(0).default(3),
+    LOGIN_MAX_DELAY_SECONDS: z.coerce.number().int().positive().default(900),
   })
   .superRefine((c, ctx) => {
     // Shipping the documented defaults to production would hand out the admin account.

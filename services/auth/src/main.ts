@@ -36,6 +36,8 @@ async function main(): Promise<void> {
         maxPerEmail: config.LOGIN_MAX_FAILURES_PER_EMAIL,
         maxPerAddress: config.LOGIN_MAX_FAILURES_PER_ADDRESS,
         windowSeconds: config.LOGIN_WINDOW_SECONDS,
+        freeFailures: config.LOGIN_FREE_FAILURES,
+        maxDelaySeconds: config.LOGIN_MAX_DELAY_SECONDS,
       },
     }),
     {

@@ -17,21 +17,36 @@ describe('passwords', () => {
 });
 
 describe('LoginLimiter', () => {
-  it('locks an email after max failures until the window ends', () => {
+  it('delays one (email, address) progressively after the free failures, and never blocks another address', () => {
     let now = 0;
-    const l = new LoginLimiter({ maxPerEmail: 2, maxPerAddress: 100, windowSeconds: 60 }, () => now);
-    l.recordFailure('a', 'ip');
-    expect(() => l.check('a', 'ip')).not.toThrow();
-    l.recordFailure('a', 'ip');
-    expect(() => l.check('a', 'ip')).toThrow(expect.objectContaining({ kind: 'RATE_LIMITED', headers: { 'Retry-After': '60' } }));
-    expect(() => l.check('b', 'ip')).not.toThrow();
-    now = 30_000;
-    expect(() => l.check('a', 'ip')).toThrow(expect.objectContaining({ headers: { 'Retry-After': '30' } }));
-    now = 60_000;
-    expect(() => l.check('a', 'ip')).not.toThrow();
+    const l = new LoginLimiter({ maxPerEmail: 100, maxPerAddress: 100, windowSeconds: 60, freeFailures: 2, maxDelaySeconds: 8 }, () => now);
+    l.recordFailure('a', 'attacker');
+    expect(() => l.check('a', 'attacker')).not.toThrow();
+    l.recordFailure('a', 'attacker'); // the second: the next attempt waits 1 s
+    expect(() => l.check('a', 'attacker')).toThrow(expect.objectContaining({ kind: 'RATE_LIMITED', headers: { 'Retry-After': '1' } }));
+    expect(() => l.check('a', 'owner')).not.toThrow();
+    now = 1000;
+    l.recordFailure('a', 'attacker'); // 2 s
+    l.recordFailure('a', 'attacker'); // 4 s
+    l.recordFailure('a', 'attacker'); // 8 s (the cap)
+    l.recordFailure('a', 'attacker'); // still 8 s
+    expect(() => l.check('a', 'attacker')).toThrow(expect.objectContaining({ headers: { 'Retry-After': '8' } }));
+    expect(() => l.check('a', 'owner')).not.toThrow();
+    // The owner's success does not clear the attacker's pair.
+    l.recordSuccess('a', 'owner');
+    expect(() => l.check('a', 'attacker')).toThrow();
+    now = 9000;
+    expect(() => l.check('a', 'attacker')).not.toThrow();
   });
 
-  it('locks an address across emails', () => {
+  it('bounds one email over all addresses, loosely', () => {
+    const l = new LoginLimiter({ maxPerEmail: 5, maxPerAddress: 100, windowSeconds: 60 });
+    for (let i = 0; i < 5; i += 1) l.recordFailure('a', `ip${i}`);
+    expect(() => l.check('a', 'elsewhere')).toThrow(expect.objectContaining({ kind: 'RATE_LIMITED' }));
+    expect(() => l.check('b', 'elsewhere')).not.toThrow();
+  });
+
+  it('bounds an address across emails', () => {
     const l = new LoginLimiter({ maxPerEmail: 100, maxPerAddress: 3, windowSeconds: 60 });
     ['a', 'b', 'c'].forEach((e) => l.recordFailure(e, 'ip'));
     expect(() => l.check('z', 'ip')).toThrow(expect.objectContaining({ kind: 'RATE_LIMITED' }));

@@ -41,7 +41,7 @@ export async function login(deps: LoginDeps, input: { email: string; password: s
   }
   // Checked after the password so a stranger cannot learn that an account exists but is disabled.
   if (user.disabled) throw forbidden('This account is disabled', 'ACCOUNT_DISABLED');
-  deps.limiter.recordSuccess(email);
+  deps.limiter.recordSuccess(email, input.address);
   await deps.users.touchLogin(user.id);
   const { token } = signJwt({ sub: user.id, gid: user.group_id, role: user.role_id }, deps.jwtSecret, deps.jwtTtlSeconds);
   return {
