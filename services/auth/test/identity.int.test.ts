@@ -129,6 +129,21 @@ describe('API keys', () => {
     expect((await call(`${auth.url}/api/v1/api_keys`, 'POST', { name: 'x', role: 'CREATOR' }, principalHeaders(1, 1, 4))).status).toBe(403);
     expect((await call(`${auth.url}/api/v1/api_keys`, 'POST', { name: 'x', role: 'ROOT' }, admin1())).status).toBe(400);
   });
+
+  it('mints keys only for a signed-in user, never from a key and never above the minter\'s role', async () => {
+    // An ADMIN API key (it has MANAGE_USERS) may not mint, neither a weaker nor a stronger key.
+    const viaKey = principalHeaders(1, 1, 1, { via: 'api_key', key_id: 'k-admin', key_role: 'ADMIN' });
+    for (const role of ['CREATOR', 'ASSET_ADMIN']) {
+      const refused = await call(`${auth.url}/api/v1/api_keys`, 'POST', { name: 'from-key', role }, viaKey);
+      expect({ role, status: refused.status, code: refused.body.error?.code }).toEqual({ role, status: 403, code: 'API_KEY_CANNOT_MINT' });
+    }
+    // A principal holding MANAGE_USERS with a weaker role (forged or future roles) cannot mint above it.
+    const manager = principalHeaders(1, 1, 2, { permissions: [...permissionsFor(2), 'MANAGE_USERS'] });
+    const above = await call(`${auth.url}/api/v1/api_keys`, 'POST', { name: 'up', role: 'ADMIN' }, manager);
+    expect(above.status).toBe(403);
+    expect(above.body.error.code).toBe('ROLE_ABOVE_YOUR_OWN');
+    expect((await call(`${auth.url}/api/v1/api_keys`, 'POST', { name: 'same', role: 'MANAGER' }, manager)).status).toBe(201);
+  });
 });
 
 describe('groups, isolation and settings', () => {

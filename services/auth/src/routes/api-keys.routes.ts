@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
 import { z } from 'zod';
-import { API_KEY_ROLES, PERMISSION, generateApiKey, hashApiKey, principalOf, requireAny } from '@dam/auth-tokens';
-import { notFound } from '@dam/errors';
+import { API_KEY_ROLES, PERMISSION, generateApiKey, hashApiKey, principalOf, requireAny, roleIdOfKeyRole } from '@dam/auth-tokens';
+import { forbidden, notFound } from '@dam/errors';
 import { parsed, validate } from '@dam/http';
 import type { Pool } from '@dam/db';
 import { ApiKeyRepository } from '../adapters/api-key.repository';
@@ -21,6 +21,12 @@ export function apiKeyRoutes(pool: Pool): Router {
     const p = principalOf(res);
     requireAny(p, [PERMISSION.MANAGE_USERS]);
     const { body } = parsed(createSchemas, req, res);
+    // A key never mints keys: they would outlive it and could be stronger. Only a person signed in may.
+    if (p.via !== 'jwt') throw forbidden('API keys are created by a signed-in user (JWT), not with an API key', 'API_KEY_CANNOT_MINT');
+    // Never above the minter's own role (lower role ids are stronger; ASSET_ADMIN acts as ADMIN).
+    if (roleIdOfKeyRole(body.role) < p.role_id) {
+      throw forbidden(`A key of role ${body.role} would be stronger than your own role ${p.role_name}`, 'ROLE_ABOVE_YOUR_OWN');
+    }
     const key = generateApiKey();
     // Stored only as a hash: this response is the one time the key is ever seen.
     const record = await keys.insert(
