@@ -23,6 +23,8 @@ export interface AuthenticatorOptions {
 interface UserStatus {
   active: boolean;
   role_id: number;
+  /** Tokens signed with an older epoch are revoked (absent from an older auth: no revocation). */
+  token_epoch?: number;
 }
 
 const STATUS_CACHE_MAX = 10_000;
@@ -35,10 +37,10 @@ const STATUS_CACHE_MAX = 10_000;
 function userStatusLookup(opts: AuthenticatorOptions) {
   const ttlMs = opts.userStatusTtlMs ?? 10_000;
   const cache = new Map<string, { status: UserStatus | 'gone'; at: number }>();
-  return async (groupId: number, userId: number): Promise<UserStatus | 'gone' | undefined> => {
-    const key = `${groupId}:${userId}`;
+  /** Concurrent requests of one user share one lookup instead of each asking auth. */
+  const inFlight = new Map<string, Promise<UserStatus | 'gone' | undefined>>();
+  const lookup = async (key: string, groupId: number, userId: number): Promise<UserStatus | 'gone' | undefined> => {
     const cached = cache.get(key);
-    if (cached && Date.now() - cached.at < ttlMs) return cached.status;
     let status: UserStatus | 'gone';
     try {
       const path = `/internal/v1/groups/${groupId}/users/${userId}/status`;
@@ -62,6 +64,17 @@ function userStatusLookup(opts: AuthenticatorOptions) {
     cache.set(key, { status, at: Date.now() });
     return status;
   };
+  return (groupId: number, userId: number): Promise<UserStatus | 'gone' | undefined> => {
+    const key = `${groupId}:${userId}`;
+    const cached = cache.get(key);
+    if (cached && Date.now() - cached.at < ttlMs) return Promise.resolve(cached.status);
+    let pending = inFlight.get(key);
+    if (!pending) {
+      pending = lookup(key, groupId, userId).finally(() => inFlight.delete(key));
+      inFlight.set(key, pending);
+    }
+    return pending;
+  };
 }
 
 export const API_KEY_HEADER = 'x-service-api-key';
@@ -76,7 +89,7 @@ function bearer(req: Request): string | undefined {
 }
 
 /** A JWT carries only ids; permissions come from the role table so a role change applies at the next token. */
-export function principalFromJwt(token: string, secret: string): Principal {
+export function principalFromJwt(token: string, secret: string): Principal & { token_epoch: number } {
   const claims = verifyJwt(token, secret);
   const roleName = ROLE_NAMES[claims.role];
   if (!roleName) throw unauthenticated('The token is invalid', 'INVALID_TOKEN');
@@ -87,6 +100,7 @@ export function principalFromJwt(token: string, secret: string): Principal {
     role_name: roleName,
     permissions: permissionsFor(roleName),
     via: 'jwt',
+    token_epoch: claims.ep,
   };
 }
 
@@ -121,11 +135,14 @@ async function principalFromApiKey(key: string, opts: AuthenticatorOptions, requ
 export function createAuthenticator(opts: AuthenticatorOptions): RequestHandler {
   const userStatus = userStatusLookup(opts);
   const fromJwt = async (token: string): Promise<Principal> => {
-    const principal = principalFromJwt(token, opts.jwtSecret);
+    const { token_epoch: epoch, ...principal } = principalFromJwt(token, opts.jwtSecret);
     const status = await userStatus(principal.group_id, principal.user_id);
     if (status === undefined) return principal;
     if (status === 'gone') throw unauthenticated('The user of this token no longer exists', 'INVALID_TOKEN');
     if (!status.active) throw forbidden('The account is disabled', 'ACCOUNT_DISABLED');
+    if (status.token_epoch !== undefined && epoch < status.token_epoch) {
+      throw unauthenticated('The token was revoked (password changed or account disabled): log in again', 'TOKEN_REVOKED');
+    }
     const roleName = ROLE_NAMES[status.role_id];
     if (status.role_id === principal.role_id || !roleName) return principal;
     // Demoted or promoted since the token was signed: act with the current role.

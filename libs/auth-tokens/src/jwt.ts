@@ -9,9 +9,13 @@ export interface JwtInput {
   gid: number;
   /** role id */
   role: number;
+  /** The user's token epoch when signed: a later password change or disabling makes the token stale. */
+  ep?: number;
 }
 
 export interface JwtClaims extends JwtInput {
+  /** 0 for tokens signed before epochs existed. */
+  ep: number;
   jti: string;
   /** Unix seconds */
   exp: number;
@@ -22,7 +26,7 @@ export function signJwt(input: JwtInput, secret: string, ttlSeconds: number): { 
   const iat = Math.floor(Date.now() / 1000);
   const exp = iat + ttlSeconds;
   // `sub` is a string in JWT (RFC 7519 §4.1.2); verifyJwt turns it back into the integer user id.
-  const token = jwt.sign({ sub: String(input.sub), gid: input.gid, role: input.role, jti: randomUUID(), iat, exp }, secret, {
+  const token = jwt.sign({ sub: String(input.sub), gid: input.gid, role: input.role, ep: input.ep ?? 0, jti: randomUUID(), iat, exp }, secret, {
     algorithm: 'HS256',
     noTimestamp: true,
   });
@@ -50,5 +54,6 @@ export function verifyJwt(token: string, secret: string): JwtClaims {
   if (!sub || !gid || !role || typeof payload.exp !== 'number' || typeof payload.jti !== 'string') {
     throw unauthenticated('The token is invalid', 'INVALID_TOKEN');
   }
-  return { sub, gid, role, jti: payload.jti, exp: payload.exp, iat: typeof payload.iat === 'number' ? payload.iat : 0 };
+  const ep = typeof payload.ep === 'number' && Number.isSafeInteger(payload.ep) && payload.ep >= 0 ? payload.ep : 0;
+  return { sub, gid, role, ep, jti: payload.jti, exp: payload.exp, iat: typeof payload.iat === 'number' ? payload.iat : 0 };
 }

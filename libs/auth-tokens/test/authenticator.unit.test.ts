@@ -39,7 +39,7 @@ const keyPrincipal: Principal = {
 };
 
 // What the stand-in auth answers for `<group>:<user>`; absent → 404 (the user is gone).
-const userStatus: Record<string, { active: boolean; role_id: number }> = {};
+const userStatus: Record<string, { active: boolean; role_id: number; token_epoch?: number }> = {};
 let statusCalls = 0;
 
 describe('createAuthenticator', () => {
@@ -138,6 +138,45 @@ describe('createAuthenticator', () => {
       expect(await res.json()).toMatchObject({ user_id: 2, role_id: 4, via: 'jwt' });
     } finally {
       await new Promise((r) => s.server.close(r));
+    }
+  });
+
+  it('refuses a JWT signed before the user\'s current token epoch (password changed, account disabled)', async () => {
+    const who = (t: string) => fetch(`${edge.url}/who`, { headers: { authorization: `Bearer ${t}` } });
+    userStatus['3:2'] = { active: true, role_id: 4, token_epoch: 2 };
+    const stale = await who(signJwt({ sub: 2, gid: 3, role: 4, ep: 1 }, SECRET, 60).token);
+    expect(stale.status).toBe(401);
+    expect(await stale.json()).toEqual({ error: { code: 'TOKEN_REVOKED' } });
+    expect((await who(signJwt({ sub: 2, gid: 3, role: 4 }, SECRET, 60).token)).status).toBe(401); // no ep = 0
+    expect((await who(signJwt({ sub: 2, gid: 3, role: 4, ep: 2 }, SECRET, 60).token)).status).toBe(200);
+  });
+
+  it('asks auth once for many concurrent requests of one user', async () => {
+    // A slow stand-in auth: every request below arrives while the first lookup is still running.
+    let lookups = 0;
+    const slowAuth = express();
+    slowAuth.use(verifier.guard({ callers: ['gateway'], principal: 'none' }));
+    slowAuth.get('/internal/v1/groups/:gid/users/:uid/status', (_req, res) => {
+      lookups += 1;
+      setTimeout(() => res.json({ active: true, role_id: 4, token_epoch: 0 }), 500);
+    });
+    const slow = await listen(slowAuth);
+    const app = express();
+    app.get('/who', authenticator({ jwtSecret: SECRET, authUrl: slow.url, userStatusTtlMs: 0 }), (_req, res) => {
+      res.json(principalOf(res));
+    });
+    app.use(errors);
+    const s = await listen(app);
+    try {
+      const { token } = signJwt({ sub: 2, gid: 3, role: 4 }, SECRET, 60);
+      const statuses = await Promise.all(
+        Array.from({ length: 20 }, () => fetch(`${s.url}/who`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.status)),
+      );
+      expect(new Set(statuses)).toEqual(new Set([200]));
+      expect(lookups).toBe(1);
+    } finally {
+      await new Promise((r) => s.server.close(r));
+      await new Promise((r) => slow.server.close(r));
     }
   });
 

@@ -36,6 +36,28 @@ describe('GET|POST /api/v1/auth/validate', () => {
     expect((await call(`${auth.url}/api/v1/auth/validate`, 'GET', undefined, { authorization: `Bearer ${unknownUser}` })).status).toBe(401);
   });
 
+  it('revokes tokens on a password change and on disabling; validate answers the current role', async () => {
+    const u = await call(`${auth.url}/api/v1/users`, 'POST', { email: 'ep@example.com', password: 'password-1', role_id: 2 }, admin1());
+    const first = (await call(`${auth.url}/api/v1/login`, 'POST', { email: 'ep@example.com', password: 'password-1' })).body.jwt as string;
+    const validate = (t: string) => call(`${auth.url}/api/v1/auth/validate`, 'GET', undefined, { authorization: `Bearer ${t}` });
+    // Demoted: the old token is still valid, with the role the user has now.
+    await call(`${auth.url}/api/v1/users/${u.body.user_id}`, 'PATCH', { role_id: 4 }, admin1());
+    expect((await validate(first)).body).toMatchObject({ valid: true, role_id: 4 });
+    // A new password ends every token signed before it.
+    await call(`${auth.url}/api/v1/users/${u.body.user_id}`, 'PATCH', { password: 'password-2' }, admin1());
+    const revoked = await validate(first);
+    expect(revoked.status).toBe(401);
+    expect(revoked.body.error.code).toBe('TOKEN_REVOKED');
+    const status = await call(`${auth.url}/internal/v1/groups/1/users/${u.body.user_id}/status`, 'GET');
+    expect(status.body).toEqual({ active: true, role_id: 4, token_epoch: 1 });
+    const second = (await call(`${auth.url}/api/v1/login`, 'POST', { email: 'ep@example.com', password: 'password-2' })).body.jwt as string;
+    expect((await validate(second)).status).toBe(200);
+    // Disabling, then enabling again, does not bring the earlier token back.
+    await call(`${auth.url}/api/v1/users/${u.body.user_id}`, 'PATCH', { disabled: true }, admin1());
+    await call(`${auth.url}/api/v1/users/${u.body.user_id}`, 'PATCH', { disabled: false }, admin1());
+    expect((await validate(second)).body.error.code).toBe('TOKEN_REVOKED');
+  });
+
   it('a disabled user → 403', async () => {
     const u = await call(`${auth.url}/api/v1/users`, 'POST', { email: 'v@example.com', password: 'password-1', role_id: 3 }, admin1());
     const { body } = await call(`${auth.url}/api/v1/login`, 'POST', { email: 'v@example.com', password: 'password-1' });
@@ -147,6 +169,25 @@ describe('API keys', () => {
 });
 
 describe('groups, isolation and settings', () => {
+  it("does not tell a tenant's admin that an email exists in another tenant", async () => {
+    const other = await call(`${auth.url}/api/v1/groups`, 'POST', {
+      name: 'Other', admin: { email: 'owner@other.test', password: 'password-9', first_name: 'O', last_name: 'W' },
+    }, admin1());
+    expect(other.status).toBe(201);
+    const otherAdmin = principalHeaders(other.body.admin_user_id, other.body.group_id, 1);
+    // mia@example.com and admin@example.com exist in group 1: group 2's admin can create them all the same.
+    const same = await call(`${auth.url}/api/v1/users`, 'POST', { email: 'admin@example.com', password: 'other-pass-1', role_id: 3 }, otherAdmin);
+    expect(same.status).toBe(201);
+    // Within one group an email stays unique.
+    const dup = await call(`${auth.url}/api/v1/users`, 'POST', { email: 'ADMIN@example.com', password: 'x-password-1', role_id: 3 }, otherAdmin);
+    expect(dup.status).toBe(409);
+    // The password picks the account at login.
+    const asOther = await call(`${auth.url}/api/v1/login`, 'POST', { email: 'admin@example.com', password: 'other-pass-1' });
+    expect(asOther.body).toMatchObject({ user_id: same.body.user_id, role_id: 3 });
+    const asFirst = await call(`${auth.url}/api/v1/login`, 'POST', ADMIN);
+    expect(asFirst.body).toMatchObject({ user_id: 1, role_id: 1 });
+  });
+
   it('the ADMIN of group 1 creates a group with default settings; groups see nothing of each other', async () => {
     const res = await call(`${auth.url}/api/v1/groups`, 'POST', {
       name: 'Acme', admin: { email: 'boss@acme.test', password: 'password-2', first_name: 'Bo', last_name: 'Ss' },

@@ -4,7 +4,7 @@ import type { UserRecord } from '../domain/users';
 import { isUniqueViolation, offsetOf, type Db, type Page } from './db';
 
 const COLUMNS = `id, group_id, email, password_hash, first_name, last_name, role_id, disabled, preferences,
-  upload_key, access_id, created_at, updated_at`;
+  upload_key, access_id, token_epoch, created_at, updated_at`;
 
 export type NewUser = Pick<UserRecord, 'group_id' | 'email' | 'password_hash' | 'first_name' | 'last_name' | 'role_id'>;
 
@@ -17,12 +17,13 @@ export interface UserChanges {
 export class UserRepository {
   constructor(private readonly db: Db) {}
 
-  async findByEmail(email: string): Promise<UserRecord | undefined> {
+  /** Every live account of an email, oldest first: an email is unique per group only. */
+  async findAllByEmail(email: string, limit = 20): Promise<UserRecord[]> {
     const r = await this.db.query<UserRecord>(
-      `SELECT ${COLUMNS} FROM users WHERE lower(email) = lower($1) AND deleted_at IS NULL`,
-      [email],
+      `SELECT ${COLUMNS} FROM users WHERE lower(email) = lower($1) AND deleted_at IS NULL ORDER BY id LIMIT $2`,
+      [email, limit],
     );
-    return r.rows[0];
+    return r.rows;
   }
 
   /** Group scoping is part of the query: a user of another group is simply not found. */
@@ -63,15 +64,18 @@ export class UserRepository {
       );
       return r.rows[0] as UserRecord;
     } catch (err) {
-      if (isUniqueViolation(err)) throw conflict('EMAIL_TAKEN', 'A user with this email already exists');
+      if (isUniqueViolation(err)) throw conflict('EMAIL_TAKEN', 'A user with this email already exists in this group');
       throw err;
     }
   }
 
   async update(groupId: number, id: number, c: UserChanges): Promise<UserRecord | undefined> {
     const r = await this.db.query<UserRecord>(
+      // A new password or disabling the user ends every token signed before (token_epoch).
       `UPDATE users SET role_id = COALESCE($3, role_id), disabled = COALESCE($4, disabled),
-         password_hash = COALESCE($5, password_hash), updated_at = now()
+         password_hash = COALESCE($5, password_hash),
+         token_epoch = token_epoch + CASE WHEN $5::text IS NOT NULL OR ($4::boolean AND NOT disabled) THEN 1 ELSE 0 END,
+         updated_at = now()
        WHERE group_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${COLUMNS}`,
       [groupId, id, c.role_id ?? null, c.disabled ?? null, c.password_hash ?? null],
     );

@@ -12,6 +12,8 @@ export interface UserRecord {
   preferences: Record<string, unknown>;
   upload_key: string;
   access_id: string;
+  /** JWTs carry it as `ep`; bumped by a password change or disabling, which ends older tokens. */
+  token_epoch: number;
   created_at: Date;
   updated_at: Date;
 }

@@ -27,13 +27,14 @@ export function internalRoutes(pool: Pool): Router {
     res.json(apiKeyPrincipal(found.key, found.user_role_id));
   });
 
-  // The edges verify JWTs locally and ask here (briefly cached) whether the user may still act, and as which
-  // role, so disabling or demoting a user applies within seconds instead of at the token's expiry.
+  // The edges verify JWTs locally and ask here (briefly cached) whether the user may still act, as which role,
+  // and which token epoch is current, so disabling, demoting or a new password applies within seconds instead
+  // of at the token's expiry.
   router.get('/internal/v1/groups/:group_id/users/:user_id/status', validate(userStatusSchemas), async (req, res) => {
     const { params } = parsed(userStatusSchemas, req, res);
     const user = await new UserRepository(pool).findVisible(params.group_id, params.user_id);
     if (!user) throw notFound('USER_NOT_FOUND', 'User not found');
-    res.json({ active: !user.disabled, role_id: user.role_id });
+    res.json({ active: !user.disabled, role_id: user.role_id, token_epoch: user.token_epoch });
   });
 
   router.get('/internal/v1/groups/:group_id/settings', validate(settingsSchemas), async (req, res) => {

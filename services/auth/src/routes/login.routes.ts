@@ -50,11 +50,13 @@ export function loginRoutes(deps: LoginRoutesDeps): Router {
     const user = await users.findVisible(claims.gid, claims.sub);
     if (!user) throw unauthenticated('The token is invalid', 'INVALID_TOKEN');
     if (user.disabled) throw forbidden('This account is disabled', 'ACCOUNT_DISABLED');
+    if (claims.ep < user.token_epoch) throw unauthenticated('The token was revoked (password changed or account disabled)', 'TOKEN_REVOKED');
     res.json({
       valid: true,
       user_id: claims.sub,
       group_id: claims.gid,
-      role_id: claims.role,
+      // The role the user has now, not the one the token was signed with.
+      role_id: user.role_id,
       expires_at: new Date(claims.exp * 1000).toISOString(),
     });
   };

@@ -32,9 +32,18 @@ const WRONG = 'Wrong email or password';
 export async function login(deps: LoginDeps, input: { email: string; password: string; address: string }): Promise<LoginResult> {
   const email = normalizeEmail(input.email);
   deps.limiter.check(email, input.address);
-  const user = await deps.users.findByEmail(email);
-  const ok = user ? await verifyPassword(input.password, user.password_hash) : await verifyAgainstDummy(input.password);
-  if (!user || !ok) {
+  // The same email may have an account in several groups: the password picks the account (the oldest one
+  // whose password matches, should two share a password too).
+  const candidates = await deps.users.findAllByEmail(email);
+  let user: (typeof candidates)[number] | undefined;
+  for (const candidate of candidates) {
+    if (await verifyPassword(input.password, candidate.password_hash)) {
+      user = candidate;
+      break;
+    }
+  }
+  if (candidates.length === 0) await verifyAgainstDummy(input.password);
+  if (!user) {
     deps.limiter.recordFailure(email, input.address);
     // One message for both cases: the answer must not reveal which emails exist.
     throw unauthenticated(WRONG, 'INVALID_CREDENTIALS');
@@ -43,7 +52,7 @@ export async function login(deps: LoginDeps, input: { email: string; password: s
   if (user.disabled) throw forbidden('This account is disabled', 'ACCOUNT_DISABLED');
   deps.limiter.recordSuccess(email, input.address);
   await deps.users.touchLogin(user.id);
-  const { token } = signJwt({ sub: user.id, gid: user.group_id, role: user.role_id }, deps.jwtSecret, deps.jwtTtlSeconds);
+  const { token } = signJwt({ sub: user.id, gid: user.group_id, role: user.role_id, ep: user.token_epoch }, deps.jwtSecret, deps.jwtTtlSeconds);
   return {
     user_id: user.id,
     user_email: user.email,
