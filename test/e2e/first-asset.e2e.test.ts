@@ -183,6 +183,17 @@ describe('the first asset, end to end', () => {
       headers: { authorization: `Bearer ${otherJwt}` },
     });
     expect(download.status).toBe(404);
+    // Nor can it use one as its watermark: auth asks metadata whether the asset is the group's own.
+    const patch = (jwt: string) =>
+      fetch(`${suite.base}/api/v1/settings`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ conversions: { watermark_asset_id: byName('photo.png').id } }),
+      });
+    const foreign = await patch(otherJwt);
+    expect(foreign.status).toBe(400);
+    expect(await foreign.json()).toMatchObject({ error: { code: 'VALIDATION_FAILED', details: [{ path: 'conversions.watermark_asset_id' }] } });
+    expect((await patch(jwt)).status).toBe(200);
   });
 
   it('answers 401 without credentials, on both public addresses', async () => {

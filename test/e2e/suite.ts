@@ -52,8 +52,9 @@ export async function startSuite(overrides: Record<string, Record<string, string
   };
 
   try {
-    const auth = await start('auth', { DATABASE_URL: await createDatabase('e2e_auth') });
-    const metadata = await start('metadata', { DATABASE_URL: await createDatabase('e2e_metadata'), AUTH_URL: auth.url });
+    // metadata first: auth asks it about watermark assets in settings changes.
+    const metadata = await start('metadata', { DATABASE_URL: await createDatabase('e2e_metadata') });
+    const auth = await start('auth', { DATABASE_URL: await createDatabase('e2e_auth'), METADATA_URL: metadata.url });
     const [upload, , gateway] = await Promise.all([
       start('upload', { AUTH_URL: auth.url, METADATA_URL: metadata.url }),
       start('conversion', { AUTH_URL: auth.url }),

@@ -8,6 +8,7 @@ import { apiKeyRoutes } from './routes/api-keys.routes';
 import { groupRoutes } from './routes/groups.routes';
 import { internalRoutes } from './routes/internal.routes';
 import { loginRoutes } from './routes/login.routes';
+import type { AssetDirectory } from './adapters/metadata-assets.client';
 import { settingsRoutes } from './routes/settings.routes';
 import { userRoutes } from './routes/users.routes';
 
@@ -19,6 +20,9 @@ export interface AuthAppDeps {
   verifier: ServiceVerifier;
   jwtTtlSeconds: number;
   loginLimits: LoginLimits;
+  /** metadata's view of assets (settings check a watermark asset against it). */
+  assets: AssetDirectory;
+  webhookAllowHosts: readonly string[];
 }
 
 const PRINCIPAL_PATHS = ['/api/v1/users', '/api/v1/groups', '/api/v1/api_keys', '/api/v1/settings'];
@@ -54,6 +58,6 @@ export function createAuthApp(deps: AuthAppDeps): Express {
   app.use(userRoutes(deps.pool));
   app.use(groupRoutes(deps.pool));
   app.use(apiKeyRoutes(deps.pool));
-  app.use(settingsRoutes(deps.pool));
+  app.use(settingsRoutes({ pool: deps.pool, assets: deps.assets, webhookAllowHosts: deps.webhookAllowHosts }));
   return finishApp(app, deps.logger);
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { trustedKeysEnv } from '@dam/auth-tokens';
-import { baseEnv, dbEnv, jwtEnv, loadConfig } from '@dam/config';
+import { serviceKeyEnv, trustedKeysEnv } from '@dam/auth-tokens';
+import { baseEnv, dbEnv, jwtEnv, loadConfig, serviceUrl } from '@dam/config';
 
 const DEFAULT_ADMIN_EMAIL = 'admin@example.com';
 const DEFAULT_ADMIN_PASSWORD = 'admin-password';
@@ -11,6 +11,10 @@ const schema = z
     ...dbEnv,
     ...jwtEnv,
     ...trustedKeysEnv,
+    ...serviceKeyEnv('auth'),
+    METADATA_URL: serviceUrl(8091),
+    /** Hosts a webhook URL may name despite the outbound guard, plain http included (CONTRACT §11). */
+    WEBHOOK_ALLOW_HOSTS: z.string().default(''),
     JWT_TTL: z.coerce.number().int().min(60).max(30 * 86400).default(3600),
     ADMIN_EMAIL: z.email().default(DEFAULT_ADMIN_EMAIL),
     ADMIN_PASSWORD: z.string().min(8).default(DEFAULT_ADMIN_PASSWORD),

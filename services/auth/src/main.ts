@@ -1,9 +1,10 @@
 import { telemetry } from './instrument'; // must stay the first import
 import path from 'node:path';
-import { createServiceVerifier } from '@dam/auth-tokens';
+import { createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
 import { createPool, migrate } from '@dam/db';
-import { runMain, serve } from '@dam/http';
+import { parseAllowHosts, runMain, serve } from '@dam/http';
 import { createLogger } from '@dam/logging';
+import { httpAssetDirectory } from './adapters/metadata-assets.client';
 import { createAuthApp } from './app';
 import { isDefaultAdmin, loadAuthConfig } from './config';
 import { bootstrap } from './use-cases/bootstrap.use-case';
@@ -32,6 +33,8 @@ async function main(): Promise<void> {
       jwtSecret: config.JWT_SECRET,
       verifier: createServiceVerifier({ service: 'auth', trusted: config.SERVICE_TRUSTED_KEYS }),
       jwtTtlSeconds: config.JWT_TTL,
+      assets: httpAssetDirectory({ baseUrl: config.METADATA_URL, signer: createServiceSigner(config.SERVICE_KEY) }),
+      webhookAllowHosts: parseAllowHosts(config.WEBHOOK_ALLOW_HOSTS),
       loginLimits: {
         maxPerEmail: config.LOGIN_MAX_FAILURES_PER_EMAIL,
         maxPerAddress: config.LOGIN_MAX_FAILURES_PER_ADDRESS,

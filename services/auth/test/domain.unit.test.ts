@@ -78,7 +78,13 @@ describe('settings', () => {
 
 describe('config', () => {
   const gateway = generateServiceKey('gateway');
-  const base = { DATABASE_URL: 'postgres://x/y', JWT_SECRET: 'j'.repeat(16), SERVICE_TRUSTED_KEYS: JSON.stringify({ keys: [gateway.publicJwk] }) };
+  const own = generateServiceKey('auth');
+  const base = {
+    DATABASE_URL: 'postgres://x/y',
+    JWT_SECRET: 'j'.repeat(16),
+    SERVICE_TRUSTED_KEYS: JSON.stringify({ keys: [gateway.publicJwk] }),
+    SERVICE_KEY: JSON.stringify(own.privateJwk),
+  };
   it('refuses the default admin in production', () => {
     expect(() => loadAuthConfig({ ...base, NODE_ENV: 'production' })).toThrow(/ADMIN_EMAIL and ADMIN_PASSWORD/);
     expect(loadAuthConfig({ ...base, NODE_ENV: 'production', ADMIN_EMAIL: 'ops@corp.test', ADMIN_PASSWORD: 'long-secret-pw' }).PORT).toBe(8090);

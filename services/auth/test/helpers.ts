@@ -26,6 +26,9 @@ export async function migratedPool(): Promise<Pool> {
   return pool;
 }
 
+/** The assets each group has, as the stand-in for metadata reports them. */
+export const knownAssets = new Map<number, Set<string>>();
+
 /** The real app over a fresh database, bootstrapped, listening on a free port. */
 export async function startAuth(limits: Partial<LoginLimits> = {}): Promise<TestAuth> {
   const pool = await migratedPool();
@@ -37,6 +40,9 @@ export async function startAuth(limits: Partial<LoginLimits> = {}): Promise<Test
     verifier: createServiceVerifier({ service: 'auth', trusted: parseTrustedKeys(identities.trustedKeys()) }),
     jwtTtlSeconds: 3600,
     loginLimits: { maxPerEmail: 10, maxPerAddress: 50, windowSeconds: 900, ...limits },
+    // metadata's answer, as a table: group id → its asset ids (the real client is tested end to end).
+    assets: { existing: async (p, ids) => ids.filter((id) => knownAssets.get(p.group_id)?.has(id)) },
+    webhookAllowHosts: ['127.0.0.1'],
   });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));

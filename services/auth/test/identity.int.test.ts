@@ -1,7 +1,7 @@
 import { signJwt } from '@dam/auth-tokens';
 import jwt from 'jsonwebtoken';
 import { parseSigningKey, permissionsFor } from '@dam/auth-tokens';
-import { ADMIN, JWT_SECRET, asService, call, identities, principalHeaders, startAuth, unsigned, type TestAuth } from './helpers';
+import { ADMIN, JWT_SECRET, asService, call, identities, knownAssets, principalHeaders, startAuth, unsigned, type TestAuth } from './helpers';
 
 const ADMIN_PRINCIPAL = { user_id: 1, group_id: 1, role_id: 1, role_name: 'ADMIN', permissions: permissionsFor(1), via: 'jwt' as const };
 
@@ -260,6 +260,31 @@ describe('groups, isolation and settings', () => {
 
     expect((await call(`${auth.url}/api/v1/settings`, 'PATCH', {}, principalHeaders(1, 1, 2))).status).toBe(403);
     expect((await call(`${auth.url}/api/v1/settings`, 'GET', undefined, principalHeaders(1, 1, 3))).status).toBe(403);
+  });
+
+  it('refuses webhook URLs into the network and a watermark asset of another group', async () => {
+    const patch = (body: unknown) => call(`${auth.url}/api/v1/settings`, 'PATCH', body, admin1());
+    for (const url of ['https://169.254.169.254/latest/meta-data', 'https://10.0.0.5/hook', 'http://hooks.example.com/plain', 'https://localhost/x']) {
+      const res = await patch({ webhooks: { urls: ['https://hooks.example.com/ok', url] } });
+      expect({ url, status: res.status, details: res.body.error?.details }).toEqual({
+        url,
+        status: 400,
+        details: [{ path: 'webhooks.urls.1', message: expect.any(String) }],
+      });
+    }
+    // WEBHOOK_ALLOW_HOSTS (127.0.0.1 here) may be named, over plain http too.
+    expect((await patch({ webhooks: { urls: ['http://127.0.0.1:9999/hook'] } })).status).toBe(200);
+
+    const mine = 'A'.repeat(32);
+    const theirs = 'B'.repeat(32);
+    knownAssets.set(1, new Set([mine]));
+    knownAssets.set(3, new Set([theirs]));
+    const foreign = await patch({ conversions: { watermark_asset_id: theirs } });
+    expect(foreign.status).toBe(400);
+    expect(foreign.body.error.details).toEqual([{ path: 'conversions.watermark_asset_id', message: expect.any(String) }]);
+    const own = await patch({ conversions: { watermark_asset_id: mine } });
+    expect(own.status).toBe(200);
+    expect(own.body.conversions.watermark_asset_id).toBe(mine);
   });
 
   it('unknown routes → 404 contract body', async () => {

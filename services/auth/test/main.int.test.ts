@@ -7,7 +7,7 @@ jest.setTimeout(60_000);
 const env = (databaseUrl: string) => ({
   DATABASE_URL: databaseUrl,
   JWT_SECRET,
-  SERVICE_TRUSTED_KEYS: identities.trustedKeys(),
+  ...identities.env('auth'),
   OTEL_SDK_DISABLED: 'true',
 });
 

@@ -28,7 +28,8 @@ export function buildMetadataApp(deps: MetadataAppDeps): Express {
   // through the gateway, the registration of stored originals only from upload.
   const { guard } = deps.verifier;
   app.all('/internal/v1/assets', guard({ callers: ['upload'], principal: 'required' }));
-  app.all('/internal/v1/assets/exists', guard({ callers: ['upload'], principal: 'required' }));
+  // upload's orphan reaper, and auth checking a watermark asset in a settings change.
+  app.all('/internal/v1/assets/exists', guard({ callers: ['upload', 'auth'], principal: 'required' }));
   app.use('/api', guard({ callers: ['gateway'], principal: 'required' }));
   app.use(['/api', '/internal'], deps.verifier.onlyGuarded);
   app.use(internalAssetsRoutes(pgTransactions(deps.pool)));

@@ -1,16 +1,25 @@
 import { Router } from 'express';
 import { PERMISSION, principalOf, requireAny } from '@dam/auth-tokens';
-import { notFound } from '@dam/errors';
-import { parsed, validate } from '@dam/http';
+import { notFound, validationFailed, type ErrorDetail } from '@dam/errors';
+import { outboundUrlProblem, parsed, validate } from '@dam/http';
 import { withTransaction, type Pool } from '@dam/db';
+import type { AssetDirectory } from '../adapters/metadata-assets.client';
 import { SettingsRepository } from '../adapters/settings.repository';
 import { applySettingsPatch, settingsPatchSchema } from '../domain/settings';
 
 const patchSchemas = { body: settingsPatchSchema };
 const settingsNotFound = () => notFound('SETTINGS_NOT_FOUND', 'Settings not found');
 
+export interface SettingsRoutesDeps {
+  pool: Pool;
+  /** Asks metadata whether a watermark asset belongs to the caller's group. */
+  assets: AssetDirectory;
+  /** WEBHOOK_ALLOW_HOSTS: the only hosts a webhook URL may name despite the outbound guard (and over http). */
+  webhookAllowHosts: readonly string[];
+}
+
 /** Reading is MANAGE_SETTINGS too: the record carries the webhook signing secret. */
-export function settingsRoutes(pool: Pool): Router {
+export function settingsRoutes({ pool, assets, webhookAllowHosts }: SettingsRoutesDeps): Router {
   const router = Router();
 
   router.get('/api/v1/settings', async (_req, res) => {
@@ -25,6 +34,18 @@ export function settingsRoutes(pool: Pool): Router {
     const p = principalOf(res);
     requireAny(p, [PERMISSION.MANAGE_SETTINGS]);
     const { body } = parsed(patchSchemas, req, res);
+    const problems: ErrorDetail[] = [];
+    // CONTRACT §11: no webhook may point inside the network (deliveries check again after DNS).
+    (body.webhooks?.urls ?? []).forEach((url, i) => {
+      const problem = outboundUrlProblem(url, webhookAllowHosts);
+      if (problem) problems.push({ path: `webhooks.urls.${i}`, message: problem });
+    });
+    // A watermark must be an asset of this group: conversions would otherwise stamp another tenant's file.
+    const watermark = body.conversions?.watermark_asset_id;
+    if (watermark && !(await assets.existing(p, [watermark])).includes(watermark)) {
+      problems.push({ path: 'conversions.watermark_asset_id', message: 'must be an asset of your group' });
+    }
+    if (problems.length > 0) throw validationFailed(problems);
     // Row lock: two concurrent PATCHes each see the other's change instead of overwriting it.
     const next = await withTransaction(pool, async (client) => {
       const repo = new SettingsRepository(client);

@@ -1,0 +1,39 @@
+import { isForbiddenAddress, outboundUrlProblem, parseAllowHosts } from '../src/outbound-address';
+
+describe('outbound guard (CONTRACT §11)', () => {
+  it.each(['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1', '::1', '::', '::ffff:127.0.0.1', 'fd00:ec2::254', 'fe80::1', 'not-an-ip'])(
+    '%s is forbidden',
+    (ip) => expect(isForbiddenAddress(ip)).toBe(true),
+  );
+  it.each(['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111'])('%s is public', (ip) => expect(isForbiddenAddress(ip)).toBe(false));
+
+  it('refuses loopback, private and metadata destinations, credentials, other schemes and plain http', () => {
+    for (const url of [
+      'https://127.0.0.1/hook',
+      'https://[::1]/hook',
+      'https://169.254.169.254/latest/meta-data',
+      'https://10.0.0.5/x',
+      'https://[::ffff:10.0.0.5]/x',
+      'https://localhost/x',
+      'https://api.localhost/x',
+      'https://metadata.google.internal/x',
+      'https://intranet/x',
+      'http://hooks.example.com/x',
+      'https://user:pw@hooks.example.com/x',
+      'ftp://hooks.example.com/x',
+      'not a url',
+    ]) {
+      expect({ url, problem: outboundUrlProblem(url, []) }).toEqual({ url, problem: expect.any(String) });
+    }
+    expect(outboundUrlProblem('https://hooks.example.com/a', [])).toBeUndefined();
+    expect(outboundUrlProblem('https://93.184.216.34/a', [])).toBeUndefined();
+  });
+
+  it('lets allow-listed hosts through, plain http included', () => {
+    const allow = parseAllowHosts(' 127.0.0.1, LocalHost ,');
+    expect(allow).toEqual(['127.0.0.1', 'localhost']);
+    expect(outboundUrlProblem('http://127.0.0.1:9000/hook', allow)).toBeUndefined();
+    expect(outboundUrlProblem('http://localhost/hook', allow)).toBeUndefined();
+    expect(outboundUrlProblem('http://10.0.0.1/hook', allow)).toEqual(expect.any(String));
+  });
+});
