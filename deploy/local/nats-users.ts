@@ -8,9 +8,10 @@
  * The seeds stay in `$DAM_DATA/secrets/nats-users.json` (mode 0600). The config is rewritten on every run, so
  * a change of permissions in the code applies at the next `deploy/local/up` (nats.sh reloads the server).
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { generateNatsUsers, NATS_IDENTITIES, publicKeyOfSeed, renderNatsAuthorization, type NatsIdentity } from '@dam/events';
+import { writePrivate } from './private-file';
 
 const dataDir = process.env.DAM_DATA ?? path.resolve(__dirname, '../../.data');
 const secrets = path.join(dataDir, 'secrets');
@@ -18,12 +19,6 @@ const storeFile = path.join(secrets, 'nats-users.json');
 
 type Store = Partial<Record<NatsIdentity, string>>;
 
-function writePrivate(file: string, text: string): void {
-  const tmp = `${file}.tmp`;
-  writeFileSync(tmp, text, { mode: 0o600 });
-  chmodSync(tmp, 0o600);
-  renameSync(tmp, file);
-}
 
 function main(): void {
   const [conf, env] = process.argv.slice(2);

@@ -10,9 +10,10 @@
  * Restart the services after each step (deploy/local/down && up, or one by one): verifiers first after `add`,
  * the service itself after `activate`. Calls never fail in between, because both keys are trusted throughout.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { generateServiceKey, type ServiceJwk } from '@dam/auth-tokens';
+import { writePrivate } from './private-file';
 
 const SERVICES = ['gateway', 'upload', 'link-signing', 'auth', 'metadata', 'search', 'conversion', 'transcode', 'addon', 'webhook'];
 
@@ -24,13 +25,6 @@ const dataDir = process.env.DAM_DATA ?? path.resolve(__dirname, '../../.data');
 const secrets = path.join(dataDir, 'secrets');
 const storeFile = path.join(secrets, 'service-keys.json');
 
-function writePrivate(file: string, text: string): void {
-  // Written whole under a temporary name, then renamed: a crash never leaves half a key file.
-  const tmp = `${file}.tmp`;
-  writeFileSync(tmp, text, { mode: 0o600 });
-  chmodSync(tmp, 0o600);
-  renameSync(tmp, file);
-}
 
 function load(): Store {
   mkdirSync(secrets, { recursive: true, mode: 0o700 });

@@ -56,3 +56,19 @@ export const jwtEnv = {
 };
 
 export const serviceUrl = (fallbackPort: number) => z.string().url().default(`http://127.0.0.1:${fallbackPort}`);
+
+/**
+ * The request limits of a public edge (gateway, upload): per principal, per client address before
+ * credentials are checked, and failed authentications per address. 0 per minute turns one off.
+ */
+export const edgeLimitEnv = (defaults: { perMinute: number; burst: number; addressPerMinute: number; addressBurst: number }) => ({
+  /** Per caller: user or API key (on the gateway also the address, for login and validate). */
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(defaults.perMinute),
+  RATE_LIMIT_BURST: z.coerce.number().int().positive().default(defaults.burst),
+  /** Every request per client address, counted before credentials are checked. */
+  RATE_LIMIT_ADDRESS_PER_MINUTE: z.coerce.number().int().min(0).default(defaults.addressPerMinute),
+  RATE_LIMIT_ADDRESS_BURST: z.coerce.number().int().positive().default(defaults.addressBurst),
+  /** Failed authentications (bad JWT or API key) per address; beyond them it gets 429 without a lookup. */
+  AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(0).default(60),
+  AUTH_FAILURES_BURST: z.coerce.number().int().positive().default(100),
+});

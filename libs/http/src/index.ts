@@ -8,5 +8,5 @@ export { runMain } from './run-main';
 export { findNul, hasNul, rejectNul } from './nul';
 export { parseTrustProxy, type TrustProxy } from './trust-proxy';
 export { ACTIVE_CONTENT_CSP, isActiveContentType, safeDisposition } from './content-safety';
-export { createEdgeLimits, RateLimiter, type Budget, type EdgeLimitOptions, type EdgeLimits, type RateLimitDecision } from './rate-limit';
+export { createEdgeLimits, edgeLimitsFromConfig, RateLimiter, type Budget, type EdgeLimitOptions, type EdgeLimits, type RateLimitDecision } from './rate-limit';
 export { isForbiddenAddress, outboundUrlProblem, parseAllowHosts } from './outbound-address';

@@ -154,3 +154,19 @@ export function createEdgeLimits(opts: EdgeLimitOptions) {
 }
 
 export type EdgeLimits = ReturnType<typeof createEdgeLimits>;
+
+/** The limits of `edgeLimitEnv` (@dam/config) as createEdgeLimits takes them. */
+export function edgeLimitsFromConfig(c: {
+  RATE_LIMIT_PER_MINUTE: number;
+  RATE_LIMIT_BURST: number;
+  RATE_LIMIT_ADDRESS_PER_MINUTE: number;
+  RATE_LIMIT_ADDRESS_BURST: number;
+  AUTH_FAILURES_PER_MINUTE: number;
+  AUTH_FAILURES_BURST: number;
+}): Required<EdgeLimitOptions> {
+  return {
+    perPrincipal: { perMinute: c.RATE_LIMIT_PER_MINUTE, burst: c.RATE_LIMIT_BURST },
+    perAddress: { perMinute: c.RATE_LIMIT_ADDRESS_PER_MINUTE, burst: c.RATE_LIMIT_ADDRESS_BURST },
+    authFailuresPerAddress: { perMinute: c.AUTH_FAILURES_PER_MINUTE, burst: c.AUTH_FAILURES_BURST },
+  };
+}

@@ -8,7 +8,7 @@ import {
   type Principal,
   type ServiceSigner,
 } from '@dam/auth-tokens';
-import { createEdgeLimits, createHttpApp, finishApp, setMetricsRoute, type Budget } from '@dam/http';
+import { createEdgeLimits, createHttpApp, finishApp, setMetricsRoute, type EdgeLimitOptions } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import { createProxy } from './adapters/http-proxy';
 import { resolveRoute, type Upstream } from './domain/route-table';
@@ -23,12 +23,11 @@ export interface GatewayAppDeps {
   /** Upstreams whose /healthz decides our /readyz: the ones nearly every request needs. */
   readinessUpstreams?: readonly Upstream[];
   upstreamTimeoutMs?: number;
-  /** Requests per minute and burst per caller (user, API key, or address before login); 0 turns it off. */
-  rateLimit?: Budget;
-  /** Every request per client address, before its credentials are checked; 0 turns it off. */
-  addressRateLimit?: Budget;
-  /** Failed authentications per client address before it is refused without a lookup; 0 turns it off. */
-  authFailureLimit?: Budget;
+  /**
+   * Per caller (user, API key, or address for login and validate), per address before credentials are
+   * checked, and failed authentications per address; each off when absent or 0 per minute.
+   */
+  limits?: EdgeLimitOptions;
   /** How long a JWT user's status from auth is reused (the delay before disabling a user takes effect). */
   userStatusTtlMs?: number;
 }
@@ -64,11 +63,7 @@ export function createGatewayApp(deps: GatewayAppDeps): { app: Express; close():
     signer: deps.signer,
     ...(deps.userStatusTtlMs !== undefined ? { userStatusTtlMs: deps.userStatusTtlMs } : {}),
   });
-  const limits = createEdgeLimits({
-    ...(deps.rateLimit ? { perPrincipal: deps.rateLimit } : {}),
-    ...(deps.addressRateLimit ? { perAddress: deps.addressRateLimit } : {}),
-    ...(deps.authFailureLimit ? { authFailuresPerAddress: deps.authFailureLimit } : {}),
-  });
+  const limits = createEdgeLimits(deps.limits ?? {});
   const authenticated = limits.authenticated(authenticate, (res) => {
     const p = principalOf(res);
     return p.key_id ? `key:${p.key_id}` : `user:${p.group_id}:${p.user_id}`;

@@ -1,6 +1,6 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { createServiceSigner } from '@dam/auth-tokens';
-import { runMain, serve } from '@dam/http';
+import { edgeLimitsFromConfig, runMain, serve } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createGatewayApp } from './app';
 import { loadGatewayConfig } from './config';
@@ -19,9 +19,7 @@ async function main(): Promise<void> {
       'link-signing': config.LINK_SIGNING_URL,
     },
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
-    rateLimit: { perMinute: config.RATE_LIMIT_PER_MINUTE, burst: config.RATE_LIMIT_BURST },
-    addressRateLimit: { perMinute: config.RATE_LIMIT_ADDRESS_PER_MINUTE, burst: config.RATE_LIMIT_ADDRESS_BURST },
-    authFailureLimit: { perMinute: config.AUTH_FAILURES_PER_MINUTE, burst: config.AUTH_FAILURES_BURST },
+    limits: edgeLimitsFromConfig(config),
     userStatusTtlMs: config.USER_STATUS_TTL_MS,
   });
   await serve(app, {

@@ -93,7 +93,7 @@ async function startGateway(
   extra: Partial<GatewayAppDeps> = {},
 ): Promise<{ server: Server; url: string }> {
   const { app } = createGatewayApp({
-    ...(rateLimit ? { rateLimit } : {}),
+    ...(rateLimit ? { limits: { perPrincipal: rateLimit } } : {}),
     logger: createLogger({ service: 'gateway-test', level: 'silent' }),
     jwtSecret: JWT_SECRET,
     signer: identities.signer('gateway'),
@@ -301,7 +301,7 @@ describe('gateway proxying', () => {
     });
     const fakeAuthUrl = await listen(fakeAuth);
     const limited = await startGateway(metadataUrl, undefined, {
-      authFailureLimit: { perMinute: 60, burst: 5 },
+      limits: { authFailuresPerAddress: { perMinute: 60, burst: 5 } },
       upstreams: { auth: fakeAuthUrl, metadata: metadataUrl, search: metadataUrl, 'link-signing': metadataUrl },
     });
     try {
@@ -323,7 +323,7 @@ describe('gateway proxying', () => {
   });
 
   it('limits every request per client address before credentials, and a spoofed X-Forwarded-For is no new bucket', async () => {
-    const limited = await startGateway(metadataUrl, undefined, { addressRateLimit: { perMinute: 60, burst: 3 } });
+    const limited = await startGateway(metadataUrl, undefined, { limits: { perAddress: { perMinute: 60, burst: 3 } } });
     try {
       const statuses: number[] = [];
       for (let i = 0; i < 5; i += 1) {

@@ -17,7 +17,7 @@ beforeAll(async () => {
     jwtSecret: 'gw-openapi-test-jwt-secret-0123456789',
     signer: serviceIdentities().signer('gateway'),
     upstreams: { auth: dead, metadata: dead, search: dead, 'link-signing': dead },
-    rateLimit: { perMinute: 60, burst: 1 },
+    limits: { perPrincipal: { perMinute: 60, burst: 1 } },
   });
   close = gateway.close;
   server = http.createServer(gateway.app);

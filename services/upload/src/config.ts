@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { serviceKeyEnv } from '@dam/auth-tokens';
-import { baseEnv, jwtEnv, loadConfig, natsEnv, s3Env, serviceUrl } from '@dam/config';
+import { baseEnv, edgeLimitEnv, jwtEnv, loadConfig, natsEnv, s3Env, serviceUrl } from '@dam/config';
 
 const MiB = 1024 * 1024;
 
@@ -30,15 +30,7 @@ export const configSchema = z.object({
   UPLOAD_IDLE_TIMEOUT_MS: z.coerce.number().int().min(0).default(30_000),
   /** Uploads at once per user or API key; 429 beyond; 0 = no cap. */
   UPLOAD_MAX_CONCURRENT_PER_PRINCIPAL: z.coerce.number().int().min(0).default(8),
-  /** Upload requests per minute and burst per user or API key; 0 turns the limit off. */
-  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
-  RATE_LIMIT_BURST: z.coerce.number().int().positive().default(100),
-  /** Every request per client address, counted before credentials are checked; 0 turns it off. */
-  RATE_LIMIT_ADDRESS_PER_MINUTE: z.coerce.number().int().min(0).default(3000),
-  RATE_LIMIT_ADDRESS_BURST: z.coerce.number().int().positive().default(300),
-  /** Failed authentications per client address; beyond them it gets 429 without a lookup. */
-  AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(0).default(60),
-  AUTH_FAILURES_BURST: z.coerce.number().int().positive().default(100),
+  ...edgeLimitEnv({ perMinute: 600, burst: 100, addressPerMinute: 3000, addressBurst: 300 }),
   /** How often the orphan reaper looks for stale entries. */
   ORPHAN_REAP_INTERVAL_MS: z.coerce.number().int().min(100).default(60_000),
 });

@@ -1,7 +1,7 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { createAuthenticator, createServiceSigner } from '@dam/auth-tokens';
 import { connectNats, natsReachable } from '@dam/events';
-import { runMain, serve } from '@dam/http';
+import { edgeLimitsFromConfig, runMain, serve } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
 import { httpMetadataClient } from './adapters/metadata.client';
@@ -40,11 +40,7 @@ async function main(): Promise<void> {
     maxUploadBytes: config.MAX_UPLOAD_BYTES,
     idleTimeoutMs: config.UPLOAD_IDLE_TIMEOUT_MS,
     maxConcurrentPerPrincipal: config.UPLOAD_MAX_CONCURRENT_PER_PRINCIPAL,
-    limits: {
-      perPrincipal: { perMinute: config.RATE_LIMIT_PER_MINUTE, burst: config.RATE_LIMIT_BURST },
-      perAddress: { perMinute: config.RATE_LIMIT_ADDRESS_PER_MINUTE, burst: config.RATE_LIMIT_ADDRESS_BURST },
-      authFailuresPerAddress: { perMinute: config.AUTH_FAILURES_PER_MINUTE, burst: config.AUTH_FAILURES_BURST },
-    },
+    limits: edgeLimitsFromConfig(config),
     readiness: async () => ({
       s3: await storage.reachable(),
       nats: await natsReachable(nc),
