@@ -13,6 +13,7 @@ export {
   type RoleName,
 } from './roles';
 export {
+  callerKey,
   canDeleteAsset,
   canEditAsset,
   canReadAsset,

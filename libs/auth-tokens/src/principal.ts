@@ -13,6 +13,9 @@ export interface Principal {
   key_role?: string;
 }
 
+/** Who a request counts against (rate limits, concurrent uploads): the API key, or the user. */
+export const callerKey = (p: Principal): string => (p.key_id ? `key:${p.key_id}` : `user:${p.group_id}:${p.user_id}`);
+
 export const hasPermission = (p: Principal, token: string): boolean => p.permissions.includes(token);
 
 export const hasAny = (p: Principal, tokens: readonly string[]): boolean => tokens.some((t) => hasPermission(p, t));

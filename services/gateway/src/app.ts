@@ -1,6 +1,7 @@
 import type { Express, RequestHandler } from 'express';
 import {
   API_KEY_HEADER,
+  callerKey,
   SERVICE_TOKEN_HEADER,
   createAuthenticator,
   principalOf,
@@ -64,10 +65,7 @@ export function createGatewayApp(deps: GatewayAppDeps): { app: Express; close():
     ...(deps.userStatusTtlMs !== undefined ? { userStatusTtlMs: deps.userStatusTtlMs } : {}),
   });
   const limits = createEdgeLimits(deps.limits ?? {});
-  const authenticated = limits.authenticated(authenticate, (res) => {
-    const p = principalOf(res);
-    return p.key_id ? `key:${p.key_id}` : `user:${p.group_id}:${p.user_id}`;
-  });
+  const authenticated = limits.authenticated(authenticate, (res) => callerKey(principalOf(res)));
 
   const route: RequestHandler = (req, res, next) => {
     const match = resolveRoute(req.method, req.path);

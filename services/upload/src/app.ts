@@ -1,11 +1,11 @@
 import type { Express, RequestHandler } from 'express';
-import { principalOf } from '@dam/auth-tokens';
+import { callerKey, principalOf } from '@dam/auth-tokens';
 import { createEdgeLimits, createHttpApp, finishApp, type EdgeLimitOptions, type ReadinessCheck } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import type { Storage } from '@dam/storage';
 import type { MetadataClient } from './adapters/metadata.client';
 import type { PendingJournal } from './adapters/pending-upload.journal';
-import { uploaderKey, uploadRoutes } from './http/upload.routes';
+import { uploadRoutes } from './http/upload.routes';
 
 export interface UploadAppDeps {
   logger: Logger;
@@ -27,7 +27,7 @@ export interface UploadAppDeps {
 export function buildUploadApp(deps: UploadAppDeps): Express {
   const app = createHttpApp({ logger: deps.logger, readiness: deps.readiness });
   const limits = createEdgeLimits(deps.limits ?? {});
-  const authenticate = limits.authenticated(deps.authenticate, (res) => uploaderKey(principalOf(res)));
+  const authenticate = limits.authenticated(deps.authenticate, (res) => callerKey(principalOf(res)));
   app.use(
     uploadRoutes(
       {

@@ -1,11 +1,8 @@
 import { Router, type RequestHandler } from 'express';
-import { PERMISSION, principalOf, requireAny, type Principal } from '@dam/auth-tokens';
+import { PERMISSION, callerKey, principalOf, requireAny } from '@dam/auth-tokens';
 import { uploadAssets, type UploadDeps } from '../domain/upload-assets.use-case';
 import { tooManyUploads, uploadTooLarge } from '../domain/upload.errors';
 import { outcomeOf, startUploadTimer } from './upload.metrics';
-
-/** Who an upload counts against: the API key, or the user. */
-export const uploaderKey = (p: Principal): string => (p.key_id ? `key:${p.key_id}` : `user:${p.group_id}:${p.user_id}`);
 
 /** Endpoint 2: POST {upload}/api/v1/assets/new/content/original/upload (multipart). */
 export function uploadRoutes(deps: UploadDeps & { maxConcurrentPerPrincipal?: number }, authenticate: RequestHandler): Router {
@@ -15,7 +12,7 @@ export function uploadRoutes(deps: UploadDeps & { maxConcurrentPerPrincipal?: nu
   router.post('/api/v1/assets/new/content/original/upload', authenticate, async (req, res) => {
     const principal = principalOf(res);
     requireAny(principal, [PERMISSION.CREATE_ASSET]);
-    const who = uploaderKey(principal);
+    const who = callerKey(principal);
     const mine = running.get(who) ?? 0;
     if (maxConcurrent > 0 && mine >= maxConcurrent) {
       res.setHeader('Connection', 'close'); // the body is not read: spare the client sending it
