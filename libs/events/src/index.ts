@@ -1,6 +1,6 @@
 export * from './subjects';
 export * from './errors';
-export type { EventLogger } from './logger';
+export { errorFields, type EventLogger } from './logger';
 export * from './schemas/asset-data.schema';
 export * from './schemas/deletion-payload.schema';
 export * from './schemas/asset-event-envelope.schema';
@@ -16,15 +16,6 @@ export * from './schemas/schema-registry';
 export { connectNats, ensureStreams, natsReachable, streamConfigs, waitForStreams, type StreamOptions } from './nats';
 export { publishEvent, buildHeaders, type PublishOptions } from './publish';
 export { consume, DEAD_LETTER_RETRIES, type Consumer, type ConsumeOptions, type MessageContext } from './consume';
-export {
-  OUTBOX_LOCK_KEY,
-  OUTBOX_MIGRATION_SQL,
-  startOutboxRelay,
-  writeOutbox,
-  type OutboxEntry,
-  type OutboxRelay,
-  type OutboxRelayOptions,
-} from './outbox';
 export {
   NATS_IDENTITIES,
   generateNatsUsers,

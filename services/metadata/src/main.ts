@@ -1,7 +1,8 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { createServiceVerifier } from '@dam/auth-tokens';
 import { createPool, ping } from '@dam/db';
-import { connectNats, ensureStreams, natsReachable, startOutboxRelay } from '@dam/events';
+import { connectNats, ensureStreams, natsReachable } from '@dam/events';
+import { startOutboxRelay } from '@dam/outbox';
 import { runMain, serve } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { PoolClient } from '@dam/db';
-import { assetEventSubject, writeOutbox } from '@dam/events';
+import { assetEventSubject } from '@dam/events';
+import { writeOutbox } from '@dam/outbox';
 import { toAssetData, type Asset } from '../domain/asset';
 import type { AssetEventWriter } from '../domain/ports';
 

@@ -1,5 +1,6 @@
 import type { Pool, PoolClient } from '@dam/db';
 import type { AssetStatus } from '@dam/events';
+import { claimMessage } from '@dam/outbox';
 import type { Asset, NewAsset, StoredConversion } from '../domain/asset';
 import type { AssetReader, AssetStore } from '../domain/ports';
 
@@ -115,8 +116,7 @@ export class AssetRepository implements AssetStore, AssetReader {
 export class ProcessedMessagesRepository {
   constructor(private readonly db: Queryable) {}
 
-  async claim(messageId: string): Promise<boolean> {
-    const { rowCount } = await this.db.query('INSERT INTO processed_messages (id) VALUES ($1) ON CONFLICT (id) DO NOTHING', [messageId]);
-    return rowCount === 1;
+  claim(messageId: string): Promise<boolean> {
+    return claimMessage(this.db, messageId);
   }
 }

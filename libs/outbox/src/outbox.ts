@@ -3,11 +3,8 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import { currentTraceHeaders } from '@dam/telemetry';
 import type { Pool, PoolClient } from 'pg';
 import type { z } from 'zod';
-import { InvalidEventPayloadError, parsePayload } from './errors';
-import { outboxMetrics } from './events.metrics';
-import { errorFields, type EventLogger } from './logger';
-import { buildHeaders } from './publish';
-import { schemaForSubject } from './schemas/schema-registry';
+import { buildHeaders, errorFields, InvalidEventPayloadError, parsePayload, schemaForSubject, type EventLogger } from '@dam/events';
+import { outboxMetrics } from './outbox.metrics';
 
 /** Include in the owning service's migrations (the table lives in that service's database). */
 export const OUTBOX_MIGRATION_SQL = `

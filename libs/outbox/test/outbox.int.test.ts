@@ -2,19 +2,11 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { createDatabase, startNats, type TestNats } from '@dam/testing';
 import { Pool, type PoolClient } from 'pg';
-import {
-  ASSET_EVENTS,
-  assetEventSubject,
-  connectNats,
-  ensureStreams,
-  InvalidEventPayloadError,
-  OUTBOX_MIGRATION_SQL,
-  startOutboxRelay,
-  writeOutbox,
-  type OutboxRelay,
-} from '../src';
-import { fileSavedEvent } from './fixtures';
-import { captureLogger, metric, streamMessages, until } from './helpers';
+import { ASSET_EVENTS, assetEventSubject, connectNats, ensureStreams, InvalidEventPayloadError } from '@dam/events';
+// The events lib's own test fixtures: the same event shapes and stream helpers.
+import { fileSavedEvent } from '../../events/test/fixtures';
+import { captureLogger, metric, streamMessages, until } from '../../events/test/helpers';
+import { claimMessage, INBOX_MIGRATION_SQL, OUTBOX_MIGRATION_SQL, startOutboxRelay, writeOutbox, type OutboxRelay } from '../src';
 
 describe('outbox against PostgreSQL and nats-server', () => {
   let server: TestNats;
@@ -30,6 +22,7 @@ describe('outbox against PostgreSQL and nats-server', () => {
     pool = new Pool({ connectionString: await createDatabase('outbox'), max: 8 });
     await pool.query(OUTBOX_MIGRATION_SQL);
     await pool.query(OUTBOX_MIGRATION_SQL); // re-runnable
+    await pool.query(INBOX_MIGRATION_SQL);
   });
   beforeEach(async () => {
     await pool.query('TRUNCATE outbox');
@@ -156,5 +149,19 @@ describe('outbox against PostgreSQL and nats-server', () => {
     expect(await metric('outbox_published_total')).toBe(published + 1);
     expect(await metric('outbox_unpublished_rows')).toBe(0);
     expect(await metric('outbox_oldest_unpublished_age_seconds')).toBe(0);
+  });
+
+  it('claims a message id once: a redelivery inside a later transaction changes nothing', async () => {
+    const claims: boolean[] = [];
+    await inTransaction(async (c) => {
+      claims.push(await claimMessage(c, 'msg-1'));
+    }, false); // rolled back: the claim goes with it
+    await inTransaction(async (c) => {
+      claims.push(await claimMessage(c, 'msg-1'));
+    });
+    await inTransaction(async (c) => {
+      claims.push(await claimMessage(c, 'msg-1'));
+    });
+    expect(claims).toEqual([true, true, false]);
   });
 });
