@@ -6,6 +6,8 @@ export interface SeenEvent {
   type: string;
   asset_id: string;
   status: string | undefined;
+  /** The asset's version after the change (last-writer-wins for read models). */
+  version: number;
   seq: number;
 }
 
@@ -26,8 +28,8 @@ export async function watchAssetEvents(natsUrl: string, seed: string): Promise<{
   const messages = await consumer.consume();
   const done = (async () => {
     for await (const m of messages as AsyncIterable<JsMsg>) {
-      const env = m.json<{ type: string; asset_id: string; data: { status?: string } }>();
-      seen.push({ subject: m.subject, type: env.type, asset_id: env.asset_id, status: env.data.status, seq: m.seq });
+      const env = m.json<{ type: string; asset_id: string; version: number; data: { status?: string } }>();
+      seen.push({ subject: m.subject, type: env.type, asset_id: env.asset_id, status: env.data.status, version: env.version, seq: m.seq });
     }
   })();
   return {

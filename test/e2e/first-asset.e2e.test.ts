@@ -96,6 +96,9 @@ describe('the first asset, end to end', () => {
       expect(seen.map((e) => e.status)).toEqual(['NOT_READY', 'OK']);
       expect(seen[0]?.subject).toBe('assets.events.1.file-saved');
       expect(seen[1]?.subject).toBe('assets.events.1.file-processed');
+      // Each later event describes a later version of the asset.
+      expect(seen[0]?.version).toBe(1);
+      expect(seen[1]?.version).toBeGreaterThan(1);
     }
   });
 

@@ -26,6 +26,7 @@ export function fileSavedEvent(id = 'evt-1', groupId = 'g1') {
     time: '2025-01-02T03:04:05.000Z',
     group_id: groupId,
     asset_id: 'a'.repeat(32),
+    version: 1,
     data: assetData(),
   };
 }

@@ -57,6 +57,9 @@ describe('envelopes', () => {
   it('rejects a missing envelope field', () => {
     const { time: _time, ...noTime } = fileSavedEvent();
     expect(FILE_SAVED.schema.safeParse(noTime).success).toBe(false);
+    const { version: _version, ...noVersion } = fileSavedEvent();
+    expect(FILE_SAVED.schema.safeParse(noVersion).success).toBe(false);
+    expect(FILE_SAVED.schema.safeParse({ ...fileSavedEvent(), version: 0 }).success).toBe(false);
   });
 
   it('carries the deletion payload on file-deleted', () => {

@@ -52,11 +52,12 @@ describe('POST /internal/v1/assets', () => {
     await waitFor(() => events.messages.length >= 3, { description: 'three asset events' });
     await new Promise((r) => setTimeout(r, 300));
     await events.stop();
-    const seen = events.messages.map((m) => [m.payload.asset_id, m.payload.type, m.subject]);
+    const seen = events.messages.map((m) => [m.payload.asset_id, m.payload.type, m.subject, m.payload.version]);
+    // A new row is version 1; the text asset then becomes OK in the same transaction: version 2.
     expect(seen).toEqual([
-      [image.id, 'file-saved', 'assets.events.1.file-saved'],
-      [text.id, 'file-saved', 'assets.events.1.file-saved'],
-      [text.id, 'file-processed', 'assets.events.1.file-processed'],
+      [image.id, 'file-saved', 'assets.events.1.file-saved', 1],
+      [text.id, 'file-saved', 'assets.events.1.file-saved', 1],
+      [text.id, 'file-processed', 'assets.events.1.file-processed', 2],
     ]);
     const saved = FILE_SAVED.schema.parse(events.messages[0]?.payload);
     expect(saved.data.status).toBe('NOT_READY');

@@ -69,6 +69,8 @@ describe('conversion reports (dam.internal.conversions.completed)', () => {
     const event = FILE_PROCESSED.schema.parse(mine[0]?.payload);
     expect(event.data.status).toBe('OK');
     expect(event.data.conversions).toEqual({ thumb: { width: 200, height: 150, size: 1234, public: false } });
+    // Later than the file-saved of the same asset (version 1): conversions and OK each bumped it.
+    expect(event.version).toBe(3);
 
     const body = await data(id);
     expect(body.metadata).toEqual({ width: 640, height: 480 });

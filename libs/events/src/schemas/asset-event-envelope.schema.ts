@@ -2,8 +2,10 @@ import { z } from 'zod';
 import type { AssetEventType } from '../subjects';
 
 /**
- * Every message on ASSET_EVENTS: `{id, type, time, group_id, asset_id, data}` (CONTRACT §10). `id` is unique
- * per event and is also the `Nats-Msg-Id`, so subscribers dedupe on it.
+ * Every message on ASSET_EVENTS: `{id, type, time, group_id, asset_id, version, data}` (CONTRACT §10 plus
+ * `version`). `id` is unique per event and is also the `Nats-Msg-Id`, so subscribers dedupe on it. `version`
+ * is the asset's version after the change the event describes: it grows with every change of the asset, so a
+ * read model keeps, per asset, the highest version it applied and ignores anything older (last writer wins).
  */
 export function assetEventEnvelope<T extends AssetEventType, D extends z.ZodType>(type: T, data: D) {
   return z.object({
@@ -12,6 +14,7 @@ export function assetEventEnvelope<T extends AssetEventType, D extends z.ZodType
     time: z.iso.datetime({ offset: true }),
     group_id: z.string().min(1),
     asset_id: z.string().min(1),
+    version: z.number().int().positive(),
     data,
   });
 }

@@ -77,6 +77,7 @@ export async function startHarness(): Promise<Harness> {
         time: now,
         group_id: groupId,
         asset_id: assetId,
+        version: 1,
         data: {
           id: assetId,
           status: 'NOT_READY',

@@ -20,6 +20,7 @@ export class OutboxAssetEventWriter implements AssetEventWriter {
         time: new Date().toISOString(),
         group_id: String(asset.groupId),
         asset_id: asset.id,
+        version: asset.version,
         data: toAssetData(asset),
       },
     });

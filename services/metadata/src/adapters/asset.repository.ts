@@ -25,10 +25,11 @@ interface AssetRow {
   upload_time: Date;
   update_time: Date;
   deleted_at: Date | null;
+  version: string;
 }
 
 const COLUMNS = `id, group_id, creator_id, name, size, checksum, content_type, status, metadata, data, data_schema_id,
-  conversions, addons_info, errors, object_key, upload_time, update_time, deleted_at`;
+  conversions, addons_info, errors, object_key, upload_time, update_time, deleted_at, version`;
 
 function toAsset(row: AssetRow): Asset {
   return {
@@ -51,6 +52,8 @@ function toAsset(row: AssetRow): Asset {
     uploadTime: row.upload_time,
     updateTime: row.update_time,
     deletedAt: row.deleted_at,
+    // bigint arrives as a string; a row changes far fewer than 2^53 times.
+    version: Number(row.version),
   };
 }
 
@@ -89,14 +92,14 @@ export class AssetRepository implements AssetStore, AssetReader {
     metadata: Record<string, unknown>,
   ): Promise<void> {
     await this.db.query(
-      `UPDATE assets SET conversions = $3, metadata = $4, update_time = now() WHERE group_id = $1 AND id = $2`,
+      `UPDATE assets SET conversions = $3, metadata = $4, update_time = now(), version = version + 1 WHERE group_id = $1 AND id = $2`,
       [groupId, id, conversions, metadata],
     );
   }
 
   async markProcessed(groupId: number, id: string): Promise<Asset | undefined> {
     const { rows } = await this.db.query<AssetRow>(
-      `UPDATE assets SET status = 'OK', errors = NULL, update_time = now()
+      `UPDATE assets SET status = 'OK', errors = NULL, update_time = now(), version = version + 1
        WHERE group_id = $1 AND id = $2 AND status = 'NOT_READY' RETURNING ${COLUMNS}`,
       [groupId, id],
     );
@@ -105,7 +108,7 @@ export class AssetRepository implements AssetStore, AssetReader {
 
   async markFailed(groupId: number, id: string, errors: Record<string, string>): Promise<Asset | undefined> {
     const { rows } = await this.db.query<AssetRow>(
-      `UPDATE assets SET status = 'ERROR', errors = $3, update_time = now()
+      `UPDATE assets SET status = 'ERROR', errors = $3, update_time = now(), version = version + 1
        WHERE group_id = $1 AND id = $2 AND status = 'NOT_READY' RETURNING ${COLUMNS}`,
       [groupId, id, errors],
     );

@@ -31,6 +31,8 @@ export interface Asset {
   uploadTime: Date;
   updateTime: Date;
   deletedAt: Date | null;
+  /** Bumped by every change of the row; asset events carry it (last-writer-wins for read models). */
+  version: number;
 }
 
 /** What creating an asset needs: the record before any processing. */
