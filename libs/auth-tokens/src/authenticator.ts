@@ -1,5 +1,6 @@
 import type { Request, RequestHandler } from 'express';
 import { forbidden, isAppError, unauthenticated, unavailable } from '@dam/errors';
+import { authenticateResponse, internalClient, INTERNAL_PATHS, userStatusResponse, type InternalClient, type UserStatus } from '@dam/internal-api';
 import { verifyJwt } from './jwt';
 import type { Principal } from './principal';
 import { ROLE_NAMES, permissionsFor } from './roles';
@@ -20,13 +21,6 @@ export interface AuthenticatorOptions {
   userStatusTtlMs?: number;
 }
 
-interface UserStatus {
-  active: boolean;
-  role_id: number;
-  /** Tokens signed with an older epoch are revoked (absent from an older auth: no revocation). */
-  token_epoch?: number;
-}
-
 const STATUS_CACHE_MAX = 10_000;
 
 /**
@@ -34,7 +28,7 @@ const STATUS_CACHE_MAX = 10_000;
  * known status is used, or none (the token's own claims then stand): a JWT edge never becomes less available
  * than plain local verification.
  */
-function userStatusLookup(opts: AuthenticatorOptions) {
+function userStatusLookup(opts: AuthenticatorOptions, auth: InternalClient) {
   const ttlMs = opts.userStatusTtlMs ?? 10_000;
   const cache = new Map<string, { status: UserStatus | 'gone'; at: number }>();
   /** Concurrent requests of one user share one lookup instead of each asking auth. */
@@ -43,20 +37,10 @@ function userStatusLookup(opts: AuthenticatorOptions) {
     const cached = cache.get(key);
     let status: UserStatus | 'gone';
     try {
-      const path = `/internal/v1/groups/${groupId}/users/${userId}/status`;
-      const res = await fetch(`${opts.authUrl.replace(/\/$/, '')}${path}`, {
-        headers: opts.signer.headers({ audience: 'auth', method: 'GET', path }),
-        signal: AbortSignal.timeout(opts.timeoutMs ?? 5000),
-      });
-      if (res.status === 404) {
-        await res.body?.cancel().catch(() => undefined);
-        status = 'gone';
-      } else if (res.status === 200) {
-        status = (await res.json()) as UserStatus;
-      } else {
-        await res.body?.cancel().catch(() => undefined);
-        return cached?.status;
-      }
+      const res = await auth.call({ method: 'GET', path: INTERNAL_PATHS.userStatus(groupId, userId), response: userStatusResponse });
+      if (res.ok) status = res.body;
+      else if (res.status === 404) status = 'gone';
+      else return cached?.status;
     } catch {
       return cached?.status;
     }
@@ -104,25 +88,14 @@ export function principalFromJwt(token: string, secret: string): Principal & { t
   };
 }
 
-async function principalFromApiKey(key: string, opts: AuthenticatorOptions, requestId: string | undefined): Promise<Principal> {
-  let res: Response;
-  try {
-    const path = '/internal/v1/authenticate';
-    res = await fetch(`${opts.authUrl.replace(/\/$/, '')}${path}`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        ...(requestId ? { 'x-request-id': requestId } : {}),
-        ...opts.signer.headers({ audience: 'auth', method: 'POST', path }),
-      },
-      body: JSON.stringify({ api_key: key }),
-      signal: AbortSignal.timeout(opts.timeoutMs ?? 5000),
+async function principalFromApiKey(key: string, auth: InternalClient, requestId: string | undefined): Promise<Principal> {
+  const res = await auth
+    .call({ method: 'POST', path: INTERNAL_PATHS.authenticate, body: { api_key: key }, response: authenticateResponse, ...(requestId ? { requestId } : {}) })
+    .catch(() => {
+      // The public answer stays the contract's 503 UNAVAILABLE, whatever went wrong inside.
+      throw unavailable('The authentication service is unavailable');
     });
-  } catch {
-    throw unavailable('The authentication service is unavailable');
-  }
-  if (res.status === 200) return (await res.json()) as Principal;
-  await res.body?.cancel().catch(() => undefined);
+  if (res.ok) return res.body;
   if (res.status === 401 || res.status === 403 || res.status === 400) throw unauthenticated('The API key is invalid', 'INVALID_API_KEY');
   throw unavailable('The authentication service is unavailable');
 }
@@ -133,7 +106,8 @@ async function principalFromApiKey(key: string, opts: AuthenticatorOptions, requ
  * answers 401 at once). Sets `res.locals.principal`.
  */
 export function createAuthenticator(opts: AuthenticatorOptions): RequestHandler {
-  const userStatus = userStatusLookup(opts);
+  const auth = internalClient({ baseUrl: opts.authUrl, audience: 'auth', signer: opts.signer, timeoutMs: opts.timeoutMs ?? 5000 });
+  const userStatus = userStatusLookup(opts, auth);
   const fromJwt = async (token: string): Promise<Principal> => {
     const { token_epoch: epoch, ...principal } = principalFromJwt(token, opts.jwtSecret);
     const status = await userStatus(principal.group_id, principal.user_id);
@@ -154,7 +128,7 @@ export function createAuthenticator(opts: AuthenticatorOptions): RequestHandler 
       const key = req.header(API_KEY_HEADER);
       let principal: Principal;
       if (token !== undefined) principal = await fromJwt(token);
-      else if (key) principal = await principalFromApiKey(key.trim(), opts, req.header('x-request-id') ?? res.getHeader('x-request-id')?.toString());
+      else if (key) principal = await principalFromApiKey(key.trim(), auth, req.header('x-request-id') ?? res.getHeader('x-request-id')?.toString());
       else throw unauthenticated('Authentication is required: send a Bearer JWT or an X-Service-Api-Key header');
       res.locals.principal = principal;
       next();

@@ -1,5 +1,6 @@
 import type { Principal, ServiceSigner } from '@dam/auth-tokens';
 import { unavailable } from '@dam/errors';
+import { assetsExistResponse, internalClient, INTERNAL_PATHS } from '@dam/internal-api';
 
 /** Which of these asset ids exist in the principal's group (metadata decides; auth holds no assets). */
 export interface AssetDirectory {
@@ -8,23 +9,12 @@ export interface AssetDirectory {
 
 /** metadata `POST /internal/v1/assets/exists`, as auth, for the user changing settings. */
 export function httpAssetDirectory(opts: { baseUrl: string; signer: ServiceSigner; timeoutMs?: number }): AssetDirectory {
-  const base = opts.baseUrl.replace(/\/$/, '');
-  const path = '/internal/v1/assets/exists';
+  const metadata = internalClient({ baseUrl: opts.baseUrl, audience: 'metadata', signer: opts.signer, timeoutMs: opts.timeoutMs ?? 5000 });
   return {
     async existing(principal, ids) {
-      const res = await fetch(`${base}${path}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...opts.signer.headers({ audience: 'metadata', method: 'POST', path, principal }) },
-        body: JSON.stringify({ ids }),
-        signal: AbortSignal.timeout(opts.timeoutMs ?? 5000),
-      }).catch(() => {
-        throw unavailable('The metadata service is unavailable', 'METADATA_UNAVAILABLE');
-      });
-      if (res.status !== 200) {
-        await res.body?.cancel().catch(() => undefined);
-        throw unavailable(`The metadata service answered ${res.status}`, 'METADATA_UNAVAILABLE');
-      }
-      return ((await res.json()) as { existing: string[] }).existing;
+      const res = await metadata.call({ method: 'POST', path: INTERNAL_PATHS.assetsExist, principal, body: { ids }, response: assetsExistResponse });
+      if (!res.ok) throw unavailable(`The metadata service answered ${res.status}`, 'METADATA_UNAVAILABLE');
+      return res.body.existing;
     },
   };
 }

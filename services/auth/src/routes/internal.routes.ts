@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { hashApiKey } from '@dam/auth-tokens';
+import { authenticateRequest, type UserStatus } from '@dam/internal-api';
 import { notFound, unauthenticated } from '@dam/errors';
 import { parsed, validate } from '@dam/http';
 import type { Pool } from '@dam/db';
@@ -10,7 +11,7 @@ import { SettingsRepository } from '../adapters/settings.repository';
 import { apiKeyPrincipal } from '../domain/api-keys';
 import { groupIdParams } from './schemas';
 
-const authenticateSchemas = { body: z.object({ api_key: z.string().min(1).max(512) }) };
+const authenticateSchemas = { body: authenticateRequest };
 const settingsSchemas = { params: groupIdParams };
 const userStatusSchemas = { params: groupIdParams.extend({ user_id: z.coerce.number().int().positive() }) };
 
@@ -34,7 +35,8 @@ export function internalRoutes(pool: Pool): Router {
     const { params } = parsed(userStatusSchemas, req, res);
     const user = await new UserRepository(pool).findVisible(params.group_id, params.user_id);
     if (!user) throw notFound('USER_NOT_FOUND', 'User not found');
-    res.json({ active: !user.disabled, role_id: user.role_id, token_epoch: user.token_epoch });
+    const status: UserStatus = { active: !user.disabled, role_id: user.role_id, token_epoch: user.token_epoch };
+    res.json(status);
   });
 
   router.get('/internal/v1/groups/:group_id/settings', validate(settingsSchemas), async (req, res) => {

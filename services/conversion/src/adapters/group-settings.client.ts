@@ -1,6 +1,6 @@
 import type { ServiceSigner } from '@dam/auth-tokens';
 import { unavailable } from '@dam/errors';
-import { currentTraceHeaders } from '@dam/telemetry';
+import { groupSettingsResponse, internalClient, INTERNAL_PATHS, type InternalClient } from '@dam/internal-api';
 import type { ImageSettings } from '../domain/conversion-spec';
 
 export interface GroupSettingsClientOptions {
@@ -23,8 +23,10 @@ export class GroupSettingsClient {
   private readonly ttlMs: number;
   private readonly timeoutMs: number;
   private readonly now: () => number;
+  private readonly auth: InternalClient;
 
-  constructor(private readonly options: GroupSettingsClientOptions) {
+  constructor(options: GroupSettingsClientOptions) {
+    this.auth = internalClient({ baseUrl: options.authUrl, audience: 'auth', signer: options.signer });
     this.ttlMs = options.ttlMs ?? 30_000;
     this.timeoutMs = options.timeoutMs ?? 5_000;
     this.now = options.now ?? Date.now;
@@ -41,24 +43,13 @@ export class GroupSettingsClient {
   }
 
   private async fetchSettings(groupId: string): Promise<ImageSettings> {
-    const url = new URL(`/internal/v1/groups/${encodeURIComponent(groupId)}/settings`, this.options.authUrl);
-    let res: Response;
-    try {
-      // fetch is not auto-instrumented: pass the trace on by hand.
-      const call = this.options.signer.headers({ audience: 'auth', method: 'GET', path: url.pathname });
-      res = await fetch(url, { headers: { accept: 'application/json', ...currentTraceHeaders(), ...call }, signal: AbortSignal.timeout(this.timeoutMs) });
-    } catch (error) {
-      throw unavailable(`auth is unreachable for the settings of group ${groupId}: ${String(error)}`, 'SETTINGS_UNAVAILABLE');
-    }
-    if (!res.ok) {
-      await res.body?.cancel();
-      throw unavailable(`auth answered ${res.status} for the settings of group ${groupId}`, 'SETTINGS_UNAVAILABLE');
-    }
-    const body: unknown = await res.json();
-    if (typeof body !== 'object' || body === null) {
-      throw unavailable(`auth answered settings of group ${groupId} that are not an object`, 'SETTINGS_UNAVAILABLE');
-    }
-    return body as ImageSettings;
+    const res = await this.auth
+      .call({ method: 'GET', path: INTERNAL_PATHS.groupSettings(groupId), response: groupSettingsResponse, timeoutMs: this.timeoutMs })
+      .catch((error: unknown) => {
+        throw unavailable(`auth is unreachable for the settings of group ${groupId}: ${String(error)}`, 'SETTINGS_UNAVAILABLE');
+      });
+    if (!res.ok) throw unavailable(`auth answered ${res.status} for the settings of group ${groupId}`, 'SETTINGS_UNAVAILABLE');
+    return res.body as unknown as ImageSettings;
   }
 
   private evictExpired(): void {

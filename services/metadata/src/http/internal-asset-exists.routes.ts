@@ -1,20 +1,17 @@
 import { Router } from 'express';
-import { z } from 'zod';
 import { principalOf } from '@dam/auth-tokens';
+import { assetsExistRequest } from '@dam/internal-api';
 import { parsed, validate } from '@dam/http';
 import type { AssetReader } from '../domain/ports';
 
-const existsBody = z.object({
-  ids: z.array(z.string().regex(/^[A-Za-z0-9]{32}$/, 'must be 32 alphanumeric characters')).min(1).max(1000),
-});
-
 /**
- * Called by upload's orphan reaper (principal header of the uploader): which of these ids of the principal's
- * group have a record, deleted ones included, so an object of a registered asset is never taken for an orphan.
+ * Called by upload's orphan reaper and by auth checking a watermark asset (for a user of the group): which of
+ * these ids of the principal's group have a record, deleted ones included, so an object of a registered asset
+ * is never taken for an orphan.
  */
 export function internalAssetExistsRoutes(reader: AssetReader): Router {
   const router = Router();
-  const schemas = { body: existsBody };
+  const schemas = { body: assetsExistRequest };
   router.post('/internal/v1/assets/exists', validate(schemas), async (req, res) => {
     const { body } = parsed(schemas, req, res);
     const groupId = principalOf(res).group_id;
