@@ -2,7 +2,7 @@ import { telemetry } from './instrument'; // must stay the first import
 import path from 'node:path';
 import { createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
 import { createPool, migrate } from '@dam/db';
-import { parseAllowHosts, runMain, serve } from '@dam/http';
+import { parseAllowHosts, runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { httpAssetDirectory } from './adapters/metadata-assets.client';
 import { createAuthApp } from './app';
@@ -26,35 +26,34 @@ async function main(): Promise<void> {
     );
   }
 
-  await serve(
-    createAuthApp({
-      pool,
-      logger,
-      jwtSecret: config.JWT_SECRET,
-      verifier: createServiceVerifier({ service: 'auth', trusted: config.SERVICE_TRUSTED_KEYS }),
-      jwtTtlSeconds: config.JWT_TTL,
-      assets: httpAssetDirectory({ baseUrl: config.METADATA_URL, signer: createServiceSigner(config.SERVICE_KEY) }),
-      webhookAllowHosts: parseAllowHosts(config.WEBHOOK_ALLOW_HOSTS),
-      loginLimits: {
-        maxPerEmail: config.LOGIN_MAX_FAILURES_PER_EMAIL,
-        maxPerAddress: config.LOGIN_MAX_FAILURES_PER_ADDRESS,
-        windowSeconds: config.LOGIN_WINDOW_SECONDS,
-        freeFailures: config.LOGIN_FREE_FAILURES,
-        maxDelaySeconds: config.LOGIN_MAX_DELAY_SECONDS,
-      },
-    }),
-    {
-      host: config.HOST,
-      port: config.PORT,
-      logger,
-      shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-      // serve() drains in-flight requests before this runs, so the pool is no longer in use.
-      onShutdown: async () => {
-        await pool.end();
-        await telemetry.shutdown();
-      },
-    },
-  );
+  await runService({
+    logger,
+    host: config.HOST,
+    port: config.PORT,
+    shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    // Closed after in-flight requests drained, so the pool is no longer in use.
+    resources: [
+      { name: 'telemetry', close: () => telemetry.shutdown() },
+      { name: 'postgres', close: () => pool.end() },
+    ],
+    app: () =>
+      createAuthApp({
+        pool,
+        logger,
+        jwtSecret: config.JWT_SECRET,
+        verifier: createServiceVerifier({ service: 'auth', trusted: config.SERVICE_TRUSTED_KEYS }),
+        jwtTtlSeconds: config.JWT_TTL,
+        assets: httpAssetDirectory({ baseUrl: config.METADATA_URL, signer: createServiceSigner(config.SERVICE_KEY) }),
+        webhookAllowHosts: parseAllowHosts(config.WEBHOOK_ALLOW_HOSTS),
+        loginLimits: {
+          maxPerEmail: config.LOGIN_MAX_FAILURES_PER_EMAIL,
+          maxPerAddress: config.LOGIN_MAX_FAILURES_PER_ADDRESS,
+          windowSeconds: config.LOGIN_WINDOW_SECONDS,
+          freeFailures: config.LOGIN_FREE_FAILURES,
+          maxDelaySeconds: config.LOGIN_MAX_DELAY_SECONDS,
+        },
+      }),
+  });
 }
 
 runMain(main);

@@ -2,14 +2,14 @@ import { telemetry } from './instrument'; // must stay the first import
 import { jetstream } from '@nats-io/jetstream';
 import { createServiceSigner } from '@dam/auth-tokens';
 import { connectNats, natsReachable, waitForStreams } from '@dam/events';
-import { runMain, serve } from '@dam/http';
+import { runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
 import { GroupSettingsClient } from './adapters/group-settings.client';
 import { ImageProcessor } from './adapters/image-processor';
 import { buildConversionApp } from './app';
 import { loadConversionConfig } from './config';
-import { startFileSavedConsumer } from './consumers/file-saved.consumer';
+import { fileSavedWorker } from './consumers/file-saved.consumer';
 
 async function main(): Promise<void> {
   const config = loadConversionConfig();
@@ -20,44 +20,32 @@ async function main(): Promise<void> {
   await waitForStreams(nc, undefined, { onWait: (missing) => logger.info({ missing }, 'waiting for streams') });
   const storage = createStorage(storageConfigFromEnv(config));
 
-  const consumer = await startFileSavedConsumer(
-    nc,
-    {
-      js: jetstream(nc),
-      logger,
-      storage,
-      settings: new GroupSettingsClient({
-        authUrl: config.AUTH_URL,
-        signer: createServiceSigner(config.SERVICE_KEY),
-        ttlMs: config.SETTINGS_CACHE_MS,
-      }),
-      images: new ImageProcessor(config.MAX_INPUT_PIXELS),
-      maxOutputPixels: config.MAX_OUTPUT_PIXELS,
-    },
-    {
-      concurrency: config.CONCURRENCY,
-      ackWaitMs: config.ACK_WAIT_MS,
-      maxDeliver: config.MAX_DELIVER,
-      backoffMs: config.RETRY_BACKOFF_MS,
-    },
-  );
-
-  const readiness = async (): Promise<Record<string, boolean>> => ({
-    nats: await natsReachable(nc),
-    storage: await storage.reachable(),
-  });
-
-  await serve(buildConversionApp({ logger, readiness }), {
+  await runService({
+    logger,
     host: config.HOST,
     port: config.PORT,
-    logger,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    onShutdown: async () => {
-      // Stop pulling first; in-flight images finish and are acked before the connection drains.
-      await consumer.stop();
-      await nc.drain();
-      await telemetry.shutdown();
-    },
+    checks: { nats: () => natsReachable(nc), storage: () => storage.reachable() },
+    // Stopping pulls no more; in-flight images finish and are acked before the connection drains.
+    workers: [
+      fileSavedWorker(
+        nc,
+        {
+          js: jetstream(nc),
+          logger,
+          storage,
+          settings: new GroupSettingsClient({ authUrl: config.AUTH_URL, signer: createServiceSigner(config.SERVICE_KEY), ttlMs: config.SETTINGS_CACHE_MS }),
+          images: new ImageProcessor(config.MAX_INPUT_PIXELS),
+          maxOutputPixels: config.MAX_OUTPUT_PIXELS,
+        },
+        { concurrency: config.CONCURRENCY, ackWaitMs: config.ACK_WAIT_MS, maxDeliver: config.MAX_DELIVER, backoffMs: config.RETRY_BACKOFF_MS },
+      ),
+    ],
+    resources: [
+      { name: 'telemetry', close: () => telemetry.shutdown() },
+      { name: 'nats', close: () => nc.drain() },
+    ],
+    app: (readiness) => buildConversionApp({ logger, readiness }),
   });
 }
 

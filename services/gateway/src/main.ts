@@ -1,6 +1,6 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { createServiceSigner } from '@dam/auth-tokens';
-import { edgeLimitsFromConfig, runMain, serve } from '@dam/http';
+import { edgeLimitsFromConfig, runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createGatewayApp } from './app';
 import { loadGatewayConfig } from './config';
@@ -22,13 +22,15 @@ async function main(): Promise<void> {
     limits: edgeLimitsFromConfig(config),
     userStatusTtlMs: config.USER_STATUS_TTL_MS,
   });
-  await serve(app, {
+  await runService({
+    logger,
     host: config.HOST,
     port: config.PORT,
-    logger,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     // Upstream sockets are left alone: requests still draining use them, and the process exits after.
-    onShutdown: () => telemetry.shutdown(),
+    resources: [{ name: 'telemetry', close: () => telemetry.shutdown() }],
+    // Its readiness is the upstreams' health, checked inside the app.
+    app: () => app,
   });
 }
 

@@ -3,13 +3,13 @@ import { createServiceVerifier } from '@dam/auth-tokens';
 import { createPool, ping } from '@dam/db';
 import { connectNats, ensureStreams, natsReachable } from '@dam/events';
 import { startOutboxRelay } from '@dam/outbox';
-import { runMain, serve } from '@dam/http';
+import { runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
 import { pgTransactions } from './adapters/transaction';
 import { buildMetadataApp } from './app';
 import { loadMetadataConfig } from './config';
-import { consumeConversionsCompleted } from './consumers/conversions-completed.handler';
+import { conversionsCompletedWorker } from './consumers/conversions-completed.handler';
 import { migrateMetadata } from './migrations';
 
 async function main(): Promise<void> {
@@ -25,35 +25,31 @@ async function main(): Promise<void> {
 
   const nc = await connectNats(config.NATS_URL, 'metadata', config.NATS_NKEY_SEED);
   await ensureStreams(nc);
-  const relay = startOutboxRelay({ pool, nc, logger });
-  const consumer = await consumeConversionsCompleted(nc, pgTransactions(pool), logger, config.CONVERSIONS_CONCURRENCY);
 
-
-  const app = buildMetadataApp({
+  await runService({
     logger,
-    pool,
-    storage,
-    verifier: createServiceVerifier({ service: 'metadata', trusted: config.SERVICE_TRUSTED_KEYS }),
-    readiness: async () => ({
-      postgres: await ping(pool),
-      nats: await natsReachable(nc),
-      s3: await storage.reachable(),
-    }),
-  });
-
-  await serve(app, {
     host: config.HOST,
     port: config.PORT,
-    logger,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    onShutdown: async () => {
-      // Stop taking messages first, then let the relay publish what is already committed.
-      await consumer.stop();
-      await relay.stop();
-      await nc.drain().catch(() => undefined);
-      await pool.end();
-      await telemetry.shutdown();
-    },
+    checks: { postgres: () => ping(pool), nats: () => natsReachable(nc), s3: () => storage.reachable() },
+    // Stopped in this order: take no more reports, then let the relay publish what is already committed.
+    workers: [
+      conversionsCompletedWorker(nc, pgTransactions(pool), logger, config.CONVERSIONS_CONCURRENCY),
+      { kind: 'poller', name: 'outbox-relay', start: () => startOutboxRelay({ pool, nc, logger }) },
+    ],
+    resources: [
+      { name: 'telemetry', close: () => telemetry.shutdown() },
+      { name: 'postgres', close: () => pool.end() },
+      { name: 'nats', close: () => nc.drain() },
+    ],
+    app: (readiness) =>
+      buildMetadataApp({
+        logger,
+        pool,
+        storage,
+        verifier: createServiceVerifier({ service: 'metadata', trusted: config.SERVICE_TRUSTED_KEYS }),
+        readiness,
+      }),
   });
 }
 

@@ -1,7 +1,7 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { createAuthenticator, createServiceSigner } from '@dam/auth-tokens';
 import { connectNats, natsReachable } from '@dam/events';
-import { edgeLimitsFromConfig, runMain, serve } from '@dam/http';
+import { edgeLimitsFromConfig, runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
 import { httpMetadataClient } from './adapters/metadata.client';
@@ -22,40 +22,37 @@ async function main(): Promise<void> {
   });
   const signer = createServiceSigner(config.SERVICE_KEY);
   const metadata = httpMetadataClient({ baseUrl: config.METADATA_URL, signer });
-  const reaper = startOrphanReaper({
-    journal,
-    storage,
-    metadata,
+  const served = await runService({
     logger,
-    graceMs: config.ORPHAN_GRACE_MS,
-    intervalMs: config.ORPHAN_REAP_INTERVAL_MS,
-  });
-
-  const app = buildUploadApp({
-    logger,
-    storage,
-    metadata,
-    journal,
-    authenticate: createAuthenticator({ jwtSecret: config.JWT_SECRET, authUrl: config.AUTH_URL, signer, userStatusTtlMs: config.USER_STATUS_TTL_MS }),
-    maxUploadBytes: config.MAX_UPLOAD_BYTES,
-    idleTimeoutMs: config.UPLOAD_IDLE_TIMEOUT_MS,
-    maxConcurrentPerPrincipal: config.UPLOAD_MAX_CONCURRENT_PER_PRINCIPAL,
-    limits: edgeLimitsFromConfig(config),
-    readiness: async () => ({
-      s3: await storage.reachable(),
-      nats: await natsReachable(nc),
-    }),
-  });
-  const served = await serve(app, {
     host: config.HOST,
     port: config.PORT,
-    logger,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    onShutdown: async () => {
-      await reaper.stop();
-      await nc.drain().catch(() => undefined);
-      await telemetry.shutdown();
-    },
+    checks: { s3: () => storage.reachable(), nats: () => natsReachable(nc) },
+    workers: [
+      {
+        kind: 'poller',
+        name: 'orphan-reaper',
+        start: () =>
+          startOrphanReaper({ journal, storage, metadata, logger, graceMs: config.ORPHAN_GRACE_MS, intervalMs: config.ORPHAN_REAP_INTERVAL_MS }),
+      },
+    ],
+    resources: [
+      { name: 'telemetry', close: () => telemetry.shutdown() },
+      { name: 'nats', close: () => nc.drain() },
+    ],
+    app: (readiness) =>
+      buildUploadApp({
+        logger,
+        storage,
+        metadata,
+        journal,
+        authenticate: createAuthenticator({ jwtSecret: config.JWT_SECRET, authUrl: config.AUTH_URL, signer, userStatusTtlMs: config.USER_STATUS_TTL_MS }),
+        maxUploadBytes: config.MAX_UPLOAD_BYTES,
+        idleTimeoutMs: config.UPLOAD_IDLE_TIMEOUT_MS,
+        maxConcurrentPerPrincipal: config.UPLOAD_MAX_CONCURRENT_PER_PRINCIPAL,
+        limits: edgeLimitsFromConfig(config),
+        readiness,
+      }),
   });
   // Uploads are long requests: the default 5-minute request timeout would cut a slow 5 GiB upload.
   served.server.requestTimeout = 0;

@@ -15,8 +15,10 @@ import type { Logger } from '@dam/logging';
 import { UnprocessableImageError } from '../domain/conversion.errors';
 import { countReport, startConversionTimer } from './conversion.metrics';
 import { convertAsset, emptyReport, failureReport, type ConvertAssetDeps, type ConvertAssetInput } from '../use-cases/convert-asset.use-case';
+import type { Worker } from '@dam/http';
 
 export const FILE_SAVED_DURABLE = 'conversion-file-saved';
+const FILE_SAVED_FILTER = assetEventFilter('*', 'file-saved');
 
 /**
  * Key under which a whole-original failure is reported (corrupt file, retries exhausted): the failure is not
@@ -120,7 +122,7 @@ export function startFileSavedConsumer(
     nc,
     stream: ASSET_EVENTS,
     durable: FILE_SAVED_DURABLE,
-    filterSubjects: assetEventFilter('*', 'file-saved'),
+    filterSubjects: FILE_SAVED_FILTER,
     schema: FILE_SAVED.schema,
     handler: handleFileSaved(deps),
     onDeadLetter: deadLetterFileSaved(deps),
@@ -130,4 +132,15 @@ export function startFileSavedConsumer(
     maxDeliver: options.maxDeliver,
     ...(options.backoffMs ? { backoffMs: options.backoffMs } : {}),
   });
+}
+
+/** The consumer as conversion declares it to the shared start-up. */
+export function fileSavedWorker(nc: Parameters<typeof consume>[0]['nc'], deps: FileSavedConsumerDeps, options: FileSavedConsumerOptions): Worker {
+  return {
+    kind: 'consumer',
+    durable: FILE_SAVED_DURABLE,
+    stream: ASSET_EVENTS,
+    subjects: [FILE_SAVED_FILTER],
+    start: () => startFileSavedConsumer(nc, deps, options),
+  };
 }

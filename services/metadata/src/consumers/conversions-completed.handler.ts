@@ -9,6 +9,7 @@ import {
 import type { Logger } from '@dam/logging';
 import type { RunInTransaction } from '../domain/ports';
 import { failUnappliedReport, recordConversions } from '../domain/record-conversions.use-case';
+import type { Worker } from '@dam/http';
 
 type NatsConnection = ConsumeOptions<typeof CONVERSIONS_COMPLETED.schema>['nc'];
 
@@ -45,4 +46,15 @@ export function consumeConversionsCompleted(
       logger.error({ err: error, message_id: report.id, asset_id: report.asset_id, marked }, 'conversion report dead-lettered');
     },
   });
+}
+
+/** The consumer as metadata declares it to the shared start-up (one durable, one subject). */
+export function conversionsCompletedWorker(nc: NatsConnection, runInTransaction: RunInTransaction, logger: Logger, concurrency: number): Worker {
+  return {
+    kind: 'consumer',
+    durable: CONVERSIONS_DURABLE,
+    stream: DAM_INTERNAL,
+    subjects: [CONVERSIONS_COMPLETED.subject],
+    start: () => consumeConversionsCompleted(nc, runInTransaction, logger, concurrency),
+  };
 }
