@@ -128,6 +128,19 @@ describe('the first asset, end to end', () => {
     expect(other.body.conversions).toEqual({});
   });
 
+  it('lists the processing job of the image, completed, through {base}', async () => {
+    const image = byName('photo.png');
+    const res = await fetch(`${suite.base}/api/v1/jobs?type=processing&page_size=100`, { headers: auth() });
+    expect(res.status).toBe(200);
+    const list = (await res.json()) as { items: Array<{ job_id: number; asset_ids: string[]; status: string }>; total: number };
+    const job = list.items.find((j) => j.asset_ids.includes(image.id));
+    expect(job).toMatchObject({ status: 'COMPLETED' });
+    // Nothing processes the binary file: no job for it.
+    expect(list.items.some((j) => j.asset_ids.includes(byName('random.bin').id))).toBe(false);
+    const one = await fetch(`${suite.base}/api/v1/jobs/${job?.job_id}`, { headers: auth() });
+    expect(await one.json()).toMatchObject({ job_id: job?.job_id, type: 'processing', status: 'COMPLETED', progress: 100 });
+  });
+
   it('downloads the full content byte for byte, and a range', async () => {
     for (const [name, bytes] of [['photo.png', png], ['random.bin', binary]] as const) {
       const res = await fetch(`${suite.base}/api/v1/assets/${byName(name).id}/content/original/download`, { headers: auth() });

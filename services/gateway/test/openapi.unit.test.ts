@@ -33,6 +33,8 @@ const IMPLEMENTED: readonly string[] = [
   'base PATCH /api/v1/settings',
   'base GET /api/v1/assets/{asset_id}/data',
   'base GET /api/v1/assets/{asset_id}/content/{key}/download',
+  'base GET /api/v1/jobs',
+  'base GET /api/v1/jobs/{job_id}',
   'base GET /api/v1/openapi.json',
   'base GET /api/v1/openapi.yaml',
   'upload POST /api/v1/assets/new/content/original/upload',

@@ -5,9 +5,11 @@ import { createHttpApp, finishApp, type ReadinessCheck } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import type { Storage } from '@dam/storage';
 import { AssetRepository } from './adapters/asset.repository';
+import { JobRepository } from './adapters/job.repository';
 import { pgTransactions } from './adapters/transaction';
 import { assetDataRoutes } from './http/asset-data.routes';
 import { downloadRoutes } from './http/download.routes';
+import { jobRoutes } from './http/jobs.routes';
 import { internalAssetExistsRoutes } from './http/internal-asset-exists.routes';
 import { internalAssetsRoutes } from './http/internal-assets.routes';
 
@@ -36,5 +38,6 @@ export function buildMetadataApp(deps: MetadataAppDeps): Express {
   app.use(internalAssetExistsRoutes(reader));
   app.use(assetDataRoutes(reader));
   app.use(downloadRoutes(reader, deps.storage, deps.logger));
+  app.use(jobRoutes(new JobRepository(deps.pool)));
   return finishApp(app, deps.logger);
 }

@@ -61,7 +61,8 @@ export async function createAssets(
       });
       await tx.events.write('file-saved', asset);
       if (image) {
-        // Images wait for the conversion report, which moves them to OK.
+        // Images wait for the conversion report, which moves them to OK and ends this job.
+        await tx.jobs.create({ groupId: caller.group_id, type: 'processing', assetIds: [asset.id], steps: ['conversions'], createdBy: caller.user_id });
         out.push(asset);
         continue;
       }

@@ -1,5 +1,6 @@
 import type { AssetEventType } from '@dam/events';
 import type { Asset, NewAsset, StoredConversion } from './asset';
+import type { Job, JobStatus, JobType, NewJob } from './job';
 
 /** Asset persistence inside one transaction; every method is scoped by group id (the tenant key). */
 export interface AssetStore {
@@ -31,8 +32,30 @@ export interface ProcessedMessages {
   claim(messageId: string): Promise<boolean>;
 }
 
+/** Jobs, written in the transaction of the asset change that asks for them. */
+export interface JobStore {
+  create(job: NewJob): Promise<Job>;
+  /** Ends the open job of this type for the asset (its open steps with it); returns how many it ended. */
+  finishOpen(groupId: number, assetId: string, type: JobType, outcome: { status: 'COMPLETED' | 'ERROR'; error?: string }): Promise<number>;
+}
+
+export interface JobFilter {
+  status?: JobStatus;
+  type?: JobType;
+  /** Only the jobs this user created (a CREATOR reads only its own). */
+  createdBy?: number;
+  page: number;
+  pageSize: number;
+}
+
+export interface JobReader {
+  findJob(groupId: number, id: number): Promise<Job | undefined>;
+  listJobs(groupId: number, filter: JobFilter): Promise<{ items: Job[]; total: number }>;
+}
+
 export interface Tx {
   assets: AssetStore;
+  jobs: JobStore;
   events: AssetEventWriter;
   messages: ProcessedMessages;
 }

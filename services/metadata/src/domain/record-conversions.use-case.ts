@@ -51,11 +51,13 @@ export async function recordConversions(runInTransaction: RunInTransaction, repo
     if (failedOnly) {
       const failed = await tx.assets.markFailed(groupId, asset.id, report.errors);
       if (!failed) return 'recorded';
+      await tx.jobs.finishOpen(groupId, asset.id, 'processing', { status: 'ERROR', error: describeErrors(report.errors) });
       await tx.events.write('file-processed', failed);
       return 'failed';
     }
     const processed = await tx.assets.markProcessed(groupId, asset.id);
     if (!processed) return 'recorded';
+    await tx.jobs.finishOpen(groupId, asset.id, 'processing', { status: 'COMPLETED' });
     await tx.events.write('file-processed', processed);
     return 'processed';
   });
@@ -71,9 +73,17 @@ export async function failUnappliedReport(runInTransaction: RunInTransaction, re
   return runInTransaction(async (tx) => {
     const asset = await tx.assets.findForUpdate(groupId, report.asset_id);
     if (!asset || asset.checksum !== report.source_checksum) return false;
-    const failed = await tx.assets.markFailed(groupId, asset.id, { ...report.errors, conversions: 'the conversion report could not be recorded' });
+    const errors = { ...report.errors, conversions: 'the conversion report could not be recorded' };
+    const failed = await tx.assets.markFailed(groupId, asset.id, errors);
     if (!failed) return false;
+    await tx.jobs.finishOpen(groupId, asset.id, 'processing', { status: 'ERROR', error: describeErrors(errors) });
     await tx.events.write('file-processed', failed);
     return true;
   });
 }
+
+/** A job's `error`: what failed, per key. */
+const describeErrors = (errors: Record<string, string>): string =>
+  Object.entries(errors)
+    .map(([key, why]) => `${key}: ${why}`)
+    .join('; ');

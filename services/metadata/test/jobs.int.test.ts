@@ -1,0 +1,133 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
+import { createHash, randomUUID } from 'node:crypto';
+import { SUBJECT_CONVERSIONS_COMPLETED, type ConversionsCompleted } from '@dam/events';
+import { originalKey } from '@dam/storage';
+import { waitFor } from '@dam/testing';
+import { assetId, principal, signedFetch, startMetadata, type Harness } from './harness';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startMetadata();
+});
+afterAll(async () => {
+  await h.stop();
+});
+
+const GROUP = 6;
+const admin = principal({ group_id: GROUP, user_id: 11 });
+const creator = principal({ group_id: GROUP, user_id: 12, role: 'CREATOR' });
+const checksum = createHash('md5').update('png').digest('hex');
+
+async function create(p: ReturnType<typeof principal>, contentType = 'image/png'): Promise<string> {
+  const id = assetId();
+  const res = await signedFetch(`${h.url}/internal/v1/assets`, p, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ files: [{ id, name: 'f', size: 3, checksum, content_type: contentType, object_key: originalKey(String(GROUP), id), metadata: {} }] }),
+  });
+  expect(res.status).toBe(201);
+  return id;
+}
+
+const get = async (path: string, p = admin) => {
+  const res = await signedFetch(`${h.url}${path}`, p);
+  return { status: res.status, body: (await res.json()) as any };
+};
+
+/** The jobs of one asset, newest first. */
+const jobsOf = async (id: string, p = admin) => (await get('/api/v1/jobs?page_size=100', p)).body.items.filter((j: any) => j.asset_ids.includes(id));
+
+function report(id: string, overrides: Partial<ConversionsCompleted> = {}): ConversionsCompleted {
+  return {
+    id: randomUUID(),
+    asset_id: id,
+    group_id: String(GROUP),
+    source_checksum: checksum,
+    image: { width: 4, height: 3 },
+    conversions: { thumb: { object_key: `conversions/${GROUP}/${id}/${checksum}/thumb.webp`, content_type: 'image/webp', width: 4, height: 3, size: 10 } },
+    errors: {},
+    ...overrides,
+  };
+}
+
+describe('jobs (CONTRACT §6)', () => {
+  it('opens a processing job with the upload, in the same transaction, and completes it with the report', async () => {
+    const id = await create(admin);
+    const [queued] = await jobsOf(id);
+    expect(queued).toEqual({
+      job_id: expect.any(Number),
+      type: 'processing',
+      status: 'QUEUED',
+      asset_ids: [id],
+      steps: [{ name: 'conversions', status: 'QUEUED', started_at: null, finished_at: null }],
+      progress: 0,
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+      error: null,
+    });
+    expect((await get(`/api/v1/jobs/${queued.job_id}`)).body).toEqual(queued);
+
+    h.nc.publish(SUBJECT_CONVERSIONS_COMPLETED, JSON.stringify(report(id)));
+    await waitFor(async () => (await get(`/api/v1/jobs/${queued.job_id}`)).body.status === 'COMPLETED', { description: 'job completed' });
+    const done = (await get(`/api/v1/jobs/${queued.job_id}`)).body;
+    expect(done).toMatchObject({ status: 'COMPLETED', progress: 100, error: null });
+    expect(done.steps).toEqual([{ name: 'conversions', status: 'COMPLETED', started_at: expect.any(String), finished_at: expect.any(String) }]);
+    expect(Date.parse(done.updated_at)).toBeGreaterThanOrEqual(Date.parse(queued.updated_at));
+  });
+
+  it('ends the job in ERROR with the reason when every conversion failed', async () => {
+    const id = await create(admin);
+    h.nc.publish(SUBJECT_CONVERSIONS_COMPLETED, JSON.stringify(report(id, { conversions: {}, image: null, errors: { thumb: 'corrupt image' } })));
+    await waitFor(async () => (await jobsOf(id))[0]?.status === 'ERROR', { description: 'job in error' });
+    expect((await jobsOf(id))[0]).toMatchObject({ status: 'ERROR', progress: 100, error: 'thumb: corrupt image', steps: [{ status: 'ERROR' }] });
+  });
+
+  it('opens no job for an asset nothing processes', async () => {
+    const id = await create(admin, 'text/plain');
+    expect(await jobsOf(id)).toEqual([]);
+  });
+
+  it('lists with filters and pages, only in the caller\'s group, and a CREATOR only its own', async () => {
+    const mine = await create(creator);
+    const theirs = await create(admin);
+    const queued = await get('/api/v1/jobs?status=QUEUED&type=processing&page_size=100');
+    expect(queued.status).toBe(200);
+    expect(queued.body).toMatchObject({ page: 1, page_size: 100, total: expect.any(Number) });
+    expect(queued.body.items.every((j: any) => j.status === 'QUEUED' && j.type === 'processing')).toBe(true);
+    expect(queued.body.items.map((j: any) => j.asset_ids[0])).toEqual(expect.arrayContaining([mine, theirs]));
+    // Newest first, one per page.
+    const first = await get('/api/v1/jobs?page_size=1&page=1');
+    const second = await get('/api/v1/jobs?page_size=1&page=2');
+    expect(first.body.items).toHaveLength(1);
+    expect(first.body.items[0].job_id).toBeGreaterThan(second.body.items[0].job_id);
+
+    const asCreator = await get('/api/v1/jobs?page_size=100', creator);
+    expect(asCreator.body.items.map((j: any) => j.asset_ids[0])).toEqual([mine]);
+    const theirJob = (await jobsOf(theirs))[0].job_id;
+    expect((await get(`/api/v1/jobs/${theirJob}`, creator)).status).toBe(404);
+    const otherGroup = await get(`/api/v1/jobs/${theirJob}`, principal({ group_id: GROUP + 1 }));
+    expect(otherGroup).toEqual({ status: 404, body: { error: { code: 'JOB_NOT_FOUND', message: expect.any(String) } } });
+    expect((await get('/api/v1/jobs?page_size=100', principal({ group_id: GROUP + 1 }))).body.items).toEqual([]);
+  });
+
+  it('answers bad filters and ids with 400', async () => {
+    for (const path of ['/api/v1/jobs?status=DONE', '/api/v1/jobs?type=teleport', '/api/v1/jobs?page=0', '/api/v1/jobs?page_size=101', '/api/v1/jobs/abc']) {
+      const res = await get(path);
+      expect({ path, status: res.status, code: res.body.error.code }).toEqual({ path, status: 400, code: 'VALIDATION_FAILED' });
+    }
+    expect((await get('/api/v1/jobs/999999999')).status).toBe(404);
+  });
+
+  it('never moves a job backwards, whatever statement tries', async () => {
+    const id = await create(admin);
+    h.nc.publish(SUBJECT_CONVERSIONS_COMPLETED, JSON.stringify(report(id)));
+    await waitFor(async () => (await jobsOf(id))[0]?.status === 'COMPLETED', { description: 'job completed' });
+    const jobId = (await jobsOf(id))[0].job_id;
+    for (const status of ['QUEUED', 'IN_PROGRESS', 'ERROR']) {
+      await expect(h.pool.query('UPDATE jobs SET status = $2 WHERE id = $1', [jobId, status])).rejects.toThrow(/cannot move from COMPLETED/);
+    }
+    const other = (await jobsOf(await create(admin)))[0].job_id;
+    await h.pool.query(`UPDATE jobs SET status = 'IN_PROGRESS' WHERE id = $1`, [other]);
+    await expect(h.pool.query(`UPDATE jobs SET status = 'QUEUED' WHERE id = $1`, [other])).rejects.toThrow(/cannot move/);
+  });
+});
