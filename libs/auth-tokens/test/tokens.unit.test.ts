@@ -19,6 +19,18 @@ describe('JWT', () => {
     expect(a.jti).not.toBe(b.jti);
   });
 
+  it('carries the token epoch as `ep`; a token without it (or with a nonsense one) is epoch 0', () => {
+    const withEp = signJwt({ sub: 5, gid: 2, role: 3, ep: 7 }, SECRET, 60).token;
+    expect(jwt.decode(withEp)).toMatchObject({ ep: 7 });
+    expect(verifyJwt(withEp, SECRET).ep).toBe(7);
+    expect(verifyJwt(signJwt({ sub: 5, gid: 2, role: 3 }, SECRET, 60).token, SECRET).ep).toBe(0);
+    const exp = Math.floor(Date.now() / 1000) + 60;
+    for (const ep of [undefined, -1, 1.5, '3']) {
+      const token = jwt.sign({ sub: '5', gid: 2, role: 3, jti: 'x', exp, ...(ep === undefined ? {} : { ep }) }, SECRET);
+      expect(verifyJwt(token, SECRET).ep).toBe(0);
+    }
+  });
+
   it('rejects an expired token', () => {
     const token = jwt.sign({ sub: '1', gid: 1, role: 1, jti: 'x', exp: Math.floor(Date.now() / 1000) - 10 }, SECRET);
     expect(() => verifyJwt(token, SECRET)).toThrow(expect.objectContaining({ kind: 'UNAUTHENTICATED', code: 'TOKEN_EXPIRED' }));

@@ -20,6 +20,8 @@ export interface AuthAppDeps {
   verifier: ServiceVerifier;
   jwtTtlSeconds: number;
   loginLimits: LoginLimits;
+  /** The login limiter's clock (tests move it instead of waiting out delays); Date.now by default. */
+  now?: () => number;
   /** metadata's view of assets (settings check a watermark asset against it). */
   assets: AssetDirectory;
   webhookAllowHosts: readonly string[];
@@ -49,7 +51,7 @@ export function createAuthApp(deps: AuthAppDeps): Express {
   app.use(
     loginRoutes({
       pool: deps.pool,
-      limiter: new LoginLimiter(deps.loginLimits),
+      limiter: new LoginLimiter(deps.loginLimits, deps.now),
       jwtSecret: deps.jwtSecret,
       jwtTtlSeconds: deps.jwtTtlSeconds,
     }),

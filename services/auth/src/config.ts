@@ -20,10 +20,14 @@ const schema = z
     ADMIN_PASSWORD: z.string().min(8).default(DEFAULT_ADMIN_PASSWORD),
     /** Failed logins of one email from all addresses in a window before it answers 429 (a loose bound). */
     LOGIN_MAX_FAILURES_PER_EMAIL: z.coerce.number().int().positive().default(100),
-    /** Failed logins from one address across all emails in a window before it answers 429. */
+    /** Failed logins from one address (an IPv6 client: its /64) across all emails in a window before it answers 429. */
     LOGIN_MAX_FAILURES_PER_ADDRESS: z.coerce.number().int().positive().default(50),
     LOGIN_WINDOW_SECONDS: z.coerce.number().int().positive().default(900),
-    /** Failures of one (email, address) before its next attempt waits 1 s, then twice as long after each further failure. */
+    /**
+     * Failures of one (email, address) before its next attempt waits 1 s, then twice as long after each further
+     * failure, up to LOGIN_MAX_DELAY_SECONDS; the pair is forgotten after a quiet LOGIN_WINDOW_SECONDS past its
+     * last delay, or at once by a successful login from that address.
+     */
     LOGIN_FREE_FAILURES: z.coerce.number().int().min(0).default(3),
     LOGIN_MAX_DELAY_SECONDS: z.coerce.number().int().positive().default(900),
   })

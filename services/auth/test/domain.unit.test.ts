@@ -1,5 +1,5 @@
 import { generateServiceKey } from '@dam/auth-tokens';
-import { LoginLimiter } from '../src/domain/login-limiter';
+import { LoginLimiter, addressKey } from '../src/domain/login-limiter';
 import { hashPassword, verifyPassword } from '../src/domain/passwords';
 import { apiKeyPrincipal } from '../src/domain/api-keys';
 import { applySettingsPatch, defaultSettings } from '../src/domain/settings';
@@ -17,40 +17,94 @@ describe('passwords', () => {
 });
 
 describe('LoginLimiter', () => {
+  // An admitted attempt counts as a failure unless it is settled otherwise.
+  const fail = (l: LoginLimiter, email: string, address: string) => void l.begin(email, address);
+  const tryIt = (l: LoginLimiter, email: string, address: string) => () => l.begin(email, address).abandoned();
+
   it('delays one (email, address) progressively after the free failures, and never blocks another address', () => {
     let now = 0;
     const l = new LoginLimiter({ maxPerEmail: 100, maxPerAddress: 100, windowSeconds: 60, freeFailures: 2, maxDelaySeconds: 8 }, () => now);
-    l.recordFailure('a', 'attacker');
-    expect(() => l.check('a', 'attacker')).not.toThrow();
-    l.recordFailure('a', 'attacker'); // the second: the next attempt waits 1 s
-    expect(() => l.check('a', 'attacker')).toThrow(expect.objectContaining({ kind: 'RATE_LIMITED', headers: { 'Retry-After': '1' } }));
-    expect(() => l.check('a', 'owner')).not.toThrow();
-    now = 1000;
-    l.recordFailure('a', 'attacker'); // 2 s
-    l.recordFailure('a', 'attacker'); // 4 s
-    l.recordFailure('a', 'attacker'); // 8 s (the cap)
-    l.recordFailure('a', 'attacker'); // still 8 s
-    expect(() => l.check('a', 'attacker')).toThrow(expect.objectContaining({ headers: { 'Retry-After': '8' } }));
-    expect(() => l.check('a', 'owner')).not.toThrow();
+    fail(l, 'a', 'attacker');
+    expect(tryIt(l, 'a', 'attacker')).not.toThrow();
+    fail(l, 'a', 'attacker'); // the second: the next attempt waits 1 s
+    expect(tryIt(l, 'a', 'attacker')).toThrow(expect.objectContaining({ kind: 'RATE_LIMITED', headers: { 'Retry-After': '1' } }));
+    expect(tryIt(l, 'a', 'owner')).not.toThrow();
+    const waitAfterFailing = (): string => {
+      fail(l, 'a', 'attacker');
+      try {
+        l.begin('a', 'attacker').abandoned();
+        return 'admitted';
+      } catch (err) {
+        return (err as { headers: Record<string, string> }).headers['Retry-After'] ?? '';
+      }
+    };
+    const waits: string[] = [];
+    for (let i = 0; i < 5; i += 1) {
+      now += Number(waits.at(-1) ?? 1) * 1000; // exactly when the pair may try again
+      waits.push(waitAfterFailing());
+    }
+    // 2 s, 4 s, 8 s, then the cap.
+    expect(waits).toEqual(['2', '4', '8', '8', '8']);
+    expect(tryIt(l, 'a', 'owner')).not.toThrow();
     // The owner's success does not clear the attacker's pair.
-    l.recordSuccess('a', 'owner');
-    expect(() => l.check('a', 'attacker')).toThrow();
-    now = 9000;
-    expect(() => l.check('a', 'attacker')).not.toThrow();
+    l.begin('a', 'owner').succeeded();
+    expect(tryIt(l, 'a', 'attacker')).toThrow();
+    now += 8000;
+    expect(tryIt(l, 'a', 'attacker')).not.toThrow();
+  });
+
+  it('counts an attempt from its start, so a burst in parallel gets no more tries than one after another', () => {
+    const l = new LoginLimiter({ maxPerEmail: 100, maxPerAddress: 100, windowSeconds: 60, freeFailures: 3 });
+    const admitted: number[] = [];
+    for (let i = 0; i < 10; i += 1) {
+      try {
+        l.begin('a', 'burst'); // none of them settled yet: the passwords are still being checked
+        admitted.push(i);
+      } catch {
+        // refused
+      }
+    }
+    expect(admitted).toEqual([0, 1, 2]);
+  });
+
+  it('a right password or an attempt without a verdict counts for nothing', () => {
+    const l = new LoginLimiter({ maxPerEmail: 100, maxPerAddress: 3, windowSeconds: 60, freeFailures: 2 });
+    fail(l, 'a', 'ip');
+    for (let i = 0; i < 5; i += 1) l.begin('a', 'ip').succeeded();
+    for (let i = 0; i < 5; i += 1) l.begin('b', 'ip').abandoned();
+    fail(l, 'c', 'ip');
+    expect(tryIt(l, 'd', 'ip')).not.toThrow();
+    fail(l, 'd', 'ip');
+    expect(tryIt(l, 'e', 'ip')).toThrow(expect.objectContaining({ kind: 'RATE_LIMITED' }));
   });
 
   it('bounds one email over all addresses, loosely', () => {
     const l = new LoginLimiter({ maxPerEmail: 5, maxPerAddress: 100, windowSeconds: 60 });
-    for (let i = 0; i < 5; i += 1) l.recordFailure('a', `ip${i}`);
-    expect(() => l.check('a', 'elsewhere')).toThrow(expect.objectContaining({ kind: 'RATE_LIMITED' }));
-    expect(() => l.check('b', 'elsewhere')).not.toThrow();
+    for (let i = 0; i < 5; i += 1) fail(l, 'a', `10.0.0.${i}`);
+    expect(tryIt(l, 'a', 'elsewhere')).toThrow(expect.objectContaining({ kind: 'RATE_LIMITED' }));
+    expect(tryIt(l, 'b', 'elsewhere')).not.toThrow();
   });
 
   it('bounds an address across emails', () => {
     const l = new LoginLimiter({ maxPerEmail: 100, maxPerAddress: 3, windowSeconds: 60 });
-    ['a', 'b', 'c'].forEach((e) => l.recordFailure(e, 'ip'));
-    expect(() => l.check('z', 'ip')).toThrow(expect.objectContaining({ kind: 'RATE_LIMITED' }));
-    expect(() => l.check('z', 'other')).not.toThrow();
+    ['a', 'b', 'c'].forEach((e) => fail(l, e, 'ip'));
+    expect(tryIt(l, 'z', 'ip')).toThrow(expect.objectContaining({ kind: 'RATE_LIMITED' }));
+    expect(tryIt(l, 'z', 'other')).not.toThrow();
+  });
+
+  it('counts an IPv6 client by its /64, and an IPv4-mapped address as the IPv4 one', () => {
+    expect(addressKey('2001:db8:1:2:aaaa::1')).toBe('2001:db8:1:2::/64');
+    expect(addressKey('[2001:DB8:1:2:bbbb:cccc:dddd:eeee]')).toBe('2001:db8:1:2::/64');
+    expect(addressKey('2001:db8::1')).toBe('2001:db8:0:0::/64');
+    expect(addressKey('1::2:3:4:5:6:7')).toBe('1:0:2:3::/64');
+    expect(addressKey('fe80::1%eth0')).toBe('fe80:0:0:0::/64');
+    expect(addressKey('::ffff:203.0.113.7')).toBe('203.0.113.7');
+    expect(addressKey('203.0.113.7')).toBe('203.0.113.7');
+    expect(addressKey('unknown')).toBe('unknown');
+    const l = new LoginLimiter({ maxPerEmail: 100, maxPerAddress: 100, windowSeconds: 60, freeFailures: 1 });
+    fail(l, 'a', '2001:db8:1:2::1');
+    expect(tryIt(l, 'a', '2001:db8:1:2::2')).toThrow(expect.objectContaining({ kind: 'RATE_LIMITED' }));
+    expect(tryIt(l, 'a', '2001:db8:1:3::1')).not.toThrow();
   });
 });
 

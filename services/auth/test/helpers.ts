@@ -5,6 +5,7 @@ import { createServiceVerifier, parseTrustedKeys, permissionsFor, ROLE_NAMES, ty
 import { createPool, migrate, type Pool } from '@dam/db';
 import { createLogger } from '@dam/logging';
 import { createDatabase, serviceIdentities } from '@dam/testing';
+import type { AssetDirectory } from '../src/adapters/metadata-assets.client';
 import { createAuthApp } from '../src/app';
 import type { LoginLimits } from '../src/domain/login-limiter';
 import { bootstrap } from '../src/use-cases/bootstrap.use-case';
@@ -29,8 +30,15 @@ export async function migratedPool(): Promise<Pool> {
 /** The assets each group has, as the stand-in for metadata reports them. */
 export const knownAssets = new Map<number, Set<string>>();
 
+export interface StartOptions {
+  /** The login limiter's clock. */
+  now?: () => number;
+  /** metadata's view of assets; by default the `knownAssets` table. */
+  assets?: AssetDirectory;
+}
+
 /** The real app over a fresh database, bootstrapped, listening on a free port. */
-export async function startAuth(limits: Partial<LoginLimits> = {}): Promise<TestAuth> {
+export async function startAuth(limits: Partial<LoginLimits> = {}, opts: StartOptions = {}): Promise<TestAuth> {
   const pool = await migratedPool();
   await bootstrap(pool, ADMIN);
   const app = createAuthApp({
@@ -40,8 +48,9 @@ export async function startAuth(limits: Partial<LoginLimits> = {}): Promise<Test
     verifier: createServiceVerifier({ service: 'auth', trusted: parseTrustedKeys(identities.trustedKeys()) }),
     jwtTtlSeconds: 3600,
     loginLimits: { maxPerEmail: 10, maxPerAddress: 50, windowSeconds: 900, ...limits },
-    // metadata's answer, as a table: group id → its asset ids (the real client is tested end to end).
-    assets: { existing: async (p, ids) => ids.filter((id) => knownAssets.get(p.group_id)?.has(id)) },
+    ...(opts.now ? { now: opts.now } : {}),
+    // metadata's answer, as a table: group id → its asset ids (the real client: settings.int.test.ts).
+    assets: opts.assets ?? { existing: async (p, ids) => ids.filter((id) => knownAssets.get(p.group_id)?.has(id)) },
     webhookAllowHosts: ['127.0.0.1'],
   });
   const server: Server = await new Promise((resolve) => {

@@ -106,3 +106,68 @@ describe('POST /api/v1/login', () => {
     expect((await call(`${auth.url}/api/v1/login`, 'POST', { email: 'limited@example.com', password: 'password-1' }, owner)).status).toBe(200);
   });
 });
+
+describe('login guessing, with the limiter at its configured defaults and a clock the test moves', () => {
+  let auth: TestAuth;
+  let now = Date.parse('2026-01-01T00:00:00Z');
+  beforeAll(async () => {
+    // The defaults of config.ts: 3 free failures, delays capped at 900 s, 100 per email and 50 per address in 900 s.
+    auth = await startAuth(
+      { maxPerEmail: 100, maxPerAddress: 50, windowSeconds: 900, freeFailures: 3, maxDelaySeconds: 900 },
+      { now: () => now },
+    );
+  });
+  afterAll(async () => auth.close());
+
+  const from = (clientAddress: string) => asService({ caller: 'gateway', clientAddress });
+  const login = (email: string, password: string, clientAddress: string) =>
+    call(`${auth.url}/api/v1/login`, 'POST', { email, password }, from(clientAddress));
+  const createUser = async (email: string, roleId = 3) => {
+    const res = await call(`${auth.url}/api/v1/users`, 'POST', { email, password: 'right-password', role_id: roleId }, principalHeaders(1, 1, 1));
+    expect(res.status).toBe(201);
+  };
+
+  it('an attacker failing more often than the old lockout (10) never keeps the ADMIN out, and waits ever longer', async () => {
+    // The old rule locked an email for everyone after ten failures: any stranger could lock out the admin.
+    const attacker = '203.0.113.7';
+    const retryAfters: number[] = [];
+    let failures = 0;
+    while (failures < 15) {
+      const res = await login(ADMIN.email, `guess-${failures}`, attacker);
+      if (res.status === 401) {
+        failures += 1;
+        continue;
+      }
+      expect(res.status).toBe(429);
+      expect(res.body).toEqual({ error: { code: 'RATE_LIMITED', message: expect.any(String) } });
+      const wait = Number(res.headers.get('retry-after'));
+      retryAfters.push(wait);
+      // Even the right password waits: the delay is not a way to test guesses for free.
+      expect((await login(ADMIN.email, ADMIN.password, attacker)).status).toBe(429);
+      now += wait * 1000;
+    }
+    // Three free failures, then 1 s, 2 s, 4 s... doubling with each further failure, up to the cap; waiting out the
+    // longest delay earns no fresh free tries.
+    expect(retryAfters).toEqual([1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 900, 900]);
+    // The admin, from their own address, is not held back at all.
+    const owner = await login(ADMIN.email, ADMIN.password, '198.51.100.23');
+    expect(owner.status).toBe(200);
+    expect(owner.body.role_id).toBe(1);
+  });
+
+  it('a burst of parallel guesses gets no more tries than guesses one after another', async () => {
+    await createUser('burst@example.com');
+    const statuses = await Promise.all(Array.from({ length: 8 }, (_, i) => login('burst@example.com', `guess-${i}`, '192.0.2.55')));
+    const counts = statuses.reduce<Record<number, number>>((acc, r) => ({ ...acc, [r.status]: (acc[r.status] ?? 0) + 1 }), {});
+    expect(counts).toEqual({ 401: 3, 429: 5 });
+    expect((await login('burst@example.com', 'right-password', '192.0.2.56')).status).toBe(200);
+  });
+
+  it('an IPv6 client rotating through its /64 is one client', async () => {
+    await createUser('six@example.com');
+    const statuses: number[] = [];
+    for (let i = 1; i <= 5; i += 1) statuses.push((await login('six@example.com', 'wrong-password', `2001:db8:42:7::${i}`)).status);
+    expect(statuses).toEqual([401, 401, 401, 429, 429]);
+    expect((await login('six@example.com', 'right-password', '2001:db8:42:8::1')).status).toBe(200);
+  });
+});

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { rateLimited } from '@dam/errors';
 
 export interface LoginLimits {
@@ -12,6 +13,14 @@ export interface LoginLimits {
   maxDelaySeconds?: number;
 }
 
+/** One admitted login attempt: it counts as a failure from the start, so a burst cannot outrun the bounds. */
+export interface LoginAttempt {
+  /** The password was right: the attempt is no failure, and the pair's earlier failures are forgotten. */
+  succeeded(): void;
+  /** No verdict on the password (an internal error): the attempt does not count. */
+  abandoned(): void;
+}
+
 interface Count {
   failures: number;
   resetAt: number;
@@ -21,7 +30,7 @@ interface Pair {
   failures: number;
   /** No attempt of this pair before this time. */
   nextAt: number;
-  /** Forgotten after a quiet window. */
+  /** Forgotten after a quiet window following `nextAt`. */
   resetAt: number;
 }
 
@@ -34,6 +43,8 @@ const SWEEP_AT = 10_000;
  *   password from another address is unaffected: an attacker's failures delay only the attacker.
  * - Per address: a bound over all emails (spraying one password across many accounts).
  * - Per email: a much looser bound over all addresses, against a guess distributed over many addresses.
+ * An attempt counts as a failure from the moment it is admitted until its password checks out: checking the
+ * password takes a while, and parallel requests would otherwise all pass before the first failure is known.
  */
 export class LoginLimiter {
   private readonly counts = new Map<string, Count>();
@@ -49,34 +60,55 @@ export class LoginLimiter {
     this.maxDelayMs = (limits.maxDelaySeconds ?? 900) * 1000;
   }
 
-  /** Throws rateLimited() while the pair must wait, or the address or email is over its bound. */
-  check(email: string, address: string): void {
+  /**
+   * Admits an attempt, or throws rateLimited() while the pair must wait or the address or email is over its
+   * bound (refused attempts count for nothing: waiting is all an attacker can do).
+   */
+  begin(email: string, address: string): LoginAttempt {
     const now = this.now();
-    const pair = this.pairs.get(pairKey(email, address));
-    const waits = [
-      pair && pair.resetAt > now ? Math.max(0, pair.nextAt - now) : 0,
-      this.overBound(`a:${address}`, this.limits.maxPerAddress, now),
+    const who = addressKey(address);
+    const key = pairKey(email, who);
+    const previous = this.pairs.get(key);
+    const live = previous && previous.resetAt > now ? previous : undefined;
+    const longest = Math.max(
+      live ? live.nextAt - now : 0,
+      this.overBound(`a:${who}`, this.limits.maxPerAddress, now),
       this.overBound(`e:${email}`, this.limits.maxPerEmail, now),
-    ];
-    const longest = Math.max(...waits);
+    );
     if (longest > 0) throw rateLimited(longest / 1000, 'Too many failed login attempts; try again later');
-  }
 
-  recordFailure(email: string, address: string): void {
-    const now = this.now();
     if (this.counts.size + this.pairs.size >= SWEEP_AT) this.sweep(now);
-    this.bump(`e:${email}`, now);
-    this.bump(`a:${address}`, now);
-    const key = pairKey(email, address);
-    const old = this.pairs.get(key);
-    const failures = old && old.resetAt > now ? old.failures + 1 : 1;
+    const counted = [this.bump(`e:${email}`, now), this.bump(`a:${who}`, now)];
+    const failures = (live?.failures ?? 0) + 1;
     const delay = failures >= this.free ? Math.min(this.maxDelayMs, 1000 * 2 ** Math.min(30, failures - this.free)) : 0;
-    this.pairs.set(key, { failures, nextAt: now + delay, resetAt: now + Math.max(delay, this.limits.windowSeconds * 1000) });
-  }
+    // Forgotten only after a quiet window once the delay is over: waiting out the longest delay earns no fresh free tries.
+    const mine: Pair = { failures, nextAt: now + delay, resetAt: now + delay + this.limits.windowSeconds * 1000 };
+    this.pairs.set(key, mine);
 
-  /** A successful login clears the pair (not the address's count: one address may try many emails). */
-  recordSuccess(email: string, address: string): void {
-    this.pairs.delete(pairKey(email, address));
+    let settled = false;
+    const uncount = (): boolean => {
+      if (settled) return false;
+      settled = true;
+      // A count that has rolled over into a new window since is another object: decrementing the old one is moot.
+      for (const c of counted) c.failures = Math.max(0, c.failures - 1);
+      return true;
+    };
+    return {
+      // Not the address's count of other emails: one address may try many of them.
+      succeeded: () => {
+        if (uncount()) this.pairs.delete(key);
+      },
+      abandoned: () => {
+        if (!uncount()) return;
+        const current = this.pairs.get(key);
+        if (current === mine) {
+          if (live) this.pairs.set(key, live);
+          else this.pairs.delete(key);
+        } else if (current) {
+          current.failures = Math.max(0, current.failures - 1);
+        }
+      },
+    };
   }
 
   private overBound(key: string, max: number, now: number): number {
@@ -85,10 +117,15 @@ export class LoginLimiter {
     return c.resetAt - now;
   }
 
-  private bump(key: string, now: number): void {
+  private bump(key: string, now: number): Count {
     const c = this.counts.get(key);
-    if (!c || c.resetAt <= now) this.counts.set(key, { failures: 1, resetAt: now + this.limits.windowSeconds * 1000 });
-    else c.failures += 1;
+    if (c && c.resetAt > now) {
+      c.failures += 1;
+      return c;
+    }
+    const fresh = { failures: 1, resetAt: now + this.limits.windowSeconds * 1000 };
+    this.counts.set(key, fresh);
+    return fresh;
   }
 
   private sweep(now: number): void {
@@ -98,3 +135,24 @@ export class LoginLimiter {
 }
 
 const pairKey = (email: string, address: string): string => `${email}\n${address}`;
+
+/**
+ * What one client is, for counting: an IPv4 address (IPv4-mapped IPv6 included), or the /64 of an IPv6 address,
+ * since one subscriber usually holds a whole /64 and could otherwise rotate through it to reset every count.
+ */
+export function addressKey(address: string): string {
+  const bare = address.trim().toLowerCase().replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+  if (bare.startsWith('::ffff:') && isIP(bare.slice(7)) === 4) return bare.slice(7);
+  if (isIP(bare) !== 6) return bare;
+  const [head = '', tail] = bare.split('::');
+  const headGroups = head === '' ? [] : head.split(':');
+  const tailGroups = tail === undefined || tail === '' ? [] : tail.split(':');
+  // A dotted IPv4 tail fills two groups.
+  const width = (groups: string[]) => groups.reduce((n, g) => n + (g.includes('.') ? 2 : 1), 0);
+  const zeros = tail === undefined ? [] : Array<string>(8 - width(headGroups) - width(tailGroups)).fill('0');
+  const groups = [...headGroups, ...zeros, ...tailGroups];
+  return `${groups
+    .slice(0, 4)
+    .map((g) => parseInt(g, 16).toString(16))
+    .join(':')}::/64`;
+}

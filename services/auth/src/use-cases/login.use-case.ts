@@ -3,7 +3,7 @@ import { forbidden, unauthenticated } from '@dam/errors';
 import type { UserRepository } from '../adapters/user.repository';
 import type { LoginLimiter } from '../domain/login-limiter';
 import { verifyAgainstDummy, verifyPassword } from '../domain/passwords';
-import { normalizeEmail, usernameOf } from '../domain/users';
+import { normalizeEmail, usernameOf, type UserRecord } from '../domain/users';
 
 /** Spec "Login result": every field, with these exact types. */
 export interface LoginResult {
@@ -29,28 +29,37 @@ export interface LoginDeps {
 
 const WRONG = 'Wrong email or password';
 
+/**
+ * The account the password opens. The same email may have an account in several groups (emails are unique per
+ * group): the password picks the oldest one it matches. Every candidate is checked, in parallel, so the time an
+ * answer takes says little about how many groups know the email; an unknown email costs one check as well.
+ */
+async function accountOf(users: UserRepository, email: string, password: string): Promise<UserRecord | undefined> {
+  const candidates = await users.findAllByEmail(email);
+  if (candidates.length === 0) {
+    await verifyAgainstDummy(password);
+    return undefined;
+  }
+  const matches = await Promise.all(candidates.map((c) => verifyPassword(password, c.password_hash)));
+  return candidates.find((_, i) => matches[i]);
+}
+
 export async function login(deps: LoginDeps, input: { email: string; password: string; address: string }): Promise<LoginResult> {
   const email = normalizeEmail(input.email);
-  deps.limiter.check(email, input.address);
-  // The same email may have an account in several groups: the password picks the account (the oldest one
-  // whose password matches, should two share a password too).
-  const candidates = await deps.users.findAllByEmail(email);
-  let user: (typeof candidates)[number] | undefined;
-  for (const candidate of candidates) {
-    if (await verifyPassword(input.password, candidate.password_hash)) {
-      user = candidate;
-      break;
-    }
+  const attempt = deps.limiter.begin(email, input.address);
+  let user: UserRecord | undefined;
+  try {
+    user = await accountOf(deps.users, email, input.password);
+  } catch (err) {
+    attempt.abandoned();
+    throw err;
   }
-  if (candidates.length === 0) await verifyAgainstDummy(input.password);
-  if (!user) {
-    deps.limiter.recordFailure(email, input.address);
-    // One message for both cases: the answer must not reveal which emails exist.
-    throw unauthenticated(WRONG, 'INVALID_CREDENTIALS');
-  }
+  // One message for both cases: the answer must not reveal which emails exist. (The attempt already counts.)
+  if (!user) throw unauthenticated(WRONG, 'INVALID_CREDENTIALS');
+  // The password was right, whatever follows: no guess to slow down.
+  attempt.succeeded();
   // Checked after the password so a stranger cannot learn that an account exists but is disabled.
   if (user.disabled) throw forbidden('This account is disabled', 'ACCOUNT_DISABLED');
-  deps.limiter.recordSuccess(email, input.address);
   await deps.users.touchLogin(user.id);
   const { token } = signJwt({ sub: user.id, gid: user.group_id, role: user.role_id, ep: user.token_epoch }, deps.jwtSecret, deps.jwtTtlSeconds);
   return {
