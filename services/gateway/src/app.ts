@@ -9,7 +9,7 @@ import {
   type Principal,
   type ServiceSigner,
 } from '@dam/auth-tokens';
-import { createEdgeLimits, createHttpApp, finishApp, setMetricsRoute, type EdgeLimitOptions } from '@dam/http';
+import { createEdgeLimits, createHttpApp, finishApp, setMetricsRoute, type EdgeLimitOptions, type TrustProxy } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import { createProxy } from './adapters/http-proxy';
 import { resolveRoute, type Upstream } from './domain/route-table';
@@ -31,6 +31,11 @@ export interface GatewayAppDeps {
   limits?: EdgeLimitOptions;
   /** How long a JWT user's status from auth is reused (the delay before disabling a user takes effect). */
   userStatusTtlMs?: number;
+  /**
+   * Proxies whose X-Forwarded-For decides `req.ip`: the per-address buckets and the address forwarded and
+   * signed into service tokens. Defaults to env TRUST_PROXY (none when unset).
+   */
+  trustProxy?: TrustProxy;
 }
 
 // A client's own copy of a service token never passes: only the one the gateway signs does.
@@ -52,6 +57,7 @@ export function createGatewayApp(deps: GatewayAppDeps): { app: Express; close():
   const checked = deps.readinessUpstreams ?? ['auth', 'metadata'];
   const app = createHttpApp({
     logger: deps.logger,
+    ...(deps.trustProxy !== undefined ? { trustProxy: deps.trustProxy } : {}),
     readiness: async () => {
       const results = await Promise.all(checked.map(async (u) => [u, await healthy(deps.upstreams[u])] as const));
       return Object.fromEntries(results);

@@ -100,6 +100,9 @@ async function startGateway(
     upstreams: { auth: auth.url, metadata: upstreamMetadata, search: upstreamMetadata, 'link-signing': upstreamMetadata },
     upstreamTimeoutMs: 5000,
     userStatusTtlMs: 0,
+    // Explicit, whatever TRUST_PROXY the test runs under: the test client is on loopback, so trusting
+    // loopback would let its own X-Forwarded-For pick the address.
+    trustProxy: false,
     ...extra,
   });
   const server = http.createServer(app);
@@ -290,50 +293,75 @@ describe('gateway proxying', () => {
     }
   });
 
-  it('answers a flood of bad credentials with 429 before asking auth, whatever X-Forwarded-For says', async () => {
-    // A stand-in auth that refuses every API key and counts how often it was asked.
+  /** A stand-in auth that refuses every API key and counts how often it was asked to look one up. */
+  async function refusingAuth(): Promise<{ url: string; lookups: () => number; close: () => Promise<unknown> }> {
     let lookups = 0;
-    const fakeAuth = http.createServer((req, res) => {
+    const server = http.createServer((req, res) => {
       if (req.url?.startsWith('/internal/v1/authenticate')) lookups += 1;
       req.resume();
       res.writeHead(req.url?.startsWith('/healthz') ? 200 : 401, { 'content-type': 'application/json' });
       res.end('{"error":{"code":"INVALID_API_KEY","message":"no"}}');
     });
-    const fakeAuthUrl = await listen(fakeAuth);
+    const url = await listen(server);
+    return { url, lookups: () => lookups, close: () => new Promise((r) => server.close(r)) };
+  }
+
+  /** Sends `n` requests with a different bogus API key and a different spoofed X-Forwarded-For each. */
+  async function bogusKeys(base: string, n: number): Promise<number[]> {
+    const statuses: number[] = [];
+    for (let i = 0; i < n; i += 1) {
+      const res = await fetch(`${base}/api/v1/assets/abc/data`, {
+        headers: { 'x-service-api-key': `bogus-${i}`, 'x-forwarded-for': `198.51.100.${i}` },
+      });
+      await res.body?.cancel();
+      statuses.push(res.status);
+    }
+    return statuses;
+  }
+
+  it('answers a flood of bad credentials with 429 before asking auth, whatever X-Forwarded-For says', async () => {
+    const auth = await refusingAuth();
     const limited = await startGateway(metadataUrl, undefined, {
       limits: { authFailuresPerAddress: { perMinute: 60, burst: 5 } },
-      upstreams: { auth: fakeAuthUrl, metadata: metadataUrl, search: metadataUrl, 'link-signing': metadataUrl },
+      upstreams: { auth: auth.url, metadata: metadataUrl, search: metadataUrl, 'link-signing': metadataUrl },
     });
     try {
-      const statuses: number[] = [];
-      for (let i = 0; i < 30; i += 1) {
-        const res = await fetch(`${limited.url}/api/v1/assets/abc/data`, {
-          headers: { 'x-service-api-key': `bogus-${i}`, 'x-forwarded-for': `198.51.100.${i}` },
-        });
-        await res.body?.cancel();
-        statuses.push(res.status);
-      }
+      const statuses = await bogusKeys(limited.url, 30);
       expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
       expect(new Set(statuses.slice(5))).toEqual(new Set([429]));
-      expect(lookups).toBe(5);
+      expect(auth.lookups()).toBe(5);
     } finally {
       await new Promise((r) => limited.server.close(r));
-      await new Promise((r) => fakeAuth.close(r));
+      await auth.close();
     }
   });
 
   it('limits every request per client address before credentials, and a spoofed X-Forwarded-For is no new bucket', async () => {
-    const limited = await startGateway(metadataUrl, undefined, { limits: { perAddress: { perMinute: 60, burst: 3 } } });
+    const auth = await refusingAuth();
+    const limited = await startGateway(metadataUrl, undefined, {
+      limits: { perAddress: { perMinute: 60, burst: 3 } },
+      upstreams: { auth: auth.url, metadata: metadataUrl, search: metadataUrl, 'link-signing': metadataUrl },
+    });
     try {
-      const statuses: number[] = [];
-      for (let i = 0; i < 5; i += 1) {
-        const res = await fetch(`${limited.url}/api/v1/assets/abc/data`, { headers: { 'x-forwarded-for': `203.0.113.${i}` } });
-        await res.body?.cancel();
-        statuses.push(res.status);
-      }
-      expect(statuses).toEqual([401, 401, 401, 429, 429]);
+      const statuses = await bogusKeys(limited.url, 20);
+      expect(statuses.slice(0, 3)).toEqual([401, 401, 401]);
+      expect(new Set(statuses.slice(3))).toEqual(new Set([429]));
+      // Only the three requests the address could afford reached auth.
+      expect(auth.lookups()).toBe(3);
+      const refused = await fetch(`${limited.url}/api/v1/assets/abc/data`, { headers: { 'x-forwarded-for': '203.0.113.99' } });
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('retry-after')).toBe('1');
+      expect(((await refused.json()) as Json).error).toEqual({ code: 'RATE_LIMITED', message: expect.any(String) });
+      // Public routes (login) spend the same address budget.
+      const loginHere = await fetch(`${limited.url}/api/v1/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'admin@example.com', password: 'admin-password' }),
+      });
+      expect(loginHere.status).toBe(429);
     } finally {
       await new Promise((r) => limited.server.close(r));
+      await auth.close();
     }
   });
 
@@ -344,5 +372,23 @@ describe('gateway proxying', () => {
     );
     expect(res.body.headers['x-forwarded-for']).toBe('127.0.0.1');
     expect(res.body.call.clientAddress).toBe('127.0.0.1');
+  });
+
+  it('behind a trusted proxy, forwards the one address it determined instead of appending to the chain', async () => {
+    const behind = await startGateway(metadataUrl, undefined, { trustProxy: 1 });
+    try {
+      const jwt = await adminJwt();
+      const res = await json(
+        await fetch(`${behind.url}/api/v1/assets/abc/data`, {
+          // The client's own claim (6.6.6.6), then the address our one trusted proxy saw.
+          headers: { authorization: `Bearer ${jwt}`, 'x-forwarded-for': '6.6.6.6, 203.0.113.7' },
+        }),
+      );
+      expect(res.status).toBe(200);
+      expect(res.body.headers['x-forwarded-for']).toBe('203.0.113.7');
+      expect(res.body.call.clientAddress).toBe('203.0.113.7');
+    } finally {
+      await new Promise((r) => behind.server.close(r));
+    }
   });
 });

@@ -1,6 +1,6 @@
 import type { Express, RequestHandler } from 'express';
 import { callerKey, principalOf } from '@dam/auth-tokens';
-import { createEdgeLimits, createHttpApp, finishApp, type EdgeLimitOptions, type ReadinessCheck } from '@dam/http';
+import { createEdgeLimits, createHttpApp, finishApp, type EdgeLimitOptions, type ReadinessCheck, type TrustProxy } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import type { Storage } from '@dam/storage';
 import type { MetadataClient } from './adapters/metadata.client';
@@ -21,11 +21,17 @@ export interface UploadAppDeps {
   idleTimeoutMs?: number;
   /** Uploads at once per user or API key; 429 beyond (0: no cap). */
   maxConcurrentPerPrincipal?: number;
+  /** Proxies whose X-Forwarded-For decides `req.ip` (the per-address buckets). Defaults to env TRUST_PROXY (none). */
+  trustProxy?: TrustProxy;
 }
 
 /** Builds the HTTP app from its dependencies; never listens (main.ts and tests do). */
 export function buildUploadApp(deps: UploadAppDeps): Express {
-  const app = createHttpApp({ logger: deps.logger, readiness: deps.readiness });
+  const app = createHttpApp({
+    logger: deps.logger,
+    readiness: deps.readiness,
+    ...(deps.trustProxy !== undefined ? { trustProxy: deps.trustProxy } : {}),
+  });
   const limits = createEdgeLimits(deps.limits ?? {});
   const authenticate = limits.authenticated(deps.authenticate, (res) => callerKey(principalOf(res)));
   app.use(

@@ -49,6 +49,9 @@ async function startUpload(maxUploadBytes: number, extra: Partial<UploadAppDeps>
     // No auth service in this test: API keys would answer 503, JWTs are checked locally.
     authenticate: createAuthenticator({ jwtSecret: JWT_SECRET, authUrl: 'http://127.0.0.1:9', signer: fx.identities.signer('upload') }),
     maxUploadBytes,
+    // Explicit, whatever TRUST_PROXY the test runs under: the test client is on loopback, so trusting
+    // loopback would let its own X-Forwarded-For pick the address.
+    trustProxy: false,
     ...extra,
   });
   const srv: Server = await new Promise((resolve) => {
@@ -336,20 +339,34 @@ describe('POST /api/v1/assets/new/content/original/upload', () => {
 });
 
 describe('upload limits', () => {
-  /** Sends the head of a multipart body and part of a file, then nothing more; resolves with the answer. */
-  function stalledUpload(target: string, headers: Record<string, string>): Promise<{ status: number; body: string; closedAfterMs: number }> {
+  /**
+   * Sends the head of a multipart body and part of a file, then nothing more; resolves with the answer once
+   * the server has closed the connection.
+   */
+  function stalledUpload(
+    target: string,
+    headers: Record<string, string>,
+  ): Promise<{ status: number; body: string; connection: string | undefined; closedAfterMs: number }> {
     const started = Date.now();
     return new Promise((resolve, reject) => {
       const boundary = 'stall-boundary';
       const req = request(target, {
         method: 'POST',
+        // A fresh connection, so its closing is this request's doing.
+        agent: false,
         headers: { ...headers, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(10 * 1024 * 1024) },
       });
       req.on('response', (res) => {
         let text = '';
         res.setEncoding('utf8');
         res.on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, closedAfterMs: Date.now() - started }));
+        res.on('end', () => {
+          const answer = { status: res.statusCode ?? 0, body: text, connection: res.headers.connection };
+          // The request body was never finished: only the server closing the socket ends it.
+          const socket = req.socket;
+          if (!socket || socket.destroyed) resolve({ ...answer, closedAfterMs: Date.now() - started });
+          else socket.once('close', () => resolve({ ...answer, closedAfterMs: Date.now() - started }));
+        });
       });
       req.on('error', reject);
       req.write(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="slow.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`);
@@ -364,6 +381,8 @@ describe('upload limits', () => {
       const answer = await stalledUpload(idle.url, auth);
       expect(answer.status).toBe(408);
       expect(JSON.parse(answer.body)).toEqual({ error: { code: 'UPLOAD_IDLE_TIMEOUT', message: expect.any(String) } });
+      expect(answer.connection).toBe('close');
+      expect(answer.closedAfterMs).toBeGreaterThanOrEqual(700);
       expect(answer.closedAfterMs).toBeLessThan(10_000);
       await waitFor(async () => (await objectsUnder(`originals/${gid}/`)).length === 0, { timeoutMs: 10_000, description: 'no object left' });
     } finally {
@@ -399,16 +418,53 @@ describe('upload limits', () => {
     }
   });
 
+  /** The test's authenticator, counting how often it was asked. */
+  function countingAuth(): { authenticate: UploadAppDeps['authenticate']; calls: () => number } {
+    const real = createAuthenticator({ jwtSecret: JWT_SECRET, authUrl: 'http://127.0.0.1:9', signer: fx.identities.signer('upload') });
+    let calls = 0;
+    return {
+      authenticate: (req, res, next) => {
+        calls += 1;
+        return real(req, res, next);
+      },
+      calls: () => calls,
+    };
+  }
+
+  /** Sends `n` uploads with a different bogus token and a different spoofed X-Forwarded-For each. */
+  async function bogusTokens(target: string, n: number): Promise<number[]> {
+    const statuses: number[] = [];
+    for (let i = 0; i < n; i += 1) {
+      const res = await fetch(target, { method: 'POST', headers: { authorization: `Bearer bogus-${i}`, 'x-forwarded-for': `198.51.100.${i}` } });
+      await res.body?.cancel();
+      statuses.push(res.status);
+    }
+    return statuses;
+  }
+
   it('answers a flood of bad credentials with 429 before checking them, whatever X-Forwarded-For says', async () => {
-    const limited = await startUpload(MAX_UPLOAD_BYTES, { limits: { authFailuresPerAddress: { perMinute: 60, burst: 3 } } });
+    const auth = countingAuth();
+    const limited = await startUpload(MAX_UPLOAD_BYTES, { authenticate: auth.authenticate, limits: { authFailuresPerAddress: { perMinute: 60, burst: 3 } } });
     try {
-      const statuses: number[] = [];
-      for (let i = 0; i < 8; i += 1) {
-        const res = await fetch(limited.url, { method: 'POST', headers: { authorization: `Bearer bogus-${i}`, 'x-forwarded-for': `198.51.100.${i}` } });
-        await res.body?.cancel();
-        statuses.push(res.status);
-      }
-      expect(statuses).toEqual([401, 401, 401, 429, 429, 429, 429, 429]);
+      expect(await bogusTokens(limited.url, 8)).toEqual([401, 401, 401, 429, 429, 429, 429, 429]);
+      expect(auth.calls()).toBe(3);
+    } finally {
+      await stopServer(limited.server);
+    }
+  });
+
+  it('spends a per-address budget before authenticating, and a spoofed X-Forwarded-For is no new bucket', async () => {
+    const auth = countingAuth();
+    const limited = await startUpload(MAX_UPLOAD_BYTES, { authenticate: auth.authenticate, limits: { perAddress: { perMinute: 60, burst: 4 } } });
+    try {
+      const statuses = await bogusTokens(limited.url, 20);
+      expect(statuses.slice(0, 4)).toEqual([401, 401, 401, 401]);
+      expect(new Set(statuses.slice(4))).toEqual(new Set([429]));
+      expect(auth.calls()).toBe(4);
+      const refused = await fetch(limited.url, { method: 'POST', headers: newCaller().auth });
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('retry-after')).toBe('1');
+      expect(await refused.json()).toEqual({ error: { code: 'RATE_LIMITED', message: expect.any(String) } });
     } finally {
       await stopServer(limited.server);
     }
@@ -432,22 +488,38 @@ describe('upload limits', () => {
     }
   });
 
-  it('answers 400 for a NUL in a file name, a field name or a field value, escaped or not', async () => {
+  it('answers 400 VALIDATION_FAILED for a NUL in a file name, a field name or a field value, escaped or not', async () => {
     const { gid, auth } = newCaller();
     const cases: Array<[string, (f: FormData) => void]> = [
-      // In a part header busboy already refuses it as malformed; in values our check names the field.
-      ['MALFORMED_UPLOAD', (f) => f.append('file', new Blob([Buffer.from('x')]), 'a\u0000.txt')],
-      ['MALFORMED_UPLOAD', (f) => f.append('cu\u0000stom', 'x')],
-      ['VALIDATION_FAILED', (f) => f.append('custom_metadata', `{"data":{"t":"a${'\u0000'}"}}`)],
-      ['VALIDATION_FAILED', (f) => f.append('custom_metadata', '{"data":{"t":"a\\u0000b"}}')], // JSON's own escape
+      // Raw in a part header (busboy refuses the header; the receiver tells why).
+      ['file.filename', (f) => f.append('file', new Blob([Buffer.from('x')]), 'a\u0000.txt')],
+      ['field', (f) => f.append('cu\u0000stom', 'x')],
+      ['field', (f) => f.append('fi\u0000le', new Blob([Buffer.from('x')]), 'x.txt')],
+      // In a value, or in custom_metadata's JSON, raw or with JSON's own escape.
+      ['note', (f) => f.append('note', 'a\u0000b')],
+      ['custom_metadata', (f) => f.append('custom_metadata', `{"data":{"t":"a${'\u0000'}"}}`)],
+      ['custom_metadata.data.t', (f) => f.append('custom_metadata', '{"data":{"t":"a\\u0000b"}}')],
     ];
-    for (const [code, add] of cases) {
+    for (const [path, add] of cases) {
       const form = new FormData();
+      form.append('file', new Blob([Buffer.from('y')]), 'y.txt'); // stored before the bad part arrives
       add(form);
-      form.append('file', new Blob([Buffer.from('y')]), 'y.txt');
       const res = await fetch(url, { method: 'POST', headers: auth, body: form });
-      expect({ status: res.status, code: ((await res.json()) as any).error.code }).toEqual({ status: 400, code });
+      const body = (await res.json()) as any;
+      expect({ status: res.status, code: body.error.code, details: body.error.details }).toEqual({
+        status: 400,
+        code: 'VALIDATION_FAILED',
+        details: [{ path, message: expect.any(String) }],
+      });
     }
+    // RFC 5987 `filename*`: busboy decodes %00 itself, so the NUL reaches the receiver's own check.
+    const boundary = 'nul-boundary';
+    const raw = Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename*=utf-8''a%00.txt\r\n\r\nxyz\r\n--${boundary}--\r\n`,
+    );
+    const encoded = await fetch(url, { method: 'POST', headers: { ...auth, 'content-type': `multipart/form-data; boundary=${boundary}` }, body: raw });
+    expect(encoded.status).toBe(400);
+    expect(((await encoded.json()) as any).error).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'file.filename' }] });
     await new Promise((r) => setTimeout(r, 300));
     expect(await objectsUnder(`originals/${gid}/`)).toEqual([]);
   });

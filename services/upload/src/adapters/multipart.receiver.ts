@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import busboy from 'busboy';
 import { rejectNul } from '@dam/http';
 import { malformedUpload, notMultipart, uploadIdle } from '../domain/upload.errors';
+import { boundaryOf, partHeaderNulError, RecentBytes } from './part-header-nul';
 
 export interface FilePart {
   field: string;
@@ -86,6 +87,9 @@ export function receiveMultipart<T>(req: IncomingMessage, options: ReceiveOption
     armIdle();
     req.on('data', armIdle);
     req.on('end', stopIdle);
+    // Registered before the pipe below, so it sees each chunk before the parser does.
+    const recent = new RecentBytes(() => parser.writableLength);
+    req.on('data', (chunk: Buffer) => recent.push(chunk));
 
     parser.on('file', (field, stream, info) => {
       if (failure !== undefined) {
@@ -124,7 +128,8 @@ export function receiveMultipart<T>(req: IncomingMessage, options: ReceiveOption
     });
     parser.on('partsLimit', () => fail(malformedUpload('too many parts')));
     parser.on('fieldsLimit', () => fail(malformedUpload('too many fields')));
-    parser.on('error', (error: Error) => fail(malformedUpload(error.message)));
+    // A refused part header may have been refused for a NUL in a name: then answer as for any other NUL.
+    parser.on('error', (error: Error) => fail(partHeaderNulError(recent, boundaryOf(req.headers['content-type'])) ?? malformedUpload(error.message)));
     parser.on('close', () => {
       stopIdle();
       finish();
