@@ -3,14 +3,19 @@ import { waitFor } from '@dam/testing';
 import { watchAssetEvents } from './events';
 import { ADMIN, login, startSuite, type Suite } from './suite';
 
-// A short ack wait so the message the killed process held comes back quickly.
-const ACK_WAIT_MS = '4000';
+// The killed worker's command comes back from JetStream after ACK_WAIT_MS; before that, metadata sees the job's
+// lease run out (no report for JOB_LEASE_MS) and hands the job out again, which is what finishes it here.
+const ACK_WAIT_MS = '10000';
+const JOB_LEASE_MS = '2000';
 
 let suite: Suite;
 let events: Awaited<ReturnType<typeof watchAssetEvents>>;
 
 beforeAll(async () => {
-  suite = await startSuite({ conversion: { ACK_WAIT_MS, CONCURRENCY: '1' } });
+  suite = await startSuite({
+    conversion: { ACK_WAIT_MS, CONCURRENCY: '1', JOB_HEARTBEAT_MS: '500' },
+    metadata: { JOB_LEASE_MS, JOB_SWEEP_INTERVAL_MS: '300' },
+  });
   events = await watchAssetEvents(suite.natsUrl, suite.subscriberSeed);
 });
 
@@ -19,7 +24,19 @@ afterAll(async () => {
   await suite?.stop();
 });
 
-it('reaches OK with exactly one public file-processed after the conversion service is killed mid-work', async () => {
+interface JobView {
+  asset_ids: string[];
+  status: string;
+  progress: number;
+  steps: Array<{ status: string }>;
+}
+
+async function jobOf(jwt: string, assetId: string): Promise<JobView | undefined> {
+  const res = await fetch(`${suite.base}/api/v1/jobs?type=processing&page_size=100`, { headers: { authorization: `Bearer ${jwt}` } });
+  return ((await res.json()) as { items: JobView[] }).items.find((j) => j.asset_ids.includes(assetId));
+}
+
+it('finishes the job and reaches OK with exactly one public file-processed after the worker is killed mid-job', async () => {
   const jwt = await login(suite.base, ADMIN.email, ADMIN.password);
   // Large enough that decoding and resizing take a noticeable time, so the kill lands while it works.
   const png = await sharp({
@@ -41,6 +58,8 @@ it('reaches OK with exactly one public file-processed after the conversion servi
   const conversion = suite.services.conversion;
   if (!conversion) throw new Error('conversion service missing');
   await conversion.waitForLog(new RegExp(`conversion started.*${id}|${id}.*conversion started`), 60000);
+  // Killed once metadata knows the worker holds the job (its first report renewed the lease).
+  await waitFor(async () => (await jobOf(jwt, id ?? ''))?.status === 'IN_PROGRESS', { timeoutMs: 10000, intervalMs: 50 });
   conversion.kill('SIGKILL');
   expect(conversion.logs().join('\n')).not.toMatch(new RegExp(`conversion finished.*${id}|${id}.*conversion finished`));
 
@@ -53,7 +72,10 @@ it('reaches OK with exactly one public file-processed after the conversion servi
     },
     { timeoutMs: 90000, intervalMs: 500 },
   );
-  // Give any duplicate a chance to show up before counting.
+  // The job was handed out again by its lease, not by JetStream's redelivery.
+  expect(suite.services.metadata?.logs().some((l) => l.includes('job lease ran out: handed out again'))).toBe(true);
+  expect(await jobOf(jwt, id ?? '')).toMatchObject({ status: 'COMPLETED', progress: 100, steps: [{ status: 'COMPLETED' }] });
+  // Give the redelivered first command (and its duplicate result) a chance to show up before counting.
   await new Promise((r) => setTimeout(r, Number(ACK_WAIT_MS) + 2000));
   const processed = events.seen.filter((e) => e.asset_id === id && e.type === 'file-processed');
   expect(processed).toHaveLength(1);

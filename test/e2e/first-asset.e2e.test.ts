@@ -181,7 +181,7 @@ describe('the first asset, end to end', () => {
     const uploadTrace = traceOf('upload', (l) => (l.req as { url?: string } | undefined)?.url === '/api/v1/assets/new/content/original/upload');
     expect(uploadTrace).toMatch(/^[0-9a-f]{32}$/);
     expect(traceOf('conversion', (l) => l.msg === 'conversion started' && l.asset_id === id)).toBe(uploadTrace);
-    expect(traceOf('metadata', (l) => l.msg === 'conversion report applied' && l.asset_id === id)).toBe(uploadTrace);
+    expect(traceOf('metadata', (l) => l.msg === 'job report applied' && l.asset_id === id && l.state === 'COMPLETED')).toBe(uploadTrace);
   });
 
   it("hides one group's assets from another group's admin (404)", async () => {

@@ -1,5 +1,5 @@
 import { nkeys } from '@nats-io/nats-core';
-import { ASSET_EVENTS, DAM_INTERNAL, SUBJECT_CONVERSIONS_COMPLETED } from './subjects';
+import { ASSET_EVENTS, DAM_INTERNAL, SUBJECT_JOB_REPORTS } from './subjects';
 
 /**
  * NATS identities of the suite (ARCHITECTURE rule 9): one nkey user per service with publish/subscribe
@@ -57,7 +57,8 @@ const STREAM_ADMIN = [ASSET_EVENTS, DAM_INTERNAL].flatMap((s) => [`${API}.STREAM
 
 const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = {
   metadata: {
-    publish: [JS_INFO, ...STREAM_ADMIN, 'assets.events.>', ...durableConsumer(DAM_INTERNAL, 'metadata-conversions')],
+    // Its outbox relay publishes asset events and job commands; it reads the workers' job reports.
+    publish: [JS_INFO, ...STREAM_ADMIN, 'assets.events.>', 'dam.internal.jobs.run.>', ...durableConsumer(DAM_INTERNAL, 'metadata-job-reports')],
     subscribe: [],
   },
   upload: {
@@ -65,8 +66,8 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
     subscribe: [],
   },
   conversion: {
-    // STREAM.INFO of DAM_INTERNAL: it waits at start for the stream its reports go to (waitForStreams).
-    publish: [JS_INFO, SUBJECT_CONVERSIONS_COMPLETED, `${API}.STREAM.INFO.${DAM_INTERNAL}`, ...durableConsumer(ASSET_EVENTS, 'conversion-file-saved')],
+    // Takes its job commands from DAM_INTERNAL and reports on the one report subject; nothing on ASSET_EVENTS.
+    publish: [JS_INFO, SUBJECT_JOB_REPORTS, ...durableConsumer(DAM_INTERNAL, 'conversion-jobs')],
     subscribe: [],
   },
   // Not built yet: they may only ask for JetStream's account info until their subjects are added here.

@@ -6,7 +6,12 @@ export const ASSET_EVENTS_SUBJECTS = 'assets.events.>';
 export const DAM_INTERNAL = 'DAM_INTERNAL';
 export const DAM_INTERNAL_SUBJECTS = 'dam.internal.>';
 
-export const SUBJECT_CONVERSIONS_COMPLETED = 'dam.internal.conversions.completed';
+/** metadata → a worker kind: run (or re-run) one job. `dam.internal.jobs.run.<worker>` */
+export const JOB_WORKERS = ['conversion'] as const;
+export type JobWorker = (typeof JOB_WORKERS)[number];
+export const jobCommandSubject = (worker: JobWorker): string => `dam.internal.jobs.run.${worker}`;
+/** Every worker → metadata: progress and results of jobs, on one subject. */
+export const SUBJECT_JOB_REPORTS = 'dam.internal.jobs.reports';
 
 export const ASSET_EVENT_TYPES = [
   'file-saved',

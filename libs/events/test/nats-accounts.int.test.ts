@@ -6,7 +6,8 @@ import { z } from 'zod';
 import {
   ASSET_EVENTS,
   DAM_INTERNAL,
-  SUBJECT_CONVERSIONS_COMPLETED,
+  SUBJECT_JOB_REPORTS,
+  jobCommandSubject,
   connectNats,
   consume,
   ensureStreams,
@@ -56,8 +57,11 @@ describe('NATS identities and permissions', () => {
   it('lets no service publish outside its own subjects', async () => {
     const before = { events: await streamMessages(admin, ASSET_EVENTS), internal: await streamMessages(admin, DAM_INTERNAL) };
     // The forged report of the review: conversion is the only identity allowed to send it.
-    expect(await jsPublish('upload', SUBJECT_CONVERSIONS_COMPLETED)).toMatch(/permission/i);
-    expect(await jsPublish('subscriber', SUBJECT_CONVERSIONS_COMPLETED)).toMatch(/permission/i);
+    expect(await jsPublish('upload', SUBJECT_JOB_REPORTS)).toMatch(/permission/i);
+    expect(await jsPublish('subscriber', SUBJECT_JOB_REPORTS)).toMatch(/permission/i);
+    // Only metadata hands out jobs: a worker cannot order work of its own or of another worker kind.
+    expect(await jsPublish('conversion', jobCommandSubject('conversion'))).toMatch(/permission/i);
+    expect(await jsPublish('upload', jobCommandSubject('conversion'))).toMatch(/permission/i);
     expect(await jsPublish('conversion', 'assets.events.1.file-processed')).toMatch(/permission/i);
     expect(await jsPublish('conversion', 'dam.internal.other')).toMatch(/permission/i);
     expect(await jsPublish('subscriber', 'assets.events.1.file-saved')).toMatch(/permission/i);
@@ -65,7 +69,8 @@ describe('NATS identities and permissions', () => {
     expect(await streamMessages(admin, ASSET_EVENTS)).toBe(before.events);
     expect(await streamMessages(admin, DAM_INTERNAL)).toBe(before.internal);
     // What each may send does arrive.
-    expect(await jsPublish('conversion', SUBJECT_CONVERSIONS_COMPLETED)).toBe('stored');
+    expect(await jsPublish('conversion', SUBJECT_JOB_REPORTS)).toBe('stored');
+    expect(await jsPublish('metadata', jobCommandSubject('conversion'))).toBe('stored');
     expect(await jsPublish('metadata', 'assets.events.1.file-saved')).toBe('stored');
   });
 
@@ -94,8 +99,8 @@ describe('NATS identities and permissions', () => {
     const c = await consume({
       nc,
       stream: DAM_INTERNAL,
-      durable: 'metadata-conversions',
-      filterSubjects: SUBJECT_CONVERSIONS_COMPLETED,
+      durable: 'metadata-job-reports',
+      filterSubjects: SUBJECT_JOB_REPORTS,
       schema: z.unknown(),
       handler: async (payload) => {
         got.push(payload);
@@ -109,7 +114,7 @@ describe('NATS identities and permissions', () => {
       consume({
         nc: await as('conversion'),
         stream: DAM_INTERNAL,
-        durable: 'metadata-conversions',
+        durable: 'metadata-job-reports',
         schema: z.unknown(),
         handler: async () => undefined,
         logger: captureLogger(),

@@ -8,8 +8,11 @@ import {
   FILE_DELETED,
   FILE_PROCESSED,
   FILE_SAVED,
+  jobCommandSchema,
+  jobCommandSubject,
+  jobReportSchema,
   schemaForSubject,
-  SUBJECT_CONVERSIONS_COMPLETED,
+  SUBJECT_JOB_REPORTS,
 } from '../src';
 import { assetData, fileSavedEvent } from './fixtures';
 
@@ -80,6 +83,22 @@ describe('envelopes', () => {
   });
 });
 
+describe('job commands and reports', () => {
+  const command = { id: 'job-1-run-0', job_id: 1, attempt: 0, type: 'processing', group_id: '1', asset_id: 'a1', source_checksum: 'abc', content_type: 'image/png' };
+  it('accepts a command, with or without keys, and refuses one without a job id', () => {
+    expect(jobCommandSchema.safeParse(command).success).toBe(true);
+    expect(jobCommandSchema.safeParse({ ...command, keys: ['thumb'] }).success).toBe(true);
+    const { job_id: _omitted, ...bad } = command;
+    expect(jobCommandSchema.safeParse(bad).success).toBe(false);
+  });
+  it('accepts progress and final reports, refusing progress over 100 and unknown states', () => {
+    const progress = { id: 'p1', job_id: 1, attempt: 0, group_id: '1', asset_id: 'a1', worker: 'conversion@h:1', state: 'PROGRESS', step: 'conversions', progress: 40 };
+    expect(jobReportSchema.safeParse(progress).success).toBe(true);
+    expect(jobReportSchema.safeParse({ ...progress, progress: 101 }).success).toBe(false);
+    expect(jobReportSchema.safeParse({ ...progress, state: 'PAUSED' }).success).toBe(false);
+  });
+});
+
 describe('conversions-completed', () => {
   const report = {
     id: 'r1',
@@ -106,14 +125,15 @@ describe('subjects', () => {
     expect(assetEventSubject(42, 'file-saved')).toBe('assets.events.42.file-saved');
     expect(assetEventTypeOf('assets.events.1.file-processed')).toBe('file-processed');
     expect(assetEventTypeOf('assets.events.1.nope')).toBeUndefined();
-    expect(assetEventTypeOf('dam.internal.conversions.completed')).toBeUndefined();
+    expect(assetEventTypeOf('dam.internal.jobs.reports')).toBeUndefined();
   });
   it.each(['a.b', '*', '>', '', 'a b'])('refuses the group id %p as a subject token', (groupId) => {
     expect(() => assetEventSubject(groupId, 'file-saved')).toThrow();
   });
   it('finds the schema of a subject', () => {
     expect(schemaForSubject('assets.events.9.file-saved')).toBe(FILE_SAVED.schema);
-    expect(schemaForSubject(SUBJECT_CONVERSIONS_COMPLETED)).toBe(conversionsCompletedSchema);
+    expect(schemaForSubject(SUBJECT_JOB_REPORTS)).toBe(jobReportSchema);
+    expect(schemaForSubject(jobCommandSubject('conversion'))).toBe(jobCommandSchema);
     expect(schemaForSubject('dam.internal.unknown')).toBeUndefined();
   });
 });

@@ -11,3 +11,4 @@ export { ACTIVE_CONTENT_CSP, isActiveContentType, safeDisposition } from './cont
 export { createEdgeLimits, edgeLimitsFromConfig, RateLimiter, type Budget, type EdgeLimitOptions, type EdgeLimits, type RateLimitDecision } from './rate-limit';
 export { isForbiddenAddress, outboundUrlProblem, parseAllowHosts } from './outbound-address';
 export { checkWorkers, runService, type Resource, type Running, type ServiceDefinition, type Worker } from './run-service';
+export { startPoller, type Poller, type PollerOptions } from './poller';

@@ -14,7 +14,9 @@ export const configSchema = z.object({
   /** Images converted at once by this process (each uses one libvips thread). */
   CONCURRENCY: positiveInt(2),
   ACK_WAIT_MS: positiveInt(30_000),
-  /** Deliveries of one file-saved before the asset is reported as failed. */
+  /** How often a running job renews its lease at metadata (keep it under a third of metadata's JOB_LEASE_MS). */
+  JOB_HEARTBEAT_MS: positiveInt(10_000),
+  /** Deliveries of one job command before the job is reported as failed. */
   MAX_DELIVER: positiveInt(5),
   /** Delays before redelivery after the 1st, 2nd, ... failure; the last repeats. */
   RETRY_BACKOFF_MS: z

@@ -1,7 +1,7 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { jetstream } from '@nats-io/jetstream';
 import { createServiceSigner } from '@dam/auth-tokens';
-import { connectNats, natsReachable, waitForStreams } from '@dam/events';
+import { connectNats, DAM_INTERNAL, natsReachable, waitForStreams } from '@dam/events';
 import { runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
@@ -9,7 +9,7 @@ import { GroupSettingsClient } from './adapters/group-settings.client';
 import { ImageProcessor } from './adapters/image-processor';
 import { buildConversionApp } from './app';
 import { loadConversionConfig } from './config';
-import { fileSavedWorker } from './consumers/file-saved.consumer';
+import { jobCommandWorker } from './consumers/job-command.consumer';
 
 async function main(): Promise<void> {
   const config = loadConversionConfig();
@@ -17,7 +17,7 @@ async function main(): Promise<void> {
 
   const nc = await connectNats(config.NATS_URL, 'conversion', config.NATS_NKEY_SEED);
   // metadata creates the streams (only its NATS identity may); start in any order and wait for them.
-  await waitForStreams(nc, undefined, { onWait: (missing) => logger.info({ missing }, 'waiting for streams') });
+  await waitForStreams(nc, [DAM_INTERNAL], { onWait: (missing) => logger.info({ missing }, 'waiting for streams') });
   const storage = createStorage(storageConfigFromEnv(config));
 
   await runService({
@@ -28,10 +28,11 @@ async function main(): Promise<void> {
     checks: { nats: () => natsReachable(nc), storage: () => storage.reachable() },
     // Stopping pulls no more; in-flight images finish and are acked before the connection drains.
     workers: [
-      fileSavedWorker(
+      jobCommandWorker(
         nc,
         {
           js: jetstream(nc),
+          heartbeatMs: config.JOB_HEARTBEAT_MS,
           logger,
           storage,
           settings: new GroupSettingsClient({ authUrl: config.AUTH_URL, signer: createServiceSigner(config.SERVICE_KEY), ttlMs: config.SETTINGS_CACHE_MS }),

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import sharp from 'sharp';
-import { CONVERSIONS_COMPLETED, publishEvent } from '@dam/events';
+import { JOB_REPORTS, publishEvent } from '@dam/events';
 import { startServiceProcess, type ServiceProcess } from '@dam/testing';
 import { startHarness, type Harness } from './support/conversion-harness';
 import { startSettingsStub } from './support/settings-stub.server';
@@ -45,7 +45,7 @@ describe('conversion crash mid-work', () => {
 
     const first = await startServiceProcess('conversion', env);
     services.push(first);
-    await h.publishFileSaved('g1', 'big', { checksum, contentType: 'image/png', size: bytes.length });
+    await h.publishJob('g1', 'big', { checksum, contentType: 'image/png' });
     await first.waitForLog(logLine('conversion started', 'big'), 30_000);
     first.kill('SIGKILL');
     await expect(first.exited).resolves.toMatchObject({ signal: 'SIGKILL' });
@@ -63,7 +63,8 @@ describe('conversion crash mid-work', () => {
 
     // A crash between publish and ack makes the next process publish the same report again: the stream keeps
     // one copy only if the service used the report id as Nats-Msg-Id.
-    const again = await publishEvent(h.js, CONVERSIONS_COMPLETED.subject, CONVERSIONS_COMPLETED.schema, report, { msgId: report.id });
+    const final = await h.finalReportFor('big');
+    const again = await publishEvent(h.js, JOB_REPORTS.subject, JOB_REPORTS.schema, final, { msgId: final.id });
     expect(again.duplicate).toBe(true);
     await new Promise((r) => setTimeout(r, 1000));
     expect(h.reports.filter((r) => r.asset_id === 'big')).toHaveLength(1);

@@ -1,6 +1,4 @@
-import { jetstreamManager } from '@nats-io/jetstream';
 import sharp from 'sharp';
-import { ASSET_EVENTS } from '@dam/events';
 import { sampleValue } from '@dam/metrics';
 import { startServiceProcess, waitFor, type ServiceProcess } from '@dam/testing';
 import { startHarness, type Harness } from './support/conversion-harness';
@@ -51,7 +49,7 @@ describe('conversion service (real NATS, S3, sharp)', () => {
   it('makes the profile\'s custom conversions of a PNG, stores them and reports them', async () => {
     const bytes = await png(640, 480);
     const checksum = await h.putOriginal('g1', 'img1', bytes);
-    await h.publishFileSaved('g1', 'img1', { checksum, contentType: 'image/png', size: bytes.length });
+    await h.publishJob('g1', 'img1', { checksum, contentType: 'image/png' });
 
     const report = await h.reportFor('img1');
     const thumbKey = `conversions/g1/img1/${checksum}/thumb.webp`;
@@ -92,7 +90,7 @@ describe('conversion service (real NATS, S3, sharp)', () => {
       .withMetadata({ orientation: 6 })
       .toBuffer();
     const checksum = await h.putOriginal('g1', 'rotated', bytes);
-    await h.publishFileSaved('g1', 'rotated', { checksum, contentType: 'image/jpeg', size: bytes.length });
+    await h.publishJob('g1', 'rotated', { checksum, contentType: 'image/jpeg' });
 
     const report = await h.reportFor('rotated');
     expect(report.image).toEqual({ width: 100, height: 300 });
@@ -102,7 +100,7 @@ describe('conversion service (real NATS, S3, sharp)', () => {
   it('reports a corrupt image at once, without retrying', async () => {
     const bytes = Buffer.concat([(await png(50, 50)).subarray(0, 40), Buffer.from('definitely not the rest of a png')]);
     const checksum = await h.putOriginal('g1', 'corrupt', bytes);
-    await h.publishFileSaved('g1', 'corrupt', { checksum, contentType: 'image/png', size: bytes.length });
+    await h.publishJob('g1', 'corrupt', { checksum, contentType: 'image/png' });
 
     const report = await h.reportFor('corrupt');
     expect(report).toMatchObject({ id: `conv-corrupt-${checksum}`, image: null, conversions: {} });
@@ -112,26 +110,35 @@ describe('conversion service (real NATS, S3, sharp)', () => {
     expect(started).toHaveLength(1);
   });
 
-  it('acks a non-image without a report', async () => {
-    const seq = await h.publishFileSaved('g1', 'doc1', { checksum: 'abc123', contentType: 'application/pdf', size: 10 });
-    const jsm = await jetstreamManager(h.nc);
-    await waitFor(async () => {
-      const info = await jsm.consumers.info(ASSET_EVENTS, 'conversion-file-saved');
-      return info.ack_floor.stream_seq >= seq && info.num_ack_pending === 0;
-    });
-    // A later image's report arriving proves the consumer moved on without reporting the document.
-    const bytes = await png(10, 10);
-    const checksum = await h.putOriginal('g1', 'after-doc', bytes);
-    await h.publishFileSaved('g1', 'after-doc', { checksum, contentType: 'image/png', size: bytes.length });
-    await h.reportFor('after-doc');
-    expect(h.reports.find((r) => r.asset_id === 'doc1')).toBeUndefined();
-    expect(service.logs().some((l) => l.includes('"doc1"'))).toBe(false);
+  it('reports the job as started, in progress and finished, under its job id and worker', async () => {
+    const bytes = await png(120, 90);
+    const checksum = await h.putOriginal('g1', 'tracked', bytes);
+    const jobId = await h.publishJob('g1', 'tracked', { checksum, contentType: 'image/png' }, { job_id: 4242, attempt: 1, id: 'job-4242-run-1' });
+
+    const final = await h.finalReportFor('tracked');
+    const mine = h.jobReports.filter((r) => r.job_id === jobId);
+    expect(mine[0]).toMatchObject({ state: 'STARTED', step: 'conversions', progress: 0, attempt: 1, worker: expect.stringMatching(/^conversion@/) });
+    const progress = mine.filter((r) => r.state === 'PROGRESS').map((r) => r.progress);
+    expect(progress.length).toBeGreaterThan(0);
+    expect(progress).toEqual([...progress].sort((a, b) => a - b));
+    expect(Math.max(...progress)).toBeLessThan(100);
+    expect(final).toMatchObject({ id: 'job-4242-done', state: 'COMPLETED', progress: 100, job_id: 4242 });
+    expect(final.conversions?.conversions.thumb).toMatchObject({ width: 200, height: 200 });
+  });
+
+  it('makes only the keys a re-run names', async () => {
+    const bytes = await png(100, 100);
+    const checksum = await h.putOriginal('g1', 'rerun', bytes);
+    await h.publishJob('g1', 'rerun', { checksum, contentType: 'image/png' }, { keys: ['narrow'] });
+    const report = await h.reportFor('rerun');
+    expect(Object.keys(report.conversions)).toEqual(['narrow']);
+    expect(await h.storage.stat(`conversions/g1/rerun/${checksum}/thumb.webp`)).toBeNull();
   });
 
   it('reports an image type sharp cannot decode as done with nothing made, so the asset is not stuck', async () => {
     const bytes = Buffer.from([0, 0, 1, 0, 1, 0, 16, 16, 0, 0, 1, 0, 32, 0]);
     const checksum = await h.putOriginal('g1', 'icon', bytes);
-    await h.publishFileSaved('g1', 'icon', { checksum, contentType: 'image/x-icon', size: bytes.length });
+    await h.publishJob('g1', 'icon', { checksum, contentType: 'image/x-icon' });
 
     const report = await h.reportFor('icon');
     expect(report).toMatchObject({ id: `conv-icon-${checksum}`, image: null, conversions: {}, errors: {} });
@@ -141,7 +148,7 @@ describe('conversion service (real NATS, S3, sharp)', () => {
   it('retries while auth is down and converts once it answers', async () => {
     const bytes = await png(300, 300);
     const checksum = await h.putOriginal('flaky', 'img2', bytes);
-    await h.publishFileSaved('flaky', 'img2', { checksum, contentType: 'image/png', size: bytes.length });
+    await h.publishJob('flaky', 'img2', { checksum, contentType: 'image/png' });
 
     const report = await h.reportFor('img2');
     expect(auth.calls('flaky')).toBe(3);
@@ -152,7 +159,7 @@ describe('conversion service (real NATS, S3, sharp)', () => {
   it('reports an error once every delivery failed', async () => {
     const bytes = await png(20, 20);
     const checksum = await h.putOriginal('down', 'img3', bytes);
-    await h.publishFileSaved('down', 'img3', { checksum, contentType: 'image/png', size: bytes.length });
+    await h.publishJob('down', 'img3', { checksum, contentType: 'image/png' });
 
     const report = await h.reportFor('img3');
     expect(auth.calls('down')).toBe(3);
@@ -169,7 +176,7 @@ describe('conversion service (real NATS, S3, sharp)', () => {
     expect(of('conversions_total', { key: 'original', outcome: 'error' })).toBeGreaterThan(0);
     expect(of('conversion_duration_seconds_count', { outcome: 'ok' })).toBeGreaterThan(0);
     expect(of('conversion_duration_seconds_count', { outcome: 'failed' })).toBeGreaterThan(0);
-    const durable = 'conversion-file-saved';
+    const durable = 'conversion-jobs';
     expect(of('events_messages_handled_total', { durable, outcome: 'ack' })).toBeGreaterThan(0);
     expect(of('events_messages_handled_total', { durable, outcome: 'nak' })).toBeGreaterThan(0);
     expect(of('events_messages_handled_total', { durable, outcome: 'dead_letter' })).toBeGreaterThan(0);

@@ -7,6 +7,7 @@ import type { Storage } from '@dam/storage';
 import { AssetRepository } from './adapters/asset.repository';
 import { JobRepository } from './adapters/job.repository';
 import { pgTransactions } from './adapters/transaction';
+import type { JobTimings } from './domain/job';
 import { assetDataRoutes } from './http/asset-data.routes';
 import { downloadRoutes } from './http/download.routes';
 import { jobRoutes } from './http/jobs.routes';
@@ -20,6 +21,8 @@ export interface MetadataAppDeps {
   /** Checks the token of every calling service; the routes below name which services may call them. */
   verifier: ServiceVerifier;
   readiness?: ReadinessCheck;
+  /** Deadlines of the jobs that requests open (defaults: DEFAULT_JOB_TIMINGS). */
+  jobTimings?: JobTimings;
 }
 
 /** Builds the HTTP app from its dependencies; never listens (main.ts and tests do). */
@@ -34,7 +37,8 @@ export function buildMetadataApp(deps: MetadataAppDeps): Express {
   app.all('/internal/v1/assets/exists', guard({ callers: ['upload', 'auth'], principal: 'required' }));
   app.use('/api', guard({ callers: ['gateway'], principal: 'required' }));
   app.use(['/api', '/internal'], deps.verifier.onlyGuarded);
-  app.use(internalAssetsRoutes(pgTransactions(deps.pool)));
+  const transactions = pgTransactions(deps.pool, deps.jobTimings);
+  app.use(internalAssetsRoutes(transactions));
   app.use(internalAssetExistsRoutes(reader));
   app.use(assetDataRoutes(reader));
   app.use(downloadRoutes(reader, deps.storage, deps.logger));

@@ -8,8 +8,16 @@ export const configSchema = z.object({
   ...natsEnv,
   ...s3Env,
   ...trustedKeysEnv,
-  /** Conversion reports handled at once. */
-  CONVERSIONS_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  /** Job reports (progress and results of workers) handled at once. */
+  JOB_REPORTS_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  /** A job no worker has started within this long is handed out again. */
+  JOB_QUEUED_TIMEOUT_MS: z.coerce.number().int().min(100).default(10 * 60_000),
+  /** A started job whose worker sent nothing for this long is handed out again (workers report every ~10 s). */
+  JOB_LEASE_MS: z.coerce.number().int().min(100).default(60_000),
+  /** Hand-outs of one job before it ends in ERROR. */
+  JOB_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(3),
+  /** How often expired leases are looked for. */
+  JOB_SWEEP_INTERVAL_MS: z.coerce.number().int().min(50).default(5_000),
 });
 
 export type MetadataConfig = z.infer<typeof configSchema>;

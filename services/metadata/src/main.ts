@@ -9,7 +9,7 @@ import { createStorage, storageConfigFromEnv } from '@dam/storage';
 import { pgTransactions } from './adapters/transaction';
 import { buildMetadataApp } from './app';
 import { loadMetadataConfig } from './config';
-import { conversionsCompletedWorker } from './consumers/conversions-completed.handler';
+import { jobLeaseSweeper, jobReportsWorker } from './consumers/job-reports.consumer';
 import { migrateMetadata } from './migrations';
 
 async function main(): Promise<void> {
@@ -26,6 +26,9 @@ async function main(): Promise<void> {
   const nc = await connectNats(config.NATS_URL, 'metadata', config.NATS_NKEY_SEED);
   await ensureStreams(nc);
 
+  const timings = { queuedMs: config.JOB_QUEUED_TIMEOUT_MS, leaseMs: config.JOB_LEASE_MS, maxAttempts: config.JOB_MAX_ATTEMPTS };
+  const transactions = pgTransactions(pool, timings);
+
   await runService({
     logger,
     host: config.HOST,
@@ -34,7 +37,8 @@ async function main(): Promise<void> {
     checks: { postgres: () => ping(pool), nats: () => natsReachable(nc), s3: () => storage.reachable() },
     // Stopped in this order: take no more reports, then let the relay publish what is already committed.
     workers: [
-      conversionsCompletedWorker(nc, pgTransactions(pool), logger, config.CONVERSIONS_CONCURRENCY),
+      jobReportsWorker(nc, transactions, logger, config.JOB_REPORTS_CONCURRENCY),
+      jobLeaseSweeper(transactions, timings, logger, config.JOB_SWEEP_INTERVAL_MS),
       { kind: 'poller', name: 'outbox-relay', start: () => startOutboxRelay({ pool, nc, logger }) },
     ],
     resources: [
@@ -47,6 +51,7 @@ async function main(): Promise<void> {
         logger,
         pool,
         storage,
+        jobTimings: timings,
         verifier: createServiceVerifier({ service: 'metadata', trusted: config.SERVICE_TRUSTED_KEYS }),
         readiness,
       }),

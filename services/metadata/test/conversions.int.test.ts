@@ -1,11 +1,10 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
 import { createHash, randomUUID } from 'node:crypto';
-import { ASSET_EVENTS, FILE_PROCESSED, SUBJECT_CONVERSIONS_COMPLETED, type ConversionsCompleted } from '@dam/events';
+import { ASSET_EVENTS, FILE_PROCESSED, type ConversionsCompleted, type JobReport } from '@dam/events';
 import { originalKey } from '@dam/storage';
 import { waitFor } from '@dam/testing';
-import { pgTransactions } from '../src/adapters/transaction';
-import { failUnappliedReport } from '../src/domain/record-conversions.use-case';
-import { assetId, collect, signedFetch, principal, startMetadata, type Harness } from './harness';
+import { failUnappliedReport } from '../src/domain/apply-job-report.use-case';
+import { assetId, collect, finalReport, publishReport, signedFetch, principal, startMetadata, type Harness } from './harness';
 
 let h: Harness;
 beforeAll(async () => {
@@ -33,7 +32,7 @@ async function createImage(): Promise<string> {
 
 const data = async (id: string) => (await (await signedFetch(`${h.url}/api/v1/assets/${id}/data`, admin)).json()) as any;
 
-function report(id: string, overrides: Partial<ConversionsCompleted> = {}): ConversionsCompleted {
+function made(id: string, overrides: Partial<ConversionsCompleted> = {}): ConversionsCompleted {
   return {
     id: randomUUID(),
     asset_id: id,
@@ -48,16 +47,17 @@ function report(id: string, overrides: Partial<ConversionsCompleted> = {}): Conv
   };
 }
 
-const publish = (r: ConversionsCompleted) => h.nc.publish(SUBJECT_CONVERSIONS_COMPLETED, JSON.stringify(r));
+const report = (id: string, overrides: Partial<ConversionsCompleted> = {}): Promise<JobReport> => finalReport(h, made(id, overrides));
+const publish = (r: JobReport) => publishReport(h, r);
 
-describe('conversion reports (dam.internal.conversions.completed)', () => {
+describe('conversion job results (dam.internal.jobs.reports)', () => {
   it('records conversions, sets OK and emits exactly one file-processed even when delivered twice', async () => {
     const id = await createImage();
     const events = await collect(h.nc, ASSET_EVENTS, 'assets.events.4.file-processed');
-    const r = report(id);
+    const r = await report(id);
     publish(r);
     publish(r); // the same message twice
-    // And a second report (new message id) for the same original: recorded, but no second file-processed.
+    // And a second final report (new message id) for the same job: the job has ended, nothing changes.
     publish({ ...r, id: randomUUID() });
 
     await waitFor(async () => (await data(id)).status === 'OK', { description: 'asset OK' });
@@ -80,7 +80,7 @@ describe('conversion reports (dam.internal.conversions.completed)', () => {
   it('ignores a report about another checksum', async () => {
     const id = await createImage();
     const old = 'f'.repeat(32);
-    const stale = report(id, {
+    const stale = await report(id, {
       source_checksum: old,
       conversions: { thumb: { object_key: `conversions/4/${id}/${old}/thumb.webp`, content_type: 'image/webp', width: 200, height: 150, size: 1234 } },
     });
@@ -94,16 +94,16 @@ describe('conversion reports (dam.internal.conversions.completed)', () => {
   it('rejects a report naming an object outside the asset (another group\'s original) and records nothing', async () => {
     const id = await createImage();
     const victim = `originals/3/${assetId()}`;
-    const forged = report(id, { conversions: { thumb: { object_key: victim, content_type: 'image/png', width: 1, height: 1, size: 1 } } });
-    const sibling = report(id, {
+    const forged = await report(id, { conversions: { thumb: { object_key: victim, content_type: 'image/png', width: 1, height: 1, size: 1 } } });
+    const sibling = await report(id, {
       conversions: { thumb: { object_key: `conversions/4/${assetId()}/${checksum}/thumb.webp`, content_type: 'image/webp', width: 1, height: 1, size: 1 } },
     });
-    const dotted = report(id, {
+    const dotted = await report(id, {
       conversions: { thumb: { object_key: `conversions/4/${id}/${checksum}/../../../originals/3/x`, content_type: 'image/webp', width: 1, height: 1, size: 1 } },
     });
     for (const r of [forged, sibling, dotted]) publish(r);
     // A good report afterwards proves the bad ones were consumed (in order) rather than still queued.
-    const good = report(id);
+    const good = await report(id);
     publish(good);
     await waitFor(async () => (await data(id)).status === 'OK', { description: 'the good report applied' });
     const claimed = await h.pool.query('SELECT id FROM processed_messages WHERE id = ANY($1)', [[forged.id, sibling.id, dotted.id]]);
@@ -116,7 +116,7 @@ describe('conversion reports (dam.internal.conversions.completed)', () => {
   it('a report with only errors sets ERROR with errors and emits file-processed with status ERROR', async () => {
     const id = await createImage();
     const events = await collect(h.nc, ASSET_EVENTS, 'assets.events.4.file-processed');
-    publish(report(id, { conversions: {}, image: null, errors: { thumb: 'unsupported image' } }));
+    publish(await report(id, { conversions: {}, image: null, errors: { thumb: 'unsupported image' } }));
     await waitFor(async () => (await data(id)).status === 'ERROR', { description: 'asset ERROR' });
     const body = await data(id);
     expect(body.errors).toEqual({ thumb: 'unsupported image' });
@@ -129,9 +129,9 @@ describe('conversion reports (dam.internal.conversions.completed)', () => {
 
   it('a dead-lettered report ends the asset in ERROR (never stuck NOT_READY), once', async () => {
     const id = await createImage();
-    const r = report(id);
-    expect(await failUnappliedReport(pgTransactions(h.pool), r)).toBe(true);
-    expect(await failUnappliedReport(pgTransactions(h.pool), r)).toBe(false);
+    const r = await report(id);
+    expect(await failUnappliedReport(h.transactions, r)).toBe(true);
+    expect(await failUnappliedReport(h.transactions, r)).toBe(false);
     const body = await data(id);
     expect(body.status).toBe('ERROR');
     expect(body.errors.conversions).toMatch(/could not be recorded/);
@@ -144,7 +144,7 @@ describe('conversion reports (dam.internal.conversions.completed)', () => {
     const bytes = Buffer.from('webp-bytes-here');
     const key = `conversions/4/${id}/${checksum}/thumb.webp`;
     await h.storage.putBuffer(key, bytes, { contentType: 'image/webp' });
-    publish(report(id, { conversions: { thumb: { object_key: key, content_type: 'image/webp', width: 2, height: 2, size: bytes.length } } }));
+    publish(await report(id, { conversions: { thumb: { object_key: key, content_type: 'image/webp', width: 2, height: 2, size: bytes.length } } }));
     await waitFor(async () => (await data(id)).status === 'OK');
     const res = await signedFetch(`${h.url}/api/v1/assets/${id}/content/thumb/download`, admin);
     expect(res.status).toBe(200);

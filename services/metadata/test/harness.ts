@@ -1,9 +1,9 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { createServiceVerifier, parseTrustedKeys, permissionsFor, type Principal, type RoleName } from '@dam/auth-tokens';
 import { createPool, type Pool } from '@dam/db';
-import { connectNats, consume, ensureStreams } from '@dam/events';
+import { connectNats, consume, ensureStreams, SUBJECT_JOB_REPORTS, type ConversionsCompleted, type JobReport } from '@dam/events';
 import { startOutboxRelay, type OutboxRelay } from '@dam/outbox';
 import { createLogger } from '@dam/logging';
 import { createStorage, type Storage } from '@dam/storage';
@@ -11,7 +11,9 @@ import { createBucket, createDatabase, serviceIdentities, startNats, testS3Confi
 import { z } from 'zod';
 import { pgTransactions } from '../src/adapters/transaction';
 import { buildMetadataApp } from '../src/app';
-import { consumeConversionsCompleted } from '../src/consumers/conversions-completed.handler';
+import { consumeJobReports } from '../src/consumers/job-reports.consumer';
+import { DEFAULT_JOB_TIMINGS, type JobTimings } from '../src/domain/job';
+import type { RunInTransaction } from '../src/domain/ports';
 import { migrateMetadata } from '../src/migrations';
 
 /** Key pairs of the suite's services: metadata trusts them all, tests sign as the edge a route expects. */
@@ -27,10 +29,13 @@ export interface Harness {
   nc: Nats;
   nats: TestNats;
   relay: OutboxRelay;
+  timings: JobTimings;
+  transactions: RunInTransaction;
   stop(): Promise<void>;
 }
 
-export async function startMetadata(): Promise<Harness> {
+export async function startMetadata(options: { timings?: Partial<JobTimings> } = {}): Promise<Harness> {
+  const timings = { ...DEFAULT_JOB_TIMINGS, ...options.timings };
   const logger = createLogger({ service: 'metadata-test', level: process.env.LOG_LEVEL ?? 'error' });
   const pool = createPool(await createDatabase('metadata'));
   await migrateMetadata(pool);
@@ -42,11 +47,13 @@ export async function startMetadata(): Promise<Harness> {
   await ensureStreams(service);
   const nc = await connectNats(nats.url, 'metadata-test', nats.seed('admin'));
   const relay = startOutboxRelay({ pool, nc: service, logger, intervalMs: 50 });
-  const consumer = await consumeConversionsCompleted(service, pgTransactions(pool), logger, 2);
+  const transactions = pgTransactions(pool, timings);
+  const consumer = await consumeJobReports(service, transactions, logger, 2);
   const app = buildMetadataApp({
     logger,
     pool,
     storage,
+    jobTimings: timings,
     verifier: createServiceVerifier({ service: 'metadata', trusted: parseTrustedKeys(identities.trustedKeys()) }),
   });
   const server: Server = await new Promise((resolve) => {
@@ -61,6 +68,8 @@ export async function startMetadata(): Promise<Harness> {
     nc,
     nats,
     relay,
+    timings,
+    transactions,
     async stop() {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
@@ -116,3 +125,33 @@ export async function collect(nc: Nats, stream: string, filter: string): Promise
 }
 
 export const assetId = (): string => randomBytes(16).toString('hex');
+
+/** The newest job of an asset (tests address reports to it as a worker would). */
+export async function jobIdOf(h: Harness, assetId: string): Promise<number> {
+  const { rows } = await h.pool.query<{ id: string }>('SELECT id FROM jobs WHERE $1 = ANY(asset_ids) ORDER BY id DESC LIMIT 1', [assetId]);
+  if (!rows[0]) throw new Error(`asset ${assetId} has no job`);
+  return Number(rows[0].id);
+}
+
+/**
+ * A worker's final report for the asset's newest job: COMPLETED with `made`, or FAILED when `made` has errors
+ * and no outputs (as the conversion worker decides).
+ */
+export async function finalReport(h: Harness, made: ConversionsCompleted, extra: Partial<JobReport> = {}): Promise<JobReport> {
+  const failed = Object.keys(made.conversions).length === 0 && Object.keys(made.errors).length > 0;
+  return {
+    id: randomUUID(),
+    job_id: await jobIdOf(h, made.asset_id),
+    attempt: 0,
+    group_id: made.group_id,
+    asset_id: made.asset_id,
+    worker: 'conversion@test:1',
+    state: failed ? 'FAILED' : 'COMPLETED',
+    step: 'conversions',
+    progress: 100,
+    conversions: made,
+    ...extra,
+  };
+}
+
+export const publishReport = (h: Harness, r: JobReport): void => h.nc.publish(SUBJECT_JOB_REPORTS, JSON.stringify(r));

@@ -1,9 +1,11 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
 import { createHash, randomUUID } from 'node:crypto';
-import { SUBJECT_CONVERSIONS_COMPLETED, type ConversionsCompleted } from '@dam/events';
+import { ASSET_EVENTS, DAM_INTERNAL, jobCommandSubject, type ConversionsCompleted, type JobReport } from '@dam/events';
+import { createLogger } from '@dam/logging';
 import { originalKey } from '@dam/storage';
 import { waitFor } from '@dam/testing';
-import { assetId, principal, signedFetch, startMetadata, type Harness } from './harness';
+import { sweepJobLeases } from '../src/domain/sweep-job-leases.use-case';
+import { assetId, collect, finalReport, jobIdOf, principal, publishReport, signedFetch, startMetadata, type Harness } from './harness';
 
 let h: Harness;
 beforeAll(async () => {
@@ -37,7 +39,7 @@ const get = async (path: string, p = admin) => {
 /** The jobs of one asset, newest first. */
 const jobsOf = async (id: string, p = admin) => (await get('/api/v1/jobs?page_size=100', p)).body.items.filter((j: any) => j.asset_ids.includes(id));
 
-function report(id: string, overrides: Partial<ConversionsCompleted> = {}): ConversionsCompleted {
+function made(id: string, overrides: Partial<ConversionsCompleted> = {}): ConversionsCompleted {
   return {
     id: randomUUID(),
     asset_id: id,
@@ -67,7 +69,7 @@ describe('jobs (CONTRACT §6)', () => {
     });
     expect((await get(`/api/v1/jobs/${queued.job_id}`)).body).toEqual(queued);
 
-    h.nc.publish(SUBJECT_CONVERSIONS_COMPLETED, JSON.stringify(report(id)));
+    publishReport(h, await finalReport(h, made(id)));
     await waitFor(async () => (await get(`/api/v1/jobs/${queued.job_id}`)).body.status === 'COMPLETED', { description: 'job completed' });
     const done = (await get(`/api/v1/jobs/${queued.job_id}`)).body;
     expect(done).toMatchObject({ status: 'COMPLETED', progress: 100, error: null });
@@ -77,7 +79,7 @@ describe('jobs (CONTRACT §6)', () => {
 
   it('ends the job in ERROR with the reason when every conversion failed', async () => {
     const id = await create(admin);
-    h.nc.publish(SUBJECT_CONVERSIONS_COMPLETED, JSON.stringify(report(id, { conversions: {}, image: null, errors: { thumb: 'corrupt image' } })));
+    publishReport(h, await finalReport(h, made(id, { conversions: {}, image: null, errors: { thumb: 'corrupt image' } })));
     await waitFor(async () => (await jobsOf(id))[0]?.status === 'ERROR', { description: 'job in error' });
     expect((await jobsOf(id))[0]).toMatchObject({ status: 'ERROR', progress: 100, error: 'thumb: corrupt image', steps: [{ status: 'ERROR' }] });
   });
@@ -120,7 +122,7 @@ describe('jobs (CONTRACT §6)', () => {
 
   it('never moves a job backwards, whatever statement tries', async () => {
     const id = await create(admin);
-    h.nc.publish(SUBJECT_CONVERSIONS_COMPLETED, JSON.stringify(report(id)));
+    publishReport(h, await finalReport(h, made(id)));
     await waitFor(async () => (await jobsOf(id))[0]?.status === 'COMPLETED', { description: 'job completed' });
     const jobId = (await jobsOf(id))[0].job_id;
     for (const status of ['QUEUED', 'IN_PROGRESS', 'ERROR']) {
@@ -129,5 +131,90 @@ describe('jobs (CONTRACT §6)', () => {
     const other = (await jobsOf(await create(admin)))[0].job_id;
     await h.pool.query(`UPDATE jobs SET status = 'IN_PROGRESS' WHERE id = $1`, [other]);
     await expect(h.pool.query(`UPDATE jobs SET status = 'QUEUED' WHERE id = $1`, [other])).rejects.toThrow(/cannot move/);
+  });
+
+  it('sends the worker its command through the outbox, with the job', async () => {
+    const commands = await collect(h.nc, DAM_INTERNAL, jobCommandSubject('conversion'));
+    const id = await create(admin);
+    const jobId = await jobIdOf(h, id);
+    await waitFor(() => commands.messages.some((m) => m.payload.asset_id === id), { description: 'command on the bus' });
+    await commands.stop();
+    expect(commands.messages.find((m) => m.payload.asset_id === id)?.payload).toEqual({
+      id: `job-${jobId}-run-0`,
+      job_id: jobId,
+      attempt: 0,
+      type: 'processing',
+      group_id: String(GROUP),
+      asset_id: id,
+      source_checksum: checksum,
+      content_type: 'image/png',
+    });
+  });
+
+  it('moves to IN_PROGRESS with the worker\'s progress; another worker cannot take a running lease', async () => {
+    const id = await create(admin);
+    const jobId = await jobIdOf(h, id);
+    const progress = (worker: string, value: number, state: JobReport['state'] = 'PROGRESS'): JobReport => ({
+      id: randomUUID(),
+      job_id: jobId,
+      attempt: 0,
+      group_id: String(GROUP),
+      asset_id: id,
+      worker,
+      state,
+      step: 'conversions',
+      progress: value,
+    });
+    publishReport(h, progress('conversion@a:1', 0, 'STARTED'));
+    publishReport(h, progress('conversion@a:1', 40));
+    await waitFor(async () => (await get(`/api/v1/jobs/${jobId}`)).body.progress === 40, { description: 'progress 40' });
+    const running = (await get(`/api/v1/jobs/${jobId}`)).body;
+    expect(running).toMatchObject({ status: 'IN_PROGRESS', steps: [{ name: 'conversions', status: 'IN_PROGRESS', started_at: expect.any(String), finished_at: null }] });
+    const { rows } = await h.pool.query('SELECT lease_owner, lease_until > now() AS leased FROM jobs WHERE id = $1', [jobId]);
+    expect(rows[0]).toEqual({ lease_owner: 'conversion@a:1', leased: true });
+
+    // A second worker's report (an old duplicate command) neither takes the lease nor moves progress.
+    publishReport(h, progress('conversion@b:2', 90));
+    publishReport(h, progress('conversion@a:1', 60));
+    await waitFor(async () => (await get(`/api/v1/jobs/${jobId}`)).body.progress === 60, { description: 'progress 60' });
+    expect((await h.pool.query('SELECT lease_owner FROM jobs WHERE id = $1', [jobId])).rows[0].lease_owner).toBe('conversion@a:1');
+    // Progress never goes back.
+    publishReport(h, progress('conversion@a:1', 10));
+    publishReport(h, await finalReport(h, made(id)));
+    await waitFor(async () => (await get(`/api/v1/jobs/${jobId}`)).body.status === 'COMPLETED', { description: 'completed' });
+    expect((await get(`/api/v1/assets/${id}/data`)).body.status).toBe('OK');
+  });
+
+  it('hands a job whose lease ran out to a worker again, then gives up after the last attempt', async () => {
+    const logger = createLogger({ service: 'sweep-test', level: 'silent' });
+    const timings = { ...h.timings, maxAttempts: 2 };
+    const commands = await collect(h.nc, DAM_INTERNAL, jobCommandSubject('conversion'));
+    const events = await collect(h.nc, ASSET_EVENTS, `assets.events.${GROUP}.file-processed`);
+    const id = await create(admin);
+    const jobId = await jobIdOf(h, id);
+    const expire = () => h.pool.query(`UPDATE jobs SET lease_until = now() - interval '1 second' WHERE id = $1`, [jobId]);
+
+    // Not expired yet: the sweep leaves it alone.
+    expect(await sweepJobLeases(h.transactions, timings, logger)).toMatchObject({ handedOut: 0 });
+    await expire();
+    expect(await sweepJobLeases(h.transactions, timings, logger)).toMatchObject({ handedOut: 1, failed: 0 });
+    await waitFor(() => commands.messages.some((m) => m.payload.id === `job-${jobId}-run-1`), { description: 'second hand-out' });
+    expect(commands.messages.find((m) => m.payload.id === `job-${jobId}-run-1`)?.payload).toMatchObject({ attempt: 1, asset_id: id });
+    expect((await get(`/api/v1/jobs/${jobId}`)).body.status).toBe('QUEUED');
+
+    await expire();
+    expect(await sweepJobLeases(h.transactions, timings, logger)).toMatchObject({ handedOut: 0, failed: 1 });
+    const job = (await get(`/api/v1/jobs/${jobId}`)).body;
+    expect(job).toMatchObject({ status: 'ERROR', error: expect.stringMatching(/after 2 attempts/) });
+    const asset = (await get(`/api/v1/assets/${id}/data`)).body;
+    expect(asset).toMatchObject({ status: 'ERROR', errors: { original: expect.stringMatching(/no conversion worker finished/) } });
+    await waitFor(() => events.messages.some((m) => m.payload.asset_id === id), { description: 'file-processed ERROR' });
+    expect(events.messages.find((m) => m.payload.asset_id === id)?.payload.data.status).toBe('ERROR');
+    // A late result of the first worker changes nothing now.
+    publishReport(h, await finalReport(h, made(id)));
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await get(`/api/v1/assets/${id}/data`)).body.status).toBe('ERROR');
+    await commands.stop();
+    await events.stop();
   });
 });

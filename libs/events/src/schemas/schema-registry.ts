@@ -1,10 +1,11 @@
 import type { z } from 'zod';
-import { assetEventTypeOf, SUBJECT_CONVERSIONS_COMPLETED } from '../subjects';
+import { assetEventTypeOf, jobCommandSubject, JOB_WORKERS, SUBJECT_JOB_REPORTS } from '../subjects';
 import { ASSET_EVENT_SCHEMAS } from './asset-event.schema';
-import { conversionsCompletedSchema } from './conversions-completed.event';
+import { jobCommandSchema, jobReportSchema } from './jobs.event';
 
 const INTERNAL_SCHEMAS: Record<string, z.ZodType> = {
-  [SUBJECT_CONVERSIONS_COMPLETED]: conversionsCompletedSchema,
+  [SUBJECT_JOB_REPORTS]: jobReportSchema,
+  ...Object.fromEntries(JOB_WORKERS.map((w) => [jobCommandSubject(w), jobCommandSchema])),
 };
 
 /** The schema that every message on `subject` must satisfy, or undefined for a subject nobody defined. */

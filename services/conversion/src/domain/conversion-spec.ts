@@ -58,10 +58,12 @@ export interface ConversionPlan {
  * The image profile of a group as a list of conversions. A profile key without a valid custom definition
  * is a configuration error and is reported under its key, so the asset shows why it has no such output.
  */
-export function planConversions(settings: ImageSettings): ConversionPlan {
+export function planConversions(settings: ImageSettings, only?: readonly string[]): ConversionPlan {
   const plan: ConversionPlan = { specs: [], errors: {}, skipped: [] };
   const profile = settings.conversions?.profile?.image;
-  const keys = Array.isArray(profile) ? [...new Set(profile.filter((k): k is string => typeof k === 'string'))] : [];
+  // A re-run names its keys (they need not be in the profile, only defined); otherwise the whole profile.
+  const wanted = only ?? (Array.isArray(profile) ? profile : []);
+  const keys = [...new Set(wanted.filter((k): k is string => typeof k === 'string'))];
   const custom = settings.conversions?.custom ?? {};
   for (const key of keys) {
     if (UNBUILT_BUILTIN_KEYS.has(key)) {

@@ -31,7 +31,6 @@ export interface ConvertAssetDeps {
 /** Report id = `Nats-Msg-Id`: a re-run for the same original after a crash is stored once. */
 export const reportId = (assetId: string, checksum: string): string => `conv-${assetId}-${checksum}`;
 
-/** A report that says the whole original failed: no outputs, the reason under `key`. */
 /** A report with nothing made: with `errors` the asset turns ERROR, without them it is simply done. */
 export function emptyReport(input: ConvertAssetInput, errors: Record<string, string> = {}): ConversionsCompleted {
   return {
@@ -57,9 +56,11 @@ export const failureReport = (input: ConvertAssetInput, key: string, message: st
 export async function convertAsset(
   input: ConvertAssetInput,
   deps: ConvertAssetDeps,
-  progress: () => void = () => undefined,
+  progress: (done: number, total: number) => void = () => undefined,
+  /** Only these keys of the profile (a re-run); undefined = all of it. */
+  keys?: readonly string[],
 ): Promise<ConversionsCompleted> {
-  const plan = planConversions(await deps.settings.get(input.groupId));
+  const plan = planConversions(await deps.settings.get(input.groupId), keys);
   if (plan.skipped.length > 0) {
     deps.logger.debug({ asset_id: input.assetId, skipped: plan.skipped }, 'profile keys not built yet: skipped');
   }
@@ -67,7 +68,10 @@ export async function convertAsset(
   try {
     const source = path.join(dir, 'original');
     await pipeline(await deps.storage.getStream(originalKey(input.groupId, input.assetId)), createWriteStream(source));
-    progress();
+    // Steps: the download, then making and storing each output.
+    const total = 1 + 2 * plan.specs.length;
+    let done = 1;
+    progress(done, total);
 
     const image = await deps.images.probe(source);
     const conversions: Record<string, CompletedConversion> = {};
@@ -82,10 +86,10 @@ export async function convertAsset(
       const { ext, contentType } = outputFormat(spec.format);
       const file = path.join(dir, `${spec.key}.${ext}`);
       const produced = await deps.images.convert(source, spec, file);
-      progress();
+      progress(++done, total);
       const objectKey = conversionKey(input.groupId, input.assetId, input.checksum, spec.key, ext);
       await deps.storage.putStream(objectKey, createReadStream(file), { contentType, size: produced.size });
-      progress();
+      progress(++done, total);
       conversions[spec.key] = {
         object_key: objectKey,
         content_type: contentType,

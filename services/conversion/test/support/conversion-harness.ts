@@ -1,15 +1,15 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import {
-  assetEventSubject,
   connectNats,
-  CONVERSIONS_COMPLETED,
   DAM_INTERNAL,
   ensureStreams,
-  FILE_SAVED,
+  jobCommand,
+  JOB_REPORTS,
   publishEvent,
   type ConversionsCompleted,
-  type FileSavedEvent,
+  type JobCommand,
+  type JobReport,
 } from '@dam/events';
 import { createStorage, originalKey, type Storage } from '@dam/storage';
 import { createBucket, s3Env, startNats, testS3Config, waitFor, type TestNats } from '@dam/testing';
@@ -17,18 +17,23 @@ import { identities } from './settings-stub.server';
 
 type Nc = Awaited<ReturnType<typeof connectNats>>;
 
-/** Real NATS, a fresh bucket, and every conversions-completed report stored on DAM_INTERNAL, in order. */
+/** Real NATS, a fresh bucket, and every job report stored on DAM_INTERNAL, in order. */
 export interface Harness {
   nats: TestNats;
   nc: Nc;
   js: JetStreamClient;
   storage: Storage;
   bucket: string;
+  /** Every job report (STARTED, PROGRESS, COMPLETED, FAILED). */
+  jobReports: JobReport[];
+  /** What the final reports say was made, one per COMPLETED or FAILED report. */
   reports: ConversionsCompleted[];
   env(extra?: Record<string, string>): Record<string, string>;
   putOriginal(groupId: string, assetId: string, bytes: Buffer): Promise<string>;
-  publishFileSaved(groupId: string, assetId: string, file: { checksum: string; contentType: string; size: number }): Promise<number>;
+  /** Hands the service a conversion job for the asset, as metadata's outbox would; returns the job id. */
+  publishJob(groupId: string, assetId: string, file: { checksum: string; contentType: string }, extra?: Partial<JobCommand>): Promise<number>;
   reportFor(assetId: string, timeoutMs?: number): Promise<ConversionsCompleted>;
+  finalReportFor(assetId: string, timeoutMs?: number): Promise<JobReport>;
   close(): Promise<void>;
 }
 
@@ -42,14 +47,20 @@ export async function startHarness(): Promise<Harness> {
 
   // An ordered consumer sees what the stream stored: a report de-duplicated by Nats-Msg-Id appears once.
   const reports: ConversionsCompleted[] = [];
+  const jobReports: JobReport[] = [];
   // No server-side filter: filter_subjects needs nats-server 2.10 and Debian ships 2.9.
   const ordered = await js.consumers.get(DAM_INTERNAL);
   const messages = await ordered.consume();
   void (async () => {
     for await (const m of messages) {
-      if (m.subject === CONVERSIONS_COMPLETED.subject) reports.push(CONVERSIONS_COMPLETED.schema.parse(m.json()));
+      if (m.subject !== JOB_REPORTS.subject) continue;
+      const r = JOB_REPORTS.schema.parse(m.json());
+      jobReports.push(r);
+      if ((r.state === 'COMPLETED' || r.state === 'FAILED') && r.conversions) reports.push(r.conversions);
     }
   })();
+  let nextJobId = 1;
+  const commands = jobCommand('conversion');
 
   return {
     nats,
@@ -57,6 +68,7 @@ export async function startHarness(): Promise<Harness> {
     js,
     storage,
     bucket,
+    jobReports,
     reports,
     env: (extra = {}) => ({
       ...nats.env('conversion'),
@@ -69,36 +81,29 @@ export async function startHarness(): Promise<Harness> {
       await storage.putBuffer(originalKey(groupId, assetId), bytes, { contentType: 'application/octet-stream' });
       return createHash('md5').update(bytes).digest('hex');
     },
-    async publishFileSaved(groupId, assetId, file) {
-      const now = new Date().toISOString();
-      const event: FileSavedEvent = {
-        id: randomUUID(),
-        type: 'file-saved',
-        time: now,
+    async publishJob(groupId, assetId, file, extra = {}) {
+      const jobId = extra.job_id ?? nextJobId++;
+      const command: JobCommand = {
+        id: `job-${jobId}-run-0`,
+        job_id: jobId,
+        attempt: 0,
+        type: 'processing',
         group_id: groupId,
         asset_id: assetId,
-        version: 1,
-        data: {
-          id: assetId,
-          status: 'NOT_READY',
-          name: `${assetId}.bin`,
-          size: file.size,
-          checksum: file.checksum,
-          content_type: file.contentType,
-          creator_id: 1,
-          upload_time: now,
-          update_time: now,
-          metadata: {},
-          data: {},
-          conversions: {},
-          addons_info: {},
-        },
+        source_checksum: file.checksum,
+        content_type: file.contentType,
+        ...extra,
       };
-      const ack = await publishEvent(js, assetEventSubject(groupId, 'file-saved'), FILE_SAVED.schema, event, { msgId: event.id });
-      return ack.seq;
+      await publishEvent(js, commands.subject, commands.schema, command, { msgId: command.id });
+      return jobId;
     },
     reportFor: (assetId, timeoutMs = 30_000) =>
       waitFor(() => reports.find((r) => r.asset_id === assetId), { timeoutMs, description: `report for ${assetId}` }),
+    finalReportFor: (assetId, timeoutMs = 30_000) =>
+      waitFor(() => jobReports.find((r) => r.asset_id === assetId && (r.state === 'COMPLETED' || r.state === 'FAILED')), {
+        timeoutMs,
+        description: `final report for ${assetId}`,
+      }),
     async close() {
       messages.stop();
       await nc.drain();

@@ -1,6 +1,7 @@
 import type { Pool, PoolClient } from '@dam/db';
-import type { Job, JobStatus, JobStep, JobType, NewJob } from '../domain/job';
-import type { JobFilter, JobReader, JobStore } from '../domain/ports';
+import type { JobWorker } from '@dam/events';
+import { DEFAULT_JOB_TIMINGS, type Job, type JobParams, type JobStatus, type JobStep, type JobTimings, type JobType, type NewJob } from '../domain/job';
+import type { JobFilter, JobOutcome, JobReader, JobRenewal, JobStore } from '../domain/ports';
 
 type Queryable = Pick<Pool | PoolClient, 'query'>;
 
@@ -8,6 +9,9 @@ interface JobRow {
   id: string;
   group_id: number;
   type: JobType;
+  worker: JobWorker | null;
+  params: JobParams;
+  attempts: number;
   status: JobStatus;
   asset_ids: string[];
   steps: JobStep[];
@@ -18,12 +22,16 @@ interface JobRow {
   updated_at: Date;
 }
 
-const COLUMNS = 'id, group_id, type, status, asset_ids, steps, progress, error, created_by, created_at, updated_at';
+const COLUMNS = 'id, group_id, type, worker, params, attempts, status, asset_ids, steps, progress, error, created_by, created_at, updated_at';
+const OPEN = `status IN ('QUEUED', 'IN_PROGRESS')`;
 
 const toJob = (r: JobRow): Job => ({
   id: Number(r.id),
   groupId: r.group_id,
   type: r.type,
+  worker: r.worker,
+  params: r.params,
+  attempts: r.attempts,
   status: r.status,
   assetIds: r.asset_ids,
   steps: r.steps,
@@ -34,32 +42,97 @@ const toJob = (r: JobRow): Job => ({
   updatedAt: r.updated_at,
 });
 
-/** PostgreSQL `jobs`; group_id is part of every statement. */
+/** `steps` with every open step ended as `$status` (the job ends with them). */
+const endSteps = (status: string) => `(SELECT coalesce(jsonb_agg(CASE WHEN s->>'status' IN ('COMPLETED', 'ERROR') THEN s
+    ELSE s || jsonb_build_object('status', ${status}::text, 'finished_at', to_jsonb(now()),
+                                 'started_at', CASE WHEN s->>'started_at' IS NULL THEN to_jsonb(now()) ELSE s->'started_at' END) END
+    ORDER BY i), '[]'::jsonb)
+  FROM jsonb_array_elements(steps) WITH ORDINALITY AS e(s, i))`;
+
+/** `steps` with the named step started (if it was still QUEUED). */
+const startStep = (name: string) => `(SELECT coalesce(jsonb_agg(CASE WHEN s->>'name' = ${name}::text AND s->>'status' = 'QUEUED'
+    THEN s || jsonb_build_object('status', 'IN_PROGRESS', 'started_at', to_jsonb(now())) ELSE s END ORDER BY i), '[]'::jsonb)
+  FROM jsonb_array_elements(steps) WITH ORDINALITY AS e(s, i))`;
+
+/** PostgreSQL `jobs`; group_id is part of every statement a tenant's request can reach. */
 export class JobRepository implements JobStore, JobReader {
-  constructor(private readonly db: Queryable) {}
+  constructor(
+    private readonly db: Queryable,
+    private readonly timings: JobTimings = DEFAULT_JOB_TIMINGS,
+  ) {}
 
   async create(j: NewJob): Promise<Job> {
     const steps: JobStep[] = j.steps.map((name) => ({ name, status: 'QUEUED', started_at: null, finished_at: null }));
+    // A job for a worker gets its first deadline now: if no worker starts it in time it is handed out again.
     const { rows } = await this.db.query<JobRow>(
-      `INSERT INTO jobs (group_id, type, asset_ids, steps, created_by) VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
-      [j.groupId, j.type, j.assetIds, JSON.stringify(steps), j.createdBy],
+      `INSERT INTO jobs (group_id, type, worker, params, asset_ids, steps, created_by, lease_until)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, CASE WHEN $3::text IS NULL THEN NULL ELSE now() + make_interval(secs => $8 / 1000.0) END)
+       RETURNING ${COLUMNS}`,
+      [j.groupId, j.type, j.worker, JSON.stringify(j.params ?? {}), j.assetIds, JSON.stringify(steps), j.createdBy, this.timings.queuedMs],
     );
     return toJob(rows[0] as JobRow);
   }
 
-  async finishOpen(groupId: number, assetId: string, type: JobType, outcome: { status: 'COMPLETED' | 'ERROR'; error?: string }): Promise<number> {
-    // Every step still open ends with the job; the conditional WHERE keeps a finished job as it is.
+  async renew(groupId: number, jobId: number, r: JobRenewal): Promise<boolean> {
+    // The first holder keeps the lease while it reports; another worker takes over only once it ran out.
     const { rowCount } = await this.db.query(
-      `UPDATE jobs SET status = $4, progress = 100, error = $5, lease_owner = NULL, lease_until = NULL,
-         steps = (SELECT coalesce(jsonb_agg(CASE WHEN s->>'status' IN ('COMPLETED', 'ERROR') THEN s
-                    ELSE s || jsonb_build_object('status', $4::text, 'finished_at', to_jsonb(now()),
-                                                 'started_at', CASE WHEN s->>'started_at' IS NULL THEN to_jsonb(now()) ELSE s->'started_at' END) END
-                    ORDER BY i), '[]'::jsonb)
-                  FROM jsonb_array_elements(steps) WITH ORDINALITY AS e(s, i))
-       WHERE group_id = $1 AND $2 = ANY(asset_ids) AND type = $3 AND status IN ('QUEUED', 'IN_PROGRESS')`,
+      `UPDATE jobs SET status = 'IN_PROGRESS', progress = GREATEST(progress, $4), lease_owner = $3,
+         lease_until = now() + make_interval(secs => $6 / 1000.0), steps = ${startStep('$5')}
+       WHERE group_id = $1 AND id = $2 AND ${OPEN}
+         AND (lease_owner IS NULL OR lease_owner = $3 OR lease_until < now())`,
+      [groupId, jobId, r.worker, r.progress, r.step, this.timings.leaseMs],
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
+  async findForUpdate(groupId: number, jobId: number): Promise<Job | undefined> {
+    const { rows } = await this.db.query<JobRow>(`SELECT ${COLUMNS} FROM jobs WHERE group_id = $1 AND id = $2 FOR UPDATE`, [groupId, jobId]);
+    return rows[0] ? toJob(rows[0]) : undefined;
+  }
+
+  async finish(groupId: number, jobId: number, outcome: JobOutcome): Promise<boolean> {
+    const { rowCount } = await this.db.query(
+      `UPDATE jobs SET status = $3, progress = 100, error = $4, lease_owner = NULL, lease_until = NULL, steps = ${endSteps('$3')}
+       WHERE group_id = $1 AND id = $2 AND ${OPEN}`,
+      [groupId, jobId, outcome.status, outcome.error ?? null],
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
+  async finishOpen(groupId: number, assetId: string, type: JobType, outcome: JobOutcome): Promise<number> {
+    const { rowCount } = await this.db.query(
+      `UPDATE jobs SET status = $4, progress = 100, error = $5, lease_owner = NULL, lease_until = NULL, steps = ${endSteps('$4')}
+       WHERE group_id = $1 AND $2 = ANY(asset_ids) AND type = $3 AND ${OPEN}`,
       [groupId, assetId, type, outcome.status, outcome.error ?? null],
     );
     return rowCount ?? 0;
+  }
+
+  async openCount(groupId: number, assetId: string): Promise<number> {
+    const { rows } = await this.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM jobs WHERE group_id = $1 AND $2 = ANY(asset_ids) AND ${OPEN}`,
+      [groupId, assetId],
+    );
+    return rows[0]?.n ?? 0;
+  }
+
+  async claimExpired(limit: number): Promise<Job[]> {
+    // Another sweeper (a second metadata replica) skips the rows this one holds.
+    const { rows } = await this.db.query<JobRow>(
+      `SELECT ${COLUMNS} FROM jobs WHERE ${OPEN} AND worker IS NOT NULL AND lease_until < now()
+       ORDER BY lease_until LIMIT $1 FOR UPDATE SKIP LOCKED`,
+      [limit],
+    );
+    return rows.map(toJob);
+  }
+
+  async handOutAgain(groupId: number, jobId: number): Promise<number> {
+    const { rows } = await this.db.query<{ attempts: number }>(
+      `UPDATE jobs SET attempts = attempts + 1, lease_owner = NULL, lease_until = now() + make_interval(secs => $3 / 1000.0)
+       WHERE group_id = $1 AND id = $2 RETURNING attempts`,
+      [groupId, jobId, this.timings.queuedMs],
+    );
+    return rows[0]?.attempts ?? 0;
   }
 
   async findJob(groupId: number, id: number): Promise<Job | undefined> {

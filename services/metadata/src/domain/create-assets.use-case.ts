@@ -2,7 +2,8 @@ import { validationFailed } from '@dam/errors';
 import { applyCustomMetadata, validateCustomMetadata } from './custom-metadata';
 import { isOwnOriginalKey } from './object-keys';
 import { originalKey } from '@dam/storage';
-import { isImage, toAssetData, type Asset } from './asset';
+import { toAssetData, type Asset } from './asset';
+import { startProcessing } from './processing';
 import type { Principal } from '@dam/auth-tokens';
 import type { RunInTransaction } from './ports';
 import type { AssetData } from '@dam/events';
@@ -44,7 +45,6 @@ export async function createAssets(
   const created = await runInTransaction(async (tx) => {
     const out: Asset[] = [];
     for (const file of command.files) {
-      const image = isImage(file.content_type);
       const asset = await tx.assets.insert({
         id: file.id,
         groupId: caller.group_id,
@@ -60,17 +60,8 @@ export async function createAssets(
         objectKey: file.object_key,
       });
       await tx.events.write('file-saved', asset);
-      if (image) {
-        // Images wait for the conversion report, which moves them to OK and ends this job.
-        await tx.jobs.create({ groupId: caller.group_id, type: 'processing', assetIds: [asset.id], steps: ['conversions'], createdBy: caller.user_id });
-        out.push(asset);
-        continue;
-      }
-      // Nothing processes other types yet: they are complete as soon as they are saved.
-      const processed = await tx.assets.markProcessed(caller.group_id, asset.id);
-      if (!processed) throw new Error(`asset ${asset.id} vanished inside its own transaction`);
-      await tx.events.write('file-processed', processed);
-      out.push(processed);
+      // Its processing job and the command to the worker commit with it (or OK at once if nothing is needed).
+      out.push(await startProcessing(tx, asset, caller.user_id));
     }
     return out;
   });

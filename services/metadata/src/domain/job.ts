@@ -1,3 +1,5 @@
+import type { JobWorker } from '@dam/events';
+
 export const JOB_STATUSES = ['QUEUED', 'IN_PROGRESS', 'COMPLETED', 'ERROR'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
@@ -16,6 +18,11 @@ export interface Job {
   id: number;
   groupId: number;
   type: JobType;
+  /** The worker kind the job is handed to (`conversion`, ...); null when metadata runs it itself. */
+  worker: JobWorker | null;
+  params: JobParams;
+  /** Hand-outs after the first (a lease that ran out hands the job out again). */
+  attempts: number;
   status: JobStatus;
   assetIds: string[];
   steps: JobStep[];
@@ -29,10 +36,37 @@ export interface Job {
 export interface NewJob {
   groupId: number;
   type: JobType;
+  worker: JobWorker | null;
+  params?: JobParams;
   assetIds: string[];
   steps: string[];
   createdBy: number;
 }
+
+/** What a job was asked for beyond its assets. */
+export interface JobParams {
+  /** Conversion keys of a re-run; absent: the group's whole profile. */
+  keys?: string[];
+}
+
+/**
+ * How long a job may go without news before it is handed out again: `queuedMs` while no worker has started it
+ * (the command may wait behind others), `leaseMs` once one has (workers renew it with every report).
+ */
+export interface JobTimings {
+  queuedMs: number;
+  leaseMs: number;
+  /** Hand-outs before the job ends in ERROR. */
+  maxAttempts: number;
+}
+
+export const DEFAULT_JOB_TIMINGS: JobTimings = { queuedMs: 10 * 60_000, leaseMs: 60_000, maxAttempts: 3 };
+
+/** A job's `error`: what failed, per key. */
+export const describeErrors = (errors: Record<string, string>): string =>
+  Object.entries(errors)
+    .map(([key, why]) => `${key}: ${why}`)
+    .join('; ');
 
 /** CONTRACT §6 job record. */
 export interface JobView {

@@ -32,11 +32,39 @@ export interface ProcessedMessages {
   claim(messageId: string): Promise<boolean>;
 }
 
+export interface JobOutcome {
+  status: 'COMPLETED' | 'ERROR';
+  error?: string;
+}
+
+/** A worker's sign of life: who, how far, in which step. */
+export interface JobRenewal {
+  worker: string;
+  progress: number;
+  step: string;
+}
+
 /** Jobs, written in the transaction of the asset change that asks for them. */
 export interface JobStore {
   create(job: NewJob): Promise<Job>;
-  /** Ends the open job of this type for the asset (its open steps with it); returns how many it ended. */
-  finishOpen(groupId: number, assetId: string, type: JobType, outcome: { status: 'COMPLETED' | 'ERROR'; error?: string }): Promise<number>;
+  /** IN_PROGRESS with a fresh lease for `worker`, unless another holder's lease still runs or the job ended. */
+  renew(groupId: number, jobId: number, renewal: JobRenewal): Promise<boolean>;
+  findForUpdate(groupId: number, jobId: number): Promise<Job | undefined>;
+  /** Ends an open job (its open steps with it); false when it had already ended. */
+  finish(groupId: number, jobId: number, outcome: JobOutcome): Promise<boolean>;
+  /** Ends the open jobs of this type for the asset; returns how many it ended. */
+  finishOpen(groupId: number, assetId: string, type: JobType, outcome: JobOutcome): Promise<number>;
+  /** Open jobs that name the asset. */
+  openCount(groupId: number, assetId: string): Promise<number>;
+  /** Open worker jobs whose lease ran out, locked for this transaction (other sweepers skip them). */
+  claimExpired(limit: number): Promise<Job[]>;
+  /** Counts one more hand-out and gives it a fresh deadline; returns the new attempt number. */
+  handOutAgain(groupId: number, jobId: number): Promise<number>;
+}
+
+/** Commands to workers, through the outbox of the current transaction. */
+export interface JobCommandWriter {
+  send(job: Job, asset: Asset, attempt: number): Promise<void>;
 }
 
 export interface JobFilter {
@@ -56,6 +84,7 @@ export interface JobReader {
 export interface Tx {
   assets: AssetStore;
   jobs: JobStore;
+  commands: JobCommandWriter;
   events: AssetEventWriter;
   messages: ProcessedMessages;
 }

@@ -1,0 +1,79 @@
+import { z } from 'zod';
+import { jobCommandSubject, SUBJECT_JOB_REPORTS, type JobWorker } from '../subjects';
+
+const dimension = z.number().int().nonnegative().nullable();
+
+/** One output written by the conversion service (the object is already in storage when this is sent). */
+export const completedConversionSchema = z.object({
+  object_key: z.string().min(1),
+  content_type: z.string().min(1),
+  width: dimension,
+  height: dimension,
+  size: z.number().int().nonnegative(),
+});
+
+/**
+ * What a conversion job made for one original (identified by its checksum, so metadata can drop a result about
+ * an original that has since been replaced) and the keys that failed.
+ */
+export const conversionsCompletedSchema = z.object({
+  id: z.string().min(1),
+  asset_id: z.string().min(1),
+  group_id: z.string().min(1),
+  source_checksum: z.string().min(1),
+  image: z.object({ width: z.number().int().nonnegative(), height: z.number().int().nonnegative() }).nullable(),
+  conversions: z.record(z.string(), completedConversionSchema),
+  errors: z.record(z.string(), z.string()),
+});
+
+const jobId = z.number().int().positive();
+
+/**
+ * metadata → worker (through its outbox, in the transaction that opened the job): run job `job_id` on one
+ * asset's original. `attempt` grows each time metadata hands the job out again after its lease ran out;
+ * `id` (the Nats-Msg-Id) is `job-<job_id>-run-<attempt>`, so one hand-out is stored once.
+ */
+export const jobCommandSchema = z.object({
+  id: z.string().min(1),
+  job_id: jobId,
+  attempt: z.number().int().nonnegative(),
+  type: z.string().min(1),
+  group_id: z.string().min(1),
+  asset_id: z.string().min(1),
+  source_checksum: z.string().min(1),
+  content_type: z.string().min(1),
+  /** Only these keys (a re-run of some conversions); absent = the group's whole profile. */
+  keys: z.array(z.string().min(1)).optional(),
+});
+
+export const JOB_REPORT_STATES = ['STARTED', 'PROGRESS', 'COMPLETED', 'FAILED'] as const;
+
+/**
+ * worker → metadata, on one subject for every worker kind: STARTED and PROGRESS renew the job's lease (a
+ * worker sends one at least every third of the lease while it works), COMPLETED and FAILED end the job.
+ * A conversion job's COMPLETED carries what it made in `conversions`; FAILED says why in `error`.
+ */
+export const jobReportSchema = z.object({
+  id: z.string().min(1),
+  job_id: jobId,
+  attempt: z.number().int().nonnegative(),
+  group_id: z.string().min(1),
+  asset_id: z.string().min(1),
+  /** Who holds the lease (`conversion@<host>:<pid>`): a report from another holder does not renew it. */
+  worker: z.string().min(1).max(200),
+  state: z.enum(JOB_REPORT_STATES),
+  step: z.string().min(1),
+  progress: z.number().int().min(0).max(100),
+  conversions: conversionsCompletedSchema.optional(),
+  error: z.string().max(4000).optional(),
+});
+
+export const JOB_REPORTS = { subject: SUBJECT_JOB_REPORTS, version: 1, schema: jobReportSchema } as const;
+
+export const jobCommand = (worker: JobWorker) => ({ subject: jobCommandSubject(worker), version: 1, schema: jobCommandSchema }) as const;
+
+export type ConversionsCompleted = z.infer<typeof conversionsCompletedSchema>;
+export type CompletedConversion = z.infer<typeof completedConversionSchema>;
+export type JobCommand = z.infer<typeof jobCommandSchema>;
+export type JobReport = z.infer<typeof jobReportSchema>;
+export type JobReportState = (typeof JOB_REPORT_STATES)[number];

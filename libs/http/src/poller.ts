@@ -1,0 +1,46 @@
+import type { Logger } from '@dam/logging';
+import type { Running } from './run-service';
+
+export interface PollerOptions {
+  name: string;
+  intervalMs: number;
+  logger: Logger;
+  /** One pass; a pass still running when the next is due is never overlapped. */
+  run(): Promise<unknown>;
+  /** A first pass at once (default true): leftovers of a crash are usually found by the restart after it. */
+  runAtStart?: boolean;
+}
+
+export interface Poller extends Running {
+  /** Runs a pass now (waits for a running one first); tests use it instead of waiting for the timer. */
+  runOnce(): Promise<void>;
+}
+
+/** A timer-driven background pass; `stop()` ends the timer and waits for the pass in flight. */
+export function startPoller(options: PollerOptions): Poller {
+  let running: Promise<void> = Promise.resolve();
+  let busy = false;
+  const pass = (): Promise<void> =>
+    options.run().then(
+      () => undefined,
+      (error: unknown) => options.logger.error({ err: error, poller: options.name }, 'poller pass failed'),
+    );
+  const tick = () => {
+    if (busy) return;
+    busy = true;
+    running = pass().finally(() => (busy = false));
+  };
+  if (options.runAtStart ?? true) tick();
+  const timer = setInterval(tick, options.intervalMs);
+  timer.unref();
+  return {
+    async runOnce() {
+      await running;
+      await pass();
+    },
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,52 @@
+import { createLogger } from '@dam/logging';
+import { startPoller } from '../src/poller';
+
+const logger = createLogger({ service: 'poller-test', level: 'silent' });
+
+describe('startPoller', () => {
+  it('runs at start and on its interval, never two passes at once, and stop waits for the pass in flight', async () => {
+    let running = 0;
+    let most = 0;
+    let passes = 0;
+    let finished = 0;
+    const poller = startPoller({
+      name: 't',
+      intervalMs: 5,
+      logger,
+      run: async () => {
+        running++;
+        passes++;
+        most = Math.max(most, running);
+        await new Promise((r) => setTimeout(r, 30));
+        running--;
+        finished++;
+      },
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    await poller.stop();
+    expect(passes).toBeGreaterThanOrEqual(2);
+    expect(most).toBe(1);
+    expect(finished).toBe(passes);
+    const after = passes;
+    await new Promise((r) => setTimeout(r, 30));
+    expect(passes).toBe(after);
+  });
+
+  it('keeps going after a failed pass, and runOnce runs one now', async () => {
+    let calls = 0;
+    const poller = startPoller({
+      name: 't',
+      intervalMs: 60_000,
+      logger,
+      runAtStart: false,
+      run: async () => {
+        calls++;
+        if (calls === 1) throw new Error('boom');
+      },
+    });
+    await expect(poller.runOnce()).resolves.toBeUndefined();
+    await poller.runOnce();
+    expect(calls).toBe(2);
+    await poller.stop();
+  });
+});

@@ -1,0 +1,205 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import {
+  consume,
+  DAM_INTERNAL,
+  jobCommand,
+  JOB_REPORTS,
+  publishEvent,
+  type Consumer,
+  type ConversionsCompleted,
+  type JobCommand,
+  type JobReport,
+  type MessageContext,
+} from '@dam/events';
+import type { Worker } from '@dam/http';
+import type { Logger } from '@dam/logging';
+import { UnprocessableImageError } from '../domain/conversion.errors';
+import { countReport, startConversionTimer } from './conversion.metrics';
+import { convertAsset, emptyReport, failureReport, type ConvertAssetDeps, type ConvertAssetInput } from '../use-cases/convert-asset.use-case';
+
+export const JOBS_DURABLE = 'conversion-jobs';
+const COMMANDS = jobCommand('conversion');
+/** The step of a `processing` job that this worker carries out. */
+export const CONVERSIONS_STEP = 'conversions';
+
+/**
+ * Key under which a whole-original failure is reported (corrupt file, retries exhausted): the failure is not
+ * about one conversion, and `original` is the key the contract uses for a failed original.
+ */
+export const ORIGINAL_ERROR_KEY = 'original';
+
+/** This process as a lease holder: a job handed out again after a crash shows who holds it now. */
+export const WORKER_ID = `conversion@${hostname()}:${process.pid}`;
+
+export interface JobConsumerDeps extends ConvertAssetDeps {
+  js: JetStreamClient;
+  logger: Logger;
+  /** How often a running job tells metadata it is alive (keep it well under metadata's JOB_LEASE_MS). */
+  heartbeatMs: number;
+}
+
+/**
+ * Image types sharp's prebuilt libvips decodes. Metadata opens a conversion job for every `image/*` asset, so
+ * other image types (icons, PSD, camera raw, HEIC) complete with nothing made: stored and downloadable.
+ */
+const DECODABLE = new Set(['image/jpeg', 'image/png', 'image/webp', 'image/gif', 'image/avif', 'image/tiff', 'image/svg+xml']);
+export const isDecodableImage = (contentType: string): boolean => DECODABLE.has(contentType.toLowerCase());
+
+const inputOf = (command: JobCommand): ConvertAssetInput => ({
+  groupId: command.group_id,
+  assetId: command.asset_id,
+  checksum: command.source_checksum,
+});
+
+/** The final report's id: one per job, so a re-run after a crash that publishes it again is stored once. */
+export const resultReportId = (jobId: number): string => `job-${jobId}-done`;
+
+function report(command: JobCommand, state: JobReport['state'], progress: number, extra: Partial<JobReport> = {}): JobReport {
+  const final = state === 'COMPLETED' || state === 'FAILED';
+  return {
+    id: final ? resultReportId(command.job_id) : randomUUID(),
+    job_id: command.job_id,
+    attempt: command.attempt,
+    group_id: command.group_id,
+    asset_id: command.asset_id,
+    worker: WORKER_ID,
+    state,
+    step: CONVERSIONS_STEP,
+    progress,
+    ...extra,
+  };
+}
+
+async function publishReport(js: JetStreamClient, r: JobReport): Promise<void> {
+  await publishEvent(js, JOB_REPORTS.subject, JOB_REPORTS.schema, r, { msgId: r.id });
+}
+
+/** A result with errors and no outputs is a failed job; anything else completed (per-key errors are listed). */
+const finalReport = (command: JobCommand, result: ConversionsCompleted): JobReport =>
+  Object.keys(result.conversions).length === 0 && Object.keys(result.errors).length > 0
+    ? report(command, 'FAILED', 100, { conversions: result, error: describe(result.errors) })
+    : report(command, 'COMPLETED', 100, { conversions: result });
+
+const describe = (errors: Record<string, string>): string =>
+  Object.entries(errors)
+    .map(([key, why]) => `${key}: ${why}`)
+    .join('; ');
+
+/**
+ * Tells metadata the job is alive: at once, after every output (progress), and at least every `heartbeatMs`
+ * while one output takes long. A lost heartbeat only costs a lease renewal, never the job.
+ */
+function startHeartbeat(deps: JobConsumerDeps, command: JobCommand) {
+  let progress = 0;
+  const send = (state: 'STARTED' | 'PROGRESS') =>
+    publishReport(deps.js, report(command, state, progress)).catch((error: unknown) =>
+      deps.logger.warn({ job_id: command.job_id, err: { message: String(error) } }, 'job heartbeat not sent'),
+    );
+  void send('STARTED');
+  const timer = setInterval(() => void send('PROGRESS'), deps.heartbeatMs);
+  timer.unref();
+  return {
+    progress(done: number, total: number) {
+      const next = Math.min(99, Math.floor((100 * done) / Math.max(1, total)));
+      if (next <= progress) return;
+      progress = next;
+      void send('PROGRESS');
+    },
+    stop: () => clearInterval(timer),
+  };
+}
+
+export function handleJobCommand(deps: JobConsumerDeps) {
+  return async (command: JobCommand, ctx: MessageContext): Promise<void> => {
+    const input = inputOf(command);
+    const log = { job_id: command.job_id, asset_id: input.assetId, group_id: input.groupId, attempt: command.attempt, delivery: ctx.deliveryCount };
+    if (!isDecodableImage(command.content_type)) {
+      deps.logger.info({ ...log, content_type: command.content_type }, 'image type not convertible: nothing to make');
+      await publishReport(deps.js, report(command, 'COMPLETED', 100, { conversions: emptyReport(input) }));
+      return;
+    }
+    deps.logger.info(log, 'conversion started');
+    const started = Date.now();
+    const timed = startConversionTimer();
+    const stopKeepAlive = ctx.keepAlive();
+    const heartbeat = startHeartbeat(deps, command);
+    let result: ConversionsCompleted;
+    try {
+      result = await convertAsset(input, deps, (done, total) => {
+        ctx.working();
+        heartbeat.progress(done, total);
+      }, command.keys);
+    } catch (error) {
+      if (!(error instanceof UnprocessableImageError)) {
+        timed('failed');
+        throw error;
+      }
+      // Retrying cannot fix the file: report now so the asset turns ERROR without waiting for every retry.
+      deps.logger.warn({ ...log, err: { message: error.message } }, 'original is not a usable image');
+      result = failureReport(input, ORIGINAL_ERROR_KEY, error.message);
+    } finally {
+      heartbeat.stop();
+      stopKeepAlive();
+    }
+    try {
+      await publishReport(deps.js, finalReport(command, result));
+    } catch (error) {
+      timed('failed');
+      throw error;
+    }
+    timed(Object.keys(result.errors).length > 0 ? 'error' : 'ok');
+    countReport(result);
+    deps.logger.info(
+      { ...log, conversions: Object.keys(result.conversions), errors: result.errors, ms: Date.now() - started },
+      'conversion finished',
+    );
+  };
+}
+
+/** After the last delivery failed: end the job as failed, so the asset ends in ERROR instead of NOT_READY. */
+export function deadLetterJobCommand(deps: JobConsumerDeps) {
+  return async (command: JobCommand, error: unknown): Promise<void> => {
+    const message = `conversion failed after every retry: ${error instanceof Error ? error.message : String(error)}`;
+    const result = failureReport(inputOf(command), ORIGINAL_ERROR_KEY, message);
+    await publishReport(deps.js, finalReport(command, result));
+    countReport(result);
+    deps.logger.error({ job_id: command.job_id, asset_id: command.asset_id, group_id: command.group_id }, 'conversion given up: error reported');
+  };
+}
+
+export interface JobConsumerOptions {
+  concurrency: number;
+  ackWaitMs: number;
+  maxDeliver: number;
+  backoffMs?: number[];
+}
+
+export function startJobConsumer(nc: Parameters<typeof consume>[0]['nc'], deps: JobConsumerDeps, options: JobConsumerOptions): Promise<Consumer> {
+  return consume({
+    nc,
+    stream: DAM_INTERNAL,
+    durable: JOBS_DURABLE,
+    filterSubjects: COMMANDS.subject,
+    schema: COMMANDS.schema,
+    handler: handleJobCommand(deps),
+    onDeadLetter: deadLetterJobCommand(deps),
+    logger: deps.logger,
+    concurrency: options.concurrency,
+    ackWaitMs: options.ackWaitMs,
+    maxDeliver: options.maxDeliver,
+    ...(options.backoffMs ? { backoffMs: options.backoffMs } : {}),
+  });
+}
+
+/** The consumer as conversion declares it to the shared start-up. */
+export function jobCommandWorker(nc: Parameters<typeof consume>[0]['nc'], deps: JobConsumerDeps, options: JobConsumerOptions): Worker {
+  return {
+    kind: 'consumer',
+    durable: JOBS_DURABLE,
+    stream: DAM_INTERNAL,
+    subjects: [COMMANDS.subject],
+    start: () => startJobConsumer(nc, deps, options),
+  };
+}

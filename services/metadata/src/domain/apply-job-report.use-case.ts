@@ -1,0 +1,112 @@
+import type { ConversionsCompleted, JobReport } from '@dam/events';
+import type { Asset, StoredConversion } from './asset';
+import { describeErrors } from './job';
+import { isOwnConversionKey } from './object-keys';
+import type { RunInTransaction, Tx } from './ports';
+import { settleAsset } from './processing';
+
+export type ReportOutcome =
+  | 'renewed'
+  | 'not-holder'
+  | 'duplicate'
+  | 'unknown-job'
+  | 'job-ended'
+  | 'stale'
+  | 'foreign-object-key'
+  | 'recorded'
+  | 'processed'
+  | 'failed';
+
+const groupOf = (report: JobReport): number | undefined => {
+  const id = Number(report.group_id);
+  return Number.isSafeInteger(id) ? id : undefined;
+};
+
+/**
+ * Applies one worker report. STARTED and PROGRESS renew the job's lease and progress. COMPLETED and FAILED end
+ * the job, record what it made, and let the asset's status follow its jobs. Idempotent twice over: the report
+ * id is claimed in the same transaction as the change, and a job ends only once.
+ */
+export async function applyJobReport(runInTransaction: RunInTransaction, report: JobReport): Promise<ReportOutcome> {
+  const groupId = groupOf(report);
+  if (groupId === undefined) return 'unknown-job';
+  if (report.state === 'STARTED' || report.state === 'PROGRESS') {
+    const renewed = await runInTransaction((tx) =>
+      tx.jobs.renew(groupId, report.job_id, { worker: report.worker, progress: report.progress, step: report.step }),
+    );
+    return renewed ? 'renewed' : 'not-holder';
+  }
+  // Whatever the bus carries: outputs must lie under this asset's own prefix for this original, or the report
+  // could make another asset's (another group's) object downloadable here. Nothing of such a report is kept.
+  const made = report.conversions;
+  if (made && (made.asset_id !== report.asset_id || made.group_id !== report.group_id)) return 'foreign-object-key';
+  const foreign = Object.values(made?.conversions ?? {}).some(
+    (c) => !isOwnConversionKey(groupId, report.asset_id, made?.source_checksum ?? '', c.object_key),
+  );
+  if (foreign) return 'foreign-object-key';
+
+  return runInTransaction(async (tx) => {
+    if (!(await tx.messages.claim(report.id))) return 'duplicate';
+    const job = await tx.jobs.findForUpdate(groupId, report.job_id);
+    if (!job || !job.assetIds.includes(report.asset_id)) return 'unknown-job';
+    if (job.status === 'COMPLETED' || job.status === 'ERROR') return 'job-ended';
+    const asset = await tx.assets.findForUpdate(groupId, report.asset_id);
+    if (!asset) return 'unknown-job';
+
+    // A result about an original that has since been replaced describes outputs nobody should see. The job
+    // stays open: if it is still this original's job, its lease runs out and it is handed out again.
+    if (made && made.source_checksum !== asset.checksum) return 'stale';
+    if (made) await recordOutputs(tx, asset, made);
+
+    const errors = made?.errors ?? {};
+    if (report.state === 'FAILED') {
+      const failed = Object.keys(errors).length > 0 ? errors : { original: report.error ?? 'processing failed' };
+      await tx.jobs.finish(groupId, job.id, { status: 'ERROR', error: report.error ?? describeErrors(failed) });
+      return (await settleAsset(tx, groupId, asset.id, failed)) === 'failed' ? 'failed' : 'recorded';
+    }
+    const partial = Object.keys(errors).length > 0 ? describeErrors(errors) : undefined;
+    await tx.jobs.finish(groupId, job.id, { status: 'COMPLETED', ...(partial ? { error: partial } : {}) });
+    return (await settleAsset(tx, groupId, asset.id)) === 'processed' ? 'processed' : 'recorded';
+  });
+}
+
+async function recordOutputs(tx: Tx, asset: Asset, made: ConversionsCompleted): Promise<void> {
+  const entries = Object.entries(made.conversions);
+  if (entries.length === 0 && !made.image) return;
+  const conversions: Record<string, StoredConversion> = { ...asset.conversions };
+  for (const [key, c] of entries) {
+    conversions[key] = {
+      width: c.width,
+      height: c.height,
+      size: c.size,
+      // A re-conversion must not undo Set Public Access.
+      public: asset.conversions[key]?.public ?? false,
+      object_key: c.object_key,
+      content_type: c.content_type,
+    };
+  }
+  const metadata = { ...asset.metadata };
+  if (made.image) {
+    metadata.width ??= made.image.width;
+    metadata.height ??= made.image.height;
+  }
+  await tx.assets.saveConversions(asset.groupId, asset.id, conversions, metadata);
+}
+
+/**
+ * A final report that could not be applied after every retry: the job ends in ERROR and the asset must not
+ * stay NOT_READY for ever (subscribers hear file-processed with status ERROR) unless it already left it.
+ */
+export async function failUnappliedReport(runInTransaction: RunInTransaction, report: JobReport): Promise<boolean> {
+  const groupId = groupOf(report);
+  if (groupId === undefined || (report.state !== 'COMPLETED' && report.state !== 'FAILED')) return false;
+  return runInTransaction(async (tx) => {
+    const job = await tx.jobs.findForUpdate(groupId, report.job_id);
+    if (!job || !job.assetIds.includes(report.asset_id)) return false;
+    const errors = { ...(report.conversions?.errors ?? {}), conversions: 'the job report could not be recorded' };
+    const ended = await tx.jobs.finish(groupId, job.id, { status: 'ERROR', error: describeErrors(errors) });
+    if (!ended) return false;
+    await settleAsset(tx, groupId, report.asset_id, errors);
+    return true;
+  });
+}

@@ -1,0 +1,38 @@
+import type { Logger } from '@dam/logging';
+import { describeErrors, type JobTimings } from './job';
+import type { RunInTransaction } from './ports';
+import { settleAsset } from './processing';
+
+export interface SweepResult {
+  handedOut: number;
+  failed: number;
+}
+
+/**
+ * Jobs whose worker went quiet (crashed, killed, partitioned away) are handed out again with a new command;
+ * after `maxAttempts` hand-outs they end in ERROR and so do their assets. No job stays open for ever.
+ */
+export async function sweepJobLeases(runInTransaction: RunInTransaction, timings: JobTimings, logger: Logger, limit = 100): Promise<SweepResult> {
+  return runInTransaction(async (tx) => {
+    const result: SweepResult = { handedOut: 0, failed: 0 };
+    for (const job of await tx.jobs.claimExpired(limit)) {
+      const log = { job_id: job.id, group_id: job.groupId, worker: job.worker, attempts: job.attempts };
+      if (job.attempts + 1 >= timings.maxAttempts) {
+        const errors = { original: `no ${job.worker ?? ''} worker finished the job after ${job.attempts + 1} attempts` };
+        await tx.jobs.finish(job.groupId, job.id, { status: 'ERROR', error: describeErrors(errors) });
+        for (const assetId of job.assetIds) await settleAsset(tx, job.groupId, assetId, errors);
+        logger.error(log, 'job given up: its lease ran out too often');
+        result.failed++;
+        continue;
+      }
+      const attempt = await tx.jobs.handOutAgain(job.groupId, job.id);
+      for (const assetId of job.assetIds) {
+        const asset = await tx.assets.findForUpdate(job.groupId, assetId);
+        if (asset) await tx.commands.send(job, asset, attempt);
+      }
+      logger.warn({ ...log, attempt }, 'job lease ran out: handed out again');
+      result.handedOut++;
+    }
+    return result;
+  });
+}
