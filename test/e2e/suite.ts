@@ -3,6 +3,7 @@ import { NATS_IDENTITIES } from '@dam/events';
 import {
   createBucket,
   createDatabase,
+  freePort,
   s3Env,
   serviceIdentities,
   startNats,
@@ -43,18 +44,22 @@ export async function startSuite(overrides: Record<string, Record<string, string
   const envs: Record<string, Record<string, string>> = {};
   // Each service its own key pair; every verifier trusts the suite's public keys, as deploy/local sets them up.
   const identities = serviceIdentities();
-  const start = async (name: string, env: Record<string, string>) => {
+  const ports: Record<string, number> = {};
+  const start = async (name: string, env: Record<string, string>, port?: number) => {
     const natsIdentity = NATS_IDENTITIES.find((n) => n === name);
     const natsAccess = natsIdentity ? nats.env(natsIdentity) : {};
     envs[name] = { ...common, ...natsAccess, ...identities.env(name), ...env, ...overrides[name] };
-    services[name] = await startServiceProcess(name, envs[name]);
+    if (port !== undefined) ports[name] = port;
+    services[name] = await startServiceProcess(name, envs[name], port === undefined ? {} : { port });
     return services[name];
   };
 
   try {
-    // metadata first: auth asks it about watermark assets in settings changes.
-    const metadata = await start('metadata', { DATABASE_URL: await createDatabase('e2e_metadata') });
-    const auth = await start('auth', { DATABASE_URL: await createDatabase('e2e_auth'), METADATA_URL: metadata.url });
+    // metadata first: auth asks it about watermark assets in settings changes; metadata asks auth for settings
+    // (bulk delete limits) only when a request needs them, so auth's port is fixed up front.
+    const authPort = await freePort();
+    const metadata = await start('metadata', { DATABASE_URL: await createDatabase('e2e_metadata'), AUTH_URL: `http://127.0.0.1:${authPort}` });
+    const auth = await start('auth', { DATABASE_URL: await createDatabase('e2e_auth'), METADATA_URL: metadata.url }, authPort);
     const [upload, , gateway] = await Promise.all([
       start('upload', { AUTH_URL: auth.url, METADATA_URL: metadata.url }),
       start('conversion', { AUTH_URL: auth.url }),
@@ -69,7 +74,8 @@ export async function startSuite(overrides: Record<string, Record<string, string
       async restart(name) {
         const env = envs[name];
         if (!env) throw new Error(`unknown service ${name}`);
-        services[name] = await startServiceProcess(name, env);
+        const port = ports[name];
+        services[name] = await startServiceProcess(name, env, port === undefined ? {} : { port });
         return services[name];
       },
       async stop() {

@@ -1,2 +1,3 @@
 export { internalClient, type CallError, type CallOptions, type CallResult, type InternalClient, type InternalClientOptions } from './client';
 export * from './schemas';
+export { GroupSettingsClient, type GroupSettings, type GroupSettingsClientOptions } from './group-settings.client';

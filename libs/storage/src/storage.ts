@@ -60,6 +60,8 @@ export interface Storage {
   remove(key: string): Promise<void>;
   /** Removes every object under the prefix; returns how many were removed. */
   removePrefix(prefix: string): Promise<number>;
+  /** Keys of the objects under the prefix, in key order. */
+  listKeys(prefix: string): Promise<string[]>;
   presignGet(key: string, expirySeconds: number, options?: { responseContentDisposition?: string; responseContentType?: string }): Promise<string>;
   /** Resolves when the server answers and the bucket exists (readiness). */
   ping(): Promise<void>;
@@ -154,6 +156,11 @@ export function createStorage(config: StorageConfig): Storage {
       await client.removeObject(bucket, key).catch((error: unknown) => {
         if (!isNotFoundError(error)) throw error;
       });
+    },
+    async listKeys(prefix) {
+      const keys: string[] = [];
+      for await (const item of client.listObjectsV2(bucket, prefix, true)) if (item.name) keys.push(item.name);
+      return keys.sort();
     },
     async removePrefix(prefix) {
       if (!prefix) throw new Error('removePrefix needs a non-empty prefix');

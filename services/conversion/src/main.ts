@@ -5,7 +5,7 @@ import { connectNats, DAM_INTERNAL, natsReachable, waitForStreams } from '@dam/e
 import { runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
-import { GroupSettingsClient } from './adapters/group-settings.client';
+import { GroupSettingsClient } from '@dam/internal-api';
 import { ImageProcessor } from './adapters/image-processor';
 import { buildConversionApp } from './app';
 import { loadConversionConfig } from './config';

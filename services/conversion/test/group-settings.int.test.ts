@@ -1,5 +1,5 @@
 import { isAppError } from '@dam/errors';
-import { GroupSettingsClient } from '../src/adapters/group-settings.client';
+import { GroupSettingsClient } from '@dam/internal-api';
 import { identities, startSettingsStub } from './support/settings-stub.server';
 
 const signer = identities.signer('conversion');

@@ -11,6 +11,7 @@ import type { JobTimings } from './domain/job';
 import { assetDataRoutes } from './http/asset-data.routes';
 import { downloadRoutes } from './http/download.routes';
 import { jobRoutes } from './http/jobs.routes';
+import { trashRoutes, type TrashRouteDeps } from './http/trash.routes';
 import { internalAssetExistsRoutes } from './http/internal-asset-exists.routes';
 import { internalAssetsRoutes } from './http/internal-assets.routes';
 
@@ -23,6 +24,8 @@ export interface MetadataAppDeps {
   readiness?: ReadinessCheck;
   /** Deadlines of the jobs that requests open (defaults: DEFAULT_JOB_TIMINGS). */
   jobTimings?: JobTimings;
+  /** Group settings from auth (bulk delete limits). */
+  groupSettings: TrashRouteDeps['settings'];
 }
 
 /** Builds the HTTP app from its dependencies; never listens (main.ts and tests do). */
@@ -43,5 +46,6 @@ export function buildMetadataApp(deps: MetadataAppDeps): Express {
   app.use(assetDataRoutes(reader));
   app.use(downloadRoutes(reader, deps.storage, deps.logger));
   app.use(jobRoutes(new JobRepository(deps.pool)));
+  app.use(trashRoutes({ transactions, settings: deps.groupSettings }));
   return finishApp(app, deps.logger);
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { trustedKeysEnv } from '@dam/auth-tokens';
-import { baseEnv, dbEnv, loadConfig, natsEnv, s3Env } from '@dam/config';
+import { serviceKeyEnv, trustedKeysEnv } from '@dam/auth-tokens';
+import { baseEnv, dbEnv, loadConfig, natsEnv, s3Env, serviceUrl } from '@dam/config';
 
 export const configSchema = z.object({
   ...baseEnv(8091),
@@ -8,6 +8,14 @@ export const configSchema = z.object({
   ...natsEnv,
   ...s3Env,
   ...trustedKeysEnv,
+  ...serviceKeyEnv('metadata'),
+  /** Group settings (bulk delete limits) come from auth. */
+  AUTH_URL: serviceUrl(8090),
+  SETTINGS_CACHE_MS: z.coerce.number().int().nonnegative().default(30_000),
+  /** How often queued object-store deletions (delete, purge, replace) are carried out. */
+  OBJECT_DELETIONS_INTERVAL_MS: z.coerce.number().int().min(50).default(1_000),
+  /** How often metadata looks for its own queued jobs (bulk delete, purge). */
+  LOCAL_JOBS_INTERVAL_MS: z.coerce.number().int().min(50).default(1_000),
   /** Job reports (progress and results of workers) handled at once. */
   JOB_REPORTS_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   /** A job no worker has started within this long is handed out again. */

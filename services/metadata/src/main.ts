@@ -1,5 +1,6 @@
 import { telemetry } from './instrument'; // must stay the first import
-import { createServiceVerifier } from '@dam/auth-tokens';
+import { createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
+import { GroupSettingsClient } from '@dam/internal-api';
 import { createPool, ping } from '@dam/db';
 import { connectNats, ensureStreams, natsReachable } from '@dam/events';
 import { startOutboxRelay } from '@dam/outbox';
@@ -9,6 +10,7 @@ import { createStorage, storageConfigFromEnv } from '@dam/storage';
 import { pgTransactions } from './adapters/transaction';
 import { buildMetadataApp } from './app';
 import { loadMetadataConfig } from './config';
+import { localJobsPoller, objectDeletionsPoller } from './consumers/housekeeping.pollers';
 import { jobLeaseSweeper, jobReportsWorker } from './consumers/job-reports.consumer';
 import { migrateMetadata } from './migrations';
 
@@ -39,6 +41,8 @@ async function main(): Promise<void> {
     workers: [
       jobReportsWorker(nc, transactions, logger, config.JOB_REPORTS_CONCURRENCY),
       jobLeaseSweeper(transactions, timings, logger, config.JOB_SWEEP_INTERVAL_MS),
+      localJobsPoller(transactions, logger, config.LOCAL_JOBS_INTERVAL_MS),
+      objectDeletionsPoller(pool, storage, logger, config.OBJECT_DELETIONS_INTERVAL_MS),
       { kind: 'poller', name: 'outbox-relay', start: () => startOutboxRelay({ pool, nc, logger }) },
     ],
     resources: [
@@ -52,6 +56,7 @@ async function main(): Promise<void> {
         pool,
         storage,
         jobTimings: timings,
+        groupSettings: new GroupSettingsClient({ authUrl: config.AUTH_URL, signer: createServiceSigner(config.SERVICE_KEY), ttlMs: config.SETTINGS_CACHE_MS }),
         verifier: createServiceVerifier({ service: 'metadata', trusted: config.SERVICE_TRUSTED_KEYS }),
         readiness,
       }),

@@ -11,6 +11,7 @@ import { createBucket, createDatabase, serviceIdentities, startNats, testS3Confi
 import { z } from 'zod';
 import { pgTransactions } from '../src/adapters/transaction';
 import { buildMetadataApp } from '../src/app';
+import { localJobsPoller, objectDeletionsPoller } from '../src/consumers/housekeeping.pollers';
 import { consumeJobReports } from '../src/consumers/job-reports.consumer';
 import { DEFAULT_JOB_TIMINGS, type JobTimings } from '../src/domain/job';
 import type { RunInTransaction } from '../src/domain/ports';
@@ -31,6 +32,8 @@ export interface Harness {
   relay: OutboxRelay;
   timings: JobTimings;
   transactions: RunInTransaction;
+  /** What auth would answer as each group's settings (none: the defaults). */
+  settings: Map<string, Record<string, unknown>>;
   stop(): Promise<void>;
 }
 
@@ -49,11 +52,16 @@ export async function startMetadata(options: { timings?: Partial<JobTimings> } =
   const relay = startOutboxRelay({ pool, nc: service, logger, intervalMs: 50 });
   const transactions = pgTransactions(pool, timings);
   const consumer = await consumeJobReports(service, transactions, logger, 2);
+  const settings = new Map<string, Record<string, unknown>>();
+  const pollers = await Promise.all(
+    [localJobsPoller(transactions, logger, 100), objectDeletionsPoller(pool, storage, logger, 100)].map((w) => w.start()),
+  );
   const app = buildMetadataApp({
     logger,
     pool,
     storage,
     jobTimings: timings,
+    groupSettings: { get: async (groupId) => settings.get(groupId) ?? {} },
     verifier: createServiceVerifier({ service: 'metadata', trusted: parseTrustedKeys(identities.trustedKeys()) }),
   });
   const server: Server = await new Promise((resolve) => {
@@ -70,7 +78,9 @@ export async function startMetadata(options: { timings?: Partial<JobTimings> } =
     relay,
     timings,
     transactions,
+    settings,
     async stop() {
+      await Promise.all(pollers.map((p) => p.stop()));
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
       await consumer.stop();

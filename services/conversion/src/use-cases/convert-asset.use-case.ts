@@ -6,9 +6,9 @@ import { pipeline } from 'node:stream/promises';
 import type { CompletedConversion, ConversionsCompleted } from '@dam/events';
 import type { Logger } from '@dam/logging';
 import { conversionKey, originalKey, type Storage } from '@dam/storage';
-import type { GroupSettingsClient } from '../adapters/group-settings.client';
+import type { GroupSettingsClient } from '@dam/internal-api';
 import type { ImageProcessor } from '../adapters/image-processor';
-import { outputFormat, planConversions } from '../domain/conversion-spec';
+import { outputFormat, planConversions, type ImageSettings } from '../domain/conversion-spec';
 import { outputSize } from '../domain/output-size';
 
 export interface ConvertAssetInput {
@@ -60,7 +60,7 @@ export async function convertAsset(
   /** Only these keys of the profile (a re-run); undefined = all of it. */
   keys?: readonly string[],
 ): Promise<ConversionsCompleted> {
-  const plan = planConversions(await deps.settings.get(input.groupId), keys);
+  const plan = planConversions((await deps.settings.get(input.groupId)) as ImageSettings, keys);
   if (plan.skipped.length > 0) {
     deps.logger.debug({ asset_id: input.assetId, skipped: plan.skipped }, 'profile keys not built yet: skipped');
   }

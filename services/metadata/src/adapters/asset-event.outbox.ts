@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { PoolClient } from '@dam/db';
-import { assetEventSubject } from '@dam/events';
+import { assetEventSubject, type AssetEventType, type DeletionPayload } from '@dam/events';
 import { writeOutbox } from '@dam/outbox';
 import { toAssetData, type Asset } from '../domain/asset';
 import type { AssetEventWriter } from '../domain/ports';
@@ -9,7 +9,15 @@ import type { AssetEventWriter } from '../domain/ports';
 export class OutboxAssetEventWriter implements AssetEventWriter {
   constructor(private readonly client: Pick<PoolClient, 'query'>) {}
 
+  async writeDeletion(asset: Asset, payload: DeletionPayload): Promise<void> {
+    await this.writeEnvelope(payload.event, asset, payload);
+  }
+
   async write(type: 'file-saved' | 'file-processed', asset: Asset): Promise<void> {
+    await this.writeEnvelope(type, asset, toAssetData(asset));
+  }
+
+  private async writeEnvelope(type: AssetEventType, asset: Asset, data: unknown): Promise<void> {
     const id = randomUUID();
     await writeOutbox(this.client, {
       id,
@@ -21,7 +29,7 @@ export class OutboxAssetEventWriter implements AssetEventWriter {
         group_id: String(asset.groupId),
         asset_id: asset.id,
         version: asset.version,
-        data: toAssetData(asset),
+        data,
       },
     });
   }

@@ -114,6 +114,56 @@ export class AssetRepository implements AssetStore, AssetReader {
     );
     return rows[0] ? toAsset(rows[0]) : undefined;
   }
+
+  async setConversions(groupId: number, id: string, conversions: Record<string, StoredConversion>): Promise<Asset> {
+    const { rows } = await this.db.query<AssetRow>(
+      `UPDATE assets SET conversions = $3, update_time = now(), version = version + 1 WHERE group_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+      [groupId, id, conversions],
+    );
+    if (!rows[0]) throw new Error(`asset ${id} vanished while its conversions changed`);
+    return toAsset(rows[0]);
+  }
+
+  async moveToTrash(groupId: number, id: string): Promise<Asset | undefined> {
+    const { rows } = await this.db.query<AssetRow>(
+      `UPDATE assets SET deleted_at = now(), conversions = '{}'::jsonb, update_time = now(), version = version + 1
+       WHERE group_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${COLUMNS}`,
+      [groupId, id],
+    );
+    return rows[0] ? toAsset(rows[0]) : undefined;
+  }
+
+  async restore(groupId: number, id: string): Promise<Asset | undefined> {
+    const { rows } = await this.db.query<AssetRow>(
+      `UPDATE assets SET deleted_at = NULL, update_time = now(), version = version + 1
+       WHERE group_id = $1 AND id = $2 AND deleted_at IS NOT NULL RETURNING ${COLUMNS}`,
+      [groupId, id],
+    );
+    return rows[0] ? toAsset(rows[0]) : undefined;
+  }
+
+  async remove(groupId: number, id: string): Promise<void> {
+    await this.db.query(`DELETE FROM assets WHERE group_id = $1 AND id = $2`, [groupId, id]);
+  }
+
+  async lockTrashed(groupId: number, before: Date, limit: number): Promise<Asset[]> {
+    const { rows } = await this.db.query<AssetRow>(
+      `SELECT ${COLUMNS} FROM assets WHERE group_id = $1 AND deleted_at IS NOT NULL AND deleted_at <= $2
+       ORDER BY deleted_at LIMIT $3 FOR UPDATE SKIP LOCKED`,
+      [groupId, before, limit],
+    );
+    return rows.map(toAsset);
+  }
+
+  async uploadedBetween(groupId: number, from: Date, to: Date, limit: number, creatorId?: number): Promise<{ ids: string[]; total: number }> {
+    const { rows } = await this.db.query<{ id: string; total: number }>(
+      `SELECT id, count(*) OVER ()::int AS total FROM assets
+       WHERE group_id = $1 AND deleted_at IS NULL AND upload_time >= $2 AND upload_time <= $3 AND ($5::int IS NULL OR creator_id = $5)
+       ORDER BY upload_time, id LIMIT $4`,
+      [groupId, from, to, limit, creatorId ?? null],
+    );
+    return { ids: rows.map((r) => r.id), total: rows[0]?.total ?? 0 };
+  }
 }
 
 export class ProcessedMessagesRepository {

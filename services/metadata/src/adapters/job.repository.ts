@@ -135,6 +135,32 @@ export class JobRepository implements JobStore, JobReader {
     return rows[0]?.attempts ?? 0;
   }
 
+  async claimLocal(owner: string): Promise<Job | undefined> {
+    // The oldest job metadata runs itself that is queued, or whose runner (another replica) went quiet.
+    const { rows } = await this.db.query<JobRow>(
+      `UPDATE jobs SET status = 'IN_PROGRESS', lease_owner = $1, lease_until = now() + make_interval(secs => $2 / 1000.0),
+         attempts = attempts + CASE WHEN status = 'IN_PROGRESS' THEN 1 ELSE 0 END,
+         steps = (SELECT coalesce(jsonb_agg(CASE WHEN i = 1 AND s->>'status' = 'QUEUED'
+                    THEN s || jsonb_build_object('status', 'IN_PROGRESS', 'started_at', to_jsonb(now())) ELSE s END ORDER BY i), '[]'::jsonb)
+                  FROM jsonb_array_elements(steps) WITH ORDINALITY AS e(s, i))
+       WHERE id = (SELECT id FROM jobs WHERE worker IS NULL
+                     AND (status = 'QUEUED' OR (status = 'IN_PROGRESS' AND lease_until < now()))
+                   ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
+       RETURNING ${COLUMNS}`,
+      [owner, this.timings.leaseMs],
+    );
+    return rows[0] ? toJob(rows[0]) : undefined;
+  }
+
+  async advance(groupId: number, jobId: number, progress: number, addAssetIds: readonly string[] = []): Promise<void> {
+    await this.db.query(
+      `UPDATE jobs SET progress = GREATEST(progress, $3), asset_ids = asset_ids || $4::text[],
+         lease_until = now() + make_interval(secs => $5 / 1000.0)
+       WHERE group_id = $1 AND id = $2 AND ${OPEN}`,
+      [groupId, jobId, Math.max(0, Math.min(99, Math.floor(progress))), addAssetIds, this.timings.leaseMs],
+    );
+  }
+
   async findJob(groupId: number, id: number): Promise<Job | undefined> {
     const { rows } = await this.db.query<JobRow>(`SELECT ${COLUMNS} FROM jobs WHERE group_id = $1 AND id = $2`, [groupId, id]);
     return rows[0] ? toJob(rows[0]) : undefined;

@@ -4,6 +4,7 @@ import { AssetRepository, ProcessedMessagesRepository } from './asset.repository
 import { OutboxAssetEventWriter } from './asset-event.outbox';
 import { OutboxJobCommandWriter } from './job-command.outbox';
 import { JobRepository } from './job.repository';
+import { ObjectDeletionRepository } from './object-deletion.repository';
 import type { JobTimings } from '../domain/job';
 
 /** Binds the domain's transaction port to one PostgreSQL transaction: rows, outbox and dedupe commit together. */
@@ -14,6 +15,7 @@ export function pgTransactions(pool: Pool, timings?: JobTimings): RunInTransacti
         assets: new AssetRepository(client),
         jobs: new JobRepository(client, timings),
         commands: new OutboxJobCommandWriter(client),
+        deletions: new ObjectDeletionRepository(client),
         events: new OutboxAssetEventWriter(client),
         messages: new ProcessedMessagesRepository(client),
       }),

@@ -3,8 +3,11 @@ import type { JobWorker } from '@dam/events';
 export const JOB_STATUSES = ['QUEUED', 'IN_PROGRESS', 'COMPLETED', 'ERROR'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
-/** `processing`: the profile's conversions of a new original (transcodes and addons join it later). */
-export const JOB_TYPES = ['processing'] as const;
+/**
+ * `processing`: the profile's conversions of a new, replaced or restored original (transcodes and addons join
+ * it later); `bulk_delete` and `purge`: run by metadata itself, over many assets.
+ */
+export const JOB_TYPES = ['processing', 'bulk_delete', 'purge'] as const;
 export type JobType = (typeof JOB_TYPES)[number];
 
 export interface JobStep {
@@ -48,6 +51,9 @@ export interface JobParams {
   /** Conversion keys of a re-run; absent: the group's whole profile. */
   keys?: string[];
 }
+
+/** Whether the job's work is done by metadata itself (no worker kind). */
+export const LOCAL_JOB_TYPES: readonly JobType[] = ['bulk_delete', 'purge'];
 
 /**
  * How long a job may go without news before it is handed out again: `queuedMs` while no worker has started it

@@ -1,4 +1,4 @@
-import type { AssetEventType } from '@dam/events';
+import type { AssetEventType, DeletionPayload } from '@dam/events';
 import type { Asset, NewAsset, StoredConversion } from './asset';
 import type { Job, JobStatus, JobType, NewJob } from './job';
 
@@ -16,6 +16,18 @@ export interface AssetStore {
   /** Conditional claim: only a NOT_READY asset moves, so a repeated report changes nothing. */
   markProcessed(groupId: number, id: string): Promise<Asset | undefined>;
   markFailed(groupId: number, id: string, errors: Record<string, string>): Promise<Asset | undefined>;
+  /** Replaces the conversions of a live asset; returns it as it now is. */
+  setConversions(groupId: number, id: string, conversions: Record<string, StoredConversion>): Promise<Asset>;
+  /** Into the trash (conversions gone); undefined when it already was. */
+  moveToTrash(groupId: number, id: string): Promise<Asset | undefined>;
+  /** Out of the trash; undefined when it was not in it. */
+  restore(groupId: number, id: string): Promise<Asset | undefined>;
+  /** For good: the row goes (its bytes are queued for deletion by the caller). */
+  remove(groupId: number, id: string): Promise<void>;
+  /** Trashed assets of the group, trashed before `before`, locked (other purges skip them). */
+  lockTrashed(groupId: number, before: Date, limit: number): Promise<Asset[]>;
+  /** Live assets uploaded in [from, to], oldest first (only `creatorId`'s when given), and how many match. */
+  uploadedBetween(groupId: number, from: Date, to: Date, limit: number, creatorId?: number): Promise<{ ids: string[]; total: number }>;
 }
 
 export interface AssetReader {
@@ -25,6 +37,16 @@ export interface AssetReader {
 /** Writes an asset event into the outbox of the current transaction (relayed to ASSET_EVENTS later). */
 export interface AssetEventWriter {
   write(type: Extract<AssetEventType, 'file-saved' | 'file-processed'>, asset: Asset): Promise<void>;
+  /** `file-deleted` / `file-undeleted` with the spec's deletion payload. */
+  writeDeletion(asset: Asset, payload: DeletionPayload): Promise<void>;
+}
+
+/** Object-store keys whose bytes must go, carried out after the commit (migration 010). */
+export interface ObjectDeletions {
+  /** Keys, or prefixes ending in `/` (everything under them). */
+  enqueue(keys: readonly string[]): Promise<void>;
+  /** Drops queued deletions under the prefix (waiting for one in flight): its objects are live again. */
+  cancelUnder(prefix: string): Promise<void>;
 }
 
 export interface ProcessedMessages {
@@ -60,6 +82,10 @@ export interface JobStore {
   claimExpired(limit: number): Promise<Job[]>;
   /** Counts one more hand-out and gives it a fresh deadline; returns the new attempt number. */
   handOutAgain(groupId: number, jobId: number): Promise<number>;
+  /** Takes the oldest job metadata runs itself (queued, or its runner's lease ran out) for `owner`. */
+  claimLocal(owner: string): Promise<Job | undefined>;
+  /** Progress (capped at 99 until the job ends) and lease renewal of a running job; may add asset ids. */
+  advance(groupId: number, jobId: number, progress: number, addAssetIds?: readonly string[]): Promise<void>;
 }
 
 /** Commands to workers, through the outbox of the current transaction. */
@@ -85,6 +111,7 @@ export interface Tx {
   assets: AssetStore;
   jobs: JobStore;
   commands: JobCommandWriter;
+  deletions: ObjectDeletions;
   events: AssetEventWriter;
   messages: ProcessedMessages;
 }

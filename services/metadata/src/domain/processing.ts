@@ -15,11 +15,13 @@ export function processingPlan(contentType: string): { worker: JobWorker; steps:
 }
 
 /**
- * Opens the processing of a NOT_READY asset in the caller's transaction: its job and the command to the
- * worker, or, when nothing needs doing, OK at once (with `file-processed`). Returns the asset as it now is.
+ * Opens the processing of an asset in the caller's transaction: its job and the command to the worker, or, when
+ * nothing needs doing, OK at once for a NOT_READY asset (with `file-processed`). Also re-creates the profile's
+ * outputs of a live asset (undelete): the job runs while it stays as it is. Returns the asset as it now is.
  */
 export async function startProcessing(tx: Tx, asset: Asset, createdBy: number): Promise<Asset> {
   const plan = processingPlan(asset.contentType);
+  if (!plan && asset.status !== 'NOT_READY') return asset;
   if (!plan) {
     const processed = await tx.assets.markProcessed(asset.groupId, asset.id);
     if (!processed) throw new Error(`asset ${asset.id} is not NOT_READY inside its own transaction`);

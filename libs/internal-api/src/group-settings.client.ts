@@ -1,12 +1,14 @@
-import type { ServiceSigner } from '@dam/auth-tokens';
 import { unavailable } from '@dam/errors';
-import { groupSettingsResponse, internalClient, INTERNAL_PATHS, type InternalClient } from '@dam/internal-api';
-import type { ImageSettings } from '../domain/conversion-spec';
+import { internalClient, type InternalClient, type InternalClientOptions } from './client';
+import { groupSettingsResponse, INTERNAL_PATHS } from './schemas';
+
+/** A group's settings record as auth keeps it (CONTRACT §3); each reader picks and checks what it needs. */
+export type GroupSettings = Record<string, unknown>;
 
 export interface GroupSettingsClientOptions {
   authUrl: string;
   /** This service's identity: auth answers settings (they hold the webhook secret) only to known workers. */
-  signer: ServiceSigner;
+  signer: InternalClientOptions['signer'];
   /** How long a group's settings are reused (default 30 s): a settings change applies to uploads after it. */
   ttlMs?: number;
   timeoutMs?: number;
@@ -15,11 +17,11 @@ export interface GroupSettingsClientOptions {
 
 /**
  * Reads a group's settings from auth (`GET /internal/v1/groups/:id/settings`), the owner of the record.
- * Failures throw UNAVAILABLE so the message is nak'ed and retried later: converting with a guessed profile
- * would make the wrong outputs.
+ * Failures throw UNAVAILABLE (503 to a request, a retry to a consumer): acting on guessed settings would make
+ * the wrong outputs or let a bulk delete past the group's limits.
  */
 export class GroupSettingsClient {
-  private readonly cache = new Map<string, { value: ImageSettings; expires: number }>();
+  private readonly cache = new Map<string, { value: GroupSettings; expires: number }>();
   private readonly ttlMs: number;
   private readonly timeoutMs: number;
   private readonly now: () => number;
@@ -32,7 +34,7 @@ export class GroupSettingsClient {
     this.now = options.now ?? Date.now;
   }
 
-  async get(groupId: string): Promise<ImageSettings> {
+  async get(groupId: string): Promise<GroupSettings> {
     const hit = this.cache.get(groupId);
     if (hit && hit.expires > this.now()) return hit.value;
     const value = await this.fetchSettings(groupId);
@@ -42,14 +44,14 @@ export class GroupSettingsClient {
     return value;
   }
 
-  private async fetchSettings(groupId: string): Promise<ImageSettings> {
+  private async fetchSettings(groupId: string): Promise<GroupSettings> {
     const res = await this.auth
       .call({ method: 'GET', path: INTERNAL_PATHS.groupSettings(groupId), response: groupSettingsResponse, timeoutMs: this.timeoutMs })
       .catch((error: unknown) => {
         throw unavailable(`auth is unreachable for the settings of group ${groupId}: ${String(error)}`, 'SETTINGS_UNAVAILABLE');
       });
     if (!res.ok) throw unavailable(`auth answered ${res.status} for the settings of group ${groupId}`, 'SETTINGS_UNAVAILABLE');
-    return res.body as unknown as ImageSettings;
+    return res.body;
   }
 
   private evictExpired(): void {

@@ -1,0 +1,30 @@
+import { hostname } from 'node:os';
+import type { Pool } from '@dam/db';
+import { startPoller, type Worker } from '@dam/http';
+import type { Logger } from '@dam/logging';
+import type { Storage } from '@dam/storage';
+import { drainObjectDeletions } from '../adapters/object-deletion.repository';
+import type { RunInTransaction } from '../domain/ports';
+import { runNextLocalJob } from '../domain/run-local-jobs.use-case';
+
+/** Removes the objects queued for deletion; a key ending in `/` removes everything under it. */
+export function objectDeletionsPoller(pool: Pool, storage: Storage, logger: Logger, intervalMs: number): Worker {
+  const remove = async (key: string): Promise<void> => {
+    if (key.endsWith('/')) await storage.removePrefix(key);
+    else await storage.remove(key);
+  };
+  const run = async () => {
+    // Drain while there is a full batch: a purge of thousands of assets need not wait one interval per 100.
+    while ((await drainObjectDeletions(pool, remove)) >= 100);
+  };
+  return { kind: 'poller', name: 'object-deletions', start: () => startPoller({ name: 'object-deletions', intervalMs, logger, run }) };
+}
+
+/** Runs the jobs metadata does itself (bulk delete, purge), one at a time per replica. */
+export function localJobsPoller(transactions: RunInTransaction, logger: Logger, intervalMs: number): Worker {
+  const owner = `metadata@${hostname()}:${process.pid}`;
+  const run = async () => {
+    while (await runNextLocalJob(transactions, owner, logger));
+  };
+  return { kind: 'poller', name: 'local-jobs', start: () => startPoller({ name: 'local-jobs', intervalMs, logger, run }) };
+}

@@ -1,0 +1,141 @@
+import { canDeleteAsset, hasPermission, PERMISSION, type Principal } from '@dam/auth-tokens';
+import { conflict, forbidden, validationFailed } from '@dam/errors';
+import type { DeletionPayload } from '@dam/events';
+import { conversionsPrefix } from '@dam/storage';
+import type { Asset } from './asset';
+import { canRead } from './asset-access';
+import { assetInTrash, assetNotFound } from './asset.errors';
+import type { Job } from './job';
+import type { RunInTransaction, Tx } from './ports';
+import { startProcessing } from './processing';
+
+export interface DeleteResult {
+  id: string;
+  keys: string[];
+  status: 'OK';
+}
+
+/** A live asset the caller may delete: 404 when it cannot even see it, 403 when it sees but may not delete. */
+async function deletableAsset(tx: Tx, caller: Principal, id: string, trashed: boolean): Promise<Asset> {
+  const asset = await tx.assets.findForUpdate(caller.group_id, id);
+  if (!asset || !canRead(caller, asset)) throw assetNotFound();
+  if (!trashed && asset.deletedAt) throw assetInTrash();
+  if (trashed && !asset.deletedAt) throw conflict('ASSET_NOT_IN_TRASH', 'The asset is not in the trash');
+  if (!canDeleteAsset(caller, asset.creatorId)) throw forbidden('You may delete only your own assets');
+  return asset;
+}
+
+/** Every object of the asset's outputs (any original), as deletion-queue prefixes. */
+const outputsPrefix = (asset: Asset): string => conversionsPrefix(String(asset.groupId), asset.id);
+
+/**
+ * The change of one Delete (endpoint 6) inside the caller's transaction. `original` moves the asset to the trash
+ * (its original bytes stay for Undelete) and removes every conversion, `*` every conversion, other keys the
+ * conversions of those names; unknown and inapplicable keys are ignored. Removed bytes are queued for deletion
+ * and `file-deleted` carries the deletion payload.
+ */
+export async function trashOrTrim(tx: Tx, asset: Asset, keys: string[]): Promise<string> {
+  const original = keys.includes('original');
+  const all = original || keys.includes('*');
+  const removed = all ? Object.keys(asset.conversions) : [...new Set(keys)].filter((k) => Object.hasOwn(asset.conversions, k));
+  let message: string;
+  let after: Asset = asset;
+  if (original) {
+    after = (await tx.assets.moveToTrash(asset.groupId, asset.id)) ?? asset;
+    // Whatever was still being made for it stops mattering; every output (recorded or half-made) goes.
+    await tx.jobs.finishOpen(asset.groupId, asset.id, 'processing', { status: 'ERROR', error: 'the asset was deleted' });
+    await tx.deletions.enqueue([outputsPrefix(asset)]);
+    message = 'The asset was moved to the trash; its conversions were deleted';
+  } else {
+    if (removed.length > 0) {
+      const kept = Object.fromEntries(Object.entries(asset.conversions).filter(([k]) => !removed.includes(k)));
+      after = await tx.assets.setConversions(asset.groupId, asset.id, kept);
+      await tx.deletions.enqueue(removed.map((k) => asset.conversions[k]?.object_key ?? '').filter(Boolean));
+    }
+    message = removed.length > 0 ? `Deleted: ${removed.join(', ')}` : 'Nothing to delete: no listed key applies to the asset';
+  }
+  const payload: DeletionPayload = { id: asset.id, event: 'file-deleted', keys, status: 'OK', message };
+  await tx.events.writeDeletion(after, payload);
+  return message;
+}
+
+export async function deleteAsset(runInTransaction: RunInTransaction, caller: Principal, id: string, keys: string[]): Promise<DeleteResult> {
+  return runInTransaction(async (tx) => {
+    const asset = await deletableAsset(tx, caller, id, false);
+    await trashOrTrim(tx, asset, keys);
+    return { id, keys, status: 'OK' };
+  });
+}
+
+/**
+ * Undelete (endpoint 8): out of the trash, the profile's conversions made again (a processing job), and
+ * `file-undeleted`. Queued deletions under the asset's outputs are dropped first, so none can remove a new output.
+ */
+export async function undeleteAsset(runInTransaction: RunInTransaction, caller: Principal, id: string, keys: string[]): Promise<DeleteResult> {
+  if (keys.length !== 1 || keys[0] !== 'original') {
+    throw validationFailed([{ path: 'keys', message: 'must be ["original"]: only the original can be undeleted' }]);
+  }
+  return runInTransaction(async (tx) => {
+    const asset = await deletableAsset(tx, caller, id, true);
+    await tx.deletions.cancelUnder(outputsPrefix(asset));
+    const restored = await tx.assets.restore(asset.groupId, asset.id);
+    if (!restored) throw assetNotFound();
+    await tx.events.writeDeletion(restored, {
+      id,
+      event: 'file-undeleted',
+      keys,
+      status: 'OK',
+      message: 'The asset was restored; its conversions are being made again',
+    });
+    await startProcessing(tx, restored, caller.user_id);
+    return { id, keys, status: 'OK' };
+  });
+}
+
+/** Purge (endpoint 9): a job that removes every asset in the group's trash for good. */
+export async function requestPurge(runInTransaction: RunInTransaction, caller: Principal): Promise<Job> {
+  if (!hasPermission(caller, PERMISSION.PURGE_TRASH)) throw forbidden('Purging the trash needs PURGE_TRASH (admin)');
+  return runInTransaction((tx) =>
+    tx.jobs.create({ groupId: caller.group_id, type: 'purge', worker: null, assetIds: [], steps: ['purge'], createdBy: caller.user_id }),
+  );
+}
+
+export interface BulkDeleteLimits {
+  maxAssets: number;
+  maxRangeDays: number;
+}
+
+export interface BulkDeleteAccepted {
+  status: 'QUEUED';
+  message: string;
+  job_id: number;
+}
+
+const DAY_MS = 24 * 3600 * 1000;
+
+/**
+ * Delete - Bulk (endpoint 7): the oldest `maxAssets` live assets uploaded in the range (only the caller's own for
+ * a role that deletes only its own) are fixed now, in a job that trashes them one by one.
+ */
+export async function requestBulkDelete(
+  runInTransaction: RunInTransaction,
+  caller: Principal,
+  range: { from: Date; to: Date },
+  limits: BulkDeleteLimits,
+): Promise<BulkDeleteAccepted> {
+  if (range.to.getTime() < range.from.getTime()) throw validationFailed([{ path: 'end_time', message: 'must not be before start_time' }]);
+  if (range.to.getTime() - range.from.getTime() > limits.maxRangeDays * DAY_MS) {
+    throw validationFailed([{ path: 'end_time', message: `the range may span at most ${limits.maxRangeDays} days` }]);
+  }
+  const ownOnly = !hasPermission(caller, PERMISSION.DELETE_ASSET);
+  return runInTransaction(async (tx) => {
+    const { ids, total } = await tx.assets.uploadedBetween(caller.group_id, range.from, range.to, limits.maxAssets, ownOnly ? caller.user_id : undefined);
+    const job = await tx.jobs.create({ groupId: caller.group_id, type: 'bulk_delete', worker: null, assetIds: ids, steps: ['delete'], createdBy: caller.user_id });
+    const remain = total - ids.length;
+    const message =
+      remain > 0
+        ? `${ids.length} of ${total} assets queued for deletion (the oldest first); ${remain} remain: send the request again for them`
+        : `${ids.length} assets queued for deletion`;
+    return { status: 'QUEUED', message, job_id: job.id };
+  });
+}

@@ -1,0 +1,186 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
+import { createHash } from 'node:crypto';
+import { ASSET_EVENTS, DAM_INTERNAL, FILE_DELETED, jobCommandSubject } from '@dam/events';
+import { conversionKey, originalKey } from '@dam/storage';
+import { waitFor } from '@dam/testing';
+import { assetId, collect, finalReport, principal, publishReport, signedFetch, startMetadata, type Harness } from './harness';
+
+let h: Harness;
+let events: Awaited<ReturnType<typeof collect>>;
+beforeAll(async () => {
+  h = await startMetadata();
+  events = await collect(h.nc, ASSET_EVENTS, 'assets.events.*.*');
+});
+afterAll(async () => {
+  await events?.stop();
+  await h?.stop();
+});
+
+const GROUP = 9;
+const admin = principal({ group_id: GROUP, user_id: 1 });
+const manager = principal({ group_id: GROUP, user_id: 2, role: 'MANAGER' });
+const user = principal({ group_id: GROUP, user_id: 3, role: 'USER' });
+
+/** An asset with its original in the bucket; an image also gets a stored `thumb` conversion and reaches OK. */
+async function create(p = admin, contentType = 'text/plain', group = GROUP): Promise<{ id: string; bytes: Buffer; thumbKey?: string }> {
+  const id = assetId();
+  const bytes = Buffer.from(`original bytes of ${id}`);
+  const checksum = createHash('md5').update(bytes).digest('hex');
+  await h.storage.putBuffer(originalKey(String(group), id), bytes, { contentType });
+  const res = await signedFetch(`${h.url}/internal/v1/assets`, { ...p, group_id: group }, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ files: [{ id, name: 'f.bin', size: bytes.length, checksum, content_type: contentType, object_key: originalKey(String(group), id), metadata: {} }] }),
+  });
+  expect(res.status).toBe(201);
+  if (!contentType.startsWith('image/')) return { id, bytes };
+  const thumbKey = conversionKey(String(group), id, checksum, 'thumb', 'webp');
+  await h.storage.putBuffer(thumbKey, Buffer.from('thumb'), { contentType: 'image/webp' });
+  const made = { id: 'r', asset_id: id, group_id: String(group), source_checksum: checksum, image: { width: 2, height: 2 }, errors: {} };
+  publishReport(h, await finalReport(h, { ...made, conversions: { thumb: { object_key: thumbKey, content_type: 'image/webp', width: 2, height: 2, size: 5 } } }));
+  await waitFor(async () => (await call('GET', `/api/v1/assets/${id}/data`, undefined, { ...p, group_id: group })).body.status === 'OK', { description: 'image OK' });
+  return { id, bytes, thumbKey };
+}
+
+async function call(method: string, path: string, body?: unknown, p = admin): Promise<{ status: number; body: any; raw: Response }> {
+  const res = await signedFetch(`${h.url}${path}`, p, {
+    method,
+    ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  const json = res.headers.get('content-type')?.includes('application/json');
+  return { status: res.status, body: json && text ? JSON.parse(text) : text, raw: res };
+}
+
+const deletionEvents = (id: string) => events.messages.filter((m) => m.payload.asset_id === id && /file-(un)?deleted$/.test(m.subject)).map((m) => m.payload);
+const gone = (key: string) => waitFor(async () => (await h.storage.stat(key)) === null, { description: `${key} removed` });
+
+describe('Delete (endpoint 6)', () => {
+  it('removes the listed conversions and their bytes, ignores unknown keys, and raises file-deleted', async () => {
+    const { id, thumbKey } = await create(admin, 'image/png');
+    const res = await call('POST', `/api/v1/assets/${id}/delete`, { keys: ['thumb', 'nope', '720p-video'] });
+    expect(res).toMatchObject({ status: 200, body: { id, keys: ['thumb', 'nope', '720p-video'], status: 'OK' } });
+    const data = await call('GET', `/api/v1/assets/${id}/data`);
+    expect(data.body).toMatchObject({ status: 'OK', conversions: {} });
+    await gone(thumbKey ?? '');
+    expect(await h.storage.stat(originalKey(String(GROUP), id))).not.toBeNull();
+    await waitFor(() => deletionEvents(id).length === 1, { description: 'file-deleted' });
+    const [event] = deletionEvents(id);
+    expect(FILE_DELETED.schema.parse({ ...event, type: 'file-deleted' })).toBeTruthy();
+    expect(event.data).toEqual({ id, event: 'file-deleted', keys: ['thumb', 'nope', '720p-video'], status: 'OK', message: 'Deleted: thumb' });
+  });
+
+  it('trashes the original (404 ASSET_IN_TRASH everywhere), deletes every conversion, and Undelete restores it byte for byte', async () => {
+    const { id, bytes, thumbKey } = await create(admin, 'image/png');
+    expect((await call('POST', `/api/v1/assets/${id}/delete`, { keys: ['original'] })).status).toBe(200);
+    for (const path of [`/api/v1/assets/${id}/data`, `/api/v1/assets/${id}/content/original/download`, `/api/v1/assets/${id}/content/thumb/download`]) {
+      const res = await call('GET', path);
+      expect({ path, status: res.status, code: res.body.error.code }).toEqual({ path, status: 404, code: 'ASSET_IN_TRASH' });
+    }
+    expect((await call('POST', `/api/v1/assets/${id}/delete`, { keys: ['original'] })).body.error.code).toBe('ASSET_IN_TRASH');
+    await gone(thumbKey ?? '');
+    expect(await h.storage.stat(originalKey(String(GROUP), id))).not.toBeNull();
+    const [{ data: deleted }] = deletionEvents(id);
+    expect(deleted).toMatchObject({ id, event: 'file-deleted', keys: ['original'], status: 'OK' });
+
+    const commands = await collect(h.nc, DAM_INTERNAL, jobCommandSubject('conversion'));
+    const restored = await call('POST', `/api/v1/assets/trash/${id}/undelete`, { keys: ['original'] });
+    expect(restored).toMatchObject({ status: 200, body: { id, keys: ['original'], status: 'OK' } });
+    expect((await call('GET', `/api/v1/assets/${id}/data`)).body.status).toBe('OK');
+    // The profile's conversions are made again: a new processing job with its command.
+    await waitFor(() => commands.messages.some((m) => m.payload.asset_id === id), { description: 'conversion command after undelete' });
+    await commands.stop();
+    await waitFor(() => deletionEvents(id).length === 2, { description: 'file-undeleted' });
+    expect(deletionEvents(id)[1]?.data).toMatchObject({ id, event: 'file-undeleted', keys: ['original'], status: 'OK' });
+    const again = await signedFetch(`${h.url}/api/v1/assets/${id}/content/original/download`, admin);
+    expect(Buffer.from(await again.arrayBuffer())).toEqual(bytes);
+  });
+
+  it('answers 400 for a bad body, 404 for unknown and foreign ids, 403 for a USER on another\'s asset, 409 undeleting a live asset', async () => {
+    const { id } = await create(admin);
+    for (const body of [{}, { keys: [] }, { keys: 'original' }, { keys: [1] }]) {
+      const res = await call('POST', `/api/v1/assets/${id}/delete`, body);
+      expect({ body, status: res.status, code: res.body.error.code }).toEqual({ body, status: 400, code: 'VALIDATION_FAILED' });
+    }
+    expect((await call('POST', `/api/v1/assets/${'0'.repeat(32)}/delete`, { keys: ['original'] })).status).toBe(404);
+    expect((await call('POST', `/api/v1/assets/${id}/delete`, { keys: ['original'] }, principal({ group_id: GROUP + 1 }))).body.error.code).toBe('ASSET_NOT_FOUND');
+    expect((await call('POST', `/api/v1/assets/${id}/delete`, { keys: ['original'] }, user)).status).toBe(403);
+    expect((await call('POST', `/api/v1/assets/trash/${id}/undelete`, { keys: ['original'] })).status).toBe(409);
+    const own = await create(user);
+    expect((await call('POST', `/api/v1/assets/${own.id}/delete`, { keys: ['original'] }, user)).status).toBe(200);
+    for (const keys of [['thumb'], ['original', 'thumb'], ['*']]) {
+      expect((await call('POST', `/api/v1/assets/trash/${own.id}/undelete`, { keys }, user)).status).toBe(400);
+    }
+    expect((await call('POST', `/api/v1/assets/trash/${own.id}/undelete`, { keys: ['original'] }, user)).status).toBe(200);
+  });
+});
+
+describe('Purge Deleted Assets (endpoint 9)', () => {
+  it('is for PURGE_TRASH only, and removes the trashed assets of the group for good, with their bytes', async () => {
+    expect((await call('DELETE', '/api/v1/assets/trash/purge', undefined, manager)).status).toBe(403);
+    const trashed = [await create(admin, 'image/png'), await create(admin)];
+    const kept = await create(admin);
+    const foreign = await create(principal({ group_id: GROUP + 5 }), 'text/plain', GROUP + 5);
+    for (const a of trashed) expect((await call('POST', `/api/v1/assets/${a.id}/delete`, { keys: ['original'] })).status).toBe(200);
+    const other = principal({ group_id: GROUP + 5 });
+    expect((await call('POST', `/api/v1/assets/${foreign.id}/delete`, { keys: ['original'] }, other)).status).toBe(200);
+    const before = await h.storage.listKeys('');
+    for (const a of trashed) expect(before).toContain(originalKey(String(GROUP), a.id));
+
+    const res = await call('DELETE', '/api/v1/assets/trash/purge');
+    expect(res).toMatchObject({ status: 202, body: { job_id: expect.any(Number), status: 'QUEUED' } });
+    await waitFor(async () => (await call('GET', `/api/v1/jobs/${res.body.job_id}`)).body.status === 'COMPLETED', { description: 'purge done' });
+    const job = (await call('GET', `/api/v1/jobs/${res.body.job_id}`)).body;
+    expect(job).toMatchObject({ type: 'purge', progress: 100, steps: [{ name: 'purge', status: 'COMPLETED' }] });
+    expect([...job.asset_ids].sort()).toEqual(trashed.map((a) => a.id).sort());
+
+    for (const a of trashed) {
+      expect((await call('POST', `/api/v1/assets/trash/${a.id}/undelete`, { keys: ['original'] })).status).toBe(404);
+      await gone(originalKey(String(GROUP), a.id));
+    }
+    const after = await h.storage.listKeys('');
+    // Only the purged assets' objects went; the live asset and the other group's trash are untouched.
+    expect(before.filter((k) => !after.includes(k)).every((k) => trashed.some((a) => k.includes(a.id)))).toBe(true);
+    expect(after.some((k) => trashed.some((a) => k.includes(a.id)))).toBe(false);
+    expect((await call('GET', `/api/v1/assets/${kept.id}/data`)).status).toBe(200);
+    expect((await call('POST', `/api/v1/assets/trash/${foreign.id}/undelete`, { keys: ['original'] }, other)).status).toBe(200);
+  });
+});
+
+describe('Delete - Bulk (endpoint 7)', () => {
+  it('trashes the assets uploaded in the range, oldest first up to max_assets, one file-deleted each', async () => {
+    const group = GROUP + 20;
+    const boss = principal({ group_id: group, user_id: 1 });
+    h.settings.set(String(group), { bulk_delete: { max_assets: 3, max_range_days: 10 } });
+    const inside: string[] = [];
+    for (let i = 0; i < 5; i++) inside.push((await create(boss, 'text/plain', group)).id);
+    const outside = [(await create(boss, 'text/plain', group)).id, (await create(boss, 'text/plain', group)).id];
+    // Upload times: inside on 2026-03-01 .. 03-05, outside a month before and after.
+    for (const [i, id] of inside.entries()) await h.pool.query(`UPDATE assets SET upload_time = $2 WHERE id = $1`, [id, `2026-03-0${i + 1}T12:00:00Z`]);
+    await h.pool.query(`UPDATE assets SET upload_time = '2026-02-01T00:00:00Z' WHERE id = $1`, [outside[0]]);
+    await h.pool.query(`UPDATE assets SET upload_time = '2026-04-01T00:00:00Z' WHERE id = $1`, [outside[1]]);
+
+    const tooLong = await call('POST', '/api/v1/assets/bulk/delete', { start_time: '2026-01-01T00:00:00Z', end_time: '2026-03-01T00:00:00Z' }, boss);
+    expect(tooLong).toMatchObject({ status: 400, body: { error: { code: 'VALIDATION_FAILED' } } });
+    expect((await call('POST', '/api/v1/assets/bulk/delete', { start_time: 'yesterday', end_time: '2026-03-01' }, boss)).status).toBe(400);
+    expect((await call('POST', '/api/v1/assets/bulk/delete', { start_time: '2026-03-05', end_time: '2026-03-01' }, boss)).status).toBe(400);
+
+    const range = { start_time: '2026-03-01T00:00:00Z', end_time: '2026-03-06T00:00:00+00:00' };
+    const first = await call('POST', '/api/v1/assets/bulk/delete', range, boss);
+    expect(first).toMatchObject({ status: 200, body: { status: 'QUEUED', job_id: expect.any(Number), message: expect.stringMatching(/3 of 5.*2 remain/) } });
+    await waitFor(async () => (await call('GET', `/api/v1/jobs/${first.body.job_id}`, undefined, boss)).body.status === 'COMPLETED', { description: 'first bulk job' });
+    const status = async (id: string) => (await call('GET', `/api/v1/assets/${id}/data`, undefined, boss)).body;
+    expect((await status(inside[0] ?? '')).error?.code).toBe('ASSET_IN_TRASH');
+    expect((await status(inside[2] ?? '')).error?.code).toBe('ASSET_IN_TRASH');
+    expect((await status(inside[3] ?? '')).status).toBe('OK');
+
+    const second = await call('POST', '/api/v1/assets/bulk/delete', range, boss);
+    expect(second.body.message).toMatch(/^2 assets queued/);
+    await waitFor(async () => (await call('GET', `/api/v1/jobs/${second.body.job_id}`, undefined, boss)).body.status === 'COMPLETED', { description: 'second bulk job' });
+    for (const id of inside) expect((await status(id)).error?.code).toBe('ASSET_IN_TRASH');
+    for (const id of outside) expect((await status(id)).status).toBe('OK');
+    await waitFor(() => inside.every((id) => deletionEvents(id).length === 1), { description: 'file-deleted per asset' });
+    expect(inside.map((id) => deletionEvents(id)[0]?.data.keys)).toEqual(inside.map(() => ['original']));
+    for (const id of outside) expect(deletionEvents(id)).toEqual([]);
+  });
+});
