@@ -36,8 +36,22 @@ export const createAssetsResponse = z.object({ assets: z.array(z.looseObject({ i
 /** metadata `POST /internal/v1/assets/exists` (callers: upload, auth; for a user of the group). */
 export const assetsExistRequest = z.object({
   ids: z.array(z.string().regex(/^[A-Za-z0-9]{32}$/, 'must be 32 alphanumeric characters')).min(1).max(1000),
+  /** Object keys to check: those that are an asset's current original come back in `live_keys`. */
+  object_keys: z.array(z.string().min(1).max(1024)).max(1000).optional(),
 });
-export const assetsExistResponse = z.object({ existing: z.array(z.string()) });
+export const assetsExistResponse = z.object({ existing: z.array(z.string()), live_keys: z.array(z.string()).default([]) });
+
+/** metadata `POST /internal/v1/assets/:id/original` (caller: upload, for a user): Replace Asset Content. */
+export const replaceOriginalRequest = z.object({
+  name: z.string().min(1).max(1024),
+  size: z.number().int().nonnegative(),
+  checksum: z.string().regex(/^[a-f0-9]{32}$/, 'must be an MD5 hex digest'),
+  content_type: z.string().min(1).max(255),
+  object_key: z.string().min(1).max(1024),
+  metadata: z.record(z.string(), z.unknown()).default({}),
+  custom_metadata: z.unknown().optional(),
+});
+export const replaceOriginalResponse = z.object({ asset: z.object({ id: z.string(), status: z.string() }) });
 
 /** auth `GET /internal/v1/groups/:group_id/settings` (caller: conversion): the record, read by each worker for its part. */
 export const groupSettingsResponse = z.looseObject({});
@@ -48,4 +62,7 @@ export const INTERNAL_PATHS = {
   groupSettings: (groupId: number | string) => `/internal/v1/groups/${encodeURIComponent(String(groupId))}/settings`,
   assets: '/internal/v1/assets',
   assetsExist: '/internal/v1/assets/exists',
+  /** GET: 204 when the principal may replace the asset's original, else the error Replace would answer. */
+  replaceable: (assetId: string) => `/internal/v1/assets/${encodeURIComponent(assetId)}/replaceable`,
+  replaceOriginal: (assetId: string) => `/internal/v1/assets/${encodeURIComponent(assetId)}/original`,
 } as const;

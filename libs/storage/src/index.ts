@@ -9,4 +9,4 @@ export {
   type StorageConfig,
   storageConfigFromEnv,
 } from './storage';
-export { conversionKey, conversionsPrefix, originalKey } from './object-keys';
+export { conversionKey, conversionsPrefix, originalKey, replacementKey } from './object-keys';

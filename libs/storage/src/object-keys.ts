@@ -13,6 +13,15 @@ export function originalKey(groupId: string, assetId: string): string {
   return `originals/${segment(groupId, 'group id')}/${segment(assetId, 'asset id')}`;
 }
 
+/**
+ * Where a replacement original is streamed (`originals/<group_id>/<asset_id>-<token>`): next to the live one,
+ * never over it, so a download running while a replace completes reads the old bytes or the new, never a mix.
+ */
+export function replacementKey(groupId: string, assetId: string, token: string): string {
+  if (!/^[0-9a-f]{16}$/.test(token)) throw new Error(`replacement token "${token}" must be 16 hex digits`);
+  return `${originalKey(groupId, assetId)}-${token}`;
+}
+
 /** `conversions/<group_id>/<asset_id>/<checksum>/<key>.<ext>` (ext without a dot; empty for none). */
 export function conversionKey(groupId: string, assetId: string, checksum: string, key: string, ext: string): string {
   const base = `${conversionsPrefix(groupId, assetId, checksum)}${segment(key, 'conversion key')}`;

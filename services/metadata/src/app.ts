@@ -13,7 +13,7 @@ import { downloadRoutes } from './http/download.routes';
 import { jobRoutes } from './http/jobs.routes';
 import { trashRoutes, type TrashRouteDeps } from './http/trash.routes';
 import { internalAssetExistsRoutes } from './http/internal-asset-exists.routes';
-import { internalAssetsRoutes } from './http/internal-assets.routes';
+import { internalAssetsRoutes, internalReplaceRoutes } from './http/internal-assets.routes';
 
 export interface MetadataAppDeps {
   logger: Logger;
@@ -24,6 +24,8 @@ export interface MetadataAppDeps {
   readiness?: ReadinessCheck;
   /** Deadlines of the jobs that requests open (defaults: DEFAULT_JOB_TIMINGS). */
   jobTimings?: JobTimings;
+  /** How long a replaced original stays readable for downloads already streaming it. */
+  replacedOriginalGraceMs?: number;
   /** Group settings from auth (bulk delete limits). */
   groupSettings: TrashRouteDeps['settings'];
 }
@@ -36,12 +38,14 @@ export function buildMetadataApp(deps: MetadataAppDeps): Express {
   // through the gateway, the registration of stored originals only from upload.
   const { guard } = deps.verifier;
   app.all('/internal/v1/assets', guard({ callers: ['upload'], principal: 'required' }));
+  app.all(['/internal/v1/assets/:id/replaceable', '/internal/v1/assets/:id/original'], guard({ callers: ['upload'], principal: 'required' }));
   // upload's orphan reaper, and auth checking a watermark asset in a settings change.
   app.all('/internal/v1/assets/exists', guard({ callers: ['upload', 'auth'], principal: 'required' }));
   app.use('/api', guard({ callers: ['gateway'], principal: 'required' }));
   app.use(['/api', '/internal'], deps.verifier.onlyGuarded);
   const transactions = pgTransactions(deps.pool, deps.jobTimings);
   app.use(internalAssetsRoutes(transactions));
+  app.use(internalReplaceRoutes(transactions, deps.replacedOriginalGraceMs));
   app.use(internalAssetExistsRoutes(reader));
   app.use(assetDataRoutes(reader));
   app.use(downloadRoutes(reader, deps.storage, deps.logger));

@@ -56,6 +56,7 @@ async function main(): Promise<void> {
         pool,
         storage,
         jobTimings: timings,
+        replacedOriginalGraceMs: config.REPLACED_ORIGINAL_GRACE_MS,
         groupSettings: new GroupSettingsClient({ authUrl: config.AUTH_URL, signer: createServiceSigner(config.SERVICE_KEY), ttlMs: config.SETTINGS_CACHE_MS }),
         verifier: createServiceVerifier({ service: 'metadata', trusted: config.SERVICE_TRUSTED_KEYS }),
         readiness,

@@ -25,7 +25,7 @@ export interface UploadFixtures {
   stop(): Promise<void>;
 }
 
-export async function startUploadFixtures(name: string): Promise<UploadFixtures> {
+export async function startUploadFixtures(name: string, metadataEnv: Record<string, string> = {}): Promise<UploadFixtures> {
   const identities = serviceIdentities();
   const bucket = await createBucket(name);
   const nats = await startNats();
@@ -35,6 +35,7 @@ export async function startUploadFixtures(name: string): Promise<UploadFixtures>
     ...identities.env('metadata'),
     LOG_LEVEL: 'warn',
     ...s3Env(bucket),
+    ...metadataEnv,
   });
   const nc = await connectNats(nats.url, `${name}-test`, nats.seed('admin'));
   const journal = await natsPendingJournal(nc, { refreshMs: 60_000, onError: () => undefined });

@@ -2,7 +2,7 @@ import type { Pool, PoolClient } from '@dam/db';
 import type { AssetStatus } from '@dam/events';
 import { claimMessage } from '@dam/outbox';
 import type { Asset, NewAsset, StoredConversion } from '../domain/asset';
-import type { AssetReader, AssetStore } from '../domain/ports';
+import type { AssetReader, AssetStore, NewOriginal } from '../domain/ports';
 
 type Queryable = Pick<Pool | PoolClient, 'query'>;
 
@@ -121,6 +121,17 @@ export class AssetRepository implements AssetStore, AssetReader {
       [groupId, id, conversions],
     );
     if (!rows[0]) throw new Error(`asset ${id} vanished while its conversions changed`);
+    return toAsset(rows[0]);
+  }
+
+  async replaceOriginal(groupId: number, id: string, o: NewOriginal): Promise<Asset> {
+    const { rows } = await this.db.query<AssetRow>(
+      `UPDATE assets SET name = $3, size = $4, checksum = $5, content_type = $6, object_key = $7, metadata = $8, data = $9,
+         data_schema_id = $10, conversions = '{}'::jsonb, errors = NULL, status = 'NOT_READY', update_time = now(), version = version + 1
+       WHERE group_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+      [groupId, id, o.name, o.size, o.checksum, o.contentType, o.objectKey, o.metadata, o.data, o.dataSchemaId],
+    );
+    if (!rows[0]) throw new Error(`asset ${id} vanished while its original was replaced`);
     return toAsset(rows[0]);
   }
 

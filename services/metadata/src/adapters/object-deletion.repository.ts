@@ -7,9 +7,13 @@ type Queryable = Pick<Pool | PoolClient, 'query'>;
 export class ObjectDeletionRepository implements ObjectDeletions {
   constructor(private readonly db: Queryable) {}
 
-  async enqueue(keys: readonly string[]): Promise<void> {
+  async enqueue(keys: readonly string[], delayMs = 0): Promise<void> {
     if (keys.length === 0) return;
-    await this.db.query(`INSERT INTO object_deletions (key) SELECT unnest($1::text[]) ON CONFLICT (key) DO NOTHING`, [keys]);
+    await this.db.query(
+      `INSERT INTO object_deletions (key, not_before) SELECT unnest($1::text[]), now() + make_interval(secs => $2 / 1000.0)
+       ON CONFLICT (key) DO NOTHING`,
+      [keys, delayMs],
+    );
   }
 
   async cancelUnder(prefix: string): Promise<void> {
@@ -28,7 +32,7 @@ export async function drainObjectDeletions(pool: Pool, remove: (key: string) => 
   try {
     await client.query('BEGIN');
     const { rows } = await client.query<{ key: string }>(
-      `SELECT key FROM object_deletions ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
+      `SELECT key FROM object_deletions WHERE not_before <= now() ORDER BY not_before LIMIT $1 FOR UPDATE SKIP LOCKED`,
       [limit],
     );
     const done: string[] = [];

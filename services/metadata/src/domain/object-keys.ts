@@ -6,7 +6,10 @@ import { conversionsPrefix, originalKey } from '@dam/storage';
  * object would make that object readable through this asset.
  */
 export function isOwnOriginalKey(groupId: number, assetId: string, key: string): boolean {
-  return key === ownPrefix(() => originalKey(String(groupId), assetId));
+  const own = ownPrefix(() => originalKey(String(groupId), assetId));
+  if (own === undefined) return false;
+  // The first original, or a replacement streamed next to it (`<original key>-<16 hex>`).
+  return key === own || (key.startsWith(`${own}-`) && /^[0-9a-f]{16}$/.test(key.slice(own.length + 1)));
 }
 
 /**

@@ -28,6 +28,19 @@ export interface AssetStore {
   lockTrashed(groupId: number, before: Date, limit: number): Promise<Asset[]>;
   /** Live assets uploaded in [from, to], oldest first (only `creatorId`'s when given), and how many match. */
   uploadedBetween(groupId: number, from: Date, to: Date, limit: number, creatorId?: number): Promise<{ ids: string[]; total: number }>;
+  /** A new original: its fields, no conversions, NOT_READY again. */
+  replaceOriginal(groupId: number, id: string, original: NewOriginal): Promise<Asset>;
+}
+
+export interface NewOriginal {
+  name: string;
+  size: number;
+  checksum: string;
+  contentType: string;
+  objectKey: string;
+  metadata: Record<string, unknown>;
+  data: Record<string, unknown>;
+  dataSchemaId: number;
 }
 
 export interface AssetReader {
@@ -43,8 +56,8 @@ export interface AssetEventWriter {
 
 /** Object-store keys whose bytes must go, carried out after the commit (migration 010). */
 export interface ObjectDeletions {
-  /** Keys, or prefixes ending in `/` (everything under them). */
-  enqueue(keys: readonly string[]): Promise<void>;
+  /** Keys, or prefixes ending in `/` (everything under them); not before `delayMs` from now. */
+  enqueue(keys: readonly string[], delayMs?: number): Promise<void>;
   /** Drops queued deletions under the prefix (waiting for one in flight): its objects are live again. */
   cancelUnder(prefix: string): Promise<void>;
 }

@@ -2,7 +2,9 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { principalOf } from '@dam/auth-tokens';
 import { parsed, validate } from '@dam/http';
+import { replaceOriginalRequest } from '@dam/internal-api';
 import { createAssets } from '../domain/create-assets.use-case';
+import { checkReplaceable, replaceOriginal } from '../domain/replace-original.use-case';
 import type { RunInTransaction } from '../domain/ports';
 
 const storedFile = z.object({
@@ -29,6 +31,25 @@ export function internalAssetsRoutes(runInTransaction: RunInTransaction): Router
     const { body } = parsed(schemas, req, res);
     const assets = await createAssets(runInTransaction, principalOf(res), { files: body.files, customMetadata: body.custom_metadata });
     res.status(201).json({ assets });
+  });
+  return router;
+}
+
+/** Replace Asset Content, called by upload: the check before the body is read, then the registration. */
+export function internalReplaceRoutes(runInTransaction: RunInTransaction, replacedOriginalGraceMs?: number): Router {
+  const router = Router();
+  const check = { params: z.object({ id: storedFile.shape.id }) };
+  router.get('/internal/v1/assets/:id/replaceable', validate(check), async (req, res) => {
+    const { params } = parsed(check, req, res);
+    await checkReplaceable(runInTransaction, principalOf(res), params.id);
+    res.status(204).end();
+  });
+  const replace = { params: check.params, body: replaceOriginalRequest };
+  router.post('/internal/v1/assets/:id/original', validate(replace), async (req, res) => {
+    const { params, body } = parsed(replace, req, res);
+    const { custom_metadata: customMetadata, ...file } = body;
+    const asset = await replaceOriginal(runInTransaction, principalOf(res), params.id, file, customMetadata, replacedOriginalGraceMs);
+    res.status(200).json({ asset });
   });
   return router;
 }

@@ -1,6 +1,7 @@
 import type { Principal, ServiceSigner } from '@dam/auth-tokens';
 import { AppError, type ErrorKind, unavailable } from '@dam/errors';
-import { assetsExistResponse, createAssetsResponse, internalClient, INTERNAL_PATHS } from '@dam/internal-api';
+import { assetsExistResponse, createAssetsResponse, internalClient, INTERNAL_PATHS, replaceOriginalResponse } from '@dam/internal-api';
+import { z } from 'zod';
 
 export interface RegisteredFile {
   id: string;
@@ -21,10 +22,21 @@ export interface MetadataClient {
   createAssets(principal: Principal, files: RegisteredFile[], customMetadata: unknown): Promise<CreatedAsset[]>;
   /** Which of these ids (of the principal's group) have an asset record, deleted ones included. */
   existingAssets(principal: Principal, ids: string[]): Promise<string[]>;
+  /** Which of these object keys are the current original of one of the assets `ids`. */
+  liveKeys(principal: Principal, ids: string[], objectKeys: string[]): Promise<string[]>;
+  /** Throws the error Replace would answer (404, 403) unless the principal may replace the asset's original. */
+  checkReplaceable(principal: Principal, assetId: string): Promise<void>;
+  replaceOriginal(principal: Principal, assetId: string, file: Omit<RegisteredFile, 'id'>, customMetadata: unknown): Promise<CreatedAsset>;
 }
 
 // Client errors metadata answers are the caller's fault: they reach the client as they are.
-const PASS_THROUGH: Record<number, ErrorKind> = { 400: 'BAD_REQUEST', 413: 'PAYLOAD_TOO_LARGE' };
+const PASS_THROUGH: Record<number, ErrorKind> = { 400: 'BAD_REQUEST', 403: 'FORBIDDEN', 404: 'NOT_FOUND', 413: 'PAYLOAD_TOO_LARGE' };
+
+function failure(res: { status: number; error?: { code?: string; message?: string; details?: unknown } }): AppError {
+  const kind = PASS_THROUGH[res.status];
+  if (kind && res.error?.code) return new AppError(kind, res.error.code, res.error.message ?? 'Invalid request', res.error.details);
+  return unavailable(`The metadata service answered ${res.status}`, 'METADATA_UNAVAILABLE');
+}
 
 /** metadata `POST /internal/v1/assets` and `POST /internal/v1/assets/exists`, as upload, for a user (docs/internal-interfaces.md). */
 export function httpMetadataClient(opts: { baseUrl: string; signer: ServiceSigner; timeoutMs?: number }): MetadataClient {
@@ -39,9 +51,27 @@ export function httpMetadataClient(opts: { baseUrl: string; signer: ServiceSigne
         response: createAssetsResponse,
       });
       if (res.ok) return res.body.assets;
-      const kind = PASS_THROUGH[res.status];
-      if (kind && res.error?.code) throw new AppError(kind, res.error.code, res.error.message ?? 'Invalid request', res.error.details);
-      throw unavailable(`The metadata service answered ${res.status}`, 'METADATA_UNAVAILABLE');
+      throw failure(res);
+    },
+    async liveKeys(principal, ids, objectKeys) {
+      const res = await metadata.call({ method: 'POST', path: INTERNAL_PATHS.assetsExist, principal, body: { ids, object_keys: objectKeys }, response: assetsExistResponse });
+      if (!res.ok) throw unavailable(`The metadata service answered ${res.status}`, 'METADATA_UNAVAILABLE');
+      return res.body.live_keys;
+    },
+    async checkReplaceable(principal, assetId) {
+      const res = await metadata.call({ method: 'GET', path: INTERNAL_PATHS.replaceable(assetId), principal, response: z.unknown() });
+      if (!res.ok) throw failure(res);
+    },
+    async replaceOriginal(principal, assetId, file, customMetadata) {
+      const res = await metadata.call({
+        method: 'POST',
+        path: INTERNAL_PATHS.replaceOriginal(assetId),
+        principal,
+        body: { ...file, ...(customMetadata === undefined ? {} : { custom_metadata: customMetadata }) },
+        response: replaceOriginalResponse,
+      });
+      if (res.ok) return res.body.asset;
+      throw failure(res);
     },
     async existingAssets(principal, ids) {
       const res = await metadata.call({ method: 'POST', path: INTERNAL_PATHS.assetsExist, principal, body: { ids }, response: assetsExistResponse });

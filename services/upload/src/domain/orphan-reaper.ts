@@ -6,7 +6,7 @@ import type { PendingJournal, StalePending } from '../adapters/pending-upload.jo
 export interface ReaperDeps {
   journal: PendingJournal;
   storage: Storage;
-  metadata: Pick<MetadataClient, 'existingAssets'>;
+  metadata: Pick<MetadataClient, 'existingAssets' | 'liveKeys'>;
   logger: Logger;
   /** An entry not refreshed for this long belongs to a request whose process died. */
   graceMs: number;
@@ -54,11 +54,21 @@ export function startOrphanReaper(deps: ReaperDeps): Reaper {
     const first = entries[0] as StalePending;
     const { group_id, user_id, role_id, role_name } = first.upload;
     const principal = { user_id, group_id, role_id, role_name, permissions: [], via: 'jwt' as const };
-    const existing = new Set(await deps.metadata.existingAssets(principal, entries.map((e) => e.id)));
+    // A new asset's object is registered once its asset exists; a replacement's (journal id `<asset>-<token>`)
+    // once it is the asset's current original.
+    const replacement = (e: StalePending) => e.id.includes('-');
+    const plain = entries.filter((e) => !replacement(e));
+    const replacements = entries.filter(replacement);
+    const existing = new Set(plain.length > 0 ? await deps.metadata.existingAssets(principal, plain.map((e) => e.id)) : []);
+    const live = new Set(
+      replacements.length > 0
+        ? await deps.metadata.liveKeys(principal, replacements.map((e) => e.id.split('-')[0] ?? e.id), replacements.map((e) => e.upload.object_key))
+        : [],
+    );
     let removed = 0;
     for (const entry of entries) {
       const key = entry.upload.object_key;
-      if (!existing.has(entry.id)) {
+      if (!(replacement(entry) ? live.has(key) : existing.has(entry.id))) {
         // The incomplete upload first: removing it stops parts from adding up; the object may not exist at all.
         await abortIncompleteUploads(storage, key);
         await storage.remove(key);

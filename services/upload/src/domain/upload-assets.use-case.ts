@@ -37,7 +37,7 @@ export interface UploadResult {
   provider: 'local';
 }
 
-function parseCustomMetadata(value: string): unknown {
+export function parseCustomMetadata(value: string): unknown {
   let parsed: unknown;
   try {
     parsed = JSON.parse(value) as unknown;
