@@ -10,3 +10,5 @@ export {
   storageConfigFromEnv,
 } from './storage';
 export { conversionKey, conversionsPrefix, originalKey, replacementKey } from './object-keys';
+export { storeOriginal, type ByteBudget, type StoredOriginal } from './stream-writer';
+export { HEAD_BYTES, imageMetadata, sniffContentType } from './content-sniffer';

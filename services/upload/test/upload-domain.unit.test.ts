@@ -1,5 +1,5 @@
 import { newAssetId } from '../src/domain/asset-id';
-import { imageMetadata, sniffContentType } from '../src/domain/content-sniffer';
+import { imageMetadata, sniffContentType } from '@dam/storage';
 import { makePng } from './png';
 
 describe('newAssetId', () => {

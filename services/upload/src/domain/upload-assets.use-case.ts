@@ -1,13 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import type { Principal } from '@dam/auth-tokens';
 import { unavailable, validationFailed } from '@dam/errors';
-import { findNul } from '@dam/http';
+import { findNul, receiveMultipart } from '@dam/http';
 import type { Logger } from '@dam/logging';
-import { originalKey, type Storage } from '@dam/storage';
+import { originalKey, storeOriginal, type ByteBudget, type Storage } from '@dam/storage';
 import type { MetadataClient, RegisteredFile } from '../adapters/metadata.client';
-import { receiveMultipart } from '../adapters/multipart.receiver';
 import type { PendingHandle, PendingJournal } from '../adapters/pending-upload.journal';
-import { storeOriginal, type ByteBudget } from '../adapters/original.writer';
 import { newAssetId } from './asset-id';
 import { invalidCustomMetadata, noFile, uploadTooLarge } from './upload.errors';
 

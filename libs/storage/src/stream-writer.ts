@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { PassThrough, type Readable } from 'node:stream';
-import type { Storage } from '@dam/storage';
-import { HEAD_BYTES, imageMetadata, sniffContentType } from '../domain/content-sniffer';
+import type { Storage } from './storage';
+import { HEAD_BYTES, imageMetadata, sniffContentType } from './content-sniffer';
 
 /** Shared across the files of one request: the request as a whole may not pass MAX_UPLOAD_BYTES. */
 export interface ByteBudget {

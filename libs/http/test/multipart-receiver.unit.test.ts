@@ -1,8 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import { PassThrough, type Readable } from 'node:stream';
 import { isAppError } from '@dam/errors';
-import { boundaryOf, nulInPartHeaders, RecentBytes } from '../src/adapters/part-header-nul';
-import { receiveMultipart } from '../src/adapters/multipart.receiver';
+import { boundaryOf, nulInPartHeaders, RecentBytes } from '../src/multipart/part-header-nul';
+import { receiveMultipart } from '../src/multipart/receiver';
 
 const BOUNDARY = 'unit-boundary';
 const head = (disposition: string, extra = '') => `--${BOUNDARY}\r\nContent-Disposition: form-data; ${disposition}\r\n${extra}\r\n`;

@@ -1,8 +1,14 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import busboy from 'busboy';
-import { rejectNul } from '@dam/http';
-import { malformedUpload, notMultipart, uploadIdle } from '../domain/upload.errors';
+import { badRequest, requestTimeout, type AppError } from '@dam/errors';
+import { rejectNul } from '../nul';
+
+/** The answers of a multipart body that cannot be read (400) or stopped arriving (408). */
+export const notMultipart = (): AppError => badRequest('NOT_MULTIPART', 'The body must be multipart/form-data');
+export const malformedUpload = (why: string): AppError => badRequest('MALFORMED_UPLOAD', `The multipart body is malformed: ${why}`);
+export const uploadIdle = (ms: number): AppError =>
+  requestTimeout(`No part of the upload arrived for ${Math.round(ms / 1000)} s: the upload was abandoned`, 'UPLOAD_IDLE_TIMEOUT');
 import { boundaryOf, partHeaderNulError, RecentBytes } from './part-header-nul';
 
 export interface FilePart {
