@@ -1,3 +1,4 @@
 export { internalClient, type CallError, type CallOptions, type CallResult, type InternalClient, type InternalClientOptions } from './client';
 export * from './schemas';
 export { GroupSettingsClient, type GroupSettings, type GroupSettingsClientOptions } from './group-settings.client';
+export * from './conversion-keys';

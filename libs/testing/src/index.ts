@@ -6,3 +6,4 @@ export { createBucket, testS3Config, s3Env, testMinioClient, type TestS3Config }
 export { startServiceProcess, type ServiceProcess, type ServiceProcessOptions } from './service-process';
 export { repoRoot } from './paths';
 export { serviceIdentities, type ServiceIdentities } from './service-identities';
+export { makePng } from './png';

@@ -9,6 +9,7 @@ import { JobRepository } from './adapters/job.repository';
 import { pgTransactions } from './adapters/transaction';
 import type { JobTimings } from './domain/job';
 import { assetDataRoutes } from './http/asset-data.routes';
+import { conversionRoutes } from './http/conversions.routes';
 import { downloadRoutes } from './http/download.routes';
 import { jobRoutes } from './http/jobs.routes';
 import { trashRoutes, type TrashRouteDeps } from './http/trash.routes';
@@ -26,6 +27,8 @@ export interface MetadataAppDeps {
   jobTimings?: JobTimings;
   /** How long a replaced original stays readable for downloads already streaming it. */
   replacedOriginalGraceMs?: number;
+  /** Largest file Add Conversion accepts (MAX_UPLOAD_BYTES). */
+  maxUploadBytes?: number;
   /** Group settings from auth (bulk delete limits). */
   groupSettings: TrashRouteDeps['settings'];
 }
@@ -51,5 +54,6 @@ export function buildMetadataApp(deps: MetadataAppDeps): Express {
   app.use(downloadRoutes(reader, deps.storage, deps.logger));
   app.use(jobRoutes(new JobRepository(deps.pool)));
   app.use(trashRoutes({ transactions, settings: deps.groupSettings }));
+  app.use(conversionRoutes({ transactions, storage: deps.storage, logger: deps.logger, maxBytes: deps.maxUploadBytes ?? 5 * 1024 ** 3 }));
   return finishApp(app, deps.logger);
 }

@@ -57,6 +57,7 @@ async function main(): Promise<void> {
         storage,
         jobTimings: timings,
         replacedOriginalGraceMs: config.REPLACED_ORIGINAL_GRACE_MS,
+        maxUploadBytes: config.MAX_UPLOAD_BYTES,
         groupSettings: new GroupSettingsClient({ authUrl: config.AUTH_URL, signer: createServiceSigner(config.SERVICE_KEY), ttlMs: config.SETTINGS_CACHE_MS }),
         verifier: createServiceVerifier({ service: 'metadata', trusted: config.SERVICE_TRUSTED_KEYS }),
         readiness,

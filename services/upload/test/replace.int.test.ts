@@ -10,7 +10,7 @@ import { buildUploadApp } from '../src/app';
 import { startOrphanReaper } from '../src/domain/orphan-reaper';
 import { replacementJournalId } from '../src/domain/replace-asset.use-case';
 import { startUploadFixtures, type UploadFixtures } from './fixtures';
-import { makePng } from './png';
+import { makePng } from '@dam/testing';
 
 const JWT_SECRET = 'jwt-secret-for-replace-tests-0123456789';
 let fx: UploadFixtures;

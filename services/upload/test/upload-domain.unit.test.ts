@@ -1,6 +1,6 @@
 import { newAssetId } from '../src/domain/asset-id';
 import { imageMetadata, sniffContentType } from '@dam/storage';
-import { makePng } from './png';
+import { makePng } from '@dam/testing';
 
 describe('newAssetId', () => {
   it('gives 32 alphanumeric characters, different each time', () => {

@@ -20,7 +20,7 @@ import { httpMetadataClient } from '../src/adapters/metadata.client';
 import type { PendingJournal } from '../src/adapters/pending-upload.journal';
 import { buildUploadApp, type UploadAppDeps } from '../src/app';
 import { startUploadFixtures, type UploadFixtures } from './fixtures';
-import { makePng } from './png';
+import { makePng } from '@dam/testing';
 
 const JWT_SECRET = 'jwt-secret-for-upload-tests-0123456789';
 const MAX_UPLOAD_BYTES = 256 * 1024;

@@ -2,14 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { validationFailed } from '@dam/errors';
 
-/** Keys produced by built-in processing; a custom conversion may not reuse them. */
-export const BUILTIN_IMAGE_KEYS = ['smart_imaging', 'deepzoom'] as const;
-export const BUILTIN_VIDEO_KEYS = [
-  '360p-video', '480p-video', '720p-video', '1080p-video', 'hls-video',
-  '360p-wm-video', '480p-wm-video', '720p-wm-video', '1080p-wm-video', 'clip_preview', 'storyboard',
-] as const;
-export const IMAGE_ADDONS = ['auto_tagging', 'text_extraction', 'background_removal', 'face_recognition'] as const;
-export const VIDEO_ADDONS = ['storyboard'] as const;
+import { BUILTIN_IMAGE_KEYS, BUILTIN_VIDEO_KEYS, IMAGE_ADDONS, VIDEO_ADDONS } from '@dam/internal-api';
+
+export { BUILTIN_IMAGE_KEYS, BUILTIN_VIDEO_KEYS, IMAGE_ADDONS, VIDEO_ADDONS };
 const RESERVED = new Set<string>([...BUILTIN_IMAGE_KEYS, ...BUILTIN_VIDEO_KEYS, ...IMAGE_ADDONS, 'original']);
 
 const customConversion = z.strictObject({

@@ -1,9 +1,9 @@
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
-import { Router } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { principalOf } from '@dam/auth-tokens';
-import { notFound, rangeNotSatisfiable } from '@dam/errors';
+import { badRequest, notFound, rangeNotSatisfiable } from '@dam/errors';
 import { parseRange, parsed, rangeUnlessChanged, safeDisposition, validate } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import { isNotFoundError, ObjectNotFoundError, type Storage } from '@dam/storage';
@@ -25,8 +25,7 @@ export function downloadRoutes(reader: AssetReader, storage: Storage, logger: Lo
     params: z.object({ id: assetIdParam, key: z.string().min(1).max(64) }),
     query: z.object({ delivery: z.enum(['download', 'display']).default('download') }),
   };
-  router.get('/api/v1/assets/:id/content/:key/download', validate(schemas), async (req, res) => {
-    const { params, query } = parsed(schemas, req, res);
+  const send = async (req: Request, res: Response, params: { id: string; key: string }, delivery: 'download' | 'display') => {
     const target = await resolveDownload(reader, principalOf(res), params.id, params.key);
     let { size, etag } = target;
     if (size === undefined || etag === undefined) {
@@ -37,7 +36,7 @@ export function downloadRoutes(reader: AssetReader, storage: Storage, logger: Lo
     }
     const quoted = `"${etag}"`;
     // HTML, XML, SVG and scripts are always attachments, with a sandboxing CSP (they would run on our origin).
-    const disposition = safeDisposition(res, target.contentType, query.delivery === 'display' ? 'inline' : 'attachment');
+    const disposition = safeDisposition(res, target.contentType, delivery === 'display' ? 'inline' : 'attachment');
     res.set({
       'Content-Type': target.contentType,
       ETag: quoted,
@@ -81,6 +80,28 @@ export function downloadRoutes(reader: AssetReader, storage: Storage, logger: Lo
       logger.debug({ err: error, asset_id: params.id }, 'download stream ended early');
       res.destroy();
     }
+  };
+
+  router.get('/api/v1/assets/:id/content/:key/download', validate(schemas), async (req, res) => {
+    const { params, query } = parsed(schemas, req, res);
+    await send(req, res, params, query.delivery);
+  });
+
+  // Endpoint 15, Get Conversion: the bytes of one conversion (or `original`), shown inline unless asked
+  // otherwise. Multi-file conversions are served below their key instead (CONTRACT §5).
+  const conversion = {
+    params: z.object({ id: assetIdParam, key: z.string().min(1).max(64) }),
+    query: z.object({ delivery: z.enum(['download', 'display']).default('display') }),
+  };
+  router.get('/api/v1/assets/:id/conversions/:key', validate(conversion), async (req, res) => {
+    const { params, query } = parsed(conversion, req, res);
+    if (MULTI_FILE_KEYS.has(params.key)) {
+      throw badRequest('MULTI_FILE_CONVERSION', `"${params.key}" is a multi-file conversion: read it below /content/${params.key}/`);
+    }
+    await send(req, res, params, query.delivery);
   });
   return router;
 }
+
+/** Conversions made of many files (tiles, playlists): Get Conversion cannot return them as one body. */
+const MULTI_FILE_KEYS: ReadonlySet<string> = new Set(['deepzoom', 'hls-video']);
