@@ -48,6 +48,8 @@ export const s3Env = {
   S3_SECRET_KEY: z.string().min(1),
   S3_BUCKET: z.string().min(3).default('dam-assets'),
   S3_REGION: z.string().default('us-east-1'),
+  /** Where clients reach the bucket anonymously (public URLs of Set Public Access); default S3_ENDPOINT. */
+  S3_PUBLIC_URL: z.string().url().optional(),
 };
 
 /** The edges and auth verify or sign user JWTs; services behind them never see one. */

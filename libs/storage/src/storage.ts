@@ -10,6 +10,8 @@ export interface StorageConfig {
   region?: string;
   /** Part size for multipart uploads of streams (default 16 MiB: large files stay few parts, memory stays flat). */
   partSize?: number;
+  /** Base of anonymous object URLs as clients reach the bucket (default: `endpoint`). */
+  publicUrl?: string;
 }
 
 /** The S3 variables every service parses (`s3Env` in @dam/config). */
@@ -19,6 +21,7 @@ export interface S3EnvConfig {
   S3_SECRET_KEY: string;
   S3_BUCKET: string;
   S3_REGION: string;
+  S3_PUBLIC_URL?: string | undefined;
 }
 
 export const storageConfigFromEnv = (env: S3EnvConfig, extra: Pick<StorageConfig, 'partSize'> = {}): StorageConfig => ({
@@ -27,6 +30,7 @@ export const storageConfigFromEnv = (env: S3EnvConfig, extra: Pick<StorageConfig
   secretKey: env.S3_SECRET_KEY,
   bucket: env.S3_BUCKET,
   region: env.S3_REGION,
+  ...(env.S3_PUBLIC_URL ? { publicUrl: env.S3_PUBLIC_URL } : {}),
   ...extra,
 });
 
@@ -47,6 +51,13 @@ export interface PutOptions {
 export interface Storage {
   readonly bucket: string;
   readonly client: Client;
+  /** The anonymous URL of an object (path style under `publicUrl`, default the endpoint): readable once public. */
+  publicUrl(key: string): string;
+  /**
+   * Makes exactly these objects anonymously readable (GetObject), and no other: one bucket policy statement
+   * naming each object, never the bucket or a prefix. An empty list removes the policy.
+   */
+  setPublicObjects(keys: readonly string[]): Promise<void>;
   ensureBucket(): Promise<void>;
   putStream(key: string, body: Readable, options: PutOptions): Promise<{ etag: string }>;
   putBuffer(key: string, body: Buffer, options: PutOptions): Promise<{ etag: string }>;
@@ -131,8 +142,29 @@ export function createStorage(config: StorageConfig): Storage {
     throw error;
   };
 
+  const publicBase = (config.publicUrl ?? config.endpoint).replace(/\/$/, '');
   return {
     bucket,
+    publicUrl: (key) => `${publicBase}/${encodeURIComponent(bucket)}/${key.split('/').map(encodeURIComponent).join('/')}`,
+    async setPublicObjects(keys) {
+      if (keys.length === 0) {
+        await client.setBucketPolicy(bucket, '');
+        return;
+      }
+      const policy = {
+        Version: '2012-10-17',
+        Statement: [
+          {
+            Sid: 'PublicAccessOfListedObjects',
+            Effect: 'Allow',
+            Principal: { AWS: ['*'] },
+            Action: ['s3:GetObject'],
+            Resource: keys.map((k) => `arn:aws:s3:::${bucket}/${k}`),
+          },
+        ],
+      };
+      await client.setBucketPolicy(bucket, JSON.stringify(policy));
+    },
     client,
     async ensureBucket() {
       if (await client.bucketExists(bucket)) return;

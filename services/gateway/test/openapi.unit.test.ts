@@ -37,6 +37,7 @@ const IMPLEMENTED: readonly string[] = [
   'base POST /api/v1/assets/bulk/delete',
   'base POST /api/v1/assets/trash/{asset_id}/undelete',
   'base DELETE /api/v1/assets/trash/purge',
+  'base POST /api/v1/assets/{asset_id}/content/set_public_access',
   'base POST /api/v1/assets/{asset_id}/content/{conversion_name}',
   'base DELETE /api/v1/assets/{asset_id}/content/{conversion_name}',
   'base GET /api/v1/assets/{asset_id}/conversions/{key}',

@@ -9,7 +9,9 @@ import { JobRepository } from './adapters/job.repository';
 import { pgTransactions } from './adapters/transaction';
 import type { JobTimings } from './domain/job';
 import { assetDataRoutes } from './http/asset-data.routes';
+import { publicPolicySync } from './adapters/public-object.repository';
 import { conversionRoutes } from './http/conversions.routes';
+import { publicAccessRoutes } from './http/public-access.routes';
 import { downloadRoutes } from './http/download.routes';
 import { jobRoutes } from './http/jobs.routes';
 import { trashRoutes, type TrashRouteDeps } from './http/trash.routes';
@@ -27,6 +29,8 @@ export interface MetadataAppDeps {
   jobTimings?: JobTimings;
   /** How long a replaced original stays readable for downloads already streaming it. */
   replacedOriginalGraceMs?: number;
+  /** Writes the bucket policy from the public objects (one shared with the poller, so it skips unchanged writes). */
+  syncPublicPolicy?: () => Promise<unknown>;
   /** Largest file Add Conversion accepts (MAX_UPLOAD_BYTES). */
   maxUploadBytes?: number;
   /** Group settings from auth (bulk delete limits). */
@@ -54,6 +58,8 @@ export function buildMetadataApp(deps: MetadataAppDeps): Express {
   app.use(downloadRoutes(reader, deps.storage, deps.logger));
   app.use(jobRoutes(new JobRepository(deps.pool)));
   app.use(trashRoutes({ transactions, settings: deps.groupSettings }));
+  // Before Add Conversion, whose `/content/:name` would take "set_public_access" for a name.
+  app.use(publicAccessRoutes({ transactions, storage: deps.storage, syncPolicy: deps.syncPublicPolicy ?? publicPolicySync(deps.pool, deps.storage) }));
   app.use(conversionRoutes({ transactions, storage: deps.storage, logger: deps.logger, maxBytes: deps.maxUploadBytes ?? 5 * 1024 ** 3 }));
   return finishApp(app, deps.logger);
 }

@@ -10,7 +10,8 @@ import { createStorage, storageConfigFromEnv } from '@dam/storage';
 import { pgTransactions } from './adapters/transaction';
 import { buildMetadataApp } from './app';
 import { loadMetadataConfig } from './config';
-import { localJobsPoller, objectDeletionsPoller } from './consumers/housekeeping.pollers';
+import { publicPolicySync } from './adapters/public-object.repository';
+import { localJobsPoller, objectDeletionsPoller, publicPolicyPoller } from './consumers/housekeeping.pollers';
 import { jobLeaseSweeper, jobReportsWorker } from './consumers/job-reports.consumer';
 import { migrateMetadata } from './migrations';
 
@@ -30,6 +31,7 @@ async function main(): Promise<void> {
 
   const timings = { queuedMs: config.JOB_QUEUED_TIMEOUT_MS, leaseMs: config.JOB_LEASE_MS, maxAttempts: config.JOB_MAX_ATTEMPTS };
   const transactions = pgTransactions(pool, timings);
+  const syncPublicPolicy = publicPolicySync(pool, storage);
 
   await runService({
     logger,
@@ -43,6 +45,7 @@ async function main(): Promise<void> {
       jobLeaseSweeper(transactions, timings, logger, config.JOB_SWEEP_INTERVAL_MS),
       localJobsPoller(transactions, logger, config.LOCAL_JOBS_INTERVAL_MS),
       objectDeletionsPoller(pool, storage, logger, config.OBJECT_DELETIONS_INTERVAL_MS),
+      publicPolicyPoller(syncPublicPolicy, logger, config.PUBLIC_POLICY_INTERVAL_MS),
       { kind: 'poller', name: 'outbox-relay', start: () => startOutboxRelay({ pool, nc, logger }) },
     ],
     resources: [
@@ -58,6 +61,7 @@ async function main(): Promise<void> {
         jobTimings: timings,
         replacedOriginalGraceMs: config.REPLACED_ORIGINAL_GRACE_MS,
         maxUploadBytes: config.MAX_UPLOAD_BYTES,
+        syncPublicPolicy,
         groupSettings: new GroupSettingsClient({ authUrl: config.AUTH_URL, signer: createServiceSigner(config.SERVICE_KEY), ttlMs: config.SETTINGS_CACHE_MS }),
         verifier: createServiceVerifier({ service: 'metadata', trusted: config.SERVICE_TRUSTED_KEYS }),
         readiness,

@@ -11,7 +11,8 @@ import { createBucket, createDatabase, serviceIdentities, startNats, testS3Confi
 import { z } from 'zod';
 import { pgTransactions } from '../src/adapters/transaction';
 import { buildMetadataApp } from '../src/app';
-import { localJobsPoller, objectDeletionsPoller } from '../src/consumers/housekeeping.pollers';
+import { publicPolicySync } from '../src/adapters/public-object.repository';
+import { localJobsPoller, objectDeletionsPoller, publicPolicyPoller } from '../src/consumers/housekeeping.pollers';
 import { consumeJobReports } from '../src/consumers/job-reports.consumer';
 import { DEFAULT_JOB_TIMINGS, type JobTimings } from '../src/domain/job';
 import type { RunInTransaction } from '../src/domain/ports';
@@ -54,7 +55,11 @@ export async function startMetadata(options: { timings?: Partial<JobTimings> } =
   const consumer = await consumeJobReports(service, transactions, logger, 2);
   const settings = new Map<string, Record<string, unknown>>();
   const pollers = await Promise.all(
-    [localJobsPoller(transactions, logger, 100), objectDeletionsPoller(pool, storage, logger, 100)].map((w) => w.start()),
+    [
+      localJobsPoller(transactions, logger, 100),
+      objectDeletionsPoller(pool, storage, logger, 100),
+      publicPolicyPoller(publicPolicySync(pool, storage), logger, 100),
+    ].map((w) => w.start()),
   );
   const app = buildMetadataApp({
     logger,

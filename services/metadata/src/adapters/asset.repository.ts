@@ -26,10 +26,11 @@ interface AssetRow {
   update_time: Date;
   deleted_at: Date | null;
   version: string;
+  public_urls: Record<string, string>;
 }
 
 const COLUMNS = `id, group_id, creator_id, name, size, checksum, content_type, status, metadata, data, data_schema_id,
-  conversions, addons_info, errors, object_key, upload_time, update_time, deleted_at, version`;
+  conversions, addons_info, errors, object_key, upload_time, update_time, deleted_at, version, public_urls`;
 
 function toAsset(row: AssetRow): Asset {
   return {
@@ -54,6 +55,7 @@ function toAsset(row: AssetRow): Asset {
     deletedAt: row.deleted_at,
     // bigint arrives as a string; a row changes far fewer than 2^53 times.
     version: Number(row.version),
+    publicUrls: row.public_urls,
   };
 }
 
@@ -127,7 +129,7 @@ export class AssetRepository implements AssetStore, AssetReader {
   async replaceOriginal(groupId: number, id: string, o: NewOriginal): Promise<Asset> {
     const { rows } = await this.db.query<AssetRow>(
       `UPDATE assets SET name = $3, size = $4, checksum = $5, content_type = $6, object_key = $7, metadata = $8, data = $9,
-         data_schema_id = $10, conversions = '{}'::jsonb, errors = NULL, status = 'NOT_READY', update_time = now(), version = version + 1
+         data_schema_id = $10, conversions = '{}'::jsonb, public_urls = '{}'::jsonb, errors = NULL, status = 'NOT_READY', update_time = now(), version = version + 1
        WHERE group_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
       [groupId, id, o.name, o.size, o.checksum, o.contentType, o.objectKey, o.metadata, o.data, o.dataSchemaId],
     );
@@ -135,9 +137,18 @@ export class AssetRepository implements AssetStore, AssetReader {
     return toAsset(rows[0]);
   }
 
+  async setPublicUrls(groupId: number, id: string, publicUrls: Record<string, string>): Promise<Asset> {
+    const { rows } = await this.db.query<AssetRow>(
+      `UPDATE assets SET public_urls = $3, update_time = now(), version = version + 1 WHERE group_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+      [groupId, id, publicUrls],
+    );
+    if (!rows[0]) throw new Error(`asset ${id} vanished while its public keys changed`);
+    return toAsset(rows[0]);
+  }
+
   async moveToTrash(groupId: number, id: string): Promise<Asset | undefined> {
     const { rows } = await this.db.query<AssetRow>(
-      `UPDATE assets SET deleted_at = now(), conversions = '{}'::jsonb, update_time = now(), version = version + 1
+      `UPDATE assets SET deleted_at = now(), conversions = '{}'::jsonb, public_urls = '{}'::jsonb, update_time = now(), version = version + 1
        WHERE group_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${COLUMNS}`,
       [groupId, id],
     );

@@ -5,6 +5,7 @@ import { OutboxAssetEventWriter } from './asset-event.outbox';
 import { OutboxJobCommandWriter } from './job-command.outbox';
 import { JobRepository } from './job.repository';
 import { ObjectDeletionRepository } from './object-deletion.repository';
+import { PublicObjectRepository } from './public-object.repository';
 import type { JobTimings } from '../domain/job';
 
 /** Binds the domain's transaction port to one PostgreSQL transaction: rows, outbox and dedupe commit together. */
@@ -16,6 +17,7 @@ export function pgTransactions(pool: Pool, timings?: JobTimings): RunInTransacti
         jobs: new JobRepository(client, timings),
         commands: new OutboxJobCommandWriter(client),
         deletions: new ObjectDeletionRepository(client),
+        publicObjects: new PublicObjectRepository(client),
         events: new OutboxAssetEventWriter(client),
         messages: new ProcessedMessagesRepository(client),
       }),

@@ -20,6 +20,11 @@ export function objectDeletionsPoller(pool: Pool, storage: Storage, logger: Logg
   return { kind: 'poller', name: 'object-deletions', start: () => startPoller({ name: 'object-deletions', intervalMs, logger, run }) };
 }
 
+/** Keeps the bucket policy equal to `public_objects` (revocations by delete, replace and purge land here). */
+export function publicPolicyPoller(sync: () => Promise<unknown>, logger: Logger, intervalMs: number): Worker {
+  return { kind: 'poller', name: 'public-policy', start: () => startPoller({ name: 'public-policy', intervalMs, logger, run: sync }) };
+}
+
 /** Runs the jobs metadata does itself (bulk delete, purge), one at a time per replica. */
 export function localJobsPoller(transactions: RunInTransaction, logger: Logger, intervalMs: number): Worker {
   const owner = `metadata@${hostname()}:${process.pid}`;

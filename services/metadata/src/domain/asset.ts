@@ -33,6 +33,8 @@ export interface Asset {
   deletedAt: Date | null;
   /** Bumped by every change of the row; asset events carry it (last-writer-wins for read models). */
   version: number;
+  /** Anonymous URLs of the keys made public (Set Public Access). */
+  publicUrls: Record<string, string>;
 }
 
 /** What creating an asset needs: the record before any processing. */
@@ -47,7 +49,7 @@ export const isImage = (contentType: string): boolean => contentType.toLowerCase
 export function toAssetData(asset: Asset): AssetData {
   const conversions: AssetData['conversions'] = {};
   for (const [key, c] of Object.entries(asset.conversions)) {
-    conversions[key] = { width: c.width, height: c.height, size: c.size, public: c.public };
+    conversions[key] = { width: c.width, height: c.height, size: c.size, public: Object.hasOwn(asset.publicUrls, key) };
   }
   const out: AssetData = {
     id: asset.id,
@@ -63,8 +65,7 @@ export function toAssetData(asset: Asset): AssetData {
     data: asset.data,
     conversions,
     addons_info: asset.addonsInfo,
-    // Public object-storage URLs appear once Set Public Access exists; the member is always present.
-    urls: { public: {} },
+    urls: { public: { ...asset.publicUrls } },
   };
   if (asset.status === 'ERROR') out.errors = asset.errors ?? {};
   return out;

@@ -5,6 +5,7 @@ import type { Asset, StoredConversion } from './asset';
 import { canRead } from './asset-access';
 import { assetInTrash, assetNotFound, conversionNotFound } from './asset.errors';
 import type { RunInTransaction, Tx } from './ports';
+import { revokePublic } from './trash.use-case';
 
 /** CONTRACT §11: a built-in key answers 409 before the name rule is checked; then 1-30 of `[A-Za-z0-9]` or 400. */
 export function checkConversionName(name: string): void {
@@ -68,7 +69,7 @@ export async function deleteCustomConversion(runInTransaction: RunInTransaction,
     const existing = Object.hasOwn(asset.conversions, key) ? asset.conversions[key] : undefined;
     if (!existing) throw conversionNotFound(key);
     const kept = Object.fromEntries(Object.entries(asset.conversions).filter(([k]) => k !== key));
-    const updated = await tx.assets.setConversions(asset.groupId, asset.id, kept);
+    const updated = await revokePublic(tx, await tx.assets.setConversions(asset.groupId, asset.id, kept), [key]);
     await tx.deletions.enqueue([existing.object_key]);
     await tx.events.writeDeletion(updated, { id, event: 'file-deleted', keys: [key], status: 'OK', message: `Deleted: ${key}` });
     return { id, deleted: [key] };

@@ -28,7 +28,9 @@ export interface AssetStore {
   lockTrashed(groupId: number, before: Date, limit: number): Promise<Asset[]>;
   /** Live assets uploaded in [from, to], oldest first (only `creatorId`'s when given), and how many match. */
   uploadedBetween(groupId: number, from: Date, to: Date, limit: number, creatorId?: number): Promise<{ ids: string[]; total: number }>;
-  /** A new original: its fields, no conversions, NOT_READY again. */
+  /** The anonymous URLs of its public keys (`urls.public`). */
+  setPublicUrls(groupId: number, id: string, publicUrls: Record<string, string>): Promise<Asset>;
+  /** A new original: its fields, no conversions, no public keys, NOT_READY again. */
   replaceOriginal(groupId: number, id: string, original: NewOriginal): Promise<Asset>;
 }
 
@@ -52,6 +54,13 @@ export interface AssetEventWriter {
   write(type: Extract<AssetEventType, 'file-saved' | 'file-processed'>, asset: Asset): Promise<void>;
   /** `file-deleted` / `file-undeleted` with the spec's deletion payload. */
   writeDeletion(asset: Asset, payload: DeletionPayload): Promise<void>;
+}
+
+/** The objects the bucket policy makes anonymously readable (migration 011). */
+export interface PublicObjects {
+  add(groupId: number, assetId: string, entries: ReadonlyArray<{ key: string; objectKey: string }>): Promise<void>;
+  /** Revokes the asset's public objects: those of `keys`, or all of them. */
+  revoke(groupId: number, assetId: string, keys?: readonly string[]): Promise<void>;
 }
 
 /** Object-store keys whose bytes must go, carried out after the commit (migration 010). */
@@ -125,6 +134,7 @@ export interface Tx {
   jobs: JobStore;
   commands: JobCommandWriter;
   deletions: ObjectDeletions;
+  publicObjects: PublicObjects;
   events: AssetEventWriter;
   messages: ProcessedMessages;
 }

@@ -47,6 +47,8 @@ export async function replaceOriginal(
   return runInTransaction(async (tx) => {
     const asset = await replaceableAsset(tx, caller, id);
     await tx.jobs.finishOpen(asset.groupId, asset.id, 'processing', { status: 'ERROR', error: 'the original was replaced' });
+    // The old objects are going: none of them stays public (the record's public keys are reset with it).
+    await tx.publicObjects.revoke(asset.groupId, asset.id);
     const replaced = await tx.assets.replaceOriginal(asset.groupId, asset.id, {
       name: file.name,
       size: file.size,

@@ -39,6 +39,7 @@ async function purge(runInTransaction: RunInTransaction, job: Job): Promise<void
       for (const asset of assets) {
         await tx.deletions.enqueue([originalKey(String(asset.groupId), asset.id), asset.objectKey, conversionsPrefix(String(asset.groupId), asset.id)]);
         await tx.jobs.finishOpen(asset.groupId, asset.id, 'processing', { status: 'ERROR', error: 'the asset was purged' });
+        await tx.publicObjects.revoke(asset.groupId, asset.id);
         await tx.assets.remove(asset.groupId, asset.id);
       }
       await tx.jobs.advance(job.groupId, job.id, 0, assets.map((a) => a.id));

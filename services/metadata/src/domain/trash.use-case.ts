@@ -25,6 +25,14 @@ async function deletableAsset(tx: Tx, caller: Principal, id: string, trashed: bo
   return asset;
 }
 
+/** The keys stop being public: out of `urls.public` and out of the bucket policy. */
+export async function revokePublic(tx: Tx, asset: Asset, keys: readonly string[]): Promise<Asset> {
+  const still = Object.fromEntries(Object.entries(asset.publicUrls).filter(([k]) => !keys.includes(k)));
+  if (Object.keys(still).length === Object.keys(asset.publicUrls).length) return asset;
+  await tx.publicObjects.revoke(asset.groupId, asset.id, keys);
+  return tx.assets.setPublicUrls(asset.groupId, asset.id, still);
+}
+
 /** Every object of the asset's outputs (any original), as deletion-queue prefixes. */
 const outputsPrefix = (asset: Asset): string => conversionsPrefix(String(asset.groupId), asset.id);
 
@@ -42,6 +50,8 @@ export async function trashOrTrim(tx: Tx, asset: Asset, keys: string[]): Promise
   let after: Asset = asset;
   if (original) {
     after = (await tx.assets.moveToTrash(asset.groupId, asset.id)) ?? asset;
+    // Nothing of a trashed asset stays anonymously readable.
+    await tx.publicObjects.revoke(asset.groupId, asset.id);
     // Whatever was still being made for it stops mattering; every output (recorded or half-made) goes.
     await tx.jobs.finishOpen(asset.groupId, asset.id, 'processing', { status: 'ERROR', error: 'the asset was deleted' });
     await tx.deletions.enqueue([outputsPrefix(asset)]);
@@ -50,6 +60,7 @@ export async function trashOrTrim(tx: Tx, asset: Asset, keys: string[]): Promise
     if (removed.length > 0) {
       const kept = Object.fromEntries(Object.entries(asset.conversions).filter(([k]) => !removed.includes(k)));
       after = await tx.assets.setConversions(asset.groupId, asset.id, kept);
+      after = await revokePublic(tx, after, removed);
       await tx.deletions.enqueue(removed.map((k) => asset.conversions[k]?.object_key ?? '').filter(Boolean));
     }
     message = removed.length > 0 ? `Deleted: ${removed.join(', ')}` : 'Nothing to delete: no listed key applies to the asset';

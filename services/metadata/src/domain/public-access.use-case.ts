@@ -1,0 +1,54 @@
+import { canEditAsset, type Principal } from '@dam/auth-tokens';
+import { forbidden, validationFailed } from '@dam/errors';
+import { CUSTOM_CONVERSION_NAME, PUBLIC_VIDEO_KEYS, RESERVED_CONVERSION_KEYS } from '@dam/internal-api';
+import { isImage, type Asset } from './asset';
+import { canRead } from './asset-access';
+import { assetInTrash, assetNotFound, conversionNotFound } from './asset.errors';
+import type { RunInTransaction } from './ports';
+
+const VIDEO_KEYS: ReadonlySet<string> = new Set(PUBLIC_VIDEO_KEYS);
+
+/** Spec endpoint 10: `original` for every file; images `deepzoom` and custom conversions; videos their transcodes. */
+export function mayBePublic(asset: Pick<Asset, 'contentType'>, key: string): boolean {
+  if (key === 'original') return true;
+  if (isImage(asset.contentType)) return key === 'deepzoom' || (CUSTOM_CONVERSION_NAME.test(key) && !RESERVED_CONVERSION_KEYS.has(key));
+  if (asset.contentType.toLowerCase().startsWith('video/')) return VIDEO_KEYS.has(key);
+  return false;
+}
+
+/**
+ * Set Public Access: the keys' objects become anonymously readable (the caller then writes the bucket policy
+ * from `public_objects`), and Get Data shows `conversions.<key>.public` and `urls.public.<key>`. Deleting,
+ * replacing or purging the asset revokes them.
+ */
+export async function setPublicAccess(
+  runInTransaction: RunInTransaction,
+  caller: Principal,
+  id: string,
+  keys: string[],
+  publicUrl: (objectKey: string) => string,
+): Promise<{ id: string; public: Record<string, true> }> {
+  return runInTransaction(async (tx) => {
+    const asset = await tx.assets.findForUpdate(caller.group_id, id);
+    if (!asset || !canRead(caller, asset)) throw assetNotFound();
+    if (asset.deletedAt) throw assetInTrash();
+    if (!canEditAsset(caller, asset.creatorId)) throw forbidden('You may change only your own assets');
+    const refused = [...new Set(keys)].filter((k) => !mayBePublic(asset, k));
+    if (refused.length > 0) {
+      throw validationFailed(
+        refused.map((k) => ({ path: 'keys', message: `"${k}" cannot be made public for a ${asset.contentType} asset` })),
+        'Some keys cannot be made public for this file type',
+      );
+    }
+    const entries = [...new Set(keys)].map((key) => {
+      if (key === 'original') return { key, objectKey: asset.objectKey };
+      const conversion = Object.hasOwn(asset.conversions, key) ? asset.conversions[key] : undefined;
+      if (!conversion) throw conversionNotFound(key);
+      return { key, objectKey: conversion.object_key };
+    });
+    await tx.publicObjects.add(asset.groupId, asset.id, entries);
+    const urls = { ...asset.publicUrls, ...Object.fromEntries(entries.map((e) => [e.key, publicUrl(e.objectKey)])) };
+    await tx.assets.setPublicUrls(asset.groupId, asset.id, urls);
+    return { id, public: Object.fromEntries(entries.map((e) => [e.key, true as const])) };
+  });
+}
