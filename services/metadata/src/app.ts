@@ -11,6 +11,8 @@ import type { JobTimings } from './domain/job';
 import { assetDataRoutes } from './http/asset-data.routes';
 import { publicPolicySync } from './adapters/public-object.repository';
 import { conversionRoutes } from './http/conversions.routes';
+import { dataUpdateRoutes } from './http/data-update.routes';
+import { schemaRoutes } from './http/schemas.routes';
 import { publicAccessRoutes } from './http/public-access.routes';
 import { downloadRoutes } from './http/download.routes';
 import { jobRoutes } from './http/jobs.routes';
@@ -58,6 +60,8 @@ export function buildMetadataApp(deps: MetadataAppDeps): Express {
   app.use(downloadRoutes(reader, deps.storage, deps.logger));
   app.use(jobRoutes(new JobRepository(deps.pool)));
   app.use(trashRoutes({ transactions, settings: deps.groupSettings }));
+  app.use(dataUpdateRoutes(transactions));
+  app.use(schemaRoutes(transactions));
   // Before Add Conversion, whose `/content/:name` would take "set_public_access" for a name.
   app.use(publicAccessRoutes({ transactions, storage: deps.storage, syncPolicy: deps.syncPublicPolicy ?? publicPolicySync(deps.pool, deps.storage) }));
   app.use(conversionRoutes({ transactions, storage: deps.storage, logger: deps.logger, maxBytes: deps.maxUploadBytes ?? 5 * 1024 ** 3 }));

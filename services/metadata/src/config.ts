@@ -16,6 +16,8 @@ export const configSchema = z.object({
   OBJECT_DELETIONS_INTERVAL_MS: z.coerce.number().int().min(50).default(1_000),
   /** How long a replaced original stays in the bucket for downloads that were already streaming it. */
   REPLACED_ORIGINAL_GRACE_MS: z.coerce.number().int().nonnegative().default(10 * 60_000),
+  /** How often queued Update Data requests are applied. */
+  DATA_UPDATES_INTERVAL_MS: z.coerce.number().int().min(20).default(200),
   /** How often the bucket policy of public objects is checked against the database (revocations). */
   PUBLIC_POLICY_INTERVAL_MS: z.coerce.number().int().min(50).default(1_000),
   /** Largest file Add Conversion accepts. */

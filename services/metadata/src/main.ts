@@ -11,7 +11,7 @@ import { pgTransactions } from './adapters/transaction';
 import { buildMetadataApp } from './app';
 import { loadMetadataConfig } from './config';
 import { publicPolicySync } from './adapters/public-object.repository';
-import { localJobsPoller, objectDeletionsPoller, publicPolicyPoller } from './consumers/housekeeping.pollers';
+import { dataUpdatesPoller, localJobsPoller, objectDeletionsPoller, publicPolicyPoller } from './consumers/housekeeping.pollers';
 import { jobLeaseSweeper, jobReportsWorker } from './consumers/job-reports.consumer';
 import { migrateMetadata } from './migrations';
 
@@ -44,6 +44,7 @@ async function main(): Promise<void> {
       jobReportsWorker(nc, transactions, logger, config.JOB_REPORTS_CONCURRENCY),
       jobLeaseSweeper(transactions, timings, logger, config.JOB_SWEEP_INTERVAL_MS),
       localJobsPoller(transactions, logger, config.LOCAL_JOBS_INTERVAL_MS),
+      dataUpdatesPoller(transactions, logger, config.DATA_UPDATES_INTERVAL_MS),
       objectDeletionsPoller(pool, storage, logger, config.OBJECT_DELETIONS_INTERVAL_MS),
       publicPolicyPoller(syncPublicPolicy, logger, config.PUBLIC_POLICY_INTERVAL_MS),
       { kind: 'poller', name: 'outbox-relay', start: () => startOutboxRelay({ pool, nc, logger }) },

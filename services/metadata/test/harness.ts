@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { pgTransactions } from '../src/adapters/transaction';
 import { buildMetadataApp } from '../src/app';
 import { publicPolicySync } from '../src/adapters/public-object.repository';
-import { localJobsPoller, objectDeletionsPoller, publicPolicyPoller } from '../src/consumers/housekeeping.pollers';
+import { dataUpdatesPoller, localJobsPoller, objectDeletionsPoller, publicPolicyPoller } from '../src/consumers/housekeeping.pollers';
 import { consumeJobReports } from '../src/consumers/job-reports.consumer';
 import { DEFAULT_JOB_TIMINGS, type JobTimings } from '../src/domain/job';
 import type { RunInTransaction } from '../src/domain/ports';
@@ -57,6 +57,7 @@ export async function startMetadata(options: { timings?: Partial<JobTimings> } =
   const pollers = await Promise.all(
     [
       localJobsPoller(transactions, logger, 100),
+      dataUpdatesPoller(transactions, logger, 50),
       objectDeletionsPoller(pool, storage, logger, 100),
       publicPolicyPoller(publicPolicySync(pool, storage), logger, 100),
     ].map((w) => w.start()),

@@ -1,5 +1,6 @@
 import { AppError } from '@dam/errors';
 import { applyCustomMetadata, validateCustomMetadata } from '../src/domain/custom-metadata';
+import { compileSchema, defaultSchema, validateAgainst } from '../src/domain/asset-schema';
 import { contentDisposition } from '../src/http/content-disposition';
 import { isOwnConversionKey, isOwnOriginalKey } from '../src/domain/object-keys';
 
@@ -8,7 +9,7 @@ describe('validateCustomMetadata', () => {
     expect(validateCustomMetadata({ data: { a: 1 } }, 'custom_metadata')).toEqual({ data: { a: 1 }, mode: 'APPEND' });
   });
 
-  it('lists every problem with its path', () => {
+  it('lists every reserved key with its path (the schema is checked against the asset, in resolveData)', () => {
     try {
       validateCustomMetadata({ data: { _service_a: 1, _serviceB: 2 }, data_schema_id: 9 }, 'custom_metadata');
       throw new Error('expected a validation error');
@@ -17,7 +18,6 @@ describe('validateCustomMetadata', () => {
       expect((e as AppError).details).toEqual([
         { path: 'custom_metadata.data._service_a', message: expect.any(String) },
         { path: 'custom_metadata.data._serviceB', message: expect.any(String) },
-        { path: 'custom_metadata.data_schema_id', message: expect.any(String) },
       ]);
     }
   });
@@ -33,6 +33,34 @@ describe('validateCustomMetadata', () => {
   it('APPEND merges and REPLACE overwrites', () => {
     expect(applyCustomMetadata({ a: 1, b: 2 }, { data: { b: 3 }, mode: 'APPEND' })).toEqual({ a: 1, b: 3 });
     expect(applyCustomMetadata({ a: 1, b: 2 }, { data: { b: 3 }, mode: 'REPLACE' })).toEqual({ b: 3 });
+  });
+});
+
+describe('schemas', () => {
+  it('compiles draft 2020-12 schemas and refuses invalid ones with the reason', () => {
+    expect(() => compileSchema({ type: 'object', properties: { a: { type: 'string' } } })).not.toThrow();
+    expect(() => compileSchema(true)).not.toThrow();
+    for (const bad of [{ type: 'nope' }, { properties: 5 }, { minLength: -1 }, [], 'x', null]) {
+      expect(() => compileSchema(bad)).toThrow(expect.objectContaining({ kind: 'VALIDATION', code: 'VALIDATION_FAILED' }));
+    }
+  });
+
+  it('lists every problem of the data, under data.<path>', () => {
+    const schema = { ...defaultSchema(1), id: 5, schema: { type: 'object', properties: { n: { type: 'integer' }, s: { type: 'string', maxLength: 2 } }, required: ['r'] } };
+    try {
+      validateAgainst(schema, { n: 'x', s: 'long' });
+      throw new Error('expected a validation error');
+    } catch (e) {
+      expect((e as AppError).details).toEqual(
+        expect.arrayContaining([
+          { path: 'data', message: expect.stringContaining('r') },
+          { path: 'data.n', message: expect.stringContaining('integer') },
+          { path: 'data.s', message: expect.stringContaining('2') },
+        ]),
+      );
+    }
+    expect(() => validateAgainst(defaultSchema(1), { service_search_txt: 'ok', other: 1 })).not.toThrow();
+    expect(() => validateAgainst(defaultSchema(1), { service_search_txt: 5 })).toThrow();
   });
 });
 

@@ -13,7 +13,7 @@ export class OutboxAssetEventWriter implements AssetEventWriter {
     await this.writeEnvelope(payload.event, asset, payload);
   }
 
-  async write(type: 'file-saved' | 'file-processed', asset: Asset): Promise<void> {
+  async write(type: 'file-saved' | 'file-processed' | 'file-data-updated', asset: Asset): Promise<void> {
     await this.writeEnvelope(type, asset, toAssetData(asset));
   }
 

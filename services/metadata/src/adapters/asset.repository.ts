@@ -137,6 +137,29 @@ export class AssetRepository implements AssetStore, AssetReader {
     return toAsset(rows[0]);
   }
 
+  async setData(groupId: number, id: string, data: Record<string, unknown>, dataSchemaId: number): Promise<Asset> {
+    const { rows } = await this.db.query<AssetRow>(
+      `UPDATE assets SET data = $3, data_schema_id = $4, update_time = now(), version = version + 1 WHERE group_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+      [groupId, id, data, dataSchemaId],
+    );
+    if (!rows[0]) throw new Error(`asset ${id} vanished while its data changed`);
+    return toAsset(rows[0]);
+  }
+
+  async findForUpdateNoWait(groupId: number, id: string): Promise<Asset | undefined | 'busy'> {
+    // In a savepoint: a refused lock (55P03) must not abort the caller's transaction.
+    await this.db.query('SAVEPOINT nowait_lock');
+    try {
+      const { rows } = await this.db.query<AssetRow>(`SELECT ${COLUMNS} FROM assets WHERE group_id = $1 AND id = $2 FOR UPDATE NOWAIT`, [groupId, id]);
+      await this.db.query('RELEASE SAVEPOINT nowait_lock');
+      return rows[0] ? toAsset(rows[0]) : undefined;
+    } catch (error) {
+      await this.db.query('ROLLBACK TO SAVEPOINT nowait_lock');
+      if ((error as { code?: string }).code === '55P03') return 'busy';
+      throw error;
+    }
+  }
+
   async setPublicUrls(groupId: number, id: string, publicUrls: Record<string, string>): Promise<Asset> {
     const { rows } = await this.db.query<AssetRow>(
       `UPDATE assets SET public_urls = $3, update_time = now(), version = version + 1 WHERE group_id = $1 AND id = $2 RETURNING ${COLUMNS}`,

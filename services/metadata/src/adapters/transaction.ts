@@ -6,6 +6,8 @@ import { OutboxJobCommandWriter } from './job-command.outbox';
 import { JobRepository } from './job.repository';
 import { ObjectDeletionRepository } from './object-deletion.repository';
 import { PublicObjectRepository } from './public-object.repository';
+import { DataUpdateRepository } from './data-update.repository';
+import { SchemaRepository } from './schema.repository';
 import type { JobTimings } from '../domain/job';
 
 /** Binds the domain's transaction port to one PostgreSQL transaction: rows, outbox and dedupe commit together. */
@@ -18,6 +20,8 @@ export function pgTransactions(pool: Pool, timings?: JobTimings): RunInTransacti
         commands: new OutboxJobCommandWriter(client),
         deletions: new ObjectDeletionRepository(client),
         publicObjects: new PublicObjectRepository(client),
+        schemas: new SchemaRepository(client),
+        dataUpdates: new DataUpdateRepository(client),
         events: new OutboxAssetEventWriter(client),
         messages: new ProcessedMessagesRepository(client),
       }),

@@ -6,6 +6,7 @@ import type { Storage } from '@dam/storage';
 import { drainObjectDeletions } from '../adapters/object-deletion.repository';
 import type { RunInTransaction } from '../domain/ports';
 import { runNextLocalJob } from '../domain/run-local-jobs.use-case';
+import { applyNextQueuedUpdate } from '../domain/update-data.use-case';
 
 /** Removes the objects queued for deletion; a key ending in `/` removes everything under it. */
 export function objectDeletionsPoller(pool: Pool, storage: Storage, logger: Logger, intervalMs: number): Worker {
@@ -23,6 +24,14 @@ export function objectDeletionsPoller(pool: Pool, storage: Storage, logger: Logg
 /** Keeps the bucket policy equal to `public_objects` (revocations by delete, replace and purge land here). */
 export function publicPolicyPoller(sync: () => Promise<unknown>, logger: Logger, intervalMs: number): Worker {
   return { kind: 'poller', name: 'public-policy', start: () => startPoller({ name: 'public-policy', intervalMs, logger, run: sync }) };
+}
+
+/** Applies queued Update Data requests, oldest first per asset (several assets' queues drain side by side). */
+export function dataUpdatesPoller(transactions: RunInTransaction, logger: Logger, intervalMs: number): Worker {
+  const run = async () => {
+    while (await applyNextQueuedUpdate(transactions, logger));
+  };
+  return { kind: 'poller', name: 'data-updates', start: () => startPoller({ name: 'data-updates', intervalMs, logger, run }) };
 }
 
 /** Runs the jobs metadata does itself (bulk delete, purge), one at a time per replica. */

@@ -1,5 +1,5 @@
 import { validationFailed } from '@dam/errors';
-import { applyCustomMetadata, validateCustomMetadata } from './custom-metadata';
+import { resolveData, validateCustomMetadata } from './custom-metadata';
 import { isOwnOriginalKey } from './object-keys';
 import { originalKey } from '@dam/storage';
 import { toAssetData, type Asset } from './asset';
@@ -41,8 +41,11 @@ export async function createAssets(
     );
   }
   const custom = command.customMetadata === undefined ? undefined : validateCustomMetadata(command.customMetadata, 'custom_metadata');
-  const data = custom ? applyCustomMetadata({}, custom) : {};
   const created = await runInTransaction(async (tx) => {
+    // Same rules as Update Data: the schema exists, the result fits, and it matches the schema.
+    const { data, dataSchemaId } = custom
+      ? await resolveData(tx, caller.group_id, { data: {}, dataSchemaId: 0 }, custom, 'custom_metadata')
+      : { data: {}, dataSchemaId: 0 };
     const out: Asset[] = [];
     for (const file of command.files) {
       const asset = await tx.assets.insert({
@@ -56,7 +59,7 @@ export async function createAssets(
         status: 'NOT_READY',
         metadata: file.metadata,
         data,
-        dataSchemaId: custom?.data_schema_id ?? 0,
+        dataSchemaId,
         objectKey: file.object_key,
       });
       await tx.events.write('file-saved', asset);

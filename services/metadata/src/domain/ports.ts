@@ -1,10 +1,14 @@
+import type { Principal } from '@dam/auth-tokens';
 import type { AssetEventType, DeletionPayload } from '@dam/events';
+import type { AssetSchema } from './asset-schema';
 import type { Asset, NewAsset, StoredConversion } from './asset';
 import type { Job, JobStatus, JobType, NewJob } from './job';
 
 /** Asset persistence inside one transaction; every method is scoped by group id (the tenant key). */
 export interface AssetStore {
   insert(asset: NewAsset): Promise<Asset>;
+  /** Without a lock (a row another transaction holds can still be read). */
+  findById(groupId: number, id: string): Promise<Asset | undefined>;
   /** Locks the row for the rest of the transaction. */
   findForUpdate(groupId: number, id: string): Promise<Asset | undefined>;
   saveConversions(
@@ -28,6 +32,10 @@ export interface AssetStore {
   lockTrashed(groupId: number, before: Date, limit: number): Promise<Asset[]>;
   /** Live assets uploaded in [from, to], oldest first (only `creatorId`'s when given), and how many match. */
   uploadedBetween(groupId: number, from: Date, to: Date, limit: number, creatorId?: number): Promise<{ ids: string[]; total: number }>;
+  /** New custom data (and its schema). */
+  setData(groupId: number, id: string, data: Record<string, unknown>, dataSchemaId: number): Promise<Asset>;
+  /** Locks the row unless another transaction holds it (then undefined is `busy`). */
+  findForUpdateNoWait(groupId: number, id: string): Promise<Asset | undefined | 'busy'>;
   /** The anonymous URLs of its public keys (`urls.public`). */
   setPublicUrls(groupId: number, id: string, publicUrls: Record<string, string>): Promise<Asset>;
   /** A new original: its fields, no conversions, no public keys, NOT_READY again. */
@@ -51,9 +59,37 @@ export interface AssetReader {
 
 /** Writes an asset event into the outbox of the current transaction (relayed to ASSET_EVENTS later). */
 export interface AssetEventWriter {
-  write(type: Extract<AssetEventType, 'file-saved' | 'file-processed'>, asset: Asset): Promise<void>;
+  write(type: Extract<AssetEventType, 'file-saved' | 'file-processed' | 'file-data-updated'>, asset: Asset): Promise<void>;
   /** `file-deleted` / `file-undeleted` with the spec's deletion payload. */
   writeDeletion(asset: Asset, payload: DeletionPayload): Promise<void>;
+}
+
+/** Asset schemas of a group (schema 0 is built in, never stored). */
+export interface SchemaStore {
+  create(groupId: number, s: Pick<AssetSchema, 'name' | 'schema' | 'serviceProperties'>): Promise<AssetSchema>;
+  update(groupId: number, id: number, s: Pick<AssetSchema, 'name' | 'schema' | 'serviceProperties'>): Promise<AssetSchema | undefined>;
+  find(groupId: number, id: number): Promise<AssetSchema | undefined>;
+  /** Stored schemas in id order, from `offset`, at most `limit`; `total` counts them all. */
+  list(groupId: number, offset: number, limit: number): Promise<{ items: AssetSchema[]; total: number }>;
+}
+
+/** A queued Update Data request. */
+export interface QueuedDataUpdate {
+  id: number;
+  groupId: number;
+  assetId: string;
+  principal: Principal;
+  body: unknown;
+}
+
+/** Update Data requests waiting for their turn, in arrival order per asset. */
+export interface DataUpdateQueue {
+  enqueue(groupId: number, assetId: string, principal: Principal, body: unknown): Promise<number>;
+  /** Whether requests for the asset are waiting (a new one must queue behind them). */
+  pending(groupId: number, assetId: string): Promise<boolean>;
+  /** The oldest waiting request of an asset no one else is applying now, locked; undefined when none. */
+  claimNext(): Promise<QueuedDataUpdate | undefined>;
+  remove(id: number): Promise<void>;
 }
 
 /** The objects the bucket policy makes anonymously readable (migration 011). */
@@ -135,6 +171,8 @@ export interface Tx {
   commands: JobCommandWriter;
   deletions: ObjectDeletions;
   publicObjects: PublicObjects;
+  schemas: SchemaStore;
+  dataUpdates: DataUpdateQueue;
   events: AssetEventWriter;
   messages: ProcessedMessages;
 }

@@ -4,7 +4,7 @@ import { conversionsPrefix } from '@dam/storage';
 import { toAssetData, type Asset } from './asset';
 import { canRead } from './asset-access';
 import { assetInTrash, assetNotFound } from './asset.errors';
-import { applyCustomMetadata, validateCustomMetadata } from './custom-metadata';
+import { resolveData, validateCustomMetadata } from './custom-metadata';
 import type { StoredFile } from './create-assets.use-case';
 import { isOwnOriginalKey } from './object-keys';
 import type { RunInTransaction, Tx } from './ports';
@@ -46,6 +46,7 @@ export async function replaceOriginal(
   const custom = customMetadata === undefined ? undefined : validateCustomMetadata(customMetadata, 'custom_metadata');
   return runInTransaction(async (tx) => {
     const asset = await replaceableAsset(tx, caller, id);
+    const next = custom ? await resolveData(tx, asset.groupId, asset, custom, 'custom_metadata') : asset;
     await tx.jobs.finishOpen(asset.groupId, asset.id, 'processing', { status: 'ERROR', error: 'the original was replaced' });
     // The old objects are going: none of them stays public (the record's public keys are reset with it).
     await tx.publicObjects.revoke(asset.groupId, asset.id);
@@ -56,8 +57,8 @@ export async function replaceOriginal(
       contentType: file.content_type,
       objectKey: file.object_key,
       metadata: file.metadata,
-      data: custom ? applyCustomMetadata(asset.data, custom) : asset.data,
-      dataSchemaId: custom?.data_schema_id ?? asset.dataSchemaId,
+      data: next.data,
+      dataSchemaId: next.dataSchemaId,
     });
     const group = String(asset.groupId);
     // Outputs of the old original live under its checksum: same bytes again means the same keys, which the new

@@ -1,0 +1,85 @@
+import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
+import { validationFailed, type ErrorDetail } from '@dam/errors';
+
+/** A schema record (CONTRACT §5). */
+export interface AssetSchema {
+  id: number;
+  groupId: number;
+  name: string;
+  schema: Record<string, unknown> | boolean;
+  serviceProperties: Record<string, unknown>;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface AssetSchemaView {
+  schema_id: number;
+  name: string;
+  schema: Record<string, unknown> | boolean;
+  service_properties: Record<string, unknown>;
+  created_at: string;
+  updated_at: string;
+}
+
+export const toSchemaView = (s: AssetSchema): AssetSchemaView => ({
+  schema_id: s.id,
+  name: s.name,
+  schema: s.schema,
+  service_properties: s.serviceProperties,
+  created_at: s.createdAt.toISOString(),
+  updated_at: s.updatedAt.toISOString(),
+});
+
+const EPOCH = new Date(0);
+
+/** Schema 0, the same for every group: one searchable text field, anything else allowed. */
+export const defaultSchema = (groupId: number): AssetSchema => ({
+  id: 0,
+  groupId,
+  name: 'default',
+  schema: {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    type: 'object',
+    properties: { service_search_txt: { type: 'string' } },
+  },
+  serviceProperties: { service_search_txt: { searchable: true, keyword: false } },
+  createdAt: EPOCH,
+  updatedAt: EPOCH,
+});
+
+// One instance: compiled validators are cached by schema id and version. No remote $ref is ever loaded.
+const ajv = new Ajv2020({ allErrors: true, strict: false, loadSchema: undefined });
+const compiled = new Map<string, ValidateFunction>();
+
+/** Compiles a schema document; 400 with why when it is not a valid draft 2020-12 JSON Schema. */
+export function compileSchema(schema: unknown, path = 'schema'): ValidateFunction {
+  if (typeof schema !== 'boolean' && (typeof schema !== 'object' || schema === null || Array.isArray(schema))) {
+    throw validationFailed([{ path, message: 'must be a JSON Schema (an object or a boolean)' }], 'The schema is not a valid JSON Schema');
+  }
+  const valid = ajv.validateSchema(schema as object);
+  if (!valid) throw validationFailed(detailsOf(ajv.errors ?? [], path), 'The schema is not a valid draft 2020-12 JSON Schema');
+  try {
+    return ajv.compile(schema as object);
+  } catch (error) {
+    // Unresolvable $ref, unknown format and the like: valid syntax, unusable schema.
+    throw validationFailed([{ path, message: error instanceof Error ? error.message : String(error) }], 'The schema cannot be compiled');
+  }
+}
+
+const detailsOf = (errors: readonly ErrorObject[], prefix: string): ErrorDetail[] =>
+  errors.map((e) => ({
+    path: [prefix, ...e.instancePath.split('/').filter(Boolean)].join('.'),
+    message: `${e.message ?? 'is invalid'}${e.params && Object.keys(e.params).length > 0 ? ` (${JSON.stringify(e.params)})` : ''}`,
+  }));
+
+/** Checks custom data against its schema; 400 listing every problem. */
+export function validateAgainst(schema: AssetSchema, data: Record<string, unknown>, prefix = 'data'): void {
+  const cacheKey = `${schema.groupId}:${schema.id}:${schema.updatedAt.getTime()}`;
+  let validate = compiled.get(cacheKey);
+  if (!validate) {
+    validate = compileSchema(schema.schema);
+    if (compiled.size > 1000) compiled.clear();
+    compiled.set(cacheKey, validate);
+  }
+  if (!validate(data)) throw validationFailed(detailsOf(validate.errors ?? [], prefix), 'The data does not match its schema');
+}

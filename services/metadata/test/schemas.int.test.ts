@@ -1,0 +1,81 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
+import { principal, signedFetch, startMetadata, type Harness } from './harness';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startMetadata();
+});
+afterAll(async () => {
+  await h?.stop();
+});
+
+const GROUP = 18;
+const admin = principal({ group_id: GROUP, user_id: 1 });
+
+async function call(method: string, path: string, body?: unknown, p = admin): Promise<{ status: number; body: any }> {
+  const res = await signedFetch(`${h.url}${path}`, p, {
+    method,
+    ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+const productSchema = { type: 'object', properties: { sku: { type: 'string' } } };
+
+describe('asset schemas (CONTRACT §5)', () => {
+  it('creates a schema with every field, reads it back and lists it after the built-in schema 0', async () => {
+    const created = await call('POST', '/api/v1/schemas', { name: 'product', schema: productSchema, service_properties: { sku: { searchable: true, keyword: true, ui: { label: 'SKU' } } } });
+    expect(created).toEqual({
+      status: 201,
+      body: {
+        schema_id: expect.any(Number),
+        name: 'product',
+        schema: productSchema,
+        service_properties: { sku: { searchable: true, keyword: true, ui: { label: 'SKU' } } },
+        created_at: expect.any(String),
+        updated_at: expect.any(String),
+      },
+    });
+    expect(created.body.schema_id).toBeGreaterThan(0);
+    expect((await call('GET', `/api/v1/schemas/${created.body.schema_id}`)).body).toEqual(created.body);
+    const zero = await call('GET', '/api/v1/schemas/0');
+    expect(zero.body).toMatchObject({ schema_id: 0, schema: { properties: { service_search_txt: { type: 'string' } } }, service_properties: { service_search_txt: { searchable: true } } });
+
+    await call('POST', '/api/v1/schemas', { name: 'second', schema: true });
+    const list = await call('GET', '/api/v1/schemas?page_size=2');
+    expect(list.body).toMatchObject({ page: 1, page_size: 2, total: 3 });
+    expect(list.body.items.map((s: any) => s.schema_id)).toEqual([0, created.body.schema_id]);
+    const page2 = await call('GET', '/api/v1/schemas?page_size=2&page=2');
+    expect(page2.body.items.map((s: any) => s.name)).toEqual(['second']);
+    expect((await call('GET', '/api/v1/schemas?page_size=101')).status).toBe(400);
+  });
+
+  it('refuses invalid JSON Schemas and bodies with 400 and the reason', async () => {
+    for (const body of [
+      { name: 'x', schema: { type: 'strange' } },
+      { name: 'x', schema: { properties: { a: { minimum: 'low' } } } },
+      { name: 'x', schema: 'not a schema' },
+      { name: '', schema: {} },
+      { schema: {} },
+      { name: 'x', schema: {}, service_properties: { a: { searchable: 'yes' } } },
+    ]) {
+      const res = await call('POST', '/api/v1/schemas', body);
+      expect({ body, status: res.status, code: res.body.error.code }).toEqual({ body, status: 400, code: 'VALIDATION_FAILED' });
+    }
+    const res = await call('POST', '/api/v1/schemas', { name: 'x', schema: { type: 'strange' } });
+    expect(res.body.error.details[0]).toMatchObject({ path: expect.stringMatching(/^schema/), message: expect.any(String) });
+  });
+
+  it('updates a schema (schema 0 answers 403), and keeps schemas per group (404 elsewhere)', async () => {
+    const { body: s } = await call('POST', '/api/v1/schemas', { name: 'v1', schema: productSchema });
+    const updated = await call('PUT', `/api/v1/schemas/${s.schema_id}`, { name: 'v2', schema: { ...productSchema, required: ['sku'] }, service_properties: {} });
+    expect(updated).toMatchObject({ status: 200, body: { schema_id: s.schema_id, name: 'v2', schema: { required: ['sku'] } } });
+    expect(Date.parse(updated.body.updated_at)).toBeGreaterThanOrEqual(Date.parse(s.updated_at));
+    expect((await call('PUT', '/api/v1/schemas/0', { name: 'mine', schema: {} })).status).toBe(403);
+    const other = principal({ group_id: GROUP + 1 });
+    expect((await call('GET', `/api/v1/schemas/${s.schema_id}`, undefined, other)).body.error.code).toBe('SCHEMA_NOT_FOUND');
+    expect((await call('PUT', `/api/v1/schemas/${s.schema_id}`, { name: 'x', schema: {} }, other)).status).toBe(404);
+    expect((await call('GET', '/api/v1/schemas/424242')).status).toBe(404);
+    expect((await call('GET', '/api/v1/schemas/abc')).status).toBe(400);
+  });
+});
