@@ -17,6 +17,8 @@ export interface Suite {
   base: string;
   upload: string;
   natsUrl: string;
+  /** The asset bucket every service uses. */
+  bucket: string;
   /** The nkey seed of the read-only identity outside subscribers get. */
   subscriberSeed: string;
   services: Record<string, ServiceProcess>;
@@ -69,6 +71,7 @@ export async function startSuite(overrides: Record<string, Record<string, string
       base: gateway.url,
       upload: upload.url,
       natsUrl: nats.url,
+      bucket,
       subscriberSeed: nats.seed('subscriber'),
       services,
       async restart(name) {

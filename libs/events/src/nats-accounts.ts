@@ -62,7 +62,8 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
     subscribe: [],
   },
   upload: {
-    publish: [JS_INFO, ...kvBucket('UPLOAD_PENDING')],
+    // Its pending-upload journal, and ingest jobs: their commands in, their reports out.
+    publish: [JS_INFO, ...kvBucket('UPLOAD_PENDING'), SUBJECT_JOB_REPORTS, ...durableConsumer(DAM_INTERNAL, 'upload-jobs')],
     subscribe: [],
   },
   conversion: {

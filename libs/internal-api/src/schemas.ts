@@ -51,6 +51,15 @@ export const replaceOriginalRequest = z.object({
   metadata: z.record(z.string(), z.unknown()).default({}),
   custom_metadata: z.unknown().optional(),
 });
+/** metadata `POST /internal/v1/assets/ingest` (caller: upload, for a user): Ingest from URI. */
+export const ingestRequest = z.object({
+  id: z.string().regex(/^[A-Za-z0-9]{32}$/, 'must be 32 alphanumeric characters'),
+  name: z.string().min(1).max(1024),
+  source: z.string().min(1).max(8192),
+  refused: z.string().min(1).max(2000).optional(),
+});
+export const ingestResponse = z.object({ id: z.string(), status: z.enum(['QUEUED', 'ERROR']), message: z.string() });
+
 export const replaceOriginalResponse = z.object({ asset: z.object({ id: z.string(), status: z.string() }) });
 
 /** auth `GET /internal/v1/groups/:group_id/settings` (caller: conversion): the record, read by each worker for its part. */
@@ -65,4 +74,5 @@ export const INTERNAL_PATHS = {
   /** GET: 204 when the principal may replace the asset's original, else the error Replace would answer. */
   replaceable: (assetId: string) => `/internal/v1/assets/${encodeURIComponent(assetId)}/replaceable`,
   replaceOriginal: (assetId: string) => `/internal/v1/assets/${encodeURIComponent(assetId)}/original`,
+  ingest: '/internal/v1/assets/ingest',
 } as const;

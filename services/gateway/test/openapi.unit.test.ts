@@ -51,6 +51,7 @@ const IMPLEMENTED: readonly string[] = [
   'base GET /api/v1/openapi.json',
   'base GET /api/v1/openapi.yaml',
   'upload POST /api/v1/assets/new/content/original/upload',
+  'upload POST /api/v1/assets/new/content/original/external',
   'upload POST /api/v1/assets/{asset_id}/content/original/replace',
   ...['base', 'upload', 'cdn'].flatMap((s) => [`${s} GET /healthz`, `${s} GET /readyz`]),
 ];

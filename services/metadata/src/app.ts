@@ -18,7 +18,7 @@ import { downloadRoutes } from './http/download.routes';
 import { jobRoutes } from './http/jobs.routes';
 import { trashRoutes, type TrashRouteDeps } from './http/trash.routes';
 import { internalAssetExistsRoutes } from './http/internal-asset-exists.routes';
-import { internalAssetsRoutes, internalReplaceRoutes } from './http/internal-assets.routes';
+import { internalAssetsRoutes, internalIngestRoutes, internalReplaceRoutes } from './http/internal-assets.routes';
 
 export interface MetadataAppDeps {
   logger: Logger;
@@ -47,7 +47,7 @@ export function buildMetadataApp(deps: MetadataAppDeps): Express {
   // through the gateway, the registration of stored originals only from upload.
   const { guard } = deps.verifier;
   app.all('/internal/v1/assets', guard({ callers: ['upload'], principal: 'required' }));
-  app.all(['/internal/v1/assets/:id/replaceable', '/internal/v1/assets/:id/original'], guard({ callers: ['upload'], principal: 'required' }));
+  app.all(['/internal/v1/assets/ingest', '/internal/v1/assets/:id/replaceable', '/internal/v1/assets/:id/original'], guard({ callers: ['upload'], principal: 'required' }));
   // upload's orphan reaper, and auth checking a watermark asset in a settings change.
   app.all('/internal/v1/assets/exists', guard({ callers: ['upload', 'auth'], principal: 'required' }));
   app.use('/api', guard({ callers: ['gateway'], principal: 'required' }));
@@ -55,6 +55,7 @@ export function buildMetadataApp(deps: MetadataAppDeps): Express {
   const transactions = pgTransactions(deps.pool, deps.jobTimings);
   app.use(internalAssetsRoutes(transactions));
   app.use(internalReplaceRoutes(transactions, deps.replacedOriginalGraceMs));
+  app.use(internalIngestRoutes(transactions));
   app.use(internalAssetExistsRoutes(reader));
   app.use(assetDataRoutes(reader));
   app.use(downloadRoutes(reader, deps.storage, deps.logger));

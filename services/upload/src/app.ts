@@ -5,7 +5,7 @@ import type { Logger } from '@dam/logging';
 import type { Storage } from '@dam/storage';
 import type { MetadataClient } from './adapters/metadata.client';
 import type { PendingJournal } from './adapters/pending-upload.journal';
-import { uploadRoutes } from './http/upload.routes';
+import { ingestRoutes, uploadRoutes } from './http/upload.routes';
 
 export interface UploadAppDeps {
   logger: Logger;
@@ -21,6 +21,8 @@ export interface UploadAppDeps {
   idleTimeoutMs?: number;
   /** Uploads at once per user or API key; 429 beyond (0: no cap). */
   maxConcurrentPerPrincipal?: number;
+  /** Ingest from URI: the outbound rules, and the asset bucket (never read by URI). */
+  ingest?: { allowHosts: readonly string[]; s3Buckets: readonly string[] };
   /** Proxies whose X-Forwarded-For decides `req.ip` (the per-address buckets). Defaults to env TRUST_PROXY (none). */
   trustProxy?: TrustProxy;
 }
@@ -48,5 +50,6 @@ export function buildUploadApp(deps: UploadAppDeps): Express {
       authenticate,
     ),
   );
+  app.use(ingestRoutes({ metadata: deps.metadata, ownBucket: deps.storage.bucket, ingest: deps.ingest ?? { allowHosts: [], s3Buckets: [] } }, authenticate));
   return finishApp(app, deps.logger);
 }

@@ -31,6 +31,21 @@ export const configSchema = z.object({
   /** Uploads at once per user or API key; 429 beyond; 0 = no cap. */
   UPLOAD_MAX_CONCURRENT_PER_PRINCIPAL: z.coerce.number().int().min(0).default(8),
   ...edgeLimitEnv({ perMinute: 600, burst: 100, addressPerMinute: 3000, addressBurst: 300 }),
+  /** Ingest from URI (CONTRACT §4, §11): hosts the outbound guard lets through, plain http included. */
+  INGEST_ALLOW_HOSTS: z.string().default(''),
+  /** Buckets `s3://` URIs may name (read with this service's S3 credentials); the asset bucket never. */
+  INGEST_S3_BUCKETS: z.string().default(''),
+  INGEST_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  INGEST_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
+  /** Downloads per minute from one host (token bucket; 0 = no limit), and the burst. */
+  INGEST_RATE_PER_MINUTE: z.coerce.number().int().min(0).default(60),
+  INGEST_RATE_BURST: z.coerce.number().int().min(1).default(10),
+  /** Ingest downloads at once in this process. */
+  INGEST_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  INGEST_ACK_WAIT_MS: z.coerce.number().int().min(1000).default(60_000),
+  INGEST_MAX_DELIVER: z.coerce.number().int().min(1).default(3),
+  /** How often a running ingest renews its job's lease at metadata. */
+  JOB_HEARTBEAT_MS: z.coerce.number().int().min(100).default(10_000),
   /** How often the orphan reaper looks for stale entries. */
   ORPHAN_REAP_INTERVAL_MS: z.coerce.number().int().min(100).default(60_000),
 });

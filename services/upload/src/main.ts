@@ -1,13 +1,15 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { createAuthenticator, createServiceSigner } from '@dam/auth-tokens';
-import { connectNats, natsReachable } from '@dam/events';
-import { edgeLimitsFromConfig, runMain, runService } from '@dam/http';
+import { jetstream } from '@nats-io/jetstream';
+import { connectNats, DAM_INTERNAL, natsReachable, waitForStreams } from '@dam/events';
+import { edgeLimitsFromConfig, HostRateLimiter, parseAllowHosts, runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
 import { httpMetadataClient } from './adapters/metadata.client';
 import { natsPendingJournal } from './adapters/pending-upload.journal';
 import { buildUploadApp } from './app';
 import { loadUploadConfig } from './config';
+import { ingestJobWorker } from './consumers/ingest-job.consumer';
 import { startOrphanReaper } from './domain/orphan-reaper';
 
 async function main(): Promise<void> {
@@ -22,6 +24,16 @@ async function main(): Promise<void> {
   });
   const signer = createServiceSigner(config.SERVICE_KEY);
   const metadata = httpMetadataClient({ baseUrl: config.METADATA_URL, signer });
+  // Ingest jobs come from metadata over DAM_INTERNAL, which metadata creates: start in any order and wait for it.
+  await waitForStreams(nc, [DAM_INTERNAL], { onWait: (missing) => logger.info({ missing }, 'waiting for streams') });
+  const ingest = {
+    allowHosts: parseAllowHosts(config.INGEST_ALLOW_HOSTS),
+    s3Buckets: config.INGEST_S3_BUCKETS.split(',').map((b) => b.trim()).filter(Boolean),
+    maxBytes: config.MAX_UPLOAD_BYTES,
+    connectTimeoutMs: config.INGEST_CONNECT_TIMEOUT_MS,
+    idleTimeoutMs: config.INGEST_IDLE_TIMEOUT_MS,
+    rateLimiter: new HostRateLimiter(config.INGEST_RATE_PER_MINUTE, config.INGEST_RATE_BURST),
+  };
   const served = await runService({
     logger,
     host: config.HOST,
@@ -29,6 +41,11 @@ async function main(): Promise<void> {
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     checks: { s3: () => storage.reachable(), nats: () => natsReachable(nc) },
     workers: [
+      ingestJobWorker(
+        nc,
+        { js: jetstream(nc), storage, logger, ingest, ownBucket: storage.bucket, heartbeatMs: config.JOB_HEARTBEAT_MS },
+        { concurrency: config.INGEST_CONCURRENCY, ackWaitMs: config.INGEST_ACK_WAIT_MS, maxDeliver: config.INGEST_MAX_DELIVER },
+      ),
       {
         kind: 'poller',
         name: 'orphan-reaper',
@@ -51,6 +68,7 @@ async function main(): Promise<void> {
         idleTimeoutMs: config.UPLOAD_IDLE_TIMEOUT_MS,
         maxConcurrentPerPrincipal: config.UPLOAD_MAX_CONCURRENT_PER_PRINCIPAL,
         limits: edgeLimitsFromConfig(config),
+        ingest,
         readiness,
       }),
   });

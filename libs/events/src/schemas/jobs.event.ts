@@ -40,10 +40,22 @@ export const jobCommandSchema = z.object({
   type: z.string().min(1),
   group_id: z.string().min(1),
   asset_id: z.string().min(1),
-  source_checksum: z.string().min(1),
+  /** The original the job works on (empty while there is none yet, as for an ingest). */
+  source_checksum: z.string(),
   content_type: z.string().min(1),
   /** Only these keys (a re-run of some conversions); absent = the group's whole profile. */
   keys: z.array(z.string().min(1)).optional(),
+  /** What else the job was asked for: an ingest's `{key, name}` (the URL or s3:// URI, the file name). */
+  params: z.record(z.string(), z.string()).optional(),
+});
+
+/** What an ingest stored (upload → metadata): the original, as an upload registers it. */
+export const ingestedFileSchema = z.object({
+  object_key: z.string().min(1),
+  size: z.number().int().nonnegative(),
+  checksum: z.string().regex(/^[a-f0-9]{32}$/),
+  content_type: z.string().min(1),
+  metadata: z.record(z.string(), z.unknown()),
 });
 
 export const JOB_REPORT_STATES = ['STARTED', 'PROGRESS', 'COMPLETED', 'FAILED'] as const;
@@ -65,6 +77,7 @@ export const jobReportSchema = z.object({
   step: z.string().min(1),
   progress: z.number().int().min(0).max(100),
   conversions: conversionsCompletedSchema.optional(),
+  ingested: ingestedFileSchema.optional(),
   error: z.string().max(4000).optional(),
 });
 
@@ -77,3 +90,4 @@ export type CompletedConversion = z.infer<typeof completedConversionSchema>;
 export type JobCommand = z.infer<typeof jobCommandSchema>;
 export type JobReport = z.infer<typeof jobReportSchema>;
 export type JobReportState = (typeof JOB_REPORT_STATES)[number];
+export type IngestedFile = z.infer<typeof ingestedFileSchema>;

@@ -1,12 +1,10 @@
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import {
   consume,
   DAM_INTERNAL,
   jobCommand,
-  JOB_REPORTS,
-  publishEvent,
+  startJobReporter,
+  workerId,
   type Consumer,
   type ConversionsCompleted,
   type JobCommand,
@@ -31,7 +29,7 @@ export const CONVERSIONS_STEP = 'conversions';
 export const ORIGINAL_ERROR_KEY = 'original';
 
 /** This process as a lease holder: a job handed out again after a crash shows who holds it now. */
-export const WORKER_ID = `conversion@${hostname()}:${process.pid}`;
+export const WORKER_ID = workerId('conversion');
 
 export interface JobConsumerDeps extends ConvertAssetDeps {
   js: JetStreamClient;
@@ -53,83 +51,39 @@ const inputOf = (command: JobCommand): ConvertAssetInput => ({
   checksum: command.source_checksum,
 });
 
-/** The final report's id: one per job, so a re-run after a crash that publishes it again is stored once. */
-export const resultReportId = (jobId: number): string => `job-${jobId}-done`;
-
-function report(command: JobCommand, state: JobReport['state'], progress: number, extra: Partial<JobReport> = {}): JobReport {
-  const final = state === 'COMPLETED' || state === 'FAILED';
-  return {
-    id: final ? resultReportId(command.job_id) : randomUUID(),
-    job_id: command.job_id,
-    attempt: command.attempt,
-    group_id: command.group_id,
-    asset_id: command.asset_id,
-    worker: WORKER_ID,
-    state,
-    step: CONVERSIONS_STEP,
-    progress,
-    ...extra,
-  };
-}
-
-async function publishReport(js: JetStreamClient, r: JobReport): Promise<void> {
-  await publishEvent(js, JOB_REPORTS.subject, JOB_REPORTS.schema, r, { msgId: r.id });
-}
-
 /** A result with errors and no outputs is a failed job; anything else completed (per-key errors are listed). */
-const finalReport = (command: JobCommand, result: ConversionsCompleted): JobReport =>
+const finalOf = (result: ConversionsCompleted): { state: 'COMPLETED' | 'FAILED'; extra: Partial<JobReport> } =>
   Object.keys(result.conversions).length === 0 && Object.keys(result.errors).length > 0
-    ? report(command, 'FAILED', 100, { conversions: result, error: describe(result.errors) })
-    : report(command, 'COMPLETED', 100, { conversions: result });
+    ? { state: 'FAILED', extra: { conversions: result, error: describe(result.errors) } }
+    : { state: 'COMPLETED', extra: { conversions: result } };
 
 const describe = (errors: Record<string, string>): string =>
   Object.entries(errors)
     .map(([key, why]) => `${key}: ${why}`)
     .join('; ');
 
-/**
- * Tells metadata the job is alive: at once, after every output (progress), and at least every `heartbeatMs`
- * while one output takes long. A lost heartbeat only costs a lease renewal, never the job.
- */
-function startHeartbeat(deps: JobConsumerDeps, command: JobCommand) {
-  let progress = 0;
-  const send = (state: 'STARTED' | 'PROGRESS') =>
-    publishReport(deps.js, report(command, state, progress)).catch((error: unknown) =>
-      deps.logger.warn({ job_id: command.job_id, err: { message: String(error) } }, 'job heartbeat not sent'),
-    );
-  void send('STARTED');
-  const timer = setInterval(() => void send('PROGRESS'), deps.heartbeatMs);
-  timer.unref();
-  return {
-    progress(done: number, total: number) {
-      const next = Math.min(99, Math.floor((100 * done) / Math.max(1, total)));
-      if (next <= progress) return;
-      progress = next;
-      void send('PROGRESS');
-    },
-    stop: () => clearInterval(timer),
-  };
-}
+const reporterFor = (deps: JobConsumerDeps, command: JobCommand) =>
+  startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: CONVERSIONS_STEP, heartbeatMs: deps.heartbeatMs, logger: deps.logger });
 
 export function handleJobCommand(deps: JobConsumerDeps) {
   return async (command: JobCommand, ctx: MessageContext): Promise<void> => {
     const input = inputOf(command);
     const log = { job_id: command.job_id, asset_id: input.assetId, group_id: input.groupId, attempt: command.attempt, delivery: ctx.deliveryCount };
+    const reporter = reporterFor(deps, command);
     if (!isDecodableImage(command.content_type)) {
       deps.logger.info({ ...log, content_type: command.content_type }, 'image type not convertible: nothing to make');
-      await publishReport(deps.js, report(command, 'COMPLETED', 100, { conversions: emptyReport(input) }));
+      await reporter.finish('COMPLETED', { conversions: emptyReport(input) });
       return;
     }
     deps.logger.info(log, 'conversion started');
     const started = Date.now();
     const timed = startConversionTimer();
     const stopKeepAlive = ctx.keepAlive();
-    const heartbeat = startHeartbeat(deps, command);
     let result: ConversionsCompleted;
     try {
       result = await convertAsset(input, deps, (done, total) => {
         ctx.working();
-        heartbeat.progress(done, total);
+        reporter.progress(done, total);
       }, command.keys);
     } catch (error) {
       if (!(error instanceof UnprocessableImageError)) {
@@ -140,11 +94,12 @@ export function handleJobCommand(deps: JobConsumerDeps) {
       deps.logger.warn({ ...log, err: { message: error.message } }, 'original is not a usable image');
       result = failureReport(input, ORIGINAL_ERROR_KEY, error.message);
     } finally {
-      heartbeat.stop();
+      reporter.stop();
       stopKeepAlive();
     }
     try {
-      await publishReport(deps.js, finalReport(command, result));
+      const { state, extra } = finalOf(result);
+      await reporter.finish(state, extra);
     } catch (error) {
       timed('failed');
       throw error;
@@ -163,7 +118,8 @@ export function deadLetterJobCommand(deps: JobConsumerDeps) {
   return async (command: JobCommand, error: unknown): Promise<void> => {
     const message = `conversion failed after every retry: ${error instanceof Error ? error.message : String(error)}`;
     const result = failureReport(inputOf(command), ORIGINAL_ERROR_KEY, message);
-    await publishReport(deps.js, finalReport(command, result));
+    const { state, extra } = finalOf(result);
+    await reporterFor(deps, command).finish(state, extra);
     countReport(result);
     deps.logger.error({ job_id: command.job_id, asset_id: command.asset_id, group_id: command.group_id }, 'conversion given up: error reported');
   };

@@ -22,6 +22,7 @@ export class OutboxJobCommandWriter implements JobCommandWriter {
       source_checksum: asset.checksum,
       content_type: asset.contentType,
       ...(job.params.keys ? { keys: job.params.keys } : {}),
+      ...(job.params.source ? { params: { key: job.params.source, name: job.params.name ?? '' } } : {}),
     };
     await writeOutbox(this.client, { id: payload.id, subject, schema, payload });
   }

@@ -3,6 +3,7 @@ import type { Asset, StoredConversion } from './asset';
 import { describeErrors } from './job';
 import { isOwnConversionKey } from './object-keys';
 import type { RunInTransaction, Tx } from './ports';
+import { finishIngest } from './ingest.use-case';
 import { settleAsset } from './processing';
 
 export type ReportOutcome =
@@ -50,6 +51,7 @@ export async function applyJobReport(runInTransaction: RunInTransaction, report:
     const job = await tx.jobs.findForUpdate(groupId, report.job_id);
     if (!job || !job.assetIds.includes(report.asset_id)) return 'unknown-job';
     if (job.status === 'COMPLETED' || job.status === 'ERROR') return 'job-ended';
+    if (job.type === 'ingest') return finishIngest(tx, job, report);
     const asset = await tx.assets.findForUpdate(groupId, report.asset_id);
     if (!asset) return 'unknown-job';
 

@@ -5,9 +5,10 @@ export type JobStatus = (typeof JOB_STATUSES)[number];
 
 /**
  * `processing`: the profile's conversions of a new, replaced or restored original (transcodes and addons join
- * it later); `bulk_delete` and `purge`: run by metadata itself, over many assets.
+ * it later); `ingest`: the download of an original from a URL (by upload); `bulk_delete` and `purge`: run by
+ * metadata itself, over many assets.
  */
-export const JOB_TYPES = ['processing', 'bulk_delete', 'purge'] as const;
+export const JOB_TYPES = ['processing', 'ingest', 'bulk_delete', 'purge'] as const;
 export type JobType = (typeof JOB_TYPES)[number];
 
 export interface JobStep {
@@ -50,6 +51,9 @@ export interface NewJob {
 export interface JobParams {
   /** Conversion keys of a re-run; absent: the group's whole profile. */
   keys?: string[];
+  /** An ingest's source (https URL or s3:// URI) and file name. */
+  source?: string;
+  name?: string;
 }
 
 /** Whether the job's work is done by metadata itself (no worker kind). */

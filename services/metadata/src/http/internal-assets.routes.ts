@@ -2,7 +2,8 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { principalOf } from '@dam/auth-tokens';
 import { parsed, validate } from '@dam/http';
-import { replaceOriginalRequest } from '@dam/internal-api';
+import { ingestRequest, replaceOriginalRequest } from '@dam/internal-api';
+import { startIngest } from '../domain/ingest.use-case';
 import { createAssets } from '../domain/create-assets.use-case';
 import { checkReplaceable, replaceOriginal } from '../domain/replace-original.use-case';
 import type { RunInTransaction } from '../domain/ports';
@@ -31,6 +32,17 @@ export function internalAssetsRoutes(runInTransaction: RunInTransaction): Router
     const { body } = parsed(schemas, req, res);
     const assets = await createAssets(runInTransaction, principalOf(res), { files: body.files, customMetadata: body.custom_metadata });
     res.status(201).json({ assets });
+  });
+  return router;
+}
+
+/** Ingest from URI, called by upload: the asset and its download job (or the asset in ERROR when refused). */
+export function internalIngestRoutes(runInTransaction: RunInTransaction): Router {
+  const router = Router();
+  const schemas = { body: ingestRequest };
+  router.post('/internal/v1/assets/ingest', validate(schemas), async (req, res) => {
+    const { body } = parsed(schemas, req, res);
+    res.status(201).json(await startIngest(runInTransaction, principalOf(res), body));
   });
   return router;
 }

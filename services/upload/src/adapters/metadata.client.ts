@@ -1,6 +1,6 @@
 import type { Principal, ServiceSigner } from '@dam/auth-tokens';
 import { AppError, type ErrorKind, unavailable } from '@dam/errors';
-import { assetsExistResponse, createAssetsResponse, internalClient, INTERNAL_PATHS, replaceOriginalResponse } from '@dam/internal-api';
+import { assetsExistResponse, createAssetsResponse, ingestResponse, internalClient, INTERNAL_PATHS, replaceOriginalResponse } from '@dam/internal-api';
 import { z } from 'zod';
 
 export interface RegisteredFile {
@@ -27,6 +27,8 @@ export interface MetadataClient {
   /** Throws the error Replace would answer (404, 403) unless the principal may replace the asset's original. */
   checkReplaceable(principal: Principal, assetId: string): Promise<void>;
   replaceOriginal(principal: Principal, assetId: string, file: Omit<RegisteredFile, 'id'>, customMetadata: unknown): Promise<CreatedAsset>;
+  /** Creates the asset of an ingest and its download job (or the asset in ERROR with `refused`). */
+  startIngest(principal: Principal, req: { id: string; name: string; source: string; refused?: string }): Promise<{ id: string; status: 'QUEUED' | 'ERROR'; message: string }>;
 }
 
 // Client errors metadata answers are the caller's fault: they reach the client as they are.
@@ -57,6 +59,11 @@ export function httpMetadataClient(opts: { baseUrl: string; signer: ServiceSigne
       const res = await metadata.call({ method: 'POST', path: INTERNAL_PATHS.assetsExist, principal, body: { ids, object_keys: objectKeys }, response: assetsExistResponse });
       if (!res.ok) throw unavailable(`The metadata service answered ${res.status}`, 'METADATA_UNAVAILABLE');
       return res.body.live_keys;
+    },
+    async startIngest(principal, req) {
+      const res = await metadata.call({ method: 'POST', path: INTERNAL_PATHS.ingest, principal, body: req, response: ingestResponse });
+      if (res.ok) return res.body;
+      throw failure(res);
     },
     async checkReplaceable(principal, assetId) {
       const res = await metadata.call({ method: 'GET', path: INTERNAL_PATHS.replaceable(assetId), principal, response: z.unknown() });

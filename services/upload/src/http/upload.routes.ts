@@ -1,6 +1,9 @@
 import { Router, type Request, type RequestHandler } from 'express';
 import { PERMISSION, callerKey, principalOf, requireAny, type Principal } from '@dam/auth-tokens';
 import { notFound } from '@dam/errors';
+import { parsed, validate } from '@dam/http';
+import { z } from 'zod';
+import { requestIngest } from '../domain/ingest';
 import { replaceAsset } from '../domain/replace-asset.use-case';
 import { uploadAssets, type UploadDeps, type UploadResult } from '../domain/upload-assets.use-case';
 import { tooManyUploads, uploadTooLarge } from '../domain/upload.errors';
@@ -64,5 +67,23 @@ export function uploadRoutes(deps: UploadDeps & { maxConcurrentPerPrincipal?: nu
       return replaceAsset(deps, p, id, req);
     }),
   );
+  return router;
+}
+
+/**
+ * Endpoint 3, Ingest from URI: 202 `{id, status: "QUEUED", message}` at once (the download runs as a job), or
+ * 200 with `status: "ERROR"` for a source that can never be read (refused scheme, address or bucket); the asset
+ * then shows why in `errors.original`.
+ */
+export function ingestRoutes(deps: Parameters<typeof requestIngest>[0], authenticate: RequestHandler): Router {
+  const router = Router();
+  const schemas = { body: z.object({ name: z.string().trim().min(1).max(1024), key: z.string().trim().min(1).max(8192) }) };
+  router.post('/api/v1/assets/new/content/original/external', authenticate, validate(schemas), async (req, res) => {
+    const principal = principalOf(res);
+    requireAny(principal, [PERMISSION.CREATE_ASSET]);
+    const { body } = parsed(schemas, req, res);
+    const accepted = await requestIngest(deps, principal, body);
+    res.status(accepted.status === 'QUEUED' ? 202 : 200).json(accepted);
+  });
   return router;
 }

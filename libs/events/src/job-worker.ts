@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import { errorFields, type EventLogger } from './logger';
+import { publishEvent } from './publish';
+import { JOB_REPORTS, type JobCommand, type JobReport } from './schemas/jobs.event';
+
+/** A worker process as a lease holder (`<kind>@<host>:<pid>`). */
+export const workerId = (kind: string): string => `${kind}@${hostname()}:${process.pid}`;
+
+/** The final report's id: one per job, so a re-run after a crash that publishes it again is stored once. */
+export const resultReportId = (jobId: number): string => `job-${jobId}-done`;
+
+export interface JobReporter {
+  /** Progress 0-99 of the work (sent when it grows); also renews the lease. */
+  progress(done: number, total: number): void;
+  /** The final report (COMPLETED or FAILED); stops the heartbeat. */
+  finish(state: 'COMPLETED' | 'FAILED', extra?: Partial<JobReport>): Promise<void>;
+  stop(): void;
+}
+
+/**
+ * How a worker talks about one job to metadata (dam.internal.jobs.reports): STARTED at once, PROGRESS when it
+ * grows and at least every `heartbeatMs` (the lease), then one final report with a fixed id. A lost heartbeat
+ * only costs a lease renewal, never the job.
+ */
+export function startJobReporter(opts: {
+  js: JetStreamClient;
+  command: JobCommand;
+  worker: string;
+  step: string;
+  heartbeatMs: number;
+  logger: EventLogger;
+}): JobReporter {
+  const { command } = opts;
+  let progress = 0;
+  const report = (state: JobReport['state'], extra: Partial<JobReport> = {}): JobReport => ({
+    id: state === 'COMPLETED' || state === 'FAILED' ? resultReportId(command.job_id) : randomUUID(),
+    job_id: command.job_id,
+    attempt: command.attempt,
+    group_id: command.group_id,
+    asset_id: command.asset_id,
+    worker: opts.worker,
+    state,
+    step: opts.step,
+    progress: state === 'COMPLETED' || state === 'FAILED' ? 100 : progress,
+    ...extra,
+  });
+  const publish = (r: JobReport) => publishEvent(opts.js, JOB_REPORTS.subject, JOB_REPORTS.schema, r, { msgId: r.id });
+  const beat = (state: 'STARTED' | 'PROGRESS') =>
+    void publish(report(state)).catch((error: unknown) => opts.logger.warn({ job_id: command.job_id, ...errorFields(error) }, 'job heartbeat not sent'));
+  beat('STARTED');
+  const timer = setInterval(() => beat('PROGRESS'), opts.heartbeatMs);
+  timer.unref();
+  return {
+    progress(done, total) {
+      const next = Math.min(99, Math.floor((100 * done) / Math.max(1, total)));
+      if (next <= progress) return;
+      progress = next;
+      beat('PROGRESS');
+    },
+    async finish(state, extra = {}) {
+      clearInterval(timer);
+      await publish(report(state, extra));
+    },
+    stop: () => clearInterval(timer),
+  };
+}

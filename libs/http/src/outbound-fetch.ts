@@ -1,0 +1,169 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import { isForbiddenAddress, outboundUrlProblem } from './outbound-address';
+
+/** Why an outbound download failed; `message` is for the asset's `errors.original`. */
+export class OutboundError extends Error {
+  constructor(
+    readonly code: 'REFUSED_ADDRESS' | 'BAD_URL' | 'HTTP_STATUS' | 'TIMEOUT' | 'TOO_LARGE' | 'TOO_MANY_REDIRECTS' | 'RATE_LIMITED' | 'NETWORK',
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'OutboundError';
+  }
+}
+
+/** A token bucket per host: `ratePerMinute` downloads, bursts of `burst`; no token → refused at once, never a wait. */
+export class HostRateLimiter {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  constructor(
+    private readonly ratePerMinute: number,
+    private readonly burst: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  take(host: string): boolean {
+    if (this.ratePerMinute <= 0) return true;
+    const now = this.now();
+    const b = this.buckets.get(host) ?? { tokens: this.burst, at: now };
+    b.tokens = Math.min(this.burst, b.tokens + ((now - b.at) * this.ratePerMinute) / 60_000);
+    b.at = now;
+    if (b.tokens < 1) {
+      this.buckets.set(host, b);
+      return false;
+    }
+    b.tokens -= 1;
+    this.buckets.set(host, b);
+    // Bounded: full buckets hold no information and are dropped once there are many hosts.
+    if (this.buckets.size > 10_000) for (const [h, x] of this.buckets) if (x.tokens >= this.burst - 1) this.buckets.delete(h);
+    return true;
+  }
+}
+
+export interface GuardedDownloadOptions {
+  /** Hosts the guard lets through (and the only ones that may use plain http): INGEST_ALLOW_HOSTS. */
+  allowHosts: readonly string[];
+  /** Refused before reading when the server announces more (the caller also counts while streaming). */
+  maxBytes: number;
+  /** Until the response headers arrive. */
+  connectTimeoutMs: number;
+  /** Between two chunks of the body. */
+  idleTimeoutMs: number;
+  maxRedirects?: number;
+  rateLimiter?: HostRateLimiter;
+  userAgent?: string;
+  /** DNS resolution (tests inject one); default `dns.lookup`. */
+  resolve?: (host: string) => Promise<LookupAddress[]>;
+}
+
+export interface GuardedDownload {
+  body: IncomingMessage;
+  contentType: string | undefined;
+  contentLength: number | undefined;
+  finalUrl: string;
+}
+
+const resolveAll = (host: string): Promise<LookupAddress[]> =>
+  new Promise((resolve, reject) => dnsLookup(host, { all: true }, (err, addresses) => (err ? reject(err) : resolve(addresses))));
+
+/**
+ * Checks where `url` would connect and returns the one address to connect to: every address the name resolves
+ * to must be allowed (CONTRACT §11), unless the host is allow-listed. The request then connects to exactly this
+ * address (no second lookup, so no DNS-rebinding gap).
+ */
+async function checkedAddress(url: URL, opts: GuardedDownloadOptions): Promise<LookupAddress> {
+  const literal = url.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(literal) && isForbiddenAddress(literal) && !opts.allowHosts.includes(literal.toLowerCase())) {
+    throw new OutboundError('REFUSED_ADDRESS', `refused: ${literal} is a loopback, private, link-local or reserved address`);
+  }
+  const problem = outboundUrlProblem(url.href, opts.allowHosts);
+  if (problem) throw new OutboundError(problem.includes('address') || problem.includes('public host') ? 'REFUSED_ADDRESS' : 'BAD_URL', `refused: ${url.hostname} ${problem}`);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const allowed = opts.allowHosts.includes(host.toLowerCase());
+  if (isIP(host)) return { address: host, family: isIP(host) };
+  let addresses: LookupAddress[];
+  try {
+    addresses = await (opts.resolve ?? resolveAll)(host);
+  } catch (error) {
+    throw new OutboundError('NETWORK', `${host} cannot be resolved (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+  if (addresses.length === 0) throw new OutboundError('NETWORK', `${host} resolves to no address`);
+  const bad = addresses.find((a) => isForbiddenAddress(a.address));
+  if (bad && !allowed) throw new OutboundError('REFUSED_ADDRESS', `refused: ${host} resolves to a loopback, private, link-local or reserved address (${bad.address})`);
+  return addresses[0] as LookupAddress;
+}
+
+function requestOnce(url: URL, address: LookupAddress, opts: GuardedDownloadOptions): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const pinned: LookupFunction = (_host, options, callback) => {
+      if ((options as { all?: boolean }).all) (callback as (e: null, a: LookupAddress[]) => void)(null, [address]);
+      else callback(null, address.address, address.family);
+    };
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const req = send(url, {
+      method: 'GET',
+      lookup: pinned,
+      headers: { 'user-agent': opts.userAgent ?? 'dam-ingest/1', accept: '*/*' },
+    });
+    const timer = setTimeout(() => req.destroy(new OutboundError('TIMEOUT', `no answer from ${url.hostname} within ${opts.connectTimeoutMs} ms`)), opts.connectTimeoutMs);
+    req.on('response', (res) => {
+      clearTimeout(timer);
+      // Defence in depth: the socket is connected where the check said.
+      const remote = res.socket.remoteAddress?.replace(/^::ffff:/, '');
+      if (remote && remote !== address.address.replace(/^::ffff:/, '')) {
+        res.destroy();
+        reject(new OutboundError('REFUSED_ADDRESS', `refused: connected to ${remote}, not the checked ${address.address}`));
+        return;
+      }
+      resolve(res);
+    });
+    req.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error instanceof OutboundError ? error : new OutboundError('NETWORK', `${url.hostname}: ${(error as NodeJS.ErrnoException).code ?? error.message}`));
+    });
+    req.end();
+  });
+}
+
+/**
+ * Opens a download that passes the outbound guard at every hop: the URL, every address its host resolves to,
+ * the address actually connected to, and again after each redirect (at most `maxRedirects`, default 5). Answers
+ * other than 2xx, announced sizes over `maxBytes`, slow servers and hosts over their rate fail with an
+ * `OutboundError` whose message says why. The body is a stream (never held whole); it errors when no chunk
+ * arrives for `idleTimeoutMs`.
+ */
+export async function openGuardedDownload(target: string, opts: GuardedDownloadOptions): Promise<GuardedDownload> {
+  if (!URL.canParse(target)) throw new OutboundError('BAD_URL', 'the key is not a valid URL');
+  let url = new URL(target);
+  const maxRedirects = opts.maxRedirects ?? 5;
+  for (let hop = 0; ; hop++) {
+    const address = await checkedAddress(url, opts);
+    if (opts.rateLimiter && !opts.rateLimiter.take(url.hostname.toLowerCase())) {
+      throw new OutboundError('RATE_LIMITED', `too many downloads from ${url.hostname}: try again later`);
+    }
+    const res = await requestOnce(url, address, opts);
+    const status = res.statusCode ?? 0;
+    if ([301, 302, 303, 307, 308].includes(status)) {
+      res.resume();
+      const location = res.headers.location;
+      if (!location) throw new OutboundError('HTTP_STATUS', `${url.hostname} answered ${status} without a Location`, status);
+      if (hop >= maxRedirects) throw new OutboundError('TOO_MANY_REDIRECTS', `more than ${maxRedirects} redirects`);
+      url = new URL(location, url);
+      continue;
+    }
+    if (status < 200 || status > 299) {
+      res.resume();
+      throw new OutboundError('HTTP_STATUS', `the server answered ${status}`, status);
+    }
+    const length = Number(res.headers['content-length']);
+    if (Number.isFinite(length) && length > opts.maxBytes) {
+      res.destroy();
+      throw new OutboundError('TOO_LARGE', `the file is ${length} bytes, larger than ${opts.maxBytes}`);
+    }
+    res.setTimeout(opts.idleTimeoutMs, () => res.destroy(new OutboundError('TIMEOUT', `the download stalled for ${opts.idleTimeoutMs} ms`)));
+    return { body: res, contentType: res.headers['content-type'], contentLength: Number.isFinite(length) ? length : undefined, finalUrl: url.href };
+  }
+}

@@ -1,0 +1,75 @@
+import type { JetStreamClient } from '@nats-io/jetstream';
+import { consume, DAM_INTERNAL, jobCommand, startJobReporter, workerId, type JobCommand, type MessageContext } from '@dam/events';
+import type { Worker } from '@dam/http';
+import type { Logger } from '@dam/logging';
+import type { Storage } from '@dam/storage';
+import { downloadOriginal, IngestFailure, type IngestConfig } from '../domain/ingest';
+
+export const INGEST_DURABLE = 'upload-jobs';
+const COMMANDS = jobCommand('upload');
+const WORKER_ID = workerId('upload');
+const STEP = 'download';
+
+export interface IngestConsumerDeps {
+  js: JetStreamClient;
+  storage: Storage;
+  logger: Logger;
+  ingest: IngestConfig;
+  ownBucket: string;
+  heartbeatMs: number;
+}
+
+function handle(deps: IngestConsumerDeps) {
+  return async (command: JobCommand, ctx: MessageContext): Promise<void> => {
+    const log = { job_id: command.job_id, asset_id: command.asset_id, group_id: command.group_id, attempt: command.attempt, delivery: ctx.deliveryCount };
+    const source = command.params?.key ?? '';
+    const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: STEP, heartbeatMs: deps.heartbeatMs, logger: deps.logger });
+    const stopKeepAlive = ctx.keepAlive();
+    deps.logger.info(log, 'ingest started');
+    try {
+      const stored = await downloadOriginal(deps.storage, deps.ingest, deps.ownBucket, { groupId: command.group_id, assetId: command.asset_id, source }, (done, total) =>
+        reporter.progress(done, total),
+      );
+      await reporter.finish('COMPLETED', {
+        ingested: { object_key: stored.objectKey, size: stored.size, checksum: stored.checksum, content_type: stored.contentType, metadata: stored.metadata },
+      });
+      deps.logger.info({ ...log, size: stored.size }, 'ingest finished');
+    } catch (error) {
+      if (!(error instanceof IngestFailure)) throw error;
+      // The source is the problem (refused, 404, too large, too slow): retrying would not help.
+      await reporter.finish('FAILED', { error: error.message });
+      deps.logger.warn({ ...log, reason: error.message }, 'ingest failed');
+    } finally {
+      reporter.stop();
+      stopKeepAlive();
+    }
+  };
+}
+
+/** Ingest jobs as upload declares them to the shared start-up. */
+export function ingestJobWorker(nc: Parameters<typeof consume>[0]['nc'], deps: IngestConsumerDeps, options: { concurrency: number; ackWaitMs: number; maxDeliver: number }): Worker {
+  return {
+    kind: 'consumer',
+    durable: INGEST_DURABLE,
+    stream: DAM_INTERNAL,
+    subjects: [COMMANDS.subject],
+    start: () =>
+      consume({
+        nc,
+        stream: DAM_INTERNAL,
+        durable: INGEST_DURABLE,
+        filterSubjects: COMMANDS.subject,
+        schema: COMMANDS.schema,
+        handler: handle(deps),
+        logger: deps.logger,
+        concurrency: options.concurrency,
+        ackWaitMs: options.ackWaitMs,
+        maxDeliver: options.maxDeliver,
+        // Storage kept failing for every delivery: the job fails, so the asset does not stay NOT_READY.
+        onDeadLetter: async (command, error) => {
+          const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: STEP, heartbeatMs: deps.heartbeatMs, logger: deps.logger });
+          await reporter.finish('FAILED', { error: `the download failed after every retry: ${error instanceof Error ? error.message : String(error)}` });
+        },
+      }),
+  };
+}
