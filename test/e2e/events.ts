@@ -9,6 +9,8 @@ export interface SeenEvent {
   /** The asset's version after the change (last-writer-wins for read models). */
   version: number;
   seq: number;
+  /** The whole envelope as published. */
+  envelope: unknown;
 }
 
 /**
@@ -29,7 +31,7 @@ export async function watchAssetEvents(natsUrl: string, seed: string): Promise<{
   const done = (async () => {
     for await (const m of messages as AsyncIterable<JsMsg>) {
       const env = m.json<{ type: string; asset_id: string; version: number; data: { status?: string } }>();
-      seen.push({ subject: m.subject, type: env.type, asset_id: env.asset_id, status: env.data.status, version: env.version, seq: m.seq });
+      seen.push({ subject: m.subject, type: env.type, asset_id: env.asset_id, status: env.data.status, version: env.version, seq: m.seq, envelope: env });
     }
   })();
   return {

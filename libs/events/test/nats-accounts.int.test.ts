@@ -56,12 +56,14 @@ describe('NATS identities and permissions', () => {
 
   it('lets no service publish outside its own subjects', async () => {
     const before = { events: await streamMessages(admin, ASSET_EVENTS), internal: await streamMessages(admin, DAM_INTERNAL) };
-    // The forged report of the review: conversion is the only identity allowed to send it.
-    expect(await jsPublish('upload', SUBJECT_JOB_REPORTS)).toMatch(/permission/i);
+    // A forged job report: only the worker identities (conversion, upload for ingests) may send one.
+    expect(await jsPublish('webhook', SUBJECT_JOB_REPORTS)).toMatch(/permission/i);
+    expect(await jsPublish('search', SUBJECT_JOB_REPORTS)).toMatch(/permission/i);
     expect(await jsPublish('subscriber', SUBJECT_JOB_REPORTS)).toMatch(/permission/i);
     // Only metadata hands out jobs: a worker cannot order work of its own or of another worker kind.
     expect(await jsPublish('conversion', jobCommandSubject('conversion'))).toMatch(/permission/i);
     expect(await jsPublish('upload', jobCommandSubject('conversion'))).toMatch(/permission/i);
+    expect(await jsPublish('upload', jobCommandSubject('upload'))).toMatch(/permission/i);
     expect(await jsPublish('conversion', 'assets.events.1.file-processed')).toMatch(/permission/i);
     expect(await jsPublish('conversion', 'dam.internal.other')).toMatch(/permission/i);
     expect(await jsPublish('subscriber', 'assets.events.1.file-saved')).toMatch(/permission/i);
@@ -70,6 +72,7 @@ describe('NATS identities and permissions', () => {
     expect(await streamMessages(admin, DAM_INTERNAL)).toBe(before.internal);
     // What each may send does arrive.
     expect(await jsPublish('conversion', SUBJECT_JOB_REPORTS)).toBe('stored');
+    expect(await jsPublish('upload', SUBJECT_JOB_REPORTS)).toBe('stored');
     expect(await jsPublish('metadata', jobCommandSubject('conversion'))).toBe('stored');
     expect(await jsPublish('metadata', 'assets.events.1.file-saved')).toBe('stored');
   });

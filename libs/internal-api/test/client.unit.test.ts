@@ -47,7 +47,7 @@ describe('internalClient', () => {
     const client = internalClient({ baseUrl: `${s.url}/`, audience: 'metadata', signer });
     const principal = { user_id: 1 };
     const result = await client.call({ method: 'POST', path: '/ok', body: { ids: ['x'] }, principal, response: assetsExistResponse, requestId: 'req-1' });
-    expect(result).toEqual({ ok: true, status: 200, body: { existing: ['a'] } });
+    expect(result).toEqual({ ok: true, status: 200, body: { existing: ['a'], live_keys: [] } });
     const sent = s.seen.at(-1);
     expect(JSON.parse(String(sent?.headers['x-dam-service-token']))).toEqual({ audience: 'metadata', method: 'POST', path: '/ok', principal });
     expect(sent?.headers['x-request-id']).toBe('req-1');

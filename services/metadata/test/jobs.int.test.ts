@@ -147,6 +147,7 @@ describe('jobs (CONTRACT §6)', () => {
       group_id: String(GROUP),
       asset_id: id,
       source_checksum: checksum,
+      source_key: originalKey(String(GROUP), id),
       content_type: 'image/png',
     });
   });

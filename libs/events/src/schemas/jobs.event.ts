@@ -42,6 +42,8 @@ export const jobCommandSchema = z.object({
   asset_id: z.string().min(1),
   /** The original the job works on (empty while there is none yet, as for an ingest). */
   source_checksum: z.string(),
+  /** Its object key (a replaced original lives next to the first one, `originals/<gid>/<id>-<token>`). */
+  source_key: z.string().min(1).optional(),
   content_type: z.string().min(1),
   /** Only these keys (a re-run of some conversions); absent = the group's whole profile. */
   keys: z.array(z.string().min(1)).optional(),

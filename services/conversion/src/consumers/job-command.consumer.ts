@@ -49,6 +49,7 @@ const inputOf = (command: JobCommand): ConvertAssetInput => ({
   groupId: command.group_id,
   assetId: command.asset_id,
   checksum: command.source_checksum,
+  ...(command.source_key ? { sourceKey: command.source_key } : {}),
 });
 
 /** A result with errors and no outputs is a failed job; anything else completed (per-key errors are listed). */

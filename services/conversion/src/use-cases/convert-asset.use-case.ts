@@ -9,12 +9,15 @@ import { conversionKey, originalKey, type Storage } from '@dam/storage';
 import type { GroupSettingsClient } from '@dam/internal-api';
 import type { ImageProcessor } from '../adapters/image-processor';
 import { outputFormat, planConversions, type ImageSettings } from '../domain/conversion-spec';
+import { UnprocessableImageError } from '../domain/conversion.errors';
 import { outputSize } from '../domain/output-size';
 
 export interface ConvertAssetInput {
   groupId: string;
   assetId: string;
   checksum: string;
+  /** Where the original is (a replaced one is not at the first original key); default `originalKey`. */
+  sourceKey?: string;
 }
 
 export interface ConvertAssetDeps {
@@ -26,6 +29,16 @@ export interface ConvertAssetDeps {
   maxOutputPixels: number;
   /** Where the original is spooled while it is converted. */
   workDir?: string;
+}
+
+/** The original's object: only ever one of this asset's own original keys, whatever the command says. */
+function sourceKeyOf(input: ConvertAssetInput): string {
+  const first = originalKey(input.groupId, input.assetId);
+  if (input.sourceKey === undefined || input.sourceKey === first) return first;
+  if (!/^-[0-9a-f]{16}$/.test(input.sourceKey.slice(first.length)) || !input.sourceKey.startsWith(first)) {
+    throw new UnprocessableImageError(`the original key ${input.sourceKey} is not one of this asset's`);
+  }
+  return input.sourceKey;
 }
 
 /** Report id = `Nats-Msg-Id`: a re-run for the same original after a crash is stored once. */
@@ -67,7 +80,7 @@ export async function convertAsset(
   const dir = await mkdtemp(path.join(deps.workDir ?? tmpdir(), 'dam-conversion-'));
   try {
     const source = path.join(dir, 'original');
-    await pipeline(await deps.storage.getStream(originalKey(input.groupId, input.assetId)), createWriteStream(source));
+    await pipeline(await deps.storage.getStream(sourceKeyOf(input)), createWriteStream(source));
     // Steps: the download, then making and storing each output.
     const total = 1 + 2 * plan.specs.length;
     let done = 1;

@@ -20,6 +20,7 @@ export class OutboxJobCommandWriter implements JobCommandWriter {
       group_id: String(job.groupId),
       asset_id: asset.id,
       source_checksum: asset.checksum,
+      source_key: asset.objectKey,
       content_type: asset.contentType,
       ...(job.params.keys ? { keys: job.params.keys } : {}),
       ...(job.params.source ? { params: { key: job.params.source, name: job.params.name ?? '' } } : {}),

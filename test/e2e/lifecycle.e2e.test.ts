@@ -1,0 +1,140 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
+import { createHash } from 'node:crypto';
+import sharp from 'sharp';
+import { ASSET_EVENT_SCHEMAS, type AssetEventType } from '@dam/events';
+import { testMinioClient, waitFor } from '@dam/testing';
+import { watchAssetEvents } from './events';
+import { ADMIN, login, startSuite, type Suite } from './suite';
+
+let suite: Suite;
+let events: Awaited<ReturnType<typeof watchAssetEvents>>;
+let jwt: string;
+const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
+const auth = () => ({ authorization: `Bearer ${jwt}` });
+
+beforeAll(async () => {
+  suite = await startSuite({ metadata: { REPLACED_ORIGINAL_GRACE_MS: '0', OBJECT_DELETIONS_INTERVAL_MS: '200', PUBLIC_POLICY_INTERVAL_MS: '200' } });
+  events = await watchAssetEvents(suite.natsUrl, suite.subscriberSeed);
+  jwt = await login(suite.base, ADMIN.email, ADMIN.password);
+});
+
+afterAll(async () => {
+  await events?.close();
+  await suite?.stop();
+});
+
+const png = (r: number) => sharp({ create: { width: 320, height: 240, channels: 3, background: { r, g: 90, b: 30 } } }).png().toBuffer();
+
+async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${suite.base}${path}`, {
+    method,
+    headers: { ...auth(), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text };
+}
+
+async function upload(files: Array<[Buffer, string]>, path = '/api/v1/assets/new/content/original/upload'): Promise<any> {
+  const form = new FormData();
+  files.forEach(([bytes, name], i) => form.append(`file${i}`, new Blob([bytes]), name));
+  const res = await fetch(`${suite.upload}${path}`, { method: 'POST', headers: auth(), body: form });
+  expect(res.status).toBe(200);
+  return res.json();
+}
+
+const data = (id: string) => call('GET', `/api/v1/assets/${id}/data`);
+const ok = (id: string) => waitFor(async () => (await data(id)).body.status === 'OK', { timeoutMs: 30_000, intervalMs: 200, description: `${id} OK` });
+async function keysUnder(prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const item of testMinioClient().listObjectsV2(suite.bucket, prefix, true)) if (item.name) keys.push(item.name);
+  return keys;
+}
+
+describe('an asset through its whole life, through the public addresses', () => {
+  let id: string;
+  let first: Buffer;
+  let second: Buffer;
+
+  it('uploads, updates data, makes keys public and adds a custom conversion', async () => {
+    first = await png(10);
+    id = (await upload([[first, 'life.png']])).files[0].id;
+    await ok(id);
+    expect((await data(id)).body.conversions.thumb).toMatchObject({ width: 200, height: 200, public: false });
+
+    expect(await call('POST', `/api/v1/assets/${id}/data/update`, { data: { title: 'first' }, mode: 'APPEND' })).toMatchObject({ status: 200, body: { data: { title: 'first' } } });
+
+    const pub = await call('POST', `/api/v1/assets/${id}/content/set_public_access`, { keys: ['original', 'thumb'] });
+    expect(pub).toEqual({ status: 200, body: { id, public: { original: true, thumb: true } } });
+    const urls = (await data(id)).body.urls.public;
+    const anonymous = await fetch(urls.original);
+    expect(Buffer.from(await anonymous.arrayBuffer())).toEqual(first);
+
+    const form = new FormData();
+    form.append('file', new Blob([await png(200)]), 'poster.png');
+    const added = await fetch(`${suite.base}/api/v1/assets/${id}/content/poster1`, { method: 'POST', headers: auth(), body: form });
+    expect(added.status).toBe(200);
+    expect(await added.json()).toMatchObject({ key: 'poster1', width: 320, height: 240, content_type: 'image/png' });
+    const got = await fetch(`${suite.base}/api/v1/assets/${id}/conversions/poster1`, { headers: auth() });
+    expect(got.status).toBe(200);
+    expect((await call('POST', `/api/v1/assets/${id}/content/deepzoom`)).status).toBe(409);
+  });
+
+  it('replaces the content: same id, new checksum, old conversions and public URLs gone, new conversions made', async () => {
+    const before = (await data(id)).body;
+    second = await png(250);
+    const replaced = await upload([[second, 'life-2.png']], `/api/v1/assets/${id}/content/original/replace`);
+    expect(replaced.files[0]).toMatchObject({ id, checksum: md5(second), status: 'NOT_READY' });
+    await ok(id);
+    const after = (await data(id)).body;
+    expect(after).toMatchObject({ id, checksum: md5(second), name: 'life-2.png', urls: { public: {} } });
+    expect(Object.keys(after.conversions)).toEqual(['thumb']);
+    const gid = '1'; // the first admin's group on a fresh suite
+    await waitFor(async () => (await keysUnder(`conversions/${gid}/${id}/${before.checksum}/`)).length === 0, { description: 'old conversions removed' });
+    expect((await keysUnder(`conversions/${gid}/${id}/${md5(second)}/`)).length).toBeGreaterThan(0);
+    await waitFor(async () => (await fetch(before.urls.public.thumb)).status === 403, { description: 'old public URL revoked' });
+  });
+
+  it('deletes to the trash and undeletes: byte-equal download, conversions made again', async () => {
+    expect(await call('POST', `/api/v1/assets/${id}/delete`, { keys: ['original'] })).toMatchObject({ status: 200, body: { id, keys: ['original'], status: 'OK' } });
+    expect((await data(id)).body.error.code).toBe('ASSET_IN_TRASH');
+    expect((await call('POST', `/api/v1/assets/trash/${id}/undelete`, { keys: ['original'] })).status).toBe(200);
+    const download = await fetch(`${suite.base}/api/v1/assets/${id}/content/original/download`, { headers: auth() });
+    expect(Buffer.from(await download.arrayBuffer())).toEqual(second);
+    await waitFor(async () => (await data(id)).body.conversions.thumb !== undefined, { timeoutMs: 30_000, description: 'thumb made again' });
+  });
+
+  it('bulk-deletes by upload time with the group\'s limits from settings, then purges the trash for good', async () => {
+    expect((await call('PATCH', '/api/v1/settings', { bulk_delete: { max_assets: 2, max_range_days: 1 } })).status).toBe(200);
+    const uploaded = (await upload([[Buffer.from('one'), 'a.txt'], [Buffer.from('two'), 'b.txt'], [Buffer.from('three'), 'c.txt']])).files.map((f: any) => f.id);
+    for (const f of uploaded) await ok(f);
+    const now = Date.now();
+    const range = { start_time: new Date(now - 3600_000).toISOString(), end_time: new Date(now + 60_000).toISOString() };
+    expect((await call('POST', '/api/v1/assets/bulk/delete', { start_time: new Date(now - 3 * 86400_000).toISOString(), end_time: range.end_time })).status).toBe(400);
+    const bulk = await call('POST', '/api/v1/assets/bulk/delete', range);
+    expect(bulk).toMatchObject({ status: 200, body: { status: 'QUEUED', job_id: expect.any(Number), message: expect.stringMatching(/remain/) } });
+    await waitFor(async () => (await call('GET', `/api/v1/jobs/${bulk.body.job_id}`)).body.status === 'COMPLETED', { description: 'bulk job' });
+    const trashed = (await call('GET', `/api/v1/jobs/${bulk.body.job_id}`)).body.asset_ids as string[];
+    expect(trashed).toHaveLength(2);
+
+    const purge = await call('DELETE', '/api/v1/assets/trash/purge');
+    expect(purge).toMatchObject({ status: 202, body: { status: 'QUEUED' } });
+    await waitFor(async () => (await call('GET', `/api/v1/jobs/${purge.body.job_id}`)).body.status === 'COMPLETED', { description: 'purge job' });
+    for (const t of trashed) expect((await call('POST', `/api/v1/assets/trash/${t}/undelete`, { keys: ['original'] })).status).toBe(404);
+  });
+
+  it('announced every change on ASSET_EVENTS with the specification\'s payload shapes', async () => {
+    const mine = events.seen.filter((e) => e.asset_id === id);
+    const types = new Set(mine.map((e) => e.type));
+    for (const t of ['file-saved', 'file-processed', 'file-data-updated', 'file-deleted', 'file-undeleted']) expect(types).toContain(t);
+    for (const e of events.seen) {
+      const parsed = ASSET_EVENT_SCHEMAS[e.type as AssetEventType].safeParse(e.envelope);
+      expect([e.type, parsed.success]).toEqual([e.type, true]);
+    }
+    const deleted = mine.find((e) => e.type === 'file-deleted')?.envelope as any;
+    expect(deleted.data).toMatchObject({ id, event: 'file-deleted', keys: ['original'], status: 'OK', message: expect.any(String) });
+    // Versions only grow, so a read model can apply them last-writer-wins.
+    const versions = mine.map((e) => e.version);
+    expect(versions).toEqual([...versions].sort((a, b) => a - b));
+  });
+});
