@@ -41,16 +41,19 @@ export const assetsExistRequest = z.object({
 });
 export const assetsExistResponse = z.object({ existing: z.array(z.string()), live_keys: z.array(z.string()).default([]) });
 
-/** metadata `POST /internal/v1/assets/:id/original` (caller: upload, for a user): Replace Asset Content. */
-export const replaceOriginalRequest = z.object({
+/** An original that upload stored, as it registers it with metadata (upload, replace). */
+export const storedFile = z.object({
+  id: z.string().regex(/^[A-Za-z0-9]{32}$/, 'must be 32 alphanumeric characters'),
   name: z.string().min(1).max(1024),
   size: z.number().int().nonnegative(),
   checksum: z.string().regex(/^[a-f0-9]{32}$/, 'must be an MD5 hex digest'),
   content_type: z.string().min(1).max(255),
   object_key: z.string().min(1).max(1024),
   metadata: z.record(z.string(), z.unknown()).default({}),
-  custom_metadata: z.unknown().optional(),
 });
+
+/** metadata `POST /internal/v1/assets/:id/original` (caller: upload, for a user): Replace Asset Content. */
+export const replaceOriginalRequest = storedFile.omit({ id: true }).extend({ custom_metadata: z.unknown().optional() });
 /** metadata `POST /internal/v1/assets/ingest` (caller: upload, for a user): Ingest from URI. */
 export const ingestRequest = z.object({
   id: z.string().regex(/^[A-Za-z0-9]{32}$/, 'must be 32 alphanumeric characters'),

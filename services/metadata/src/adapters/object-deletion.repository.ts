@@ -1,4 +1,4 @@
-import type { Pool, PoolClient } from '@dam/db';
+import { withTransaction, type Pool, type PoolClient } from '@dam/db';
 import type { ObjectDeletions } from '../domain/ports';
 
 type Queryable = Pick<Pool | PoolClient, 'query'>;
@@ -27,10 +27,8 @@ export class ObjectDeletionRepository implements ObjectDeletions {
  * One pass of the deletion queue: rows are locked while their objects are removed, and deleted with them. A
  * failed removal stays queued (attempts counted) for the next pass.
  */
-export async function drainObjectDeletions(pool: Pool, remove: (key: string) => Promise<void>, limit = 100): Promise<number> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+export function drainObjectDeletions(pool: Pool, remove: (key: string) => Promise<void>, limit = 100): Promise<number> {
+  return withTransaction(pool, async (client) => {
     const { rows } = await client.query<{ key: string }>(
       `SELECT key FROM object_deletions WHERE not_before <= now() ORDER BY not_before LIMIT $1 FOR UPDATE SKIP LOCKED`,
       [limit],
@@ -47,12 +45,6 @@ export async function drainObjectDeletions(pool: Pool, remove: (key: string) => 
     }
     await client.query(`DELETE FROM object_deletions WHERE key = ANY($1)`, [done]);
     await client.query(`UPDATE object_deletions SET attempts = attempts + 1 WHERE key = ANY($1)`, [failed]);
-    await client.query('COMMIT');
     return done.length;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Pool, PoolClient } from '@dam/db';
+import { withTransaction, type Pool, type PoolClient } from '@dam/db';
 import type { Storage } from '@dam/storage';
 import type { PublicObjects } from '../domain/ports';
 
@@ -36,30 +36,16 @@ const POLICY_LOCK_KEY = 0x7075626c6963;
  * is repaired by the next run.
  */
 export function publicPolicySync(pool: Pool, storage: Storage): () => Promise<boolean> {
-  return async () => {
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
+  return () =>
+    withTransaction(pool, async (client) => {
       await client.query('SELECT pg_advisory_xact_lock($1)', [POLICY_LOCK_KEY]);
       const { rows } = await client.query<{ object_key: string }>('SELECT object_key FROM public_objects ORDER BY object_key');
       const keys = rows.map((r) => r.object_key);
       const fingerprint = createHash('md5').update(keys.join('\n')).digest('hex');
       const state = await client.query<{ fingerprint: string }>('SELECT fingerprint FROM public_policy_state WHERE id = 1');
-      const changed = state.rows[0]?.fingerprint !== fingerprint;
-      if (changed) {
-        await storage.setPublicObjects(keys);
-        await client.query(
-          'INSERT INTO public_policy_state (id, fingerprint) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET fingerprint = $1',
-          [fingerprint],
-        );
-      }
-      await client.query('COMMIT');
-      return changed;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
-  };
+      if (state.rows[0]?.fingerprint === fingerprint) return false;
+      await storage.setPublicObjects(keys);
+      await client.query('INSERT INTO public_policy_state (id, fingerprint) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET fingerprint = $1', [fingerprint]);
+      return true;
+    });
 }

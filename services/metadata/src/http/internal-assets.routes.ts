@@ -2,21 +2,11 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { principalOf } from '@dam/auth-tokens';
 import { parsed, validate } from '@dam/http';
-import { ingestRequest, replaceOriginalRequest } from '@dam/internal-api';
+import { ingestRequest, replaceOriginalRequest, storedFile } from '@dam/internal-api';
 import { startIngest } from '../domain/ingest.use-case';
 import { createAssets } from '../domain/create-assets.use-case';
 import { checkReplaceable, replaceOriginal } from '../domain/replace-original.use-case';
 import type { RunInTransaction } from '../domain/ports';
-
-const storedFile = z.object({
-  id: z.string().regex(/^[A-Za-z0-9]{32}$/, 'must be 32 alphanumeric characters'),
-  name: z.string().min(1).max(1024),
-  size: z.number().int().nonnegative(),
-  checksum: z.string().regex(/^[a-f0-9]{32}$/, 'must be an MD5 hex digest'),
-  content_type: z.string().min(1).max(255),
-  object_key: z.string().min(1).max(1024),
-  metadata: z.record(z.string(), z.unknown()).default({}),
-});
 
 const createBody = z.object({
   files: z.array(storedFile).min(1).max(1000),

@@ -3,10 +3,10 @@ import type { IncomingMessage } from 'node:http';
 import type { Principal } from '@dam/auth-tokens';
 import { badRequest, unavailable } from '@dam/errors';
 import { receiveMultipart } from '@dam/http';
-import { replacementKey, storeOriginal, type ByteBudget } from '@dam/storage';
+import { replacementKey, storeOriginal } from '@dam/storage';
 import type { PendingHandle } from '../adapters/pending-upload.journal';
 import { parseCustomMetadata, type UploadDeps, type UploadResult } from './upload-assets.use-case';
-import { noFile, uploadTooLarge } from './upload.errors';
+import { noFile, requestBudget } from './upload.errors';
 
 /** Journal id of a replacement: the asset id and the object's token (the asset itself already exists). */
 export const replacementJournalId = (assetId: string, token: string): string => `${assetId}-${token}`;
@@ -21,13 +21,7 @@ export async function replaceAsset(deps: UploadDeps, principal: Principal, asset
   await deps.metadata.checkReplaceable(principal, assetId);
   const token = randomBytes(8).toString('hex');
   const key = replacementKey(String(principal.group_id), assetId, token);
-  let total = 0;
-  const budget: ByteBudget = {
-    take(bytes) {
-      total += bytes;
-      if (total > deps.maxUploadBytes) throw uploadTooLarge(deps.maxUploadBytes);
-    },
-  };
+  const budget = requestBudget(deps.maxUploadBytes);
   let customMetadata: unknown;
   let handle: PendingHandle | undefined;
   let files = 0;

@@ -3,11 +3,11 @@ import type { Principal } from '@dam/auth-tokens';
 import { unavailable, validationFailed } from '@dam/errors';
 import { findNul, receiveMultipart } from '@dam/http';
 import type { Logger } from '@dam/logging';
-import { originalKey, storeOriginal, type ByteBudget, type Storage } from '@dam/storage';
+import { originalKey, storeOriginal, type Storage } from '@dam/storage';
 import type { MetadataClient, RegisteredFile } from '../adapters/metadata.client';
 import type { PendingHandle, PendingJournal } from '../adapters/pending-upload.journal';
 import { newAssetId } from './asset-id';
-import { invalidCustomMetadata, noFile, uploadTooLarge } from './upload.errors';
+import { invalidCustomMetadata, noFile, requestBudget } from './upload.errors';
 
 export interface UploadDeps {
   storage: Storage;
@@ -57,13 +57,7 @@ export function parseCustomMetadata(value: string): unknown {
 export async function uploadAssets(deps: UploadDeps, principal: Principal, req: IncomingMessage): Promise<UploadResult> {
   const stored: string[] = [];
   const pending = new Map<string, PendingHandle>();
-  let total = 0;
-  const budget: ByteBudget = {
-    take(bytes) {
-      total += bytes;
-      if (total > deps.maxUploadBytes) throw uploadTooLarge(deps.maxUploadBytes);
-    },
-  };
+  const budget = requestBudget(deps.maxUploadBytes);
   let customMetadata: unknown;
 
   try {
