@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
 import { createHash, randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { originalKey, replacementKey } from '@dam/storage';
