@@ -1,4 +1,5 @@
-import { outputFormat, planConversions } from '../src/domain/conversion-spec';
+import { outputFormat, planConversions, smartImagingSpec } from '../src/domain/conversion-spec';
+import { outputSize } from '../src/domain/output-size';
 
 describe('planConversions', () => {
   const custom = {
@@ -20,10 +21,10 @@ describe('planConversions', () => {
 
   it('skips built-ins that are not built yet and reports undefined or invalid keys as errors', () => {
     const plan = planConversions({
-      conversions: { custom, profile: { image: ['smart_imaging', 'thumb', 'missing', 'broken', 'nobox', 'thumb'] } },
+      conversions: { custom, profile: { image: ['deepzoom', 'thumb', 'missing', 'broken', 'nobox', 'thumb'] } },
     });
     expect(plan.specs.map((s) => s.key)).toEqual(['thumb']);
-    expect(plan.skipped).toEqual(['smart_imaging']);
+    expect(plan.skipped).toEqual(['deepzoom']);
     expect(Object.keys(plan.errors).sort()).toEqual(['broken', 'missing', 'nobox']);
     expect(plan.errors.missing).toMatch(/not defined/);
     expect(plan.errors.nobox).toMatch(/width or height/);
@@ -49,5 +50,22 @@ describe('outputFormat', () => {
     ['avif', 'avif', 'image/avif'],
   ] as const)('%s → .%s %s', (format, ext, contentType) => {
     expect(outputFormat(format)).toEqual({ ext, contentType });
+  });
+});
+
+describe('smart_imaging', () => {
+  it('fits ordinary images inside 1920 px without enlarging, and crops extreme ones to 3:1 by attention', () => {
+    expect(smartImagingSpec({ width: 4000, height: 3000 })).toMatchObject({ width: 1920, height: 1920, fit: 'inside', format: 'webp', withoutEnlargement: true });
+    expect(outputSize({ width: 4000, height: 3000 }, smartImagingSpec({ width: 4000, height: 3000 }))).toEqual({ width: 1920, height: 1440 });
+    expect(outputSize({ width: 640, height: 480 }, smartImagingSpec({ width: 640, height: 480 }))).toEqual({ width: 640, height: 480 });
+    expect(smartImagingSpec({ width: 1000, height: 300 })).toMatchObject({ width: 900, height: 300, fit: 'cover', position: 'attention' });
+    expect(smartImagingSpec({ width: 6000, height: 1000 })).toMatchObject({ width: 1920, height: 640, fit: 'cover' });
+    expect(smartImagingSpec({ width: 500, height: 4000 })).toMatchObject({ width: 500, height: 1500, fit: 'cover' });
+  });
+
+  it('is planned as a built-in, resolved once the size is known', () => {
+    const plan = planConversions({ conversions: { profile: { image: ['smart_imaging', 'deepzoom'] } } });
+    expect(plan.specs).toEqual([expect.objectContaining({ key: 'smart_imaging', smart: true })]);
+    expect(plan.skipped).toEqual(['deepzoom']);
   });
 });

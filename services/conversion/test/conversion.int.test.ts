@@ -60,6 +60,14 @@ describe('conversion service (real NATS, S3, sharp)', () => {
       source_checksum: checksum,
       image: { width: 640, height: 480 },
       conversions: {
+        // The delivery rendition: never enlarged, so a 640x480 source stays 640x480 (WebP).
+        smart_imaging: {
+          object_key: `conversions/g1/img1/${checksum}/smart_imaging.webp`,
+          content_type: 'image/webp',
+          width: 640,
+          height: 480,
+          size: expect.any(Number),
+        },
         thumb: { object_key: thumbKey, content_type: 'image/webp', width: 200, height: 200, size: expect.any(Number) },
         narrow: {
           object_key: `conversions/g1/img1/${checksum}/narrow.jpg`,
@@ -69,7 +77,6 @@ describe('conversion service (real NATS, S3, sharp)', () => {
           size: expect.any(Number),
         },
       },
-      // smart_imaging is a built-in that is not built yet: skipped, not an error.
       errors: {},
     });
 
@@ -108,6 +115,23 @@ describe('conversion service (real NATS, S3, sharp)', () => {
     expect(report.errors.original).toMatch(/not a decodable image|cannot be decoded/);
     const started = service.logs().filter((l) => /"msg":"conversion started"/.test(l) && l.includes('"corrupt"'));
     expect(started).toHaveLength(1);
+  });
+
+  it('crops a banner longer than 3:1 to 3:1 for smart_imaging, keeping the salient region', async () => {
+    // A 1200x200 banner: grey, with a bright square near its right end where attention should settle.
+    const banner = await sharp({ create: { width: 1200, height: 200, channels: 3, background: '#777' } })
+      .composite([{ input: await sharp({ create: { width: 120, height: 120, channels: 3, background: '#f00' } }).png().toBuffer(), left: 1000, top: 40 }])
+      .png()
+      .toBuffer();
+    const checksum = await h.putOriginal('g1', 'banner', banner);
+    await h.publishJob('g1', 'banner', { checksum, contentType: 'image/png' }, { keys: ['smart_imaging'] });
+    const report = await h.reportFor('banner');
+    expect(report.conversions.smart_imaging).toMatchObject({ width: 600, height: 200, content_type: 'image/webp' });
+    const chunks: Buffer[] = [];
+    for await (const chunk of await h.storage.getStream(report.conversions.smart_imaging?.object_key ?? '')) chunks.push(chunk as Buffer);
+    const { channels } = await sharp(Buffer.concat(chunks)).stats();
+    // The red square is inside the crop: red dominates green somewhere in the output.
+    expect((channels[0]?.max ?? 0) - (channels[1]?.min ?? 0)).toBeGreaterThan(150);
   });
 
   it('reports the job as started, in progress and finished, under its job id and worker', async () => {

@@ -12,6 +12,7 @@ import { assetDataRoutes } from './http/asset-data.routes';
 import { publicPolicySync } from './adapters/public-object.repository';
 import { conversionRoutes } from './http/conversions.routes';
 import { dataUpdateRoutes } from './http/data-update.routes';
+import { processRoutes } from './http/process.routes';
 import { schemaRoutes } from './http/schemas.routes';
 import { publicAccessRoutes } from './http/public-access.routes';
 import { downloadRoutes } from './http/download.routes';
@@ -62,6 +63,7 @@ export function buildMetadataApp(deps: MetadataAppDeps): Express {
   app.use(jobRoutes(new JobRepository(deps.pool)));
   app.use(trashRoutes({ transactions, settings: deps.groupSettings }));
   app.use(dataUpdateRoutes(transactions));
+  app.use(processRoutes({ transactions, settings: deps.groupSettings }));
   app.use(schemaRoutes(transactions));
   // Before Add Conversion, whose `/content/:name` would take "set_public_access" for a name.
   app.use(publicAccessRoutes({ transactions, storage: deps.storage, syncPolicy: deps.syncPublicPolicy ?? publicPolicySync(deps.pool, deps.storage) }));

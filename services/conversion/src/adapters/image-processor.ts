@@ -64,7 +64,13 @@ export class ImageProcessor {
     // `.rotate()` without an angle applies the EXIF orientation, so the output looks as the camera meant.
     const pipeline = this.open(path)
       .rotate()
-      .resize({ width: spec.width ?? undefined, height: spec.height ?? undefined, fit: spec.fit });
+      .resize({
+        width: spec.width ?? undefined,
+        height: spec.height ?? undefined,
+        fit: spec.fit,
+        ...(spec.withoutEnlargement ? { withoutEnlargement: true } : {}),
+        ...(spec.position === 'attention' ? { position: sharp.strategy.attention } : {}),
+      });
     switch (spec.format) {
       case 'webp':
         pipeline.webp({ quality: spec.quality });

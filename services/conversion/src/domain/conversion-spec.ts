@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Size } from './output-size';
 
 export const IMAGE_FORMATS = ['webp', 'jpeg', 'png', 'avif'] as const;
 export type ImageFormat = (typeof IMAGE_FORMATS)[number];
@@ -30,6 +31,35 @@ export interface ConversionSpec {
   fit: Fit;
   format: ImageFormat;
   quality: number;
+  /** Never larger than the source (built-in delivery renditions). */
+  withoutEnlargement?: boolean;
+  /** What a crop keeps: the centre (default) or the most salient region (sharp's attention strategy). */
+  position?: 'centre' | 'attention';
+  /** The box depends on the source's size: resolved with `smartImagingSpec` once it is known. */
+  smart?: boolean;
+}
+
+/** `smart_imaging`: the delivery rendition (spec "Conversion", CONTRACT §3). */
+export const SMART_IMAGING_KEY = 'smart_imaging';
+const SMART_SIDE = 1920;
+const SMART_MAX_RATIO = 3;
+
+/**
+ * The delivery rendition of an image of `source` size: WebP at most 1920 px on its longer side, never enlarged;
+ * a panorama or banner longer than 3:1 is cropped to 3:1 around its most salient region (attention), so the
+ * rendition stays usable in a layout.
+ */
+export function smartImagingSpec(source: Size): ConversionSpec {
+  const base = { key: SMART_IMAGING_KEY, format: 'webp' as const, quality: 82, withoutEnlargement: true };
+  const { width: w, height: h } = source;
+  if (Math.max(w / h, h / w) <= SMART_MAX_RATIO) return { ...base, width: SMART_SIDE, height: SMART_SIDE, fit: 'inside' };
+  // The kept region is the full short side by three times it; scaled down to 1920 px if it is longer.
+  if (w >= h) {
+    const width = Math.min(SMART_MAX_RATIO * h, SMART_SIDE);
+    return { ...base, width, height: Math.max(1, Math.round(width / SMART_MAX_RATIO)), fit: 'cover', position: 'attention' };
+  }
+  const height = Math.min(SMART_MAX_RATIO * w, SMART_SIDE);
+  return { ...base, width: Math.max(1, Math.round(height / SMART_MAX_RATIO)), height, fit: 'cover', position: 'attention' };
 }
 
 /** The slice of the settings record this service reads; everything else passes through untouched. */
@@ -44,7 +74,7 @@ export interface ImageSettings {
  * Built-in image keys (spec: "Conversion") that this service does not produce yet. They are skipped, not
  * reported as errors: the default profile lists `smart_imaging`, and an error would mark every upload ERROR.
  */
-export const UNBUILT_BUILTIN_KEYS: ReadonlySet<string> = new Set(['smart_imaging', 'deepzoom']);
+export const UNBUILT_BUILTIN_KEYS: ReadonlySet<string> = new Set(['deepzoom']);
 
 export interface ConversionPlan {
   specs: ConversionSpec[];
@@ -66,6 +96,10 @@ export function planConversions(settings: ImageSettings, only?: readonly string[
   const keys = [...new Set(wanted.filter((k): k is string => typeof k === 'string'))];
   const custom = settings.conversions?.custom ?? {};
   for (const key of keys) {
+    if (key === SMART_IMAGING_KEY) {
+      plan.specs.push({ ...smartImagingSpec({ width: SMART_SIDE, height: SMART_SIDE }), smart: true });
+      continue;
+    }
     if (UNBUILT_BUILTIN_KEYS.has(key)) {
       plan.skipped.push(key);
       continue;

@@ -8,7 +8,7 @@ import type { Logger } from '@dam/logging';
 import { conversionKey, originalKey, type Storage } from '@dam/storage';
 import type { GroupSettingsClient } from '@dam/internal-api';
 import type { ImageProcessor } from '../adapters/image-processor';
-import { outputFormat, planConversions, type ImageSettings } from '../domain/conversion-spec';
+import { outputFormat, planConversions, smartImagingSpec, type ImageSettings } from '../domain/conversion-spec';
 import { UnprocessableImageError } from '../domain/conversion.errors';
 import { outputSize } from '../domain/output-size';
 
@@ -90,7 +90,8 @@ export async function convertAsset(
     const conversions: Record<string, CompletedConversion> = {};
     const errors: Record<string, string> = { ...plan.errors };
 
-    for (const spec of plan.specs) {
+    for (const planned of plan.specs) {
+      const spec = planned.smart ? smartImagingSpec(image) : planned;
       const expected = outputSize(image, spec);
       if (expected.width * expected.height > deps.maxOutputPixels) {
         errors[spec.key] = `output would be ${expected.width}x${expected.height}, over the limit of ${deps.maxOutputPixels} pixels`;

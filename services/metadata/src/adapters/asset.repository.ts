@@ -92,10 +92,12 @@ export class AssetRepository implements AssetStore, AssetReader {
     id: string,
     conversions: Record<string, StoredConversion>,
     metadata: Record<string, unknown>,
+    addonsInfo?: Record<string, { available: boolean }>,
   ): Promise<void> {
     await this.db.query(
-      `UPDATE assets SET conversions = $3, metadata = $4, update_time = now(), version = version + 1 WHERE group_id = $1 AND id = $2`,
-      [groupId, id, conversions, metadata],
+      `UPDATE assets SET conversions = $3, metadata = $4, addons_info = coalesce($5, addons_info), update_time = now(), version = version + 1
+       WHERE group_id = $1 AND id = $2`,
+      [groupId, id, conversions, metadata, addonsInfo ?? null],
     );
   }
 

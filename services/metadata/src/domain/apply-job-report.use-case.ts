@@ -68,7 +68,14 @@ export async function applyJobReport(runInTransaction: RunInTransaction, report:
     }
     const partial = Object.keys(errors).length > 0 ? describeErrors(errors) : undefined;
     await tx.jobs.finish(groupId, job.id, { status: 'COMPLETED', ...(partial ? { error: partial } : {}) });
-    return (await settleAsset(tx, groupId, asset.id)) === 'processed' ? 'processed' : 'recorded';
+    const settled = await settleAsset(tx, groupId, asset.id);
+    if (settled === 'processed') return 'processed';
+    // A requested run (`process`, undelete) on a live asset: its outputs exist now, so subscribers hear it.
+    if (settled === 'unchanged' && job.type === 'processing' && asset.status !== 'NOT_READY') {
+      const now = await tx.assets.findById(groupId, asset.id);
+      if (now) await tx.events.write('file-processed', now);
+    }
+    return 'recorded';
   });
 }
 
@@ -92,7 +99,9 @@ async function recordOutputs(tx: Tx, asset: Asset, made: ConversionsCompleted): 
     metadata.width ??= made.image.width;
     metadata.height ??= made.image.height;
   }
-  await tx.assets.saveConversions(asset.groupId, asset.id, conversions, metadata);
+  // The delivery rendition is what on-demand image delivery starts from (spec: `ON_DEMAND_IMAGE`).
+  const addonsInfo = conversions.smart_imaging ? { ...asset.addonsInfo, ON_DEMAND_IMAGE: { available: true } } : undefined;
+  await tx.assets.saveConversions(asset.groupId, asset.id, conversions, metadata, addonsInfo);
 }
 
 /**

@@ -16,6 +16,7 @@ export interface AssetStore {
     id: string,
     conversions: Record<string, StoredConversion>,
     metadata: Record<string, unknown>,
+    addonsInfo?: Record<string, { available: boolean }>,
   ): Promise<void>;
   /** Conditional claim: only a NOT_READY asset moves, so a repeated report changes nothing. */
   markProcessed(groupId: number, id: string): Promise<Asset | undefined>;

@@ -1,0 +1,58 @@
+import type { Principal } from '@dam/auth-tokens';
+import { badRequest, validationFailed } from '@dam/errors';
+import type { GroupSettings } from '@dam/internal-api';
+import { isImage } from './asset';
+import { canRead } from './asset-access';
+import { assetInTrash, assetNotFound } from './asset.errors';
+import type { Job } from './job';
+import type { RunInTransaction } from './ports';
+import { CONVERSIONS_STEP } from './processing';
+
+/** Built-in image keys the conversion worker makes today (`deepzoom` comes with multi-file outputs). */
+const BUILT_IMAGE_KEYS = ['smart_imaging'];
+
+/** The keys a `process` request may name for this asset: built-ins of its type and the group's custom conversions. */
+export function applicableKeys(contentType: string, settings: GroupSettings): Set<string> {
+  if (!isImage(contentType)) return new Set();
+  const conversions = settings.conversions as { custom?: Record<string, unknown> } | undefined;
+  return new Set([...BUILT_IMAGE_KEYS, ...Object.keys(conversions?.custom ?? {})]);
+}
+
+/**
+ * `POST /api/v1/assets/{id}/process` (CONTRACT §6): the named outputs made again (or for the first time) as a
+ * `processing` job; `file-processed` follows when they exist. Unknown or inapplicable keys → 400.
+ */
+export async function requestProcessing(
+  runInTransaction: RunInTransaction,
+  caller: Principal,
+  id: string,
+  keys: string[],
+  settingsOf: (groupId: number) => Promise<GroupSettings>,
+): Promise<Job> {
+  const wanted = [...new Set(keys)];
+  return runInTransaction(async (tx) => {
+    const asset = await tx.assets.findForUpdate(caller.group_id, id);
+    if (!asset || !canRead(caller, asset)) throw assetNotFound();
+    if (asset.deletedAt) throw assetInTrash();
+    if (asset.status === 'NOT_READY') throw badRequest('ASSET_NOT_READY', 'The asset is still being processed');
+    const allowed = applicableKeys(asset.contentType, await settingsOf(asset.groupId));
+    const refused = wanted.filter((k) => !allowed.has(k));
+    if (refused.length > 0) {
+      throw validationFailed(
+        refused.map((k) => ({ path: 'keys', message: `"${k}" is not a key this ${asset.contentType} asset can be processed into` })),
+        'Some keys are unknown or do not apply to this asset',
+      );
+    }
+    const job = await tx.jobs.create({
+      groupId: asset.groupId,
+      type: 'processing',
+      worker: 'conversion',
+      params: { keys: wanted },
+      assetIds: [asset.id],
+      steps: [CONVERSIONS_STEP],
+      createdBy: caller.user_id,
+    });
+    await tx.commands.send(job, asset, 0);
+    return job;
+  });
+}

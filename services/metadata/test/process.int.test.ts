@@ -1,0 +1,87 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
+import { createHash } from 'node:crypto';
+import { ASSET_EVENTS, DAM_INTERNAL, jobCommandSubject } from '@dam/events';
+import { conversionKey, originalKey } from '@dam/storage';
+import { waitFor } from '@dam/testing';
+import { assetId, collect, finalReport, principal, publishReport, signedFetch, startMetadata, type Harness } from './harness';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startMetadata();
+  h.settings.set(String(GROUP), { conversions: { custom: { banner: { width: 600, height: 200 } } } });
+});
+afterAll(async () => {
+  await h?.stop();
+});
+
+const GROUP = 23;
+const admin = principal({ group_id: GROUP, user_id: 1 });
+const checksum = createHash('md5').update('img').digest('hex');
+
+async function create(contentType: string): Promise<string> {
+  const id = assetId();
+  const res = await signedFetch(`${h.url}/internal/v1/assets`, admin, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ files: [{ id, name: 'i.png', size: 3, checksum, content_type: contentType, object_key: originalKey(String(GROUP), id), metadata: {} }] }),
+  });
+  expect(res.status).toBe(201);
+  return id;
+}
+
+const output = (id: string, key: string) => ({ object_key: conversionKey(String(GROUP), id, checksum, key, 'webp'), content_type: 'image/webp', width: 10, height: 10, size: 10 });
+const made = (id: string, conversions: Record<string, ReturnType<typeof output>>) => ({
+  id: 'r',
+  asset_id: id,
+  group_id: String(GROUP),
+  source_checksum: checksum,
+  image: { width: 10, height: 10 },
+  conversions,
+  errors: {},
+});
+const call = async (path: string, body: unknown, p = admin) => {
+  const res = await signedFetch(`${h.url}${path}`, p, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: res.status, body: (await res.json()) as any };
+};
+const data = async (id: string) => (await (await signedFetch(`${h.url}/api/v1/assets/${id}/data`, admin)).json()) as any;
+
+describe('POST /api/v1/assets/{id}/process (CONTRACT §6)', () => {
+  it('runs the named keys as a job, records them, marks ON_DEMAND_IMAGE and raises file-processed', async () => {
+    const id = await create('image/png');
+    expect((await call(`/api/v1/assets/${id}/process`, { keys: ['banner'] })).body.error.code).toBe('ASSET_NOT_READY');
+    publishReport(h, await finalReport(h, made(id, { thumb: output(id, 'thumb') })));
+    await waitFor(async () => (await data(id)).status === 'OK', { description: 'OK' });
+    expect((await data(id)).addons_info).toEqual({});
+
+    const commands = await collect(h.nc, DAM_INTERNAL, jobCommandSubject('conversion'));
+    const events = await collect(h.nc, ASSET_EVENTS, `assets.events.${GROUP}.file-processed`);
+    const res = await call(`/api/v1/assets/${id}/process`, { keys: ['banner', 'smart_imaging'] });
+    expect(res).toEqual({ status: 202, body: { job_id: expect.any(Number), status: 'QUEUED' } });
+    await waitFor(() => commands.messages.some((m) => m.payload.job_id === res.body.job_id), { description: 'command' });
+    expect(commands.messages.find((m) => m.payload.job_id === res.body.job_id)?.payload.keys).toEqual(['banner', 'smart_imaging']);
+
+    publishReport(h, await finalReport(h, made(id, { banner: output(id, 'banner'), smart_imaging: output(id, 'smart_imaging') })));
+    await waitFor(async () => (await data(id)).conversions.banner !== undefined, { description: 'banner recorded' });
+    const after = await data(id);
+    expect(Object.keys(after.conversions).sort()).toEqual(['banner', 'smart_imaging', 'thumb']);
+    expect(after.addons_info).toEqual({ ON_DEMAND_IMAGE: { available: true } });
+    await waitFor(() => events.messages.some((m) => m.payload.asset_id === id && m.payload.data.conversions.banner), { description: 'file-processed' });
+    const job = await signedFetch(`${h.url}/api/v1/jobs/${res.body.job_id}`, admin);
+    expect(await job.json()).toMatchObject({ type: 'processing', status: 'COMPLETED', progress: 100 });
+    await commands.stop();
+    await events.stop();
+  });
+
+  it('answers 400 for unknown or inapplicable keys, 404 for unknown or foreign assets', async () => {
+    const text = await create('text/plain');
+    expect((await call(`/api/v1/assets/${text}/process`, { keys: ['banner'] })).status).toBe(400);
+    const image = await create('image/png');
+    publishReport(h, await finalReport(h, made(image, {})));
+    await waitFor(async () => (await data(image)).status === 'OK', { description: 'OK' });
+    for (const keys of [['nope'], ['480p-video'], ['deepzoom'], [], 'banner']) {
+      expect([keys, (await call(`/api/v1/assets/${image}/process`, { keys })).status]).toEqual([keys, 400]);
+    }
+    expect((await call(`/api/v1/assets/${'0'.repeat(32)}/process`, { keys: ['banner'] })).status).toBe(404);
+    expect((await call(`/api/v1/assets/${image}/process`, { keys: ['banner'] }, principal({ group_id: GROUP + 1 }))).status).toBe(404);
+  });
+});
