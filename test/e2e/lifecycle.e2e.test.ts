@@ -80,6 +80,31 @@ describe('an asset through its whole life, through the public addresses', () => 
     expect((await call('POST', `/api/v1/assets/${id}/content/deepzoom`)).status).toBe(409);
   });
 
+  it('transforms images on demand on Get Conversion, caches the result and makes identical misses once', async () => {
+    const get = (query: string, headers: Record<string, string> = {}) =>
+      fetch(`${suite.base}/api/v1/assets/${id}/conversions/thumb${query}`, { headers: { ...auth(), ...headers } });
+    const res = await get('?w=50&format=png');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('image/png');
+    const meta = await sharp(Buffer.from(await res.arrayBuffer())).metadata();
+    expect(meta).toMatchObject({ format: 'png', width: 50, height: 50 });
+    const made = () => (suite.services.conversion?.logs() ?? []).filter((l) => l.includes('"transform made"')).length;
+    const before = made();
+    // The same request again is a cache hit: nothing is made.
+    expect((await get('?w=50&format=png')).status).toBe(200);
+    // Five identical cold requests at once: one transform.
+    const cold = await Promise.all(Array.from({ length: 5 }, () => get('?w=64&h=32&fit=cover&format=webp&q=60')));
+    expect(cold.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    const decoded = await sharp(Buffer.from(await (cold[0] as Response).arrayBuffer())).metadata();
+    expect(decoded).toMatchObject({ format: 'webp', width: 64, height: 32 });
+    await waitFor(() => made() === before + 1, { description: 'one transform made for five requests' });
+    // format=auto follows Accept.
+    const auto = await get('?w=40&format=auto', { accept: 'image/avif,image/webp,*/*' });
+    expect(auto.headers.get('content-type')).toBe('image/avif');
+    expect(auto.headers.get('vary')).toMatch(/Accept/i);
+    for (const bad of ['?w=0', '?w=9000', '?fit=squash', '?format=gif', '?q=101', '?h=abc']) expect([bad, (await get(bad)).status]).toEqual([bad, 400]);
+  });
+
   it('replaces the content: same id, new checksum, old conversions and public URLs gone, new conversions made', async () => {
     const before = (await data(id)).body;
     second = await png(250);

@@ -60,11 +60,16 @@ export async function startSuite(overrides: Record<string, Record<string, string
     // metadata first: auth asks it about watermark assets in settings changes; metadata asks auth for settings
     // (bulk delete limits) only when a request needs them, so auth's port is fixed up front.
     const authPort = await freePort();
-    const metadata = await start('metadata', { DATABASE_URL: await createDatabase('e2e_metadata'), AUTH_URL: `http://127.0.0.1:${authPort}` });
+    const conversionPort = await freePort();
+    const metadata = await start('metadata', {
+      DATABASE_URL: await createDatabase('e2e_metadata'),
+      AUTH_URL: `http://127.0.0.1:${authPort}`,
+      CONVERSION_URL: `http://127.0.0.1:${conversionPort}`,
+    });
     const auth = await start('auth', { DATABASE_URL: await createDatabase('e2e_auth'), METADATA_URL: metadata.url }, authPort);
     const [upload, , gateway] = await Promise.all([
       start('upload', { AUTH_URL: auth.url, METADATA_URL: metadata.url }),
-      start('conversion', { AUTH_URL: auth.url }),
+      start('conversion', { AUTH_URL: auth.url }, conversionPort),
       start('gateway', { AUTH_URL: auth.url, METADATA_URL: metadata.url }),
     ]);
     return {

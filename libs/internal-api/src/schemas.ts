@@ -63,6 +63,30 @@ export const ingestRequest = z.object({
 });
 export const ingestResponse = z.object({ id: z.string(), status: z.enum(['QUEUED', 'ERROR']), message: z.string() });
 
+/** On-demand image transform parameters (CONTRACT §5), `format` already resolved (no `auto`). */
+export const transformParams = z.object({
+  w: z.number().int().min(1).max(8192).optional(),
+  h: z.number().int().min(1).max(8192).optional(),
+  fit: z.enum(['cover', 'contain', 'inside', 'fill']).optional(),
+  format: z.enum(['jpeg', 'png', 'webp', 'avif']),
+  q: z.number().int().min(1).max(100).optional(),
+});
+export type TransformParams = z.infer<typeof transformParams>;
+
+/** conversion `POST /internal/v1/transforms` (caller: metadata): make `cache_key` from `source_key` unless it exists. */
+export const transformRequest = z.object({
+  source_key: z.string().regex(/^(originals|conversions)\/[^\s]+$/, 'must be an original or a conversion'),
+  cache_key: z.string().regex(/^conversions\/[^/]+\/[^/]+\/[^/]+\/_t\/[a-f0-9]{32}\.[a-z]+$/, 'must be a transform cache key'),
+  params: transformParams,
+});
+export const transformResponse = z.object({
+  object_key: z.string(),
+  content_type: z.string(),
+  size: z.number().int().nonnegative(),
+  /** Whether this call made it (false: it was in the cache, or another identical request made it). */
+  made: z.boolean(),
+});
+
 export const replaceOriginalResponse = z.object({ asset: z.object({ id: z.string(), status: z.string() }) });
 
 /** auth `GET /internal/v1/groups/:group_id/settings` (caller: conversion): the record, read by each worker for its part. */
@@ -78,4 +102,5 @@ export const INTERNAL_PATHS = {
   replaceable: (assetId: string) => `/internal/v1/assets/${encodeURIComponent(assetId)}/replaceable`,
   replaceOriginal: (assetId: string) => `/internal/v1/assets/${encodeURIComponent(assetId)}/original`,
   ingest: '/internal/v1/assets/ingest',
+  transforms: '/internal/v1/transforms',
 } as const;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { serviceKeyEnv } from '@dam/auth-tokens';
+import { serviceKeyEnv, trustedKeysEnv } from '@dam/auth-tokens';
 import { baseEnv, loadConfig, natsEnv, s3Env, serviceUrl } from '@dam/config';
 import { DEFAULT_MAX_INPUT_PIXELS } from './adapters/image-processor';
 
@@ -10,6 +10,7 @@ export const configSchema = z.object({
   ...natsEnv,
   ...s3Env,
   ...serviceKeyEnv('conversion'),
+  ...trustedKeysEnv,
   AUTH_URL: serviceUrl(8090),
   /** Images converted at once by this process (each uses one libvips thread). */
   CONCURRENCY: positiveInt(2),

@@ -1,6 +1,6 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { jetstream } from '@nats-io/jetstream';
-import { createServiceSigner } from '@dam/auth-tokens';
+import { createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
 import { connectNats, DAM_INTERNAL, natsReachable, waitForStreams } from '@dam/events';
 import { runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
@@ -10,6 +10,7 @@ import { ImageProcessor } from './adapters/image-processor';
 import { buildConversionApp } from './app';
 import { loadConversionConfig } from './config';
 import { jobCommandWorker } from './consumers/job-command.consumer';
+import { transformer } from './use-cases/transform.use-case';
 
 async function main(): Promise<void> {
   const config = loadConversionConfig();
@@ -19,6 +20,7 @@ async function main(): Promise<void> {
   // metadata creates the streams (only its NATS identity may); start in any order and wait for them.
   await waitForStreams(nc, [DAM_INTERNAL], { onWait: (missing) => logger.info({ missing }, 'waiting for streams') });
   const storage = createStorage(storageConfigFromEnv(config));
+  const images = new ImageProcessor(config.MAX_INPUT_PIXELS);
 
   await runService({
     logger,
@@ -36,7 +38,7 @@ async function main(): Promise<void> {
           logger,
           storage,
           settings: new GroupSettingsClient({ authUrl: config.AUTH_URL, signer: createServiceSigner(config.SERVICE_KEY), ttlMs: config.SETTINGS_CACHE_MS }),
-          images: new ImageProcessor(config.MAX_INPUT_PIXELS),
+          images,
           maxOutputPixels: config.MAX_OUTPUT_PIXELS,
         },
         { concurrency: config.CONCURRENCY, ackWaitMs: config.ACK_WAIT_MS, maxDeliver: config.MAX_DELIVER, backoffMs: config.RETRY_BACKOFF_MS },
@@ -46,7 +48,13 @@ async function main(): Promise<void> {
       { name: 'telemetry', close: () => telemetry.shutdown() },
       { name: 'nats', close: () => nc.drain() },
     ],
-    app: (readiness) => buildConversionApp({ logger, readiness }),
+    app: (readiness) =>
+      buildConversionApp({
+        logger,
+        readiness,
+        verifier: createServiceVerifier({ service: 'conversion', trusted: config.SERVICE_TRUSTED_KEYS }),
+        transform: transformer({ logger, storage, images, maxOutputPixels: config.MAX_OUTPUT_PIXELS }),
+      }),
   });
 }
 

@@ -15,7 +15,7 @@ import { dataUpdateRoutes } from './http/data-update.routes';
 import { processRoutes } from './http/process.routes';
 import { schemaRoutes } from './http/schemas.routes';
 import { publicAccessRoutes } from './http/public-access.routes';
-import { downloadRoutes } from './http/download.routes';
+import { downloadRoutes, type TransformCall } from './http/download.routes';
 import { jobRoutes } from './http/jobs.routes';
 import { trashRoutes, type TrashRouteDeps } from './http/trash.routes';
 import { internalAssetExistsRoutes } from './http/internal-asset-exists.routes';
@@ -34,6 +34,8 @@ export interface MetadataAppDeps {
   replacedOriginalGraceMs?: number;
   /** Writes the bucket policy from the public objects (one shared with the poller, so it skips unchanged writes). */
   syncPublicPolicy?: () => Promise<unknown>;
+  /** On-demand image transforms (the conversion service); without it they answer 503. */
+  transforms?: TransformCall;
   /** Largest file Add Conversion accepts (MAX_UPLOAD_BYTES). */
   maxUploadBytes?: number;
   /** Group settings from auth (bulk delete limits). */
@@ -59,7 +61,7 @@ export function buildMetadataApp(deps: MetadataAppDeps): Express {
   app.use(internalIngestRoutes(transactions));
   app.use(internalAssetExistsRoutes(reader));
   app.use(assetDataRoutes(reader));
-  app.use(downloadRoutes(reader, deps.storage, deps.logger));
+  app.use(downloadRoutes(reader, deps.storage, deps.logger, deps.transforms));
   app.use(jobRoutes(new JobRepository(deps.pool)));
   app.use(trashRoutes({ transactions, settings: deps.groupSettings }));
   app.use(dataUpdateRoutes(transactions));

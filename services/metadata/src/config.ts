@@ -11,6 +11,8 @@ export const configSchema = z.object({
   ...serviceKeyEnv('metadata'),
   /** Group settings (bulk delete limits) come from auth. */
   AUTH_URL: serviceUrl(8090),
+  /** On-demand image transforms are made by the conversion service. */
+  CONVERSION_URL: serviceUrl(8093),
   SETTINGS_CACHE_MS: z.coerce.number().int().nonnegative().default(30_000),
   /** How often queued object-store deletions (delete, purge, replace) are carried out. */
   OBJECT_DELETIONS_INTERVAL_MS: z.coerce.number().int().min(50).default(1_000),

@@ -11,6 +11,7 @@ import { pgTransactions } from './adapters/transaction';
 import { buildMetadataApp } from './app';
 import { loadMetadataConfig } from './config';
 import { publicPolicySync } from './adapters/public-object.repository';
+import { transformClient } from './adapters/transform.client';
 import { dataUpdatesPoller, localJobsPoller, objectDeletionsPoller, publicPolicyPoller } from './consumers/housekeeping.pollers';
 import { jobLeaseSweeper, jobReportsWorker } from './consumers/job-reports.consumer';
 import { migrateMetadata } from './migrations';
@@ -63,6 +64,7 @@ async function main(): Promise<void> {
         replacedOriginalGraceMs: config.REPLACED_ORIGINAL_GRACE_MS,
         maxUploadBytes: config.MAX_UPLOAD_BYTES,
         syncPublicPolicy,
+        transforms: transformClient({ baseUrl: config.CONVERSION_URL, signer: createServiceSigner(config.SERVICE_KEY) }),
         groupSettings: new GroupSettingsClient({ authUrl: config.AUTH_URL, signer: createServiceSigner(config.SERVICE_KEY), ttlMs: config.SETTINGS_CACHE_MS }),
         verifier: createServiceVerifier({ service: 'metadata', trusted: config.SERVICE_TRUSTED_KEYS }),
         readiness,

@@ -62,15 +62,17 @@ export class ImageProcessor {
   /** Decodes the original, resizes it into the spec's box and writes the encoded output to `target`. */
   async convert(path: string, spec: ConversionSpec, target: string): Promise<ProducedImage> {
     // `.rotate()` without an angle applies the EXIF orientation, so the output looks as the camera meant.
-    const pipeline = this.open(path)
-      .rotate()
-      .resize({
+    const pipeline = this.open(path).rotate();
+    // No box at all (an on-demand format change): the image keeps its size.
+    if (spec.width !== null || spec.height !== null) {
+      pipeline.resize({
         width: spec.width ?? undefined,
         height: spec.height ?? undefined,
         fit: spec.fit,
         ...(spec.withoutEnlargement ? { withoutEnlargement: true } : {}),
         ...(spec.position === 'attention' ? { position: sharp.strategy.attention } : {}),
       });
+    }
     switch (spec.format) {
       case 'webp':
         pipeline.webp({ quality: spec.quality });

@@ -73,6 +73,7 @@ export async function startHarness(): Promise<Harness> {
     env: (extra = {}) => ({
       ...nats.env('conversion'),
       SERVICE_KEY: identities.privateKey('conversion'),
+      SERVICE_TRUSTED_KEYS: identities.trustedKeys(),
       ...s3Env(bucket),
       OTEL_SDK_DISABLED: 'true',
       ...extra,

@@ -19,6 +19,10 @@ export async function getAssetData(reader: AssetReader, caller: Principal, id: s
 
 /** What a download needs to know about the stored bytes of one key. */
 export interface DownloadTarget {
+  /** The asset's group and id, and its original's checksum (on-demand transforms are cached under it). */
+  groupId: number;
+  assetId: string;
+  assetChecksum: string;
   objectKey: string;
   contentType: string;
   fileName: string;
@@ -30,12 +34,24 @@ export interface DownloadTarget {
 export async function resolveDownload(reader: AssetReader, caller: Principal, id: string, key: string): Promise<DownloadTarget> {
   const asset = await findReadableAsset(reader, caller, id);
   if (key === 'original') {
-    return { objectKey: asset.objectKey, contentType: asset.contentType, fileName: asset.name, size: asset.size, etag: asset.checksum };
+    return {
+      groupId: asset.groupId,
+      assetId: asset.id,
+      assetChecksum: asset.checksum,
+      objectKey: asset.objectKey,
+      contentType: asset.contentType,
+      fileName: asset.name,
+      size: asset.size,
+      etag: asset.checksum,
+    };
   }
   const conversion = Object.hasOwn(asset.conversions, key) ? asset.conversions[key] : undefined;
   if (!conversion) throw conversionNotFound(key);
   const ext = conversion.object_key.includes('.') ? conversion.object_key.slice(conversion.object_key.lastIndexOf('.')) : '';
   return {
+    groupId: asset.groupId,
+    assetId: asset.id,
+    assetChecksum: asset.checksum,
     objectKey: conversion.object_key,
     contentType: conversion.content_type,
     fileName: `${baseName(asset.name)}_${key}${ext}`,

@@ -3,13 +3,15 @@ import type { Readable } from 'node:stream';
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { principalOf } from '@dam/auth-tokens';
-import { badRequest, notFound, rangeNotSatisfiable } from '@dam/errors';
+import { createHash } from 'node:crypto';
+import { badRequest, notFound, rangeNotSatisfiable, unavailable } from '@dam/errors';
+import type { TransformParams } from '@dam/internal-api';
 import { parseRange, parsed, rangeUnlessChanged, safeDisposition, validate } from '@dam/http';
 import type { Logger } from '@dam/logging';
-import { isNotFoundError, ObjectNotFoundError, type Storage } from '@dam/storage';
+import { conversionsPrefix, isNotFoundError, ObjectNotFoundError, type Storage } from '@dam/storage';
 import { conversionNotFound } from '../domain/asset.errors';
 import type { AssetReader } from '../domain/ports';
-import { resolveDownload } from '../domain/read-asset.use-case';
+import { resolveDownload, type DownloadTarget } from '../domain/read-asset.use-case';
 import { assetIdParam } from './asset-data.routes';
 import { contentDisposition } from './content-disposition';
 
@@ -19,14 +21,16 @@ const etagMatches = (header: string | undefined, etag: string): boolean =>
   header !== undefined && header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag || t.trim() === '*');
 
 /** Endpoint 5 + CONTRACT §4: streams the original or one single-file conversion from S3, with Range. */
-export function downloadRoutes(reader: AssetReader, storage: Storage, logger: Logger): Router {
+export type TransformCall = (req: { source_key: string; cache_key: string; params: TransformParams }) => Promise<{ object_key: string; content_type: string; size: number }>;
+
+export function downloadRoutes(reader: AssetReader, storage: Storage, logger: Logger, transforms?: TransformCall): Router {
   const router = Router();
   const schemas = {
     params: z.object({ id: assetIdParam, key: z.string().min(1).max(64) }),
     query: z.object({ delivery: z.enum(['download', 'display']).default('download') }),
   };
-  const send = async (req: Request, res: Response, params: { id: string; key: string }, delivery: 'download' | 'display') => {
-    const target = await resolveDownload(reader, principalOf(res), params.id, params.key);
+  const send = async (req: Request, res: Response, params: { id: string; key: string }, delivery: 'download' | 'display', resolved?: DownloadTarget) => {
+    const target = resolved ?? (await resolveDownload(reader, principalOf(res), params.id, params.key));
     let { size, etag } = target;
     if (size === undefined || etag === undefined) {
       const stat = await storage.stat(target.objectKey);
@@ -91,16 +95,69 @@ export function downloadRoutes(reader: AssetReader, storage: Storage, logger: Lo
   // otherwise. Multi-file conversions are served below their key instead (CONTRACT §5).
   const conversion = {
     params: z.object({ id: assetIdParam, key: z.string().min(1).max(64) }),
-    query: z.object({ delivery: z.enum(['download', 'display']).default('display') }),
+    query: z.object({ delivery: z.enum(['download', 'display']).default('display'), ...transformQuery.shape }),
   };
   router.get('/api/v1/assets/:id/conversions/:key', validate(conversion), async (req, res) => {
     const { params, query } = parsed(conversion, req, res);
     if (MULTI_FILE_KEYS.has(params.key)) {
       throw badRequest('MULTI_FILE_CONVERSION', `"${params.key}" is a multi-file conversion: read it below /content/${params.key}/`);
     }
-    await send(req, res, params, query.delivery);
+    const { delivery, ...wanted } = query;
+    if (Object.values(wanted).every((v) => v === undefined)) {
+      await send(req, res, params, delivery);
+      return;
+    }
+    // On-demand transform (CONTRACT §5): made once into the cache, then served like any conversion.
+    if (!transforms) throw unavailable('On-demand transforms are not configured', 'CONVERSION_UNAVAILABLE');
+    const source = await resolveDownload(reader, principalOf(res), params.id, params.key);
+    if (!source.contentType.startsWith('image/')) {
+      throw badRequest('TRANSFORM_NOT_APPLICABLE', `"${params.key}" is not an image: on-demand transforms apply to images only`);
+    }
+    if (wanted.format === 'auto') res.vary('Accept');
+    const format = resolveFormat(wanted.format, source.contentType, req.header('accept'));
+    const transformParams: TransformParams = {
+      format,
+      ...(wanted.w !== undefined ? { w: wanted.w } : {}),
+      ...(wanted.h !== undefined ? { h: wanted.h } : {}),
+      ...(wanted.fit !== undefined ? { fit: wanted.fit } : {}),
+      ...(wanted.q !== undefined ? { q: wanted.q } : {}),
+    };
+    const sourceEtag = source.etag ?? (await storage.stat(source.objectKey))?.etag;
+    if (sourceEtag === undefined) throw conversionNotFound(params.key);
+    const fingerprint = createHash('sha256').update(JSON.stringify({ source: source.objectKey, etag: sourceEtag, params: transformParams })).digest('hex').slice(0, 32);
+    const cacheKey = `${conversionsPrefix(String(source.groupId), source.assetId, source.assetChecksum)}_t/${fingerprint}.${EXT[format]}`;
+    const hit = await storage.stat(cacheKey);
+    const made = hit
+      ? { object_key: cacheKey, content_type: `image/${format}`, size: hit.size }
+      : await transforms({ source_key: source.objectKey, cache_key: cacheKey, params: transformParams });
+    const base = source.fileName.includes('.') ? source.fileName.slice(0, source.fileName.lastIndexOf('.')) : source.fileName;
+    await send(req, res, params, delivery, { ...source, objectKey: made.object_key, contentType: made.content_type, size: made.size, etag: undefined, fileName: `${base}.${EXT[format]}` });
   });
   return router;
+}
+
+const EXT: Record<TransformParams['format'], string> = { jpeg: 'jpg', png: 'png', webp: 'webp', avif: 'avif' };
+
+/** `w`, `h` (1-8192), `fit`, `format` (with `auto`), `q` (1-100): anything else is a 400. */
+const transformQuery = z.object({
+  w: z.coerce.number().int().min(1).max(8192).optional(),
+  h: z.coerce.number().int().min(1).max(8192).optional(),
+  fit: z.enum(['cover', 'contain', 'inside', 'fill']).optional(),
+  format: z.enum(['jpeg', 'png', 'webp', 'avif', 'auto']).optional(),
+  q: z.coerce.number().int().min(1).max(100).optional(),
+});
+
+/** `auto` follows `Accept` (AVIF, then WebP, else JPEG); no format keeps the source's where it can. */
+function resolveFormat(asked: string | undefined, sourceType: string, accept: string | undefined): TransformParams['format'] {
+  if (asked && asked !== 'auto') return asked as TransformParams['format'];
+  if (asked === 'auto') {
+    const a = (accept ?? '').toLowerCase();
+    if (a.includes('image/avif')) return 'avif';
+    if (a.includes('image/webp')) return 'webp';
+    return 'jpeg';
+  }
+  const own = sourceType.toLowerCase().replace('image/', '').replace('jpg', 'jpeg');
+  return (['jpeg', 'png', 'webp', 'avif'] as const).find((f) => f === own) ?? 'jpeg';
 }
 
 /** Conversions made of many files (tiles, playlists): Get Conversion cannot return them as one body. */

@@ -1,0 +1,23 @@
+import { Router } from 'express';
+import { badRequest } from '@dam/errors';
+import { parsed, validate } from '@dam/http';
+import { transformRequest } from '@dam/internal-api';
+import { UnprocessableImageError } from '../domain/conversion.errors';
+import type { transformer } from '../use-cases/transform.use-case';
+
+/** `POST /internal/v1/transforms` (metadata only): makes one on-demand transform into its cache key. */
+export function transformRoutes(transform: ReturnType<typeof transformer>): Router {
+  const router = Router();
+  const schemas = { body: transformRequest };
+  router.post('/internal/v1/transforms', validate(schemas), async (req, res) => {
+    const { body } = parsed(schemas, req, res);
+    try {
+      res.json(await transform(body.source_key, body.cache_key, body.params));
+    } catch (error) {
+      // The source is not an image sharp can read, or the result would be too large: the client's request fails.
+      if (error instanceof UnprocessableImageError) throw badRequest('TRANSFORM_FAILED', error.message);
+      throw error;
+    }
+  });
+  return router;
+}
