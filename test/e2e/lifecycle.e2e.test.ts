@@ -148,6 +148,24 @@ describe('an asset through its whole life, through the public addresses', () => 
     for (const t of trashed) expect((await call('POST', `/api/v1/assets/trash/${t}/undelete`, { keys: ['original'] })).status).toBe(404);
   });
 
+  it('reads media metadata: EXIF basics in the upload result, exif, thumbhash and phash once processed (CONTRACT §14)', async () => {
+    const photo = await sharp({ create: { width: 300, height: 200, channels: 3, background: '#3a6' } })
+      .jpeg()
+      .withMetadata({ orientation: 6 })
+      .withExifMerge({ IFD0: { Make: 'Canon', Model: 'EOS R5', Copyright: '(c) ACME' } })
+      .toBuffer();
+    const [file] = (await upload([[photo, 'camera.jpg']])).files;
+    // Orientation 6 turns the picture: it is shown 200 wide and 300 high.
+    expect(file.metadata).toMatchObject({ width: 200, height: 300, Orientation: 6, Make: 'Canon', Model: 'EOS R5' });
+    expect(file.metadata).not.toHaveProperty('phash');
+    await ok(file.id);
+    const { metadata } = (await data(file.id)).body;
+    expect(metadata).toMatchObject({ width: 200, height: 300, Make: 'Canon', ColorMode: 'RGB', exif: { Copyright: '(c) ACME' } });
+    expect(metadata.thumbhash).toMatch(/^[A-Za-z0-9+/]+=*$/);
+    expect(metadata.phash).toMatch(/^[0-9a-f]{16}$/);
+    expect(metadata.exif).not.toHaveProperty('GPS');
+  });
+
   it('announced every change on ASSET_EVENTS with the specification\'s payload shapes', async () => {
     const mine = events.seen.filter((e) => e.asset_id === id);
     const types = new Set(mine.map((e) => e.type));

@@ -1,4 +1,5 @@
 import { fromBuffer } from 'file-type';
+import exifr from 'exifr';
 import { imageSize } from 'image-size';
 
 /** How much of the start of a file is kept for sniffing the type and reading image dimensions. */
@@ -26,16 +27,45 @@ export async function sniffContentType(head: Buffer, truncated: boolean): Promis
   return looksLikeText(head, truncated) ? 'text/plain' : 'application/octet-stream';
 }
 
-/** Width and height of an image from its first bytes; {} when they cannot be read (or it is no image). */
-export function imageMetadata(head: Buffer, contentType: string): { width?: number; height?: number } {
+export interface ImageMetadata {
+  width?: number;
+  height?: number;
+  Orientation?: number;
+  Make?: string;
+  Model?: string;
+  ColorSpace?: string;
+}
+
+/** EXIF ColorSpace values (the tag is a number). */
+const COLOR_SPACES: Record<number, string> = { 1: 'sRGB', 2: 'AdobeRGB', 65535: 'Uncalibrated' };
+
+/**
+ * What an upload result says about an image, from its first bytes (CONTRACT §14): width and height as displayed
+ * (EXIF orientation applied), and `Orientation`, `Make`, `Model`, `ColorSpace` where the EXIF has them (read with
+ * exifr). {} for what is not an image or cannot be read.
+ */
+export async function imageMetadata(head: Buffer, contentType: string): Promise<ImageMetadata> {
   if (!contentType.startsWith('image/')) return {};
+  const out: ImageMetadata = {};
   try {
     const size = imageSize(head);
     if (size.width === undefined || size.height === undefined) return {};
     // EXIF orientations 5-8 rotate by 90°: report the size as displayed.
     const rotated = size.orientation !== undefined && size.orientation >= 5;
-    return rotated ? { width: size.height, height: size.width } : { width: size.width, height: size.height };
+    Object.assign(out, rotated ? { width: size.height, height: size.width } : { width: size.width, height: size.height });
   } catch {
     return {};
   }
+  try {
+    const tags = (await exifr.parse(head, { pick: ['Orientation', 'Make', 'Model', 'ColorSpace'], translateValues: false, reviveValues: false })) as
+      | Record<string, unknown>
+      | undefined;
+    if (typeof tags?.Orientation === 'number') out.Orientation = tags.Orientation;
+    if (typeof tags?.Make === 'string' && tags.Make.trim()) out.Make = tags.Make.trim();
+    if (typeof tags?.Model === 'string' && tags.Model.trim()) out.Model = tags.Model.trim();
+    if (typeof tags?.ColorSpace === 'number' && COLOR_SPACES[tags.ColorSpace]) out.ColorSpace = COLOR_SPACES[tags.ColorSpace];
+  } catch {
+    // No or broken EXIF: the size is all there is.
+  }
+  return out;
 }

@@ -56,7 +56,7 @@ export async function storeOriginal(storage: Storage, key: string, file: Readabl
   }
   const head = Buffer.concat(headChunks);
   const contentType = await sniffContentType(head, !ended);
-  const metadata = imageMetadata(head, contentType);
+  const metadata = { ...(await imageMetadata(head, contentType)) };
 
   if (ended) {
     // The whole file fit in the head: one plain PUT. A streamed upload of unknown length goes multipart, and

@@ -78,6 +78,7 @@ describe('conversion service (real NATS, S3, sharp)', () => {
         },
       },
       errors: {},
+      metadata: { ColorMode: 'RGB', ColorSpace: 'sRGB', thumbhash: expect.any(String), phash: expect.stringMatching(/^[0-9a-f]{16}$/) },
     });
 
     const stat = await h.storage.stat(thumbKey);
@@ -88,6 +89,42 @@ describe('conversion service (real NATS, S3, sharp)', () => {
     expect(decoded.info).toMatchObject({ width: 200, height: 200 });
     expect((await sharp(Buffer.concat(chunks)).metadata()).format).toBe('webp');
     await waitFor(() => service.logs().some((l) => /"msg":"conversion finished"/.test(l) && l.includes('"img1"')));
+  });
+
+  it('reads EXIF fields, and a perceptual hash that barely moves for a re-encoded copy', async () => {
+    const photo = await sharp({ create: { width: 320, height: 240, channels: 3, background: '#48c' } })
+      .composite([{ input: await sharp({ create: { width: 100, height: 80, channels: 3, background: '#fd2' } }).png().toBuffer(), left: 30, top: 40 }])
+      .jpeg({ quality: 90 })
+      .withExif({ IFD0: { Make: 'Canon', Model: 'EOS R5', Artist: 'Ann Example', Copyright: '(c) ACME', ImageDescription: 'A test card' } })
+      .toBuffer();
+    const checksum = await h.putOriginal('g1', 'exif', photo);
+    await h.publishJob('g1', 'exif', { checksum, contentType: 'image/jpeg' });
+    const report = await h.reportFor('exif');
+    expect(report.metadata).toMatchObject({ ColorMode: 'RGB', exif: { Artist: 'Ann Example', Copyright: '(c) ACME', Description: 'A test card' } });
+    expect(report.metadata?.exif).not.toHaveProperty('GPS');
+
+    // A natural-looking picture (gradients and a shape), a smaller re-encoded copy of it, and a different picture.
+    const w = 320;
+    const hgt = 240;
+    const raw = Buffer.alloc(w * hgt * 3);
+    for (let y = 0; y < hgt; y++) {
+      for (let x = 0; x < w; x++) {
+        const i = (y * w + x) * 3;
+        raw[i] = (x * 255) / w;
+        raw[i + 1] = (y * 255) / hgt;
+        raw[i + 2] = x > 100 && x < 200 && y > 60 && y < 160 ? 230 : 40;
+      }
+    }
+    const picture = await sharp(raw, { raw: { width: w, height: hgt, channels: 3 } }).jpeg({ quality: 90 }).toBuffer();
+    const copy = await sharp(picture).resize(160).jpeg({ quality: 50 }).toBuffer();
+    const hashOf = async (id: string, bytes: Buffer) => {
+      await h.publishJob('g1', id, { checksum: await h.putOriginal('g1', id, bytes), contentType: 'image/jpeg' });
+      return String((await h.reportFor(id)).metadata?.phash);
+    };
+    const distance = (a: string, b: string) => [...a].reduce((n, c, i) => n + ((parseInt(c, 16) ^ parseInt(b[i] ?? '0', 16)).toString(2).split('1').length - 1), 0);
+    const [original, smaller] = [await hashOf('pic', picture), await hashOf('pic-copy', copy)];
+    expect(distance(original, smaller)).toBeLessThanOrEqual(8);
+    expect(distance(original, String(report.metadata?.phash))).toBeGreaterThan(16);
   });
 
   it('honours the EXIF orientation of a JPEG', async () => {

@@ -30,9 +30,9 @@ describe('sniffContentType', () => {
 });
 
 describe('imageMetadata', () => {
-  it('reads width and height of images only', () => {
-    expect(imageMetadata(makePng(9, 4), 'image/png')).toEqual({ width: 9, height: 4 });
-    expect(imageMetadata(makePng(9, 4), 'text/plain')).toEqual({});
-    expect(imageMetadata(Buffer.from('nope'), 'image/png')).toEqual({});
+  it('reads width and height of images only', async () => {
+    expect(await imageMetadata(makePng(9, 4), 'image/png')).toEqual({ width: 9, height: 4 });
+    expect(await imageMetadata(makePng(9, 4), 'text/plain')).toEqual({});
+    expect(await imageMetadata(Buffer.from('nope'), 'image/png')).toEqual({});
   });
 });

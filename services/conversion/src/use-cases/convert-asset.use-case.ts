@@ -7,6 +7,7 @@ import type { CompletedConversion, ConversionsCompleted } from '@dam/events';
 import type { Logger } from '@dam/logging';
 import { conversionKey, originalKey, type Storage } from '@dam/storage';
 import type { GroupSettingsClient } from '@dam/internal-api';
+import { describeImage } from '../adapters/image-describer';
 import type { ImageProcessor } from '../adapters/image-processor';
 import { outputFormat, planConversions, smartImagingSpec, type ImageSettings } from '../domain/conversion-spec';
 import { UnprocessableImageError } from '../domain/conversion.errors';
@@ -73,7 +74,8 @@ export async function convertAsset(
   /** Only these keys of the profile (a re-run); undefined = all of it. */
   keys?: readonly string[],
 ): Promise<ConversionsCompleted> {
-  const plan = planConversions((await deps.settings.get(input.groupId)) as ImageSettings, keys);
+  const settings = (await deps.settings.get(input.groupId)) as ImageSettings & { metadata?: { keep_gps?: unknown } };
+  const plan = planConversions(settings, keys);
   if (plan.skipped.length > 0) {
     deps.logger.debug({ asset_id: input.assetId, skipped: plan.skipped }, 'profile keys not built yet: skipped');
   }
@@ -87,6 +89,8 @@ export async function convertAsset(
     progress(done, total);
 
     const image = await deps.images.probe(source);
+    // A re-run of some keys does not need the description again; a full run records it.
+    const description = keys ? undefined : await describeImage(source, { keepGps: settings.metadata?.keep_gps === true });
     const conversions: Record<string, CompletedConversion> = {};
     const errors: Record<string, string> = { ...plan.errors };
 
@@ -121,6 +125,7 @@ export async function convertAsset(
       image: { width: image.width, height: image.height },
       conversions,
       errors,
+      ...(description ? { metadata: { ...description } } : {}),
     };
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -81,7 +81,7 @@ export async function applyJobReport(runInTransaction: RunInTransaction, report:
 
 async function recordOutputs(tx: Tx, asset: Asset, made: ConversionsCompleted): Promise<void> {
   const entries = Object.entries(made.conversions);
-  if (entries.length === 0 && !made.image) return;
+  if (entries.length === 0 && !made.image && !made.metadata) return;
   const conversions: Record<string, StoredConversion> = { ...asset.conversions };
   for (const [key, c] of entries) {
     conversions[key] = {
@@ -94,7 +94,8 @@ async function recordOutputs(tx: Tx, asset: Asset, made: ConversionsCompleted): 
       content_type: c.content_type,
     };
   }
-  const metadata = { ...asset.metadata };
+  // What processing read (ColorMode, exif, thumbhash, phash...) joins what the upload read; the upload's size stays.
+  const metadata = { ...(made.metadata ?? {}), ...asset.metadata };
   if (made.image) {
     metadata.width ??= made.image.width;
     metadata.height ??= made.image.height;

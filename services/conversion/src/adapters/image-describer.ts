@@ -1,0 +1,111 @@
+import exifr from 'exifr';
+import sharp from 'sharp';
+
+type ThumbHashModule = { rgbaToThumbHash(w: number, h: number, rgba: ArrayLike<number>): Uint8Array };
+// thumbhash ships as an ES module only: loaded with a real dynamic import (TypeScript's CommonJS output would
+// turn `import()` into `require`, which Node 20 cannot do for an ES module).
+const importEsm = new Function('specifier', 'return import(specifier)') as (specifier: string) => Promise<unknown>;
+let thumbhashModule: Promise<ThumbHashModule> | undefined;
+const loadThumbHash = (): Promise<ThumbHashModule> => (thumbhashModule ??= importEsm('thumbhash') as Promise<ThumbHashModule>);
+
+/** What processing adds to an image's `metadata` (CONTRACT §14); the upload result carries the rest. */
+export interface ImageDescription {
+  ColorMode?: string;
+  ColorSpace?: string;
+  exif?: Record<string, unknown>;
+  thumbhash?: string;
+  phash?: string;
+}
+
+const COLOR_SPACES: Record<string, string> = { srgb: 'sRGB', rgb16: 'RGB', cmyk: 'CMYK', 'b-w': 'Gray', grey16: 'Gray', lab: 'Lab' };
+
+function colorMode(meta: sharp.Metadata): string {
+  if (meta.space === 'cmyk') return 'CMYK';
+  if (meta.space === 'b-w' || meta.space === 'grey16') return meta.hasAlpha ? 'GrayscaleAlpha' : 'Grayscale';
+  return meta.hasAlpha ? 'RGBA' : 'RGB';
+}
+
+/**
+ * The 64-bit perceptual hash (pHash): the 32x32 greyscale image's DCT, its 8x8 lowest frequencies against their
+ * median, as 16 hex digits. Near-identical images differ in few bits (Hamming distance).
+ */
+export async function perceptualHash(path: string): Promise<string> {
+  const N = 32;
+  const pixels = await sharp(path, { failOn: 'error' }).rotate().greyscale().resize(N, N, { fit: 'fill' }).raw().toBuffer();
+  const cos = (i: number, u: number) => Math.cos(((2 * i + 1) * u * Math.PI) / (2 * N));
+  const coefficients: number[] = [];
+  for (let u = 0; u < 8; u++) {
+    for (let v = 0; v < 8; v++) {
+      let sum = 0;
+      for (let x = 0; x < N; x++) for (let y = 0; y < N; y++) sum += (pixels[y * N + x] ?? 0) * cos(x, u) * cos(y, v);
+      coefficients.push(sum);
+    }
+  }
+  // The DC term says only how bright the image is: left out of the median.
+  const sorted = coefficients.slice(1).sort((a, b) => a - b);
+  const median = ((sorted[31] ?? 0) + (sorted[32] ?? 0)) / 2;
+  let hex = '';
+  for (let i = 0; i < 64; i += 4) {
+    let nibble = 0;
+    for (let b = 0; b < 4; b++) nibble = (nibble << 1) | ((coefficients[i + b] ?? 0) > median ? 1 : 0);
+    hex += nibble.toString(16);
+  }
+  return hex;
+}
+
+/** A ThumbHash (base64) of the image: a ~25-byte placeholder clients can paint while the image loads. */
+export async function thumbHash(path: string): Promise<string> {
+  const { data, info } = await sharp(path, { failOn: 'error' })
+    .rotate()
+    .resize(100, 100, { fit: 'inside' })
+    .ensureAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const { rgbaToThumbHash } = await loadThumbHash();
+  return Buffer.from(rgbaToThumbHash(info.width, info.height, data)).toString('base64');
+}
+
+const iso = (v: unknown): string | undefined => (v instanceof Date && !Number.isNaN(v.getTime()) ? v.toISOString() : typeof v === 'string' ? v : undefined);
+const text = (v: unknown): string | undefined => {
+  if (typeof v === 'string' && v.trim()) return v.trim();
+  if (v && typeof v === 'object' && 'value' in v && typeof (v as { value: unknown }).value === 'string') return (v as { value: string }).value.trim();
+  return undefined;
+};
+
+/** The selected EXIF, IPTC and XMP fields (exifr); GPS only when the group keeps it. */
+async function selectedTags(path: string, keepGps: boolean): Promise<Record<string, unknown> | undefined> {
+  const tags = (await exifr.parse(path, { tiff: true, exif: true, iptc: true, xmp: true, gps: keepGps, mergeOutput: true }).catch(() => undefined)) as
+    | Record<string, unknown>
+    | undefined;
+  if (!tags) return undefined;
+  const out: Record<string, unknown> = {};
+  const when = iso(tags.DateTimeOriginal);
+  if (when) out.DateTimeOriginal = when;
+  const artist = text(tags.Artist) ?? text(tags.creator) ?? text(tags.Byline);
+  if (artist) out.Artist = artist;
+  const copyright = text(tags.Copyright) ?? text(tags.rights) ?? text(tags.CopyrightNotice);
+  if (copyright) out.Copyright = copyright;
+  const description = text(tags.ImageDescription) ?? text(tags.description) ?? text(tags.Caption);
+  if (description) out.Description = description;
+  const keywords = tags.Keywords ?? tags.subject;
+  const list = (Array.isArray(keywords) ? keywords : typeof keywords === 'string' ? [keywords] : []).map(String).filter(Boolean);
+  if (list.length > 0) out.Keywords = list;
+  if (keepGps && typeof tags.latitude === 'number' && typeof tags.longitude === 'number') out.GPS = { latitude: tags.latitude, longitude: tags.longitude };
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/** Everything processing learns about one image file. A field that cannot be read is left out, never an error. */
+export async function describeImage(path: string, opts: { keepGps: boolean }): Promise<ImageDescription> {
+  const out: ImageDescription = {};
+  const meta = await sharp(path).metadata().catch(() => undefined);
+  if (meta) {
+    out.ColorMode = colorMode(meta);
+    if (meta.space && COLOR_SPACES[meta.space]) out.ColorSpace = COLOR_SPACES[meta.space];
+  }
+  const exif = await selectedTags(path, opts.keepGps);
+  if (exif) out.exif = exif;
+  const [thumb, phash] = await Promise.all([thumbHash(path).catch(() => undefined), perceptualHash(path).catch(() => undefined)]);
+  if (thumb) out.thumbhash = thumb;
+  if (phash) out.phash = phash;
+  return out;
+}
