@@ -43,6 +43,7 @@ const IMPLEMENTED: readonly string[] = [
   'base GET /api/v1/assets/{asset_id}/conversions/{key}',
   'base POST /api/v1/assets/{asset_id}/data/update',
   'base POST /api/v1/assets/{asset_id}/process',
+  'base GET /api/v1/assets/{asset_id}/similar',
   'base GET /api/v1/schemas',
   'base POST /api/v1/schemas',
   'base GET /api/v1/schemas/{schema_id}',

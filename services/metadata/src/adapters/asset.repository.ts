@@ -79,6 +79,20 @@ export class AssetRepository implements AssetStore, AssetReader {
     return rows[0] ? toAsset(rows[0]) : undefined;
   }
 
+  async similar(groupId: number, exceptId: string, phash: string, maxDistance: number, limit: number, creatorId?: number): Promise<Array<{ id: string; distance: number }>> {
+    // Hamming distance of the two 64-bit hashes: bit_count of their XOR.
+    const { rows } = await this.db.query<{ id: string; distance: number }>(
+      `SELECT id, distance FROM (
+         SELECT id, bit_count(('x' || (metadata->>'phash'))::bit(64) # ('x' || $3)::bit(64))::int AS distance
+         FROM assets
+         WHERE group_id = $1 AND id <> $2 AND deleted_at IS NULL AND metadata->>'phash' ~ '^[0-9a-f]{16}$'
+           AND ($6::int IS NULL OR creator_id = $6)
+       ) d WHERE distance <= $4 ORDER BY distance, id LIMIT $5`,
+      [groupId, exceptId, phash, maxDistance, limit, creatorId ?? null],
+    );
+    return rows;
+  }
+
   async findForUpdate(groupId: number, id: string): Promise<Asset | undefined> {
     const { rows } = await this.db.query<AssetRow>(
       `SELECT ${COLUMNS} FROM assets WHERE group_id = $1 AND id = $2 FOR UPDATE`,

@@ -56,6 +56,8 @@ export interface NewOriginal {
 
 export interface AssetReader {
   findById(groupId: number, id: string): Promise<Asset | undefined>;
+  /** Live assets of the group whose `phash` is within `maxDistance` bits of `phash`, nearest first. */
+  similar(groupId: number, exceptId: string, phash: string, maxDistance: number, limit: number, creatorId?: number): Promise<Array<{ id: string; distance: number }>>;
 }
 
 /** Writes an asset event into the outbox of the current transaction (relayed to ASSET_EVENTS later). */

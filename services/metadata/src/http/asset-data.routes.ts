@@ -1,8 +1,8 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { principalOf } from '@dam/auth-tokens';
+import { principalOf, readsOwnOnly } from '@dam/auth-tokens';
 import { parsed, validate } from '@dam/http';
-import { getAssetData } from '../domain/read-asset.use-case';
+import { findReadableAsset, getAssetData } from '../domain/read-asset.use-case';
 import type { AssetReader } from '../domain/ports';
 
 export const assetIdParam = z.string().min(1).max(64);
@@ -14,6 +14,18 @@ export function assetDataRoutes(reader: AssetReader): Router {
   router.get('/api/v1/assets/:id/data', validate(schemas), async (req, res) => {
     const { params } = parsed(schemas, req, res);
     res.json(await getAssetData(reader, principalOf(res), params.id));
+  });
+
+  // CONTRACT §14 near-duplicates: assets whose perceptual hash is within `max_distance` bits, nearest first.
+  const similar = { params: schemas.params, query: z.object({ max_distance: z.coerce.number().int().min(0).max(32).default(8) }) };
+  router.get('/api/v1/assets/:id/similar', validate(similar), async (req, res) => {
+    const { params, query } = parsed(similar, req, res);
+    const caller = principalOf(res);
+    const asset = await findReadableAsset(reader, caller, params.id);
+    const phash = typeof asset.metadata.phash === 'string' && /^[0-9a-f]{16}$/.test(asset.metadata.phash) ? asset.metadata.phash : undefined;
+    // No hash yet (not an image, or not processed): nothing can be compared.
+    const items = phash ? await reader.similar(caller.group_id, asset.id, phash, query.max_distance, 50, readsOwnOnly(caller) ? caller.user_id : undefined) : [];
+    res.json({ items });
   });
   return router;
 }
