@@ -13,7 +13,8 @@ const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
 const auth = () => ({ authorization: `Bearer ${jwt}` });
 
 beforeAll(async () => {
-  suite = await startSuite({ metadata: { REPLACED_ORIGINAL_GRACE_MS: '0', OBJECT_DELETIONS_INTERVAL_MS: '200', PUBLIC_POLICY_INTERVAL_MS: '200' } });
+  // Settings read fresh: the bulk-delete test changes the limits and expects them at once (default cache 30 s).
+  suite = await startSuite({ metadata: { REPLACED_ORIGINAL_GRACE_MS: '0', OBJECT_DELETIONS_INTERVAL_MS: '200', PUBLIC_POLICY_INTERVAL_MS: '200', SETTINGS_CACHE_MS: '0' } });
   events = await watchAssetEvents(suite.natsUrl, suite.subscriberSeed);
   jwt = await login(suite.base, ADMIN.email, ADMIN.password);
 });
@@ -103,6 +104,25 @@ describe('an asset through its whole life, through the public addresses', () => 
     expect(auto.headers.get('content-type')).toBe('image/avif');
     expect(auto.headers.get('vary')).toMatch(/Accept/i);
     for (const bad of ['?w=0', '?w=9000', '?fit=squash', '?format=gif', '?q=101', '?h=abc']) expect([bad, (await get(bad)).status]).toEqual([bad, 400]);
+  });
+
+  it('makes a deepzoom pyramid on request and serves it below its key (Get Conversion of deepzoom is 400)', async () => {
+    const job = await call('POST', `/api/v1/assets/${id}/process`, { keys: ['deepzoom', 'smart_imaging'] });
+    expect(job).toMatchObject({ status: 202, body: { job_id: expect.any(Number), status: 'QUEUED' } });
+    await waitFor(async () => (await call('GET', `/api/v1/jobs/${job.body.job_id}`)).body.status === 'COMPLETED', { timeoutMs: 30_000, description: 'process job' });
+    const after = (await data(id)).body;
+    expect(after.conversions.deepzoom).toMatchObject({ width: 320, height: 240 });
+    expect(after.addons_info.ON_DEMAND_IMAGE).toEqual({ available: true });
+    const dzi = await fetch(`${suite.base}/api/v1/assets/${id}/content/deepzoom/image.dzi`, { headers: auth() });
+    expect(dzi.status).toBe(200);
+    expect(dzi.headers.get('content-type')).toMatch(/xml/);
+    expect(await dzi.text()).toMatch(/Width="320"[\s\S]*Height="240"|Height="240"[\s\S]*Width="320"/);
+    const tile = await fetch(`${suite.base}/api/v1/assets/${id}/content/deepzoom/image_files/9/0_0.jpeg`, { headers: auth() });
+    expect(tile.status).toBe(200);
+    expect((await sharp(Buffer.from(await tile.arrayBuffer())).metadata()).format).toBe('jpeg');
+    expect((await fetch(`${suite.base}/api/v1/assets/${id}/content/deepzoom/image_files/99/0_0.jpeg`, { headers: auth() })).status).toBe(404);
+    expect((await fetch(`${suite.base}/api/v1/assets/${id}/conversions/deepzoom`, { headers: auth() })).status).toBe(400);
+    expect((await call('POST', `/api/v1/assets/${id}/process`, { keys: ['480p-video'] })).status).toBe(400);
   });
 
   it('replaces the content: same id, new checksum, old conversions and public URLs gone, new conversions made', async () => {

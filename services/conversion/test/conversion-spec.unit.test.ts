@@ -19,12 +19,13 @@ describe('planConversions', () => {
     expect(plan.skipped).toEqual([]);
   });
 
-  it('skips built-ins that are not built yet and reports undefined or invalid keys as errors', () => {
+  it('plans the deepzoom pyramid apart and reports undefined or invalid keys as errors', () => {
     const plan = planConversions({
       conversions: { custom, profile: { image: ['deepzoom', 'thumb', 'missing', 'broken', 'nobox', 'thumb'] } },
     });
     expect(plan.specs.map((s) => s.key)).toEqual(['thumb']);
-    expect(plan.skipped).toEqual(['deepzoom']);
+    expect(plan.deepzoom).toBe(true);
+    expect(plan.skipped).toEqual([]);
     expect(Object.keys(plan.errors).sort()).toEqual(['broken', 'missing', 'nobox']);
     expect(plan.errors.missing).toMatch(/not defined/);
     expect(plan.errors.nobox).toMatch(/width or height/);
@@ -66,6 +67,6 @@ describe('smart_imaging', () => {
   it('is planned as a built-in, resolved once the size is known', () => {
     const plan = planConversions({ conversions: { profile: { image: ['smart_imaging', 'deepzoom'] } } });
     expect(plan.specs).toEqual([expect.objectContaining({ key: 'smart_imaging', smart: true })]);
-    expect(plan.skipped).toEqual(['deepzoom']);
+    expect(plan.deepzoom).toBe(true);
   });
 });

@@ -171,6 +171,30 @@ describe('conversion service (real NATS, S3, sharp)', () => {
     expect((channels[0]?.max ?? 0) - (channels[1]?.min ?? 0)).toBeGreaterThan(150);
   });
 
+  it('makes a Deep Zoom pyramid whose tile count matches the level math, the descriptor stored last', async () => {
+    const [w, hgt] = [1000, 600];
+    const checksum = await h.putOriginal('g1', 'zoom', await png(w, hgt));
+    await h.publishJob('g1', 'zoom', { checksum, contentType: 'image/png' }, { keys: ['deepzoom'] });
+    const report = await h.reportFor('zoom');
+    const base = `conversions/g1/zoom/${checksum}/deepzoom/`;
+    expect(report.conversions.deepzoom).toMatchObject({ object_key: `${base}image.dzi`, content_type: 'application/xml', width: w, height: hgt });
+    const keys = await h.storage.listKeys(base);
+    const maxLevel = Math.ceil(Math.log2(Math.max(w, hgt)));
+    let tiles = 0;
+    for (let level = 0; level <= maxLevel; level++) {
+      const scale = 2 ** (level - maxLevel);
+      tiles += Math.ceil(Math.ceil(w * scale) / 254) * Math.ceil(Math.ceil(hgt * scale) / 254);
+    }
+    expect(keys.filter((k) => k.endsWith('.jpeg'))).toHaveLength(tiles);
+    expect(keys).toContain(`${base}image_files/${maxLevel}/3_2.jpeg`);
+    const chunks: Buffer[] = [];
+    for await (const c of await h.storage.getStream(`${base}image.dzi`)) chunks.push(c as Buffer);
+    const dzi = Buffer.concat(chunks).toString('utf8');
+    expect(dzi).toMatch(/TileSize="254"/);
+    expect(dzi).toMatch(/Width="1000"/);
+    expect(dzi).toMatch(/Height="600"/);
+  });
+
   it('reports the job as started, in progress and finished, under its job id and worker', async () => {
     const bytes = await png(120, 90);
     const checksum = await h.putOriginal('g1', 'tracked', bytes);

@@ -44,6 +44,7 @@ const IMPLEMENTED: readonly string[] = [
   'base POST /api/v1/assets/{asset_id}/data/update',
   'base POST /api/v1/assets/{asset_id}/process',
   'base GET /api/v1/assets/{asset_id}/similar',
+  'base GET /api/v1/assets/{asset_id}/content/{key}/{file_path}',
   'base GET /api/v1/schemas',
   'base POST /api/v1/schemas',
   'base GET /api/v1/schemas/{schema_id}',

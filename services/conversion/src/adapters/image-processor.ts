@@ -59,6 +59,19 @@ export class ImageProcessor {
     return { ...orientedSize({ width, height }, meta.orientation), format: meta.format ?? 'unknown' };
   }
 
+  /**
+   * A Deep Zoom Image pyramid of the original (EXIF orientation applied) in `dir`: `image.dzi` and
+   * `image_files/<level>/<col>_<row>.jpeg`, as OpenSeadragon reads it.
+   */
+  async deepZoom(path: string, dir: string, tileSize: number, overlap: number): Promise<void> {
+    try {
+      await this.open(path).rotate().jpeg({ quality: 85 }).tile({ size: tileSize, overlap, layout: 'dz', container: 'fs' }).toFile(`${dir}/image`);
+    } catch (error) {
+      if (isDecodeError(error)) throw new UnprocessableImageError(`the original cannot be decoded: ${messageOf(error)}`, error);
+      throw error;
+    }
+  }
+
   /** Decodes the original, resizes it into the spec's box and writes the encoded output to `target`. */
   async convert(path: string, spec: ConversionSpec, target: string): Promise<ProducedImage> {
     // `.rotate()` without an angle applies the EXIF orientation, so the output looks as the camera meant.

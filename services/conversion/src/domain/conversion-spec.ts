@@ -74,10 +74,17 @@ export interface ImageSettings {
  * Built-in image keys (spec: "Conversion") that this service does not produce yet. They are skipped, not
  * reported as errors: the default profile lists `smart_imaging`, and an error would mark every upload ERROR.
  */
-export const UNBUILT_BUILTIN_KEYS: ReadonlySet<string> = new Set(['deepzoom']);
+export const UNBUILT_BUILTIN_KEYS: ReadonlySet<string> = new Set<string>();
+
+/** `deepzoom`: a Deep Zoom Image pyramid (`image.dzi` + `image_files/<level>/<col>_<row>.jpeg`), served below its key. */
+export const DEEPZOOM_KEY = 'deepzoom';
+export const DEEPZOOM_TILE = 254;
+export const DEEPZOOM_OVERLAP = 1;
 
 export interface ConversionPlan {
   specs: ConversionSpec[];
+  /** The Deep Zoom pyramid is asked for (it is not one file, so not a spec). */
+  deepzoom?: boolean;
   /** Keys that cannot be produced, with why; they go into the report's `errors`. */
   errors: Record<string, string>;
   /** Built-ins not implemented yet (neither produced nor failed). */
@@ -96,6 +103,10 @@ export function planConversions(settings: ImageSettings, only?: readonly string[
   const keys = [...new Set(wanted.filter((k): k is string => typeof k === 'string'))];
   const custom = settings.conversions?.custom ?? {};
   for (const key of keys) {
+    if (key === DEEPZOOM_KEY) {
+      plan.deepzoom = true;
+      continue;
+    }
     if (key === SMART_IMAGING_KEY) {
       plan.specs.push({ ...smartImagingSpec({ width: SMART_SIDE, height: SMART_SIDE }), smart: true });
       continue;

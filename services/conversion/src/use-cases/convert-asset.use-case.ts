@@ -1,15 +1,15 @@
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { CompletedConversion, ConversionsCompleted } from '@dam/events';
 import type { Logger } from '@dam/logging';
-import { conversionKey, originalKey, type Storage } from '@dam/storage';
+import { conversionKey, conversionsPrefix, originalKey, type Storage } from '@dam/storage';
 import type { GroupSettingsClient } from '@dam/internal-api';
 import { describeImage } from '../adapters/image-describer';
 import type { ImageProcessor } from '../adapters/image-processor';
-import { outputFormat, planConversions, smartImagingSpec, type ImageSettings } from '../domain/conversion-spec';
+import { DEEPZOOM_KEY, DEEPZOOM_OVERLAP, DEEPZOOM_TILE, outputFormat, planConversions, smartImagingSpec, type ImageSettings } from '../domain/conversion-spec';
 import { UnprocessableImageError } from '../domain/conversion.errors';
 import { outputSize } from '../domain/output-size';
 
@@ -40,6 +40,37 @@ function sourceKeyOf(input: ConvertAssetInput): string {
     throw new UnprocessableImageError(`the original key ${input.sourceKey} is not one of this asset's`);
   }
   return input.sourceKey;
+}
+
+/** Every file below `dir`, as paths relative to it. */
+async function filesUnder(dir: string, prefix = ''): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(path.join(dir, prefix), { withFileTypes: true })) {
+    const rel = prefix ? `${prefix}/${entry.name}` : entry.name;
+    if (entry.isDirectory()) out.push(...(await filesUnder(dir, rel)));
+    else out.push(rel);
+  }
+  return out;
+}
+
+/**
+ * The Deep Zoom pyramid, stored below `<conversions prefix>/deepzoom/`: the tiles first and `image.dzi` last, so
+ * a reader that finds the descriptor finds every tile it names. The record points at `image.dzi`.
+ */
+async function makeDeepZoom(deps: ConvertAssetDeps, input: ConvertAssetInput, source: string, image: { width: number; height: number }, dir: string): Promise<CompletedConversion> {
+  await mkdir(dir, { recursive: true });
+  await deps.images.deepZoom(source, dir, DEEPZOOM_TILE, DEEPZOOM_OVERLAP);
+  const base = `${conversionsPrefix(input.groupId, input.assetId, input.checksum)}${DEEPZOOM_KEY}/`;
+  const files = (await filesUnder(dir)).sort((a, b) => (a === 'image.dzi' ? 1 : b === 'image.dzi' ? -1 : a.localeCompare(b)));
+  let size = 0;
+  for (const rel of files) {
+    const file = path.join(dir, rel);
+    const bytes = (await stat(file)).size;
+    size += bytes;
+    const contentType = rel.endsWith('.dzi') ? 'application/xml' : 'image/jpeg';
+    await deps.storage.putStream(`${base}${rel}`, createReadStream(file), { contentType, size: bytes });
+  }
+  return { object_key: `${base}image.dzi`, content_type: 'application/xml', width: image.width, height: image.height, size };
 }
 
 /** Report id = `Nats-Msg-Id`: a re-run for the same original after a crash is stored once. */
@@ -84,7 +115,7 @@ export async function convertAsset(
     const source = path.join(dir, 'original');
     await pipeline(await deps.storage.getStream(sourceKeyOf(input)), createWriteStream(source));
     // Steps: the download, then making and storing each output.
-    const total = 1 + 2 * plan.specs.length;
+    const total = 1 + 2 * plan.specs.length + (plan.deepzoom ? 1 : 0);
     let done = 1;
     progress(done, total);
 
@@ -115,6 +146,11 @@ export async function convertAsset(
         height: produced.height,
         size: produced.size,
       };
+    }
+
+    if (plan.deepzoom) {
+      conversions[DEEPZOOM_KEY] = await makeDeepZoom(deps, input, source, image, path.join(dir, DEEPZOOM_KEY));
+      progress(++done, total);
     }
 
     return {

@@ -45,6 +45,14 @@ export type NewAsset = Pick<
 
 export const isImage = (contentType: string): boolean => contentType.toLowerCase().startsWith('image/');
 
+/** Multi-file conversions are recorded by their descriptor (`image.dzi`, `master.m3u8`) inside their own folder. */
+const MULTI_FILE_DESCRIPTOR = /\/(image\.dzi|master\.m3u8)$/;
+
+/** What the object store holds for a conversion: its object, or (multi-file) the folder of its files. */
+export function storedObjectsOf(c: Pick<StoredConversion, 'object_key'>): string {
+  return MULTI_FILE_DESCRIPTOR.test(c.object_key) ? c.object_key.slice(0, c.object_key.lastIndexOf('/') + 1) : c.object_key;
+}
+
 /** The spec's asset data format: what Get Data answers and what asset events carry. */
 export function toAssetData(asset: Asset): AssetData {
   const conversions: AssetData['conversions'] = {};

@@ -1,7 +1,7 @@
 import { canEditAsset, type Principal } from '@dam/auth-tokens';
 import { conflict, forbidden, validationFailed } from '@dam/errors';
 import { CUSTOM_CONVERSION_NAME, RESERVED_CONVERSION_KEYS } from '@dam/internal-api';
-import type { Asset, StoredConversion } from './asset';
+import { storedObjectsOf, type Asset, type StoredConversion } from './asset';
 import { canRead } from './asset-access';
 import { assetInTrash, assetNotFound, conversionNotFound } from './asset.errors';
 import type { RunInTransaction, Tx } from './ports';
@@ -70,7 +70,7 @@ export async function deleteCustomConversion(runInTransaction: RunInTransaction,
     if (!existing) throw conversionNotFound(key);
     const kept = Object.fromEntries(Object.entries(asset.conversions).filter(([k]) => k !== key));
     const updated = await revokePublic(tx, await tx.assets.setConversions(asset.groupId, asset.id, kept), [key]);
-    await tx.deletions.enqueue([existing.object_key]);
+    await tx.deletions.enqueue([storedObjectsOf(existing)]);
     await tx.events.writeDeletion(updated, { id, event: 'file-deleted', keys: [key], status: 'OK', message: `Deleted: ${key}` });
     return { id, deleted: [key] };
   });

@@ -8,8 +8,8 @@ import type { Job } from './job';
 import type { RunInTransaction } from './ports';
 import { CONVERSIONS_STEP } from './processing';
 
-/** Built-in image keys the conversion worker makes today (`deepzoom` comes with multi-file outputs). */
-const BUILT_IMAGE_KEYS = ['smart_imaging'];
+/** Built-in image keys the conversion worker makes. */
+const BUILT_IMAGE_KEYS = ['smart_imaging', 'deepzoom'];
 
 /** The keys a `process` request may name for this asset: built-ins of its type and the group's custom conversions. */
 export function applicableKeys(contentType: string, settings: GroupSettings): Set<string> {

@@ -2,7 +2,7 @@ import { canDeleteAsset, hasPermission, PERMISSION, type Principal } from '@dam/
 import { conflict, forbidden, validationFailed } from '@dam/errors';
 import type { DeletionPayload } from '@dam/events';
 import { conversionsPrefix } from '@dam/storage';
-import type { Asset } from './asset';
+import { storedObjectsOf, type Asset } from './asset';
 import { canRead } from './asset-access';
 import { assetInTrash, assetNotFound } from './asset.errors';
 import type { Job } from './job';
@@ -61,7 +61,7 @@ export async function trashOrTrim(tx: Tx, asset: Asset, keys: string[]): Promise
       const kept = Object.fromEntries(Object.entries(asset.conversions).filter(([k]) => !removed.includes(k)));
       after = await tx.assets.setConversions(asset.groupId, asset.id, kept);
       after = await revokePublic(tx, after, removed);
-      await tx.deletions.enqueue(removed.map((k) => asset.conversions[k]?.object_key ?? '').filter(Boolean));
+      await tx.deletions.enqueue(removed.flatMap((k) => (asset.conversions[k] ? [storedObjectsOf(asset.conversions[k])] : [])));
     }
     message = removed.length > 0 ? `Deleted: ${removed.join(', ')}` : 'Nothing to delete: no listed key applies to the asset';
   }

@@ -11,7 +11,8 @@ import type { Logger } from '@dam/logging';
 import { conversionsPrefix, isNotFoundError, ObjectNotFoundError, type Storage } from '@dam/storage';
 import { conversionNotFound } from '../domain/asset.errors';
 import type { AssetReader } from '../domain/ports';
-import { resolveDownload, type DownloadTarget } from '../domain/read-asset.use-case';
+import { storedObjectsOf } from '../domain/asset';
+import { findReadableAsset, resolveDownload, type DownloadTarget } from '../domain/read-asset.use-case';
 import { assetIdParam } from './asset-data.routes';
 import { contentDisposition } from './content-disposition';
 
@@ -91,6 +92,31 @@ export function downloadRoutes(reader: AssetReader, storage: Storage, logger: Lo
     await send(req, res, params, query.delivery);
   });
 
+  // CONTRACT §5 multi-file conversions, served below their key: `deepzoom/image.dzi` and its tiles
+  // (`image_files/<level>/<col>_<row>.jpeg`), `hls-video/master.m3u8` and its renditions and segments.
+  router.get('/api/v1/assets/:id/content/:key/*path', async (req, res) => {
+    const id = assetIdParam.safeParse(req.params.id);
+    const key = String(req.params.key);
+    const segments = (req.params as unknown as { path: string[] }).path;
+    if (!id.success || !MULTI_FILE_KEYS.has(key)) throw notFound('CONTENT_NOT_FOUND', 'No such content');
+    if (segments.length === 0 || segments.length > 6 || !segments.every((s) => /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/.test(s))) {
+      throw badRequest('VALIDATION_FAILED', 'The file path is not one of this conversion\'s files');
+    }
+    const asset = await findReadableAsset(reader, principalOf(res), id.data);
+    const conversion = Object.hasOwn(asset.conversions, key) ? asset.conversions[key] : undefined;
+    if (!conversion) throw conversionNotFound(key);
+    const file = segments.join('/');
+    const target: DownloadTarget = {
+      groupId: asset.groupId,
+      assetId: asset.id,
+      assetChecksum: asset.checksum,
+      objectKey: `${storedObjectsOf(conversion)}${file}`,
+      contentType: contentTypeOfFile(file),
+      fileName: segments[segments.length - 1] ?? file,
+    };
+    await send(req, res, { id: asset.id, key }, 'display', target);
+  });
+
   // Endpoint 15, Get Conversion: the bytes of one conversion (or `original`), shown inline unless asked
   // otherwise. Multi-file conversions are served below their key instead (CONTRACT §5).
   const conversion = {
@@ -135,6 +161,19 @@ export function downloadRoutes(reader: AssetReader, storage: Storage, logger: Lo
   });
   return router;
 }
+
+const FILE_TYPES: Array<[RegExp, string]> = [
+  [/\.dzi$/, 'application/xml'],
+  [/\.jpe?g$/, 'image/jpeg'],
+  [/\.png$/, 'image/png'],
+  [/\.webp$/, 'image/webp'],
+  [/\.m3u8$/, 'application/vnd.apple.mpegurl'],
+  [/\.ts$/, 'video/mp2t'],
+  [/\.m4s$/, 'video/iso.segment'],
+  [/\.mp4$/, 'video/mp4'],
+  [/\.vtt$/, 'text/vtt'],
+];
+const contentTypeOfFile = (file: string): string => FILE_TYPES.find(([re]) => re.test(file))?.[1] ?? 'application/octet-stream';
 
 const EXT: Record<TransformParams['format'], string> = { jpeg: 'jpg', png: 'png', webp: 'webp', avif: 'avif' };
 
