@@ -148,7 +148,14 @@ export function createStorage(config: StorageConfig): Storage {
     publicUrl: (key) => `${publicBase}/${encodeURIComponent(bucket)}/${key.split('/').map(encodeURIComponent).join('/')}`,
     async setPublicObjects(keys) {
       if (keys.length === 0) {
-        await client.setBucketPolicy(bucket, '');
+        // Deleting a policy that is not there fails on some servers (radosgw): nothing to revoke then.
+        await client.setBucketPolicy(bucket, '').catch(async (error: unknown) => {
+          const exists = await client.getBucketPolicy(bucket).then(
+            (policy) => policy !== '',
+            () => false,
+          );
+          if (exists) throw error;
+        });
         return;
       }
       const policy = {

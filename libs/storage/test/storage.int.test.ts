@@ -32,6 +32,20 @@ describe('storage against the S3 server', () => {
     await storage.ensureBucket(); // idempotent
   });
 
+  it('makes exactly the listed objects public, and none once the list is empty (with or without a policy before)', async () => {
+    await storage.setPublicObjects([]);
+    const open = originalKey('g1', 'public1');
+    const closed = originalKey('g1', 'private1');
+    await storage.putBuffer(open, Buffer.from('open'), { contentType: 'text/plain' });
+    await storage.putBuffer(closed, Buffer.from('closed'), { contentType: 'text/plain' });
+    await storage.setPublicObjects([open]);
+    expect((await fetch(storage.publicUrl(open))).status).toBe(200);
+    expect((await fetch(storage.publicUrl(closed))).status).toBe(403);
+    await storage.setPublicObjects([]);
+    expect((await fetch(storage.publicUrl(open))).status).toBe(403);
+    await storage.setPublicObjects([]);
+  });
+
   it('answers ping', async () => {
     await expect(storage.ping()).resolves.toBeUndefined();
     const missing = createStorage({ ...testS3Config('no-such-bucket-dam'), partSize: 5 * 1024 * 1024 });

@@ -78,7 +78,7 @@ describe('POST /api/v1/assets/{id}/process (CONTRACT §6)', () => {
     const image = await create('image/png');
     publishReport(h, await finalReport(h, made(image, {})));
     await waitFor(async () => (await data(image)).status === 'OK', { description: 'OK' });
-    for (const keys of [['nope'], ['480p-video'], ['deepzoom'], [], 'banner']) {
+    for (const keys of [['nope'], ['480p-video'], ['hls-video'], [], 'banner']) {
       expect([keys, (await call(`/api/v1/assets/${image}/process`, { keys })).status]).toEqual([keys, 400]);
     }
     expect((await call(`/api/v1/assets/${'0'.repeat(32)}/process`, { keys: ['banner'] })).status).toBe(404);
