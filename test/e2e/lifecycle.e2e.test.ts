@@ -1,5 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
 import { createHash } from 'node:crypto';
+import { crc32 } from 'node:zlib';
 import sharp from 'sharp';
 import { ASSET_EVENT_SCHEMAS, type AssetEventType } from '@dam/events';
 import { testMinioClient, waitFor } from '@dam/testing';
@@ -184,6 +185,20 @@ describe('an asset through its whole life, through the public addresses', () => 
     expect(metadata.thumbhash).toMatch(/^[A-Za-z0-9+/]+=*$/);
     expect(metadata.phash).toMatch(/^[0-9a-f]{16}$/);
     expect(metadata.exif).not.toHaveProperty('GPS');
+  });
+
+  it('ends a decompression bomb in ERROR from its header, and the next upload still succeeds', async () => {
+    // A 1x1 PNG whose header claims 60000x60000 pixels.
+    const bomb = Buffer.from(await sharp({ create: { width: 1, height: 1, channels: 3, background: '#000' } }).png().toBuffer());
+    bomb.writeUInt32BE(60_000, 16);
+    bomb.writeUInt32BE(60_000, 20);
+    bomb.writeUInt32BE(crc32(bomb.subarray(12, 29)), 29);
+    const [bad] = (await upload([[bomb, 'bomb.png']])).files;
+    await waitFor(async () => (await data(bad.id)).body.status === 'ERROR', { timeoutMs: 30_000, description: 'bomb ERROR' });
+    expect((await data(bad.id)).body.errors.original).toMatch(/more than the limit/);
+    const [good] = (await upload([[await png(90), 'after-bomb.png']])).files;
+    await ok(good.id);
+    expect((await data(good.id)).body.conversions.thumb).toMatchObject({ width: 200, height: 200 });
   });
 
   it('announced every change on ASSET_EVENTS with the specification\'s payload shapes', async () => {
