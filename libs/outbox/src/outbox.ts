@@ -52,7 +52,12 @@ export async function writeOutbox(client: Queryable, entry: OutboxEntry): Promis
     JSON.stringify(payload),
     JSON.stringify(headers),
   ]);
+  // Wakes the relays when the transaction commits (several notifications of one transaction arrive as one).
+  await client.query(`SELECT pg_notify('${OUTBOX_CHANNEL}', '')`);
 }
+
+/** The channel relays LISTEN on: a commit with outbox rows wakes them instead of waiting for the next poll. */
+export const OUTBOX_CHANNEL = 'dam_outbox';
 
 export interface OutboxRelayOptions {
   pool: Pool;
@@ -173,6 +178,10 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   let lastPruneMs = 0;
   let timer: NodeJS.Timeout | undefined;
   let cycle: Promise<void> | undefined;
+  let running = false;
+  /** A notification arrived while a cycle ran: run again at once when it ends. */
+  let woken = false;
+  let listener: PoolClient | undefined;
 
   const runCycle = async (): Promise<void> => {
     try {
@@ -186,13 +195,65 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       logger.warn({ ...errorFields(error) }, 'outbox drain failed: retrying');
     }
   };
+  const start = () => {
+    running = true;
+    cycle = runCycle().finally(() => {
+      running = false;
+      if (woken && !stopping) {
+        woken = false;
+        start();
+      } else schedule();
+    });
+  };
   const schedule = () => {
     if (stopping) return;
     timer = setTimeout(() => {
-      cycle = runCycle().finally(schedule);
+      timer = undefined;
+      start();
     }, intervalMs);
   };
+  /** A commit wrote outbox rows: drain now rather than at the next poll (the poll stays, as a safety net). */
+  const wake = () => {
+    if (stopping) return;
+    if (running) {
+      woken = true;
+      return;
+    }
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    start();
+  };
+  const listen = async (): Promise<void> => {
+    if (stopping) return;
+    try {
+      const client = await pool.connect();
+      client.on('notification', wake);
+      client.on('error', (error) => {
+        // The connection is gone: polling carries on, and listening is tried again shortly.
+        logger.warn({ ...errorFields(error) }, 'outbox listener lost: polling until it is back');
+        client.removeListener('notification', wake);
+        client.release(true);
+        if (listener === client) listener = undefined;
+        setTimeout(() => void listen(), 1000).unref();
+      });
+      await client.query(`LISTEN ${OUTBOX_CHANNEL}`);
+      listener = client;
+      if (stopping) await releaseListener();
+    } catch (error) {
+      logger.warn({ ...errorFields(error) }, 'outbox listener could not start: polling only');
+      setTimeout(() => void listen(), 1000).unref();
+    }
+  };
+  const releaseListener = async (): Promise<void> => {
+    const client = listener;
+    listener = undefined;
+    if (!client) return;
+    client.removeListener('notification', wake);
+    await client.query(`UNLISTEN ${OUTBOX_CHANNEL}`).catch(() => undefined);
+    client.release();
+  };
   schedule();
+  void listen();
 
   return {
     drainOnce,
@@ -201,6 +262,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       stopping = true;
       if (timer) clearTimeout(timer);
       await cycle;
+      await releaseListener();
     },
   };
 }

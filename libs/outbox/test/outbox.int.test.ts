@@ -70,6 +70,18 @@ describe('outbox against PostgreSQL and nats-server', () => {
     expect((await readStream()).map((m) => m.id)).toEqual(['kept']);
   });
 
+  it('publishes a committed row at once, woken by the commit\'s notification, not by the next poll', async () => {
+    const relay = startOutboxRelay({ pool, nc, logger: captureLogger(), intervalMs: 60_000 });
+    relays.push(relay);
+    // The listener connects in the background: give it a moment before the commit.
+    await new Promise((r) => setTimeout(r, 300));
+    const started = Date.now();
+    await inTransaction(async (c) => writeOutbox(c, { id: 'woken', subject, payload: fileSavedEvent('woken') }));
+    for (let i = 0; i < 100 && (await readStream()).length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect((await readStream()).map((m) => m.id)).toEqual(['woken']);
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
   it('prunes published rows past the retention and never unpublished ones', async () => {
     for (const id of ['old-published', 'new-published', 'old-unpublished']) {
       await inTransaction(async (c) => writeOutbox(c, { id, subject, payload: fileSavedEvent(id) }));
