@@ -14,6 +14,8 @@ export const resultReportId = (jobId: number): string => `job-${jobId}-done`;
 export interface JobReporter {
   /** Progress 0-99 of the work (sent when it grows); also renews the lease. */
   progress(done: number, total: number): void;
+  /** The job moved on to another of its steps (a transcode: preprocess, transcodes, addons, postprocess). */
+  step(name: string): void;
   /** The final report (COMPLETED or FAILED); stops the heartbeat. */
   finish(state: 'COMPLETED' | 'FAILED', extra?: Partial<JobReport>): Promise<void>;
   stop(): void;
@@ -34,6 +36,7 @@ export function startJobReporter(opts: {
 }): JobReporter {
   const { command } = opts;
   let progress = 0;
+  let step = opts.step;
   const report = (state: JobReport['state'], extra: Partial<JobReport> = {}): JobReport => ({
     id: state === 'COMPLETED' || state === 'FAILED' ? resultReportId(command.job_id) : randomUUID(),
     job_id: command.job_id,
@@ -42,7 +45,7 @@ export function startJobReporter(opts: {
     asset_id: command.asset_id,
     worker: opts.worker,
     state,
-    step: opts.step,
+    step,
     progress: state === 'COMPLETED' || state === 'FAILED' ? 100 : progress,
     ...extra,
   });
@@ -57,6 +60,11 @@ export function startJobReporter(opts: {
       const next = Math.min(99, Math.floor((100 * done) / Math.max(1, total)));
       if (next <= progress) return;
       progress = next;
+      beat('PROGRESS');
+    },
+    step(name) {
+      if (name === step) return;
+      step = name;
       beat('PROGRESS');
     },
     async finish(state, extra = {}) {

@@ -71,8 +71,12 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
     publish: [JS_INFO, SUBJECT_JOB_REPORTS, ...durableConsumer(DAM_INTERNAL, 'conversion-jobs')],
     subscribe: [],
   },
+  transcode: {
+    // As conversion: its job commands from DAM_INTERNAL, its reports on the one report subject.
+    publish: [JS_INFO, SUBJECT_JOB_REPORTS, ...durableConsumer(DAM_INTERNAL, 'transcode-jobs')],
+    subscribe: [],
+  },
   // Not built yet: they may only ask for JetStream's account info until their subjects are added here.
-  transcode: { publish: [JS_INFO], subscribe: [] },
   addon: { publish: [JS_INFO], subscribe: [] },
   webhook: { publish: [JS_INFO], subscribe: [] },
   search: { publish: [JS_INFO], subscribe: [] },

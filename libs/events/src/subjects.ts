@@ -7,7 +7,7 @@ export const DAM_INTERNAL = 'DAM_INTERNAL';
 export const DAM_INTERNAL_SUBJECTS = 'dam.internal.>';
 
 /** metadata → a worker kind: run (or re-run) one job. `dam.internal.jobs.run.<worker>` */
-export const JOB_WORKERS = ['conversion', 'upload'] as const;
+export const JOB_WORKERS = ['conversion', 'transcode', 'upload'] as const;
 export type JobWorker = (typeof JOB_WORKERS)[number];
 export const jobCommandSubject = (worker: JobWorker): string => `dam.internal.jobs.run.${worker}`;
 /** Every worker → metadata: progress and results of jobs, on one subject. */

@@ -103,4 +103,15 @@ export const INTERNAL_PATHS = {
   replaceOriginal: (assetId: string) => `/internal/v1/assets/${encodeURIComponent(assetId)}/original`,
   ingest: '/internal/v1/assets/ingest',
   transforms: '/internal/v1/transforms',
+  /** GET (transcode): where a live asset's original is, e.g. the group's watermark image. */
+  assetSource: (groupId: number | string, assetId: string) =>
+    `/internal/v1/groups/${encodeURIComponent(String(groupId))}/assets/${encodeURIComponent(assetId)}/source`,
 } as const;
+
+/** A live asset's original as workers read it: its object key, type and checksum. */
+export const assetSourceResponse = z.object({
+  object_key: z.string().min(1),
+  content_type: z.string().min(1),
+  checksum: z.string(),
+});
+export type AssetSource = z.infer<typeof assetSourceResponse>;

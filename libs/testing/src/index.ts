@@ -7,3 +7,5 @@ export { startServiceProcess, type ServiceProcess, type ServiceProcessOptions } 
 export { repoRoot } from './paths';
 export { serviceIdentities, type ServiceIdentities } from './service-identities';
 export { makePng } from './png';
+export { startInternalStub, startSettingsStub, type InternalStub, type StubAnswer } from './internal-stub';
+export { startJobHarness, type JobHarness } from './job-harness';

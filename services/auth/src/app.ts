@@ -41,7 +41,7 @@ function guardRoutes(app: Express, verifier: ServiceVerifier): void {
   // The two public edges authenticate API keys and check JWT users here.
   app.all(['/internal/v1/authenticate', '/internal/v1/groups/:group_id/users/:user_id/status'], guard({ callers: ['gateway', 'upload'], principal: 'none' }));
   // Settings hold the webhook signing secret: only the workers that apply them.
-  app.all('/internal/v1/groups/:group_id/settings', guard({ callers: ['conversion', 'metadata'], principal: 'none' }));
+  app.all('/internal/v1/groups/:group_id/settings', guard({ callers: ['conversion', 'transcode', 'metadata'], principal: 'none' }));
   app.use(['/api', '/internal'], verifier.onlyGuarded);
 }
 

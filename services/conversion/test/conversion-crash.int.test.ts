@@ -1,9 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import sharp from 'sharp';
 import { JOB_REPORTS, publishEvent } from '@dam/events';
-import { startServiceProcess, type ServiceProcess } from '@dam/testing';
-import { startHarness, type Harness } from './support/conversion-harness';
-import { startSettingsStub } from './support/settings-stub.server';
+import { startJobHarness, startServiceProcess, startSettingsStub, type JobHarness, type ServiceProcess } from '@dam/testing';
 
 jest.setTimeout(120_000);
 
@@ -19,13 +17,13 @@ const logLine = (msg: string, assetId: string): RegExp =>
   new RegExp(`^(?=.*"msg":"${msg}")(?=.*"asset_id":"${assetId}")`);
 
 describe('conversion crash mid-work', () => {
-  let h: Harness;
+  let h: JobHarness;
   let auth: Awaited<ReturnType<typeof startSettingsStub>>;
   const services: ServiceProcess[] = [];
 
   beforeAll(async () => {
-    h = await startHarness();
-    auth = await startSettingsStub(() => ({ status: 200, body: SETTINGS }));
+    h = await startJobHarness('conversion');
+    auth = await startSettingsStub(h.identities, () => ({ status: 200, body: SETTINGS }));
   });
 
   afterAll(async () => {

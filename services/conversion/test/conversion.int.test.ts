@@ -1,8 +1,6 @@
 import sharp from 'sharp';
 import { sampleValue } from '@dam/metrics';
-import { startServiceProcess, waitFor, type ServiceProcess } from '@dam/testing';
-import { startHarness, type Harness } from './support/conversion-harness';
-import { startSettingsStub, type SettingsAnswer } from './support/settings-stub.server';
+import { startJobHarness, startServiceProcess, startSettingsStub, waitFor, type JobHarness, type ServiceProcess, type StubAnswer } from '@dam/testing';
 
 jest.setTimeout(90_000);
 
@@ -17,7 +15,7 @@ const SETTINGS = {
 };
 
 // Group behaviours: `flaky` fails twice then recovers; `down` never answers.
-function answer(groupId: string, call: number): SettingsAnswer {
+function answer(groupId: string, call: number): StubAnswer {
   if (groupId === 'down') return { status: 503 };
   if (groupId === 'flaky' && call <= 2) return { status: 502 };
   return { status: 200, body: SETTINGS };
@@ -27,13 +25,13 @@ const png = (width: number, height: number): Promise<Buffer> =>
   sharp({ create: { width, height, channels: 3, background: { r: 30, g: 120, b: 200 } } }).png().toBuffer();
 
 describe('conversion service (real NATS, S3, sharp)', () => {
-  let h: Harness;
+  let h: JobHarness;
   let auth: Awaited<ReturnType<typeof startSettingsStub>>;
   let service: ServiceProcess;
 
   beforeAll(async () => {
-    h = await startHarness();
-    auth = await startSettingsStub(answer);
+    h = await startJobHarness('conversion');
+    auth = await startSettingsStub(h.identities, answer);
     service = await startServiceProcess(
       'conversion',
       h.env({ AUTH_URL: auth.url, MAX_DELIVER: '3', RETRY_BACKOFF_MS: '200', SETTINGS_CACHE_MS: '0' }),
@@ -236,7 +234,7 @@ describe('conversion service (real NATS, S3, sharp)', () => {
     await h.publishJob('flaky', 'img2', { checksum, contentType: 'image/png' });
 
     const report = await h.reportFor('img2');
-    expect(auth.calls('flaky')).toBe(3);
+    expect(auth.settingsCalls('flaky')).toBe(3);
     expect(report.errors).toEqual({});
     expect(report.conversions.thumb).toMatchObject({ width: 200, height: 200 });
   });
@@ -247,7 +245,7 @@ describe('conversion service (real NATS, S3, sharp)', () => {
     await h.publishJob('down', 'img3', { checksum, contentType: 'image/png' });
 
     const report = await h.reportFor('img3');
-    expect(auth.calls('down')).toBe(3);
+    expect(auth.settingsCalls('down')).toBe(3);
     expect(report).toMatchObject({ id: `conv-img3-${checksum}`, image: null, conversions: {} });
     expect(report.errors.original).toMatch(/after every retry.*503/);
   });

@@ -1,6 +1,8 @@
 import { isAppError } from '@dam/errors';
 import { GroupSettingsClient } from '@dam/internal-api';
-import { identities, startSettingsStub } from './support/settings-stub.server';
+import { serviceIdentities, startSettingsStub } from '@dam/testing';
+
+const identities = serviceIdentities();
 
 const signer = identities.signer('conversion');
 
@@ -8,7 +10,7 @@ describe('GroupSettingsClient (against a local HTTP stub of auth)', () => {
   let stub: Awaited<ReturnType<typeof startSettingsStub>>;
 
   beforeAll(async () => {
-    stub = await startSettingsStub((groupId, call) =>
+    stub = await startSettingsStub(identities, (groupId, call) =>
       groupId === 'down' ? { status: 503 } : { status: 200, body: { conversions: { profile: { image: [`v${call}`] } } } },
     );
   });
@@ -20,12 +22,12 @@ describe('GroupSettingsClient (against a local HTTP stub of auth)', () => {
     expect(await client.get('a')).toEqual({ conversions: { profile: { image: ['v1'] } } });
     now += 29_000;
     expect(await client.get('a')).toEqual({ conversions: { profile: { image: ['v1'] } } });
-    expect(stub.calls('a')).toBe(1);
+    expect(stub.settingsCalls('a')).toBe(1);
     await client.get('b');
-    expect(stub.calls('b')).toBe(1);
+    expect(stub.settingsCalls('b')).toBe(1);
     now += 2_000;
     expect(await client.get('a')).toEqual({ conversions: { profile: { image: ['v2'] } } });
-    expect(stub.calls('a')).toBe(2);
+    expect(stub.settingsCalls('a')).toBe(2);
   });
 
   it('signs every settings request as conversion (the stub, like auth, refuses anything else)', async () => {
@@ -41,7 +43,7 @@ describe('GroupSettingsClient (against a local HTTP stub of auth)', () => {
       const error: unknown = await client.get('down').catch((e: unknown) => e);
       expect(isAppError(error) && error.kind === 'UNAVAILABLE' && error.code === 'SETTINGS_UNAVAILABLE').toBe(true);
     }
-    expect(stub.calls('down')).toBe(2);
+    expect(stub.settingsCalls('down')).toBe(2);
 
     const unreachable = new GroupSettingsClient({ authUrl: 'http://127.0.0.1:1', signer, timeoutMs: 1000 });
     await expect(unreachable.get('a')).rejects.toMatchObject({ kind: 'UNAVAILABLE' });

@@ -18,7 +18,7 @@ import { publicAccessRoutes } from './http/public-access.routes';
 import { downloadRoutes, type TransformCall } from './http/download.routes';
 import { jobRoutes } from './http/jobs.routes';
 import { trashRoutes, type TrashRouteDeps } from './http/trash.routes';
-import { internalAssetExistsRoutes } from './http/internal-asset-exists.routes';
+import { internalAssetExistsRoutes, internalAssetSourceRoutes } from './http/internal-asset-exists.routes';
 import { internalAssetsRoutes, internalIngestRoutes, internalReplaceRoutes } from './http/internal-assets.routes';
 
 export interface MetadataAppDeps {
@@ -53,6 +53,8 @@ export function buildMetadataApp(deps: MetadataAppDeps): Express {
   app.all(['/internal/v1/assets/ingest', '/internal/v1/assets/:id/replaceable', '/internal/v1/assets/:id/original'], guard({ callers: ['upload'], principal: 'required' }));
   // upload's orphan reaper, and auth checking a watermark asset in a settings change.
   app.all('/internal/v1/assets/exists', guard({ callers: ['upload', 'auth'], principal: 'required' }));
+  // transcode reading the group's watermark image.
+  app.all('/internal/v1/groups/:group_id/assets/:id/source', guard({ callers: ['transcode'], principal: 'none' }));
   app.use('/api', guard({ callers: ['gateway'], principal: 'required' }));
   app.use(['/api', '/internal'], deps.verifier.onlyGuarded);
   const transactions = pgTransactions(deps.pool, deps.jobTimings);
@@ -60,6 +62,7 @@ export function buildMetadataApp(deps: MetadataAppDeps): Express {
   app.use(internalReplaceRoutes(transactions, deps.replacedOriginalGraceMs));
   app.use(internalIngestRoutes(transactions));
   app.use(internalAssetExistsRoutes(reader));
+  app.use(internalAssetSourceRoutes(reader));
   app.use(assetDataRoutes(reader));
   app.use(downloadRoutes(reader, deps.storage, deps.logger, deps.transforms));
   app.use(jobRoutes(new JobRepository(deps.pool)));

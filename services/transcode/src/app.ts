@@ -1,9 +1,9 @@
 import type { Express } from 'express';
-import { createHttpApp, finishApp } from '@dam/http';
+import { createHttpApp, finishApp, type ReadinessCheck } from '@dam/http';
 import type { Logger } from '@dam/logging';
 
-/** Health endpoints only: the transcode routes are not built yet. */
-export function buildTranscodeApp(deps: { logger: Logger }): Express {
-  const app = createHttpApp({ logger: deps.logger });
+/** Health and metrics only: transcode works on job commands from NATS, not on requests. */
+export function buildTranscodeApp(deps: { logger: Logger; readiness?: ReadinessCheck }): Express {
+  const app = createHttpApp({ logger: deps.logger, readiness: deps.readiness });
   return finishApp(app, deps.logger);
 }

@@ -1,8 +1,40 @@
 import { z } from 'zod';
-import { baseEnv, loadConfig } from '@dam/config';
+import { serviceKeyEnv } from '@dam/auth-tokens';
+import { baseEnv, loadConfig, natsEnv, s3Env, serviceUrl } from '@dam/config';
 
-// Only the common variables for now: the service has no adapters yet.
-export const configSchema = z.object({ ...baseEnv(8094) });
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+export const configSchema = z.object({
+  ...baseEnv(8094),
+  ...natsEnv,
+  ...s3Env,
+  ...serviceKeyEnv('transcode'),
+  AUTH_URL: serviceUrl(8090),
+  METADATA_URL: serviceUrl(8091),
+  /** The system's ffmpeg and ffprobe by default (Debian's); any path to other builds. */
+  FFMPEG_PATH: z.string().min(1).default('ffmpeg'),
+  FFPROBE_PATH: z.string().min(1).default('ffprobe'),
+  /** x264 preset: `veryfast` suits few cores; slower presets give smaller files for more time. */
+  X264_PRESET: z.enum(['ultrafast', 'superfast', 'veryfast', 'faster', 'fast', 'medium', 'slow', 'slower', 'veryslow']).default('veryfast'),
+  X264_CRF: z.coerce.number().int().min(0).max(51).default(23),
+  /** Encoder threads per ffmpeg process (0: ffmpeg's choice, every core). */
+  FFMPEG_THREADS: z.coerce.number().int().nonnegative().default(0),
+  HLS_SEGMENT_SECONDS: positiveInt(4),
+  CLIP_PREVIEW_SECONDS: positiveInt(6),
+  /** Videos transcoded at once: one ffmpeg already uses every core, so 1 keeps two cores from being oversubscribed. */
+  CONCURRENCY: positiveInt(1),
+  ACK_WAIT_MS: positiveInt(30_000),
+  JOB_HEARTBEAT_MS: positiveInt(10_000),
+  MAX_DELIVER: positiveInt(5),
+  RETRY_BACKOFF_MS: z
+    .string()
+    .regex(/^\d+(,\d+)*$/, 'must be a comma-separated list of milliseconds')
+    .default('1000,5000,30000')
+    .transform((s) => s.split(',').map(Number)),
+  SETTINGS_CACHE_MS: z.coerce.number().int().nonnegative().default(30_000),
+  /** Where originals and outputs are spooled while a job runs (default the system's temporary directory). */
+  WORK_DIR: z.string().min(1).optional(),
+});
 
 export type TranscodeConfig = z.infer<typeof configSchema>;
 

@@ -1,19 +1,58 @@
 import { telemetry } from './instrument'; // must stay the first import
-import { createLogger } from '@dam/logging';
+import { jetstream } from '@nats-io/jetstream';
+import { createServiceSigner } from '@dam/auth-tokens';
+import { connectNats, DAM_INTERNAL, natsReachable, waitForStreams } from '@dam/events';
 import { runMain, runService } from '@dam/http';
+import { GroupSettingsClient } from '@dam/internal-api';
+import { createLogger } from '@dam/logging';
+import { createStorage, storageConfigFromEnv } from '@dam/storage';
+import { Ffmpeg } from './adapters/ffmpeg';
+import { metadataWatermarkSource } from './adapters/watermark-source';
 import { buildTranscodeApp } from './app';
 import { loadTranscodeConfig } from './config';
+import { transcodeJobWorker } from './consumers/job-command.consumer';
 
 async function main(): Promise<void> {
   const config = loadTranscodeConfig();
   const logger = createLogger({ service: 'transcode', level: config.LOG_LEVEL });
+  const ffmpeg = new Ffmpeg({ ffmpeg: config.FFMPEG_PATH, ffprobe: config.FFPROBE_PATH });
+  if (!(await ffmpeg.available())) throw new Error(`ffmpeg/ffprobe not runnable (FFMPEG_PATH=${config.FFMPEG_PATH}, FFPROBE_PATH=${config.FFPROBE_PATH})`);
+
+  const nc = await connectNats(config.NATS_URL, 'transcode', config.NATS_NKEY_SEED);
+  await waitForStreams(nc, [DAM_INTERNAL], { onWait: (missing) => logger.info({ missing }, 'waiting for streams') });
+  const storage = createStorage(storageConfigFromEnv(config));
+  const signer = createServiceSigner(config.SERVICE_KEY);
+
   await runService({
     logger,
     host: config.HOST,
     port: config.PORT,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    resources: [{ name: 'telemetry', close: () => telemetry.shutdown() }],
-    app: () => buildTranscodeApp({ logger }),
+    checks: { nats: () => natsReachable(nc), storage: () => storage.reachable() },
+    // Stopping pulls no more; a running transcode finishes (or its job is handed out again after a kill).
+    workers: [
+      transcodeJobWorker(
+        nc,
+        {
+          js: jetstream(nc),
+          heartbeatMs: config.JOB_HEARTBEAT_MS,
+          logger,
+          storage,
+          ffmpeg,
+          settings: new GroupSettingsClient({ authUrl: config.AUTH_URL, signer, ttlMs: config.SETTINGS_CACHE_MS }),
+          watermarkSource: metadataWatermarkSource({ metadataUrl: config.METADATA_URL, signer }),
+          encoder: { preset: config.X264_PRESET, crf: config.X264_CRF, segmentSeconds: config.HLS_SEGMENT_SECONDS, threads: config.FFMPEG_THREADS },
+          clipSeconds: config.CLIP_PREVIEW_SECONDS,
+          ...(config.WORK_DIR ? { workDir: config.WORK_DIR } : {}),
+        },
+        { concurrency: config.CONCURRENCY, ackWaitMs: config.ACK_WAIT_MS, maxDeliver: config.MAX_DELIVER, backoffMs: config.RETRY_BACKOFF_MS },
+      ),
+    ],
+    resources: [
+      { name: 'telemetry', close: () => telemetry.shutdown() },
+      { name: 'nats', close: () => nc.drain() },
+    ],
+    app: (readiness) => buildTranscodeApp({ logger, readiness }),
   });
 }
 

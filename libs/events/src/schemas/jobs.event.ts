@@ -24,6 +24,8 @@ export const conversionsCompletedSchema = z.object({
   image: z.object({ width: z.number().int().nonnegative(), height: z.number().int().nonnegative() }).nullable(),
   conversions: z.record(z.string(), completedConversionSchema),
   errors: z.record(z.string(), z.string()),
+  /** Keys not made because they do not apply to this original (a rendition that would upscale), with why. */
+  skipped: z.record(z.string(), z.string()).optional(),
   /** What processing read from the original (CONTRACT §14: ColorMode, ColorSpace, exif, thumbhash, phash). */
   metadata: z.record(z.string(), z.unknown()).optional(),
 });

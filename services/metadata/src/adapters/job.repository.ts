@@ -17,12 +17,13 @@ interface JobRow {
   steps: JobStep[];
   progress: number;
   error: string | null;
+  skipped: Record<string, string> | null;
   created_by: number | null;
   created_at: Date;
   updated_at: Date;
 }
 
-const COLUMNS = 'id, group_id, type, worker, params, attempts, status, asset_ids, steps, progress, error, created_by, created_at, updated_at';
+const COLUMNS = 'id, group_id, type, worker, params, attempts, status, asset_ids, steps, progress, error, skipped, created_by, created_at, updated_at';
 const OPEN = `status IN ('QUEUED', 'IN_PROGRESS')`;
 
 const toJob = (r: JobRow): Job => ({
@@ -37,6 +38,7 @@ const toJob = (r: JobRow): Job => ({
   steps: r.steps,
   progress: r.progress,
   error: r.error,
+  skipped: r.skipped ?? {},
   createdBy: r.created_by,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
@@ -49,9 +51,18 @@ const endSteps = (status: string) => `(SELECT coalesce(jsonb_agg(CASE WHEN s->>'
     ORDER BY i), '[]'::jsonb)
   FROM jsonb_array_elements(steps) WITH ORDINALITY AS e(s, i))`;
 
-/** `steps` with the named step started (if it was still QUEUED). */
-const startStep = (name: string) => `(SELECT coalesce(jsonb_agg(CASE WHEN s->>'name' = ${name}::text AND s->>'status' = 'QUEUED'
-    THEN s || jsonb_build_object('status', 'IN_PROGRESS', 'started_at', to_jsonb(now())) ELSE s END ORDER BY i), '[]'::jsonb)
+/**
+ * `steps` with the named step started (if it was still QUEUED) and the open steps before it completed: a worker
+ * that reports a later step is done with the earlier ones.
+ */
+const startStep = (name: string) => `(SELECT coalesce(jsonb_agg(CASE
+    WHEN s->>'name' = ${name}::text AND s->>'status' = 'QUEUED'
+      THEN s || jsonb_build_object('status', 'IN_PROGRESS', 'started_at', to_jsonb(now()))
+    WHEN s->>'status' IN ('QUEUED', 'IN_PROGRESS')
+         AND i < (SELECT min(j) FROM jsonb_array_elements(steps) WITH ORDINALITY AS f(t, j) WHERE t->>'name' = ${name}::text)
+      THEN s || jsonb_build_object('status', 'COMPLETED', 'finished_at', to_jsonb(now()),
+                                   'started_at', CASE WHEN s->>'started_at' IS NULL THEN to_jsonb(now()) ELSE s->'started_at' END)
+    ELSE s END ORDER BY i), '[]'::jsonb)
   FROM jsonb_array_elements(steps) WITH ORDINALITY AS e(s, i))`;
 
 /** PostgreSQL `jobs`; group_id is part of every statement a tenant's request can reach. */
@@ -92,9 +103,9 @@ export class JobRepository implements JobStore, JobReader {
 
   async finish(groupId: number, jobId: number, outcome: JobOutcome): Promise<boolean> {
     const { rowCount } = await this.db.query(
-      `UPDATE jobs SET status = $3, progress = 100, error = $4, lease_owner = NULL, lease_until = NULL, steps = ${endSteps('$3')}
+      `UPDATE jobs SET status = $3, progress = 100, error = $4, skipped = $5, lease_owner = NULL, lease_until = NULL, steps = ${endSteps('$3')}
        WHERE group_id = $1 AND id = $2 AND ${OPEN}`,
-      [groupId, jobId, outcome.status, outcome.error ?? null],
+      [groupId, jobId, outcome.status, outcome.error ?? null, outcome.skipped && Object.keys(outcome.skipped).length > 0 ? JSON.stringify(outcome.skipped) : null],
     );
     return (rowCount ?? 0) > 0;
   }

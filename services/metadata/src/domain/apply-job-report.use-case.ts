@@ -67,7 +67,7 @@ export async function applyJobReport(runInTransaction: RunInTransaction, report:
       return (await settleAsset(tx, groupId, asset.id, failed)) === 'failed' ? 'failed' : 'recorded';
     }
     const partial = Object.keys(errors).length > 0 ? describeErrors(errors) : undefined;
-    await tx.jobs.finish(groupId, job.id, { status: 'COMPLETED', ...(partial ? { error: partial } : {}) });
+    await tx.jobs.finish(groupId, job.id, { status: 'COMPLETED', ...(partial ? { error: partial } : {}), ...(made?.skipped ? { skipped: made.skipped } : {}) });
     const settled = await settleAsset(tx, groupId, asset.id);
     if (settled === 'processed') return 'processed';
     // A requested run (`process`, undelete) on a live asset: its outputs exist now, so subscribers hear it.

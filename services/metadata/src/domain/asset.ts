@@ -44,9 +44,13 @@ export type NewAsset = Pick<
 >;
 
 export const isImage = (contentType: string): boolean => contentType.toLowerCase().startsWith('image/');
+export const isVideo = (contentType: string): boolean => contentType.toLowerCase().startsWith('video/');
 
-/** Multi-file conversions are recorded by their descriptor (`image.dzi`, `master.m3u8`) inside their own folder. */
-const MULTI_FILE_DESCRIPTOR = /\/(image\.dzi|master\.m3u8)$/;
+/**
+ * Multi-file conversions are recorded by their descriptor (`image.dzi`, `master.m3u8`) inside their own folder;
+ * a storyboard by its sprite sheet, with its WebVTT file next to it.
+ */
+const MULTI_FILE_DESCRIPTOR = /\/(image\.dzi|master\.m3u8|storyboard\/sprite\.jpg)$/;
 
 /** What the object store holds for a conversion: its object, or (multi-file) the folder of its files. */
 export function storedObjectsOf(c: Pick<StoredConversion, 'object_key'>): string {

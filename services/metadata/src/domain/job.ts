@@ -32,6 +32,8 @@ export interface Job {
   steps: JobStep[];
   progress: number;
   error: string | null;
+  /** Outputs a processing job did not make because they do not apply (a rendition that would upscale). */
+  skipped: Record<string, string>;
   createdBy: number | null;
   createdAt: Date;
   updatedAt: Date;
@@ -89,6 +91,8 @@ export interface JobView {
   created_at: string;
   updated_at: string;
   error: string | null;
+  /** Present when outputs were not made because they do not apply: key → why. */
+  skipped?: Record<string, string>;
 }
 
 export const toJobView = (j: Job): JobView => ({
@@ -101,4 +105,5 @@ export const toJobView = (j: Job): JobView => ({
   created_at: j.createdAt.toISOString(),
   updated_at: j.updatedAt.toISOString(),
   error: j.error,
+  ...(Object.keys(j.skipped).length > 0 ? { skipped: j.skipped } : {}),
 });

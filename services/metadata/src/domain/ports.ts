@@ -118,6 +118,8 @@ export interface ProcessedMessages {
 export interface JobOutcome {
   status: 'COMPLETED' | 'ERROR';
   error?: string;
+  /** Outputs not made because they do not apply to the original, with why. */
+  skipped?: Record<string, string>;
 }
 
 /** A worker's sign of life: who, how far, in which step. */

@@ -1,18 +1,19 @@
 import type { Principal } from '@dam/auth-tokens';
 import { badRequest, validationFailed } from '@dam/errors';
-import type { GroupSettings } from '@dam/internal-api';
-import { isImage } from './asset';
+import { BUILTIN_VIDEO_KEYS, type GroupSettings } from '@dam/internal-api';
+import { isImage, isVideo } from './asset';
 import { canRead } from './asset-access';
 import { assetInTrash, assetNotFound } from './asset.errors';
 import type { Job } from './job';
 import type { RunInTransaction } from './ports';
-import { CONVERSIONS_STEP } from './processing';
+import { processingPlan } from './processing';
 
 /** Built-in image keys the conversion worker makes. */
 const BUILT_IMAGE_KEYS = ['smart_imaging', 'deepzoom'];
 
 /** The keys a `process` request may name for this asset: built-ins of its type and the group's custom conversions. */
 export function applicableKeys(contentType: string, settings: GroupSettings): Set<string> {
+  if (isVideo(contentType)) return new Set(BUILTIN_VIDEO_KEYS);
   if (!isImage(contentType)) return new Set();
   const conversions = settings.conversions as { custom?: Record<string, unknown> } | undefined;
   return new Set([...BUILT_IMAGE_KEYS, ...Object.keys(conversions?.custom ?? {})]);
@@ -43,13 +44,16 @@ export async function requestProcessing(
         'Some keys are unknown or do not apply to this asset',
       );
     }
+    // Applicable keys imply a worker: images go to conversion, videos to transcode.
+    const plan = processingPlan(asset.contentType);
+    if (!plan) throw new Error(`no worker processes ${asset.contentType}`);
     const job = await tx.jobs.create({
       groupId: asset.groupId,
       type: 'processing',
-      worker: 'conversion',
+      worker: plan.worker,
       params: { keys: wanted },
       assetIds: [asset.id],
-      steps: [CONVERSIONS_STEP],
+      steps: plan.steps,
       createdBy: caller.user_id,
     });
     await tx.commands.send(job, asset, 0);

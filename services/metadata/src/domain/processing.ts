@@ -1,16 +1,20 @@
 import type { JobWorker } from '@dam/events';
-import { isImage, type Asset } from './asset';
+import { isImage, isVideo, type Asset } from './asset';
 import type { Tx } from './ports';
 
 /** The job step a conversion worker carries out. */
 export const CONVERSIONS_STEP = 'conversions';
 
+/** The steps of a video transcode job (spec "Job", CONTRACT §6). */
+export const TRANSCODE_STEPS = ['preprocess', 'transcodes', 'addons', 'postprocess'];
+
 /**
  * What an original needs before it is OK: one worker and its steps, or nothing (the asset is done as soon as
- * it is stored). Video transcodes and addons join here, as more workers or more steps.
+ * it is stored). Every video is probed (its metadata), even with an empty video profile.
  */
 export function processingPlan(contentType: string): { worker: JobWorker; steps: string[] } | undefined {
   if (isImage(contentType)) return { worker: 'conversion', steps: [CONVERSIONS_STEP] };
+  if (isVideo(contentType)) return { worker: 'transcode', steps: TRANSCODE_STEPS };
   return undefined;
 }
 

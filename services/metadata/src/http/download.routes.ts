@@ -93,12 +93,13 @@ export function downloadRoutes(reader: AssetReader, storage: Storage, logger: Lo
   });
 
   // CONTRACT §5 multi-file conversions, served below their key: `deepzoom/image.dzi` and its tiles
-  // (`image_files/<level>/<col>_<row>.jpeg`), `hls-video/master.m3u8` and its renditions and segments.
+  // (`image_files/<level>/<col>_<row>.jpeg`), `hls-video/master.m3u8` and its renditions and segments, and
+  // `storyboard/storyboard.vtt` next to the sprite sheet the key itself downloads.
   router.get('/api/v1/assets/:id/content/:key/*path', async (req, res) => {
     const id = assetIdParam.safeParse(req.params.id);
     const key = String(req.params.key);
     const segments = (req.params as unknown as { path: string[] }).path;
-    if (!id.success || !MULTI_FILE_KEYS.has(key)) throw notFound('CONTENT_NOT_FOUND', 'No such content');
+    if (!id.success || !FOLDER_KEYS.has(key)) throw notFound('CONTENT_NOT_FOUND', 'No such content');
     if (segments.length === 0 || segments.length > 6 || !segments.every((s) => /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/.test(s))) {
       throw badRequest('VALIDATION_FAILED', 'The file path is not one of this conversion\'s files');
     }
@@ -201,3 +202,5 @@ function resolveFormat(asked: string | undefined, sourceType: string, accept: st
 
 /** Conversions made of many files (tiles, playlists): Get Conversion cannot return them as one body. */
 const MULTI_FILE_KEYS: ReadonlySet<string> = new Set(['deepzoom', 'hls-video']);
+/** Conversions whose files are read below their key. */
+const FOLDER_KEYS: ReadonlySet<string> = new Set([...MULTI_FILE_KEYS, 'storyboard']);

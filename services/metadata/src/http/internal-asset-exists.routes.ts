@@ -1,6 +1,8 @@
 import { Router } from 'express';
+import { z } from 'zod';
 import { principalOf } from '@dam/auth-tokens';
-import { assetsExistRequest } from '@dam/internal-api';
+import { notFound } from '@dam/errors';
+import { assetsExistRequest, type AssetSource } from '@dam/internal-api';
 import { parsed, validate } from '@dam/http';
 import type { AssetReader } from '../domain/ports';
 
@@ -25,6 +27,23 @@ export function internalAssetExistsRoutes(reader: AssetReader): Router {
       live.add(asset.objectKey);
     }
     res.status(200).json({ existing, live_keys: (body.object_keys ?? []).filter((k) => live.has(k)) });
+  });
+  return router;
+}
+
+/**
+ * For transcode (no user behind it: it works on a job of the group in the path): where a live asset's original
+ * is, to stamp the group's watermark image onto `*-wm-video`. A deleted asset is not a watermark any more.
+ */
+export function internalAssetSourceRoutes(reader: AssetReader): Router {
+  const router = Router();
+  const schemas = { params: z.object({ group_id: z.coerce.number().int().positive(), id: z.string().regex(/^[A-Za-z0-9]{1,64}$/) }) };
+  router.get('/internal/v1/groups/:group_id/assets/:id/source', validate(schemas), async (req, res) => {
+    const { params } = parsed(schemas, req, res);
+    const asset = await reader.findById(params.group_id, params.id);
+    if (!asset || asset.deletedAt) throw notFound('ASSET_NOT_FOUND', 'No such asset');
+    const body: AssetSource = { object_key: asset.objectKey, content_type: asset.contentType, checksum: asset.checksum };
+    res.status(200).json(body);
   });
   return router;
 }

@@ -10,15 +10,22 @@ import {
   type ConversionsCompleted,
   type JobCommand,
   type JobReport,
+  type JobWorker,
 } from '@dam/events';
 import { createStorage, originalKey, type Storage } from '@dam/storage';
-import { createBucket, s3Env, startNats, testS3Config, waitFor, type TestNats } from '@dam/testing';
-import { identities } from './settings-stub.server';
+import { startNats, type TestNats } from './nats-server';
+import { createBucket, s3Env, testS3Config } from './s3-bucket';
+import { serviceIdentities, type ServiceIdentities } from './service-identities';
+import { waitFor } from './wait-for';
 
 type Nc = Awaited<ReturnType<typeof connectNats>>;
 
-/** Real NATS, a fresh bucket, and every job report stored on DAM_INTERNAL, in order. */
-export interface Harness {
+/**
+ * A worker service's world without metadata: real NATS with the streams, a fresh bucket, job commands published
+ * as metadata's outbox would, and every job report stored on DAM_INTERNAL, in order.
+ */
+export interface JobHarness {
+  identities: ServiceIdentities;
   nats: TestNats;
   nc: Nc;
   js: JetStreamClient;
@@ -30,19 +37,19 @@ export interface Harness {
   reports: ConversionsCompleted[];
   env(extra?: Record<string, string>): Record<string, string>;
   putOriginal(groupId: string, assetId: string, bytes: Buffer): Promise<string>;
-  /** Hands the service a conversion job for the asset, as metadata's outbox would; returns the job id. */
+  /** Hands the service a job for the asset, as metadata's outbox would; returns the job id. */
   publishJob(groupId: string, assetId: string, file: { checksum: string; contentType: string }, extra?: Partial<JobCommand>): Promise<number>;
   reportFor(assetId: string, timeoutMs?: number): Promise<ConversionsCompleted>;
   finalReportFor(assetId: string, timeoutMs?: number): Promise<JobReport>;
   close(): Promise<void>;
 }
 
-export async function startHarness(): Promise<Harness> {
+export async function startJobHarness(worker: JobWorker, identities: ServiceIdentities = serviceIdentities()): Promise<JobHarness> {
   const nats = await startNats();
-  const nc = await connectNats(nats.url, 'conversion-test', nats.seed('admin'));
+  const nc = await connectNats(nats.url, `${worker}-test`, nats.seed('admin'));
   await ensureStreams(nc);
   const js = jetstream(nc);
-  const bucket = await createBucket('conversion');
+  const bucket = await createBucket(worker);
   const storage = createStorage(testS3Config(bucket));
 
   // An ordered consumer sees what the stream stored: a report de-duplicated by Nats-Msg-Id appears once.
@@ -60,9 +67,10 @@ export async function startHarness(): Promise<Harness> {
     }
   })();
   let nextJobId = 1;
-  const commands = jobCommand('conversion');
+  const commands = jobCommand(worker);
 
   return {
+    identities,
     nats,
     nc,
     js,
@@ -71,8 +79,8 @@ export async function startHarness(): Promise<Harness> {
     jobReports,
     reports,
     env: (extra = {}) => ({
-      ...nats.env('conversion'),
-      SERVICE_KEY: identities.privateKey('conversion'),
+      ...nats.env(worker),
+      SERVICE_KEY: identities.privateKey(worker),
       SERVICE_TRUSTED_KEYS: identities.trustedKeys(),
       ...s3Env(bucket),
       OTEL_SDK_DISABLED: 'true',

@@ -1,0 +1,313 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { z } from 'zod';
+import { completedConversionSchema, type CompletedConversion, type ConversionsCompleted } from '@dam/events';
+import type { GroupSettingsClient } from '@dam/internal-api';
+import type { Logger } from '@dam/logging';
+import { conversionKey, conversionsPrefix, originalKey, type Storage } from '@dam/storage';
+import type { Ffmpeg } from '../adapters/ffmpeg';
+import { clipPreviewArgs, encodeArgs, hlsPackageArgs, spriteArgs, storyboardFramesArgs, type EncoderSettings } from '../domain/ffmpeg-args';
+import { avcCodecString, bandwidthOf, masterPlaylist, MASTER_PLAYLIST, playlistSegments, VARIANT_PLAYLIST, type HlsVariant } from '../domain/hls';
+import { gridFor, SPRITE_FILE, storyboardVtt, VTT_FILE } from '../domain/storyboard';
+import { CLIP_PREVIEW_KEY, HLS_KEY, planTranscodes, STORYBOARD_KEY, type Encode, type TranscodePlan } from '../domain/transcode-plan';
+import { UnprocessableVideoError } from '../domain/transcode.errors';
+import { videoInfoFrom, videoMetadata, type VideoInfo } from '../domain/video-info';
+
+export const TRANSCODE_STEPS = { preprocess: 'preprocess', transcodes: 'transcodes', addons: 'addons', postprocess: 'postprocess' } as const;
+export type TranscodeStep = keyof typeof TRANSCODE_STEPS;
+
+export interface TranscodeInput {
+  jobId: number;
+  groupId: string;
+  assetId: string;
+  checksum: string;
+  sourceKey?: string;
+  /** Only these keys (a `process` request); absent: the group's video profile and automatic video addons. */
+  keys?: readonly string[];
+}
+
+/** The group's watermark image (an asset of the group), or undefined when it is gone. */
+export type WatermarkSource = (groupId: string, assetId: string) => Promise<{ object_key: string } | undefined>;
+
+export interface TranscodeDeps {
+  storage: Storage;
+  ffmpeg: Ffmpeg;
+  settings: GroupSettingsClient;
+  watermarkSource: WatermarkSource;
+  logger: Logger;
+  encoder: EncoderSettings;
+  clipSeconds: number;
+  workDir?: string;
+}
+
+export interface TranscodeProgress {
+  step(name: TranscodeStep): void;
+  /** Overall progress 0..1. */
+  progress(fraction: number): void;
+}
+
+/** Where each step's progress lies on the job's 0-100 scale. */
+const SPAN: Record<TranscodeStep, [number, number]> = { preprocess: [0, 0.05], transcodes: [0.05, 0.85], addons: [0.85, 0.97], postprocess: [0.97, 0.99] };
+
+/** Report id = `Nats-Msg-Id`, as conversion's: a re-run for the same original after a crash is stored once. */
+export const transcodeReportId = (assetId: string, checksum: string): string => `transcode-${assetId}-${checksum}`;
+
+interface Settings {
+  conversions?: { profile?: { video?: unknown }; watermark_asset_id?: unknown };
+  addons?: { auto?: { video?: unknown } };
+}
+
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((k): k is string => typeof k === 'string') : []);
+
+/** The keys a job makes: the request's, or the profile's video keys and the automatic video addons. */
+export function keysOf(settings: Settings, requested?: readonly string[]): string[] {
+  if (requested) return [...new Set(requested)];
+  return [...new Set([...strings(settings.conversions?.profile?.video), ...strings(settings.addons?.auto?.video)])];
+}
+
+function sourceKeyOf(input: TranscodeInput): string {
+  const first = originalKey(input.groupId, input.assetId);
+  if (input.sourceKey === undefined || input.sourceKey === first) return first;
+  if (!input.sourceKey.startsWith(first) || !/^-[0-9a-f]{16}$/.test(input.sourceKey.slice(first.length))) {
+    throw new UnprocessableVideoError(`the original key ${input.sourceKey} is not one of this asset's`);
+  }
+  return input.sourceKey;
+}
+
+/**
+ * Makes one video's transcodes. Every output is stored as soon as it is made, and then a marker naming the job
+ * (`<prefix>_transcode/<key>.json`) is written: a worker that picks the same job up after a crash makes only
+ * what has no marker, and an output is never listed before all its files are stored (multi-file outputs store
+ * their descriptor last). Transient failures (storage, settings) throw so the job is retried.
+ */
+export async function transcodeAsset(input: TranscodeInput, deps: TranscodeDeps, report: TranscodeProgress): Promise<ConversionsCompleted> {
+  const at = (step: TranscodeStep, fraction: number) => {
+    const [from, to] = SPAN[step];
+    report.progress(from + (to - from) * Math.min(1, Math.max(0, fraction)));
+  };
+  report.step('preprocess');
+  const settings = (await deps.settings.get(input.groupId)) as Settings;
+  const keys = keysOf(settings, input.keys);
+  const prefix = conversionsPrefix(input.groupId, input.assetId, input.checksum);
+  const dir = await mkdtemp(path.join(deps.workDir ?? tmpdir(), 'dam-transcode-'));
+  try {
+    const source = path.join(dir, 'original');
+    await pipeline(await deps.storage.getStream(sourceKeyOf(input)), createWriteStream(source));
+    const info = videoInfoFrom(await deps.ffmpeg.probe(source));
+    const watermarkId = typeof settings.conversions?.watermark_asset_id === 'string' ? settings.conversions.watermark_asset_id : undefined;
+    const plan = planTranscodes(keys, info, { watermark: watermarkId !== undefined, clipSeconds: deps.clipSeconds });
+    const work = new Work(input, deps, prefix, dir, info, plan);
+    await work.loadDone();
+    at('preprocess', 1);
+
+    report.step('transcodes');
+    await work.transcodes(watermarkId, (f) => at('transcodes', f));
+    report.step('addons');
+    await work.addons((f) => at('addons', f));
+    report.step('postprocess');
+    at('postprocess', 0);
+    return {
+      id: transcodeReportId(input.assetId, input.checksum),
+      asset_id: input.assetId,
+      group_id: input.groupId,
+      source_checksum: input.checksum,
+      image: null,
+      conversions: work.done,
+      errors: work.errors,
+      ...(Object.keys(plan.skipped).length > 0 ? { skipped: plan.skipped } : {}),
+      metadata: videoMetadata(info),
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** What `<prefix>_transcode/<key>.json` holds: the output as reported, and the job that made it. */
+const markerSchema = completedConversionSchema.extend({ job_id: z.number().int() });
+
+/** One job's outputs: what is done (markers of this job whose object exists), what is left, and the making. */
+class Work {
+  readonly done: Record<string, CompletedConversion> = {};
+  readonly errors: Record<string, string>;
+
+  constructor(
+    private readonly input: TranscodeInput,
+    private readonly deps: TranscodeDeps,
+    private readonly prefix: string,
+    private readonly dir: string,
+    private readonly info: VideoInfo,
+    private readonly plan: TranscodePlan,
+  ) {
+    this.errors = { ...plan.errors };
+  }
+
+  private markerKey = (key: string) => `${this.prefix}_transcode/${key}.json`;
+
+  private plannedKeys(): string[] {
+    const p = this.plan;
+    return [...p.files.map((f) => f.key), ...(p.hls ? [HLS_KEY] : []), ...(p.clipPreview ? [CLIP_PREVIEW_KEY] : []), ...(p.storyboard ? [STORYBOARD_KEY] : [])];
+  }
+
+  /** Outputs this job already stored before a crash: its own markers, with the output still in place. */
+  async loadDone(): Promise<void> {
+    for (const key of this.plannedKeys()) {
+      const marker = await this.readMarker(key);
+      if (marker && marker.job_id === this.input.jobId && (await this.deps.storage.stat(marker.object_key))) {
+        const { job_id: _job, ...conversion } = marker;
+        this.done[key] = conversion;
+        this.deps.logger.info({ asset_id: this.input.assetId, key }, 'output already made by this job: kept');
+      }
+    }
+  }
+
+  private async readMarker(key: string) {
+    try {
+      const stream = await this.deps.storage.getStream(this.markerKey(key));
+      const chunks: Buffer[] = [];
+      for await (const chunk of stream) chunks.push(chunk as Buffer);
+      const parsed = markerSchema.safeParse(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      return parsed.success ? parsed.data : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Records an output as made: after every one of its files is stored. */
+  private async finish(key: string, conversion: CompletedConversion): Promise<void> {
+    const body = Buffer.from(JSON.stringify({ ...conversion, job_id: this.input.jobId }));
+    await this.deps.storage.putBuffer(this.markerKey(key), body, { contentType: 'application/json', size: body.length });
+    this.done[key] = conversion;
+  }
+
+  private async upload(file: string, objectKey: string, contentType: string): Promise<number> {
+    const size = (await stat(file)).size;
+    await this.deps.storage.putStream(objectKey, createReadStream(file), { contentType, size });
+    return size;
+  }
+
+  private encodeFile = (e: Encode) => path.join(this.dir, `encode-${e.id}.mp4`);
+
+  /** The MP4 renditions and HLS in one decode of the source, then the muted preview. */
+  async transcodes(watermarkId: string | undefined, progress: (fraction: number) => void): Promise<void> {
+    const files = this.plan.files.filter((f) => !this.done[f.key]);
+    const hls = this.plan.hls && !this.done[HLS_KEY] ? this.plan.hls : undefined;
+    const needed = new Set([...files.map((f) => f.encode), ...(hls?.variants ?? [])]);
+    let encodes = this.plan.encodes.filter((e) => needed.has(e.id));
+    const clip = this.plan.clipPreview && !this.done[CLIP_PREVIEW_KEY] ? this.plan.clipPreview : undefined;
+    // Progress: the shared encode is most of the work; packaging and the preview share the rest.
+    const encodeShare = clip ? 0.85 : 0.95;
+
+    let watermark: string | undefined;
+    if (encodes.some((e) => e.watermark)) {
+      watermark = await this.watermarkFile(watermarkId);
+      if (!watermark) {
+        for (const f of files) if (encodes.find((e) => e.id === f.encode)?.watermark) this.errors[f.key] = 'the watermark asset does not exist any more';
+        encodes = encodes.filter((e) => !e.watermark);
+      }
+    }
+    if (encodes.length > 0) {
+      await this.deps.ffmpeg.run(
+        encodeArgs({ source: path.join(this.dir, 'original'), ...(watermark ? { watermark } : {}), encodes, outputs: encodes.map(this.encodeFile), hasAudio: this.info.hasAudio, settings: this.deps.encoder }),
+        { onProgress: (seconds) => progress((encodeShare * seconds) / this.info.duration) },
+      );
+    }
+    progress(encodeShare);
+    for (const f of files) {
+      const e = encodes.find((x) => x.id === f.encode);
+      if (!e) continue;
+      const objectKey = conversionKey(this.input.groupId, this.input.assetId, this.input.checksum, f.key, 'mp4');
+      const size = await this.upload(this.encodeFile(e), objectKey, 'video/mp4');
+      await this.finish(f.key, { object_key: objectKey, content_type: 'video/mp4', width: e.width, height: e.height, size });
+    }
+    if (hls) await this.packageHls(hls.variants.map((id) => encodes.find((e) => e.id === id) as Encode));
+    if (clip) {
+      const file = path.join(this.dir, 'clip_preview.mp4');
+      await this.deps.ffmpeg.run(clipPreviewArgs(path.join(this.dir, 'original'), clip, this.deps.encoder, file));
+      const objectKey = conversionKey(this.input.groupId, this.input.assetId, this.input.checksum, CLIP_PREVIEW_KEY, 'mp4');
+      const size = await this.upload(file, objectKey, 'video/mp4');
+      await this.finish(CLIP_PREVIEW_KEY, { object_key: objectKey, content_type: 'video/mp4', width: clip.width, height: clip.height, size });
+    }
+    progress(1);
+  }
+
+  /** The watermark image from the group's watermark asset, or undefined when that asset is gone. */
+  private async watermarkFile(watermarkId: string | undefined): Promise<string | undefined> {
+    if (!watermarkId) return undefined;
+    const found = await this.deps.watermarkSource(this.input.groupId, watermarkId);
+    if (!found) return undefined;
+    const file = path.join(this.dir, 'watermark');
+    await pipeline(await this.deps.storage.getStream(found.object_key), createWriteStream(file));
+    return file;
+  }
+
+  /** Variant playlists and segments by copying the encoded streams (no second encode), the master last. */
+  private async packageHls(encodes: Encode[]): Promise<void> {
+    const root = path.join(this.dir, HLS_KEY);
+    const variants = encodes.map((e) => ({ e, folder: path.join(root, e.id) }));
+    for (const v of variants) await mkdir(v.folder, { recursive: true });
+    await this.deps.ffmpeg.run(
+      hlsPackageArgs(
+        variants.map((v) => ({ input: this.encodeFile(v.e), playlist: path.join(v.folder, VARIANT_PLAYLIST), segments: path.join(v.folder, 'seg_%05d.ts') })),
+        this.deps.encoder.segmentSeconds,
+      ),
+    );
+    const base = `${this.prefix}${HLS_KEY}/`;
+    const described: HlsVariant[] = [];
+    let total = 0;
+    for (const v of variants) {
+      const playlist = await readFile(path.join(v.folder, VARIANT_PLAYLIST), 'utf8');
+      const segments = [];
+      for (const s of playlistSegments(playlist)) {
+        const bytes = await this.upload(path.join(v.folder, s.uri), `${base}${v.e.id}/${s.uri}`, 'video/mp2t');
+        segments.push({ duration: s.duration, bytes });
+        total += bytes;
+      }
+      total += await this.upload(path.join(v.folder, VARIANT_PLAYLIST), `${base}${v.e.id}/${VARIANT_PLAYLIST}`, 'application/vnd.apple.mpegurl');
+      const probe = (await this.deps.ffmpeg.probe(this.encodeFile(v.e))) as { streams?: Array<{ codec_type?: string; profile?: string; level?: number }> };
+      const video = probe.streams?.find((s) => s.codec_type === 'video');
+      const codecs = [avcCodecString(video?.profile, video?.level), ...(this.info.hasAudio ? ['mp4a.40.2'] : [])].join(',');
+      described.push({ name: v.e.id, width: v.e.width, height: v.e.height, codecs, ...bandwidthOf(segments) });
+    }
+    const master = path.join(root, MASTER_PLAYLIST);
+    await writeFile(master, masterPlaylist(described));
+    total += await this.upload(master, `${base}${MASTER_PLAYLIST}`, 'application/vnd.apple.mpegurl');
+    const largest = encodes[encodes.length - 1] as Encode;
+    await this.finish(HLS_KEY, { object_key: `${base}${MASTER_PLAYLIST}`, content_type: 'application/vnd.apple.mpegurl', width: largest.width, height: largest.height, size: total });
+  }
+
+  /** The storyboard: thumbnails every interval, tiled into one sprite, and the WebVTT file mapping times to them. */
+  async addons(progress: (fraction: number) => void): Promise<void> {
+    const plan = this.plan.storyboard;
+    if (!plan || this.done[STORYBOARD_KEY]) return;
+    const frames = path.join(this.dir, 'frames');
+    await mkdir(frames, { recursive: true });
+    const pattern = path.join(frames, '%05d.jpg');
+    await this.deps.ffmpeg.run(storyboardFramesArgs(path.join(this.dir, 'original'), plan, this.deps.encoder, pattern), {
+      onProgress: (seconds) => progress((0.9 * seconds) / this.info.duration),
+    });
+    const count = (await readdir(frames)).filter((f) => f.endsWith('.jpg')).length;
+    if (count === 0) {
+      this.errors[STORYBOARD_KEY] = 'no frame could be read for the storyboard';
+      return;
+    }
+    const grid = gridFor(count);
+    const sprite = path.join(this.dir, SPRITE_FILE);
+    await this.deps.ffmpeg.run(spriteArgs(pattern, grid, sprite));
+    const base = `${this.prefix}${STORYBOARD_KEY}/`;
+    const vtt = Buffer.from(storyboardVtt(plan, count, this.info.duration));
+    // The cue file first, the sprite (what the record points at) last.
+    await this.deps.storage.putBuffer(`${base}${VTT_FILE}`, vtt, { contentType: 'text/vtt', size: vtt.length });
+    const size = await this.upload(sprite, `${base}${SPRITE_FILE}`, 'image/jpeg');
+    await this.finish(STORYBOARD_KEY, {
+      object_key: `${base}${SPRITE_FILE}`,
+      content_type: 'image/jpeg',
+      width: grid.columns * plan.thumbWidth,
+      height: grid.rows * plan.thumbHeight,
+      size: size + vtt.length,
+    });
+    progress(1);
+  }
+}
