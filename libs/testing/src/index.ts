@@ -9,3 +9,4 @@ export { serviceIdentities, type ServiceIdentities } from './service-identities'
 export { makePng } from './png';
 export { startInternalStub, startSettingsStub, type InternalStub, type StubAnswer } from './internal-stub';
 export { startJobHarness, type JobHarness } from './job-harness';
+export { ffprobe, makeVideo, writeVideo, type ProbedStream, type VideoSpec } from './video';
