@@ -67,9 +67,10 @@ export async function startSuite(overrides: Record<string, Record<string, string
       CONVERSION_URL: `http://127.0.0.1:${conversionPort}`,
     });
     const auth = await start('auth', { DATABASE_URL: await createDatabase('e2e_auth'), METADATA_URL: metadata.url }, authPort);
-    const [upload, , gateway] = await Promise.all([
+    const [upload, , , gateway] = await Promise.all([
       start('upload', { AUTH_URL: auth.url, METADATA_URL: metadata.url }),
       start('conversion', { AUTH_URL: auth.url }, conversionPort),
+      start('transcode', { AUTH_URL: auth.url, METADATA_URL: metadata.url }),
       start('gateway', { AUTH_URL: auth.url, METADATA_URL: metadata.url }),
     ]);
     return {
