@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseSigningKey, parseTrustedKeys } from '@dam/auth-tokens';
 import { publicKeyOfSeed } from '@dam/events';
-import { repoRoot } from '@dam/testing';
+import { freePort, repoRoot } from '@dam/testing';
 
 const mode = (file: string): string => (statSync(file).mode & 0o777).toString(8);
 
@@ -63,5 +63,30 @@ describe('deploy/local secrets and logs', () => {
     expect(mode(path.join(dir, 'logs'))).toBe('700');
     expect(mode(path.join(dir, 'logs', 'auth.log'))).toBe('600');
     expect(mode(path.join(dir, 'logs', 'gateway.log'))).toBe('600');
+  });
+});
+
+describe('deploy/infra/nats.sh', () => {
+  it('keeps JetStream running when a second start reloads the configuration', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dam-nats-'));
+    const [port, monitor] = [await freePort(), await freePort()];
+    const conf = path.join(dir, 'auth.conf');
+    writeFileSync(conf, 'authorization { users = [ { user: a, password: b } ] }\n');
+    const nats = (cmd: string) =>
+      execFileSync(path.join(repoRoot, 'deploy/infra/nats.sh'), [cmd, path.join(dir, 'nats'), String(port), String(monitor), conf], { encoding: 'utf8' });
+    const jetStream = async () => (await (await fetch(`http://127.0.0.1:${monitor}/jsz`)).json()) as { disabled?: boolean; config?: { store_dir?: string } };
+    try {
+      expect(nats('start')).toContain('NATS ready');
+      expect(await jetStream()).toMatchObject({ config: { store_dir: expect.stringContaining(path.join(dir, 'nats', 'jetstream')) } });
+      expect((await jetStream()).disabled).toBeUndefined();
+      // A changed authorization (a new identity) is applied by a reload: JetStream must survive it.
+      writeFileSync(conf, 'authorization { users = [ { user: a, password: c } ] }\n');
+      expect(nats('start')).toContain('NATS already running');
+      expect((await jetStream()).disabled).toBeUndefined();
+      expect(readFileSync(path.join(dir, 'nats', 'nats.log'), 'utf8')).toContain('Reloaded: authorization users');
+    } finally {
+      nats('stop');
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
