@@ -125,6 +125,30 @@ export async function transcodeAsset(input: TranscodeInput, deps: TranscodeDeps,
   }
 }
 
+/** Objects stored at once when an output has many files (HLS segments). */
+const UPLOAD_CONCURRENCY = 6;
+
+/** Runs tasks, at most `limit` at a time; results in task order; the first failure rejects after all settled. */
+async function runLimited<T>(tasks: ReadonlyArray<() => Promise<T>>, limit: number): Promise<T[]> {
+  const results: T[] = new Array<T>(tasks.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < tasks.length) {
+      const i = next++;
+      results[i] = await (tasks[i] as () => Promise<T>)();
+    }
+  };
+  await settleAll(Array.from({ length: Math.min(limit, tasks.length) }, lane));
+  return results;
+}
+
+/** Waits for every promise, then rethrows the first failure: nothing is left running when the work dir goes. */
+async function settleAll(promises: ReadonlyArray<Promise<unknown>>): Promise<void> {
+  const outcomes = await Promise.allSettled(promises);
+  const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
 /** What `<prefix>_transcode/<key>.json` holds: the output as reported, and the job that made it. */
 const markerSchema = completedConversionSchema.extend({ job_id: z.number().int() });
 
@@ -215,21 +239,28 @@ class Work {
       );
     }
     progress(encodeShare);
-    for (const f of files) {
-      const e = encodes.find((x) => x.id === f.encode);
-      if (!e) continue;
-      const objectKey = conversionKey(this.input.groupId, this.input.assetId, this.input.checksum, f.key, 'mp4');
-      const size = await this.upload(this.encodeFile(e), objectKey, 'video/mp4');
-      await this.finish(f.key, { object_key: objectKey, content_type: 'video/mp4', width: e.width, height: e.height, size });
-    }
-    if (hls) await this.packageHls(hls.variants.map((id) => encodes.find((e) => e.id === id) as Encode));
-    if (clip) {
-      const file = path.join(this.dir, 'clip_preview.mp4');
-      await this.deps.ffmpeg.run(clipPreviewArgs(path.join(this.dir, 'original'), clip, this.deps.encoder, file));
-      const objectKey = conversionKey(this.input.groupId, this.input.assetId, this.input.checksum, CLIP_PREVIEW_KEY, 'mp4');
-      const size = await this.upload(file, objectKey, 'video/mp4');
-      await this.finish(CLIP_PREVIEW_KEY, { object_key: objectKey, content_type: 'video/mp4', width: clip.width, height: clip.height, size });
-    }
+    // What follows the encode overlaps: storing the renditions, packaging and storing HLS (I/O), the preview (CPU).
+    await settleAll([
+      ...files.map(async (f) => {
+        const e = encodes.find((x) => x.id === f.encode);
+        if (!e) return;
+        const objectKey = conversionKey(this.input.groupId, this.input.assetId, this.input.checksum, f.key, 'mp4');
+        const size = await this.upload(this.encodeFile(e), objectKey, 'video/mp4');
+        await this.finish(f.key, { object_key: objectKey, content_type: 'video/mp4', width: e.width, height: e.height, size });
+      }),
+      ...(hls ? [this.packageHls(hls.variants.map((id) => encodes.find((e) => e.id === id) as Encode))] : []),
+      ...(clip
+        ? [
+            (async () => {
+              const file = path.join(this.dir, 'clip_preview.mp4');
+              await this.deps.ffmpeg.run(clipPreviewArgs(path.join(this.dir, 'original'), clip, this.deps.encoder, file));
+              const objectKey = conversionKey(this.input.groupId, this.input.assetId, this.input.checksum, CLIP_PREVIEW_KEY, 'mp4');
+              const size = await this.upload(file, objectKey, 'video/mp4');
+              await this.finish(CLIP_PREVIEW_KEY, { object_key: objectKey, content_type: 'video/mp4', width: clip.width, height: clip.height, size });
+            })(),
+          ]
+        : []),
+    ]);
     progress(1);
   }
 
@@ -256,21 +287,23 @@ class Work {
     );
     const base = `${this.prefix}${HLS_KEY}/`;
     const described: HlsVariant[] = [];
-    let total = 0;
+    // Segments and variant playlists stored several at a time; the master, which names them, after all of them.
+    const uploads = [];
     for (const v of variants) {
       const playlist = await readFile(path.join(v.folder, VARIANT_PLAYLIST), 'utf8');
-      const segments = [];
-      for (const s of playlistSegments(playlist)) {
-        const bytes = await this.upload(path.join(v.folder, s.uri), `${base}${v.e.id}/${s.uri}`, 'video/mp2t');
-        segments.push({ duration: s.duration, bytes });
-        total += bytes;
+      const segments = playlistSegments(playlist);
+      for (const name of [...segments.map((s) => s.uri), VARIANT_PLAYLIST]) {
+        const type = name === VARIANT_PLAYLIST ? 'application/vnd.apple.mpegurl' : 'video/mp2t';
+        uploads.push(async () => this.upload(path.join(v.folder, name), `${base}${v.e.id}/${name}`, type));
       }
-      total += await this.upload(path.join(v.folder, VARIANT_PLAYLIST), `${base}${v.e.id}/${VARIANT_PLAYLIST}`, 'application/vnd.apple.mpegurl');
+      const sizes = await Promise.all(segments.map(async (s) => (await stat(path.join(v.folder, s.uri))).size));
       const probe = (await this.deps.ffmpeg.probe(this.encodeFile(v.e))) as { streams?: Array<{ codec_type?: string; profile?: string; level?: number }> };
       const video = probe.streams?.find((s) => s.codec_type === 'video');
       const codecs = [avcCodecString(video?.profile, video?.level), ...(this.info.hasAudio ? ['mp4a.40.2'] : [])].join(',');
-      described.push({ name: v.e.id, width: v.e.width, height: v.e.height, codecs, ...bandwidthOf(segments) });
+      described.push({ name: v.e.id, width: v.e.width, height: v.e.height, codecs, ...bandwidthOf(segments.map((s, i) => ({ duration: s.duration, bytes: sizes[i] ?? 0 }))) });
     }
+    const stored = await runLimited(uploads, UPLOAD_CONCURRENCY);
+    let total = stored.reduce((a, b) => a + b, 0);
     const master = path.join(root, MASTER_PLAYLIST);
     await writeFile(master, masterPlaylist(described));
     total += await this.upload(master, `${base}${MASTER_PLAYLIST}`, 'application/vnd.apple.mpegurl');

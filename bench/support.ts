@@ -1,0 +1,124 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON */
+/** What the benchmarks share: the suite's addresses, login, settings, waiting for assets, and memory sampling. */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+export const BASE = process.env.DAM_BASE_URL ?? 'http://127.0.0.1:8080';
+export const UPLOAD = process.env.DAM_UPLOAD_URL ?? 'http://127.0.0.1:8081';
+export const DATA = process.env.DAM_DATA_DIR ?? path.join(__dirname, '..', '.data');
+
+export async function login(): Promise<string> {
+  const res = await fetch(`${BASE}/api/v1/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: process.env.ADMIN_EMAIL ?? 'admin@example.com', password: process.env.ADMIN_PASSWORD ?? 'admin-password' }),
+  });
+  if (res.status !== 200) throw new Error(`login answered ${res.status}`);
+  return ((await res.json()) as { jwt: string }).jwt;
+}
+
+export async function api(jwt: string, method: string, url: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${BASE}${url}`, {
+    method,
+    headers: { authorization: `Bearer ${jwt}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text };
+}
+
+/**
+ * Changes the group's settings and waits until the workers' settings caches (SETTINGS_CACHE_MS, 30 s by default)
+ * have expired, so the run uses them. `SETTINGS_WAIT_MS` shortens the wait for a suite started with a smaller cache.
+ */
+export async function applySettings(jwt: string, patch: unknown): Promise<void> {
+  const res = await api(jwt, 'PATCH', '/api/v1/settings', patch);
+  if (res.status !== 200) throw new Error(`settings answered ${res.status}: ${JSON.stringify(res.body)}`);
+  await new Promise((r) => setTimeout(r, Number(process.env.SETTINGS_WAIT_MS ?? 31_000)));
+}
+
+/** Uploads files in one request; returns the asset ids in order. */
+export async function uploadFiles(jwt: string, files: Array<{ bytes: Buffer; name: string }>): Promise<string[]> {
+  const form = new FormData();
+  files.forEach((f, i) => form.append(`file${i}`, new Blob([f.bytes]), f.name));
+  const res = await fetch(`${UPLOAD}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: { authorization: `Bearer ${jwt}` }, body: form });
+  if (res.status !== 200) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
+  return ((await res.json()) as { files: Array<{ id: string }> }).files.map((f) => f.id);
+}
+
+/** Polls until every asset left NOT_READY; throws on ERROR. */
+export async function untilOk(jwt: string, ids: readonly string[], intervalMs = 50): Promise<void> {
+  const pending = new Set(ids);
+  while (pending.size > 0) {
+    for (const id of [...pending]) {
+      const { body } = await api(jwt, 'GET', `/api/v1/assets/${id}/data`);
+      if (body.status === 'ERROR') throw new Error(`asset ${id} ERROR: ${JSON.stringify(body.errors)}`);
+      if (body.status === 'OK') pending.delete(id);
+    }
+    if (pending.size > 0) await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+/** Polls until every job ended; throws when one ended in ERROR. */
+export async function untilJobsDone(jwt: string, jobIds: readonly number[], intervalMs = 50): Promise<void> {
+  const pending = new Set(jobIds);
+  while (pending.size > 0) {
+    for (const id of [...pending]) {
+      const { body } = await api(jwt, 'GET', `/api/v1/jobs/${id}`);
+      if (body.status === 'ERROR') throw new Error(`job ${id} ERROR: ${body.error}`);
+      if (body.status === 'COMPLETED') pending.delete(id);
+    }
+    if (pending.size > 0) await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+/** The pid of a service started by deploy/local/up. */
+export const servicePid = (service: string): number => Number(readFileSync(path.join(DATA, 'run', `${service}.pid`), 'utf8'));
+
+/** Resident memory (kB) of a process and all its descendants (ffmpeg children included), from /proc. */
+export function treeRssKb(pid: number): number {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    const p = Number(entry);
+    if (!Number.isInteger(p)) continue;
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), p]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  let rss = 0;
+  const queue = [pid];
+  while (queue.length > 0) {
+    const p = queue.pop() as number;
+    try {
+      rss += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
+    } catch {
+      // gone meanwhile
+    }
+    queue.push(...(children.get(p) ?? []));
+  }
+  return rss;
+}
+
+/** Samples a service's memory (with its children) every `intervalMs` until stopped; returns MiB figures. */
+export function sampleRss(pid: number, intervalMs = 50): { stop(): { baselineMb: number; peakMb: number } } {
+  const baseline = treeRssKb(pid);
+  let peak = baseline;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, treeRssKb(pid));
+  }, intervalMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      return { baselineMb: Math.round(baseline / 1024), peakMb: Math.round(peak / 1024) };
+    },
+  };
+}
+
+export const percentile = (values: readonly number[], p: number): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
+};
