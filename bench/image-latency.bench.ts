@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-explicit-any -- the settings body is untyped JSON */
 /**
  * Image latency (issue 7): N 12-megapixel JPEGs uploaded at once, from the first upload request to the last asset
  * `OK`, against a plain script doing the same work with the bare tools at the same concurrency (S3 PUT of the
@@ -6,49 +5,11 @@
  * Runs against a suite started with deploy/local/up; prints one JSON line.
  *   pnpm exec tsx bench/image-latency.bench.ts [count=12] [megapixels=12]
  */
-import { randomBytes } from 'node:crypto';
-import { Client } from 'minio';
-import sharp from 'sharp';
+import { benchMinio, BASE, login, photo, profileSpecs, sharpConvert, UPLOAD, type ConversionSpec } from './support';
 
-const BASE = process.env.DAM_BASE_URL ?? 'http://127.0.0.1:8080';
-const UPLOAD = process.env.DAM_UPLOAD_URL ?? 'http://127.0.0.1:8081';
 const count = Number(process.argv[2] ?? 12);
 const megapixels = Number(process.argv[3] ?? 12);
-const s3 = new URL(process.env.S3_ENDPOINT ?? 'http://127.0.0.1:7480');
-const minio = new Client({
-  endPoint: s3.hostname,
-  port: Number(s3.port || 80),
-  useSSL: s3.protocol === 'https:',
-  accessKey: process.env.S3_ACCESS_KEY ?? 'localaccess',
-  secretKey: process.env.S3_SECRET_KEY ?? 'localsecret123',
-  region: 'us-east-1',
-  pathStyle: true,
-});
-
-/** A photo-like JPEG (gradient plus noise): compresses like a camera picture, not like a flat colour. */
-async function photo(seed: number): Promise<Buffer> {
-  const width = Math.round(Math.sqrt((megapixels * 1e6 * 4) / 3));
-  const height = Math.round((width * 3) / 4);
-  const small = Buffer.alloc(400 * 300 * 3);
-  for (let i = 0; i < small.length; i++) small[i] = (i * (seed + 7) + (randomBytes(1)[0] ?? 0)) & 0xff;
-  return sharp(small, { raw: { width: 400, height: 300, channels: 3 } }).resize(width, height).jpeg({ quality: 88 }).toBuffer();
-}
-
-async function login(): Promise<string> {
-  const res = await fetch(`${BASE}/api/v1/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: process.env.ADMIN_EMAIL ?? 'admin@example.com', password: process.env.ADMIN_PASSWORD ?? 'admin-password' }),
-  });
-  return ((await res.json()) as { jwt: string }).jwt;
-}
-
-/** The profile's image conversions as the group has them (the bare script makes the same ones). */
-async function profile(jwt: string): Promise<Array<{ width?: number; height?: number; fit: string; format: string; quality: number }>> {
-  const settings = (await (await fetch(`${BASE}/api/v1/settings`, { headers: { authorization: `Bearer ${jwt}` } })).json()) as any;
-  const custom = settings.conversions?.custom ?? {};
-  return (settings.conversions?.profile?.image ?? []).filter((k: string) => custom[k]).map((k: string) => ({ fit: 'cover', format: 'webp', quality: 80, ...custom[k] }));
-}
+const minio = benchMinio();
 
 async function viaService(jwt: string, files: Buffer[]): Promise<number> {
   const started = performance.now();
@@ -70,7 +31,7 @@ async function viaService(jwt: string, files: Buffer[]): Promise<number> {
   return performance.now() - started;
 }
 
-async function bare(files: Buffer[], specs: Awaited<ReturnType<typeof profile>>, bucket: string): Promise<number> {
+async function bare(files: Buffer[], specs: ConversionSpec[], bucket: string): Promise<number> {
   const started = performance.now();
   await Promise.all(
     files.map(async (bytes, i) => {
@@ -79,7 +40,7 @@ async function bare(files: Buffer[], specs: Awaited<ReturnType<typeof profile>>,
       for await (const c of await minio.getObject(bucket, `bench/${i}/original`)) chunks.push(c as Buffer);
       const original = Buffer.concat(chunks);
       for (const [n, spec] of specs.entries()) {
-        const out = await sharp(original).rotate().resize({ width: spec.width, height: spec.height, fit: spec.fit as never }).toFormat(spec.format as never, { quality: spec.quality }).toBuffer();
+        const out = await sharpConvert(original, spec);
         await minio.putObject(bucket, `bench/${i}/out-${n}`, out, out.length);
       }
     }),
@@ -87,11 +48,11 @@ async function bare(files: Buffer[], specs: Awaited<ReturnType<typeof profile>>,
   return performance.now() - started;
 }
 
-async function sharpAlone(files: Buffer[], specs: Awaited<ReturnType<typeof profile>>): Promise<number> {
+async function sharpAlone(files: Buffer[], specs: ConversionSpec[]): Promise<number> {
   const started = performance.now();
   await Promise.all(
     files.map(async (bytes) => {
-      for (const spec of specs) await sharp(bytes).rotate().resize({ width: spec.width, height: spec.height, fit: spec.fit as never }).toFormat(spec.format as never, { quality: spec.quality }).toBuffer();
+      for (const spec of specs) await sharpConvert(bytes, spec);
     }),
   );
   return performance.now() - started;
@@ -99,8 +60,8 @@ async function sharpAlone(files: Buffer[], specs: Awaited<ReturnType<typeof prof
 
 async function main(): Promise<void> {
   const jwt = await login();
-  const specs = await profile(jwt);
-  const files = await Promise.all(Array.from({ length: count }, (_, i) => photo(i)));
+  const specs = await profileSpecs(jwt);
+  const files = await Promise.all(Array.from({ length: count }, (_, i) => photo(i, megapixels)));
   const bucket = `bench-${Date.now()}`;
   await minio.makeBucket(bucket, 'us-east-1');
   const service = await viaService(jwt, files);

@@ -1,7 +1,10 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON */
 /** What the benchmarks share: the suite's addresses, login, settings, waiting for assets, and memory sampling. */
+import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { Client } from 'minio';
+import sharp from 'sharp';
 
 export const BASE = process.env.DAM_BASE_URL ?? 'http://127.0.0.1:8080';
 export const UPLOAD = process.env.DAM_UPLOAD_URL ?? 'http://127.0.0.1:8081';
@@ -122,3 +125,45 @@ export const percentile = (values: readonly number[], p: number): number => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
 };
+
+/** A photo-like JPEG (gradient plus noise): compresses like a camera picture, not like a flat colour. */
+export async function photo(seed: number, megapixels: number): Promise<Buffer> {
+  const width = Math.round(Math.sqrt((megapixels * 1e6 * 4) / 3));
+  const height = Math.round((width * 3) / 4);
+  const small = Buffer.alloc(400 * 300 * 3);
+  for (let i = 0; i < small.length; i++) small[i] = (i * (seed + 7) + (randomBytes(1)[0] ?? 0)) & 0xff;
+  return sharp(small, { raw: { width: 400, height: 300, channels: 3 } }).resize(width, height).jpeg({ quality: 88 }).toBuffer();
+}
+
+export interface ConversionSpec {
+  width?: number;
+  height?: number;
+  fit: string;
+  format: string;
+  quality: number;
+}
+
+/** The profile's custom image conversions as the group has them (bare scripts make the same ones). */
+export async function profileSpecs(jwt: string): Promise<ConversionSpec[]> {
+  const { body: settings } = await api(jwt, 'GET', '/api/v1/settings');
+  const custom = settings.conversions?.custom ?? {};
+  return (settings.conversions?.profile?.image ?? []).filter((k: string) => custom[k]).map((k: string) => ({ fit: 'cover', format: 'webp', quality: 80, ...custom[k] }));
+}
+
+/** One conversion with plain sharp, as the conversion service makes it (EXIF rotation applied). */
+export const sharpConvert = (bytes: Buffer, spec: ConversionSpec): Promise<Buffer> =>
+  sharp(bytes).rotate().resize({ width: spec.width, height: spec.height, fit: spec.fit as never }).toFormat(spec.format as never, { quality: spec.quality }).toBuffer();
+
+/** The suite's S3 server (deploy/local's credentials unless S3_* say otherwise). */
+export function benchMinio(): Client {
+  const s3 = new URL(process.env.S3_ENDPOINT ?? 'http://127.0.0.1:7480');
+  return new Client({
+    endPoint: s3.hostname,
+    port: Number(s3.port || 80),
+    useSSL: s3.protocol === 'https:',
+    accessKey: process.env.S3_ACCESS_KEY ?? 'localaccess',
+    secretKey: process.env.S3_SECRET_KEY ?? 'localsecret123',
+    region: 'us-east-1',
+    pathStyle: true,
+  });
+}

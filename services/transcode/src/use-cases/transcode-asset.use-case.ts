@@ -95,11 +95,14 @@ export async function transcodeAsset(input: TranscodeInput, deps: TranscodeDeps,
   const dir = await mkdtemp(path.join(deps.workDir ?? tmpdir(), 'dam-transcode-'));
   try {
     const source = path.join(dir, 'original');
+    const started = performance.now();
     await pipeline(await deps.storage.getStream(sourceKeyOf(input)), createWriteStream(source));
+    const downloaded = performance.now();
     const info = videoInfoFrom(await deps.ffmpeg.probe(source));
     const watermarkId = typeof settings.conversions?.watermark_asset_id === 'string' ? settings.conversions.watermark_asset_id : undefined;
     const plan = planTranscodes(keys, info, { watermark: watermarkId !== undefined, clipSeconds: deps.clipSeconds });
     const work = new Work(input, deps, prefix, dir, info, plan);
+    Object.assign(work.phases, { download: Math.round(downloaded - started), probe: Math.round(performance.now() - downloaded) });
     await work.loadDone();
     at('preprocess', 1);
 
@@ -109,6 +112,7 @@ export async function transcodeAsset(input: TranscodeInput, deps: TranscodeDeps,
     await work.addons((f) => at('addons', f));
     report.step('postprocess');
     at('postprocess', 0);
+    deps.logger.info({ asset_id: input.assetId, job_id: input.jobId, phases_ms: work.phases }, 'transcode phases');
     return {
       id: transcodeReportId(input.assetId, input.checksum),
       asset_id: input.assetId,
@@ -156,6 +160,17 @@ const markerSchema = completedConversionSchema.extend({ job_id: z.number().int()
 class Work {
   readonly done: Record<string, CompletedConversion> = {};
   readonly errors: Record<string, string>;
+  /** Wall time of each phase (ms), for the log: where a slow job spent its time. */
+  readonly phases: Record<string, number> = {};
+
+  private async timed<T>(phase: string, work: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      return await work();
+    } finally {
+      this.phases[phase] = Math.round(performance.now() - started);
+    }
+  }
 
   constructor(
     private readonly input: TranscodeInput,
@@ -233,14 +248,14 @@ class Work {
       }
     }
     if (encodes.length > 0) {
-      await this.deps.ffmpeg.run(
+      await this.timed('encode', () => this.deps.ffmpeg.run(
         encodeArgs({ source: path.join(this.dir, 'original'), ...(watermark ? { watermark } : {}), encodes, outputs: encodes.map(this.encodeFile), hasAudio: this.info.hasAudio, settings: this.deps.encoder }),
         { onProgress: (seconds) => progress((encodeShare * seconds) / this.info.duration) },
-      );
+      ));
     }
     progress(encodeShare);
     // What follows the encode overlaps: storing the renditions, packaging and storing HLS (I/O), the preview (CPU).
-    await settleAll([
+    await this.timed('store', () => settleAll([
       ...files.map(async (f) => {
         const e = encodes.find((x) => x.id === f.encode);
         if (!e) return;
@@ -260,7 +275,7 @@ class Work {
             })(),
           ]
         : []),
-    ]);
+    ]));
     progress(1);
   }
 
@@ -279,12 +294,12 @@ class Work {
     const root = path.join(this.dir, HLS_KEY);
     const variants = encodes.map((e) => ({ e, folder: path.join(root, e.id) }));
     for (const v of variants) await mkdir(v.folder, { recursive: true });
-    await this.deps.ffmpeg.run(
+    await this.timed('hls_package', () => this.deps.ffmpeg.run(
       hlsPackageArgs(
         variants.map((v) => ({ input: this.encodeFile(v.e), playlist: path.join(v.folder, VARIANT_PLAYLIST), segments: path.join(v.folder, 'seg_%05d.ts') })),
         this.deps.encoder.segmentSeconds,
       ),
-    );
+    ));
     const base = `${this.prefix}${HLS_KEY}/`;
     const described: HlsVariant[] = [];
     // Segments and variant playlists stored several at a time; the master, which names them, after all of them.
