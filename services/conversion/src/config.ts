@@ -12,8 +12,11 @@ export const configSchema = z.object({
   ...serviceKeyEnv('conversion'),
   ...trustedKeysEnv,
   AUTH_URL: serviceUrl(8090),
-  /** Images converted at once by this process (each uses one libvips thread). */
-  CONCURRENCY: positiveInt(2),
+  /**
+   * Images converted at once by this process (each uses one libvips thread). Twice the cores of a small machine:
+   * while one job waits on storage or NATS another keeps the core busy.
+   */
+  CONCURRENCY: positiveInt(4),
   ACK_WAIT_MS: positiveInt(30_000),
   /** How often a running job renews its lease at metadata (keep it under a third of metadata's JOB_LEASE_MS). */
   JOB_HEARTBEAT_MS: positiveInt(10_000),
