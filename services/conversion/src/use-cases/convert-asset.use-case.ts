@@ -105,7 +105,15 @@ export async function convertAsset(
   /** Only these keys of the profile (a re-run); undefined = all of it. */
   keys?: readonly string[],
 ): Promise<ConversionsCompleted> {
+  const phases: Record<string, number> = {};
+  let mark = performance.now();
+  const lap = (phase: string) => {
+    const now = performance.now();
+    phases[phase] = (phases[phase] ?? 0) + Math.round(now - mark);
+    mark = now;
+  };
   const settings = (await deps.settings.get(input.groupId)) as ImageSettings & { metadata?: { keep_gps?: unknown } };
+  lap('settings');
   const plan = planConversions(settings, keys);
   if (plan.skipped.length > 0) {
     deps.logger.debug({ asset_id: input.assetId, skipped: plan.skipped }, 'profile keys not built yet: skipped');
@@ -114,6 +122,7 @@ export async function convertAsset(
   try {
     const source = path.join(dir, 'original');
     await pipeline(await deps.storage.getStream(sourceKeyOf(input)), createWriteStream(source));
+    lap('download');
     // Steps: the download, then making and storing each output.
     const total = 1 + 2 * plan.specs.length + (plan.deepzoom ? 1 : 0);
     let done = 1;
@@ -121,7 +130,9 @@ export async function convertAsset(
 
     const image = await deps.images.probe(source);
     // A re-run of some keys does not need the description again; a full run records it.
+    lap('probe');
     const description = keys ? undefined : await describeImage(source, { keepGps: settings.metadata?.keep_gps === true });
+    lap('describe');
     const conversions: Record<string, CompletedConversion> = {};
     const errors: Record<string, string> = { ...plan.errors };
 
@@ -135,9 +146,11 @@ export async function convertAsset(
       const { ext, contentType } = outputFormat(spec.format);
       const file = path.join(dir, `${spec.key}.${ext}`);
       const produced = await deps.images.convert(source, spec, file);
+      lap('convert');
       progress(++done, total);
       const objectKey = conversionKey(input.groupId, input.assetId, input.checksum, spec.key, ext);
       await deps.storage.putStream(objectKey, createReadStream(file), { contentType, size: produced.size });
+      lap('store');
       progress(++done, total);
       conversions[spec.key] = {
         object_key: objectKey,
@@ -153,6 +166,8 @@ export async function convertAsset(
       progress(++done, total);
     }
 
+    lap('deepzoom');
+    deps.logger.debug({ asset_id: input.assetId, phases_ms: phases }, 'conversion phases');
     return {
       id: reportId(input.assetId, input.checksum),
       asset_id: input.assetId,
