@@ -25,6 +25,11 @@ const png = (width: number, height: number): Promise<Buffer> =>
   sharp({ create: { width, height, channels: 3, background: { r: 30, g: 120, b: 200 } } }).png().toBuffer();
 
 describe('conversion service (real NATS, S3, sharp)', () => {
+  const readObject = async (key: string): Promise<Buffer> => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of await h.storage.getStream(key)) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  };
   let h: JobHarness;
   let auth: Awaited<ReturnType<typeof startSettingsStub>>;
   let service: ServiceProcess;
@@ -216,6 +221,49 @@ describe('conversion service (real NATS, S3, sharp)', () => {
     const report = await h.reportFor('rerun');
     expect(Object.keys(report.conversions)).toEqual(['narrow']);
     expect(await h.storage.stat(`conversions/g1/rerun/${checksum}/thumb.webp`)).toBeNull();
+  });
+
+  it('converts every input type: JPEG, PNG, WebP, AVIF, TIFF, GIF and SVG (rasterised)', async () => {
+    const base = sharp({ create: { width: 400, height: 300, channels: 3, background: { r: 200, g: 40, b: 90 } } });
+    const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="400" height="300"><rect width="400" height="300" fill="#c82a5a"/><script>alert(1)</script></svg>');
+    const inputs: Array<[string, string, Buffer]> = [
+      ['jpeg', 'image/jpeg', await base.clone().jpeg().toBuffer()],
+      ['png', 'image/png', await base.clone().png().toBuffer()],
+      ['webp', 'image/webp', await base.clone().webp().toBuffer()],
+      ['avif', 'image/avif', await base.clone().avif().toBuffer()],
+      ['tiff', 'image/tiff', await base.clone().tiff().toBuffer()],
+      ['gif', 'image/gif', await base.clone().gif().toBuffer()],
+      ['svg', 'image/svg+xml', svg],
+    ];
+    for (const [name, contentType, bytes] of inputs) {
+      const checksum = await h.putOriginal('g1', `in-${name}`, bytes);
+      await h.publishJob('g1', `in-${name}`, { checksum, contentType });
+    }
+    for (const [name] of inputs) {
+      const report = await h.reportFor(`in-${name}`);
+      expect({ name, errors: report.errors, image: report.image }).toEqual({ name, errors: {}, image: { width: 400, height: 300 } });
+      const thumb = await readObject(report.conversions.thumb?.object_key ?? '');
+      expect(await sharp(thumb).metadata()).toMatchObject({ format: 'webp', width: 200, height: 200 });
+      // The colour survived the decode (SVG rasterised, not served back as markup).
+      const [r, g, b] = await sharp(thumb).raw().toBuffer();
+      expect(Math.abs((r ?? 0) - 200) + Math.abs((g ?? 0) - 40) + Math.abs((b ?? 0) - 90)).toBeLessThan(30);
+    }
+  });
+
+  it('keeps an animated GIF animated in WebP outputs and takes its first frame for JPEG', async () => {
+    const colours = [[255, 0, 0], [0, 255, 0], [0, 0, 255]];
+    const frames = await Promise.all(colours.map(([r, g, b]) => sharp({ create: { width: 300, height: 200, channels: 3, background: { r: r ?? 0, g: g ?? 0, b: b ?? 0 } } }).png().toBuffer()));
+    const gif = await sharp(frames, { join: { animated: true } }).gif({ delay: [100, 100, 100], loop: 0 }).toBuffer();
+    const checksum = await h.putOriginal('g1', 'anim', gif);
+    await h.publishJob('g1', 'anim', { checksum, contentType: 'image/gif' });
+    const report = await h.reportFor('anim');
+    expect(report.image).toEqual({ width: 300, height: 200 });
+    expect(report.conversions.thumb).toMatchObject({ width: 200, height: 200 });
+    expect(await sharp(await readObject(report.conversions.thumb?.object_key ?? '')).metadata()).toMatchObject({ format: 'webp', pages: 3, width: 200 });
+    const narrow = await readObject(report.conversions.narrow?.object_key ?? '');
+    expect(await sharp(narrow).metadata()).toMatchObject({ format: 'jpeg', width: 64, height: 43 });
+    const [r, g, b] = await sharp(narrow).raw().toBuffer();
+    expect([r, g, b].map((v) => Math.round((v ?? 0) / 64))).toEqual([4, 0, 0]);
   });
 
   it('reports an image type sharp cannot decode as done with nothing made, so the asset is not stuck', async () => {

@@ -32,9 +32,15 @@ export class ImageProcessor {
     configureSharp();
   }
 
-  // `failOn: 'error'` makes a truncated or corrupt file fail instead of yielding a half-grey image.
-  private open(path: string, limitInputPixels: number | false = this.maxInputPixels): sharp.Sharp {
-    return sharp(path, { failOn: 'error', limitInputPixels, sequentialRead: true });
+  // `failOn: 'error'` makes a truncated or corrupt file fail instead of yielding a half-grey image. `animated`
+  // reads every frame (animated GIF or WebP); otherwise the first frame only.
+  private open(path: string, limitInputPixels: number | false = this.maxInputPixels, animated = false): sharp.Sharp {
+    return sharp(path, { failOn: 'error', limitInputPixels, sequentialRead: true, ...(animated ? { animated: true } : {}) });
+  }
+
+  /** Frames of an animated GIF or WebP (1 for anything else). */
+  private async framesOf(path: string): Promise<number> {
+    return (await this.open(path, false).metadata()).pages ?? 1;
   }
 
   /**
@@ -72,10 +78,15 @@ export class ImageProcessor {
     }
   }
 
-  /** Decodes the original, resizes it into the spec's box and writes the encoded output to `target`. */
+  /**
+   * Decodes the original, resizes it into the spec's box and writes the encoded output to `target`. An animated
+   * original stays animated where the output format can be (WebP, unless an attention crop is asked for, which
+   * looks at one frame); JPEG, PNG and AVIF outputs are made of its first frame.
+   */
   async convert(path: string, spec: ConversionSpec, target: string): Promise<ProducedImage> {
+    const frames = spec.format === 'webp' && spec.position !== 'attention' ? await this.framesOf(path).catch(() => 1) : 1;
     // `.rotate()` without an angle applies the EXIF orientation, so the output looks as the camera meant.
-    const pipeline = this.open(path).rotate();
+    const pipeline = this.open(path, this.maxInputPixels, frames > 1).rotate();
     // No box at all (an on-demand format change): the image keeps its size.
     if (spec.width !== null || spec.height !== null) {
       pipeline.resize({
@@ -104,7 +115,8 @@ export class ImageProcessor {
     }
     try {
       const info = await pipeline.toFile(target);
-      return { width: info.width, height: info.height, size: info.size };
+      // Frames are stacked in an animated output: its height is one frame's.
+      return { width: info.width, height: frames > 1 ? Math.round(info.height / frames) : info.height, size: info.size };
     } catch (error) {
       // The header was readable (probe passed) but the pixel data is not: retrying will not change that.
       if (isDecodeError(error)) throw new UnprocessableImageError(`the original cannot be decoded: ${messageOf(error)}`, error);
