@@ -80,19 +80,44 @@ export async function untilJobsDone(jwt: string, jobIds: readonly number[], inte
   return last;
 }
 
-/** Polls until the processing job of every asset ended (the asset is OK then); throws on ERROR. */
-export async function untilOk(jwt: string, ids: readonly string[], intervalMs = 100): Promise<void> {
+/**
+ * Polls until the processing job of every asset ended and the asset is OK (the same transaction ends the job and
+ * makes the asset OK); throws on ERROR. Returns when the last one ended (epoch ms, the server's clock).
+ */
+export async function untilOk(jwt: string, ids: readonly string[], intervalMs = 100): Promise<number> {
   const pending = new Set(ids);
+  let last = 0;
   while (pending.size > 0) {
     for (const job of await recentJobs(jwt)) {
       const id = job.asset_ids.find((a) => pending.has(a));
       if (!id || (job.status !== 'COMPLETED' && job.status !== 'ERROR')) continue;
-      const { body } = await api(jwt, 'GET', `/api/v1/assets/${id}/data`);
+      const { status, body } = await api(jwt, 'GET', `/api/v1/assets/${id}/data`);
+      if (status !== 200) throw new Error(`data of ${id} answered ${status}: ${JSON.stringify(body)}`);
       if (body.status === 'ERROR') throw new Error(`asset ${id} ERROR: ${JSON.stringify(body.errors)}`);
-      if (body.status === 'OK') pending.delete(id);
+      if (body.status === 'OK') {
+        pending.delete(id);
+        last = Math.max(last, Date.parse(job.updated_at));
+      }
     }
     if (pending.size > 0) await new Promise((r) => setTimeout(r, intervalMs));
   }
+  return last;
+}
+
+/** Uploads each file in a request of its own, at most `inFlight` at once (a user may run 8 by default). */
+export async function uploadEach(jwt: string, files: Array<{ bytes: Buffer; name: string }>, inFlight = 8): Promise<string[]> {
+  const ids: string[] = new Array<string>(files.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(inFlight, files.length) }, async () => {
+      while (next < files.length) {
+        const i = next++;
+        const [id] = await uploadFiles(jwt, [files[i] as { bytes: Buffer; name: string }]);
+        ids[i] = id as string;
+      }
+    }),
+  );
+  return ids;
 }
 
 /** The pid of a service started by deploy/local/up. */
