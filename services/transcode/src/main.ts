@@ -6,7 +6,7 @@ import { runMain, runService } from '@dam/http';
 import { GroupSettingsClient } from '@dam/internal-api';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
-import { Ffmpeg } from './adapters/ffmpeg';
+import { Ffmpeg, resolveTools } from './adapters/ffmpeg';
 import { metadataWatermarkSource } from './adapters/watermark-source';
 import { buildTranscodeApp } from './app';
 import { loadTranscodeConfig } from './config';
@@ -15,8 +15,9 @@ import { transcodeJobWorker } from './consumers/job-command.consumer';
 async function main(): Promise<void> {
   const config = loadTranscodeConfig();
   const logger = createLogger({ service: 'transcode', level: config.LOG_LEVEL });
-  const ffmpeg = new Ffmpeg({ ffmpeg: config.FFMPEG_PATH, ffprobe: config.FFPROBE_PATH });
-  if (!(await ffmpeg.available())) throw new Error(`ffmpeg/ffprobe not runnable (FFMPEG_PATH=${config.FFMPEG_PATH}, FFPROBE_PATH=${config.FFPROBE_PATH})`);
+  const tools = await resolveTools({ ffmpeg: config.FFMPEG_PATH, ffprobe: config.FFPROBE_PATH });
+  logger.info({ ffmpeg: tools.ffmpeg, ffprobe: tools.ffprobe, from: tools.from }, 'media tools');
+  const ffmpeg = new Ffmpeg(tools, config.FFMPEG_STALL_MS);
 
   const nc = await connectNats(config.NATS_URL, 'transcode', config.NATS_NKEY_SEED);
   await waitForStreams(nc, [DAM_INTERNAL], { onWait: (missing) => logger.info({ missing }, 'waiting for streams') });

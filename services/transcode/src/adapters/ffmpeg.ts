@@ -12,7 +12,14 @@ export interface RunOptions {
   /** Called with the output time reached (seconds), parsed from `-progress pipe:1`. */
   onProgress?: (seconds: number) => void;
   signal?: AbortSignal;
+  /**
+   * Kill the tool when it prints nothing (no progress block, no error) for this long: a stuck read or a hung
+   * filter ends as ToolStalledError instead of holding the job for ever. Default 5 minutes.
+   */
+  stallMs?: number;
 }
+
+export const DEFAULT_STALL_MS = 5 * 60_000;
 
 /** What ffmpeg printed last on stderr: its reason when it fails (the first lines are the banner). */
 const STDERR_TAIL = 2000;
@@ -49,9 +56,28 @@ function run(bin: string, args: string[], options: RunOptions & { collect?: bool
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       stderr = (stderr + chunk).slice(-4 * STDERR_TAIL);
     });
-    child.on('error', (error) => reject(error));
+    // Any output is a sign of life (ffmpeg writes a progress block every half second while it works).
+    const stallMs = options.stallMs ?? DEFAULT_STALL_MS;
+    let stalled = false;
+    let watchdog: NodeJS.Timeout | undefined;
+    const alive = () => {
+      clearTimeout(watchdog);
+      watchdog = setTimeout(() => {
+        stalled = true;
+        child.kill('SIGKILL');
+      }, stallMs);
+    };
+    alive();
+    child.stdout.on('data', alive);
+    child.stderr.on('data', alive);
+    child.on('error', (error) => {
+      clearTimeout(watchdog);
+      reject(error);
+    });
     child.on('close', (code, signal) => {
-      if (code === 0) resolve(stdout);
+      clearTimeout(watchdog);
+      if (stalled) reject(new ToolStalledError(bin, stallMs, tail(stderr)));
+      else if (code === 0) resolve(stdout);
       else reject(new ToolFailedError(bin, code, signal, tail(stderr)));
     });
   });
@@ -70,15 +96,32 @@ export class ToolFailedError extends Error {
   }
 }
 
+/** A tool printed nothing for `stallMs` and was killed: the input makes it hang, retrying will not help. */
+export class ToolStalledError extends Error {
+  override readonly name = 'ToolStalledError';
+  constructor(
+    readonly tool: string,
+    readonly stallMs: number,
+    readonly reason: string,
+  ) {
+    super(`${tool.split('/').pop() ?? tool} made no progress for ${Math.round(stallMs / 1000)} s and was stopped${reason ? `: ${reason}` : ''}`);
+  }
+}
+
 /** A small typed wrapper over `spawn` for ffmpeg and ffprobe (no archived wrapper library). */
 export class Ffmpeg {
-  constructor(private readonly tools: FfmpegTools) {}
+  constructor(
+    private readonly tools: FfmpegTools,
+    private readonly stallMs = DEFAULT_STALL_MS,
+  ) {}
 
-  /** Runs ffmpeg with `-progress pipe:1` so `onProgress` sees the output time; rejects with ffmpeg's reason. */
+  /**
+   * Runs ffmpeg with `-progress pipe:1` (its output time goes to `onProgress`, and it is the watchdog's sign of
+   * life); rejects with ffmpeg's reason, or ToolStalledError when it stops making progress.
+   */
   async run(args: string[], options: RunOptions = {}): Promise<void> {
-    const base = ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-nostats'];
-    const progress = options.onProgress ? ['-progress', 'pipe:1'] : [];
-    await run(this.tools.ffmpeg, [...base, ...progress, ...args], options);
+    const base = ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-nostats', '-progress', 'pipe:1'];
+    await run(this.tools.ffmpeg, [...base, ...args], { stallMs: this.stallMs, ...options });
   }
 
   /**
@@ -88,21 +131,54 @@ export class Ffmpeg {
   async probe(file: string, options: RunOptions = {}): Promise<unknown> {
     const args = ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', file];
     try {
-      return JSON.parse(await run(this.tools.ffprobe, args, { ...options, collect: true })) as unknown;
+      return JSON.parse(await run(this.tools.ffprobe, args, { stallMs: this.stallMs, ...options, collect: true })) as unknown;
     } catch (error) {
+      if (error instanceof ToolStalledError) throw new UnprocessableVideoError(`not a readable video: ${error.message}`, error);
       if (error instanceof ToolFailedError) throw new UnprocessableVideoError(`not a readable video: ${error.reason || 'ffprobe failed'}`, error);
       throw error;
     }
   }
 
-  /** Whether both tools answer (readiness). */
-  async available(): Promise<boolean> {
-    try {
-      await run(this.tools.ffmpeg, ['-hide_banner', '-version'], {});
-      await run(this.tools.ffprobe, ['-hide_banner', '-version'], {});
-      return true;
-    } catch {
-      return false;
-    }
+}
+
+const runs = async (bin: string): Promise<boolean> => {
+  try {
+    await run(bin, ['-hide_banner', '-version'], { stallMs: 10_000 });
+    return true;
+  } catch {
+    return false;
   }
+};
+
+/** The npm installer packages' binaries (`@ffmpeg-installer/ffmpeg`, `@ffprobe-installer/ffprobe`), when installed. */
+export function installerTools(): Partial<FfmpegTools> {
+  const pathOf = (pkg: string): string | undefined => {
+    try {
+      // Optional: not a dependency of the suite; an operator without a system ffmpeg may add them.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const found = (require(pkg) as { path?: unknown }).path;
+      return typeof found === 'string' ? found : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const ffmpeg = pathOf('@ffmpeg-installer/ffmpeg');
+  const ffprobe = pathOf('@ffprobe-installer/ffprobe');
+  return { ...(ffmpeg ? { ffmpeg } : {}), ...(ffprobe ? { ffprobe } : {}) };
+}
+
+/**
+ * Which binaries to run: the configured ones (FFMPEG_PATH / FFPROBE_PATH, by default the system's from PATH)
+ * when they answer, else those of the npm installer packages when installed. Throws when a tool has neither.
+ */
+export async function resolveTools(configured: FfmpegTools, fallback: () => Partial<FfmpegTools> = installerTools): Promise<FfmpegTools & { from: Record<keyof FfmpegTools, 'configured' | 'installer'> }> {
+  const alternatives = fallback();
+  const pick = async (tool: keyof FfmpegTools): Promise<[string, 'configured' | 'installer']> => {
+    if (await runs(configured[tool])) return [configured[tool], 'configured'];
+    const other = alternatives[tool];
+    if (other && (await runs(other))) return [other, 'installer'];
+    throw new Error(`${tool} does not run: "${configured[tool]}" (${tool === 'ffmpeg' ? 'FFMPEG_PATH' : 'FFPROBE_PATH'}) failed and no installer package provides it`);
+  };
+  const [ffmpeg, ffprobe] = await Promise.all([pick('ffmpeg'), pick('ffprobe')]);
+  return { ffmpeg: ffmpeg[0], ffprobe: ffprobe[0], from: { ffmpeg: ffmpeg[1], ffprobe: ffprobe[1] } };
 }

@@ -2,7 +2,7 @@ import type { JetStreamClient } from '@nats-io/jetstream';
 import { consume, DAM_INTERNAL, jobCommand, startJobReporter, workerId, type ConversionsCompleted, type JobCommand, type MessageContext } from '@dam/events';
 import type { Worker } from '@dam/http';
 import type { Logger } from '@dam/logging';
-import { ToolFailedError } from '../adapters/ffmpeg';
+import { ToolFailedError, ToolStalledError } from '../adapters/ffmpeg';
 import { UnprocessableVideoError } from '../domain/transcode.errors';
 import { transcodeAsset, transcodeReportId, TRANSCODE_STEPS, type TranscodeDeps, type TranscodeInput } from '../use-cases/transcode-asset.use-case';
 
@@ -63,7 +63,8 @@ export function handleTranscodeCommand(deps: TranscodeConsumerDeps) {
       });
     } catch (error) {
       // A tool killed by a signal (memory, a stop) may well succeed next time; an exit with an error will not.
-      const permanent = error instanceof UnprocessableVideoError || (error instanceof ToolFailedError && error.signal === null);
+      const permanent =
+        error instanceof UnprocessableVideoError || error instanceof ToolStalledError || (error instanceof ToolFailedError && error.signal === null);
       if (!permanent) throw error;
       deps.logger.warn({ ...log, err: { message: error.message } }, 'original is not a usable video');
       result = failure(command, error.message);
