@@ -25,13 +25,18 @@ function colorMode(meta: sharp.Metadata): string {
   return meta.hasAlpha ? 'RGBA' : 'RGB';
 }
 
+/** An original as libvips reads it: a file, or its bytes in memory. */
+export type ImageInput = string | Buffer;
+
+/** Side of the greyscale square the perceptual hash is computed from. */
+const PHASH_SIZE = 32;
+
 /**
- * The 64-bit perceptual hash (pHash): the 32x32 greyscale image's DCT, its 8x8 lowest frequencies against their
- * median, as 16 hex digits. Near-identical images differ in few bits (Hamming distance).
+ * The 64-bit perceptual hash (pHash) of a 32x32 greyscale image: its DCT, the 8x8 lowest frequencies against
+ * their median, as 16 hex digits. Near-identical images differ in few bits (Hamming distance).
  */
-export async function perceptualHash(path: string): Promise<string> {
-  const N = 32;
-  const pixels = await sharp(path, { failOn: 'error' }).rotate().greyscale().resize(N, N, { fit: 'fill' }).raw().toBuffer();
+export function perceptualHashOf(pixels: Uint8Array): string {
+  const N = PHASH_SIZE;
   const cos = (i: number, u: number) => Math.cos(((2 * i + 1) * u * Math.PI) / (2 * N));
   const coefficients: number[] = [];
   for (let u = 0; u < 8; u++) {
@@ -53,16 +58,26 @@ export async function perceptualHash(path: string): Promise<string> {
   return hex;
 }
 
-/** A ThumbHash (base64) of the image: a ~25-byte placeholder clients can paint while the image loads. */
-export async function thumbHash(path: string): Promise<string> {
-  const { data, info } = await sharp(path, { failOn: 'error' })
+/**
+ * Both hashes from one decode (shrink-on-load makes it cheap): the image at most 100 px as RGBA gives the
+ * ThumbHash (base64, a ~25-byte placeholder clients paint while the image loads), and the same pixels in
+ * greyscale at 32x32 the perceptual hash.
+ */
+export async function imageHashes(input: ImageInput): Promise<{ thumbhash: string; phash: string }> {
+  const { data, info } = await sharp(input, { failOn: 'error' })
     .rotate()
     .resize(100, 100, { fit: 'inside' })
     .ensureAlpha()
     .raw()
     .toBuffer({ resolveWithObject: true });
   const { rgbaToThumbHash } = await loadThumbHash();
-  return Buffer.from(rgbaToThumbHash(info.width, info.height, data)).toString('base64');
+  const grey = await sharp(data, { raw: { width: info.width, height: info.height, channels: 4 } })
+    .removeAlpha()
+    .greyscale()
+    .resize(PHASH_SIZE, PHASH_SIZE, { fit: 'fill' })
+    .raw()
+    .toBuffer();
+  return { thumbhash: Buffer.from(rgbaToThumbHash(info.width, info.height, data)).toString('base64'), phash: perceptualHashOf(grey) };
 }
 
 const iso = (v: unknown): string | undefined => (v instanceof Date && !Number.isNaN(v.getTime()) ? v.toISOString() : typeof v === 'string' ? v : undefined);
@@ -73,8 +88,8 @@ const text = (v: unknown): string | undefined => {
 };
 
 /** The selected EXIF, IPTC and XMP fields (exifr); GPS only when the group keeps it. */
-async function selectedTags(path: string, keepGps: boolean): Promise<Record<string, unknown> | undefined> {
-  const tags = (await exifr.parse(path, { tiff: true, exif: true, iptc: true, xmp: true, gps: keepGps, mergeOutput: true }).catch(() => undefined)) as
+async function selectedTags(input: ImageInput, keepGps: boolean): Promise<Record<string, unknown> | undefined> {
+  const tags = (await exifr.parse(input, { tiff: true, exif: true, iptc: true, xmp: true, gps: keepGps, mergeOutput: true }).catch(() => undefined)) as
     | Record<string, unknown>
     | undefined;
   if (!tags) return undefined;
@@ -94,18 +109,17 @@ async function selectedTags(path: string, keepGps: boolean): Promise<Record<stri
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
-/** Everything processing learns about one image file. A field that cannot be read is left out, never an error. */
-export async function describeImage(path: string, opts: { keepGps: boolean }): Promise<ImageDescription> {
+/** Everything processing learns about one image. A field that cannot be read is left out, never an error. */
+export async function describeImage(input: ImageInput, opts: { keepGps: boolean }): Promise<ImageDescription> {
   const out: ImageDescription = {};
-  const meta = await sharp(path).metadata().catch(() => undefined);
+  const meta = await sharp(input).metadata().catch(() => undefined);
   if (meta) {
     out.ColorMode = colorMode(meta);
     if (meta.space && COLOR_SPACES[meta.space]) out.ColorSpace = COLOR_SPACES[meta.space];
   }
-  const exif = await selectedTags(path, opts.keepGps);
+  const exif = await selectedTags(input, opts.keepGps);
   if (exif) out.exif = exif;
-  const [thumb, phash] = await Promise.all([thumbHash(path).catch(() => undefined), perceptualHash(path).catch(() => undefined)]);
-  if (thumb) out.thumbhash = thumb;
-  if (phash) out.phash = phash;
+  const hashes = await imageHashes(input).catch(() => undefined);
+  if (hashes) Object.assign(out, hashes);
   return out;
 }

@@ -2,6 +2,7 @@ import sharp from 'sharp';
 import type { ConversionSpec } from '../domain/conversion-spec';
 import { UnprocessableImageError } from '../domain/conversion.errors';
 import { orientedSize, type Size } from '../domain/output-size';
+import type { ImageInput } from './image-describer';
 
 /** ~16384 x 16384: a larger image is refused before its pixels are decoded (decompression bombs). */
 export const DEFAULT_MAX_INPUT_PIXELS = 268_402_689;
@@ -34,12 +35,12 @@ export class ImageProcessor {
 
   // `failOn: 'error'` makes a truncated or corrupt file fail instead of yielding a half-grey image. `animated`
   // reads every frame (animated GIF or WebP); otherwise the first frame only.
-  private open(path: string, limitInputPixels: number | false = this.maxInputPixels, animated = false): sharp.Sharp {
+  private open(path: ImageInput, limitInputPixels: number | false = this.maxInputPixels, animated = false): sharp.Sharp {
     return sharp(path, { failOn: 'error', limitInputPixels, sequentialRead: true, ...(animated ? { animated: true } : {}) });
   }
 
   /** Frames of an animated GIF or WebP (1 for anything else). */
-  private async framesOf(path: string): Promise<number> {
+  private async framesOf(path: ImageInput): Promise<number> {
     return (await this.open(path, false).metadata()).pages ?? 1;
   }
 
@@ -47,7 +48,7 @@ export class ImageProcessor {
    * Reads the header only: the displayed size (EXIF orientation applied) and the format. Refuses what is not
    * an image or is over the pixel limit, before any decoding.
    */
-  async probe(path: string): Promise<ImageInfo> {
+  async probe(path: ImageInput): Promise<ImageInfo> {
     let meta: sharp.Metadata;
     try {
       // Header only, no pixels decoded: the limit is checked below with a message that says what is wrong.
@@ -69,7 +70,7 @@ export class ImageProcessor {
    * A Deep Zoom Image pyramid of the original (EXIF orientation applied) in `dir`: `image.dzi` and
    * `image_files/<level>/<col>_<row>.jpeg`, as OpenSeadragon reads it.
    */
-  async deepZoom(path: string, dir: string, tileSize: number, overlap: number): Promise<void> {
+  async deepZoom(path: ImageInput, dir: string, tileSize: number, overlap: number): Promise<void> {
     try {
       await this.open(path).rotate().jpeg({ quality: 85 }).tile({ size: tileSize, overlap, layout: 'dz', container: 'fs' }).toFile(`${dir}/image`);
     } catch (error) {
@@ -83,7 +84,7 @@ export class ImageProcessor {
    * original stays animated where the output format can be (WebP, unless an attention crop is asked for, which
    * looks at one frame); JPEG, PNG and AVIF outputs are made of its first frame.
    */
-  async convert(path: string, spec: ConversionSpec, target: string): Promise<ProducedImage> {
+  async convert(path: ImageInput, spec: ConversionSpec, target: string): Promise<ProducedImage> {
     const frames = spec.format === 'webp' && spec.position !== 'attention' ? await this.framesOf(path).catch(() => 1) : 1;
     // `.rotate()` without an angle applies the EXIF orientation, so the output looks as the camera meant.
     const pipeline = this.open(path, this.maxInputPixels, frames > 1).rotate();

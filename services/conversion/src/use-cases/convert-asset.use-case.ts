@@ -2,12 +2,13 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { CompletedConversion, ConversionsCompleted } from '@dam/events';
 import type { Logger } from '@dam/logging';
 import { conversionKey, conversionsPrefix, originalKey, type Storage } from '@dam/storage';
 import type { GroupSettingsClient } from '@dam/internal-api';
-import { describeImage } from '../adapters/image-describer';
+import { describeImage, type ImageInput } from '../adapters/image-describer';
 import type { ImageProcessor } from '../adapters/image-processor';
 import { DEEPZOOM_KEY, DEEPZOOM_OVERLAP, DEEPZOOM_TILE, outputFormat, planConversions, smartImagingSpec, type ImageSettings } from '../domain/conversion-spec';
 import { UnprocessableImageError } from '../domain/conversion.errors';
@@ -28,8 +29,36 @@ export interface ConvertAssetDeps {
   logger: Logger;
   /** Largest output accepted, in pixels (an `outside` fit or one-sided box on a panorama can explode). */
   maxOutputPixels: number;
-  /** Where the original is spooled while it is converted. */
+  /** Where a large original is spooled while it is converted. */
   workDir?: string;
+  /** Originals up to this size are held in memory (default IN_MEMORY_MAX_BYTES). */
+  inMemoryMaxBytes?: number;
+}
+
+/** Originals up to this size are converted from memory; larger ones from a file, which libvips streams. */
+export const IN_MEMORY_MAX_BYTES = 32 * 1024 * 1024;
+
+/**
+ * The original's bytes in memory when they are at most `maxMemory`, else spooled to `file` (what came so far,
+ * then the rest of the stream): a small original costs no disk round trip, a large one no memory.
+ */
+export async function fetchOriginal(stream: Readable, file: string, maxMemory: number): Promise<ImageInput> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const it = stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  for (;;) {
+    const next = await it.next();
+    if (next.done) return Buffer.concat(chunks, size);
+    chunks.push(next.value);
+    size += next.value.length;
+    if (size > maxMemory) {
+      await pipeline(async function* () {
+        yield* chunks.splice(0);
+        for (let more = await it.next(); !more.done; more = await it.next()) yield more.value;
+      }, createWriteStream(file));
+      return file;
+    }
+  }
 }
 
 /** The original's object: only ever one of this asset's own original keys, whatever the command says. */
@@ -57,7 +86,7 @@ async function filesUnder(dir: string, prefix = ''): Promise<string[]> {
  * The Deep Zoom pyramid, stored below `<conversions prefix>/deepzoom/`: the tiles first and `image.dzi` last, so
  * a reader that finds the descriptor finds every tile it names. The record points at `image.dzi`.
  */
-async function makeDeepZoom(deps: ConvertAssetDeps, input: ConvertAssetInput, source: string, image: { width: number; height: number }, dir: string): Promise<CompletedConversion> {
+async function makeDeepZoom(deps: ConvertAssetDeps, input: ConvertAssetInput, source: ImageInput, image: { width: number; height: number }, dir: string): Promise<CompletedConversion> {
   await mkdir(dir, { recursive: true });
   await deps.images.deepZoom(source, dir, DEEPZOOM_TILE, DEEPZOOM_OVERLAP);
   const base = `${conversionsPrefix(input.groupId, input.assetId, input.checksum)}${DEEPZOOM_KEY}/`;
@@ -94,8 +123,9 @@ export const failureReport = (input: ConvertAssetInput, key: string, message: st
 
 /**
  * Produces the group's image profile for one original and returns the report for metadata. The original is
- * spooled to a temporary file first: sharp would otherwise buffer a streamed input whole in memory, and a file
- * lets libvips read just the header for the size check and decode once per output. Transient failures
+ * read whole first, into memory when small and else into a temporary file (sharp would otherwise buffer a
+ * streamed input whole in memory): libvips then reads just the header for the size check and decodes once per
+ * output. Transient failures
  * (settings, storage) throw so the message is retried; outputs are keyed by checksum, so a retry overwrites them.
  */
 export async function convertAsset(
@@ -120,8 +150,7 @@ export async function convertAsset(
   }
   const dir = await mkdtemp(path.join(deps.workDir ?? tmpdir(), 'dam-conversion-'));
   try {
-    const source = path.join(dir, 'original');
-    await pipeline(await deps.storage.getStream(sourceKeyOf(input)), createWriteStream(source));
+    const source = await fetchOriginal(await deps.storage.getStream(sourceKeyOf(input)), path.join(dir, 'original'), deps.inMemoryMaxBytes ?? IN_MEMORY_MAX_BYTES);
     lap('download');
     // Steps: the download, then making and storing each output.
     const total = 1 + 2 * plan.specs.length + (plan.deepzoom ? 1 : 0);
