@@ -202,4 +202,12 @@ describe('transcode service (real ffmpeg, NATS, S3)', () => {
     expect(report.conversions['hls-video']).toMatchObject({ width: 320, height: 240 });
     expect(report.metadata).toMatchObject({ audio_codec: null, width: 320, height: 240 });
   });
+
+  it('answers /readyz, and stops on SIGTERM with exit code 0', async () => {
+    const ready = await fetch(`${service.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({ status: 'ok', checks: { nats: true, storage: true, 'consumer:transcode-jobs': true } });
+    service.kill('SIGTERM');
+    await expect(service.exited).resolves.toEqual({ code: 0, signal: null });
+  });
 });
