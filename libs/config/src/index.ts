@@ -42,6 +42,24 @@ export const dbEnv = {
   DATABASE_URL: z.string().url(),
 };
 
+/**
+ * A job worker's consumer (conversion, transcode): how long a job may go without `working()` before NATS hands
+ * it out again, how often it tells metadata it is alive (keep it under a third of metadata's JOB_LEASE_MS),
+ * deliveries before the job is reported failed, and the delays between them (the last repeats).
+ */
+export const jobWorkerEnv = {
+  ACK_WAIT_MS: z.coerce.number().int().positive().default(30_000),
+  JOB_HEARTBEAT_MS: z.coerce.number().int().positive().default(10_000),
+  MAX_DELIVER: z.coerce.number().int().positive().default(5),
+  RETRY_BACKOFF_MS: z
+    .string()
+    .regex(/^\d+(,\d+)*$/, 'must be a comma-separated list of milliseconds')
+    .default('1000,5000,30000')
+    .transform((v) => v.split(',').map(Number)),
+  /** How long a group's settings are reused: a settings change applies to jobs that start after it. */
+  SETTINGS_CACHE_MS: z.coerce.number().int().nonnegative().default(30_000),
+};
+
 export const s3Env = {
   S3_ENDPOINT: z.string().url().default('http://127.0.0.1:7480'),
   S3_ACCESS_KEY: z.string().min(1),

@@ -27,4 +27,4 @@ export {
   type NatsUser,
   type SubjectPermissions,
 } from './nats-accounts';
-export { resultReportId, startJobReporter, workerId, type JobReporter } from './job-worker';
+export { jobCommandWorker, resultReportId, startJobReporter, workerId, type JobConsumerOptions, type JobReporter } from './job-worker';

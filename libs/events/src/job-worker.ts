@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { JetStreamClient } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { consume, type Consumer, type MessageContext } from './consume';
 import { errorFields, type EventLogger } from './logger';
 import { publishEvent } from './publish';
-import { JOB_REPORTS, type JobCommand, type JobReport } from './schemas/jobs.event';
+import { jobCommand, JOB_REPORTS, type JobCommand, type JobReport } from './schemas/jobs.event';
+import { DAM_INTERNAL, type JobWorker } from './subjects';
 
 /** A worker process as a lease holder (`<kind>@<host>:<pid>`). */
 export const workerId = (kind: string): string => `${kind}@${hostname()}:${process.pid}`;
@@ -72,5 +75,52 @@ export function startJobReporter(opts: {
       await publish(report(state, extra));
     },
     stop: () => clearInterval(timer),
+  };
+}
+
+/** How one worker kind takes its job commands: at once, ack wait, deliveries and the backoff between them. */
+export interface JobConsumerOptions {
+  concurrency: number;
+  ackWaitMs: number;
+  maxDeliver: number;
+  backoffMs?: number[];
+}
+
+/**
+ * A worker kind's job commands (`dam.internal.jobs.run.<worker>` on DAM_INTERNAL) as its durable consumer,
+ * declared the way the shared start-up (`runService` of @dam/http) takes workers. `onDeadLetter` runs once every
+ * delivery failed: it must end the job (a FAILED report), or the asset would wait for the lease sweep.
+ */
+export function jobCommandWorker(
+  opts: {
+    nc: NatsConnection;
+    worker: JobWorker;
+    durable: string;
+    handler: (command: JobCommand, ctx: MessageContext) => Promise<void>;
+    onDeadLetter: (command: JobCommand, error: unknown) => Promise<void>;
+    logger: EventLogger;
+  } & JobConsumerOptions,
+): { kind: 'consumer'; durable: string; stream: string; subjects: string[]; start(): Promise<Consumer> } {
+  const commands = jobCommand(opts.worker);
+  return {
+    kind: 'consumer',
+    durable: opts.durable,
+    stream: DAM_INTERNAL,
+    subjects: [commands.subject],
+    start: () =>
+      consume({
+        nc: opts.nc,
+        stream: DAM_INTERNAL,
+        durable: opts.durable,
+        filterSubjects: commands.subject,
+        schema: commands.schema,
+        handler: opts.handler,
+        onDeadLetter: opts.onDeadLetter,
+        logger: opts.logger,
+        concurrency: opts.concurrency,
+        ackWaitMs: opts.ackWaitMs,
+        maxDeliver: opts.maxDeliver,
+        ...(opts.backoffMs ? { backoffMs: opts.backoffMs } : {}),
+      }),
   };
 }

@@ -9,7 +9,7 @@ import { GroupSettingsClient } from '@dam/internal-api';
 import { ImageProcessor } from './adapters/image-processor';
 import { buildConversionApp } from './app';
 import { loadConversionConfig } from './config';
-import { jobCommandWorker } from './consumers/job-command.consumer';
+import { conversionJobWorker } from './consumers/job-command.consumer';
 import { transformer } from './use-cases/transform.use-case';
 
 async function main(): Promise<void> {
@@ -30,7 +30,7 @@ async function main(): Promise<void> {
     checks: { nats: () => natsReachable(nc), storage: () => storage.reachable() },
     // Stopping pulls no more; in-flight images finish and are acked before the connection drains.
     workers: [
-      jobCommandWorker(
+      conversionJobWorker(
         nc,
         {
           js: jetstream(nc),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { serviceKeyEnv } from '@dam/auth-tokens';
-import { baseEnv, loadConfig, natsEnv, s3Env, serviceUrl } from '@dam/config';
+import { baseEnv, jobWorkerEnv, loadConfig, natsEnv, s3Env, serviceUrl } from '@dam/config';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -28,15 +28,7 @@ export const configSchema = z.object({
   CLIP_PREVIEW_SECONDS: positiveInt(6),
   /** Videos transcoded at once: one ffmpeg already uses every core, so 1 keeps two cores from being oversubscribed. */
   CONCURRENCY: positiveInt(1),
-  ACK_WAIT_MS: positiveInt(30_000),
-  JOB_HEARTBEAT_MS: positiveInt(10_000),
-  MAX_DELIVER: positiveInt(5),
-  RETRY_BACKOFF_MS: z
-    .string()
-    .regex(/^\d+(,\d+)*$/, 'must be a comma-separated list of milliseconds')
-    .default('1000,5000,30000')
-    .transform((s) => s.split(',').map(Number)),
-  SETTINGS_CACHE_MS: z.coerce.number().int().nonnegative().default(30_000),
+  ...jobWorkerEnv,
   /** Where originals and outputs are spooled while a job runs (default the system's temporary directory). */
   WORK_DIR: z.string().min(1).optional(),
 });

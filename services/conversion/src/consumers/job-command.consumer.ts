@@ -1,13 +1,11 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import {
-  consume,
-  DAM_INTERNAL,
-  jobCommand,
+  jobCommandWorker,
   startJobReporter,
   workerId,
-  type Consumer,
   type ConversionsCompleted,
   type JobCommand,
+  type JobConsumerOptions,
   type JobReport,
   type MessageContext,
 } from '@dam/events';
@@ -18,7 +16,6 @@ import { countReport, startConversionTimer } from './conversion.metrics';
 import { convertAsset, emptyReport, failureReport, type ConvertAssetDeps, type ConvertAssetInput } from '../use-cases/convert-asset.use-case';
 
 export const JOBS_DURABLE = 'conversion-jobs';
-const COMMANDS = jobCommand('conversion');
 /** The step of a `processing` job that this worker carries out. */
 export const CONVERSIONS_STEP = 'conversions';
 
@@ -126,37 +123,7 @@ export function deadLetterJobCommand(deps: JobConsumerDeps) {
   };
 }
 
-export interface JobConsumerOptions {
-  concurrency: number;
-  ackWaitMs: number;
-  maxDeliver: number;
-  backoffMs?: number[];
-}
-
-export function startJobConsumer(nc: Parameters<typeof consume>[0]['nc'], deps: JobConsumerDeps, options: JobConsumerOptions): Promise<Consumer> {
-  return consume({
-    nc,
-    stream: DAM_INTERNAL,
-    durable: JOBS_DURABLE,
-    filterSubjects: COMMANDS.subject,
-    schema: COMMANDS.schema,
-    handler: handleJobCommand(deps),
-    onDeadLetter: deadLetterJobCommand(deps),
-    logger: deps.logger,
-    concurrency: options.concurrency,
-    ackWaitMs: options.ackWaitMs,
-    maxDeliver: options.maxDeliver,
-    ...(options.backoffMs ? { backoffMs: options.backoffMs } : {}),
-  });
-}
-
 /** The consumer as conversion declares it to the shared start-up. */
-export function jobCommandWorker(nc: Parameters<typeof consume>[0]['nc'], deps: JobConsumerDeps, options: JobConsumerOptions): Worker {
-  return {
-    kind: 'consumer',
-    durable: JOBS_DURABLE,
-    stream: DAM_INTERNAL,
-    subjects: [COMMANDS.subject],
-    start: () => startJobConsumer(nc, deps, options),
-  };
+export function conversionJobWorker(nc: Parameters<typeof jobCommandWorker>[0]['nc'], deps: JobConsumerDeps, options: JobConsumerOptions): Worker {
+  return jobCommandWorker({ nc, worker: 'conversion', durable: JOBS_DURABLE, handler: handleJobCommand(deps), onDeadLetter: deadLetterJobCommand(deps), logger: deps.logger, ...options });
 }

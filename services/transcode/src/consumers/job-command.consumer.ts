@@ -1,5 +1,5 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
-import { consume, DAM_INTERNAL, jobCommand, startJobReporter, workerId, type ConversionsCompleted, type JobCommand, type MessageContext } from '@dam/events';
+import { jobCommandWorker, startJobReporter, workerId, type ConversionsCompleted, type JobCommand, type JobConsumerOptions, type MessageContext } from '@dam/events';
 import type { Worker } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import { ToolFailedError, ToolStalledError } from '../adapters/ffmpeg';
@@ -7,7 +7,6 @@ import { UnprocessableVideoError } from '../domain/transcode.errors';
 import { transcodeAsset, transcodeReportId, TRANSCODE_STEPS, type TranscodeDeps, type TranscodeInput } from '../use-cases/transcode-asset.use-case';
 
 export const JOBS_DURABLE = 'transcode-jobs';
-const COMMANDS = jobCommand('transcode');
 
 /** This process as a lease holder. */
 export const WORKER_ID = workerId('transcode');
@@ -92,34 +91,7 @@ export function deadLetterTranscodeCommand(deps: TranscodeConsumerDeps) {
   };
 }
 
-export interface TranscodeConsumerOptions {
-  concurrency: number;
-  ackWaitMs: number;
-  maxDeliver: number;
-  backoffMs?: number[];
-}
-
 /** The consumer as transcode declares it to the shared start-up. */
-export function transcodeJobWorker(nc: Parameters<typeof consume>[0]['nc'], deps: TranscodeConsumerDeps, options: TranscodeConsumerOptions): Worker {
-  return {
-    kind: 'consumer',
-    durable: JOBS_DURABLE,
-    stream: DAM_INTERNAL,
-    subjects: [COMMANDS.subject],
-    start: () =>
-      consume({
-        nc,
-        stream: DAM_INTERNAL,
-        durable: JOBS_DURABLE,
-        filterSubjects: COMMANDS.subject,
-        schema: COMMANDS.schema,
-        handler: handleTranscodeCommand(deps),
-        onDeadLetter: deadLetterTranscodeCommand(deps),
-        logger: deps.logger,
-        concurrency: options.concurrency,
-        ackWaitMs: options.ackWaitMs,
-        maxDeliver: options.maxDeliver,
-        ...(options.backoffMs ? { backoffMs: options.backoffMs } : {}),
-      }),
-  };
+export function transcodeJobWorker(nc: Parameters<typeof jobCommandWorker>[0]['nc'], deps: TranscodeConsumerDeps, options: JobConsumerOptions): Worker {
+  return jobCommandWorker({ nc, worker: 'transcode', durable: JOBS_DURABLE, handler: handleTranscodeCommand(deps), onDeadLetter: deadLetterTranscodeCommand(deps), logger: deps.logger, ...options });
 }

@@ -1,12 +1,12 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
-import { consume, DAM_INTERNAL, jobCommand, startJobReporter, workerId, type JobCommand, type MessageContext } from '@dam/events';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { jobCommandWorker, startJobReporter, workerId, type JobCommand, type JobConsumerOptions, type MessageContext } from '@dam/events';
 import type { Worker } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import type { Storage } from '@dam/storage';
 import { downloadOriginal, IngestFailure, type IngestConfig } from '../domain/ingest';
 
 export const INGEST_DURABLE = 'upload-jobs';
-const COMMANDS = jobCommand('upload');
 const WORKER_ID = workerId('upload');
 const STEP = 'download';
 
@@ -47,29 +47,18 @@ function handle(deps: IngestConsumerDeps) {
 }
 
 /** Ingest jobs as upload declares them to the shared start-up. */
-export function ingestJobWorker(nc: Parameters<typeof consume>[0]['nc'], deps: IngestConsumerDeps, options: { concurrency: number; ackWaitMs: number; maxDeliver: number }): Worker {
-  return {
-    kind: 'consumer',
+export function ingestJobWorker(nc: NatsConnection, deps: IngestConsumerDeps, options: JobConsumerOptions): Worker {
+  return jobCommandWorker({
+    nc,
+    worker: 'upload',
     durable: INGEST_DURABLE,
-    stream: DAM_INTERNAL,
-    subjects: [COMMANDS.subject],
-    start: () =>
-      consume({
-        nc,
-        stream: DAM_INTERNAL,
-        durable: INGEST_DURABLE,
-        filterSubjects: COMMANDS.subject,
-        schema: COMMANDS.schema,
-        handler: handle(deps),
-        logger: deps.logger,
-        concurrency: options.concurrency,
-        ackWaitMs: options.ackWaitMs,
-        maxDeliver: options.maxDeliver,
-        // Storage kept failing for every delivery: the job fails, so the asset does not stay NOT_READY.
-        onDeadLetter: async (command, error) => {
-          const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: STEP, heartbeatMs: deps.heartbeatMs, logger: deps.logger });
-          await reporter.finish('FAILED', { error: `the download failed after every retry: ${error instanceof Error ? error.message : String(error)}` });
-        },
-      }),
-  };
+    handler: handle(deps),
+    logger: deps.logger,
+    ...options,
+    // Storage kept failing for every delivery: the job fails, so the asset does not stay NOT_READY.
+    onDeadLetter: async (command, error) => {
+      const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: STEP, heartbeatMs: deps.heartbeatMs, logger: deps.logger });
+      await reporter.finish('FAILED', { error: `the download failed after every retry: ${error instanceof Error ? error.message : String(error)}` });
+    },
+  });
 }
