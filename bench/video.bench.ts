@@ -11,10 +11,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { writeVideo } from '@dam/testing';
 import { api, applySettings, login, sampleRss, servicePid, uploadFiles } from './support';
-import { Ffmpeg } from '../services/transcode/src/adapters/ffmpeg';
+import { Ffmpeg, videoInfoFrom } from '@dam/media';
 import { encodeArgs, hlsPackageArgs, type EncoderSettings } from '../services/transcode/src/domain/ffmpeg-args';
 import { planTranscodes } from '../services/transcode/src/domain/transcode-plan';
-import { videoInfoFrom } from '../services/transcode/src/domain/video-info';
 
 const seconds = Number(process.argv[2] ?? 60);
 const KEYS = ['360p-video', '720p-video', 'hls-video'];

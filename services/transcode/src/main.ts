@@ -6,7 +6,7 @@ import { runMain, runService } from '@dam/http';
 import { GroupSettingsClient } from '@dam/internal-api';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
-import { Ffmpeg, resolveTools } from './adapters/ffmpeg';
+import { Ffmpeg, resolveTools } from '@dam/media';
 import { metadataWatermarkSource } from './adapters/watermark-source';
 import { buildTranscodeApp } from './app';
 import { loadTranscodeConfig } from './config';

@@ -2,8 +2,7 @@ import type { JetStreamClient } from '@nats-io/jetstream';
 import { jobCommandWorker, startJobReporter, workerId, type ConversionsCompleted, type JobCommand, type JobConsumerOptions, type MessageContext } from '@dam/events';
 import type { Worker } from '@dam/http';
 import type { Logger } from '@dam/logging';
-import { ToolFailedError, ToolStalledError } from '../adapters/ffmpeg';
-import { UnprocessableVideoError } from '../domain/transcode.errors';
+import { ToolFailedError, ToolStalledError, UnprocessableVideoError } from '@dam/media';
 import { transcodeAsset, transcodeReportId, TRANSCODE_STEPS, type TranscodeDeps, type TranscodeInput } from '../use-cases/transcode-asset.use-case';
 
 export const JOBS_DURABLE = 'transcode-jobs';

@@ -1,4 +1,4 @@
-import type { VideoInfo } from './video-info';
+import type { VideoInfo } from '@dam/media';
 
 /** At most this many thumbnails: a long video gets a longer interval instead of a larger sprite. */
 export const MAX_THUMBS = 100;

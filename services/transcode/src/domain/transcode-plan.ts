@@ -1,5 +1,5 @@
 import { planStoryboard, type StoryboardPlan } from './storyboard';
-import type { VideoInfo } from './video-info';
+import type { VideoInfo } from '@dam/media';
 
 /** The rendition ladder: the short side in pixels, and the bit rate caps (kbit/s) that make HLS variants distinct. */
 export const LADDER = {

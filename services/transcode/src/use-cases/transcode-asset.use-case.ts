@@ -8,13 +8,11 @@ import { completedConversionSchema, type CompletedConversion, type ConversionsCo
 import type { GroupSettingsClient } from '@dam/internal-api';
 import type { Logger } from '@dam/logging';
 import { conversionKey, conversionsPrefix, originalKey, type Storage } from '@dam/storage';
-import type { Ffmpeg } from '../adapters/ffmpeg';
 import { clipPreviewArgs, encodeArgs, hlsPackageArgs, spriteArgs, storyboardFramesArgs, type EncoderSettings } from '../domain/ffmpeg-args';
 import { avcCodecString, bandwidthOf, masterPlaylist, MASTER_PLAYLIST, playlistSegments, VARIANT_PLAYLIST, type HlsVariant } from '../domain/hls';
 import { gridFor, SPRITE_FILE, storyboardVtt, VTT_FILE } from '../domain/storyboard';
 import { CLIP_PREVIEW_KEY, HLS_KEY, planTranscodes, STORYBOARD_KEY, type Encode, type TranscodePlan } from '../domain/transcode-plan';
-import { UnprocessableVideoError } from '../domain/transcode.errors';
-import { videoInfoFrom, videoMetadata, type VideoInfo } from '../domain/video-info';
+import { UnprocessableVideoError, videoInfoFrom, videoMetadata, type Ffmpeg, type VideoInfo } from '@dam/media';
 
 export const TRANSCODE_STEPS = { preprocess: 'preprocess', transcodes: 'transcodes', addons: 'addons', postprocess: 'postprocess' } as const;
 export type TranscodeStep = keyof typeof TRANSCODE_STEPS;

@@ -2,8 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Ffmpeg, resolveTools, ToolFailedError, ToolStalledError } from '../src/adapters/ffmpeg';
-import { UnprocessableVideoError } from '../src/domain/transcode.errors';
+import { Ffmpeg, resolveTools, ToolFailedError, ToolStalledError, UnprocessableVideoError } from '../src';
+
 
 describe('ffmpeg wrapper (real binaries)', () => {
   let dir: string;

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { UnprocessableVideoError } from '../domain/transcode.errors';
+import { UnprocessableVideoError } from './errors';
 
 export interface FfmpegTools {
   /** `ffmpeg` binary (FFMPEG_PATH; default the system's). */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { UnprocessableVideoError } from './transcode.errors';
+import { UnprocessableVideoError } from './errors';
 
 /**
  * What a video is, normalised from ffprobe into one typed value. `width`/`height` are as displayed (a phone
