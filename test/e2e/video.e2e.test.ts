@@ -59,8 +59,10 @@ describe('a video through the public addresses', () => {
     form.append('file', new Blob([await makeVideo({ seconds: 5, width: 640, height: 360 })]), 'clip.mp4');
     const res = await fetch(`${suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: auth(), body: form });
     expect(res.status).toBe(200);
-    const file = ((await res.json()) as { files: Array<{ id: string; status: string }> }).files[0];
+    const file = ((await res.json()) as { files: Array<{ id: string; status: string; metadata: Record<string, unknown> }> }).files[0];
     expect(file?.status).toBe('NOT_READY');
+    // CONTRACT §14: the upload result already carries the video's metadata.
+    expect(file?.metadata).toMatchObject({ width: 640, height: 360, video_codec: 'h264', audio_codec: 'aac', frame_rate: 25, duration: expect.any(Number) });
     id = file?.id ?? '';
 
     const asset = await settled(id);

@@ -5,6 +5,7 @@ import type { Logger } from '@dam/logging';
 import type { Storage } from '@dam/storage';
 import type { MetadataClient } from './adapters/metadata.client';
 import type { PendingJournal } from './adapters/pending-upload.journal';
+import type { StoredDescriber } from './adapters/video-describer';
 import { ingestRoutes, uploadRoutes } from './http/upload.routes';
 
 export interface UploadAppDeps {
@@ -25,6 +26,8 @@ export interface UploadAppDeps {
   ingest?: { allowHosts: readonly string[]; s3Buckets: readonly string[] };
   /** Proxies whose X-Forwarded-For decides `req.ip` (the per-address buckets). Defaults to env TRUST_PROXY (none). */
   trustProxy?: TrustProxy;
+  /** Reads a stored video's metadata (ffprobe); without it, videos get theirs from the transcode job. */
+  describeStored?: StoredDescriber;
 }
 
 /** Builds the HTTP app from its dependencies; never listens (main.ts and tests do). */
@@ -44,6 +47,7 @@ export function buildUploadApp(deps: UploadAppDeps): Express {
         journal: deps.journal,
         maxUploadBytes: deps.maxUploadBytes,
         logger: deps.logger,
+        ...(deps.describeStored ? { describeStored: deps.describeStored } : {}),
         ...(deps.idleTimeoutMs ? { idleTimeoutMs: deps.idleTimeoutMs } : {}),
         ...(deps.maxConcurrentPerPrincipal ? { maxConcurrentPerPrincipal: deps.maxConcurrentPerPrincipal } : {}),
       },

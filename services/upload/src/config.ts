@@ -25,6 +25,9 @@ export const configSchema = z.object({
    * A pending-upload entry not refreshed for this long belongs to a dead process; its object is removed unless
    * metadata has the asset. Live requests refresh their entries every third of it.
    */
+  /** ffprobe reads a stored video's metadata for the upload result (the same tools as transcode's). */
+  FFMPEG_PATH: z.string().min(1).default('ffmpeg'),
+  FFPROBE_PATH: z.string().min(1).default('ffprobe'),
   ORPHAN_GRACE_MS: z.coerce.number().int().min(100).default(15 * 60_000),
   /** No byte of an upload's body for this long (while we could read) abandons it with 408; 0 = never. */
   UPLOAD_IDLE_TIMEOUT_MS: z.coerce.number().int().min(0).default(30_000),

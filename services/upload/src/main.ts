@@ -4,9 +4,11 @@ import { jetstream } from '@nats-io/jetstream';
 import { connectNats, DAM_INTERNAL, natsReachable, waitForStreams } from '@dam/events';
 import { edgeLimitsFromConfig, HostRateLimiter, parseAllowHosts, runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
+import { Ffmpeg, resolveTools } from '@dam/media';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
 import { httpMetadataClient } from './adapters/metadata.client';
 import { natsPendingJournal } from './adapters/pending-upload.journal';
+import { storedVideoDescriber } from './adapters/video-describer';
 import { buildUploadApp } from './app';
 import { loadUploadConfig } from './config';
 import { ingestJobWorker } from './consumers/ingest-job.consumer';
@@ -16,6 +18,12 @@ async function main(): Promise<void> {
   const config = loadUploadConfig();
   const logger = createLogger({ service: 'upload', level: config.LOG_LEVEL });
   const storage = createStorage(storageConfigFromEnv(config, { partSize: config.UPLOAD_PART_SIZE }));
+  // Video metadata in the upload result when ffprobe runs here; otherwise it comes with the transcode job.
+  const tools = await resolveTools({ ffmpeg: config.FFMPEG_PATH, ffprobe: config.FFPROBE_PATH }).catch((error: unknown) => {
+    logger.warn({ err: { message: String(error) } }, 'no ffprobe: video metadata comes with processing only');
+    return undefined;
+  });
+  const describeStored = tools ? storedVideoDescriber({ storage, ffmpeg: new Ffmpeg(tools, 10_000), logger }) : undefined;
   await storage.ensureBucket();
   const nc = await connectNats(config.NATS_URL, 'upload', config.NATS_NKEY_SEED);
   const journal = await natsPendingJournal(nc, {
@@ -61,6 +69,7 @@ async function main(): Promise<void> {
       buildUploadApp({
         logger,
         storage,
+        ...(describeStored ? { describeStored } : {}),
         metadata,
         journal,
         authenticate: createAuthenticator({ jwtSecret: config.JWT_SECRET, authUrl: config.AUTH_URL, signer, userStatusTtlMs: config.USER_STATUS_TTL_MS }),

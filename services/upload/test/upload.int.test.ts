@@ -20,7 +20,7 @@ import { httpMetadataClient } from '../src/adapters/metadata.client';
 import type { PendingJournal } from '../src/adapters/pending-upload.journal';
 import { buildUploadApp, type UploadAppDeps } from '../src/app';
 import { startUploadFixtures, type UploadFixtures } from './fixtures';
-import { makePng } from '@dam/testing';
+import { makePng, makeVideo } from '@dam/testing';
 
 const JWT_SECRET = 'jwt-secret-for-upload-tests-0123456789';
 const MAX_UPLOAD_BYTES = 256 * 1024;
@@ -556,6 +556,20 @@ describe('upload as a process (main.ts)', () => {
       const route = { ...svc, method: 'POST', route: '/api/v1/assets/new/content/original/upload' };
       expect(sampleValue(metrics, 'http_request_duration_seconds_count', { ...route, status: '200' })).toBe(1);
       expect(sampleValue(metrics, 'http_request_duration_seconds_count', { ...route, status: '400' })).toBe(1);
+
+      // A video's metadata is in the upload result (ffprobe over a presigned URL of the stored object); a file
+      // that only looks like one uploads all the same, with what its first bytes told.
+      const video = new FormData();
+      video.append('file', new Blob([await makeVideo({ seconds: 2, width: 320, height: 180 })]), 'clip.mp4');
+      const broken = Buffer.concat([Buffer.from('\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp42isom'), Buffer.alloc(4096, 1)]);
+      video.append('file2', new Blob([broken]), 'broken.mp4');
+      const uploaded = await fetch(`${upload.url}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: auth, body: video });
+      expect(uploaded.status).toBe(200);
+      const [clip, fake] = ((await uploaded.json()) as any).files;
+      expect(clip).toMatchObject({ content_type: 'video/mp4', metadata: { width: 320, height: 180, video_codec: 'h264', audio_codec: 'aac', frame_rate: 25 } });
+      expect(clip.metadata.duration).toBeCloseTo(2, 0);
+      expect(clip.metadata.bitrate).toBeGreaterThan(0);
+      expect(fake).toMatchObject({ content_type: 'video/mp4', metadata: {}, status: 'NOT_READY' });
     } finally {
       await upload.stop();
     }

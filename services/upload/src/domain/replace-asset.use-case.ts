@@ -45,7 +45,8 @@ export async function replaceAsset(deps: UploadDeps, principal: Principal, asset
             throw unavailable('The upload journal is unavailable', 'UPLOAD_JOURNAL_UNAVAILABLE');
           });
         const original = await storeOriginal(deps.storage, key, part.stream, budget);
-        return { name: part.name, size: original.size, checksum: original.checksum, content_type: original.contentType, object_key: key, metadata: original.metadata };
+        const metadata = { ...original.metadata, ...(await deps.describeStored?.(key, original.contentType)) };
+        return { name: part.name, size: original.size, checksum: original.checksum, content_type: original.contentType, object_key: key, metadata };
       },
     });
     const file = results[0];

@@ -5,6 +5,7 @@ import { findNul, receiveMultipart } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import { originalKey, storeOriginal, type Storage } from '@dam/storage';
 import type { MetadataClient, RegisteredFile } from '../adapters/metadata.client';
+import type { StoredDescriber } from '../adapters/video-describer';
 import type { PendingHandle, PendingJournal } from '../adapters/pending-upload.journal';
 import { newAssetId } from './asset-id';
 import { invalidCustomMetadata, noFile, requestBudget } from './upload.errors';
@@ -15,6 +16,8 @@ export interface UploadDeps {
   maxUploadBytes: number;
   logger: Logger;
   journal: PendingJournal;
+  /** What the stored original says beyond its first bytes (a video's ffprobe metadata); none when absent. */
+  describeStored?: StoredDescriber;
   /** No body byte for this long fails the upload with 408 (see receiveMultipart). */
   idleTimeoutMs?: number;
 }
@@ -91,7 +94,7 @@ export async function uploadAssets(deps: UploadDeps, principal: Principal, req: 
           checksum: original.checksum,
           content_type: original.contentType,
           object_key: key,
-          metadata: original.metadata,
+          metadata: { ...original.metadata, ...(await deps.describeStored?.(key, original.contentType)) },
         };
       },
     });
