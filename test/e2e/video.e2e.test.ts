@@ -13,7 +13,7 @@ let work: string;
 const auth = () => ({ authorization: `Bearer ${jwt}` });
 
 beforeAll(async () => {
-  suite = await startSuite({ metadata: { SETTINGS_CACHE_MS: '0' }, transcode: { SETTINGS_CACHE_MS: '0', HLS_SEGMENT_SECONDS: '2' } });
+  suite = await startSuite({ metadata: { SETTINGS_CACHE_MS: '0', PUBLIC_POLICY_INTERVAL_MS: '200' }, transcode: { SETTINGS_CACHE_MS: '0', HLS_SEGMENT_SECONDS: '2' } });
   events = await watchAssetEvents(suite.natsUrl, suite.subscriberSeed);
   jwt = await login(suite.base, ADMIN.email, ADMIN.password);
   work = await mkdtemp(path.join(tmpdir(), 'video-e2e-'));
@@ -113,6 +113,23 @@ describe('a video through the public addresses', () => {
     const sprite = await call('GET', `/api/v1/assets/${id}/conversions/storyboard`);
     expect(sprite.status).toBe(200);
     expect(sprite.headers.get('content-type')).toBe('image/jpeg');
+  });
+
+  it('makes HLS public as a whole: the master, its variant playlists and segments read anonymously', async () => {
+    const res = await call('POST', `/api/v1/assets/${id}/content/set_public_access`, { keys: ['hls-video'] });
+    expect(res.status).toBe(200);
+    const master = (await data(id)).body.urls.public['hls-video'] as string;
+    expect(master).toMatch(/\/hls-video\/master\.m3u8$/);
+    const folder = master.slice(0, master.lastIndexOf('/') + 1);
+    // The bucket policy follows within PUBLIC_POLICY_INTERVAL_MS.
+    await waitFor(async () => (await fetch(master)).status === 200 || undefined, { timeoutMs: 10_000, intervalMs: 200, description: 'public master' });
+    const variant = await fetch(`${folder}360p/index.m3u8`);
+    expect(variant.status).toBe(200);
+    const segment = /^seg_\d+\.ts$/m.exec(await variant.text())?.[0];
+    expect((await fetch(`${folder}360p/${segment}`)).status).toBe(200);
+    // Nothing beside it: the original stays private.
+    const original = `${folder.replace(/conversions\/.*$/, '')}originals/`;
+    expect((await fetch(`${original}1/${id}`)).status).toBe(403);
   });
 
   it('process: video keys run as a transcode job; image keys are refused for a video', async () => {

@@ -1,7 +1,7 @@
 import { canEditAsset, type Principal } from '@dam/auth-tokens';
 import { forbidden, validationFailed } from '@dam/errors';
 import { CUSTOM_CONVERSION_NAME, PUBLIC_VIDEO_KEYS, RESERVED_CONVERSION_KEYS } from '@dam/internal-api';
-import { isImage, type Asset } from './asset';
+import { isImage, storedObjectsOf, type Asset } from './asset';
 import { canRead } from './asset-access';
 import { assetInTrash, assetNotFound, conversionNotFound } from './asset.errors';
 import type { RunInTransaction } from './ports';
@@ -41,13 +41,16 @@ export async function setPublicAccess(
       );
     }
     const entries = [...new Set(keys)].map((key) => {
-      if (key === 'original') return { key, objectKey: asset.objectKey };
+      if (key === 'original') return { key, objectKey: asset.objectKey, url: publicUrl(asset.objectKey) };
       const conversion = Object.hasOwn(asset.conversions, key) ? asset.conversions[key] : undefined;
       if (!conversion) throw conversionNotFound(key);
-      return { key, objectKey: conversion.object_key };
+      // A multi-file conversion (HLS, Deep Zoom) is readable as its whole folder (the policy names `<folder>*`,
+      // this asset's own folder for this original), and its URL is its descriptor's.
+      const stored = storedObjectsOf(conversion);
+      return { key, objectKey: stored.endsWith('/') ? `${stored}*` : stored, url: publicUrl(conversion.object_key) };
     });
-    await tx.publicObjects.add(asset.groupId, asset.id, entries);
-    const urls = { ...asset.publicUrls, ...Object.fromEntries(entries.map((e) => [e.key, publicUrl(e.objectKey)])) };
+    await tx.publicObjects.add(asset.groupId, asset.id, entries.map(({ key, objectKey }) => ({ key, objectKey })));
+    const urls = { ...asset.publicUrls, ...Object.fromEntries(entries.map((e) => [e.key, e.url])) };
     await tx.assets.setPublicUrls(asset.groupId, asset.id, urls);
     return { id, public: Object.fromEntries(entries.map((e) => [e.key, true as const])) };
   });
