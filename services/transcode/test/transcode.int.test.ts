@@ -203,6 +203,16 @@ describe('transcode service (real ffmpeg, NATS, S3)', () => {
     expect(report.metadata).toMatchObject({ audio_codec: null, width: 320, height: 240 });
   });
 
+  it('describes a video with nothing to make from ranges of the stored object, without downloading it', async () => {
+    const checksum = await h.putOriginal('g1', 'describe-only', await makeVideo({ seconds: 3, width: 480, height: 270 }));
+    await h.publishJob('g1', 'describe-only', { checksum, contentType: 'video/mp4' }, { keys: [] });
+    const report = await h.reportFor('describe-only', 60_000);
+    expect(report).toMatchObject({ conversions: {}, errors: {}, metadata: { width: 480, height: 270, video_codec: 'h264' } });
+    const phases = service.logs().find((l) => l.includes('"transcode phases"') && l.includes('"describe-only"'));
+    expect(phases).toMatch(/"probe_remote":\d+/);
+    expect(phases).not.toMatch(/"download"/);
+  });
+
   it('answers /readyz, and stops on SIGTERM with exit code 0', async () => {
     const ready = await fetch(`${service.url}/readyz`);
     expect(ready.status).toBe(200);

@@ -50,6 +50,9 @@ export interface TranscodeProgress {
 /** Where each step's progress lies on the job's 0-100 scale. */
 const SPAN: Record<TranscodeStep, [number, number]> = { preprocess: [0, 0.05], transcodes: [0.05, 0.85], addons: [0.85, 0.97], postprocess: [0.97, 0.99] };
 
+/** Whether a plan makes anything (else the job only describes the video). */
+const hasWork = (plan: TranscodePlan): boolean => plan.files.length > 0 || plan.hls !== undefined || plan.clipPreview !== undefined || plan.storyboard !== undefined;
+
 /** Report id = `Nats-Msg-Id`, as conversion's: a re-run for the same original after a crash is stored once. */
 export const transcodeReportId = (assetId: string, checksum: string): string => `transcode-${assetId}-${checksum}`;
 
@@ -93,14 +96,30 @@ export async function transcodeAsset(input: TranscodeInput, deps: TranscodeDeps,
   const dir = await mkdtemp(path.join(deps.workDir ?? tmpdir(), 'dam-transcode-'));
   try {
     const source = path.join(dir, 'original');
-    const started = performance.now();
-    await pipeline(await deps.storage.getStream(sourceKeyOf(input)), createWriteStream(source));
-    const downloaded = performance.now();
-    const info = videoInfoFrom(await deps.ffmpeg.probe(source));
+    const sourceKey = sourceKeyOf(input);
+    const phases: Record<string, number> = {};
+    const timed = async <T>(phase: string, run: () => Promise<T>): Promise<T> => {
+      const started = performance.now();
+      try {
+        return await run();
+      } finally {
+        phases[phase] = Math.round(performance.now() - started);
+      }
+    };
+    // ffprobe reads only the ranges it needs over a presigned URL: a video with nothing to make (an empty
+    // profile) is described without downloading it. Whatever goes wrong there, the local file decides.
+    let info = await timed('probe_remote', async () =>
+      videoInfoFrom(await deps.ffmpeg.probe(await deps.storage.presignGet(sourceKey, 3600))),
+    ).catch(() => undefined);
     const watermarkId = typeof settings.conversions?.watermark_asset_id === 'string' ? settings.conversions.watermark_asset_id : undefined;
-    const plan = planTranscodes(keys, info, { watermark: watermarkId !== undefined, clipSeconds: deps.clipSeconds });
+    const planFor = (i: VideoInfo) => planTranscodes(keys, i, { watermark: watermarkId !== undefined, clipSeconds: deps.clipSeconds });
+    if (!info || hasWork(planFor(info))) {
+      await timed('download', async () => pipeline(await deps.storage.getStream(sourceKey), createWriteStream(source)));
+      info ??= await timed('probe', async () => videoInfoFrom(await deps.ffmpeg.probe(source)));
+    }
+    const plan = planFor(info);
     const work = new Work(input, deps, prefix, dir, info, plan);
-    Object.assign(work.phases, { download: Math.round(downloaded - started), probe: Math.round(performance.now() - downloaded) });
+    Object.assign(work.phases, phases);
     await work.loadDone();
     at('preprocess', 1);
 
