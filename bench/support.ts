@@ -31,13 +31,13 @@ export async function api(jwt: string, method: string, url: string, body?: unkno
 }
 
 /**
- * Changes the group's settings and waits until the workers' settings caches (SETTINGS_CACHE_MS, 30 s by default)
- * have expired, so the run uses them. `SETTINGS_WAIT_MS` shortens the wait for a suite started with a smaller cache.
+ * Changes the group's settings. Workers read settings fresh by default (SETTINGS_CACHE_MS 0); for a suite started
+ * with a cache, `SETTINGS_WAIT_MS` waits it out so the run uses the new settings.
  */
 export async function applySettings(jwt: string, patch: unknown): Promise<void> {
   const res = await api(jwt, 'PATCH', '/api/v1/settings', patch);
   if (res.status !== 200) throw new Error(`settings answered ${res.status}: ${JSON.stringify(res.body)}`);
-  await new Promise((r) => setTimeout(r, Number(process.env.SETTINGS_WAIT_MS ?? 31_000)));
+  await new Promise((r) => setTimeout(r, Number(process.env.SETTINGS_WAIT_MS ?? 0)));
 }
 
 /** Uploads files in one request; returns the asset ids in order. */

@@ -14,8 +14,8 @@ const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
 const auth = () => ({ authorization: `Bearer ${jwt}` });
 
 beforeAll(async () => {
-  // Settings read fresh: the bulk-delete test changes the limits and expects them at once (default cache 30 s).
-  suite = await startSuite({ metadata: { REPLACED_ORIGINAL_GRACE_MS: '0', OBJECT_DELETIONS_INTERVAL_MS: '200', PUBLIC_POLICY_INTERVAL_MS: '200', SETTINGS_CACHE_MS: '0' } });
+  // Settings at the default (read fresh): the bulk-delete test changes the limits and expects them at once.
+  suite = await startSuite({ metadata: { REPLACED_ORIGINAL_GRACE_MS: '0', OBJECT_DELETIONS_INTERVAL_MS: '200', PUBLIC_POLICY_INTERVAL_MS: '200' } });
   events = await watchAssetEvents(suite.natsUrl, suite.subscriberSeed);
   jwt = await login(suite.base, ADMIN.email, ADMIN.password);
 });

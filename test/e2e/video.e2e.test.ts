@@ -13,7 +13,8 @@ let work: string;
 const auth = () => ({ authorization: `Bearer ${jwt}` });
 
 beforeAll(async () => {
-  suite = await startSuite({ metadata: { SETTINGS_CACHE_MS: '0', PUBLIC_POLICY_INTERVAL_MS: '200' }, transcode: { SETTINGS_CACHE_MS: '0', HLS_SEGMENT_SECONDS: '2' } });
+  // Settings caches at their defaults: a settings change must apply to the very next upload.
+  suite = await startSuite({ metadata: { PUBLIC_POLICY_INTERVAL_MS: '200' }, transcode: { HLS_SEGMENT_SECONDS: '2' } });
   events = await watchAssetEvents(suite.natsUrl, suite.subscriberSeed);
   jwt = await login(suite.base, ADMIN.email, ADMIN.password);
   work = await mkdtemp(path.join(tmpdir(), 'video-e2e-'));

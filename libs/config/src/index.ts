@@ -56,8 +56,11 @@ export const jobWorkerEnv = {
     .regex(/^\d+(,\d+)*$/, 'must be a comma-separated list of milliseconds')
     .default('1000,5000,30000')
     .transform((v) => v.split(',').map(Number)),
-  /** How long a group's settings are reused: a settings change applies to jobs that start after it. */
-  SETTINGS_CACHE_MS: z.coerce.number().int().nonnegative().default(30_000),
+  /**
+   * How long a group's settings are reused. 0 (default): every job reads them fresh (one call to auth), so a
+   * settings change applies to the very next upload; a cache spares auth under load, and delays changes by as much.
+   */
+  SETTINGS_CACHE_MS: z.coerce.number().int().nonnegative().default(0),
 };
 
 export const s3Env = {

@@ -9,7 +9,7 @@ export interface GroupSettingsClientOptions {
   authUrl: string;
   /** This service's identity: auth answers settings (they hold the webhook secret) only to known workers. */
   signer: InternalClientOptions['signer'];
-  /** How long a group's settings are reused (default 30 s): a settings change applies to uploads after it. */
+  /** How long a group's settings are reused (default 0: read fresh every time, so a change applies at once). */
   ttlMs?: number;
   timeoutMs?: number;
   now?: () => number;
@@ -29,7 +29,7 @@ export class GroupSettingsClient {
 
   constructor(options: GroupSettingsClientOptions) {
     this.auth = internalClient({ baseUrl: options.authUrl, audience: 'auth', signer: options.signer });
-    this.ttlMs = options.ttlMs ?? 30_000;
+    this.ttlMs = options.ttlMs ?? 0;
     this.timeoutMs = options.timeoutMs ?? 5_000;
     this.now = options.now ?? Date.now;
   }

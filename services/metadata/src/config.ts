@@ -13,7 +13,8 @@ export const configSchema = z.object({
   AUTH_URL: serviceUrl(8090),
   /** On-demand image transforms are made by the conversion service. */
   CONVERSION_URL: serviceUrl(8093),
-  SETTINGS_CACHE_MS: z.coerce.number().int().nonnegative().default(30_000),
+  /** 0 (default): `process` and bulk deletes read the group's settings fresh; see jobWorkerEnv. */
+  SETTINGS_CACHE_MS: z.coerce.number().int().nonnegative().default(0),
   /** How often queued object-store deletions (delete, purge, replace) are carried out. */
   OBJECT_DELETIONS_INTERVAL_MS: z.coerce.number().int().min(50).default(1_000),
   /** How long a replaced original stays in the bucket for downloads that were already streaming it. */
