@@ -1,3 +1,3 @@
 export { DEFAULT_STALL_MS, Ffmpeg, installerTools, progressSeconds, resolveTools, ToolFailedError, ToolStalledError, type FfmpegTools, type RunOptions } from './ffmpeg';
-export { UnprocessableVideoError } from './errors';
+export { NoVideoStreamError, UnprocessableVideoError } from './errors';
 export { parseRate, videoInfoFrom, videoMetadata, type VideoInfo } from './video-info';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { UnprocessableVideoError } from './errors';
+import { NoVideoStreamError, UnprocessableVideoError } from './errors';
 
 /**
  * What a video is, normalised from ffprobe into one typed value. `width`/`height` are as displayed (a phone
@@ -62,15 +62,23 @@ function rotationOf(s: z.infer<typeof stream>): number {
 
 /**
  * The typed description of a probed file. A file with no video stream (audio only, an image in a video
- * container) or no duration is not something the transcodes can be made of: UnprocessableVideoError.
+ * container) is NoVideoStreamError; one with no duration UnprocessableVideoError: no transcode can be made.
  */
 export function videoInfoFrom(probe: unknown): VideoInfo {
   const parsed = probeSchema.safeParse(probe);
   if (!parsed.success) throw new UnprocessableVideoError('ffprobe described the file in a way that is not understood');
   const { streams, format } = parsed.data;
   const video = streams.find((s) => s.codec_type === 'video' && s.disposition?.attached_pic !== 1 && (s.width ?? 0) > 0 && (s.height ?? 0) > 0);
-  if (!video) throw new UnprocessableVideoError('the file has no video stream');
   const audio = streams.find((s) => s.codec_type === 'audio');
+  if (!video) {
+    const seconds = finite(format?.duration) ?? finite(audio?.duration);
+    const rate = finite(format?.bit_rate) ?? finite(audio?.bit_rate);
+    throw new NoVideoStreamError(
+      audio && seconds !== undefined && seconds > 0
+        ? { duration: Math.round(seconds * 1000) / 1000, audio_codec: audio.codec_name ?? 'unknown', bitrate: rate === undefined ? null : Math.round(rate) }
+        : undefined,
+    );
+  }
   const duration = finite(format?.duration) ?? finite(video.duration);
   if (duration === undefined || duration <= 0) throw new UnprocessableVideoError('the video has no duration');
   const rotation = rotationOf(video);

@@ -1,4 +1,4 @@
-import { parseRate, progressSeconds, UnprocessableVideoError, videoInfoFrom } from '../src';
+import { NoVideoStreamError, parseRate, progressSeconds, UnprocessableVideoError, videoInfoFrom } from '../src';
 
 describe('videoInfoFrom (ffprobe → one typed value)', () => {
   const probe = {
@@ -34,6 +34,21 @@ describe('videoInfoFrom (ffprobe → one typed value)', () => {
     expect(() => videoInfoFrom({ streams: [art], format: { duration: '3' } })).toThrow('no video stream');
     expect(() => videoInfoFrom({ streams: [{ codec_type: 'video', width: 2, height: 2 }], format: {} })).toThrow('no duration');
     expect(() => videoInfoFrom('nonsense')).toThrow(UnprocessableVideoError);
+  });
+
+  it('tells sound without picture apart, with what the audio is', () => {
+    const error = (() => {
+      try {
+        videoInfoFrom({ streams: [{ codec_type: 'audio', codec_name: 'aac', duration: '4.5' }], format: { duration: '4.5', bit_rate: '128000' } });
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect(error).toBeInstanceOf(NoVideoStreamError);
+    expect(error).toBeInstanceOf(UnprocessableVideoError);
+    expect((error as NoVideoStreamError).audio).toEqual({ duration: 4.5, audio_codec: 'aac', bitrate: 128000 });
+    expect(() => videoInfoFrom({ streams: [], format: { duration: '1' } })).toThrow(expect.objectContaining({ audio: undefined }));
   });
 
   it('parses frame rates and rejects nonsense', () => {

@@ -213,6 +213,18 @@ describe('transcode service (real ffmpeg, NATS, S3)', () => {
     expect(phases).not.toMatch(/"download"/);
   });
 
+  it('completes a file with sound and no picture: its audio described, every key skipped', async () => {
+    const file = path.join(work, 'sound.mp4');
+    await exec('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'sine=frequency=300:duration=3', '-c:a', 'aac', '-f', 'mp4', file]);
+    const checksum = await h.putOriginal('g1', 'sound', await readFile(file));
+    await h.publishJob('g1', 'sound', { checksum, contentType: 'video/mp4' });
+    const final = await h.finalReportFor('sound', 60_000);
+    expect(final.state).toBe('COMPLETED');
+    expect(final.conversions).toMatchObject({ conversions: {}, errors: {}, metadata: { video_codec: null, audio_codec: 'aac' } });
+    expect(final.conversions?.metadata?.duration).toBeCloseTo(3, 0);
+    expect(final.conversions?.skipped?.['360p-video']).toBe('the file has no video stream');
+  });
+
   it('answers /readyz, and stops on SIGTERM with exit code 0', async () => {
     const ready = await fetch(`${service.url}/readyz`);
     expect(ready.status).toBe(200);

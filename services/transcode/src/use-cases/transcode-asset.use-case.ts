@@ -12,7 +12,7 @@ import { clipPreviewArgs, encodeArgs, hlsPackageArgs, spriteArgs, storyboardFram
 import { avcCodecString, bandwidthOf, masterPlaylist, MASTER_PLAYLIST, playlistSegments, VARIANT_PLAYLIST, type HlsVariant } from '../domain/hls';
 import { gridFor, SPRITE_FILE, storyboardVtt, VTT_FILE } from '../domain/storyboard';
 import { CLIP_PREVIEW_KEY, HLS_KEY, planTranscodes, STORYBOARD_KEY, type Encode, type TranscodePlan } from '../domain/transcode-plan';
-import { UnprocessableVideoError, videoInfoFrom, videoMetadata, type Ffmpeg, type VideoInfo } from '@dam/media';
+import { NoVideoStreamError, UnprocessableVideoError, videoInfoFrom, videoMetadata, type Ffmpeg, type VideoInfo } from '@dam/media';
 
 export const TRANSCODE_STEPS = { preprocess: 'preprocess', transcodes: 'transcodes', addons: 'addons', postprocess: 'postprocess' } as const;
 export type TranscodeStep = keyof typeof TRANSCODE_STEPS;
@@ -49,6 +49,21 @@ export interface TranscodeProgress {
 
 /** Where each step's progress lies on the job's 0-100 scale. */
 const SPAN: Record<TranscodeStep, [number, number]> = { preprocess: [0, 0.05], transcodes: [0.05, 0.85], addons: [0.85, 0.97], postprocess: [0.97, 0.99] };
+
+/** The report of a file with sound and no picture: its metadata, every key skipped with the reason. */
+function audioOnlyReport(input: TranscodeInput, keys: readonly string[], audio: NonNullable<NoVideoStreamError['audio']>): ConversionsCompleted {
+  return {
+    id: transcodeReportId(input.assetId, input.checksum),
+    asset_id: input.assetId,
+    group_id: input.groupId,
+    source_checksum: input.checksum,
+    image: null,
+    conversions: {},
+    errors: {},
+    ...(keys.length > 0 ? { skipped: Object.fromEntries(keys.map((k) => [k, 'the file has no video stream'])) } : {}),
+    metadata: { duration: audio.duration, video_codec: null, audio_codec: audio.audio_codec, bitrate: audio.bitrate },
+  };
+}
 
 /** Whether a plan makes anything (else the job only describes the video). */
 const hasWork = (plan: TranscodePlan): boolean => plan.files.length > 0 || plan.hls !== undefined || plan.clipPreview !== undefined || plan.storyboard !== undefined;
@@ -108,14 +123,26 @@ export async function transcodeAsset(input: TranscodeInput, deps: TranscodeDeps,
     };
     // ffprobe reads only the ranges it needs over a presigned URL: a video with nothing to make (an empty
     // profile) is described without downloading it. Whatever goes wrong there, the local file decides.
+    let noPicture: NoVideoStreamError | undefined;
+    const described = (error: unknown): undefined => {
+      if (error instanceof NoVideoStreamError && error.audio) noPicture = error;
+      return undefined;
+    };
     let info = await timed('probe_remote', async () =>
       videoInfoFrom(await deps.ffmpeg.probe(await deps.storage.presignGet(sourceKey, 3600))),
-    ).catch(() => undefined);
+    ).catch(described);
+    // Sound without picture (audio in a video container): described, nothing to make, not an error.
+    if (noPicture?.audio) return audioOnlyReport(input, keys, noPicture.audio);
     const watermarkId = typeof settings.conversions?.watermark_asset_id === 'string' ? settings.conversions.watermark_asset_id : undefined;
     const planFor = (i: VideoInfo) => planTranscodes(keys, i, { watermark: watermarkId !== undefined, clipSeconds: deps.clipSeconds });
     if (!info || hasWork(planFor(info))) {
       await timed('download', async () => pipeline(await deps.storage.getStream(sourceKey), createWriteStream(source)));
-      info ??= await timed('probe', async () => videoInfoFrom(await deps.ffmpeg.probe(source)));
+      try {
+        info ??= await timed('probe', async () => videoInfoFrom(await deps.ffmpeg.probe(source)));
+      } catch (error) {
+        if (error instanceof NoVideoStreamError && error.audio) return audioOnlyReport(input, keys, error.audio);
+        throw error;
+      }
     }
     const plan = planFor(info);
     const work = new Work(input, deps, prefix, dir, info, plan);
