@@ -1,4 +1,4 @@
-import { videoInfoFrom, videoMetadata, type Ffmpeg } from '@dam/media';
+import { NoVideoStreamError, videoInfoFrom, videoMetadata, type Ffmpeg } from '@dam/media';
 import type { Logger } from '@dam/logging';
 import type { Storage } from '@dam/storage';
 
@@ -18,6 +18,8 @@ export function storedVideoDescriber(deps: { storage: Storage; ffmpeg: Ffmpeg; l
       const url = await deps.storage.presignGet(objectKey, 300);
       return videoMetadata(videoInfoFrom(await deps.ffmpeg.probe(url)));
     } catch (error) {
+      // Sound without picture: described as such (transcode will skip every key).
+      if (error instanceof NoVideoStreamError && error.audio) return { ...error.audio, video_codec: null };
       deps.logger.warn({ object_key: objectKey, err: { message: error instanceof Error ? error.message : String(error) } }, 'video not described at upload');
       return {};
     }
