@@ -50,8 +50,12 @@ export function uploadRoutes(deps: UploadDeps & { maxConcurrentPerPrincipal?: nu
         res.status(200).json(result);
       } catch (error) {
         done(outcomeOf(error));
-        // The body may be half read: do not keep the connection for another request.
-        if (!req.complete) res.setHeader('Connection', 'close');
+        // The body may be half read: do not keep the connection for another request, but let the client finish
+        // sending first, or it may see a reset instead of this answer.
+        if (!req.complete) {
+          res.setHeader('Connection', 'close');
+          lingerBeforeClosing(req);
+        }
         throw error;
       }
     };
@@ -68,6 +72,29 @@ export function uploadRoutes(deps: UploadDeps & { maxConcurrentPerPrincipal?: nu
     }),
   );
   return router;
+}
+
+/** How long a connection answered early keeps reading (and dropping) the rest of its request body. */
+const LINGER_MS = 2_000;
+
+/**
+ * Lingering close (as web servers do): after an early answer to a request whose body is still arriving, the
+ * server sends its answer and its FIN but keeps reading and dropping what the client is still sending, for at
+ * most LINGER_MS. Closing at once makes the kernel answer that data with a reset, and a client busy writing
+ * (fetch with a streamed body) then fails with EPIPE before it reads the 413.
+ */
+function lingerBeforeClosing(req: Request): void {
+  const socket = req.socket as Request['socket'] & { destroySoon?: () => void };
+  // Node closes a `Connection: close` response's socket with destroySoon() once the response is sent.
+  socket.destroySoon = () => {
+    socket.end();
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+    socket.once('end', () => socket.destroy());
+    req.resume();
+    socket.resume();
+  };
 }
 
 /**
