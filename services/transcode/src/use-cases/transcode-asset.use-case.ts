@@ -53,11 +53,7 @@ const SPAN: Record<TranscodeStep, [number, number]> = { preprocess: [0, 0.05], t
 /** The report of a file with sound and no picture: its metadata, every key skipped with the reason. */
 function audioOnlyReport(input: TranscodeInput, keys: readonly string[], audio: NonNullable<NoVideoStreamError['audio']>): ConversionsCompleted {
   return {
-    id: transcodeReportId(input.assetId, input.checksum),
-    asset_id: input.assetId,
-    group_id: input.groupId,
-    source_checksum: input.checksum,
-    image: null,
+    ...reportOf(input),
     conversions: {},
     errors: {},
     ...(keys.length > 0 ? { skipped: Object.fromEntries(keys.map((k) => [k, 'the file has no video stream'])) } : {}),
@@ -70,6 +66,15 @@ const hasWork = (plan: TranscodePlan): boolean => plan.files.length > 0 || plan.
 
 /** Report id = `Nats-Msg-Id`, as conversion's: a re-run for the same original after a crash is stored once. */
 export const transcodeReportId = (assetId: string, checksum: string): string => `transcode-${assetId}-${checksum}`;
+
+/** What every transcode report starts with: which original of which asset it is about. */
+const reportOf = (input: TranscodeInput) => ({
+  id: transcodeReportId(input.assetId, input.checksum),
+  asset_id: input.assetId,
+  group_id: input.groupId,
+  source_checksum: input.checksum,
+  image: null,
+});
 
 interface Settings {
   conversions?: { profile?: { video?: unknown }; watermark_asset_id?: unknown };
@@ -158,11 +163,7 @@ export async function transcodeAsset(input: TranscodeInput, deps: TranscodeDeps,
     at('postprocess', 0);
     deps.logger.info({ asset_id: input.assetId, job_id: input.jobId, phases_ms: work.phases }, 'transcode phases');
     return {
-      id: transcodeReportId(input.assetId, input.checksum),
-      asset_id: input.assetId,
-      group_id: input.groupId,
-      source_checksum: input.checksum,
-      image: null,
+      ...reportOf(input),
       conversions: work.done,
       errors: work.errors,
       ...(Object.keys(plan.skipped).length > 0 ? { skipped: plan.skipped } : {}),
