@@ -142,16 +142,23 @@ export async function convertAsset(
     phases[phase] = (phases[phase] ?? 0) + Math.round(now - mark);
     mark = now;
   };
-  const settings = (await deps.settings.get(input.groupId)) as ImageSettings & { metadata?: { keep_gps?: unknown } };
-  lap('settings');
-  const plan = planConversions(settings, keys);
-  if (plan.skipped.length > 0) {
-    deps.logger.debug({ asset_id: input.assetId, skipped: plan.skipped }, 'profile keys not built yet: skipped');
-  }
   const dir = await mkdtemp(path.join(deps.workDir ?? tmpdir(), 'dam-conversion-'));
   try {
-    const source = await fetchOriginal(await deps.storage.getStream(sourceKeyOf(input)), path.join(dir, 'original'), deps.inMemoryMaxBytes ?? IN_MEMORY_MAX_BYTES);
-    lap('download');
+    // The group's settings (read fresh) and the original at once: the round trip to auth hides behind the
+    // download. Both are awaited before either failure is thrown, so nothing keeps writing into `dir`.
+    const [fetchedSettings, fetchedSource] = await Promise.allSettled([
+      deps.settings.get(input.groupId),
+      (async () => fetchOriginal(await deps.storage.getStream(sourceKeyOf(input)), path.join(dir, 'original'), deps.inMemoryMaxBytes ?? IN_MEMORY_MAX_BYTES))(),
+    ]);
+    if (fetchedSettings.status === 'rejected') throw fetchedSettings.reason;
+    if (fetchedSource.status === 'rejected') throw fetchedSource.reason;
+    const settings = fetchedSettings.value as ImageSettings & { metadata?: { keep_gps?: unknown } };
+    const source = fetchedSource.value;
+    lap('fetch');
+    const plan = planConversions(settings, keys);
+    if (plan.skipped.length > 0) {
+      deps.logger.debug({ asset_id: input.assetId, skipped: plan.skipped }, 'profile keys not built yet: skipped');
+    }
     // Steps: the download, then making and storing each output.
     const total = 1 + 2 * plan.specs.length + (plan.deepzoom ? 1 : 0);
     let done = 1;
