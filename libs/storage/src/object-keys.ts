@@ -22,6 +22,21 @@ export function replacementKey(groupId: string, assetId: string, token: string):
   return `${originalKey(groupId, assetId)}-${token}`;
 }
 
+/**
+ * Whether `key` is one of this asset's original keys: the first original, or a replacement streamed next to it
+ * (`<original key>-<16 hex>`). Ids that could not be one path segment own no key at all. A key arriving in a
+ * request or a message names an object only after this check (ARCHITECTURE rule 9).
+ */
+export function isOwnOriginalKey(groupId: string | number, assetId: string, key: string): boolean {
+  let own: string;
+  try {
+    own = originalKey(String(groupId), assetId);
+  } catch {
+    return false;
+  }
+  return key === own || (key.startsWith(`${own}-`) && /^[0-9a-f]{16}$/.test(key.slice(own.length + 1)));
+}
+
 /** `conversions/<group_id>/<asset_id>/<checksum>/<key>.<ext>` (ext without a dot; empty for none). */
 export function conversionKey(groupId: string, assetId: string, checksum: string, key: string, ext: string): string {
   const base = `${conversionsPrefix(groupId, assetId, checksum)}${segment(key, 'conversion key')}`;

@@ -79,6 +79,11 @@ describe('own object keys', () => {
     expect(isOwnOriginalKey(1, id, `originals/1/${id}`)).toBe(true);
     expect(isOwnOriginalKey(1, id, `originals/2/${id}`)).toBe(false);
     expect(isOwnOriginalKey(1, 'x/y', 'originals/1/x/y')).toBe(false);
+    // A replacement next to the first original: 16 hex digits, nothing else.
+    expect(isOwnOriginalKey(1, id, `originals/1/${id}-0123456789abcdef`)).toBe(true);
+    expect(isOwnOriginalKey(1, id, `originals/1/${id}-0123456789ABCDEF`)).toBe(false);
+    expect(isOwnOriginalKey(1, id, `originals/1/${id}-0123456789abcdef/x`)).toBe(false);
+    expect(isOwnOriginalKey(1, id, `originals/1/${id}x`)).toBe(false);
     expect(isOwnConversionKey(1, id, sum, `conversions/1/${id}/${sum}/thumb.webp`)).toBe(true);
     expect(isOwnConversionKey(1, id, sum, `conversions/1/${id}/${sum}/hls-video/master.m3u8`)).toBe(true);
     expect(isOwnConversionKey(1, id, sum, `conversions/1/${id}/${'c'.repeat(32)}/thumb.webp`)).toBe(false);

@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { CompletedConversion, ConversionsCompleted } from '@dam/events';
 import type { Logger } from '@dam/logging';
-import { conversionKey, conversionsPrefix, originalKey, type Storage } from '@dam/storage';
+import { conversionKey, conversionsPrefix, isOwnOriginalKey, originalKey, type Storage } from '@dam/storage';
 import type { GroupSettingsClient } from '@dam/internal-api';
 import { describeImage, type ImageInput } from '../adapters/image-describer';
 import type { ImageProcessor } from '../adapters/image-processor';
@@ -63,12 +63,9 @@ export async function fetchOriginal(stream: Readable, file: string, maxMemory: n
 
 /** The original's object: only ever one of this asset's own original keys, whatever the command says. */
 function sourceKeyOf(input: ConvertAssetInput): string {
-  const first = originalKey(input.groupId, input.assetId);
-  if (input.sourceKey === undefined || input.sourceKey === first) return first;
-  if (!/^-[0-9a-f]{16}$/.test(input.sourceKey.slice(first.length)) || !input.sourceKey.startsWith(first)) {
-    throw new UnprocessableImageError(`the original key ${input.sourceKey} is not one of this asset's`);
-  }
-  return input.sourceKey;
+  const key = input.sourceKey ?? originalKey(input.groupId, input.assetId);
+  if (!isOwnOriginalKey(input.groupId, input.assetId, key)) throw new UnprocessableImageError(`the original key ${key} is not one of this asset's`);
+  return key;
 }
 
 /** Every file below `dir`, as paths relative to it. */

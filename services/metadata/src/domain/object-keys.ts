@@ -1,16 +1,12 @@
-import { conversionsPrefix, originalKey } from '@dam/storage';
+import { conversionsPrefix } from '@dam/storage';
 
 /**
  * Defence in depth (ARCHITECTURE rule 9): an object key arriving in a request or a message is only accepted
  * when it lies under the asset's own prefix. Whoever sends it, a key naming another asset's or another group's
- * object would make that object readable through this asset.
+ * object would make that object readable through this asset. Originals: `isOwnOriginalKey` of @dam/storage
+ * (the workers check the keys of their commands with it too).
  */
-export function isOwnOriginalKey(groupId: number, assetId: string, key: string): boolean {
-  const own = ownPrefix(() => originalKey(String(groupId), assetId));
-  if (own === undefined) return false;
-  // The first original, or a replacement streamed next to it (`<original key>-<16 hex>`).
-  return key === own || (key.startsWith(`${own}-`) && /^[0-9a-f]{16}$/.test(key.slice(own.length + 1)));
-}
+export { isOwnOriginalKey } from '@dam/storage';
 
 /**
  * `conversions/<group>/<asset>/<checksum>/<name>[/<name>...]` under the prefix of this version of the original

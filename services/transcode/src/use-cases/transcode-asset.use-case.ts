@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { completedConversionSchema, type CompletedConversion, type ConversionsCompleted } from '@dam/events';
 import type { GroupSettingsClient } from '@dam/internal-api';
 import type { Logger } from '@dam/logging';
-import { conversionKey, conversionsPrefix, originalKey, type Storage } from '@dam/storage';
+import { conversionKey, conversionsPrefix, isOwnOriginalKey, originalKey, type Storage } from '@dam/storage';
 import { clipPreviewArgs, encodeArgs, hlsPackageArgs, spriteArgs, storyboardFramesArgs, type EncoderSettings } from '../domain/ffmpeg-args';
 import { avcCodecString, bandwidthOf, masterPlaylist, MASTER_PLAYLIST, playlistSegments, VARIANT_PLAYLIST, type HlsVariant } from '../domain/hls';
 import { gridFor, SPRITE_FILE, storyboardVtt, VTT_FILE } from '../domain/storyboard';
@@ -89,13 +89,11 @@ export function keysOf(settings: Settings, requested?: readonly string[]): strin
   return [...new Set([...strings(settings.conversions?.profile?.video), ...strings(settings.addons?.auto?.video)])];
 }
 
+/** The original's object: only ever one of this asset's own original keys, whatever the command says. */
 function sourceKeyOf(input: TranscodeInput): string {
-  const first = originalKey(input.groupId, input.assetId);
-  if (input.sourceKey === undefined || input.sourceKey === first) return first;
-  if (!input.sourceKey.startsWith(first) || !/^-[0-9a-f]{16}$/.test(input.sourceKey.slice(first.length))) {
-    throw new UnprocessableVideoError(`the original key ${input.sourceKey} is not one of this asset's`);
-  }
-  return input.sourceKey;
+  const key = input.sourceKey ?? originalKey(input.groupId, input.assetId);
+  if (!isOwnOriginalKey(input.groupId, input.assetId, key)) throw new UnprocessableVideoError(`the original key ${key} is not one of this asset's`);
+  return key;
 }
 
 /**
