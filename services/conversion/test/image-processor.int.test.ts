@@ -37,7 +37,7 @@ describe('ImageProcessor (real sharp)', () => {
     const file = path.join(dir, 'small.png');
     await writeFile(file, await sharp({ create: { width: 20, height: 10, channels: 4, background: '#fff0' } }).png().toBuffer());
     await expect(new ImageProcessor(199).probe(file)).rejects.toBeInstanceOf(UnprocessableImageError);
-    await expect(new ImageProcessor(200).probe(file)).resolves.toEqual({ width: 20, height: 10, format: 'png' });
+    await expect(new ImageProcessor(200).probe(file)).resolves.toEqual({ width: 20, height: 10, format: 'png', pages: 1 });
   });
 
   it('encodes each format at the requested size', async () => {

@@ -22,6 +22,8 @@ export function configureSharp(): void {
 
 export interface ImageInfo extends Size {
   format: string;
+  /** Frames of an animated GIF or WebP (1 for anything else). */
+  pages: number;
 }
 
 export interface ProducedImage extends Size {
@@ -37,11 +39,6 @@ export class ImageProcessor {
   // reads every frame (animated GIF or WebP); otherwise the first frame only.
   private open(path: ImageInput, limitInputPixels: number | false = this.maxInputPixels, animated = false): sharp.Sharp {
     return sharp(path, { failOn: 'error', limitInputPixels, sequentialRead: true, ...(animated ? { animated: true } : {}) });
-  }
-
-  /** Frames of an animated GIF or WebP (1 for anything else). */
-  private async framesOf(path: ImageInput): Promise<number> {
-    return (await this.open(path, false).metadata()).pages ?? 1;
   }
 
   /**
@@ -63,7 +60,7 @@ export class ImageProcessor {
         `the original has ${width}x${height} pixels, more than the limit of ${this.maxInputPixels}`,
       );
     }
-    return { ...orientedSize({ width, height }, meta.orientation), format: meta.format ?? 'unknown' };
+    return { ...orientedSize({ width, height }, meta.orientation), format: meta.format ?? 'unknown', pages: meta.pages ?? 1 };
   }
 
   /**
@@ -82,10 +79,11 @@ export class ImageProcessor {
   /**
    * Decodes the original, resizes it into the spec's box and writes the encoded output to `target`. An animated
    * original stays animated where the output format can be (WebP, unless an attention crop is asked for, which
-   * looks at one frame); JPEG, PNG and AVIF outputs are made of its first frame.
+   * looks at one frame); JPEG, PNG and AVIF outputs are made of its first frame. `pages`: the original's frames,
+   * as `probe` read them.
    */
-  async convert(path: ImageInput, spec: ConversionSpec, target: string): Promise<ProducedImage> {
-    const frames = spec.format === 'webp' && spec.position !== 'attention' ? await this.framesOf(path).catch(() => 1) : 1;
+  async convert(path: ImageInput, spec: ConversionSpec, target: string, pages = 1): Promise<ProducedImage> {
+    const frames = spec.format === 'webp' && spec.position !== 'attention' ? pages : 1;
     // `.rotate()` without an angle applies the EXIF orientation, so the output looks as the camera meant.
     const pipeline = this.open(path, this.maxInputPixels, frames > 1).rotate();
     // No box at all (an on-demand format change): the image keeps its size.

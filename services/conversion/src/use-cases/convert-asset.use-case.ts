@@ -178,7 +178,7 @@ export async function convertAsset(
       }
       const { ext, contentType } = outputFormat(spec.format);
       const file = path.join(dir, `${spec.key}.${ext}`);
-      const produced = await deps.images.convert(source, spec, file);
+      const produced = await deps.images.convert(source, spec, file, image.pages);
       lap('convert');
       progress(++done, total);
       const objectKey = conversionKey(input.groupId, input.assetId, input.checksum, spec.key, ext);

@@ -49,7 +49,7 @@ export function transformer(deps: TransformDeps) {
         throw new UnprocessableImageError(`the result would be ${expected.width}x${expected.height}, over ${deps.maxOutputPixels} pixels`);
       }
       const target = path.join(dir, `out.${outputFormat(params.format).ext}`);
-      const produced = await deps.images.convert(source, { key: 'transform', ...box, format: params.format, quality: params.q ?? 80 }, target);
+      const produced = await deps.images.convert(source, { key: 'transform', ...box, format: params.format, quality: params.q ?? 80 }, target, image.pages);
       await deps.storage.putStream(cacheKey, createReadStream(target), { contentType, size: produced.size });
       deps.logger.info({ cache_key: cacheKey, width: produced.width, height: produced.height, size: produced.size }, 'transform made');
       return { object_key: cacheKey, content_type: contentType, size: produced.size, made: true };
