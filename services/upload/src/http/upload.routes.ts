@@ -1,4 +1,4 @@
-import { Router, type Request, type RequestHandler } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { PERMISSION, callerKey, principalOf, requireAny, type Principal } from '@dam/auth-tokens';
 import { notFound } from '@dam/errors';
 import { parsed, validate } from '@dam/http';
@@ -27,7 +27,7 @@ export function uploadRoutes(deps: UploadDeps & { maxConcurrentPerPrincipal?: nu
       const who = callerKey(principal);
       const mine = running.get(who) ?? 0;
       if (maxConcurrent > 0 && mine >= maxConcurrent) {
-        res.setHeader('Connection', 'close'); // the body is not read: spare the client sending it
+        closeAfterAnswer(req, res); // the body is not read: spare the client sending it
         throw tooManyUploads(maxConcurrent);
       }
       running.set(who, mine + 1);
@@ -40,7 +40,7 @@ export function uploadRoutes(deps: UploadDeps & { maxConcurrentPerPrincipal?: nu
       const declared = Number(req.header('content-length'));
       if (Number.isFinite(declared) && declared > deps.maxUploadBytes) {
         // Refuse before reading anything; closing the connection spares the client sending the rest.
-        res.setHeader('Connection', 'close');
+        closeAfterAnswer(req, res);
         done('rejected');
         throw uploadTooLarge(deps.maxUploadBytes);
       }
@@ -50,12 +50,8 @@ export function uploadRoutes(deps: UploadDeps & { maxConcurrentPerPrincipal?: nu
         res.status(200).json(result);
       } catch (error) {
         done(outcomeOf(error));
-        // The body may be half read: do not keep the connection for another request, but let the client finish
-        // sending first, or it may see a reset instead of this answer.
-        if (!req.complete) {
-          res.setHeader('Connection', 'close');
-          lingerBeforeClosing(req);
-        }
+        // The body may be half read: do not keep the connection for another request.
+        if (!req.complete) closeAfterAnswer(req, res);
         throw error;
       }
     };
@@ -78,12 +74,13 @@ export function uploadRoutes(deps: UploadDeps & { maxConcurrentPerPrincipal?: nu
 const LINGER_MS = 2_000;
 
 /**
- * Lingering close (as web servers do): after an early answer to a request whose body is still arriving, the
- * server sends its answer and its FIN but keeps reading and dropping what the client is still sending, for at
- * most LINGER_MS. Closing at once makes the kernel answer that data with a reset, and a client busy writing
- * (fetch with a streamed body) then fails with EPIPE before it reads the 413.
+ * An answer given before the request body was read (429, 413): the connection closes after it, with a lingering
+ * close (as web servers do): the server sends its answer and its FIN but keeps reading and dropping what the
+ * client is still sending, for at most LINGER_MS. Closing at once makes the kernel answer that data with a reset,
+ * and a client busy writing (fetch with a streamed body) then fails with EPIPE before it reads the answer.
  */
-function lingerBeforeClosing(req: Request): void {
+function closeAfterAnswer(req: Request, res: Response): void {
+  res.setHeader('Connection', 'close');
   const socket = req.socket as Request['socket'] & { destroySoon?: () => void };
   // Node closes a `Connection: close` response's socket with destroySoon() once the response is sent.
   socket.destroySoon = () => {
