@@ -55,7 +55,8 @@ export interface Storage {
   publicUrl(key: string): string;
   /**
    * Makes exactly these objects anonymously readable (GetObject), and no other: one bucket policy statement
-   * naming each object, never the bucket or a prefix. An empty list removes the policy.
+   * naming each key, never the bucket. A key ending in `*` names one folder's objects (a multi-file conversion's
+   * own folder, as metadata passes it). An empty list removes the policy.
    */
   setPublicObjects(keys: readonly string[]): Promise<void>;
   ensureBucket(): Promise<void>;

@@ -1,7 +1,7 @@
 import { canEditAsset, type Principal } from '@dam/auth-tokens';
 import { forbidden, validationFailed } from '@dam/errors';
 import { CUSTOM_CONVERSION_NAME, PUBLIC_VIDEO_KEYS, RESERVED_CONVERSION_KEYS } from '@dam/internal-api';
-import { isImage, storedObjectsOf, type Asset } from './asset';
+import { isImage, isVideo, storedObjectsOf, type Asset } from './asset';
 import { canRead } from './asset-access';
 import { assetInTrash, assetNotFound, conversionNotFound } from './asset.errors';
 import type { RunInTransaction } from './ports';
@@ -12,7 +12,7 @@ const VIDEO_KEYS: ReadonlySet<string> = new Set(PUBLIC_VIDEO_KEYS);
 export function mayBePublic(asset: Pick<Asset, 'contentType'>, key: string): boolean {
   if (key === 'original') return true;
   if (isImage(asset.contentType)) return key === 'deepzoom' || (CUSTOM_CONVERSION_NAME.test(key) && !RESERVED_CONVERSION_KEYS.has(key));
-  if (asset.contentType.toLowerCase().startsWith('video/')) return VIDEO_KEYS.has(key);
+  if (isVideo(asset.contentType)) return VIDEO_KEYS.has(key);
   return false;
 }
 

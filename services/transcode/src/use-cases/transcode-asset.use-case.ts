@@ -115,15 +115,8 @@ export async function transcodeAsset(input: TranscodeInput, deps: TranscodeDeps,
   try {
     const source = path.join(dir, 'original');
     const sourceKey = sourceKeyOf(input);
-    const phases: Record<string, number> = {};
-    const timed = async <T>(phase: string, run: () => Promise<T>): Promise<T> => {
-      const started = performance.now();
-      try {
-        return await run();
-      } finally {
-        phases[phase] = Math.round(performance.now() - started);
-      }
-    };
+    const clock = phaseClock();
+    const { timed } = clock;
     // ffprobe reads only the ranges it needs over a presigned URL: a video with nothing to make (an empty
     // profile) is described without downloading it. Whatever goes wrong there, the local file decides.
     let noPicture: NoVideoStreamError | undefined;
@@ -148,8 +141,7 @@ export async function transcodeAsset(input: TranscodeInput, deps: TranscodeDeps,
       }
     }
     const plan = planFor(info);
-    const work = new Work(input, deps, prefix, dir, info, plan);
-    Object.assign(work.phases, phases);
+    const work = new Work(input, deps, prefix, dir, info, plan, clock);
     await work.loadDone();
     at('preprocess', 1);
 
@@ -159,7 +151,7 @@ export async function transcodeAsset(input: TranscodeInput, deps: TranscodeDeps,
     await work.addons((f) => at('addons', f));
     report.step('postprocess');
     at('postprocess', 0);
-    deps.logger.info({ asset_id: input.assetId, job_id: input.jobId, phases_ms: work.phases }, 'transcode phases');
+    deps.logger.info({ asset_id: input.assetId, job_id: input.jobId, phases_ms: clock.phases }, 'transcode phases');
     return {
       ...reportOf(input),
       conversions: work.done,
@@ -199,21 +191,26 @@ async function settleAll(promises: ReadonlyArray<Promise<unknown>>): Promise<voi
 /** What `<prefix>_transcode/<key>.json` holds: the output as reported, and the job that made it. */
 const markerSchema = completedConversionSchema.extend({ job_id: z.number().int() });
 
+/** Wall time of each phase of a job (ms), for the `transcode phases` log: where a slow job spent its time. */
+function phaseClock() {
+  const phases: Record<string, number> = {};
+  const timed = async <T>(phase: string, run: () => Promise<T>): Promise<T> => {
+    const started = performance.now();
+    try {
+      return await run();
+    } finally {
+      phases[phase] = Math.round(performance.now() - started);
+    }
+  };
+  return { phases, timed };
+}
+type PhaseClock = ReturnType<typeof phaseClock>;
+
 /** One job's outputs: what is done (markers of this job whose object exists), what is left, and the making. */
 class Work {
   readonly done: Record<string, CompletedConversion> = {};
   readonly errors: Record<string, string>;
-  /** Wall time of each phase (ms), for the log: where a slow job spent its time. */
-  readonly phases: Record<string, number> = {};
-
-  private async timed<T>(phase: string, work: () => Promise<T>): Promise<T> {
-    const started = performance.now();
-    try {
-      return await work();
-    } finally {
-      this.phases[phase] = Math.round(performance.now() - started);
-    }
-  }
+  private readonly timed: PhaseClock['timed'];
 
   constructor(
     private readonly input: TranscodeInput,
@@ -222,8 +219,10 @@ class Work {
     private readonly dir: string,
     private readonly info: VideoInfo,
     private readonly plan: TranscodePlan,
+    clock: PhaseClock,
   ) {
     this.errors = { ...plan.errors };
+    this.timed = clock.timed;
   }
 
   private markerKey = (key: string) => `${this.prefix}_transcode/${key}.json`;
