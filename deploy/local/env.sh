@@ -39,6 +39,10 @@ dam_secrets() {
       echo "JWT_SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$f"
     )
   fi
+  # Keys added after a data folder was first made are appended, never regenerated.
+  if ! grep -q '^LINK_SIGNING_KEYS=' "$f"; then
+    echo "LINK_SIGNING_KEYS=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" >>"$f"
+  fi
   chmod 600 "$f"
   # shellcheck disable=SC1090
   . "$f"

@@ -31,7 +31,7 @@ function main(): void {
   writePrivate(storeFile, `${JSON.stringify(store, null, 2)}\n`);
   const users = NATS_IDENTITIES.map((identity) => ({ identity, publicKey: publicKeyOfSeed(store[identity] as string) }));
   writePrivate(conf, renderNatsAuthorization(users));
-  const lines = NATS_IDENTITIES.map((identity) => `NATS_NKEY_SEED_${identity.toUpperCase()}=${store[identity] as string}`);
+  const lines = NATS_IDENTITIES.map((identity) => `NATS_NKEY_SEED_${identity.toUpperCase().replace(/-/g, '_')}=${store[identity] as string}`);
   writePrivate(env, `${lines.join('\n')}\n`);
 }
 

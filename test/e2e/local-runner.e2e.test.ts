@@ -38,7 +38,7 @@ describe('deploy/local secrets and logs', () => {
     );
     // Kept across runs: tokens and keys survive a restart.
     expect(withEnv(dir, 'dam_secrets && dam_service_key upload')).toBe(out);
-    expect(readFileSync(path.join(dir, 'secrets.env'), 'utf8')).toMatch(/^JWT_SECRET=[0-9a-f]{64}\n$/);
+    expect(readFileSync(path.join(dir, 'secrets.env'), 'utf8')).toMatch(/^JWT_SECRET=[0-9a-f]{64}\nLINK_SIGNING_KEYS=[0-9a-f]{64}\n$/);
   });
 
   it('creates a NATS user per identity: the server config holds public keys only, the seeds stay 0600', () => {

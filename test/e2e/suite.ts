@@ -16,11 +16,15 @@ export const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
 export interface Suite {
   base: string;
   upload: string;
+  /** `{cdn}`: the edge of signed links (link-signing). */
+  cdn: string;
   natsUrl: string;
   /** The asset bucket every service uses. */
   bucket: string;
   /** The nkey seed of the read-only identity outside subscribers get. */
   subscriberSeed: string;
+  /** The operators' identity: reads DAM_INTERNAL too (usage records). */
+  adminSeed: string;
   services: Record<string, ServiceProcess>;
   /** Starts a stopped or killed service again with the env it had. */
   restart(name: string): Promise<ServiceProcess>;
@@ -67,18 +71,32 @@ export async function startSuite(overrides: Record<string, Record<string, string
       CONVERSION_URL: `http://127.0.0.1:${conversionPort}`,
     });
     const auth = await start('auth', { DATABASE_URL: await createDatabase('e2e_auth'), METADATA_URL: metadata.url }, authPort);
-    const [upload, , , gateway] = await Promise.all([
+    const cdnPort = await freePort();
+    const [upload, , , gateway, cdn] = await Promise.all([
       start('upload', { AUTH_URL: auth.url, METADATA_URL: metadata.url }),
       start('conversion', { AUTH_URL: auth.url }, conversionPort),
       start('transcode', { AUTH_URL: auth.url, METADATA_URL: metadata.url }),
-      start('gateway', { AUTH_URL: auth.url, METADATA_URL: metadata.url }),
+      start('gateway', { AUTH_URL: auth.url, METADATA_URL: metadata.url, LINK_SIGNING_URL: `http://127.0.0.1:${cdnPort}` }),
+      start(
+        'link-signing',
+        {
+          AUTH_URL: auth.url,
+          METADATA_URL: metadata.url,
+          PUBLIC_CDN_URL: `http://127.0.0.1:${cdnPort}`,
+          LINK_SIGNING_KEYS: randomBytes(32).toString('hex'),
+          USAGE_FLUSH_MS: '500',
+        },
+        cdnPort,
+      ),
     ]);
     return {
       base: gateway.url,
       upload: upload.url,
+      cdn: cdn.url,
       natsUrl: nats.url,
       bucket,
       subscriberSeed: nats.seed('subscriber'),
+      adminSeed: nats.seed('admin'),
       services,
       async restart(name) {
         const env = envs[name];

@@ -1,12 +1,12 @@
 import { nkeys } from '@nats-io/nats-core';
-import { ASSET_EVENTS, DAM_INTERNAL, SUBJECT_JOB_REPORTS } from './subjects';
+import { ASSET_EVENTS, DAM_INTERNAL, SUBJECT_JOB_REPORTS, SUBJECT_USAGE_CDN_BYTES } from './subjects';
 
 /**
  * NATS identities of the suite (ARCHITECTURE rule 9): one nkey user per service with publish/subscribe
  * permissions per subject, a read-only `subscriber` for outside systems, and `admin` for operators and tests.
  * The server holds only public nkeys; no anonymous user exists, so a connection without a seed is refused.
  */
-export const NATS_IDENTITIES = ['admin', 'metadata', 'upload', 'conversion', 'transcode', 'addon', 'webhook', 'search', 'subscriber'] as const;
+export const NATS_IDENTITIES = ['admin', 'metadata', 'upload', 'conversion', 'transcode', 'link-signing', 'addon', 'webhook', 'search', 'subscriber'] as const;
 export type NatsIdentity = (typeof NATS_IDENTITIES)[number];
 
 export interface SubjectPermissions {
@@ -52,6 +52,18 @@ function kvBucket(bucket: string): string[] {
   ];
 }
 
+/** Ordered (ephemeral, unacknowledged) consumers of one stream: each replica follows it from now on. */
+function orderedConsumer(stream: string): string[] {
+  return [
+    `${API}.STREAM.INFO.${stream}`,
+    `${API}.CONSUMER.CREATE.${stream}`,
+    `${API}.CONSUMER.CREATE.${stream}.>`,
+    `${API}.CONSUMER.INFO.${stream}.>`,
+    `${API}.CONSUMER.DELETE.${stream}.>`,
+    `${API}.CONSUMER.MSG.NEXT.${stream}.>`,
+  ];
+}
+
 /** Creating and updating the two streams: metadata's alone (it owns ASSET_EVENTS and the outbox). */
 const STREAM_ADMIN = [ASSET_EVENTS, DAM_INTERNAL].flatMap((s) => [`${API}.STREAM.INFO.${s}`, `${API}.STREAM.CREATE.${s}`, `${API}.STREAM.UPDATE.${s}`]);
 
@@ -74,6 +86,12 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
   transcode: {
     // As conversion: its job commands from DAM_INTERNAL, its reports on the one report subject.
     publish: [JS_INFO, SUBJECT_JOB_REPORTS, ...durableConsumer(DAM_INTERNAL, 'transcode-jobs')],
+    subscribe: [],
+  },
+  'link-signing': {
+    // Follows ASSET_EVENTS to drop cached bytes of replaced and deleted assets (every replica its own cache);
+    // publishes the bytes it served for usage (CONTRACT §9).
+    publish: [JS_INFO, ...orderedConsumer(ASSET_EVENTS), `${API}.STREAM.INFO.${DAM_INTERNAL}`, SUBJECT_USAGE_CDN_BYTES],
     subscribe: [],
   },
   // Not built yet: they may only ask for JetStream's account info until their subjects are added here.

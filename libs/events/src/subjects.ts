@@ -13,6 +13,9 @@ export const jobCommandSubject = (worker: JobWorker): string => `dam.internal.jo
 /** Every worker → metadata: progress and results of jobs, on one subject. */
 export const SUBJECT_JOB_REPORTS = 'dam.internal.jobs.reports';
 
+/** Usage counted by the service that sees it, for the usage owner (auth) to aggregate: `dam.internal.usage.<metric>`. */
+export const SUBJECT_USAGE_CDN_BYTES = 'dam.internal.usage.cdn_bytes';
+
 export const ASSET_EVENT_TYPES = [
   'file-saved',
   'file-processed',

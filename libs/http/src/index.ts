@@ -7,7 +7,7 @@ export { parseRange, rangeUnlessChanged, type ByteRange, type RangeResult } from
 export { runMain } from './run-main';
 export { findNul, hasNul, rejectNul } from './nul';
 export { parseTrustProxy, type TrustProxy } from './trust-proxy';
-export { ACTIVE_CONTENT_CSP, isActiveContentType, safeDisposition } from './content-safety';
+export { ACTIVE_CONTENT_CSP, contentDisposition, isActiveContentType, safeDisposition } from './content-safety';
 export { createEdgeLimits, edgeLimitsFromConfig, RateLimiter, type Budget, type EdgeLimitOptions, type EdgeLimits, type RateLimitDecision } from './rate-limit';
 export { isForbiddenAddress, outboundUrlProblem, parseAllowHosts } from './outbound-address';
 export { checkWorkers, runService, type Resource, type Running, type ServiceDefinition, type Worker } from './run-service';

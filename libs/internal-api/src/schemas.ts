@@ -27,8 +27,19 @@ export const userStatusResponse = z.object({
   role_id: z.number().int().positive(),
   /** JWTs with an older `ep` are revoked; absent from an older auth (no revocation then). */
   token_epoch: z.number().int().min(0).optional(),
+  /** The user's current `accessID` (signed links); absent from an older auth. */
+  access_id: z.string().optional(),
 });
 export type UserStatus = z.infer<typeof userStatusResponse>;
+
+/** auth `GET /internal/v1/access/:access_id` (caller: link-signing): whose signed links these are; 404 = no such id. */
+export const accessOwnerResponse = z.object({
+  user_id: z.number().int().positive(),
+  group_id: z.number().int().positive(),
+  role_id: z.number().int().positive(),
+  active: z.boolean(),
+});
+export type AccessOwner = z.infer<typeof accessOwnerResponse>;
 
 /** metadata `POST /internal/v1/assets` (caller: upload, for the uploader): the created records (asset data). */
 export const createAssetsResponse = z.object({ assets: z.array(z.looseObject({ id: z.string(), status: z.string() })) });
@@ -92,8 +103,42 @@ export const replaceOriginalResponse = z.object({ asset: z.object({ id: z.string
 /** auth `GET /internal/v1/groups/:group_id/settings` (caller: conversion): the record, read by each worker for its part. */
 export const groupSettingsResponse = z.looseObject({});
 
+/**
+ * metadata `POST /internal/v1/assets/delivery` (caller: link-signing, for the user behind a link): where the bytes of
+ * one key of each asset are, checked as Download checks them (the user may read the asset, it is not in the trash,
+ * it has the key). Multi-file conversions name their folder and the file read at the key itself.
+ */
+export const deliveryRequest = z.object({
+  ids: z.array(z.string().min(1).max(64)).min(1).max(100),
+  key: z.string().min(1).max(64),
+});
+export const deliveryTarget = z.object({
+  group_id: z.number().int().positive(),
+  asset_id: z.string(),
+  object_key: z.string().min(1),
+  content_type: z.string().min(1),
+  file_name: z.string(),
+  /** Known for originals (the record's MD5 and size); a conversion's come from the object store. */
+  size: z.number().int().nonnegative().optional(),
+  etag: z.string().optional(),
+  /** Multi-file conversions (deepzoom, hls-video, storyboard): the folder every file of the key is under. */
+  folder: z.string().optional(),
+});
+export type DeliveryTarget = z.infer<typeof deliveryTarget>;
+export const deliveryResponse = z.object({
+  items: z.array(
+    z.union([
+      z.object({ id: z.string(), target: deliveryTarget }),
+      z.object({ id: z.string(), error: z.object({ status: z.number().int(), code: z.string(), message: z.string() }) }),
+    ]),
+  ),
+});
+export type DeliveryResponse = z.infer<typeof deliveryResponse>;
+
 export const INTERNAL_PATHS = {
+  delivery: '/internal/v1/assets/delivery',
   authenticate: '/internal/v1/authenticate',
+  accessOwner: (accessId: string) => `/internal/v1/access/${encodeURIComponent(accessId)}`,
   userStatus: (groupId: number | string, userId: number | string) => `/internal/v1/groups/${groupId}/users/${userId}/status`,
   groupSettings: (groupId: number | string) => `/internal/v1/groups/${encodeURIComponent(String(groupId))}/settings`,
   assets: '/internal/v1/assets',

@@ -20,11 +20,26 @@ function looksLikeText(head: Buffer, truncated: boolean): boolean {
   }
 }
 
+/**
+ * Text formats magic bytes do not name, by their first markup (after a BOM, an XML declaration, comments and a
+ * doctype): SVG (an image the conversions rasterize, and active content the edges never render), HTML, other XML.
+ */
+export function textType(head: Buffer): string {
+  const text = head.subarray(0, 4096).toString('utf8').replace(/^\uFEFF/, '');
+  const rest = text.replace(/^\s*(<\?xml[^>]*\?>\s*)?((<!--[\s\S]*?-->|<!DOCTYPE[^>[]*(\[[\s\S]*?\])?\s*>)\s*)*/i, '');
+  if (/^<svg[\s>:]/i.test(rest) || /^<!DOCTYPE\s+svg/i.test(text.trim())) return 'image/svg+xml';
+  if (/^<(html|head|body)[\s>]/i.test(rest) || /<!DOCTYPE\s+html/i.test(text)) return 'text/html';
+  if (/^\s*<\?xml/i.test(text) && /^<[A-Za-z_]/.test(rest)) return 'application/xml';
+  return 'text/plain';
+}
+
 /** The type from the magic bytes; the client's Content-Type is never trusted. */
 export async function sniffContentType(head: Buffer, truncated: boolean): Promise<string> {
   const detected = await fromBuffer(head);
+  // file-type names any XML declaration application/xml: an SVG or XHTML behind it is told apart here.
+  if (detected?.mime === 'application/xml') return textType(head) === 'text/plain' ? 'application/xml' : textType(head);
   if (detected) return detected.mime;
-  return looksLikeText(head, truncated) ? 'text/plain' : 'application/octet-stream';
+  return looksLikeText(head, truncated) ? textType(head) : 'application/octet-stream';
 }
 
 export interface ImageMetadata {

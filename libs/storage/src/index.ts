@@ -9,6 +9,6 @@ export {
   type StorageConfig,
   storageConfigFromEnv,
 } from './storage';
-export { conversionKey, conversionsPrefix, isOwnOriginalKey, originalKey, replacementKey } from './object-keys';
+export { contentTypeOfFile, conversionKey, conversionsPrefix, isOwnOriginalKey, originalKey, replacementKey } from './object-keys';
 export { storeOriginal, type ByteBudget, type StoredOriginal } from './stream-writer';
-export { HEAD_BYTES, imageMetadata, sniffContentType } from './content-sniffer';
+export { HEAD_BYTES, imageMetadata, sniffContentType, textType } from './content-sniffer';

@@ -48,3 +48,18 @@ export function conversionsPrefix(groupId: string, assetId: string, checksum?: s
   const asset = `conversions/${segment(groupId, 'group id')}/${segment(assetId, 'asset id')}/`;
   return checksum === undefined ? asset : `${asset}${segment(checksum, 'checksum')}/`;
 }
+
+/** Files multi-file conversions are made of. */
+const FILE_TYPES: Array<[RegExp, string]> = [
+  [/\.dzi$/, 'application/xml'],
+  [/\.jpe?g$/, 'image/jpeg'],
+  [/\.png$/, 'image/png'],
+  [/\.webp$/, 'image/webp'],
+  [/\.m3u8$/, 'application/vnd.apple.mpegurl'],
+  [/\.ts$/, 'video/mp2t'],
+  [/\.m4s$/, 'video/iso.segment'],
+  [/\.mp4$/, 'video/mp4'],
+  [/\.vtt$/, 'text/vtt'],
+];
+/** The type of one file of a multi-file conversion (tiles, playlists, segments, cue files), by its name. */
+export const contentTypeOfFile = (file: string): string => FILE_TYPES.find(([re]) => re.test(file))?.[1] ?? 'application/octet-stream';

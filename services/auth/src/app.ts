@@ -39,7 +39,10 @@ function guardRoutes(app: Express, verifier: ServiceVerifier): void {
   app.all(['/api/v1/login', '/api/v1/auth/validate'], guard({ callers: ['gateway'], principal: 'none' }));
   app.use(PRINCIPAL_PATHS, guard({ callers: ['gateway'], principal: 'required' }));
   // The two public edges authenticate API keys and check JWT users here.
-  app.all(['/internal/v1/authenticate', '/internal/v1/groups/:group_id/users/:user_id/status'], guard({ callers: ['gateway', 'upload'], principal: 'none' }));
+  app.all('/internal/v1/authenticate', guard({ callers: ['gateway', 'upload'], principal: 'none' }));
+  // link-signing reads the signer's accessID here, and on every delivery whose accessID a link names.
+  app.all('/internal/v1/groups/:group_id/users/:user_id/status', guard({ callers: ['gateway', 'upload', 'link-signing'], principal: 'none' }));
+  app.all('/internal/v1/access/:access_id', guard({ callers: ['link-signing'], principal: 'none' }));
   // Settings hold the webhook signing secret: only the workers that apply them.
   app.all('/internal/v1/groups/:group_id/settings', guard({ callers: ['conversion', 'transcode', 'metadata'], principal: 'none' }));
   app.use(['/api', '/internal'], verifier.onlyGuarded);

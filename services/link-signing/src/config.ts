@@ -1,8 +1,42 @@
 import { z } from 'zod';
-import { baseEnv, loadConfig } from '@dam/config';
+import { serviceKeyEnv, trustedKeysEnv } from '@dam/auth-tokens';
+import { baseEnv, loadConfig, natsEnv, s3Env, serviceUrl } from '@dam/config';
 
-// Only the common variables for now: the service has no adapters yet.
-export const configSchema = z.object({ ...baseEnv(8082) });
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+export const configSchema = z.object({
+  ...baseEnv(8082),
+  ...natsEnv,
+  ...s3Env,
+  ...trustedKeysEnv,
+  ...serviceKeyEnv('link-signing'),
+  AUTH_URL: serviceUrl(8090),
+  METADATA_URL: serviceUrl(8091),
+  /** `{cdn}` as clients reach it: the base of every `cdn` link handed out (and of playlist entries). */
+  PUBLIC_CDN_URL: z.string().url().default('http://127.0.0.1:8082'),
+  /**
+   * The keys links are signed with, comma-separated (hex or base64, at least 32 bytes each): the first signs, every
+   * one verifies. Rotation: put a new key first, keep the old one second until its links have expired.
+   */
+  LINK_SIGNING_KEYS: z
+    .string()
+    .min(1)
+    .transform((v, ctx) => {
+      const keys = v.split(',').map((k) => k.trim()).filter(Boolean).map((k) => (/^[0-9a-f]+$/i.test(k) ? Buffer.from(k, 'hex') : Buffer.from(k, 'base64')));
+      if (keys.length === 0 || keys.length > 2 || keys.some((k) => k.length < 32)) {
+        ctx.addIssue({ code: 'custom', message: 'one or two keys of at least 32 bytes each (hex or base64), comma-separated' });
+        return z.NEVER;
+      }
+      return keys;
+    }),
+  /** The edge's byte cache on local disk: its folder (emptied at start) and its size. */
+  CDN_CACHE_DIR: z.string().min(1).optional(),
+  CDN_CACHE_MAX_BYTES: positiveInt(2 * 1024 ** 3),
+  /** Objects larger than this are streamed through, never cached (default: a quarter of the cache). */
+  CDN_CACHE_MAX_OBJECT_BYTES: z.coerce.number().int().positive().optional(),
+  /** How often the bytes served are published for usage (cdn_bytes). */
+  USAGE_FLUSH_MS: positiveInt(10_000),
+});
 
 export type LinkSigningConfig = z.infer<typeof configSchema>;
 

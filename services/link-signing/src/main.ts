@@ -1,19 +1,55 @@
 import { telemetry } from './instrument'; // must stay the first import
-import { createLogger } from '@dam/logging';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { jetstream } from '@nats-io/jetstream';
+import { createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
+import { ASSET_EVENTS, CDN_BYTES_USAGE, connectNats, DAM_INTERNAL, natsReachable, publishEvent, waitForStreams } from '@dam/events';
 import { runMain, runService } from '@dam/http';
+import { createLogger } from '@dam/logging';
+import { createStorage, storageConfigFromEnv } from '@dam/storage';
+import { ByteCache } from './adapters/byte-cache';
+import { suiteClients } from './adapters/suite.clients';
+import { UsageMeter } from './adapters/usage-meter';
 import { buildLinkSigningApp } from './app';
 import { loadLinkSigningConfig } from './config';
+import { cacheInvalidation, usageFlusher } from './consumers/cache-invalidation';
 
 async function main(): Promise<void> {
   const config = loadLinkSigningConfig();
   const logger = createLogger({ service: 'link-signing', level: config.LOG_LEVEL });
+  const nc = await connectNats(config.NATS_URL, 'link-signing', config.NATS_NKEY_SEED);
+  await waitForStreams(nc, [ASSET_EVENTS, DAM_INTERNAL], { onWait: (missing) => logger.info({ missing }, 'waiting for streams') });
+  const js = jetstream(nc);
+  const storage = createStorage(storageConfigFromEnv(config));
+  const signer = createServiceSigner(config.SERVICE_KEY);
+  const cache = new ByteCache(config.CDN_CACHE_DIR ?? path.join(tmpdir(), `dam-cdn-cache-${config.PORT}`), config.CDN_CACHE_MAX_BYTES, config.CDN_CACHE_MAX_OBJECT_BYTES);
+  await cache.init();
+  const usage = new UsageMeter();
+  const publishUsage = () => usage.flush((record) => publishEvent(js, CDN_BYTES_USAGE.subject, CDN_BYTES_USAGE.schema, record, { msgId: record.id }));
+
   await runService({
     logger,
     host: config.HOST,
     port: config.PORT,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    resources: [{ name: 'telemetry', close: () => telemetry.shutdown() }],
-    app: () => buildLinkSigningApp({ logger }),
+    checks: { nats: () => natsReachable(nc), storage: () => storage.reachable() },
+    workers: [cacheInvalidation(nc, cache, logger), usageFlusher(publishUsage, config.USAGE_FLUSH_MS, logger)],
+    resources: [
+      { name: 'telemetry', close: () => telemetry.shutdown() },
+      { name: 'nats', close: () => nc.drain() },
+    ],
+    app: (readiness) =>
+      buildLinkSigningApp({
+        logger,
+        readiness,
+        verifier: createServiceVerifier({ service: 'link-signing', trusted: config.SERVICE_TRUSTED_KEYS }),
+        clients: suiteClients({ authUrl: config.AUTH_URL, metadataUrl: config.METADATA_URL, signer }),
+        storage,
+        cache,
+        usage,
+        cdnBase: config.PUBLIC_CDN_URL,
+        signingKeys: config.LINK_SIGNING_KEYS,
+      }),
   });
 }
 

@@ -15,6 +15,7 @@ import { dataUpdateRoutes } from './http/data-update.routes';
 import { processRoutes } from './http/process.routes';
 import { schemaRoutes } from './http/schemas.routes';
 import { publicAccessRoutes } from './http/public-access.routes';
+import { internalDeliveryRoutes } from './http/internal-delivery.routes';
 import { downloadRoutes, type TransformCall } from './http/download.routes';
 import { jobRoutes } from './http/jobs.routes';
 import { trashRoutes, type TrashRouteDeps } from './http/trash.routes';
@@ -55,6 +56,8 @@ export function buildMetadataApp(deps: MetadataAppDeps): Express {
   app.all('/internal/v1/assets/exists', guard({ callers: ['upload', 'auth'], principal: 'required' }));
   // transcode reading the group's watermark image.
   app.all('/internal/v1/groups/:group_id/assets/:id/source', guard({ callers: ['transcode'], principal: 'none' }));
+  // link-signing, for the user a link is signed for (get_link and every delivery at the edge).
+  app.all('/internal/v1/assets/delivery', guard({ callers: ['link-signing'], principal: 'required' }));
   app.use('/api', guard({ callers: ['gateway'], principal: 'required' }));
   app.use(['/api', '/internal'], deps.verifier.onlyGuarded);
   const transactions = pgTransactions(deps.pool, deps.jobTimings);
@@ -63,6 +66,7 @@ export function buildMetadataApp(deps: MetadataAppDeps): Express {
   app.use(internalIngestRoutes(transactions));
   app.use(internalAssetExistsRoutes(reader));
   app.use(internalAssetSourceRoutes(reader));
+  app.use(internalDeliveryRoutes(reader));
   app.use(assetDataRoutes(reader));
   app.use(downloadRoutes(reader, deps.storage, deps.logger, deps.transforms));
   app.use(jobRoutes(new JobRepository(deps.pool)));

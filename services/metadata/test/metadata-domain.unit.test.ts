@@ -1,7 +1,7 @@
 import { AppError } from '@dam/errors';
 import { applyCustomMetadata, validateCustomMetadata } from '../src/domain/custom-metadata';
 import { compileSchema, defaultSchema, validateAgainst } from '../src/domain/asset-schema';
-import { contentDisposition } from '../src/http/content-disposition';
+import { contentDisposition } from '@dam/http';
 import { isOwnConversionKey, isOwnOriginalKey } from '../src/domain/object-keys';
 
 describe('validateCustomMetadata', () => {

@@ -6,6 +6,8 @@ import { isUniqueViolation, offsetOf, type Db, type Page } from './db';
 const COLUMNS = `id, group_id, email, password_hash, first_name, last_name, role_id, disabled, preferences,
   upload_key, access_id, token_epoch, created_at, updated_at`;
 
+const newAccessId = (): string => randomBytes(16).toString('hex');
+
 export type NewUser = Pick<UserRecord, 'group_id' | 'email' | 'password_hash' | 'first_name' | 'last_name' | 'role_id'>;
 
 export interface UserChanges {
@@ -59,7 +61,7 @@ export class UserRepository {
           u.last_name,
           u.role_id,
           `upk_${randomBytes(24).toString('base64url')}`,
-          randomBytes(16).toString('hex'),
+          newAccessId(),
         ],
       );
       return r.rows[0] as UserRecord;
@@ -90,6 +92,21 @@ export class UserRepository {
       [groupId, id],
     );
     return (r.rowCount ?? 0) > 0;
+  }
+
+  /** The live user a signed link's `accessId` names (any group: the id is unique), or undefined. */
+  async findByAccessId(accessId: string): Promise<UserRecord | undefined> {
+    const r = await this.db.query<UserRecord>(`SELECT ${COLUMNS} FROM users WHERE access_id = $1 AND deleted_at IS NULL`, [accessId]);
+    return r.rows[0];
+  }
+
+  /** A new `accessID`: every link signed under the old one stops working at once. */
+  async rotateAccessId(groupId: number, id: number): Promise<string | undefined> {
+    const r = await this.db.query<{ access_id: string }>(
+      'UPDATE users SET access_id = $3, updated_at = now() WHERE group_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING access_id',
+      [groupId, id, newAccessId()],
+    );
+    return r.rows[0]?.access_id;
   }
 
   async setPreferences(id: number, preferences: Record<string, unknown>): Promise<void> {

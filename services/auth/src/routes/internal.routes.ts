@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { hashApiKey } from '@dam/auth-tokens';
-import { authenticateRequest, type UserStatus } from '@dam/internal-api';
+import { authenticateRequest, type AccessOwner, type UserStatus } from '@dam/internal-api';
 import { notFound, unauthenticated } from '@dam/errors';
 import { parsed, validate } from '@dam/http';
 import type { Pool } from '@dam/db';
@@ -13,6 +13,7 @@ import { groupIdParams } from './schemas';
 
 const authenticateSchemas = { body: authenticateRequest };
 const settingsSchemas = { params: groupIdParams };
+const accessSchemas = { params: z.object({ access_id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) }) };
 const userStatusSchemas = { params: groupIdParams.extend({ user_id: z.coerce.number().int().positive() }) };
 
 /** Service-to-service calls; the gateway never routes /internal (docs/internal-interfaces.md). */
@@ -35,8 +36,18 @@ export function internalRoutes(pool: Pool): Router {
     const { params } = parsed(userStatusSchemas, req, res);
     const user = await new UserRepository(pool).findVisible(params.group_id, params.user_id);
     if (!user) throw notFound('USER_NOT_FOUND', 'User not found');
-    const status: UserStatus = { active: !user.disabled, role_id: user.role_id, token_epoch: user.token_epoch };
+    const status: UserStatus = { active: !user.disabled, role_id: user.role_id, token_epoch: user.token_epoch, access_id: user.access_id };
     res.json(status);
+  });
+
+  // The edge of signed links asks on every request whose `accessId` a link carries, never cached: a disabled user
+  // or a rotated accessID makes the links answer 403 at once.
+  router.get('/internal/v1/access/:access_id', validate(accessSchemas), async (req, res) => {
+    const { params } = parsed(accessSchemas, req, res);
+    const user = await new UserRepository(pool).findByAccessId(params.access_id);
+    if (!user) throw notFound('ACCESS_ID_NOT_FOUND', 'No user has this accessID');
+    const owner: AccessOwner = { user_id: user.id, group_id: user.group_id, role_id: user.role_id, active: !user.disabled };
+    res.json(owner);
   });
 
   router.get('/internal/v1/groups/:group_id/settings', validate(settingsSchemas), async (req, res) => {

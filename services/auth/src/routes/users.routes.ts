@@ -22,6 +22,7 @@ const patchSchemas = {
     .strictObject({ role_id: roleId.optional(), disabled: z.boolean().optional(), password: password.optional() })
     .refine((b) => Object.keys(b).length > 0, { message: 'send at least one of role_id, disabled, password' }),
 };
+const accessIdSchemas = { params: z.object({ user_id: z.coerce.number().int().positive().optional() }) };
 const preferencesSchemas = { body: z.record(z.string(), z.unknown()) };
 
 const userNotFound = () => notFound('USER_NOT_FOUND', 'User not found');
@@ -50,6 +51,18 @@ export function userRoutes(pool: Pool): Router {
     }
     await users.setPreferences(user.id, merged);
     res.json({ preferences: merged });
+  });
+
+  // A new accessID for signed links (CONTRACT §7): every link signed under the old one answers 403 at once.
+  // Yourself, or any user of the group with MANAGE_USERS.
+  router.post(['/api/v1/users/me/access_id', '/api/v1/users/:user_id/access_id'], validate(accessIdSchemas), async (req, res) => {
+    const p = principalOf(res);
+    const { params } = parsed(accessIdSchemas, req, res);
+    const userId = params.user_id ?? p.user_id;
+    if (userId !== p.user_id) requireAny(p, [PERMISSION.MANAGE_USERS]);
+    const accessId = await users.rotateAccessId(p.group_id, userId);
+    if (!accessId) throw userNotFound();
+    res.json({ user_id: userId, accessID: accessId });
   });
 
   router.post('/api/v1/users', validate(createSchemas), async (req, res) => {

@@ -31,6 +31,9 @@ export const ROUTES: readonly RouteRule[] = [
   // auth: identity and settings
   { methods: GET, pattern: '/api/v1/users/me', upstream: 'auth', anyOf: ANY },
   { methods: ['PATCH'], pattern: '/api/v1/users/me/preferences', upstream: 'auth', anyOf: ANY },
+  // A new accessID for one's signed links; another user's needs MANAGE_USERS (auth checks "self or MANAGE_USERS").
+  { methods: ['POST'], pattern: '/api/v1/users/me/access_id', upstream: 'auth', anyOf: ANY },
+  { methods: ['POST'], pattern: '/api/v1/users/:user_id/access_id', upstream: 'auth', anyOf: [P.MANAGE_USERS] },
   { methods: ['GET', 'HEAD', 'POST'], pattern: '/api/v1/users', upstream: 'auth', anyOf: [P.MANAGE_USERS] },
   // Reading one's own record needs no token; auth checks "self or MANAGE_USERS".
   { methods: GET, pattern: '/api/v1/users/:user_id', upstream: 'auth', anyOf: ANY },
@@ -48,6 +51,9 @@ export const ROUTES: readonly RouteRule[] = [
   { methods: GET, pattern: '/api/v1/search/:search_result_id/:page', upstream: 'search', anyOf: READ },
   { methods: ['POST'], pattern: '/api/v1/assets/get_link', upstream: 'link-signing', anyOf: READ },
   { methods: GET, pattern: '/api/v1/assets/:id/get_link', upstream: 'link-signing', anyOf: READ },
+  // CDN prefetch and purge (CONTRACT §7): jobs of link-signing, which owns the edge cache.
+  { methods: ['POST'], pattern: '/api/v1/cdn/prefetch', upstream: 'link-signing', anyOf: READ },
+  { methods: ['POST'], pattern: '/api/v1/cdn/purge', upstream: 'link-signing', anyOf: EDIT },
 
   { methods: ['DELETE'], pattern: '/api/v1/assets/trash/purge', upstream: 'metadata', anyOf: [P.PURGE_TRASH] },
   { methods: ['POST'], pattern: '/api/v1/assets/trash/:id/undelete', upstream: 'metadata', anyOf: DELETE },

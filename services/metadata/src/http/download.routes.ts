@@ -6,15 +6,14 @@ import { principalOf } from '@dam/auth-tokens';
 import { createHash } from 'node:crypto';
 import { badRequest, notFound, rangeNotSatisfiable, unavailable } from '@dam/errors';
 import type { TransformParams } from '@dam/internal-api';
-import { parseRange, parsed, rangeUnlessChanged, safeDisposition, validate } from '@dam/http';
+import { contentDisposition, parseRange, parsed, rangeUnlessChanged, safeDisposition, validate } from '@dam/http';
 import type { Logger } from '@dam/logging';
-import { conversionsPrefix, isNotFoundError, ObjectNotFoundError, type Storage } from '@dam/storage';
+import { contentTypeOfFile, conversionsPrefix, isNotFoundError, ObjectNotFoundError, type Storage } from '@dam/storage';
 import { conversionNotFound } from '../domain/asset.errors';
 import type { AssetReader } from '../domain/ports';
 import { storedObjectsOf } from '../domain/asset';
 import { findReadableAsset, resolveDownload, type DownloadTarget } from '../domain/read-asset.use-case';
 import { assetIdParam } from './asset-data.routes';
-import { contentDisposition } from './content-disposition';
 
 const contentMissing = () => notFound('CONTENT_NOT_FOUND', 'The stored content of this asset is missing');
 
@@ -163,18 +162,6 @@ export function downloadRoutes(reader: AssetReader, storage: Storage, logger: Lo
   return router;
 }
 
-const FILE_TYPES: Array<[RegExp, string]> = [
-  [/\.dzi$/, 'application/xml'],
-  [/\.jpe?g$/, 'image/jpeg'],
-  [/\.png$/, 'image/png'],
-  [/\.webp$/, 'image/webp'],
-  [/\.m3u8$/, 'application/vnd.apple.mpegurl'],
-  [/\.ts$/, 'video/mp2t'],
-  [/\.m4s$/, 'video/iso.segment'],
-  [/\.mp4$/, 'video/mp4'],
-  [/\.vtt$/, 'text/vtt'],
-];
-const contentTypeOfFile = (file: string): string => FILE_TYPES.find(([re]) => re.test(file))?.[1] ?? 'application/octet-stream';
 
 const EXT: Record<TransformParams['format'], string> = { jpeg: 'jpg', png: 'png', webp: 'webp', avif: 'avif' };
 

@@ -1,0 +1,202 @@
+import { createWriteStream } from 'node:fs';
+import { mkdir, rename, rm, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+
+export interface CacheEntry {
+  /** The object key and its ETag: a new version of an object is another entry. */
+  key: string;
+  objectKey: string;
+  assetId: string;
+  file: string;
+  size: number;
+}
+
+export interface CacheStats {
+  entries: number;
+  bytes: number;
+  maxBytes: number;
+  hits: number;
+  misses: number;
+  fills: number;
+  evictions: number;
+}
+
+/**
+ * The edge's byte cache: whole objects as files in one folder, at most `maxBytes` in all, the least recently
+ * used dropped first. A fill is single-flight: while one upstream read of an object is under way, every other
+ * request for it waits for that one instead of reading the object again. Files are written under a temporary
+ * name and renamed when complete, so a reader never sees half an object; a file dropped while a reader has it
+ * open stays readable for that reader (POSIX unlink).
+ */
+export class ByteCache {
+  private readonly entries = new Map<string, CacheEntry>();
+  private readonly filling = new Map<string, Promise<CacheEntry | undefined>>();
+  private used = 0;
+  private seq = 0;
+  private readonly counters = { hits: 0, misses: 0, fills: 0, evictions: 0 };
+
+  constructor(
+    readonly dir: string,
+    readonly maxBytes: number,
+    readonly maxObjectBytes: number = Math.floor(maxBytes / 4),
+  ) {}
+
+  static keyOf(objectKey: string, etag: string): string {
+    return `${objectKey}\n${etag}`;
+  }
+
+  /** Starts empty: what a previous process left is not trusted (it may be half-written or stale). */
+  async init(): Promise<void> {
+    await rm(this.dir, { recursive: true, force: true });
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+  }
+
+  cacheable(size: number): boolean {
+    return size <= this.maxObjectBytes && size <= this.maxBytes;
+  }
+
+  /** The entry, marked as just used; counts a hit or a miss. */
+  lookup(key: string): CacheEntry | undefined {
+    const entry = this.entries.get(key);
+    if (entry) {
+      this.entries.delete(key);
+      this.entries.set(key, entry);
+      this.counters.hits += 1;
+    } else {
+      this.counters.misses += 1;
+    }
+    return entry;
+  }
+
+  has(key: string): boolean {
+    return this.entries.has(key);
+  }
+
+  /** The fill under way for this key, if any. */
+  pending(key: string): Promise<CacheEntry | undefined> | undefined {
+    return this.filling.get(key);
+  }
+
+  /**
+   * Stores `source` (exactly `size` bytes) as the entry for `key`. The caller may pipe the same stream to a
+   * client too: the fill follows the stream's pace. Resolves undefined when the stream fails or is short (nothing
+   * is kept then). A second fill of a key already filling or stored joins the first.
+   */
+  fill(entry: Omit<CacheEntry, 'file'>, source: Readable): Promise<CacheEntry | undefined> {
+    const existing = this.filling.get(entry.key);
+    if (existing) {
+      source.destroy();
+      return existing;
+    }
+    const done = this.write(entry, source).finally(() => this.filling.delete(entry.key));
+    this.filling.set(entry.key, done);
+    return done;
+  }
+
+  /** Like `fill`, opening the upstream only when no fill of the key is under way and it is not stored yet. */
+  fillFrom(entry: Omit<CacheEntry, 'file'>, open: () => Promise<Readable>): Promise<CacheEntry | undefined> {
+    const stored = this.entries.get(entry.key);
+    if (stored) return Promise.resolve(stored);
+    const existing = this.filling.get(entry.key);
+    if (existing) return existing;
+    // Registered before the upstream is opened, so concurrent callers join this fill and open nothing.
+    const done = (async () => this.write(entry, await open()))().finally(() => this.filling.delete(entry.key));
+    this.filling.set(entry.key, done);
+    return done;
+  }
+
+  private async write(entry: Omit<CacheEntry, 'file'>, source: Readable): Promise<CacheEntry | undefined> {
+    if (!this.cacheable(entry.size)) {
+      source.resume();
+      return undefined;
+    }
+    const name = `${(this.seq += 1).toString(36)}-${Date.now().toString(36)}`;
+    const tmp = path.join(this.dir, `${name}.part`);
+    const file = path.join(this.dir, name);
+    const out = createWriteStream(tmp, { mode: 0o600 });
+    const ok = await new Promise<boolean>((resolve) => {
+      let settled = false;
+      const settle = (value: boolean) => {
+        if (settled) return;
+        settled = true;
+        resolve(value);
+      };
+      source.once('error', () => {
+        out.destroy();
+        settle(false);
+      });
+      source.once('close', () => {
+        if (!source.readableEnded) {
+          out.destroy();
+          settle(false);
+        }
+      });
+      out.once('error', () => settle(false));
+      out.once('finish', () => settle(out.bytesWritten === entry.size));
+      source.pipe(out);
+    });
+    if (!ok) {
+      await unlink(tmp).catch(() => undefined);
+      return undefined;
+    }
+    await rename(tmp, file);
+    const stored: CacheEntry = { ...entry, file };
+    const old = this.entries.get(entry.key);
+    if (old) this.drop(old);
+    this.entries.set(entry.key, stored);
+    this.used += stored.size;
+    this.counters.fills += 1;
+    this.evictToFit();
+    return this.entries.get(entry.key);
+  }
+
+  private drop(entry: CacheEntry): void {
+    this.entries.delete(entry.key);
+    this.used -= entry.size;
+    void unlink(entry.file).catch(() => undefined);
+  }
+
+  private evictToFit(): void {
+    for (const entry of this.entries.values()) {
+      if (this.used <= this.maxBytes) return;
+      this.drop(entry);
+      this.counters.evictions += 1;
+    }
+  }
+
+  /** Drops every stored object of an asset (replaced, deleted, purged); returns how many. */
+  evictAsset(assetId: string): number {
+    let n = 0;
+    for (const entry of [...this.entries.values()]) {
+      if (entry.assetId !== assetId) continue;
+      this.drop(entry);
+      n += 1;
+    }
+    return n;
+  }
+
+  /** Drops every version of one object, or only the files under a folder prefix when it ends with `/`. */
+  evictObject(objectKeyOrFolder: string): number {
+    let n = 0;
+    for (const entry of [...this.entries.values()]) {
+      const match = objectKeyOrFolder.endsWith('/') ? entry.objectKey.startsWith(objectKeyOrFolder) : entry.objectKey === objectKeyOrFolder;
+      if (!match) continue;
+      this.drop(entry);
+      n += 1;
+    }
+    return n;
+  }
+
+  /** Whether some version of the object (or some file under the folder) is stored. */
+  holds(objectKeyOrFolder: string): boolean {
+    for (const entry of this.entries.values()) {
+      if (objectKeyOrFolder.endsWith('/') ? entry.objectKey.startsWith(objectKeyOrFolder) : entry.objectKey === objectKeyOrFolder) return true;
+    }
+    return false;
+  }
+
+  stats(): CacheStats {
+    return { entries: this.entries.size, bytes: this.used, maxBytes: this.maxBytes, ...this.counters };
+  }
+}

@@ -1,0 +1,57 @@
+import { forbidden, unavailable } from '@dam/errors';
+import {
+  accessOwnerResponse,
+  deliveryResponse,
+  INTERNAL_PATHS,
+  internalClient,
+  userStatusResponse,
+  type AccessOwner,
+  type DeliveryResponse,
+  type InternalClientOptions,
+} from '@dam/internal-api';
+import { permissionsFor, ROLE_NAMES, type Principal } from '@dam/auth-tokens';
+
+export interface SuiteClients {
+  /** The accessID links of this user are signed under (auth). */
+  accessIdOf(principal: Principal): Promise<string>;
+  /** Whose links carry this accessID; undefined when no user has it (rotated away). */
+  accessOwner(accessId: string): Promise<AccessOwner | undefined>;
+  /** Where each asset's bytes for `key` are, as `principal` may read them (metadata). */
+  delivery(principal: Principal, ids: readonly string[], key: string): Promise<DeliveryResponse['items']>;
+}
+
+/** The principal a link acts as at the edge: the user behind its accessID, with the permissions of their role. */
+export function principalOfOwner(owner: AccessOwner): Principal {
+  return {
+    user_id: owner.user_id,
+    group_id: owner.group_id,
+    role_id: owner.role_id,
+    role_name: ROLE_NAMES[owner.role_id] ?? 'CREATOR',
+    permissions: permissionsFor(owner.role_id),
+    via: 'jwt',
+  };
+}
+
+export function suiteClients(options: { authUrl: string; metadataUrl: string; signer: InternalClientOptions['signer'] }): SuiteClients {
+  const auth = internalClient({ baseUrl: options.authUrl, audience: 'auth', signer: options.signer });
+  const metadata = internalClient({ baseUrl: options.metadataUrl, audience: 'metadata', signer: options.signer });
+  return {
+    async accessIdOf(principal) {
+      const res = await auth.call({ method: 'GET', path: INTERNAL_PATHS.userStatus(principal.group_id, principal.user_id), response: userStatusResponse });
+      if (res.ok && res.body.access_id) return res.body.access_id;
+      if (!res.ok && res.status === 404) throw forbidden('The user no longer exists', 'ACCESS_REVOKED');
+      throw unavailable(`auth answered ${res.status} for the user's accessID`, 'AUTH_UNAVAILABLE');
+    },
+    async accessOwner(accessId) {
+      const res = await auth.call({ method: 'GET', path: INTERNAL_PATHS.accessOwner(accessId), response: accessOwnerResponse });
+      if (res.ok) return res.body;
+      if (res.status === 404 || res.status === 400) return undefined;
+      throw unavailable(`auth answered ${res.status} for an accessID`, 'AUTH_UNAVAILABLE');
+    },
+    async delivery(principal, ids, key) {
+      const res = await metadata.call({ method: 'POST', path: INTERNAL_PATHS.delivery, body: { ids, key }, principal, response: deliveryResponse });
+      if (res.ok) return res.body.items;
+      throw unavailable(`metadata answered ${res.status} for the delivery of ${key}`, 'METADATA_UNAVAILABLE');
+    },
+  };
+}

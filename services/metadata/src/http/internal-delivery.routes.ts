@@ -1,0 +1,48 @@
+import { Router } from 'express';
+import { principalOf } from '@dam/auth-tokens';
+import { isAppError } from '@dam/errors';
+import { deliveryRequest, type DeliveryResponse } from '@dam/internal-api';
+import { parsed, validate } from '@dam/http';
+import { storedObjectsOf } from '../domain/asset';
+import type { AssetReader } from '../domain/ports';
+import { resolveDownload } from '../domain/read-asset.use-case';
+
+const STATUS = { NOT_FOUND: 404, BAD_REQUEST: 400, FORBIDDEN: 403 } as const;
+
+/**
+ * For link-signing (get_link and the edge), acting for the user a link is signed for: where each asset's bytes for
+ * one key are, with the same checks and the same 404s as Download. One call for up to 100 ids (bulk get_link).
+ */
+export function internalDeliveryRoutes(reader: AssetReader): Router {
+  const router = Router();
+  const schemas = { body: deliveryRequest };
+  router.post('/internal/v1/assets/delivery', validate(schemas), async (req, res) => {
+    const { body } = parsed(schemas, req, res);
+    const caller = principalOf(res);
+    const items: DeliveryResponse['items'] = [];
+    for (const id of body.ids) {
+      try {
+        const t = await resolveDownload(reader, caller, id, body.key);
+        const folder = body.key === 'original' ? undefined : storedObjectsOf({ object_key: t.objectKey });
+        items.push({
+          id,
+          target: {
+            group_id: t.groupId,
+            asset_id: t.assetId,
+            object_key: t.objectKey,
+            content_type: t.contentType,
+            file_name: t.fileName,
+            ...(t.size !== undefined ? { size: t.size } : {}),
+            ...(t.etag !== undefined ? { etag: t.etag } : {}),
+            ...(folder !== undefined && folder !== t.objectKey ? { folder } : {}),
+          },
+        });
+      } catch (error) {
+        if (!isAppError(error) || !(error.kind in STATUS)) throw error;
+        items.push({ id, error: { status: STATUS[error.kind as keyof typeof STATUS], code: error.code, message: error.message } });
+      }
+    }
+    res.json({ items } satisfies DeliveryResponse);
+  });
+  return router;
+}
