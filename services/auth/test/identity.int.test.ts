@@ -13,6 +13,30 @@ afterAll(async () => auth.close());
 
 const admin1 = () => principalHeaders(1, 1, 1);
 
+describe('accessID: whose links, and rotation', () => {
+  it('tells link-signing whose accessID it is; a rotated one is unknown at once, and only link-signing may ask', async () => {
+    const u = await call(`${auth.url}/api/v1/users`, 'POST', { email: 'links@example.com', password: 'password-1', role_id: 3 }, admin1());
+    expect(u.status).toBe(201);
+    const me = principalHeaders(u.body.user_id, 1, 3);
+    const status = await call(`${auth.url}/internal/v1/groups/1/users/${u.body.user_id}/status`, 'GET', undefined, asService({ caller: 'link-signing' }));
+    const first = status.body.access_id as string;
+    const owner = await call(`${auth.url}/internal/v1/access/${first}`, 'GET', undefined, asService({ caller: 'link-signing' }));
+    expect(owner).toMatchObject({ status: 200, body: { user_id: u.body.user_id, group_id: 1, role_id: 3, active: true } });
+    expect((await call(`${auth.url}/internal/v1/access/${first}`, 'GET', undefined, asService({ caller: 'gateway' }))).status).toBe(403);
+
+    const rotated = await call(`${auth.url}/api/v1/users/me/access_id`, 'POST', undefined, me);
+    expect(rotated).toMatchObject({ status: 200, body: { user_id: u.body.user_id, accessID: expect.stringMatching(/^[0-9a-f]{32}$/) } });
+    expect(rotated.body.accessID).not.toBe(first);
+    expect((await call(`${auth.url}/internal/v1/access/${first}`, 'GET', undefined, asService({ caller: 'link-signing' }))).status).toBe(404);
+    // Another user's needs MANAGE_USERS.
+    expect((await call(`${auth.url}/api/v1/users/1/access_id`, 'POST', undefined, me)).status).toBe(403);
+    const byAdmin = await call(`${auth.url}/api/v1/users/${u.body.user_id}/access_id`, 'POST', undefined, admin1());
+    expect(byAdmin.status).toBe(200);
+    expect(byAdmin.body.accessID).not.toBe(rotated.body.accessID);
+    expect((await call(`${auth.url}/api/v1/users/999/access_id`, 'POST', undefined, admin1())).status).toBe(404);
+  });
+});
+
 describe('GET|POST /api/v1/auth/validate', () => {
   it('accepts the JWT as a Bearer header or as _jwt, with both methods', async () => {
     const { body } = await call(`${auth.url}/api/v1/login`, 'POST', ADMIN);
@@ -49,7 +73,7 @@ describe('GET|POST /api/v1/auth/validate', () => {
     expect(revoked.status).toBe(401);
     expect(revoked.body.error.code).toBe('TOKEN_REVOKED');
     const status = await call(`${auth.url}/internal/v1/groups/1/users/${u.body.user_id}/status`, 'GET');
-    expect(status.body).toEqual({ active: true, role_id: 4, token_epoch: 1 });
+    expect(status.body).toEqual({ active: true, role_id: 4, token_epoch: 1, access_id: expect.stringMatching(/^[0-9a-f]{32}$/) });
     const second = (await call(`${auth.url}/api/v1/login`, 'POST', { email: 'ep@example.com', password: 'password-2' })).body.jwt as string;
     expect((await validate(second)).status).toBe(200);
     // Disabling, then enabling again, does not bring the earlier token back.

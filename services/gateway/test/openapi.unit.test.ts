@@ -53,6 +53,12 @@ const IMPLEMENTED: readonly string[] = [
   'base GET /api/v1/jobs/{job_id}',
   'base GET /api/v1/openapi.json',
   'base GET /api/v1/openapi.yaml',
+  'base GET /api/v1/assets/{asset_id}/get_link',
+  'base POST /api/v1/assets/get_link',
+  'base POST /api/v1/users/me/access_id',
+  'base POST /api/v1/users/{user_id}/access_id',
+  'cdn GET /api/v1/files/content/{asset_id}',
+  'cdn GET /api/v1/files/content/{asset_id}/{file_path}',
   'upload POST /api/v1/assets/new/content/original/upload',
   'upload POST /api/v1/assets/new/content/original/external',
   'upload POST /api/v1/assets/{asset_id}/content/original/replace',
@@ -144,7 +150,7 @@ describe('docs/openapi.yaml', () => {
 
   it('lists the endpoints not built yet apart from the described ones', () => {
     const pending = doc['x-not-yet-implemented'] as Array<{ method: string; path: string; server: string }>;
-    expect(pending.length).toBeGreaterThan(20);
+    expect(pending.length).toBeGreaterThan(10);
     const documented = new Set(operations.map((o) => `${o.method} ${o.path}`));
     for (const p of pending) {
       expect(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).toContain(p.method);

@@ -51,9 +51,6 @@ export const ROUTES: readonly RouteRule[] = [
   { methods: GET, pattern: '/api/v1/search/:search_result_id/:page', upstream: 'search', anyOf: READ },
   { methods: ['POST'], pattern: '/api/v1/assets/get_link', upstream: 'link-signing', anyOf: READ },
   { methods: GET, pattern: '/api/v1/assets/:id/get_link', upstream: 'link-signing', anyOf: READ },
-  // CDN prefetch and purge (CONTRACT §7): jobs of link-signing, which owns the edge cache.
-  { methods: ['POST'], pattern: '/api/v1/cdn/prefetch', upstream: 'link-signing', anyOf: READ },
-  { methods: ['POST'], pattern: '/api/v1/cdn/purge', upstream: 'link-signing', anyOf: EDIT },
 
   { methods: ['DELETE'], pattern: '/api/v1/assets/trash/purge', upstream: 'metadata', anyOf: [P.PURGE_TRASH] },
   { methods: ['POST'], pattern: '/api/v1/assets/trash/:id/undelete', upstream: 'metadata', anyOf: DELETE },
