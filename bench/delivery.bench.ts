@@ -104,7 +104,7 @@ async function main(): Promise<void> {
   // Upload: direct S3 PUT first (the same fetch client, a presigned URL), then through {upload}.
   const putUrl = await minio.presignedPutObject(BUCKET, `bench/delivery-${Date.now()}.bin`, 600);
   let t0 = performance.now();
-  const put = await fetch(putUrl, { method: 'PUT', body: randomBody(sizeMiB) as unknown as BodyInit, headers: { 'content-length': String(bytes) }, duplex: 'half' } as RequestInit);
+  const put = await fetch(putUrl, { method: 'PUT', body: randomBody(sizeMiB), headers: { 'content-length': String(bytes) }, duplex: 'half' } as RequestInit);
   const s3PutMs = performance.now() - t0;
   if (put.status !== 200) throw new Error(`S3 PUT answered ${put.status}`);
   const boundary = `bench${Date.now()}`;
@@ -114,7 +114,7 @@ async function main(): Promise<void> {
   const up = await fetch(`${UPLOAD}/api/v1/assets/new/content/original/upload`, {
     method: 'POST',
     headers: { ...auth, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(head.length + bytes + tail.length) },
-    body: randomBody(sizeMiB, head, tail) as unknown as BodyInit,
+    body: randomBody(sizeMiB, head, tail),
     duplex: 'half',
   } as RequestInit);
   const uploadMs = performance.now() - t0;
