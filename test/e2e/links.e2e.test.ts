@@ -124,6 +124,7 @@ describe('signed links and the edge', () => {
       changed('expiry', String(Number(new URL(url).searchParams.get('expiry')) + 1)),
       changed('delivery', 'display'),
       changed('accessId', 'a'.repeat(32)),
+      changed('signature', `${sig.slice(0, 10)}${sig[10] === 'A' ? 'B' : 'A'}${sig.slice(11)}`),
       changed('signature', `${sig.slice(0, -1)}${sig.endsWith('A') ? 'B' : 'A'}`),
       url.replace(`/content/${id}`, `/content/${'B'.repeat(32)}`),
       `${url}&extra=1`,
@@ -224,6 +225,41 @@ describe('signed links and the edge', () => {
     expect((await fetch(second.body.url)).status).toBe(200);
     expect((await call('PATCH', `/api/v1/users/${created.body.user_id}`, { disabled: true })).status).toBe(200);
     expect((await fetch(second.body.url)).status).toBe(403);
+  });
+
+  it('prefetches into the byte cache and purges out of it, as jobs', async () => {
+    const pid = await upload('pf.bin', Buffer.from('prefetch me '.repeat(100)));
+    await settled(pid);
+    const { url } = await link(pid, '?delivery=display');
+    const jobDone = (jobId: number) =>
+      waitFor(async () => {
+        const job = (await call('GET', `/api/v1/jobs/${jobId}`)).body;
+        return job.status === 'COMPLETED' || job.status === 'ERROR' ? job : undefined;
+      }, { timeoutMs: 30_000, intervalMs: 100, description: `job ${jobId}` });
+
+    const prefetch = await call('POST', '/api/v1/cdn/prefetch', { urls: [url] });
+    expect(prefetch).toMatchObject({ status: 202, body: { job_id: expect.any(Number), status: 'QUEUED' } });
+    expect(await jobDone(prefetch.body.job_id)).toMatchObject({ type: 'cdn_prefetch', status: 'COMPLETED', asset_ids: [pid], error: null });
+    const first = await fetch(url);
+    expect(first.headers.get('x-cache')).toBe('HIT');
+    expect((await bytesOf(first)).toString()).toBe('prefetch me '.repeat(100));
+
+    const purge = await call('POST', '/api/v1/cdn/purge', { urls: [pid] });
+    expect(purge.status).toBe(202);
+    expect(await jobDone(purge.body.job_id)).toMatchObject({ type: 'cdn_purge', status: 'COMPLETED' });
+    const after = await fetch(url);
+    expect(after.headers.get('x-cache')).toBe('MISS');
+    await after.arrayBuffer();
+    // Purging one link drops that object only.
+    expect((await fetch(url)).headers.get('x-cache')).toBe('HIT');
+    const byLink = await call('POST', '/api/v1/cdn/purge', { urls: [url] });
+    await jobDone(byLink.body.job_id);
+    expect((await fetch(url)).headers.get('x-cache')).toBe('MISS');
+
+    const bad = await call('POST', '/api/v1/cdn/purge', { urls: ['https://example.com/x', 'Z'.repeat(32)] });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details.map((d: any) => d.path)).toEqual(['urls.0', 'urls.1']);
+    expect((await call('POST', '/api/v1/cdn/prefetch', { urls: Array.from({ length: 101 }, () => pid) })).status).toBe(400);
   });
 
   it('counts the bytes it served as cdn_bytes usage records of the group and user', async () => {

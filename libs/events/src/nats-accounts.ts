@@ -1,5 +1,5 @@
 import { nkeys } from '@nats-io/nats-core';
-import { ASSET_EVENTS, DAM_INTERNAL, SUBJECT_JOB_REPORTS, SUBJECT_USAGE_CDN_BYTES } from './subjects';
+import { ASSET_EVENTS, DAM_INTERNAL, SUBJECT_CDN_EVICT, SUBJECT_JOB_REPORTS, SUBJECT_USAGE_CDN_BYTES } from './subjects';
 
 /**
  * NATS identities of the suite (ARCHITECTURE rule 9): one nkey user per service with publish/subscribe
@@ -91,7 +91,21 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
   'link-signing': {
     // Follows ASSET_EVENTS to drop cached bytes of replaced and deleted assets (every replica its own cache);
     // publishes the bytes it served for usage (CONTRACT §9).
-    publish: [JS_INFO, ...orderedConsumer(ASSET_EVENTS), `${API}.STREAM.INFO.${DAM_INTERNAL}`, SUBJECT_USAGE_CDN_BYTES],
+    // Takes CDN prefetch and purge jobs like any worker; a purge is published to every replica, which follows only
+    // that one subject of DAM_INTERNAL (the filter is part of the consumer-create subject).
+    publish: [
+      JS_INFO,
+      ...orderedConsumer(ASSET_EVENTS),
+      `${API}.STREAM.INFO.${DAM_INTERNAL}`,
+      `${API}.CONSUMER.CREATE.${DAM_INTERNAL}.*.${SUBJECT_CDN_EVICT}`,
+      `${API}.CONSUMER.INFO.${DAM_INTERNAL}.*`,
+      `${API}.CONSUMER.DELETE.${DAM_INTERNAL}.*`,
+      `${API}.CONSUMER.MSG.NEXT.${DAM_INTERNAL}.*`,
+      SUBJECT_USAGE_CDN_BYTES,
+      SUBJECT_CDN_EVICT,
+      SUBJECT_JOB_REPORTS,
+      ...durableConsumer(DAM_INTERNAL, 'link-signing-cdn-jobs'),
+    ],
     subscribe: [],
   },
   // Not built yet: they may only ask for JetStream's account info until their subjects are added here.

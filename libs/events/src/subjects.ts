@@ -7,7 +7,8 @@ export const DAM_INTERNAL = 'DAM_INTERNAL';
 export const DAM_INTERNAL_SUBJECTS = 'dam.internal.>';
 
 /** metadata → a worker kind: run (or re-run) one job. `dam.internal.jobs.run.<worker>` */
-export const JOB_WORKERS = ['conversion', 'transcode', 'upload'] as const;
+/** Each named after its service; link-signing runs CDN prefetch and purge jobs against its byte cache. */
+export const JOB_WORKERS = ['conversion', 'transcode', 'upload', 'link-signing'] as const;
 export type JobWorker = (typeof JOB_WORKERS)[number];
 export const jobCommandSubject = (worker: JobWorker): string => `dam.internal.jobs.run.${worker}`;
 /** Every worker → metadata: progress and results of jobs, on one subject. */
@@ -15,6 +16,8 @@ export const SUBJECT_JOB_REPORTS = 'dam.internal.jobs.reports';
 
 /** Usage counted by the service that sees it, for the usage owner (auth) to aggregate: `dam.internal.usage.<metric>`. */
 export const SUBJECT_USAGE_CDN_BYTES = 'dam.internal.usage.cdn_bytes';
+/** link-signing → every link-signing replica: drop these cached objects (a purge job reaches every replica's cache). */
+export const SUBJECT_CDN_EVICT = 'dam.internal.cdn.evict';
 
 export const ASSET_EVENT_TYPES = [
   'file-saved',

@@ -57,6 +57,8 @@ const IMPLEMENTED: readonly string[] = [
   'base POST /api/v1/assets/get_link',
   'base POST /api/v1/users/me/access_id',
   'base POST /api/v1/users/{user_id}/access_id',
+  'base POST /api/v1/cdn/prefetch',
+  'base POST /api/v1/cdn/purge',
   'cdn GET /api/v1/files/content/{asset_id}',
   'cdn GET /api/v1/files/content/{asset_id}/{file_path}',
   'upload POST /api/v1/assets/new/content/original/upload',

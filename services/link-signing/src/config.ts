@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { serviceKeyEnv, trustedKeysEnv } from '@dam/auth-tokens';
-import { baseEnv, loadConfig, natsEnv, s3Env, serviceUrl } from '@dam/config';
+import { baseEnv, jobWorkerEnv, loadConfig, natsEnv, s3Env, serviceUrl } from '@dam/config';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -36,6 +36,8 @@ export const configSchema = z.object({
   CDN_CACHE_MAX_OBJECT_BYTES: z.coerce.number().int().positive().optional(),
   /** How often the bytes served are published for usage (cdn_bytes). */
   USAGE_FLUSH_MS: positiveInt(10_000),
+  /** CDN prefetch and purge jobs: acknowledgement, deliveries, heartbeat. */
+  ...jobWorkerEnv,
 });
 
 export type LinkSigningConfig = z.infer<typeof configSchema>;

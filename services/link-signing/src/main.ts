@@ -12,7 +12,8 @@ import { suiteClients } from './adapters/suite.clients';
 import { UsageMeter } from './adapters/usage-meter';
 import { buildLinkSigningApp } from './app';
 import { loadLinkSigningConfig } from './config';
-import { cacheInvalidation, usageFlusher } from './consumers/cache-invalidation';
+import { cacheInvalidation, evictionFollower, usageFlusher } from './consumers/cache-invalidation';
+import { cdnJobWorker } from './consumers/cdn-jobs.consumer';
 
 async function main(): Promise<void> {
   const config = loadLinkSigningConfig();
@@ -25,6 +26,7 @@ async function main(): Promise<void> {
   const cache = new ByteCache(config.CDN_CACHE_DIR ?? path.join(tmpdir(), `dam-cdn-cache-${config.PORT}`), config.CDN_CACHE_MAX_BYTES, config.CDN_CACHE_MAX_OBJECT_BYTES);
   await cache.init();
   const usage = new UsageMeter();
+  const clients = suiteClients({ authUrl: config.AUTH_URL, metadataUrl: config.METADATA_URL, signer });
   const publishUsage = () => usage.flush((record) => publishEvent(js, CDN_BYTES_USAGE.subject, CDN_BYTES_USAGE.schema, record, { msgId: record.id }));
 
   await runService({
@@ -33,7 +35,12 @@ async function main(): Promise<void> {
     port: config.PORT,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     checks: { nats: () => natsReachable(nc), storage: () => storage.reachable() },
-    workers: [cacheInvalidation(nc, cache, logger), usageFlusher(publishUsage, config.USAGE_FLUSH_MS, logger)],
+    workers: [
+      cdnJobWorker(nc, { js, clients, storage, cache, logger, heartbeatMs: config.JOB_HEARTBEAT_MS }, { concurrency: 2, ackWaitMs: config.ACK_WAIT_MS, maxDeliver: config.MAX_DELIVER, backoffMs: config.RETRY_BACKOFF_MS }),
+      cacheInvalidation(nc, cache, logger),
+      evictionFollower(nc, cache, logger),
+      usageFlusher(publishUsage, config.USAGE_FLUSH_MS, logger),
+    ],
     resources: [
       { name: 'telemetry', close: () => telemetry.shutdown() },
       { name: 'nats', close: () => nc.drain() },
@@ -43,7 +50,7 @@ async function main(): Promise<void> {
         logger,
         readiness,
         verifier: createServiceVerifier({ service: 'link-signing', trusted: config.SERVICE_TRUSTED_KEYS }),
-        clients: suiteClients({ authUrl: config.AUTH_URL, metadataUrl: config.METADATA_URL, signer }),
+        clients,
         storage,
         cache,
         usage,

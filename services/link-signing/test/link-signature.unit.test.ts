@@ -24,6 +24,11 @@ describe('link signatures', () => {
     expect(verifyLink([secret], 'b'.repeat(32), params, signature)).toBe(false);
     expect(verifyLink([accessSecret(key, 'e'.repeat(32))], id, params, signature)).toBe(false);
     expect(verifyLink([secret], id, params, `${signature}=`)).toBe(false);
+    // The unused low bits of the last character: another spelling of the same bytes is refused too.
+    const last = signature.at(-1) as string;
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const sibling = alphabet[alphabet.indexOf(last) ^ 1] as string;
+    expect(verifyLink([secret], id, params, `${signature.slice(0, -1)}${sibling}`)).toBe(false);
     expect(verifyLink([secret], id, params, '')).toBe(false);
   });
 

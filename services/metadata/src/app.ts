@@ -16,6 +16,7 @@ import { processRoutes } from './http/process.routes';
 import { schemaRoutes } from './http/schemas.routes';
 import { publicAccessRoutes } from './http/public-access.routes';
 import { internalDeliveryRoutes } from './http/internal-delivery.routes';
+import { cdnJobRoutes } from './http/cdn-jobs.routes';
 import { downloadRoutes, type TransformCall } from './http/download.routes';
 import { jobRoutes } from './http/jobs.routes';
 import { trashRoutes, type TrashRouteDeps } from './http/trash.routes';
@@ -72,6 +73,7 @@ export function buildMetadataApp(deps: MetadataAppDeps): Express {
   app.use(jobRoutes(new JobRepository(deps.pool)));
   app.use(trashRoutes({ transactions, settings: deps.groupSettings }));
   app.use(dataUpdateRoutes(transactions));
+  app.use(cdnJobRoutes(transactions));
   app.use(processRoutes({ transactions, settings: deps.groupSettings }));
   app.use(schemaRoutes(transactions));
   // Before Add Conversion, whose `/content/:name` would take "set_public_access" for a name.

@@ -53,6 +53,10 @@ export const jobCommandSchema = z.object({
   keys: z.array(z.string().min(1)).optional(),
   /** What else the job was asked for: an ingest's `{key, name}` (the URL or s3:// URI, the file name). */
   params: z.record(z.string(), z.string()).optional(),
+  /** A CDN prefetch or purge: the signed links or asset ids it names. */
+  urls: z.array(z.string().min(1).max(8192)).max(100).optional(),
+  /** Who asked, for workers that act as the requester (a CDN job reads assets as they may). */
+  requested_by: z.object({ user_id: z.number().int().positive(), role_id: z.number().int().positive() }).optional(),
 });
 
 /** What an ingest stored (upload → metadata): the original, as an upload registers it. */

@@ -79,6 +79,9 @@ export const ROUTES: readonly RouteRule[] = [
   { methods: [...GET, 'POST'], pattern: '/api/v1/collections', upstream: 'metadata', anyOf: ANY },
   { methods: [...GET, 'PATCH', 'DELETE'], pattern: '/api/v1/collections/:collection_id', upstream: 'metadata', anyOf: ANY },
   { methods: ['POST', 'DELETE'], pattern: '/api/v1/collections/:collection_id/assets', upstream: 'metadata', anyOf: ANY },
+  // CDN prefetch and purge (CONTRACT §7): jobs (metadata) that link-signing runs against its byte cache.
+  { methods: ['POST'], pattern: '/api/v1/cdn/prefetch', upstream: 'metadata', anyOf: READ },
+  { methods: ['POST'], pattern: '/api/v1/cdn/purge', upstream: 'metadata', anyOf: EDIT },
   { methods: GET, pattern: '/api/v1/jobs', upstream: 'metadata', anyOf: ANY },
   { methods: GET, pattern: '/api/v1/jobs/:job_id', upstream: 'metadata', anyOf: ANY },
 ];

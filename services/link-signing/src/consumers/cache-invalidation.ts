@@ -1,6 +1,7 @@
 import { DeliverPolicy, jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, assetEventTypeOf } from '@dam/events';
+import { ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, assetEventTypeOf, cdnEvictSchema, DAM_INTERNAL, SUBJECT_CDN_EVICT } from '@dam/events';
+import { applyEvict } from './cdn-jobs.consumer';
 import type { Running } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import type { ByteCache } from '../adapters/byte-cache';
@@ -32,6 +33,38 @@ export function cacheInvalidation(nc: NatsConnection, cache: ByteCache, logger: 
           } catch (error) {
             logger.warn({ err: error, subject: m.subject }, 'unreadable asset event');
           }
+        }
+      })();
+      return {
+        async stop() {
+          await messages.close();
+          await loop.catch(() => undefined);
+        },
+      };
+    },
+  };
+}
+
+/**
+ * Follows `dam.internal.cdn.evict` from now on (an ordered consumer per replica): a purge job run by any replica
+ * empties every replica's cache.
+ */
+export function evictionFollower(nc: NatsConnection, cache: ByteCache, logger: Logger) {
+  return {
+    kind: 'poller' as const,
+    name: 'cdn-evictions',
+    async start(): Promise<Running> {
+      const consumer = await jetstream(nc).consumers.get(DAM_INTERNAL, { filter_subjects: SUBJECT_CDN_EVICT, deliver_policy: DeliverPolicy.New });
+      const messages = await consumer.consume();
+      const loop = (async () => {
+        for await (const m of messages) {
+          const parsed = cdnEvictSchema.safeParse(m.json());
+          if (!parsed.success) {
+            logger.warn({ subject: m.subject }, 'unreadable eviction');
+            continue;
+          }
+          const dropped = applyEvict(cache, parsed.data);
+          if (dropped > 0) logger.debug({ dropped, eviction: parsed.data.id }, 'cached bytes purged');
         }
       })();
       return {

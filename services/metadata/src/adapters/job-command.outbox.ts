@@ -24,6 +24,8 @@ export class OutboxJobCommandWriter implements JobCommandWriter {
       content_type: asset.contentType,
       ...(job.params.keys ? { keys: job.params.keys } : {}),
       ...(job.params.source ? { params: { key: job.params.source, name: job.params.name ?? '' } } : {}),
+      ...(job.params.urls ? { urls: job.params.urls } : {}),
+      ...(job.createdBy && job.params.roleId ? { requested_by: { user_id: job.createdBy, role_id: job.params.roleId } } : {}),
     };
     await writeOutbox(this.client, { id: payload.id, subject, schema, payload });
   }

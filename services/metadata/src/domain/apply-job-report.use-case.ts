@@ -1,6 +1,6 @@
 import type { ConversionsCompleted, JobReport } from '@dam/events';
 import type { Asset, StoredConversion } from './asset';
-import { describeErrors } from './job';
+import { describeErrors, isCdnJob } from './job';
 import { isOwnConversionKey } from './object-keys';
 import type { RunInTransaction, Tx } from './ports';
 import { finishIngest } from './ingest.use-case';
@@ -52,6 +52,11 @@ export async function applyJobReport(runInTransaction: RunInTransaction, report:
     if (!job || !job.assetIds.includes(report.asset_id)) return 'unknown-job';
     if (job.status === 'COMPLETED' || job.status === 'ERROR') return 'job-ended';
     if (job.type === 'ingest') return finishIngest(tx, job, report);
+    if (isCdnJob(job)) {
+      // Only the job ends: the cache is the edge's, no asset changes.
+      await tx.jobs.finish(groupId, job.id, report.state === 'FAILED' ? { status: 'ERROR', error: report.error ?? 'the CDN job failed' } : { status: 'COMPLETED', ...(report.error ? { error: report.error } : {}) });
+      return 'recorded';
+    }
     const asset = await tx.assets.findForUpdate(groupId, report.asset_id);
     if (!asset) return 'unknown-job';
 

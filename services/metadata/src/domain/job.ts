@@ -6,9 +6,10 @@ export type JobStatus = (typeof JOB_STATUSES)[number];
 /**
  * `processing`: the profile's conversions of a new, replaced or restored original (transcodes and addons join
  * it later); `ingest`: the download of an original from a URL (by upload); `bulk_delete` and `purge`: run by
- * metadata itself, over many assets.
+ * metadata itself, over many assets; `cdn_prefetch` and `cdn_purge`: the edge's byte cache filled or emptied (by
+ * link-signing).
  */
-export const JOB_TYPES = ['processing', 'ingest', 'bulk_delete', 'purge'] as const;
+export const JOB_TYPES = ['processing', 'ingest', 'bulk_delete', 'purge', 'cdn_prefetch', 'cdn_purge'] as const;
 export type JobType = (typeof JOB_TYPES)[number];
 
 export interface JobStep {
@@ -56,7 +57,13 @@ export interface JobParams {
   /** An ingest's source (https URL or s3:// URI) and file name. */
   source?: string;
   name?: string;
+  /** A CDN job's signed links or asset ids, and the role of the user who asked (the worker reads as them). */
+  urls?: string[];
+  roleId?: number;
 }
+
+/** Jobs about the edge's cache: they change no asset, so an asset's status never follows them. */
+export const isCdnJob = (job: Pick<Job, 'type'>): boolean => job.type === 'cdn_prefetch' || job.type === 'cdn_purge';
 
 /** Whether the job's work is done by metadata itself (no worker kind). */
 export const LOCAL_JOB_TYPES: readonly JobType[] = ['bulk_delete', 'purge'];

@@ -1,0 +1,130 @@
+import { randomUUID } from 'node:crypto';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import { CDN_EVICT, jobCommandWorker, publishEvent, startJobReporter, workerId, type CdnEvict, type JobCommand, type JobConsumerOptions } from '@dam/events';
+import type { Worker } from '@dam/http';
+import type { Logger } from '@dam/logging';
+import type { Storage } from '@dam/storage';
+import { ByteCache } from '../adapters/byte-cache';
+import { principalOfOwner, type SuiteClients } from '../adapters/suite.clients';
+
+export const CDN_JOBS_DURABLE = 'link-signing-cdn-jobs';
+const WORKER_ID = workerId('link-signing');
+/** A folder (HLS, Deep Zoom) prefetched whole: at most this many files. */
+const MAX_FOLDER_FILES = 5000;
+
+export interface CdnJobDeps {
+  js: JetStreamClient;
+  clients: SuiteClients;
+  storage: Storage;
+  cache: ByteCache;
+  logger: Logger;
+  heartbeatMs: number;
+}
+
+/** What one entry of a prefetch or purge names: an asset (all its keys), or one key, or one file of a folder key. */
+export interface CdnEntry {
+  id: string;
+  key?: string;
+  file?: string;
+}
+
+export function parseCdnEntry(entry: string): CdnEntry | undefined {
+  if (/^[A-Za-z0-9]{32}$/.test(entry)) return { id: entry };
+  let url: URL;
+  try {
+    url = new URL(entry);
+  } catch {
+    return undefined;
+  }
+  const m = /^\/api\/v1\/files\/content\/([A-Za-z0-9]{32})(?:\/(.+))?$/.exec(url.pathname);
+  if (!m?.[1]) return undefined;
+  const file = m[2] ? decodeURIComponent(m[2]) : undefined;
+  if (file && file.split('/').some((s) => s === '' || s === '.' || s === '..')) return undefined;
+  return { id: m[1], key: url.searchParams.get('key') ?? 'original', ...(file ? { file } : {}) };
+}
+
+/**
+ * Runs one CDN job as the user who asked: a prefetch reads each named object (every file of a folder key) into
+ * this replica's byte cache, once; a purge drops them from every replica's cache (published on
+ * `dam.internal.cdn.evict`, and applied here at once). The job completes with the entries that failed listed;
+ * it fails only when every entry did.
+ */
+export function handleCdnJob(deps: CdnJobDeps) {
+  return async (command: JobCommand): Promise<void> => {
+    const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: command.type, heartbeatMs: deps.heartbeatMs, logger: deps.logger });
+    const urls = command.urls ?? [];
+    const failures: string[] = [];
+    try {
+      if (!command.requested_by) throw new Error('the job names no requester');
+      const principal = principalOfOwner({ ...command.requested_by, group_id: Number(command.group_id), active: true });
+      const evict: CdnEvict = { id: randomUUID(), group_id: command.group_id, asset_ids: [], object_keys: [] };
+      for (const [i, raw] of urls.entries()) {
+        reporter.progress(i, urls.length);
+        const entry = parseCdnEntry(raw);
+        if (!entry) {
+          failures.push(`${i}: not a cdn link or asset id`);
+          continue;
+        }
+        if (command.type === 'cdn_purge' && !entry.key) {
+          evict.asset_ids.push(entry.id);
+          continue;
+        }
+        const [item] = await deps.clients.delivery(principal, [entry.id], entry.key ?? 'original');
+        if (!item || 'error' in item) {
+          failures.push(`${i}: ${item && 'error' in item ? item.error.message : 'not found'}`);
+          continue;
+        }
+        const t = item.target;
+        const objects = entry.file && t.folder ? [`${t.folder}${entry.file}`] : t.folder ? [t.folder] : [t.object_key];
+        if (command.type === 'cdn_purge') {
+          evict.object_keys.push(...objects);
+          continue;
+        }
+        for (const objectKey of objects) {
+          const keys = objectKey.endsWith('/') ? (await deps.storage.listKeys(objectKey)).slice(0, MAX_FOLDER_FILES) : [objectKey];
+          for (const key of keys) {
+            const stat = await deps.storage.stat(key);
+            if (!stat) {
+              failures.push(`${i}: ${key} is missing`);
+              continue;
+            }
+            const stored = await deps.cache.fillFrom({ key: ByteCache.keyOf(key, stat.etag), objectKey: key, assetId: t.asset_id, size: stat.size }, () => deps.storage.getStream(key));
+            if (!stored && deps.cache.cacheable(stat.size)) failures.push(`${i}: ${key} could not be read`);
+          }
+        }
+      }
+      if (command.type === 'cdn_purge' && (evict.asset_ids.length > 0 || evict.object_keys.length > 0)) {
+        applyEvict(deps.cache, evict);
+        await publishEvent(deps.js, CDN_EVICT.subject, CDN_EVICT.schema, evict, { msgId: evict.id });
+      }
+    } finally {
+      reporter.stop();
+    }
+    const error = failures.length > 0 ? `${failures.length} of ${urls.length} entries failed: ${failures.slice(0, 10).join('; ')}` : undefined;
+    await reporter.finish(failures.length === urls.length && urls.length > 0 ? 'FAILED' : 'COMPLETED', error ? { error } : {});
+    deps.logger.info({ job_id: command.job_id, type: command.type, entries: urls.length, failed: failures.length }, 'cdn job finished');
+  };
+}
+
+/** Drops what a purge names from this replica's cache. */
+export function applyEvict(cache: ByteCache, evict: CdnEvict): number {
+  let n = 0;
+  for (const id of evict.asset_ids) n += cache.evictAsset(id);
+  for (const key of evict.object_keys) n += cache.evictObject(key);
+  return n;
+}
+
+export function cdnJobWorker(nc: Parameters<typeof jobCommandWorker>[0]['nc'], deps: CdnJobDeps, options: JobConsumerOptions): Worker {
+  return jobCommandWorker({
+    nc,
+    worker: 'link-signing',
+    durable: CDN_JOBS_DURABLE,
+    handler: handleCdnJob(deps),
+    onDeadLetter: async (command, error) => {
+      const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: command.type, heartbeatMs: deps.heartbeatMs, logger: deps.logger });
+      await reporter.finish('FAILED', { error: `the CDN job failed after every retry: ${error instanceof Error ? error.message : String(error)}` });
+    },
+    logger: deps.logger,
+    ...options,
+  });
+}
