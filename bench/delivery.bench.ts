@@ -3,14 +3,25 @@
  * (start it with RATE_LIMIT_PER_MINUTE=0 RATE_LIMIT_ADDRESS_PER_MINUTE=0 for the request-rate part: the gateway
  * limits each caller to 1200 a minute by default). Prints one JSON line.
  *   pnpm exec tsx bench/delivery.bench.ts [sizeMiB=256] [clients=50] [seconds=10]
- * - upload through {upload} vs a direct S3 PUT (presigned, same client) of the same number of bytes;
+ * - upload through {upload} vs a direct S3 PUT (presigned) of the same file, both by curl;
  * - download of that object: direct S3 GET (presigned), through {base}, a cdn link on a cache miss and on a hit;
  * - time to first byte of a 100 KB object, `clients` at once, on each path;
  * - Get Data through {base} and the gateway's bare /healthz at 32 connections (requests/s, p50, p99);
- * - peak RSS of upload, gateway, metadata and link-signing.
+ * - peak RSS of upload, gateway, metadata and link-signing;
+ * - a bare Node proxy (http.request piped to the response, nothing else, in a process of its own) in front of the
+ *   same S3 GET: what any Node hop in a byte path costs on this machine.
+ * The bench deletes and purges what it stored (the local S3 server keeps objects in memory).
  */
+import { execFile, spawn } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
+import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { promisify } from 'node:util';
 import { BASE, UPLOAD, api, benchMinio, login, percentile, sampleRss, servicePid } from './support';
 
 const sizeMiB = Number(process.argv[2] ?? 256);
@@ -38,15 +49,14 @@ function randomBody(mib: number, head?: Buffer, tail?: Buffer): Readable {
   });
 }
 
-const mibps = (bytes: number, ms: number) => Math.round((bytes / CHUNK / (ms / 1000)) * 10) / 10;
+const mibps = (bytes: number, seconds: number) => Math.round((bytes / CHUNK / seconds) * 10) / 10;
+const ratio = (reference: number, measured: number) => Math.round((reference / measured) * 100) / 100;
 
-/** Reads a whole response, returning the bytes counted and the time taken. */
-async function timedGet(url: string, headers: Record<string, string> = {}): Promise<{ ms: number; bytes: number; status: number; cache: string | null }> {
-  const t0 = performance.now();
-  const res = await fetch(url, { headers });
-  let bytes = 0;
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) bytes += chunk.length;
-  return { ms: performance.now() - t0, bytes, status: res.status, cache: res.headers.get('x-cache') };
+/** One transfer with curl: status, bytes received, total seconds, and the edge's X-Cache. */
+async function curl(args: string[], output = '/dev/null'): Promise<{ code: number; size: number; seconds: number; cache: string }> {
+  const { stdout } = await promisify(execFile)('curl', ['-s', '-o', output, '-w', '%{http_code} %{size_download} %{time_total} %header{x-cache}', ...args], { maxBuffer: 1 << 20 });
+  const [code, size, seconds, cache] = stdout.trim().split(' ');
+  return { code: Number(code), size: Number(size), seconds: Number(seconds), cache: cache ?? '' };
 }
 
 async function ttfb(url: string | (() => string), headers: Record<string, string>, n: number, inFlight: number): Promise<{ p50: number; p99: number }> {
@@ -85,6 +95,23 @@ async function rate(url: string, headers: Record<string, string>, connections: n
   return { rps: Math.round(times.length / forSeconds), p50: Math.round(percentile(times, 50) * 10) / 10, p99: Math.round(percentile(times, 99) * 10) / 10, errors };
 }
 
+/** The smallest Node proxy: one GET of `target` piped to each response. */
+const BARE_PROXY = `
+const http = require('node:http');
+const agent = new http.Agent({ keepAlive: true });
+const server = http.createServer((req, res) => {
+  http.request(process.env.TARGET, { agent }, (body) => {
+    res.writeHead(body.statusCode, { 'content-length': body.headers['content-length'] });
+    body.pipe(res);
+  }).end();
+}).listen(0, '127.0.0.1', () => console.log(server.address().port));`;
+
+async function bareProxy(target: string): Promise<{ url: string; stop(): void }> {
+  const child = spawn(process.execPath, ['-e', BARE_PROXY], { env: { ...process.env, TARGET: target }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const [line] = (await once(child.stdout, 'data')) as [Buffer];
+  return { url: `http://127.0.0.1:${line.toString().trim()}/`, stop: () => child.kill() };
+}
+
 async function untilOk(jwt: string, id: string): Promise<void> {
   for (;;) {
     const d = await api(jwt, 'GET', `/api/v1/assets/${id}/data`);
@@ -101,38 +128,32 @@ async function main(): Promise<void> {
   const bytes = sizeMiB * CHUNK;
   const rss = Object.fromEntries(['upload', 'gateway', 'metadata', 'link-signing'].map((s) => [s, sampleRss(servicePid(s))]));
 
-  // Upload: direct S3 PUT first (the same fetch client, a presigned URL), then through {upload}.
-  const putUrl = await minio.presignedPutObject(BUCKET, `bench/delivery-${Date.now()}.bin`, 600);
-  let t0 = performance.now();
-  const put = await fetch(putUrl, { method: 'PUT', body: randomBody(sizeMiB), headers: { 'content-length': String(bytes) }, duplex: 'half' } as RequestInit);
-  const s3PutMs = performance.now() - t0;
-  if (put.status !== 200) throw new Error(`S3 PUT answered ${put.status}`);
-  const boundary = `bench${Date.now()}`;
-  const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="delivery.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`);
-  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
-  t0 = performance.now();
-  const up = await fetch(`${UPLOAD}/api/v1/assets/new/content/original/upload`, {
-    method: 'POST',
-    headers: { ...auth, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(head.length + bytes + tail.length) },
-    body: randomBody(sizeMiB, head, tail),
-    duplex: 'half',
-  } as RequestInit);
-  const uploadMs = performance.now() - t0;
-  if (up.status !== 200) throw new Error(`upload answered ${up.status}: ${await up.text()}`);
-  const id = ((await up.json()) as { files: Array<{ id: string }> }).files[0]?.id as string;
+  // Byte paths, measured with curl (a client that costs little CPU next to the servers on these two cores).
+  const dir = await mkdtemp(path.join(tmpdir(), 'dam-delivery-'));
+  const file = path.join(dir, 'delivery.bin');
+  await pipeline(randomBody(sizeMiB), createWriteStream(file));
+  const putKey = `bench/delivery-${Date.now()}.bin`;
+  const putUrl = await minio.presignedPutObject(BUCKET, putKey, 600);
+  const s3Put = await curl(['-T', file, putUrl]);
+  const up = await curl(['-H', `authorization: Bearer ${jwt}`, '-F', `file=@${file};filename=delivery.bin`, `${UPLOAD}/api/v1/assets/new/content/original/upload`], path.join(dir, 'up.json'));
+  if (s3Put.code !== 200 || up.code !== 200) throw new Error(`S3 PUT ${s3Put.code}, upload ${up.code}`);
+  const id = (JSON.parse(await readFile(path.join(dir, 'up.json'), 'utf8')) as { files: Array<{ id: string }> }).files[0]?.id as string;
   await untilOk(jwt, id);
 
   // Downloads of the same object.
-  const link = async (key = 'original') => (await api(jwt, 'GET', `/api/v1/assets/${id}/get_link?key=${key}&delivery=download`)).body.url as string;
   const direct = (await api(jwt, 'GET', `/api/v1/assets/${id}/get_link?link_type=object_storage&expiry=600`)).body.url as string;
-  const s3a = await timedGet(direct);
-  const base = await timedGet(`${BASE}/api/v1/assets/${id}/content/original/download`, auth);
-  const cdnUrl = await link();
-  const miss = await timedGet(cdnUrl);
-  const hit = await timedGet(cdnUrl);
-  const s3b = await timedGet(direct);
-  for (const r of [s3a, base, miss, hit, s3b]) if (r.bytes !== bytes) throw new Error(`short read: ${r.bytes} of ${bytes}`);
-  const s3Ms = (s3a.ms + s3b.ms) / 2;
+  const cdnUrl = (await api(jwt, 'GET', `/api/v1/assets/${id}/get_link?delivery=download`)).body.url as string;
+  const s3a = await curl([direct]);
+  const base = await curl(['-H', `authorization: Bearer ${jwt}`, `${BASE}/api/v1/assets/${id}/content/original/download`]);
+  const miss = await curl([cdnUrl]);
+  const hit = await curl([cdnUrl]);
+  const proxy = await bareProxy(direct);
+  const bare = await curl([proxy.url]);
+  proxy.stop();
+  const s3b = await curl([direct]);
+  for (const r of [s3a, base, miss, hit, bare, s3b]) if (r.code !== 200 || r.size !== bytes) throw new Error(`download: ${r.code}, ${r.size} of ${bytes} bytes`);
+  const s3Seconds = (s3a.seconds + s3b.seconds) / 2;
+  await rm(dir, { recursive: true, force: true });
 
   // 100 KB: time to first byte with `clients` at once.
   const small = Buffer.alloc(100 * 1024);
@@ -153,18 +174,24 @@ async function main(): Promise<void> {
   const healthz = await rate(`${BASE}/healthz`, {}, 32, seconds);
   const getData = await rate(`${BASE}/api/v1/assets/${smallId}/data`, auth, 32, seconds);
 
+  // The local S3 server keeps objects in memory: leave nothing behind.
+  await minio.removeObject(BUCKET, putKey);
+  for (const asset of [id, smallId]) await api(jwt, 'POST', `/api/v1/assets/${asset}/delete`, { keys: ['original'] });
+  await api(jwt, 'DELETE', '/api/v1/assets/trash/purge');
+
   const memory = Object.fromEntries(Object.entries(rss).map(([s, r]) => [s, r.stop()]));
   console.log(
     JSON.stringify({
       sizeMiB,
-      upload: { viaUpload: mibps(bytes, uploadMs), s3Put: mibps(bytes, s3PutMs), ratio: Math.round((s3PutMs / uploadMs) * 100) / 100 },
+      upload: { viaUpload: mibps(bytes, up.seconds), s3Put: mibps(bytes, s3Put.seconds), ratio: ratio(s3Put.seconds, up.seconds) },
       download: {
-        s3Get: mibps(bytes, s3Ms),
-        viaBase: mibps(bytes, base.ms),
-        cdnMiss: mibps(bytes, miss.ms),
-        cdnHit: mibps(bytes, hit.ms),
+        s3Get: mibps(bytes, s3Seconds),
+        viaBase: mibps(bytes, base.seconds),
+        cdnMiss: mibps(bytes, miss.seconds),
+        cdnHit: mibps(bytes, hit.seconds),
+        bareNodeProxy: mibps(bytes, bare.seconds),
         cache: [miss.cache, hit.cache],
-        ratios: { base: Math.round((s3Ms / base.ms) * 100) / 100, cdnMiss: Math.round((s3Ms / miss.ms) * 100) / 100, cdnHit: Math.round((s3Ms / hit.ms) * 100) / 100 },
+        ratios: { base: ratio(s3Seconds, base.seconds), cdnMiss: ratio(s3Seconds, miss.seconds), cdnHit: ratio(s3Seconds, hit.seconds), bareNodeProxy: ratio(s3Seconds, bare.seconds) },
       },
       ttfb100KB: { clients, requests: n, s3: ttfbS3, base: ttfbBase, cdn: ttfbCdn },
       smallRequests: { connections: 32, seconds, healthz, getData },

@@ -71,6 +71,8 @@ export const s3Env = {
   S3_REGION: z.string().default('us-east-1'),
   /** Where clients reach the bucket anonymously (public URLs of Set Public Access); default S3_ENDPOINT. */
   S3_PUBLIC_URL: z.string().url().optional(),
+  /** Sign upload bodies with SHA-256 on plain http: `auto` (default) does when the endpoint is not loopback. */
+  S3_SIGN_PAYLOAD: z.enum(['auto', 'true', 'false']).default('auto'),
 };
 
 /** The edges and auth verify or sign user JWTs; services behind them never see one. */

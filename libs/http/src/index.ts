@@ -14,3 +14,4 @@ export { checkWorkers, runService, type Resource, type Running, type ServiceDefi
 export { startPoller, type Poller, type PollerOptions } from './poller';
 export { malformedUpload, notMultipart, receiveMultipart, uploadIdle, type FilePart, type Received, type ReceiveOptions } from './multipart/receiver';
 export { HostRateLimiter, openGuardedDownload, OutboundError, type GuardedDownload, type GuardedDownloadOptions } from './outbound-fetch';
+export { ACCEL } from './accel';

@@ -12,6 +12,12 @@ export interface StorageConfig {
   partSize?: number;
   /** Base of anonymous object URLs as clients reach the bucket (default: `endpoint`). */
   publicUrl?: string;
+  /**
+   * Sign request bodies (SHA-256 of every byte, in the Signature V4 `x-amz-content-sha256`) on plain http. Over
+   * https the client never does (the channel protects the body). Default: only when the endpoint is not on this
+   * machine, where nobody else can see or alter the traffic anyway.
+   */
+  signPayload?: boolean;
 }
 
 /** The S3 variables every service parses (`s3Env` in @dam/config). */
@@ -22,6 +28,7 @@ export interface S3EnvConfig {
   S3_BUCKET: string;
   S3_REGION: string;
   S3_PUBLIC_URL?: string | undefined;
+  S3_SIGN_PAYLOAD?: 'auto' | 'true' | 'false' | undefined;
 }
 
 export const storageConfigFromEnv = (env: S3EnvConfig, extra: Pick<StorageConfig, 'partSize'> = {}): StorageConfig => ({
@@ -31,6 +38,7 @@ export const storageConfigFromEnv = (env: S3EnvConfig, extra: Pick<StorageConfig
   bucket: env.S3_BUCKET,
   region: env.S3_REGION,
   ...(env.S3_PUBLIC_URL ? { publicUrl: env.S3_PUBLIC_URL } : {}),
+  ...(env.S3_SIGN_PAYLOAD === 'true' || env.S3_SIGN_PAYLOAD === 'false' ? { signPayload: env.S3_SIGN_PAYLOAD === 'true' } : {}),
   ...extra,
 });
 
@@ -112,6 +120,9 @@ export function createStorage(config: StorageConfig): Storage {
     pathStyle: true,
     partSize: config.partSize ?? 16 * 1024 * 1024,
   });
+  const loopback = ['127.0.0.1', 'localhost', '::1', '[::1]'].includes(url.hostname);
+  // minio hashes every uploaded byte with SHA-256 on plain http; UNSIGNED-PAYLOAD skips it (S3 accepts both).
+  if (!(config.signPayload ?? !loopback)) (client as unknown as { enableSHA256: boolean }).enableSHA256 = false;
   const { bucket } = config;
 
   const stat = async (key: string): Promise<ObjectStat | null> => {
@@ -136,6 +147,67 @@ export function createStorage(config: StorageConfig): Storage {
     // radosgw answers a multipart upload with an empty etag; the object's stat has it.
     if (!etag) etag = (await stat(key))?.etag ?? '';
     return { etag };
+  };
+
+  const partSize = config.partSize ?? 16 * 1024 * 1024;
+  /** Parts in flight at once: the next part is read from the source while the previous ones upload. */
+  const PARTS_IN_FLIGHT = 2;
+
+  /**
+   * A stream of unknown length: read into parts of `partSize`; a body smaller than one part is one plain PUT,
+   * anything larger a multipart upload with two parts in flight, so reading the source (and whatever hashing the
+   * caller does on the way) overlaps the store's writes. Unlike the minio client's own stream upload, no part is
+   * hashed again (no Content-MD5) and no listing of open uploads precedes it. A failed upload is aborted.
+   */
+  const putParts = async (key: string, body: Readable, options: PutOptions): Promise<{ etag: string }> => {
+    const meta = { ...options.metadata, 'Content-Type': options.contentType };
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    let uploadId: string | undefined;
+    let partNumber = 0;
+    let failure: unknown;
+    const etags: Array<{ part: number; etag: string }> = [];
+    const inflight = new Set<Promise<void>>();
+    const send = async (part: Buffer) => {
+      uploadId ??= await client.initiateNewMultipartUpload(bucket, key, meta);
+      const n = (partNumber += 1);
+      const id = uploadId;
+      const p = client
+        .uploadPart({ bucketName: bucket, objectName: key, uploadID: id, partNumber: n, headers: { 'Content-Length': part.length } }, part)
+        .then((r) => void etags.push({ part: n, etag: r.etag }))
+        .catch((error: unknown) => void (failure ??= error))
+        .finally(() => inflight.delete(p));
+      inflight.add(p);
+      while (inflight.size >= PARTS_IN_FLIGHT) await Promise.race(inflight);
+      if (failure) throw failure;
+    };
+    try {
+      for await (const chunk of body as AsyncIterable<Buffer>) {
+        pending.push(chunk);
+        pendingBytes += chunk.length;
+        while (pendingBytes >= partSize) {
+          const all = Buffer.concat(pending, pendingBytes);
+          await send(all.subarray(0, partSize));
+          pending = pendingBytes > partSize ? [all.subarray(partSize)] : [];
+          pendingBytes -= partSize;
+        }
+      }
+      if (uploadId === undefined) {
+        // Smaller than one part (or empty, which S3 refuses as a multipart upload): one PUT.
+        return await put(key, Buffer.concat(pending, pendingBytes), { ...options, size: pendingBytes });
+      }
+      if (pendingBytes > 0) await send(Buffer.concat(pending, pendingBytes));
+      await Promise.all(inflight);
+      if (failure) throw failure;
+      etags.sort((a, b) => a.part - b.part);
+      const done = await client.completeMultipartUpload(bucket, key, uploadId, etags);
+      const etag = cleanEtag(done.etag) || ((await stat(key))?.etag ?? '');
+      return { etag };
+    } catch (error) {
+      await Promise.allSettled(inflight);
+      if (uploadId !== undefined) await client.abortMultipartUpload(bucket, key, uploadId).catch(() => undefined);
+      throw error;
+    }
   };
 
   const notFoundAs = (key: string) => (error: unknown): never => {
@@ -184,7 +256,7 @@ export function createStorage(config: StorageConfig): Storage {
         if (code !== 'BucketAlreadyOwnedByYou' && code !== 'BucketAlreadyExists') throw error;
       }
     },
-    putStream: (key, body, options) => put(key, body, options),
+    putStream: (key, body, options) => putParts(key, body, options),
     putBuffer: (key, body, options) => put(key, body, { ...options, size: body.length }),
     getStream: (key) => client.getObject(bucket, key).catch(notFoundAs(key)),
     async getRange(key, start, endInclusive) {

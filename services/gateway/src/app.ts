@@ -117,6 +117,8 @@ export function createGatewayApp(deps: GatewayAppDeps): { app: Express; close():
           serviceName: upstream,
           strip: CREDENTIAL_HEADERS,
           set: sign(principal),
+          // Downloads: metadata checks the caller and names the object, the gateway streams it from the store.
+          accel: upstream === 'metadata' && req.method === 'GET',
         });
       } catch (e) {
         next(e);

@@ -114,7 +114,9 @@ export class ByteCache {
     const name = `${(this.seq += 1).toString(36)}-${Date.now().toString(36)}`;
     const tmp = path.join(this.dir, `${name}.part`);
     const file = path.join(this.dir, name);
-    const out = createWriteStream(tmp, { mode: 0o600 });
+    // A large buffer: with the default 16 KiB every upstream chunk would wait for its disk write, and a client
+    // reading the same stream would be held to the pace of single small writes.
+    const out = createWriteStream(tmp, { mode: 0o600, highWaterMark: 8 * 1024 * 1024 });
     const ok = await new Promise<boolean>((resolve) => {
       let settled = false;
       const settle = (value: boolean) => {
