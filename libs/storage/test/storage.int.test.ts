@@ -60,6 +60,37 @@ describe('storage against the S3 server', () => {
     expect(md5(back)).toBe(md5(big));
   });
 
+  it('stores a stream smaller than one part as one PUT, and an empty one', async () => {
+    const small = randomBytes(300 * 1024);
+    const k = originalKey('g1', 'small1');
+    const { etag } = await storage.putStream(k, chunked(small), { contentType: 'application/octet-stream' });
+    expect(etag).toBe(md5(small));
+    expect(md5(await readAll(await storage.getStream(k)))).toBe(md5(small));
+    const empty = originalKey('g1', 'empty1');
+    await storage.putStream(empty, Readable.from([]), { contentType: 'application/octet-stream' });
+    expect((await storage.stat(empty))?.size).toBe(0);
+  });
+
+  it('aborts a multipart upload whose source fails: no object, no open upload left', async () => {
+    const k = originalKey('g1', 'broken1');
+    let sent = 0;
+    const failing = new Readable({
+      read() {
+        if (sent >= 12 * 1024 * 1024) {
+          this.destroy(new Error('client went away'));
+          return;
+        }
+        sent += 65536;
+        this.push(randomBytes(65536));
+      },
+    });
+    await expect(storage.putStream(k, failing, { contentType: 'application/octet-stream' })).rejects.toThrow('client went away');
+    expect(await storage.stat(k)).toBeNull();
+    const open: unknown[] = [];
+    for await (const u of storage.client.listIncompleteUploads(storage.bucket, k, false)) open.push(u);
+    expect(open).toEqual([]);
+  });
+
   it('reads a byte range', async () => {
     const part = await readAll(await storage.getRange(key, 1000, 1999));
     expect(part.equals(big.subarray(1000, 2000))).toBe(true);

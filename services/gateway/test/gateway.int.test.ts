@@ -35,6 +35,23 @@ function fakeMetadata(): Server {
       res.end('{"status":"ok"}');
       return;
     }
+    // An internal redirect, as metadata answers when the gateway offers to stream (x-dam-accel).
+    const accel = /\/content\/(thumb|gone)\/download/.exec(req.url ?? '');
+    if (accel && req.headers['x-dam-accel'] === 's3') {
+      const range = /bytes=(\d+)-(\d+)/.exec(req.headers.range ?? '');
+      const [start, end] = range ? [Number(range[1]), Number(range[2])] : [0, STORED.length - 1];
+      res.writeHead(range ? 206 : 200, {
+        'content-type': 'image/webp',
+        etag: '"stored"',
+        'content-disposition': 'inline; filename="p_thumb.webp"',
+        'x-dam-accel-redirect': `${storeUrl}/${accel[1]}?X-Amz-Signature=x`,
+        'x-dam-accel-length': String(end - start + 1),
+        'x-seen-accel': String(req.headers['x-dam-accel-redirect'] ?? 'none'),
+        ...(range ? { 'content-range': `bytes ${start}-${end}/${STORED.length}` } : {}),
+      });
+      res.end();
+      return;
+    }
     if (req.url?.includes('/content/original/download')) {
       const range = /bytes=(\d+)-(\d+)/.exec(req.headers.range ?? '');
       const start = range ? Number(range[1]) : 0;
@@ -81,6 +98,12 @@ function fakeMetadata(): Server {
   });
 }
 
+/** The object the fake store holds, and the store: `/thumb` with Range, anything else 404 as S3 says it. */
+const STORED = Buffer.from('0123456789abcdefghijklmnopqrstuvwxyz');
+let store: Server;
+let storeUrl: string;
+const storeRanges: Array<string | undefined> = [];
+
 let auth: ServiceProcess;
 let metadata: Server;
 let metadataUrl: string;
@@ -117,6 +140,17 @@ beforeAll(async () => {
     OTEL_SDK_DISABLED: 'true',
     LOG_LEVEL: 'warn',
   });
+  store = http.createServer((req, res) => {
+    storeRanges.push(req.headers.range);
+    if (!req.url?.startsWith('/thumb')) {
+      res.writeHead(404, { 'content-type': 'application/xml' }).end('<Error><Code>NoSuchKey</Code></Error>');
+      return;
+    }
+    const range = /bytes=(\d+)-(\d+)/.exec(req.headers.range ?? '');
+    const body = range ? STORED.subarray(Number(range[1]), Number(range[2]) + 1) : STORED;
+    res.writeHead(range ? 206 : 200, { 'content-length': String(body.length), 'x-amz-request-id': 'store' }).end(body);
+  });
+  storeUrl = await listen(store);
   metadata = fakeMetadata();
   metadataUrl = await listen(metadata);
   ({ server: gatewayServer, url: gw } = await startGateway(metadataUrl));
@@ -125,6 +159,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await new Promise((r) => gatewayServer.close(r));
   await new Promise((r) => metadata.close(r));
+  await new Promise((r) => store.close(r));
   await auth.stop();
 });
 
@@ -244,6 +279,34 @@ describe('gateway proxying', () => {
     expect(part.headers.get('etag')).toBe('"abc123"');
     expect(part.headers.get('content-disposition')).toBe('attachment; filename="big.bin"');
     expect((await part.arrayBuffer()).byteLength).toBe(100);
+  });
+
+  it('streams a download metadata redirects to the object store: its headers, the granted range, nothing internal leaks', async () => {
+    const jwt = await adminJwt();
+    // A client's own accel headers never reach metadata (the gateway sets its own offer).
+    const full = await fetch(`${gw}/api/v1/assets/abc/content/thumb/download`, {
+      headers: { authorization: `Bearer ${jwt}`, 'x-dam-accel-redirect': 'http://evil.example/' },
+    });
+    expect(full.status).toBe(200);
+    expect(Buffer.from(await full.arrayBuffer())).toEqual(STORED);
+    expect(full.headers.get('content-type')).toBe('image/webp');
+    expect(full.headers.get('content-length')).toBe(String(STORED.length));
+    expect(full.headers.get('etag')).toBe('"stored"');
+    expect(full.headers.get('x-seen-accel')).toBe('none');
+    expect(full.headers.get('x-dam-accel-redirect')).toBeNull();
+    expect(full.headers.get('x-dam-accel-length')).toBeNull();
+    expect(full.headers.get('x-amz-request-id')).toBeNull();
+
+    const part = await fetch(`${gw}/api/v1/assets/abc/content/thumb/download`, { headers: { authorization: `Bearer ${jwt}`, range: 'bytes=10-19' } });
+    expect(part.status).toBe(206);
+    expect(part.headers.get('content-range')).toBe(`bytes 10-19/${STORED.length}`);
+    expect(Buffer.from(await part.arrayBuffer()).toString()).toBe('abcdefghij');
+    expect(storeRanges.at(-1)).toBe('bytes=10-19');
+
+    // The object is gone from the store: the contract's 404, not a 503.
+    const gone = await fetch(`${gw}/api/v1/assets/abc/content/gone/download`, { headers: { authorization: `Bearer ${jwt}` } });
+    expect(gone.status).toBe(404);
+    expect(((await gone.json()) as Json).error.code).toBe('CONTENT_NOT_FOUND');
   });
 
   it('an unreachable upstream → 503 contract body, quickly; /readyz says so', async () => {
