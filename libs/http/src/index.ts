@@ -15,3 +15,4 @@ export { startPoller, type Poller, type PollerOptions } from './poller';
 export { malformedUpload, notMultipart, receiveMultipart, uploadIdle, type FilePart, type Received, type ReceiveOptions } from './multipart/receiver';
 export { HostRateLimiter, openGuardedDownload, OutboundError, type GuardedDownload, type GuardedDownloadOptions } from './outbound-fetch';
 export { ACCEL } from './accel';
+export { planContent, type ContentPlan, type StoredContent } from './content-response';

@@ -10,28 +10,22 @@ import type { ByteCache } from '../adapters/byte-cache';
 const DROPS = new Set(['file-saved', 'file-deleted']);
 
 /**
- * Follows ASSET_EVENTS from now on (an ordered consumer: every replica its own, nothing to acknowledge) and drops
- * the cached bytes of replaced and deleted assets. Serving stays correct without it, since every request resolves
- * the asset's current object and its ETag first; this frees the space at once.
+ * One subject of a stream followed from now on by an ordered consumer (every replica its own, nothing to
+ * acknowledge), each message handed to `onMessage` as parsed JSON.
  */
-export function cacheInvalidation(nc: NatsConnection, cache: ByteCache, logger: Logger) {
+function follower(name: string, nc: NatsConnection, stream: string, filter: string, onMessage: (subject: string, body: unknown) => void, logger: Logger) {
   return {
     kind: 'poller' as const,
-    name: 'cache-invalidation',
+    name,
     async start(): Promise<Running> {
-      const consumer = await jetstream(nc).consumers.get(ASSET_EVENTS, { filter_subjects: ASSET_EVENTS_SUBJECTS, deliver_policy: DeliverPolicy.New });
+      const consumer = await jetstream(nc).consumers.get(stream, { filter_subjects: filter, deliver_policy: DeliverPolicy.New });
       const messages = await consumer.consume();
       const loop = (async () => {
         for await (const m of messages) {
-          const type = assetEventTypeOf(m.subject);
-          if (!type || !DROPS.has(type)) continue;
           try {
-            const assetId = (m.json() as { asset_id?: unknown }).asset_id;
-            if (typeof assetId !== 'string') continue;
-            const dropped = cache.evictAsset(assetId);
-            if (dropped > 0) logger.debug({ asset_id: assetId, event: type, dropped }, 'cached bytes dropped');
+            onMessage(m.subject, m.json());
           } catch (error) {
-            logger.warn({ err: error, subject: m.subject }, 'unreadable asset event');
+            logger.warn({ err: error, subject: m.subject }, 'unreadable message');
           }
         }
       })();
@@ -46,35 +40,25 @@ export function cacheInvalidation(nc: NatsConnection, cache: ByteCache, logger: 
 }
 
 /**
- * Follows `dam.internal.cdn.evict` from now on (an ordered consumer per replica): a purge job run by any replica
- * empties every replica's cache.
+ * Drops the cached bytes of replaced and deleted assets as ASSET_EVENTS announce them. Serving stays correct
+ * without it, since every request resolves the asset's current object and its ETag first; this frees the space.
  */
+export function cacheInvalidation(nc: NatsConnection, cache: ByteCache, logger: Logger) {
+  return follower('cache-invalidation', nc, ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, (subject, body) => {
+    const type = assetEventTypeOf(subject);
+    const assetId = (body as { asset_id?: unknown }).asset_id;
+    if (!type || !DROPS.has(type) || typeof assetId !== 'string') return;
+    const dropped = cache.evictAsset(assetId);
+    if (dropped > 0) logger.debug({ asset_id: assetId, event: type, dropped }, 'cached bytes dropped');
+  }, logger);
+}
+
+/** Follows `dam.internal.cdn.evict`: a purge job run by any replica empties every replica's cache. */
 export function evictionFollower(nc: NatsConnection, cache: ByteCache, logger: Logger) {
-  return {
-    kind: 'poller' as const,
-    name: 'cdn-evictions',
-    async start(): Promise<Running> {
-      const consumer = await jetstream(nc).consumers.get(DAM_INTERNAL, { filter_subjects: SUBJECT_CDN_EVICT, deliver_policy: DeliverPolicy.New });
-      const messages = await consumer.consume();
-      const loop = (async () => {
-        for await (const m of messages) {
-          const parsed = cdnEvictSchema.safeParse(m.json());
-          if (!parsed.success) {
-            logger.warn({ subject: m.subject }, 'unreadable eviction');
-            continue;
-          }
-          const dropped = applyEvict(cache, parsed.data);
-          if (dropped > 0) logger.debug({ dropped, eviction: parsed.data.id }, 'cached bytes purged');
-        }
-      })();
-      return {
-        async stop() {
-          await messages.close();
-          await loop.catch(() => undefined);
-        },
-      };
-    },
-  };
+  return follower('cdn-evictions', nc, DAM_INTERNAL, SUBJECT_CDN_EVICT, (_subject, body) => {
+    const dropped = applyEvict(cache, cdnEvictSchema.parse(body));
+    if (dropped > 0) logger.debug({ dropped }, 'cached bytes purged');
+  }, logger);
 }
 
 /** Publishes the bytes served every `everyMs`, and once more at shutdown. */

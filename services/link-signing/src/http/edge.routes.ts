@@ -1,9 +1,9 @@
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { Router, type Request, type Response } from 'express';
-import { badRequest, forbidden, notFound, payloadTooLarge, rangeNotSatisfiable } from '@dam/errors';
+import { badRequest, forbidden, notFound, payloadTooLarge } from '@dam/errors';
 import type { DeliveryTarget } from '@dam/internal-api';
-import { contentDisposition, parseRange, rangeUnlessChanged, safeDisposition } from '@dam/http';
+import { planContent, safeDisposition } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import { contentTypeOfFile, isNotFoundError, ObjectNotFoundError, type Storage } from '@dam/storage';
 import { ByteCache } from '../adapters/byte-cache';
@@ -47,9 +47,6 @@ export function linkOf(query: Request['query']): { params: LinkParams; signature
   if (delivery !== 'display' && delivery !== 'download') throw invalidLink('delivery is neither display nor download');
   return { params: { key: get('key'), expiry: Number(expiry), delivery, accessId: get('accessId') }, signature: get('signature') };
 }
-
-const etagMatches = (header: string | undefined, etag: string): boolean =>
-  header !== undefined && header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag || t.trim() === '*');
 
 function cors(res: Response): void {
   // A signed link is its own credential: any page may embed or fetch it (players and viewers fetch by script).
@@ -177,26 +174,12 @@ async function sendObject(req: Request, res: Response, deps: EdgeDeps, f: Served
     size = stat.size;
     etag = stat.etag;
   }
-  const quoted = `"${etag}"`;
-  const disposition = safeDisposition(res, f.contentType, f.delivery === 'display' ? 'inline' : 'attachment');
-  res.set({
-    'Content-Type': f.contentType,
-    ETag: quoted,
-    'Accept-Ranges': 'bytes',
-    'Content-Disposition': contentDisposition(disposition, f.name),
-    'Cache-Control': 'private, no-cache',
-  });
-  if (etagMatches(req.header('if-none-match'), quoted)) {
-    res.status(304).end();
+  const plan = planContent(req, res, { contentType: f.contentType, etag, size, fileName: f.name, delivery: f.delivery });
+  if (plan.kind === 'not-modified') {
+    res.end();
     return;
   }
-  const range = parseRange(rangeUnlessChanged(req.header('range'), req.header('if-range'), quoted), size);
-  if (range.kind === 'unsatisfiable') throw rangeNotSatisfiable(size);
-  const start = range.kind === 'partial' ? range.range.start : 0;
-  const end = range.kind === 'partial' ? range.range.end : size - 1;
-  const length = size === 0 ? 0 : end - start + 1;
-  if (range.kind === 'partial') res.status(206).set('Content-Range', `bytes ${start}-${end}/${size}`);
-  else res.status(200);
+  const { start, end, length } = plan;
   res.set('Content-Length', String(length));
 
   const key = ByteCache.keyOf(f.objectKey, etag);
@@ -220,7 +203,7 @@ async function sendObject(req: Request, res: Response, deps: EdgeDeps, f: Served
   const cacheable = deps.cache.cacheable(size);
   res.set('X-Cache', cacheable ? 'MISS' : 'BYPASS');
   try {
-    if (range.kind === 'partial' || !cacheable) {
+    if (plan.partial || !cacheable) {
       // A part of the object goes straight through; the whole object is read into the cache beside it, once.
       if (cacheable) void deps.cache.fillFrom(entry, () => deps.storage.getStream(f.objectKey)).catch(() => undefined);
       await pipe(counted(await deps.storage.getRange(f.objectKey, start, end), res, count), res, deps.logger);

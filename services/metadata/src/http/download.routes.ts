@@ -4,9 +4,9 @@ import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { principalOf } from '@dam/auth-tokens';
 import { createHash } from 'node:crypto';
-import { badRequest, notFound, rangeNotSatisfiable, unavailable } from '@dam/errors';
+import { badRequest, notFound, unavailable } from '@dam/errors';
 import type { TransformParams } from '@dam/internal-api';
-import { ACCEL, contentDisposition, parseRange, parsed, rangeUnlessChanged, safeDisposition, validate } from '@dam/http';
+import { ACCEL, parsed, planContent, validate } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import { contentTypeOfFile, conversionsPrefix, isNotFoundError, ObjectNotFoundError, type Storage } from '@dam/storage';
 import { conversionNotFound } from '../domain/asset.errors';
@@ -16,9 +16,6 @@ import { findReadableAsset, resolveDownload, type DownloadTarget } from '../doma
 import { assetIdParam } from './asset-data.routes';
 
 const contentMissing = () => notFound('CONTENT_NOT_FOUND', 'The stored content of this asset is missing');
-
-const etagMatches = (header: string | undefined, etag: string): boolean =>
-  header !== undefined && header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag || t.trim() === '*');
 
 /** Endpoint 5 + CONTRACT §4: streams the original or one single-file conversion from S3, with Range. */
 export type TransformCall = (req: { source_key: string; cache_key: string; params: TransformParams }) => Promise<{ object_key: string; content_type: string; size: number }>;
@@ -38,44 +35,22 @@ export function downloadRoutes(reader: AssetReader, storage: Storage, logger: Lo
       size = stat.size;
       etag = stat.etag;
     }
-    const quoted = `"${etag}"`;
-    // HTML, XML, SVG and scripts are always attachments, with a sandboxing CSP (they would run on our origin).
-    const disposition = safeDisposition(res, target.contentType, delivery === 'display' ? 'inline' : 'attachment');
-    res.set({
-      'Content-Type': target.contentType,
-      ETag: quoted,
-      'Accept-Ranges': 'bytes',
-      'Content-Disposition': contentDisposition(disposition, target.fileName),
-      'Cache-Control': 'private, no-cache',
-    });
-    if (etagMatches(req.header('if-none-match'), quoted)) {
-      res.status(304).end();
-      return;
-    }
-    const range = parseRange(rangeUnlessChanged(req.header('range'), req.header('if-range'), quoted), size);
-    if (range.kind === 'unsatisfiable') throw rangeNotSatisfiable(size);
-
-    const length = range.kind === 'partial' ? range.range.end - range.range.start + 1 : size;
-    if (range.kind === 'partial') res.status(206).set('Content-Range', `bytes ${range.range.start}-${range.range.end}/${size}`);
-    // The gateway streams the bytes itself from a presigned URL: the caller is checked, the headers are ours.
-    if (req.method !== 'HEAD' && length > 0 && req.header(ACCEL.request) === 's3') {
-      res.set({ [ACCEL.redirect]: await storage.presignGet(target.objectKey, 300), [ACCEL.length]: String(length) });
+    const plan = planContent(req, res, { contentType: target.contentType, etag, size, fileName: target.fileName, delivery });
+    if (plan.kind === 'not-modified') {
       res.end();
       return;
     }
+    // The gateway streams the bytes itself from a presigned URL: the caller is checked, the headers are ours.
+    if (req.method !== 'HEAD' && plan.length > 0 && req.header(ACCEL.request) === 's3') {
+      res.set({ [ACCEL.redirect]: await storage.presignGet(target.objectKey, 300), [ACCEL.length]: String(plan.length) });
+      res.end();
+      return;
+    }
+    res.set('Content-Length', String(plan.length));
     let body: Readable;
     try {
-      if (range.kind === 'partial') {
-        body = await storage.getRange(target.objectKey, range.range.start, range.range.end);
-        res.status(206).set({
-          'Content-Range': `bytes ${range.range.start}-${range.range.end}/${size}`,
-          'Content-Length': String(range.range.end - range.range.start + 1),
-        });
-      } else {
-        // An empty object has no range to ask for: getObject of 0 bytes is fine.
-        body = await storage.getStream(target.objectKey);
-        res.status(200).set('Content-Length', String(size));
-      }
+      // An empty object has no range to ask for: getObject of 0 bytes is fine.
+      body = plan.partial ? await storage.getRange(target.objectKey, plan.start, plan.end) : await storage.getStream(target.objectKey);
     } catch (error) {
       if (error instanceof ObjectNotFoundError || isNotFoundError(error)) throw contentMissing();
       throw error;
