@@ -22,7 +22,9 @@ export async function startS3Server(): Promise<S3Server> {
   const monPort = await freePort();
   const accessKey = 'testaccess';
   const secretKey = 'testsecret123';
-  const env = { S3_ACCESS_KEY: accessKey, S3_SECRET_KEY: secretKey, S3_MON_PORT: String(monPort), S3_MEM_BYTES: String(2 * 1024 ** 3) };
+  // The in-memory store blocks every write once full (no error, a hang): room for the suite's 1 GiB uploads next to
+  // everything else running at once. Memory is taken only as objects are stored.
+  const env = { S3_ACCESS_KEY: accessKey, S3_SECRET_KEY: secretKey, S3_MON_PORT: String(monPort), S3_MEM_BYTES: String(6 * 1024 ** 3) };
   const script = infraScript('s3.sh');
   try {
     await run(script, ['start', dir, String(port)], env);
