@@ -4,6 +4,7 @@ import { promisify } from 'node:util';
 import { jetstream } from '@nats-io/jetstream';
 import sharp from 'sharp';
 import { connectNats, DAM_INTERNAL, SUBJECT_USAGE_CDN_BYTES } from '@dam/events';
+import { sampleValue } from '@dam/metrics';
 import { makeVideo, waitFor } from '@dam/testing';
 import { ADMIN, login, startSuite, type Suite } from './suite';
 
@@ -89,6 +90,22 @@ describe('signed links and the edge', () => {
     const again = await fetch(got.url);
     expect(again.headers.get('x-cache')).toBe('HIT');
     expect(await bytesOf(again)).toEqual(original);
+  });
+
+  it('reads an object once from upstream however many clients miss it at the same time', async () => {
+    const body = Buffer.alloc(3 * 1024 * 1024, 'x');
+    const fresh = await upload('many.bin', body);
+    await settled(fresh);
+    const { url } = await link(fresh);
+    const fills = async () => sampleValue(await (await fetch(`${suite.cdn}/metrics`)).text(), 'cdn_cache', { what: 'fills' }) ?? 0;
+    const before = await fills();
+    const answers = await Promise.all(Array.from({ length: 6 }, async () => {
+      const res = await fetch(url);
+      return { status: res.status, bytes: (await bytesOf(res)).length, cache: res.headers.get('x-cache') };
+    }));
+    expect(answers.every((a) => a.status === 200 && a.bytes === body.length)).toBe(true);
+    expect(answers.filter((a) => a.cache === 'MISS')).toHaveLength(1);
+    expect(await fills()).toBe(before + 1);
   });
 
   it('serves Range: partial, suffix, open, and 416 beyond the end', async () => {

@@ -33,9 +33,16 @@ export function counter<L extends string = string>(opts: MetricOptions<L>): Coun
   );
 }
 
-export function gauge<L extends string = string>(opts: MetricOptions<L>): Gauge<L> {
+export function gauge<L extends string = string>(opts: MetricOptions<L> & { collect?: (this: Gauge<L>) => void }): Gauge<L> {
   return existingOr(opts.name, Gauge<L>, () =>
-    new Gauge<L>({ name: opts.name, help: opts.help, labelNames: opts.labelNames ?? [], registers: [metricsRegistry()] }),
+    new Gauge<L>({
+      name: opts.name,
+      help: opts.help,
+      labelNames: opts.labelNames ?? [],
+      registers: [metricsRegistry()],
+      // Read at every scrape (a value kept elsewhere, such as a cache's size).
+      ...(opts.collect ? { collect: opts.collect } : {}),
+    }),
   );
 }
 

@@ -8,6 +8,7 @@ import { runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
 import { ByteCache } from './adapters/byte-cache';
+import { exposeCacheMetrics } from './adapters/cache.metrics';
 import { suiteClients } from './adapters/suite.clients';
 import { UsageMeter } from './adapters/usage-meter';
 import { buildLinkSigningApp } from './app';
@@ -25,6 +26,7 @@ async function main(): Promise<void> {
   const signer = createServiceSigner(config.SERVICE_KEY);
   const cache = new ByteCache(config.CDN_CACHE_DIR ?? path.join(tmpdir(), `dam-cdn-cache-${config.PORT}`), config.CDN_CACHE_MAX_BYTES, config.CDN_CACHE_MAX_OBJECT_BYTES);
   await cache.init();
+  exposeCacheMetrics(cache);
   const usage = new UsageMeter();
   const clients = suiteClients({ authUrl: config.AUTH_URL, metadataUrl: config.METADATA_URL, signer });
   const publishUsage = () => usage.flush((record) => publishEvent(js, CDN_BYTES_USAGE.subject, CDN_BYTES_USAGE.schema, record, { msgId: record.id }));
