@@ -72,11 +72,17 @@ export async function startSuite(overrides: Record<string, Record<string, string
     });
     const auth = await start('auth', { DATABASE_URL: await createDatabase('e2e_auth'), METADATA_URL: metadata.url }, authPort);
     const cdnPort = await freePort();
+    const searchPort = await freePort();
     const [upload, , , gateway, cdn] = await Promise.all([
       start('upload', { AUTH_URL: auth.url, METADATA_URL: metadata.url }),
       start('conversion', { AUTH_URL: auth.url }, conversionPort),
       start('transcode', { AUTH_URL: auth.url, METADATA_URL: metadata.url }),
-      start('gateway', { AUTH_URL: auth.url, METADATA_URL: metadata.url, LINK_SIGNING_URL: `http://127.0.0.1:${cdnPort}` }),
+      start('gateway', {
+        AUTH_URL: auth.url,
+        METADATA_URL: metadata.url,
+        LINK_SIGNING_URL: `http://127.0.0.1:${cdnPort}`,
+        SEARCH_URL: `http://127.0.0.1:${searchPort}`,
+      }),
       start(
         'link-signing',
         {
@@ -88,6 +94,7 @@ export async function startSuite(overrides: Record<string, Record<string, string
         },
         cdnPort,
       ),
+      start('search', { DATABASE_URL: await createDatabase('e2e_search'), SEARCH_SUNSET: 'Wed, 01 Dec 2027 00:00:00 GMT' }, searchPort),
     ]);
     return {
       base: gateway.url,

@@ -111,7 +111,8 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
   // Not built yet: they may only ask for JetStream's account info until their subjects are added here.
   addon: { publish: [JS_INFO], subscribe: [] },
   webhook: { publish: [JS_INFO], subscribe: [] },
-  search: { publish: [JS_INFO], subscribe: [] },
+  // The read model: one durable over every asset event; nothing of DAM_INTERNAL, no publish.
+  search: { publish: [JS_INFO, ...durableConsumer(ASSET_EVENTS, 'search-index')], subscribe: [] },
   // Outside systems: read ASSET_EVENTS through consumers of their own, nothing else; they publish no event.
   subscriber: {
     publish: [

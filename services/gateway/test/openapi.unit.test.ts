@@ -57,6 +57,10 @@ const IMPLEMENTED: readonly string[] = [
   'base POST /api/v1/assets/get_link',
   'base POST /api/v1/users/me/access_id',
   'base POST /api/v1/users/{user_id}/access_id',
+  'base POST /api/v1/assets/search',
+  'base GET /api/v1/assets/search/{search_result_id}/{page}',
+  'base POST /api/v1/search',
+  'base GET /api/v1/search/{search_id}/{page}',
   'base POST /api/v1/cdn/prefetch',
   'base POST /api/v1/cdn/purge',
   'cdn GET /api/v1/files/content/{asset_id}',
@@ -152,7 +156,7 @@ describe('docs/openapi.yaml', () => {
 
   it('lists the endpoints not built yet apart from the described ones', () => {
     const pending = doc['x-not-yet-implemented'] as Array<{ method: string; path: string; server: string }>;
-    expect(pending.length).toBeGreaterThan(10);
+    expect(pending.length).toBeGreaterThan(5);
     const documented = new Set(operations.map((o) => `${o.method} ${o.path}`));
     for (const p of pending) {
       expect(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).toContain(p.method);
@@ -161,7 +165,6 @@ describe('docs/openapi.yaml', () => {
     }
     expect(pending).toEqual(expect.arrayContaining([
       expect.objectContaining({ method: 'POST', path: '/api/v1/assets/{asset_id}/addons/{addon}' }),
-      expect.objectContaining({ method: 'POST', path: '/api/v1/assets/search' }),
     ]));
   });
 

@@ -1,9 +1,20 @@
 import type { Express } from 'express';
-import { createHttpApp, finishApp } from '@dam/http';
+import type { ServiceVerifier } from '@dam/auth-tokens';
+import { createHttpApp, finishApp, type ReadinessCheck } from '@dam/http';
 import type { Logger } from '@dam/logging';
+import { searchRoutes, type SearchRouteDeps } from './http/search.routes';
 
-/** Health endpoints only: the search routes are not built yet. */
-export function buildSearchApp(deps: { logger: Logger }): Express {
-  const app = createHttpApp({ logger: deps.logger });
+export interface SearchAppDeps extends SearchRouteDeps {
+  logger: Logger;
+  verifier: ServiceVerifier;
+  readiness?: ReadinessCheck;
+}
+
+/** Search over the read model, reached only through the gateway (a user's request with its service token). */
+export function buildSearchApp(deps: SearchAppDeps): Express {
+  const app = createHttpApp({ logger: deps.logger, ...(deps.readiness ? { readiness: deps.readiness } : {}) });
+  app.use('/api', deps.verifier.guard({ callers: ['gateway'], principal: 'required' }));
+  app.use(['/api', '/internal'], deps.verifier.onlyGuarded);
+  app.use(searchRoutes(deps));
   return finishApp(app, deps.logger);
 }

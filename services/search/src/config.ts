@@ -1,8 +1,17 @@
 import { z } from 'zod';
-import { baseEnv, loadConfig } from '@dam/config';
+import { trustedKeysEnv } from '@dam/auth-tokens';
+import { baseEnv, dbEnv, loadConfig, natsEnv } from '@dam/config';
 
-// Only the common variables for now: the service has no adapters yet.
-export const configSchema = z.object({ ...baseEnv(8092) });
+export const configSchema = z.object({
+  ...baseEnv(8092),
+  ...dbEnv,
+  ...natsEnv,
+  ...trustedKeysEnv,
+  /** How long a result set can be paged (the contract asks at least 30 minutes). */
+  RESULT_SET_TTL_MS: z.coerce.number().int().min(30 * 60_000).default(60 * 60_000),
+  /** `Sunset` of the deprecated search paths (an HTTP date or ISO 8601); none when unset. */
+  SEARCH_SUNSET: z.string().min(1).optional(),
+});
 
 export type SearchConfig = z.infer<typeof configSchema>;
 

@@ -1,19 +1,57 @@
 import { telemetry } from './instrument'; // must stay the first import
-import { createLogger } from '@dam/logging';
+import { createServiceVerifier } from '@dam/auth-tokens';
+import { createPool, ping } from '@dam/db';
+import { ASSET_EVENTS, connectNats, natsReachable, waitForStreams } from '@dam/events';
 import { runMain, runService } from '@dam/http';
+import { createLogger } from '@dam/logging';
+import { SearchIndexRepository } from './adapters/search-index.repository';
 import { buildSearchApp } from './app';
 import { loadSearchConfig } from './config';
+import { assetEventsWorker } from './consumers/asset-events.consumer';
+import { migrateSearch } from './migrations';
 
 async function main(): Promise<void> {
   const config = loadSearchConfig();
   const logger = createLogger({ service: 'search', level: config.LOG_LEVEL });
+  const pool = createPool(config.DATABASE_URL);
+  const applied = await migrateSearch(pool);
+  if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+  const nc = await connectNats(config.NATS_URL, 'search', config.NATS_NKEY_SEED);
+  await waitForStreams(nc, [ASSET_EVENTS], { onWait: (missing) => logger.info({ missing }, 'waiting for streams') });
+  const index = new SearchIndexRepository(pool);
+
   await runService({
     logger,
     host: config.HOST,
     port: config.PORT,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    resources: [{ name: 'telemetry', close: () => telemetry.shutdown() }],
-    app: () => buildSearchApp({ logger }),
+    checks: { postgres: () => ping(pool), nats: () => natsReachable(nc) },
+    workers: [
+      assetEventsWorker(nc, index, logger),
+      {
+        kind: 'poller',
+        name: 'expired-result-sets',
+        start() {
+          const timer = setInterval(() => void pool.query('DELETE FROM result_sets WHERE expires_at < now()').catch(() => undefined), 60_000);
+          timer.unref();
+          return { stop: async () => clearInterval(timer) };
+        },
+      },
+    ],
+    resources: [
+      { name: 'telemetry', close: () => telemetry.shutdown() },
+      { name: 'nats', close: () => nc.drain() },
+      { name: 'postgres', close: () => pool.end() },
+    ],
+    app: (readiness) =>
+      buildSearchApp({
+        logger,
+        readiness,
+        verifier: createServiceVerifier({ service: 'search', trusted: config.SERVICE_TRUSTED_KEYS }),
+        pool,
+        resultSetTtlMs: config.RESULT_SET_TTL_MS,
+        ...(config.SEARCH_SUNSET ? { sunset: config.SEARCH_SUNSET } : {}),
+      }),
   });
 }
 

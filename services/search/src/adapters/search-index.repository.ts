@@ -1,0 +1,62 @@
+import type { AssetData } from '@dam/events';
+import type { Pool } from '@dam/db';
+
+/** The text a keyword query matches: the name (split at punctuation, so `IMG_2041.jpg` finds `img` and `2041`). */
+const nameWords = (name: string): string => `${name} ${name.replace(/[^\p{L}\p{N}]+/gu, ' ')}`;
+
+/**
+ * Writes of the read model. Every write carries the event's asset version and changes the row only when that
+ * version is newer than the row's: events may arrive twice or out of order, the row ends the same.
+ */
+export class SearchIndexRepository {
+  constructor(private readonly pool: Pool) {}
+
+  /** file-saved, file-processed, file-data-updated, addon-processed: the asset as the event carries it. */
+  async upsertAsset(groupId: number, version: number, a: AssetData): Promise<boolean> {
+    const searchText = typeof a.data.service_search_txt === 'string' ? a.data.service_search_txt : '';
+    const r = await this.pool.query(
+      `INSERT INTO search_index AS s (asset_id, group_id, version, indexed, status, name, content_type, size, creator_id,
+         upload_time, update_time, data, doc, tsv)
+       VALUES ($1, $2, $3, true, $4, $5, $6, $7, $8, $9, $10, $11, $12,
+         setweight(to_tsvector('simple', unaccent($13)), 'A') || setweight(to_tsvector('simple', unaccent($14)), 'B'))
+       ON CONFLICT (asset_id) DO UPDATE SET version = EXCLUDED.version, indexed = true, status = EXCLUDED.status,
+         name = EXCLUDED.name, content_type = EXCLUDED.content_type, size = EXCLUDED.size, creator_id = EXCLUDED.creator_id,
+         upload_time = EXCLUDED.upload_time, update_time = EXCLUDED.update_time, data = EXCLUDED.data, doc = EXCLUDED.doc,
+         tsv = EXCLUDED.tsv
+       WHERE s.version < EXCLUDED.version AND s.group_id = EXCLUDED.group_id`,
+      [
+        a.id,
+        groupId,
+        version,
+        a.status,
+        a.name,
+        a.content_type,
+        a.size,
+        a.creator_id,
+        a.upload_time,
+        a.update_time,
+        JSON.stringify(a.data),
+        JSON.stringify(a),
+        nameWords(a.name),
+        searchText,
+      ],
+    );
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  /** file-deleted of the original (the asset goes to the trash) and file-undeleted (it comes back). */
+  async setDeleted(groupId: number, assetId: string, version: number, deleted: boolean): Promise<boolean> {
+    const r = await this.pool.query(
+      `INSERT INTO search_index AS s (asset_id, group_id, version, deleted) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (asset_id) DO UPDATE SET version = EXCLUDED.version, deleted = EXCLUDED.deleted
+       WHERE s.version < EXCLUDED.version AND s.group_id = EXCLUDED.group_id`,
+      [assetId, groupId, version, deleted],
+    );
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  /** Everything, before a replay rebuilds the model from the stream. */
+  async clear(): Promise<void> {
+    await this.pool.query('TRUNCATE search_index, result_sets');
+  }
+}

@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, assetDataSchema, assetEventTypeOf, consume, type Consumer } from '@dam/events';
+import type { Logger } from '@dam/logging';
+import type { SearchIndexRepository } from '../adapters/search-index.repository';
+
+export const INDEX_DURABLE = 'search-index';
+
+/** Any asset event: the envelope checked here, the payload by its type below. */
+const envelope = z.looseObject({
+  id: z.string().min(1),
+  type: z.string().min(1),
+  group_id: z.string().regex(/^\d+$/),
+  asset_id: z.string().min(1),
+  version: z.number().int().positive(),
+  data: z.unknown(),
+});
+const deletion = z.looseObject({ keys: z.array(z.string()).default([]) });
+
+/** Applies one event to the read model; returns whether it changed a row. */
+export async function applyAssetEvent(index: SearchIndexRepository, e: z.infer<typeof envelope>): Promise<boolean> {
+  const groupId = Number(e.group_id);
+  switch (e.type) {
+    case 'file-saved':
+    case 'file-processed':
+    case 'file-data-updated':
+    case 'addon-processed': {
+      const asset = assetDataSchema.safeParse(e.data);
+      if (!asset.success || asset.data.id !== e.asset_id) return false;
+      return index.upsertAsset(groupId, e.version, asset.data);
+    }
+    case 'file-deleted': {
+      // Conversions deleted alone leave the asset where it is; the original (or `*`) sends it to the trash.
+      const keys = deletion.safeParse(e.data).data?.keys ?? [];
+      if (!keys.includes('original')) return false;
+      return index.setDeleted(groupId, e.asset_id, e.version, true);
+    }
+    case 'file-undeleted':
+      return index.setDeleted(groupId, e.asset_id, e.version, false);
+    default:
+      return false;
+  }
+}
+
+/** The durable consumer of every asset event of every group; idempotent (versions), so redeliveries are harmless. */
+export function assetEventsWorker(nc: NatsConnection, index: SearchIndexRepository, logger: Logger) {
+  return {
+    kind: 'consumer' as const,
+    durable: INDEX_DURABLE,
+    stream: ASSET_EVENTS,
+    subjects: [ASSET_EVENTS_SUBJECTS],
+    start: (): Promise<Consumer> =>
+      consume({
+        nc,
+        stream: ASSET_EVENTS,
+        durable: INDEX_DURABLE,
+        filterSubjects: ASSET_EVENTS_SUBJECTS,
+        schema: envelope,
+        deliverPolicy: 'all',
+        concurrency: 8,
+        handler: async (e, ctx) => {
+          if (!assetEventTypeOf(ctx.subject)) return;
+          await applyAssetEvent(index, e);
+        },
+        logger,
+      }),
+  };
+}

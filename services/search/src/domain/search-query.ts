@@ -1,0 +1,129 @@
+import { z } from 'zod';
+
+/** The largest result set kept (Limits: 10,000 per result set). */
+export const RESULT_CAP = 10_000;
+
+const DATA_FIELD = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/;
+const range = <T extends z.ZodType>(t: T) => z.strictObject({ from: t.optional(), to: t.optional() });
+const time = z.iso.datetime({ offset: true });
+const dataValue = z.union([z.string().max(500), z.number(), z.boolean()]);
+
+/** CONTRACT §8. Unknown members, sorts and facets are refused (400 with details), never ignored. */
+export const searchRequest = z.strictObject({
+  query: z.string().max(500).optional(),
+  filters: z
+    .strictObject({
+      name: z.string().min(1).max(255).optional(),
+      content_type: z.array(z.string().regex(/^[\w.+-]+\/(\*|[\w.+-]+)$/, 'must be a MIME type or type/*')).max(20).optional(),
+      upload_time: range(time).optional(),
+      update_time: range(time).optional(),
+      size: z.strictObject({ min: z.number().int().nonnegative().optional(), max: z.number().int().nonnegative().optional() }).optional(),
+      status: z.array(z.enum(['OK', 'NOT_READY', 'ERROR', 'ARCHIVED'])).max(4).optional(),
+      creator_id: z.number().int().positive().optional(),
+      collection_id: z.string().min(1).optional(),
+      data: z
+        .record(z.string().regex(DATA_FIELD, 'must be a custom data field name'), z.union([dataValue, range(z.union([z.string().max(500), z.number()]))]))
+        .optional(),
+    })
+    .default({}),
+  sort: z
+    .array(
+      z.strictObject({
+        field: z.string().refine((f) => ['relevance', 'upload_time', 'update_time', 'name', 'size'].includes(f) || /^data\.[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$/.test(f), {
+          message: 'must be relevance, upload_time, update_time, name, size or data.<field>',
+        }),
+        order: z.enum(['asc', 'desc']).default('desc'),
+      }),
+    )
+    .max(5)
+    .optional(),
+  page_size: z.number().int().min(1).max(100).default(25),
+  extended: z.boolean().default(false),
+  trashed: z.boolean().default(false),
+  facets: z
+    .array(z.string().refine((f) => ['content_type', 'creator_id', 'status'].includes(f) || /^data\.[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$/.test(f), {
+      message: 'must be content_type, creator_id, status or data.<field>',
+    }))
+    .max(10)
+    .default([]),
+});
+export type SearchRequest = z.infer<typeof searchRequest>;
+
+/** A keyword query as a prefix tsquery: every word must match the start of a word (accents folded in SQL). */
+export function prefixQuery(query: string): string | undefined {
+  const words = query.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean).slice(0, 20);
+  return words.length > 0 ? words.map((w) => `${w}:*`).join(' & ') : undefined;
+}
+
+/** A name glob (`IMG_*`, `?`) as a LIKE pattern, with LIKE's own characters escaped. */
+export function globToLike(glob: string): string {
+  return glob.replace(/[\\%_]/g, (c) => `\\${c}`).replace(/\*/g, '%').replace(/\?/g, '_');
+}
+
+export interface Scope {
+  groupId: number;
+  /** Set when the caller reads only its own assets (CREATOR). */
+  creatorId?: number;
+}
+
+/** WHERE clause and parameters for a request; `$1` is always the group. */
+export function whereOf(req: SearchRequest, scope: Scope): { sql: string; params: unknown[]; tsqueryParam?: string } {
+  const params: unknown[] = [scope.groupId];
+  const p = (v: unknown) => {
+    params.push(v);
+    return `$${params.length}`;
+  };
+  const clauses = ['group_id = $1', 'indexed', req.trashed ? 'deleted' : 'NOT deleted'];
+  if (scope.creatorId !== undefined) clauses.push(`creator_id = ${p(scope.creatorId)}`);
+  const tsquery = req.query ? prefixQuery(req.query) : undefined;
+  const tsqueryParam = tsquery ? p(tsquery) : undefined;
+  if (tsqueryParam) clauses.push(`tsv @@ to_tsquery('simple', unaccent(${tsqueryParam}))`);
+  const f = req.filters;
+  if (f.name) clauses.push(`name ILIKE ${p(globToLike(f.name))}`);
+  if (f.content_type?.length) {
+    const alts = f.content_type.map((t) => (t.endsWith('/*') ? `content_type LIKE ${p(`${t.slice(0, -1)}%`)}` : `content_type = ${p(t)}`));
+    clauses.push(`(${alts.join(' OR ')})`);
+  }
+  for (const field of ['upload_time', 'update_time'] as const) {
+    const r = f[field];
+    if (r?.from) clauses.push(`${field} >= ${p(r.from)}`);
+    if (r?.to) clauses.push(`${field} <= ${p(r.to)}`);
+  }
+  if (f.size?.min !== undefined) clauses.push(`size >= ${p(f.size.min)}`);
+  if (f.size?.max !== undefined) clauses.push(`size <= ${p(f.size.max)}`);
+  if (f.status?.length) clauses.push(`status = ANY(${p(f.status)})`);
+  if (f.creator_id !== undefined) clauses.push(`creator_id = ${p(f.creator_id)}`);
+  for (const [field, want] of Object.entries(f.data ?? {})) {
+    if (typeof want === 'object') {
+      // Ranges compare numbers as numbers and anything else as text.
+      for (const [op, bound] of [['>=', want.from], ['<=', want.to]] as const) {
+        if (bound === undefined) continue;
+        clauses.push(
+          typeof bound === 'number'
+            ? `(jsonb_typeof(data -> ${p(field)}) = 'number' AND (data ->> $${params.length})::numeric ${op} ${p(bound)})`
+            : `(data ->> ${p(field)}) ${op} ${p(bound)}`,
+        );
+      }
+    } else {
+      clauses.push(`data @> ${p(JSON.stringify({ [field]: want }))}::jsonb`);
+    }
+  }
+  return { sql: clauses.join(' AND '), params, ...(tsqueryParam ? { tsqueryParam } : {}) };
+}
+
+/** ORDER BY for the sorts asked (default: relevance with a keyword, else newest first); ties by id. */
+export function orderOf(req: SearchRequest, params: unknown[], hasQuery: boolean): string {
+  const sorts = req.sort?.length ? req.sort : [{ field: hasQuery ? 'relevance' : 'upload_time', order: 'desc' as const }];
+  const parts = sorts.map(({ field, order }) => {
+    const dir = order === 'asc' ? 'ASC' : 'DESC';
+    if (field === 'relevance') return `score ${dir}`;
+    if (field.startsWith('data.')) {
+      params.push(field.slice(5));
+      const key = `$${params.length}`;
+      // Numbers sort as numbers, after that text; missing values last either way.
+      return `(CASE WHEN jsonb_typeof(data -> ${key}) = 'number' THEN (data ->> ${key})::numeric END) ${dir} NULLS LAST, (data ->> ${key}) ${dir} NULLS LAST`;
+    }
+    return `${field} ${dir} NULLS LAST`;
+  });
+  return [...parts, 'asset_id ASC'].join(', ');
+}

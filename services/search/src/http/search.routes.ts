@@ -1,0 +1,150 @@
+import { randomBytes } from 'node:crypto';
+import { Router, type Request, type Response } from 'express';
+import { z } from 'zod';
+import { hasPermission, PERMISSION, principalOf, readsOwnOnly } from '@dam/auth-tokens';
+import { badRequest, forbidden, notFound } from '@dam/errors';
+import type { Pool } from '@dam/db';
+import { parsed, validate } from '@dam/http';
+import { orderOf, RESULT_CAP, searchRequest, whereOf, type SearchRequest } from '../domain/search-query';
+
+export interface SearchRouteDeps {
+  pool: Pool;
+  resultSetTtlMs: number;
+  /** `Sunset` of the deprecated paths. */
+  sunset?: string;
+}
+
+interface ResultSetRow {
+  id: string;
+  ids: string[];
+  scores: number[];
+  capped: boolean;
+  page_size: number;
+  extended: boolean;
+  facets: Record<string, Array<{ value: unknown; count: number }>>;
+}
+
+const FACET_COLUMNS: Record<string, string> = { content_type: 'content_type', creator_id: 'creator_id', status: 'status' };
+
+/** One page of a stored set: the assets in the set's order (an asset purged since is left out). */
+async function pageOf(pool: Pool, set: ResultSetRow, page: number) {
+  const from = (page - 1) * set.page_size;
+  const ids = set.ids.slice(from, from + set.page_size);
+  const rows = await pool.query<{ asset_id: string; name: string; size: string; content_type: string; status: string; upload_time: Date; doc: unknown }>(
+    'SELECT asset_id, name, size, content_type, status, upload_time, doc FROM search_index WHERE asset_id = ANY($1)',
+    [ids],
+  );
+  const byId = new Map(rows.rows.map((r) => [r.asset_id, r]));
+  const results = [];
+  for (const [i, id] of ids.entries()) {
+    const r = byId.get(id);
+    if (!r) continue;
+    const score = set.scores[from + i] ?? 0;
+    results.push(
+      set.extended
+        ? { ...(r.doc as object), score }
+        : { id, name: r.name, size: Number(r.size), content_type: r.content_type, status: r.status, upload_time: r.upload_time.toISOString(), score },
+    );
+  }
+  return {
+    search_result_id: set.id,
+    page,
+    pages: Math.max(1, Math.ceil(set.ids.length / set.page_size)),
+    page_size: set.page_size,
+    total: set.ids.length,
+    total_is_capped: set.capped,
+    results,
+    facets: set.facets,
+  };
+}
+
+/**
+ * Search (spec endpoint 19, CONTRACT §8) over the read model: the first page at once, the set stored for paging.
+ * CREATOR callers see their own assets only; `trashed` is for administrators.
+ */
+export function searchRoutes(deps: SearchRouteDeps): Router {
+  const router = Router();
+  const { pool } = deps;
+
+  const run = async (req: Request, res: Response, body: SearchRequest) => {
+    const p = principalOf(res);
+    if (body.trashed && !hasPermission(p, PERMISSION.PURGE_TRASH)) throw forbidden('Only administrators search the trash', 'TRASH_SEARCH_FORBIDDEN');
+    if (body.filters.collection_id !== undefined) throw badRequest('COLLECTIONS_NOT_INDEXED', 'Searching by collection is not available yet');
+    const { sql, params, tsqueryParam } = whereOf(body, { groupId: p.group_id, ...(readsOwnOnly(p) ? { creatorId: p.user_id } : {}) });
+    const score = tsqueryParam ? `ts_rank_cd(tsv, to_tsquery('simple', unaccent(${tsqueryParam})))` : '0';
+    const orderParams = [...params];
+    const order = orderOf(body, orderParams, tsqueryParam !== undefined);
+    const matched = await pool.query<{ asset_id: string; score: number }>(
+      `SELECT asset_id, ${score}::real AS score FROM search_index WHERE ${sql} ORDER BY ${order} LIMIT ${RESULT_CAP + 1}`,
+      orderParams,
+    );
+    const capped = matched.rows.length > RESULT_CAP;
+    const kept = matched.rows.slice(0, RESULT_CAP);
+    const facets: ResultSetRow['facets'] = {};
+    for (const facet of new Set(body.facets)) {
+      const facetParams = [...params];
+      let value: string;
+      let where = sql;
+      if (facet.startsWith('data.')) {
+        facetParams.push(facet.slice(5));
+        value = `data ->> $${facetParams.length}`;
+        where = `${sql} AND data ? $${facetParams.length}`;
+      } else value = FACET_COLUMNS[facet] as string;
+      const counts = await pool.query<{ value: unknown; count: number }>(
+        `SELECT ${value} AS value, count(*)::int AS count FROM search_index WHERE ${where} GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 100`,
+        facetParams,
+      );
+      facets[facet] = counts.rows;
+    }
+    const set: ResultSetRow = {
+      id: randomBytes(16).toString('hex'),
+      ids: kept.map((r) => r.asset_id),
+      scores: kept.map((r) => Number(r.score)),
+      capped,
+      page_size: body.page_size,
+      extended: body.extended,
+      facets,
+    };
+    await pool.query(
+      `INSERT INTO result_sets (id, group_id, user_id, ids, scores, capped, page_size, extended, facets, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now() + make_interval(secs => $10))`,
+      [set.id, p.group_id, p.user_id, set.ids, set.scores, set.capped, set.page_size, set.extended, JSON.stringify(set.facets), deps.resultSetTtlMs / 1000],
+    );
+    res.json(await pageOf(pool, set, 1));
+  };
+
+  const pageSchemas = { params: z.object({ search_result_id: z.string().regex(/^[0-9a-f]{32}$/, 'must be a search result id'), page: z.coerce.number().int().min(1).max(RESULT_CAP) }) };
+  const page = async (req: Request, res: Response) => {
+    const { params } = parsed(pageSchemas, req, res);
+    const p = principalOf(res);
+    const found = await pool.query<ResultSetRow>(
+      `SELECT id, ids, scores, capped, page_size, extended, facets FROM result_sets
+       WHERE id = $1 AND group_id = $2 AND user_id = $3 AND expires_at > now()`,
+      [params.search_result_id, p.group_id, p.user_id],
+    );
+    const set = found.rows[0];
+    if (!set) throw notFound('SEARCH_RESULT_NOT_FOUND', 'No such search result (unknown or expired)');
+    const pages = Math.max(1, Math.ceil(set.ids.length / set.page_size));
+    if (params.page > pages) throw badRequest('PAGE_OUT_OF_RANGE', `The result has ${pages} page(s)`, [{ path: 'page', message: `at most ${pages}` }]);
+    res.json(await pageOf(pool, set, params.page));
+  };
+
+  const deprecated = (successor: string) => (res: Response) => {
+    res.setHeader('Deprecation', 'true');
+    if (deps.sunset) res.setHeader('Sunset', deps.sunset);
+    res.setHeader('Link', `<${successor}>; rel="successor-version"`);
+  };
+
+  const bodySchemas = { body: searchRequest };
+  router.post('/api/v1/assets/search', validate(bodySchemas), async (req, res) => run(req, res, parsed(bodySchemas, req, res).body));
+  router.post('/api/v1/search', validate(bodySchemas), async (req, res) => {
+    deprecated('/api/v1/assets/search')(res);
+    await run(req, res, parsed(bodySchemas, req, res).body);
+  });
+  router.get('/api/v1/assets/search/:search_result_id/:page', validate(pageSchemas), page);
+  router.get('/api/v1/search/:search_result_id/:page', validate(pageSchemas), async (req, res) => {
+    deprecated(`/api/v1/assets/search/${String(req.params.search_result_id)}/${String(req.params.page)}`)(res);
+    await page(req, res);
+  });
+  return router;
+}

@@ -1,0 +1,127 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
+import { waitFor } from '@dam/testing';
+import { ADMIN, login, startSuite, type Suite } from './suite';
+
+let suite: Suite;
+let jwt: string;
+
+beforeAll(async () => {
+  suite = await startSuite();
+  jwt = await login(suite.base, ADMIN.email, ADMIN.password);
+});
+
+afterAll(async () => {
+  await suite?.stop();
+});
+
+async function call(method: string, url: string, body?: unknown, token = jwt): Promise<{ status: number; body: any; headers: Headers }> {
+  const res = await fetch(`${suite.base}${url}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
+}
+
+async function upload(name: string, bytes: Buffer, token = jwt): Promise<string> {
+  const form = new FormData();
+  form.append('file', new Blob([bytes]), name);
+  const res = await fetch(`${suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { files: Array<{ id: string }> }).files[0]?.id as string;
+}
+
+const search = (body: unknown, token = jwt) => call('POST', '/api/v1/assets/search', body, token);
+const idsOf = (r: { body: any }) => (r.body.results as Array<{ id: string }>).map((x) => x.id);
+/** The read model follows the events: wait until a search sees what it should. */
+const until = <T>(probe: () => Promise<T | undefined>, what: string) => waitFor(probe, { timeoutMs: 15_000, intervalMs: 100, description: what });
+
+describe('search over the read model', () => {
+  const ids: Record<string, string> = {};
+
+  beforeAll(async () => {
+    ids.beach = await upload('Beach_Sunset.txt', Buffer.from('a'.repeat(100)));
+    ids.cafe = await upload('Café notes.txt', Buffer.from('b'.repeat(2000)));
+    ids.report = await upload('report-2026.csv', Buffer.from('c,d\n1,2\n'));
+    const upd = await call('POST', `/api/v1/assets/${ids.report}/data/update`, { data: { service_search_txt: 'quarterly finance summary', rating: 4, camera: 'X100' }, mode: 'APPEND' });
+    expect(upd.status).toBe(200);
+    await call('POST', `/api/v1/assets/${ids.beach}/data/update`, { data: { rating: 2, camera: 'X100' }, mode: 'APPEND' });
+    await until(async () => {
+      const r = await search({ query: 'quarterly' });
+      return r.body?.results?.length === 1 ? r : undefined;
+    }, 'the read model to catch up');
+  });
+
+  it('finds by keyword prefix in the name and in service_search_txt, accents folded, with a score', async () => {
+    const r = await search({ query: 'beach sun' });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ search_result_id: expect.stringMatching(/^[0-9a-f]{32}$/), page: 1, pages: 1, page_size: 25, total: 1, total_is_capped: false });
+    expect(r.body.results[0]).toMatchObject({ id: ids.beach, name: 'Beach_Sunset.txt', size: 100, status: 'OK', upload_time: expect.any(String), score: expect.any(Number) });
+    expect(idsOf(await search({ query: 'cafe' }))).toEqual([ids.cafe]);
+    expect(idsOf(await search({ query: 'FINAN' }))).toEqual([ids.report]);
+    expect(idsOf(await search({ query: 'nothing-like-this' }))).toEqual([]);
+  });
+
+  it('filters by name glob, content type with a wildcard, size, status and custom data (equality and range)', async () => {
+    expect(idsOf(await search({ filters: { name: 'report-*' } }))).toEqual([ids.report]);
+    expect(idsOf(await search({ filters: { content_type: ['text/*'] }, sort: [{ field: 'name', order: 'asc' }] }))).toEqual([ids.beach, ids.cafe, ids.report]);
+    expect(idsOf(await search({ filters: { content_type: ['image/*', 'video/mp4'] } }))).toEqual([]);
+    expect(idsOf(await search({ filters: { size: { min: 1000 } } }))).toEqual([ids.cafe]);
+    expect(idsOf(await search({ filters: { data: { camera: 'X100', rating: { from: 3 } } } }))).toEqual([ids.report]);
+    expect(idsOf(await search({ filters: { status: ['ERROR'] } }))).toEqual([]);
+  });
+
+  it('sorts by name, size and data fields, and counts facets over the whole result', async () => {
+    expect(idsOf(await search({ sort: [{ field: 'name', order: 'asc' }] }))).toEqual([ids.beach, ids.cafe, ids.report]);
+    expect(idsOf(await search({ sort: [{ field: 'size', order: 'desc' }] }))[0]).toBe(ids.cafe);
+    expect(idsOf(await search({ filters: { data: { camera: 'X100' } }, sort: [{ field: 'data.rating', order: 'asc' }] }))).toEqual([ids.beach, ids.report]);
+    const f = await search({ page_size: 1, facets: ['content_type', 'data.camera'] });
+    expect(f.body.total).toBe(3);
+    const total = (f.body.facets.content_type as Array<{ count: number }>).reduce((n, x) => n + x.count, 0);
+    expect(total).toBe(3);
+    expect(f.body.facets['data.camera']).toEqual([{ value: 'X100', count: 2 }]);
+  });
+
+  it('pages a stored result, and refuses a page beyond it and bad requests with details', async () => {
+    const first = await search({ page_size: 2, sort: [{ field: 'name', order: 'asc' }] });
+    expect(first.body).toMatchObject({ pages: 2, total: 3 });
+    const second = await call('GET', `/api/v1/assets/search/${first.body.search_result_id}/2`);
+    expect(second.status).toBe(200);
+    expect(idsOf(second)).toEqual([ids.report]);
+    expect((await call('GET', `/api/v1/assets/search/${first.body.search_result_id}/3`)).status).toBe(400);
+    expect((await call('GET', `/api/v1/assets/search/${'0'.repeat(32)}/1`)).status).toBe(404);
+    const bad = await search({ sort: [{ field: 'colour' }], page_size: 101 });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details.map((d: any) => d.path).sort()).toEqual(['page_size', 'sort.0.field']);
+  });
+
+  it('answers the deprecated paths the same, with Deprecation, Sunset and Link headers', async () => {
+    const r = await call('POST', '/api/v1/search', { query: 'beach' });
+    expect(r.status).toBe(200);
+    expect(idsOf(r)).toEqual([ids.beach]);
+    expect(r.headers.get('deprecation')).toBe('true');
+    expect(r.headers.get('sunset')).toBe('Wed, 01 Dec 2027 00:00:00 GMT');
+    expect(r.headers.get('link')).toBe('</api/v1/assets/search>; rel="successor-version"');
+    const page = await call('GET', `/api/v1/search/${r.body.search_result_id}/1`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('link')).toBe(`</api/v1/assets/search/${r.body.search_result_id}/1>; rel="successor-version"`);
+  });
+
+  it('returns the full asset data when extended, finds trashed assets for ADMIN only, and scopes a CREATOR to its own', async () => {
+    const ext = await search({ query: 'report', extended: true });
+    expect(ext.body.results[0]).toMatchObject({ id: ids.report, checksum: expect.any(String), data: { rating: 4 }, conversions: {} });
+
+    expect((await call('POST', `/api/v1/assets/${ids.cafe}/delete`, { keys: ['original'] })).status).toBe(200);
+    await until(async () => (idsOf(await search({ query: 'cafe', trashed: true })).length === 1 ? true : undefined), 'the trash in the read model');
+    expect(idsOf(await search({ query: 'cafe' }))).toEqual([]);
+
+    const created = await call('POST', '/api/v1/users', { email: 'creator@example.com', password: 'creator-password-1', role_id: 4 });
+    expect(created.status).toBe(201);
+    const creator = await login(suite.base, 'creator@example.com', 'creator-password-1');
+    const own = await upload('mine-only.txt', Buffer.from('mine'), creator);
+    await until(async () => (idsOf(await search({}, creator)).length === 1 ? true : undefined), 'the creator\'s upload in the read model');
+    expect(idsOf(await search({}, creator))).toEqual([own]);
+    expect((await search({ trashed: true }, creator)).status).toBe(403);
+  });
+});
