@@ -112,7 +112,8 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
   addon: { publish: [JS_INFO], subscribe: [] },
   webhook: { publish: [JS_INFO], subscribe: [] },
   // The read model: one durable over every asset event; nothing of DAM_INTERNAL, no publish.
-  search: { publish: [JS_INFO, ...durableConsumer(ASSET_EVENTS, 'search-index')], subscribe: [] },
+  // A replay reads the whole stream again with an ordered consumer.
+  search: { publish: [JS_INFO, ...durableConsumer(ASSET_EVENTS, 'search-index'), ...orderedConsumer(ASSET_EVENTS)], subscribe: [] },
   // Outside systems: read ASSET_EVENTS through consumers of their own, nothing else; they publish no event.
   subscriber: {
     publish: [

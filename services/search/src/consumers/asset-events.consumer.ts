@@ -7,7 +7,7 @@ import type { SearchIndexRepository } from '../adapters/search-index.repository'
 export const INDEX_DURABLE = 'search-index';
 
 /** Any asset event: the envelope checked here, the payload by its type below. */
-const envelope = z.looseObject({
+export const assetEventEnvelope = z.looseObject({
   id: z.string().min(1),
   type: z.string().min(1),
   group_id: z.string().regex(/^\d+$/),
@@ -18,7 +18,7 @@ const envelope = z.looseObject({
 const deletion = z.looseObject({ keys: z.array(z.string()).default([]) });
 
 /** Applies one event to the read model; returns whether it changed a row. */
-export async function applyAssetEvent(index: SearchIndexRepository, e: z.infer<typeof envelope>): Promise<boolean> {
+export async function applyAssetEvent(index: SearchIndexRepository, e: z.infer<typeof assetEventEnvelope>): Promise<boolean> {
   const groupId = Number(e.group_id);
   switch (e.type) {
     case 'file-saved':
@@ -55,7 +55,7 @@ export function assetEventsWorker(nc: NatsConnection, index: SearchIndexReposito
         stream: ASSET_EVENTS,
         durable: INDEX_DURABLE,
         filterSubjects: ASSET_EVENTS_SUBJECTS,
-        schema: envelope,
+        schema: assetEventEnvelope,
         deliverPolicy: 'all',
         concurrency: 8,
         handler: async (e, ctx) => {
