@@ -10,3 +10,5 @@ export { makePng } from './png';
 export { startInternalStub, startSettingsStub, type InternalStub, type StubAnswer } from './internal-stub';
 export { startJobHarness, type JobHarness } from './job-harness';
 export { ffprobe, makeVideo, writeVideo, type ProbedStream, type VideoSpec } from './video';
+
+export { listen } from './listen';

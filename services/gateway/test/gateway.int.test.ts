@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
 import http, { type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { SERVICE_TOKEN_HEADER, createServiceVerifier, parseTrustedKeys, type ServiceCall } from '@dam/auth-tokens';
 import { createLogger } from '@dam/logging';
-import { createDatabase, freePort, serviceIdentities, startServiceProcess, type ServiceProcess } from '@dam/testing';
+import { createDatabase, freePort, listen, serviceIdentities, startServiceProcess, type ServiceProcess } from '@dam/testing';
 import { createGatewayApp, type GatewayAppDeps } from '../src/app';
 
 // Starting the auth process takes seconds on a 2-core machine.
@@ -25,8 +24,6 @@ function verifiedCall(req: http.IncomingMessage): ServiceCall | { refused: strin
 }
 const BIG = 8 * 1024 * 1024 + 123;
 
-const listen = (server: Server): Promise<string> =>
-  new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
 
 /** Stand-in for metadata: echoes what reached it, and serves a large body with Range like the real one. */
 function fakeMetadata(): Server {
