@@ -1,0 +1,152 @@
+/**
+ * Search at scale (issue 9), against a suite started with deploy/local/up (with RATE_LIMIT_PER_MINUTE=0
+ * RATE_LIMIT_ADDRESS_PER_MINUTE=0: the gateway limits each caller to 1200 requests a minute by default).
+ *   pnpm exec tsx bench/search.bench.ts [count=100000] [requests=200]
+ * Seeds `count` assets by publishing file-saved events to ASSET_EVENTS (as the operators' NATS identity; realistic
+ * names, types, sizes, dates and custom data), measures how long the read model takes to hold them all and the
+ * indexing lag of single events, then p50/p95/p99 at 1 and 8 concurrent clients of four queries through the
+ * gateway; the index size on disk; the EXPLAIN plan of the keyword + filters query. Prints one JSON line.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { jetstream } from '@nats-io/jetstream';
+import { createPool } from '@dam/db';
+import { assetEventSubject, connectNats } from '@dam/events';
+import { api, DATA, login, percentile } from './support';
+
+const count = Number(process.argv[2] ?? 100_000);
+const requests = Number(process.argv[3] ?? 200);
+
+const WORDS = ['beach', 'sunset', 'mountain', 'city', 'portrait', 'product', 'launch', 'team', 'office', 'forest', 'river', 'summer', 'winter', 'campaign', 'logo', 'banner', 'studio', 'night', 'street', 'event'];
+const TYPES = ['image/jpeg', 'image/png', 'image/webp', 'video/mp4', 'application/pdf', 'text/plain'];
+const CAMERAS = ['X100', 'A7', 'R5', 'Z6', 'GR3'];
+const pick = <T>(list: readonly T[], i: number): T => list[i % list.length] as T;
+
+function envOf(file: string): Record<string, string> {
+  return Object.fromEntries(
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('='))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1).replace(/^'|'$/g, '')]),
+  );
+}
+
+function assetEvent(i: number, version = 1) {
+  const id = `bench${randomBytes(14).toString('hex')}`.slice(0, 32);
+  const upload = new Date(Date.UTC(2020, 0, 1) + (i * 7919 * 60_000) % (6 * 365 * 86_400_000)).toISOString();
+  const type = pick(TYPES, i * 7);
+  const ext = type.split('/')[1] === 'jpeg' ? 'jpg' : type.split('/')[1];
+  const name = `${pick(WORDS, i)}_${pick(WORDS, i * 3 + 1)}_${i}.${ext}`;
+  const data = { rating: i % 5, camera: pick(CAMERAS, i), service_search_txt: `${pick(WORDS, i * 11)} ${pick(WORDS, i * 13)} shoot` };
+  const asset = {
+    id,
+    status: 'OK',
+    name,
+    size: 1000 + ((i * 104729) % 50_000_000),
+    checksum: '0'.repeat(32),
+    content_type: type,
+    creator_id: 1,
+    upload_time: upload,
+    update_time: upload,
+    metadata: {},
+    data,
+    conversions: {},
+    addons_info: {},
+  };
+  return { id: `bench-${id}-${version}`, type: 'file-saved', time: new Date().toISOString(), group_id: '1', asset_id: id, version, data: asset };
+}
+
+async function timeQueries(jwt: string, body: unknown, concurrency: number, firstPage?: (b: unknown) => Promise<string>) {
+  const times: number[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < requests) {
+        next += 1;
+        const t0 = performance.now();
+        const res = firstPage ? { status: 200, body: await firstPage(body) } : await api(jwt, 'POST', '/api/v1/assets/search', body);
+        times.push(performance.now() - t0);
+        if (res.status !== 200) throw new Error(`search answered ${res.status}: ${JSON.stringify(res.body)}`);
+      }
+    }),
+  );
+  const r = (p: number) => Math.round(percentile(times, p) * 10) / 10;
+  return { p50: r(50), p95: r(95), p99: r(99) };
+}
+
+async function main(): Promise<void> {
+  const jwt = await login();
+  const seeds = envOf(path.join(DATA, 'secrets', 'nats-users.env'));
+  const nc = await connectNats(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', 'admin', seeds.NATS_NKEY_SEED_ADMIN);
+  const js = jetstream(nc);
+  const db = createPool(`postgres://postgres@127.0.0.1:${readFileSync(path.join(DATA, 'run', 'pg-port'), 'utf8').trim()}/dam_search`, { max: 2 });
+  const rows = async () => Number((await db.query("SELECT count(*) AS n FROM search_index WHERE asset_id LIKE 'bench%'")).rows[0].n);
+
+  // Seed: publish in windows of 500 acknowledged publishes.
+  const before = await rows();
+  const t0 = performance.now();
+  for (let i = 0; i < count; i += 500) {
+    await Promise.all(Array.from({ length: Math.min(500, count - i) }, (_, k) => {
+      const e = assetEvent(before + i + k);
+      return js.publish(assetEventSubject(1, 'file-saved'), JSON.stringify(e), { msgID: e.id });
+    }));
+  }
+  const publishedMs = performance.now() - t0;
+  while ((await rows()) < before + count) await new Promise((r) => setTimeout(r, 250));
+  const indexedMs = performance.now() - t0;
+
+  // Indexing lag of single events, one at a time, with the model already full.
+  const lags: number[] = [];
+  for (let i = 0; i < 50; i++) {
+    const e = assetEvent(before + count + i);
+    const start = performance.now();
+    await js.publish(assetEventSubject(1, 'file-saved'), JSON.stringify(e), { msgID: e.id });
+    while ((await db.query('SELECT 1 FROM search_index WHERE asset_id = $1', [e.asset_id])).rowCount === 0) await new Promise((r) => setTimeout(r, 2));
+    lags.push(performance.now() - start);
+  }
+
+  const keyword = { query: 'beach' };
+  const filtered = { query: 'beach', filters: { content_type: ['image/*'], data: { rating: { from: 3 } } }, facets: ['content_type', 'data.camera', 'status'] };
+  const byData = { filters: { content_type: ['video/mp4'] }, sort: [{ field: 'data.rating', order: 'desc' }] };
+  const capped = (await api(jwt, 'POST', '/api/v1/assets/search', { page_size: 100 })).body;
+  const page40 = async () => {
+    const r = await api(jwt, 'GET', `/api/v1/assets/search/${capped.search_result_id}/40`);
+    if (r.status !== 200) throw new Error(`page 40 answered ${r.status}`);
+    return 'ok';
+  };
+  const queries: Record<string, unknown> = {};
+  for (const c of [1, 8]) {
+    queries[`c${c}`] = {
+      keyword: await timeQueries(jwt, keyword, c),
+      keywordTwoFiltersThreeFacets: await timeQueries(jwt, filtered, c),
+      filterSortByData: await timeQueries(jwt, byData, c),
+      page40OfCappedSet: await timeQueries(jwt, undefined, c, page40),
+    };
+  }
+  const size = (await db.query("SELECT pg_size_pretty(pg_total_relation_size('search_index')) AS total, pg_size_pretty(pg_indexes_size('search_index')) AS indexes")).rows[0];
+  const plan = (await db.query(
+    `EXPLAIN (ANALYZE, BUFFERS, FORMAT TEXT) SELECT asset_id FROM search_index WHERE group_id = 1 AND indexed AND NOT deleted
+       AND tsv @@ to_tsquery('simple', unaccent('beach:*')) AND content_type LIKE 'image/%'
+       AND (jsonb_typeof(data -> 'rating') = 'number' AND (data ->> 'rating')::numeric >= 3) ORDER BY asset_id LIMIT 10001`,
+  )).rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']);
+  console.log(
+    JSON.stringify({
+      count,
+      rows: await rows(),
+      seed: { publishedMs: Math.round(publishedMs), indexedMs: Math.round(indexedMs), eventsPerSecond: Math.round(count / (indexedMs / 1000)) },
+      indexingLagMs: { p50: Math.round(percentile(lags, 50)), p99: Math.round(percentile(lags, 99)) },
+      queries,
+      cappedSet: { total: capped.total, total_is_capped: capped.total_is_capped },
+      size,
+      plan,
+    }),
+  );
+  await db.end();
+  await nc.close();
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
