@@ -1,9 +1,9 @@
 import { createPool, type Pool } from '@dam/db';
-import type { AssetData } from '@dam/events';
 import { createDatabase } from '@dam/testing';
 import { SearchIndexRepository } from '../src/adapters/search-index.repository';
 import { applyAssetEvent } from '../src/consumers/asset-events.consumer';
 import { migrateSearch } from '../src/migrations';
+import { assetData } from './fixtures';
 
 let pool: Pool;
 let index: SearchIndexRepository;
@@ -15,21 +15,7 @@ beforeAll(async () => {
 });
 afterAll(async () => pool.end());
 
-const asset = (id: string, name: string): AssetData => ({
-  id,
-  status: 'OK',
-  name,
-  size: 10,
-  checksum: '0'.repeat(32),
-  content_type: 'text/plain',
-  creator_id: 1,
-  upload_time: '2026-11-23T10:00:00.000Z',
-  update_time: '2026-11-23T10:00:00.000Z',
-  metadata: {},
-  data: {},
-  conversions: {},
-  addons_info: {},
-});
+const asset = assetData;
 const event = (type: string, id: string, version: number, data: unknown) => ({ id: `${type}-${id}-${version}`, type, group_id: '1', asset_id: id, version, data });
 const row = async (id: string) => (await pool.query<{ name: string; version: number; deleted: boolean; indexed: boolean }>('SELECT name, version, deleted, indexed FROM search_index WHERE asset_id = $1', [id])).rows[0];
 

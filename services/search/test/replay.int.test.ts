@@ -1,11 +1,12 @@
 import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { createPool, type Pool } from '@dam/db';
-import { assetEventSubject, connectNats, ensureStreams, type AssetData } from '@dam/events';
+import { assetEventSubject, connectNats, ensureStreams } from '@dam/events';
 import { createDatabase, startNats, type TestNats } from '@dam/testing';
 import { SearchIndexRepository } from '../src/adapters/search-index.repository';
 import { applyAssetEvent } from '../src/consumers/asset-events.consumer';
 import { migrateSearch } from '../src/migrations';
+import { assetData } from './fixtures';
 import { replayIndex } from '../src/replay.use-case';
 
 let server: TestNats;
@@ -30,21 +31,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const asset = (id: string, name: string): AssetData => ({
-  id,
-  status: 'OK',
-  name,
-  size: 10,
-  checksum: '0'.repeat(32),
-  content_type: 'text/plain',
-  creator_id: 1,
-  upload_time: '2026-11-23T10:00:00.000Z',
-  update_time: '2026-11-23T10:00:00.000Z',
-  metadata: {},
-  data: {},
-  conversions: {},
-  addons_info: {},
-});
+const asset = assetData;
 
 const snapshot = async () =>
   (await pool.query('SELECT asset_id, group_id, version, indexed, deleted, name FROM search_index ORDER BY asset_id')).rows;
