@@ -47,9 +47,10 @@ describe('search over the read model', () => {
     const upd = await call('POST', `/api/v1/assets/${ids.report}/data/update`, { data: { service_search_txt: 'quarterly finance summary', rating: 4, camera: 'X100' }, mode: 'APPEND' });
     expect(upd.status).toBe(200);
     await call('POST', `/api/v1/assets/${ids.beach}/data/update`, { data: { rating: 2, camera: 'X100' }, mode: 'APPEND' });
+    // Both updates applied (the beach's came last).
     await until(async () => {
-      const r = await search({ query: 'quarterly' });
-      return r.body?.results?.length === 1 ? r : undefined;
+      const r = await search({ filters: { data: { camera: 'X100' } } });
+      return r.body?.results?.length === 2 ? r : undefined;
     }, 'the read model to catch up');
   });
 
@@ -70,11 +71,19 @@ describe('search over the read model', () => {
     expect(idsOf(await search({ filters: { size: { min: 1000 } } }))).toEqual([ids.cafe]);
     expect(idsOf(await search({ filters: { data: { camera: 'X100', rating: { from: 3 } } } }))).toEqual([ids.report]);
     expect(idsOf(await search({ filters: { status: ['ERROR'] } }))).toEqual([]);
+    expect(idsOf(await search({ filters: { status: ['OK'], creator_id: 1 } })).length).toBe(3);
+    expect(idsOf(await search({ filters: { creator_id: 999 } }))).toEqual([]);
+    const future = new Date(Date.now() + 3_600_000).toISOString();
+    expect(idsOf(await search({ filters: { upload_time: { from: future } } }))).toEqual([]);
+    expect(idsOf(await search({ filters: { upload_time: { to: future }, update_time: { to: future } } })).length).toBe(3);
   });
 
   it('sorts by name, size and data fields, and counts facets over the whole result', async () => {
     expect(idsOf(await search({ sort: [{ field: 'name', order: 'asc' }] }))).toEqual([ids.beach, ids.cafe, ids.report]);
     expect(idsOf(await search({ sort: [{ field: 'size', order: 'desc' }] }))[0]).toBe(ids.cafe);
+    // The beach's custom data was updated last, the report's before it; the café never was.
+    expect(idsOf(await search({ sort: [{ field: 'update_time', order: 'desc' }] }))).toEqual([ids.beach, ids.report, ids.cafe]);
+    expect(idsOf(await search({ sort: [{ field: 'upload_time', order: 'asc' }] }))).toEqual([ids.beach, ids.cafe, ids.report]);
     expect(idsOf(await search({ filters: { data: { camera: 'X100' } }, sort: [{ field: 'data.rating', order: 'asc' }] }))).toEqual([ids.beach, ids.report]);
     const f = await search({ page_size: 1, facets: ['content_type', 'data.camera'] });
     expect(f.body.total).toBe(3);
