@@ -105,6 +105,33 @@ describe('search over the read model', () => {
     expect(bad.body.error.details.map((d: any) => d.path).sort()).toEqual(['page_size', 'sort.0.field']);
   });
 
+  it('accepts the contract\'s example request as it is written', async () => {
+    const example = {
+      query: 'beach sunset',
+      filters: {
+        name: 'IMG_*',
+        content_type: ['image/*'],
+        upload_time: { from: '2020-01-01T00:00:00Z', to: '2030-01-01T00:00:00Z' },
+        size: { min: 0, max: 1000000 },
+        status: ['OK'],
+        creator_id: 7,
+        collection_id: 'c1',
+        data: { rating: { from: 3 }, camera: 'X100' },
+      },
+      sort: [{ field: 'upload_time', order: 'desc' }],
+      page_size: 25,
+      extended: false,
+      trashed: false,
+      facets: ['content_type', 'creator_id', 'data.camera', 'tags'],
+    };
+    const r = await search(example);
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ total: 0, results: [], facets: { content_type: [], creator_id: [], 'data.camera': [], tags: [] } });
+    // Without the filters that match nothing here, the facets count the match.
+    const open = await search({ query: 'beach sunset', facets: ['content_type', 'tags'] });
+    expect(open.body.facets).toEqual({ content_type: [{ value: 'text/plain', count: 1 }], tags: [] });
+  });
+
   it('answers the deprecated paths the same, with Deprecation, Sunset and Link headers', async () => {
     const r = await call('POST', '/api/v1/search', { query: 'beach' });
     expect(r.status).toBe(200);

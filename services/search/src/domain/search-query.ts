@@ -41,8 +41,8 @@ export const searchRequest = z.strictObject({
   extended: z.boolean().default(false),
   trashed: z.boolean().default(false),
   facets: z
-    .array(z.string().refine((f) => ['content_type', 'creator_id', 'status'].includes(f) || /^data\.[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$/.test(f), {
-      message: 'must be content_type, creator_id, status or data.<field>',
+    .array(z.string().refine((f) => ['content_type', 'creator_id', 'status', 'tags'].includes(f) || /^data\.[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$/.test(f), {
+      message: 'must be content_type, creator_id, status, tags or data.<field>',
     }))
     .max(10)
     .default([]),
@@ -93,6 +93,8 @@ export function whereOf(req: SearchRequest, scope: Scope): { sql: string; params
   if (f.size?.max !== undefined) clauses.push(`size <= ${p(f.size.max)}`);
   if (f.status?.length) clauses.push(`status = ANY(${p(f.status)})`);
   if (f.creator_id !== undefined) clauses.push(`creator_id = ${p(f.creator_id)}`);
+  // No collection holds assets yet (collections come with issue 10): a collection filter matches nothing.
+  if (f.collection_id !== undefined) clauses.push('false');
   for (const [field, want] of Object.entries(f.data ?? {})) {
     if (typeof want === 'object') {
       // Ranges compare numbers as numbers and anything else as text.

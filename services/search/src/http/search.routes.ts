@@ -69,7 +69,6 @@ export function searchRoutes(deps: SearchRouteDeps): Router {
   const run = async (req: Request, res: Response, body: SearchRequest) => {
     const p = principalOf(res);
     if (body.trashed && !hasPermission(p, PERMISSION.PURGE_TRASH)) throw forbidden('Only administrators search the trash', 'TRASH_SEARCH_FORBIDDEN');
-    if (body.filters.collection_id !== undefined) throw badRequest('COLLECTIONS_NOT_INDEXED', 'Searching by collection is not available yet');
     const { sql, params, tsqueryParam } = whereOf(body, { groupId: p.group_id, ...(readsOwnOnly(p) ? { creatorId: p.user_id } : {}) });
     const score = tsqueryParam ? `ts_rank_cd(tsv, to_tsquery('simple', unaccent(${tsqueryParam})))` : '0';
     const orderParams = [...params];
@@ -82,7 +81,9 @@ export function searchRoutes(deps: SearchRouteDeps): Router {
     const kept = matched.rows.slice(0, RESULT_CAP);
     const facets: ResultSetRow['facets'] = {};
     // Every facet from one pass over the match (a materialized CTE), not one scan per facet.
-    const wanted = [...new Set(body.facets)];
+    // `tags` (addon labels) has no values until addons label assets.
+    const wanted = [...new Set(body.facets)].filter((f) => f !== 'tags');
+    if (body.facets.includes('tags')) facets.tags = [];
     if (wanted.length > 0) {
       const facetParams = [...params];
       const parts = wanted.map((facet, i) => {
