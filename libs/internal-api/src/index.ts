@@ -2,3 +2,4 @@ export { internalClient, type CallError, type CallOptions, type CallResult, type
 export * from './schemas';
 export { GroupSettingsClient, type GroupSettings, type GroupSettingsClientOptions } from './group-settings.client';
 export * from './conversion-keys';
+export { parseCdnEntry, type CdnEntry } from './cdn-links';

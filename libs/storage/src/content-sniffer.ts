@@ -37,7 +37,10 @@ export function textType(head: Buffer): string {
 export async function sniffContentType(head: Buffer, truncated: boolean): Promise<string> {
   const detected = await fromBuffer(head);
   // file-type names any XML declaration application/xml: an SVG or XHTML behind it is told apart here.
-  if (detected?.mime === 'application/xml') return textType(head) === 'text/plain' ? 'application/xml' : textType(head);
+  if (detected?.mime === 'application/xml') {
+    const markup = textType(head);
+    return markup === 'text/plain' ? 'application/xml' : markup;
+  }
   if (detected) return detected.mime;
   return looksLikeText(head, truncated) ? textType(head) : 'application/octet-stream';
 }

@@ -110,6 +110,7 @@ export function createStorage(config: StorageConfig): Storage {
   const url = new URL(config.endpoint);
   const useSSL = url.protocol === 'https:';
   const region = config.region ?? 'us-east-1';
+  const partSize = config.partSize ?? 16 * 1024 * 1024;
   const client = new Client({
     endPoint: url.hostname,
     port: Number(url.port || (useSSL ? 443 : 80)),
@@ -118,7 +119,7 @@ export function createStorage(config: StorageConfig): Storage {
     secretKey: config.secretKey,
     region,
     pathStyle: true,
-    partSize: config.partSize ?? 16 * 1024 * 1024,
+    partSize,
   });
   const loopback = ['127.0.0.1', 'localhost', '::1', '[::1]'].includes(url.hostname);
   // minio hashes every uploaded byte with SHA-256 on plain http; UNSIGNED-PAYLOAD skips it (S3 accepts both).
@@ -149,7 +150,6 @@ export function createStorage(config: StorageConfig): Storage {
     return { etag };
   };
 
-  const partSize = config.partSize ?? 16 * 1024 * 1024;
   /** Parts in flight at once: the next part is read from the source while the previous ones upload. */
   const PARTS_IN_FLIGHT = 2;
 

@@ -80,6 +80,9 @@ function relay(body: http.IncomingMessage, res: Response, request: http.ClientRe
  */
 export function createProxy(opts: ProxyOptions) {
   const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+  /** A request over the kept-alive agent of the URL's scheme. */
+  const requestTo = (url: URL, options: { method: string; headers: OutgoingHttpHeaders }): http.ClientRequest =>
+    url.protocol === 'https:' ? https.request(url, { ...options, agent: agents.https }) : http.request(url, { ...options, agent: agents.http });
 
   const forward = (req: Request, res: Response, next: NextFunction, fwd: ForwardOptions): void => {
     const url = new URL(req.originalUrl, fwd.target);
@@ -91,12 +94,7 @@ export function createProxy(opts: ProxyOptions) {
       headers['content-length'] = String(replay.length);
       delete headers['content-encoding'];
     }
-    const lib = url.protocol === 'https:' ? https : http;
-    const upstream = lib.request(url, {
-      method: req.method,
-      headers,
-      agent: url.protocol === 'https:' ? agents.https : agents.http,
-    });
+    const upstream = requestTo(url, { method: req.method, headers });
     upstream.setTimeout(opts.timeoutMs, () => upstream.destroy(new Error(`${fwd.serviceName} timed out`)));
 
     let failed = false;
@@ -143,11 +141,8 @@ export function createProxy(opts: ProxyOptions) {
     const headers = responseHeaders(upRes.headers);
     headers['content-length'] = String(upRes.headers[ACCEL.length] ?? '0');
     const granted = /^bytes (\d+)-(\d+)\//.exec(String(upRes.headers['content-range'] ?? ''));
-    const target = new URL(url);
-    const lib = target.protocol === 'https:' ? https : http;
-    const store = lib.request(target, {
+    const store = requestTo(new URL(url), {
       method: 'GET',
-      agent: target.protocol === 'https:' ? agents.https : agents.http,
       headers: upRes.statusCode === 206 && granted ? { range: `bytes=${granted[1]}-${granted[2]}` } : {},
     });
     store.setTimeout(opts.timeoutMs, () => store.destroy(new Error('the object store timed out')));

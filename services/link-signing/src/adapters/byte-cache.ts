@@ -22,6 +22,10 @@ export interface CacheStats {
   evictions: number;
 }
 
+/** Whether an object key, or a folder prefix ending with `/`, names the entry's object. */
+const names = (objectKeyOrFolder: string, entry: CacheEntry): boolean =>
+  objectKeyOrFolder.endsWith('/') ? entry.objectKey.startsWith(objectKeyOrFolder) : entry.objectKey === objectKeyOrFolder;
+
 /**
  * The edge's byte cache: whole objects as files in one folder, at most `maxBytes` in all, the least recently
  * used dropped first. A fill is single-flight: while one upstream read of an object is under way, every other
@@ -178,24 +182,16 @@ export class ByteCache {
     return n;
   }
 
-  /** Drops every version of one object, or only the files under a folder prefix when it ends with `/`. */
+  /** Drops every version of one object, or every file under a folder prefix when it ends with `/`. */
   evictObject(objectKeyOrFolder: string): number {
-    let n = 0;
-    for (const entry of [...this.entries.values()]) {
-      const match = objectKeyOrFolder.endsWith('/') ? entry.objectKey.startsWith(objectKeyOrFolder) : entry.objectKey === objectKeyOrFolder;
-      if (!match) continue;
-      this.drop(entry);
-      n += 1;
-    }
-    return n;
+    const matching = [...this.entries.values()].filter((entry) => names(objectKeyOrFolder, entry));
+    for (const entry of matching) this.drop(entry);
+    return matching.length;
   }
 
   /** Whether some version of the object (or some file under the folder) is stored. */
   holds(objectKeyOrFolder: string): boolean {
-    for (const entry of this.entries.values()) {
-      if (objectKeyOrFolder.endsWith('/') ? entry.objectKey.startsWith(objectKeyOrFolder) : entry.objectKey === objectKeyOrFolder) return true;
-    }
-    return false;
+    return [...this.entries.values()].some((entry) => names(objectKeyOrFolder, entry));
   }
 
   stats(): CacheStats {

@@ -1,4 +1,4 @@
-import { forbidden, unavailable } from '@dam/errors';
+import { badRequest, forbidden, notFound, unavailable, type AppError } from '@dam/errors';
 import {
   accessOwnerResponse,
   deliveryResponse,
@@ -19,6 +19,10 @@ export interface SuiteClients {
   /** Where each asset's bytes for `key` are, as `principal` may read them (metadata). */
   delivery(principal: Principal, ids: readonly string[], key: string): Promise<DeliveryResponse['items']>;
 }
+
+/** metadata's answer for one id that cannot be delivered, as the same error to the client (404s stay 404s). */
+export const deliveryError = (e: { status: number; code: string; message: string }): AppError =>
+  e.status === 404 ? notFound(e.code, e.message) : e.status === 403 ? forbidden(e.message, e.code) : badRequest(e.code, e.message);
 
 /** The principal a link acts as at the edge: the user behind its accessID, with the permissions of their role. */
 export function principalOfOwner(owner: AccessOwner): Principal {

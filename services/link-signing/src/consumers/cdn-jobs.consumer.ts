@@ -3,6 +3,7 @@ import type { JetStreamClient } from '@nats-io/jetstream';
 import { CDN_EVICT, jobCommandWorker, publishEvent, startJobReporter, workerId, type CdnEvict, type JobCommand, type JobConsumerOptions } from '@dam/events';
 import type { Worker } from '@dam/http';
 import type { Logger } from '@dam/logging';
+import { parseCdnEntry } from '@dam/internal-api';
 import type { Storage } from '@dam/storage';
 import { ByteCache } from '../adapters/byte-cache';
 import { principalOfOwner, type SuiteClients } from '../adapters/suite.clients';
@@ -19,28 +20,6 @@ export interface CdnJobDeps {
   cache: ByteCache;
   logger: Logger;
   heartbeatMs: number;
-}
-
-/** What one entry of a prefetch or purge names: an asset (all its keys), or one key, or one file of a folder key. */
-export interface CdnEntry {
-  id: string;
-  key?: string;
-  file?: string;
-}
-
-export function parseCdnEntry(entry: string): CdnEntry | undefined {
-  if (/^[A-Za-z0-9]{32}$/.test(entry)) return { id: entry };
-  let url: URL;
-  try {
-    url = new URL(entry);
-  } catch {
-    return undefined;
-  }
-  const m = /^\/api\/v1\/files\/content\/([A-Za-z0-9]{32})(?:\/(.+))?$/.exec(url.pathname);
-  if (!m?.[1]) return undefined;
-  const file = m[2] ? decodeURIComponent(m[2]) : undefined;
-  if (file && file.split('/').some((s) => s === '' || s === '.' || s === '..')) return undefined;
-  return { id: m[1], key: url.searchParams.get('key') ?? 'original', ...(file ? { file } : {}) };
 }
 
 /**

@@ -1,13 +1,13 @@
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { Router, type Request, type Response } from 'express';
-import { badRequest, forbidden, notFound, payloadTooLarge } from '@dam/errors';
+import { forbidden, notFound, payloadTooLarge } from '@dam/errors';
 import type { DeliveryTarget } from '@dam/internal-api';
 import { planContent, safeDisposition } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import { contentTypeOfFile, isNotFoundError, ObjectNotFoundError, type Storage } from '@dam/storage';
 import { ByteCache } from '../adapters/byte-cache';
-import { principalOfOwner, type SuiteClients } from '../adapters/suite.clients';
+import { deliveryError, principalOfOwner, type SuiteClients } from '../adapters/suite.clients';
 import type { UsageMeter } from '../adapters/usage-meter';
 import { accessSecret, cdnUrl, verifyLink, type LinkParams } from '../domain/link-signature';
 import { rewritePlaylist } from '../domain/playlist';
@@ -89,9 +89,7 @@ export function edgeRoutes(deps: EdgeDeps): Router {
     if (!owner || !owner.active) throw forbidden('The link was revoked', 'ACCESS_REVOKED');
     const [item] = await deps.clients.delivery(principalOfOwner(owner), [id], params.key);
     if (!item) throw notFound('ASSET_NOT_FOUND', 'The asset does not exist');
-    if ('error' in item) {
-      throw item.error.status === 404 ? notFound(item.error.code, item.error.message) : badRequest(item.error.code, item.error.message);
-    }
+    if ('error' in item) throw deliveryError(item.error);
     const target = item.target;
     let file: { objectKey: string; contentType: string; name: string; relative?: string };
     if (segments.length > 0) {

@@ -1,11 +1,11 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { principalOf, type Principal } from '@dam/auth-tokens';
-import { AppError, badRequest, forbidden, notFound, validationFailed } from '@dam/errors';
+import { AppError, badRequest, notFound, validationFailed } from '@dam/errors';
 import type { DeliveryTarget } from '@dam/internal-api';
 import { contentDisposition, isActiveContentType, parsed, validate } from '@dam/http';
 import type { Storage } from '@dam/storage';
-import type { SuiteClients } from '../adapters/suite.clients';
+import { deliveryError, type SuiteClients } from '../adapters/suite.clients';
 import { accessSecret, cdnUrl, resolveExpiry, signLink, type LinkParams } from '../domain/link-signature';
 
 export interface LinkDeps {
@@ -32,9 +32,6 @@ type Made = { url: string; expires_at: string };
 
 /** Conversions whose files a player or viewer reads one by one: only a `cdn` link (signed entries) serves them. */
 const DESCRIPTOR = /\.(dzi|m3u8)$/;
-
-const errorOf = (e: { status: number; code: string; message: string }): AppError =>
-  e.status === 404 ? notFound(e.code, e.message) : e.status === 403 ? forbidden(e.message, e.code) : badRequest(e.code, e.message);
 
 /** Get Link (endpoint 16, CONTRACT §7 and §11): single and bulk. */
 export function linkRoutes(deps: LinkDeps): Router {
@@ -80,7 +77,7 @@ export function linkRoutes(deps: LinkDeps): Router {
     const expiry = expiryOf(query);
     const [item] = await deps.clients.delivery(principal, [params.id], query.key);
     if (!item) throw notFound('ASSET_NOT_FOUND', 'The asset does not exist');
-    if ('error' in item) throw errorOf(item.error);
+    if ('error' in item) throw deliveryError(item.error);
     const made = await make(item.target, query, expiry, accessIdFor(principal));
     res.json({ id: item.id, key: query.key, link_type: query.link_type, url: made.url, expires_at: made.expires_at });
   });

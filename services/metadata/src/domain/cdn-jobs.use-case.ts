@@ -1,24 +1,10 @@
 import type { Principal } from '@dam/auth-tokens';
 import { validationFailed, type ErrorDetail } from '@dam/errors';
+import { parseCdnEntry } from '@dam/internal-api';
+import type { Asset } from './asset';
 import { canRead } from './asset-access';
 import type { Job } from './job';
 import type { RunInTransaction } from './ports';
-
-const ASSET_ID = /^[A-Za-z0-9]{32}$/;
-const EDGE_PATH = /^\/api\/v1\/files\/content\/([A-Za-z0-9]{32})(\/|$)/;
-
-/** The asset a prefetch or purge entry names: an asset id, or a `cdn` link of this suite. */
-export function assetOfCdnEntry(entry: string): string | undefined {
-  if (ASSET_ID.test(entry)) return entry;
-  let url: URL;
-  try {
-    url = new URL(entry);
-  } catch {
-    return undefined;
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
-  return EDGE_PATH.exec(url.pathname)?.[1];
-}
 
 /**
  * `POST /api/v1/cdn/prefetch` and `/purge` (CONTRACT §7): up to 100 signed links or asset ids, each naming an
@@ -28,20 +14,21 @@ export function assetOfCdnEntry(entry: string): string | undefined {
 export async function requestCdnJob(runInTransaction: RunInTransaction, caller: Principal, kind: 'prefetch' | 'purge', urls: string[]): Promise<Job> {
   return runInTransaction(async (tx) => {
     const problems: ErrorDetail[] = [];
-    const ids: string[] = [];
+    const assets = new Map<string, Asset>();
     for (const [i, entry] of urls.entries()) {
-      const id = assetOfCdnEntry(entry);
+      const id = parseCdnEntry(entry)?.id;
       if (!id) {
         problems.push({ path: `urls.${i}`, message: 'must be a cdn link of this service or a 32-character asset id' });
         continue;
       }
-      const asset = await tx.assets.findById(caller.group_id, id);
+      const asset = assets.get(id) ?? (await tx.assets.findById(caller.group_id, id));
       if (!asset || !canRead(caller, asset)) {
         problems.push({ path: `urls.${i}`, message: `no asset ${id}` });
         continue;
       }
-      if (!ids.includes(id)) ids.push(id);
+      assets.set(id, asset);
     }
+    const ids = [...assets.keys()];
     if (problems.length > 0) throw validationFailed(problems, 'Some entries do not name an asset of yours');
     const job = await tx.jobs.create({
       groupId: caller.group_id,
@@ -52,8 +39,8 @@ export async function requestCdnJob(runInTransaction: RunInTransaction, caller: 
       steps: [],
       createdBy: caller.user_id,
     });
-    const first = await tx.assets.findById(caller.group_id, ids[0] as string);
-    if (first) await tx.commands.send(job, first, 0);
+    // One command for the whole job, sent with its first asset.
+    await tx.commands.send(job, assets.get(ids[0] as string) as Asset, 0);
     return job;
   });
 }

@@ -8,6 +8,9 @@ const range = <T extends z.ZodType>(t: T) => z.strictObject({ from: t.optional()
 const time = z.iso.datetime({ offset: true });
 const dataValue = z.union([z.string().max(500), z.number(), z.boolean()]);
 
+/** Facets that are columns of the model (besides `tags` and `data.<field>`). */
+export const FACET_COLUMNS: Readonly<Record<string, string>> = { content_type: 'content_type', creator_id: 'creator_id', status: 'status' };
+
 /** CONTRACT §8. Unknown members, sorts and facets are refused (400 with details), never ignored. */
 export const searchRequest = z.strictObject({
   query: z.string().max(500).optional(),
@@ -41,7 +44,7 @@ export const searchRequest = z.strictObject({
   extended: z.boolean().default(false),
   trashed: z.boolean().default(false),
   facets: z
-    .array(z.string().refine((f) => ['content_type', 'creator_id', 'status', 'tags'].includes(f) || /^data\.[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$/.test(f), {
+    .array(z.string().refine((f) => Object.hasOwn(FACET_COLUMNS, f) || f === 'tags' || /^data\.[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$/.test(f), {
       message: 'must be content_type, creator_id, status, tags or data.<field>',
     }))
     .max(10)

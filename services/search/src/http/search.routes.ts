@@ -5,7 +5,7 @@ import { hasPermission, PERMISSION, principalOf, readsOwnOnly } from '@dam/auth-
 import { badRequest, forbidden, notFound } from '@dam/errors';
 import type { Pool } from '@dam/db';
 import { parsed, validate } from '@dam/http';
-import { orderOf, RESULT_CAP, searchRequest, whereOf, type SearchRequest } from '../domain/search-query';
+import { FACET_COLUMNS, orderOf, RESULT_CAP, searchRequest, whereOf, type SearchRequest } from '../domain/search-query';
 
 export interface SearchRouteDeps {
   pool: Pool;
@@ -23,8 +23,6 @@ interface ResultSetRow {
   extended: boolean;
   facets: Record<string, Array<{ value: unknown; count: number }>>;
 }
-
-const FACET_COLUMNS: Record<string, string> = { content_type: 'content_type', creator_id: 'creator_id', status: 'status' };
 
 /** One page of a stored set: the assets in the set's order (an asset purged since is left out). */
 async function pageOf(pool: Pool, set: ResultSetRow, page: number) {
@@ -66,7 +64,7 @@ export function searchRoutes(deps: SearchRouteDeps): Router {
   const router = Router();
   const { pool } = deps;
 
-  const run = async (req: Request, res: Response, body: SearchRequest) => {
+  const run = async (res: Response, body: SearchRequest) => {
     const p = principalOf(res);
     if (body.trashed && !hasPermission(p, PERMISSION.PURGE_TRASH)) throw forbidden('Only administrators search the trash', 'TRASH_SEARCH_FORBIDDEN');
     const { sql, params, tsqueryParam } = whereOf(body, { groupId: p.group_id, ...(readsOwnOnly(p) ? { creatorId: p.user_id } : {}) });
@@ -146,10 +144,10 @@ export function searchRoutes(deps: SearchRouteDeps): Router {
   };
 
   const bodySchemas = { body: searchRequest };
-  router.post('/api/v1/assets/search', validate(bodySchemas), async (req, res) => run(req, res, parsed(bodySchemas, req, res).body));
+  router.post('/api/v1/assets/search', validate(bodySchemas), async (req, res) => run(res, parsed(bodySchemas, req, res).body));
   router.post('/api/v1/search', validate(bodySchemas), async (req, res) => {
     deprecated('/api/v1/assets/search')(res);
-    await run(req, res, parsed(bodySchemas, req, res).body);
+    await run(res, parsed(bodySchemas, req, res).body);
   });
   router.get('/api/v1/assets/search/:search_result_id/:page', validate(pageSchemas), page);
   router.get('/api/v1/search/:search_result_id/:page', validate(pageSchemas), async (req, res) => {
