@@ -83,29 +83,22 @@ export class ByteCache {
   }
 
   /**
-   * Stores `source` (exactly `size` bytes) as the entry for `key`. The caller may pipe the same stream to a
-   * client too: the fill follows the stream's pace. Resolves undefined when the stream fails or is short (nothing
-   * is kept then). A second fill of a key already filling or stored joins the first.
+   * Stores the object `open` reads (exactly `size` bytes) as the entry for `key`, opening the upstream only when
+   * no fill of the key is under way and it is not stored yet: concurrent callers join the one fill. `onSource`
+   * receives the stream right after it opened, synchronously, so the opener can pipe it to its client too (the
+   * fill then follows the client's pace). Resolves undefined when the stream fails or is short (nothing is kept).
    */
-  fill(entry: Omit<CacheEntry, 'file'>, source: Readable): Promise<CacheEntry | undefined> {
-    const existing = this.filling.get(entry.key);
-    if (existing) {
-      source.destroy();
-      return existing;
-    }
-    const done = this.write(entry, source).finally(() => this.filling.delete(entry.key));
-    this.filling.set(entry.key, done);
-    return done;
-  }
-
-  /** Like `fill`, opening the upstream only when no fill of the key is under way and it is not stored yet. */
-  fillFrom(entry: Omit<CacheEntry, 'file'>, open: () => Promise<Readable>): Promise<CacheEntry | undefined> {
+  fillFrom(entry: Omit<CacheEntry, 'file'>, open: () => Promise<Readable>, onSource?: (source: Readable) => void): Promise<CacheEntry | undefined> {
     const stored = this.entries.get(entry.key);
     if (stored) return Promise.resolve(stored);
     const existing = this.filling.get(entry.key);
     if (existing) return existing;
     // Registered before the upstream is opened, so concurrent callers join this fill and open nothing.
-    const done = (async () => this.write(entry, await open()))().finally(() => this.filling.delete(entry.key));
+    const done = (async () => {
+      const source = await open();
+      onSource?.(source);
+      return this.write(entry, source);
+    })().finally(() => this.filling.delete(entry.key));
     this.filling.set(entry.key, done);
     return done;
   }
@@ -115,6 +108,8 @@ export class ByteCache {
       source.resume();
       return undefined;
     }
+    // A source that already failed emits nothing more: waiting for its end would wait for ever.
+    if (source.destroyed) return undefined;
     const name = `${(this.seq += 1).toString(36)}-${Date.now().toString(36)}`;
     const tmp = path.join(this.dir, `${name}.part`);
     const file = path.join(this.dir, name);

@@ -6,7 +6,7 @@ import type { DeliveryTarget } from '@dam/internal-api';
 import { planContent, safeDisposition } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import { contentTypeOfFile, isNotFoundError, ObjectNotFoundError, type Storage } from '@dam/storage';
-import { ByteCache } from '../adapters/byte-cache';
+import { ByteCache, type CacheEntry } from '../adapters/byte-cache';
 import { deliveryError, principalOfOwner, type SuiteClients } from '../adapters/suite.clients';
 import type { UsageMeter } from '../adapters/usage-meter';
 import { accessSecret, cdnUrl, verifyLink, type LinkParams } from '../domain/link-signature';
@@ -189,11 +189,11 @@ async function sendObject(req: Request, res: Response, deps: EdgeDeps, f: Served
     res.set('X-Cache', hit ? 'HIT' : 'MISS').end();
     return;
   }
-  if (hit) {
+  const fromFile = (stored: CacheEntry) => {
     res.set('X-Cache', 'HIT');
-    await pipe(counted(createReadStream(hit.file, { start, end: Math.max(start, end), highWaterMark: 1024 * 1024 }), res, count), res, deps.logger);
-    return;
-  }
+    return pipe(counted(createReadStream(stored.file, { start, end: Math.max(start, end), highWaterMark: 1024 * 1024 }), res, count), res, deps.logger);
+  };
+  if (hit) return fromFile(hit);
   if (size === 0) {
     res.set('X-Cache', 'MISS').end();
     return;
@@ -207,10 +207,16 @@ async function sendObject(req: Request, res: Response, deps: EdgeDeps, f: Served
       await pipe(counted(await deps.storage.getRange(f.objectKey, start, end), res, count), res, deps.logger);
       return;
     }
-    // The first read of a whole object: the same upstream stream feeds the client and the cache file.
-    const body = await deps.storage.getStream(f.objectKey);
-    void deps.cache.fill(entry, body);
-    await pipe(counted(body, res, count), res, deps.logger);
+    // The first read of a whole object: the same upstream stream feeds this client and the cache file. A request
+    // arriving while another opens or fills it joins that one read and is then served from the file.
+    let streamed: Promise<void> | undefined;
+    const stored = await deps.cache.fillFrom(entry, () => deps.storage.getStream(f.objectKey), (body) => {
+      streamed = pipe(counted(body, res, count), res, deps.logger);
+    });
+    if (streamed) return await streamed;
+    if (stored) return await fromFile(stored);
+    // The fill it joined failed: read the object itself.
+    await pipe(counted(await deps.storage.getStream(f.objectKey), res, count), res, deps.logger);
   } catch (error) {
     if (error instanceof ObjectNotFoundError || isNotFoundError(error)) throw notFound('CONTENT_NOT_FOUND', 'The stored content is missing');
     throw error;
