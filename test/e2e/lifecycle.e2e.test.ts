@@ -187,6 +187,28 @@ describe('an asset through its whole life, through the public addresses', () => 
     expect(metadata.exif).not.toHaveProperty('GPS');
   });
 
+  it('finds a resized copy of a picture as a near-duplicate, and not a different picture (CONTRACT §14)', async () => {
+    // Pictures with structure (a perceptual hash of a flat colour says little): rings, and stripes.
+    const picture = (width: number, height: number, shade: (x: number, y: number) => number) => {
+      const pixels = Buffer.alloc(width * height * 3);
+      for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) pixels.fill(shade(x / width, y / height), (y * width + x) * 3, (y * width + x) * 3 + 3);
+      return sharp(pixels, { raw: { width, height, channels: 3 } });
+    };
+    const rings = (x: number, y: number) => 128 + 127 * Math.sin(14 * Math.hypot(x - 0.35, y - 0.4));
+    const original = await picture(640, 480, rings).png().toBuffer();
+    const copy = await sharp(original).resize(256).jpeg({ quality: 70 }).toBuffer();
+    const other = await picture(640, 480, (x, y) => (Math.floor(x * 7 + y * 3) % 2 ? 230 : 20)).png().toBuffer();
+    const [a, b, c] = (await upload([[original, 'rings.png'], [copy, 'rings-small.jpg'], [other, 'stripes.png']])).files.map((f: any) => f.id);
+    for (const id of [a, b, c]) await ok(id);
+    const similar = await call('GET', `/api/v1/assets/${a}/similar`);
+    expect(similar.status).toBe(200);
+    const found = similar.body.items.map((i: any) => i.id);
+    expect(found).toContain(b);
+    expect(found).not.toContain(c);
+    expect(similar.body.items.find((i: any) => i.id === b).distance).toBeLessThanOrEqual(8);
+    expect((await call('GET', `/api/v1/assets/${a}/similar?max_distance=33`)).status).toBe(400);
+  });
+
   it('ends a decompression bomb in ERROR from its header, and the next upload still succeeds', async () => {
     // A 1x1 PNG whose header claims 60000x60000 pixels.
     const bomb = Buffer.from(await sharp({ create: { width: 1, height: 1, channels: 3, background: '#000' } }).png().toBuffer());

@@ -2,6 +2,7 @@ import type { Pool, PoolClient } from '@dam/db';
 import type { AssetStatus } from '@dam/events';
 import { claimMessage } from '@dam/outbox';
 import type { Asset, NewAsset, StoredConversion } from '../domain/asset';
+import { similarLookup } from '../domain/near-duplicates';
 import type { AssetReader, AssetStore, NewOriginal } from '../domain/ports';
 
 type Queryable = Pick<Pool | PoolClient, 'query'>;
@@ -60,6 +61,24 @@ function toAsset(row: AssetRow): Asset {
 }
 
 /** PostgreSQL `assets`; group_id is part of every statement, so one tenant never reads or writes another's rows. */
+/**
+ * Near-duplicates: candidates from the four band indexes (multi-index hashing, domain/near-duplicates), then the
+ * exact Hamming distance, bit_count of the XOR. A distance too wide for the bands reads the group's hashed assets.
+ */
+export function similarQuery(groupId: number, exceptId: string, phash: string, maxDistance: number, limit: number, creatorId?: number): { text: string; values: unknown[] } {
+  const { hash, bands } = similarLookup(phash, maxDistance);
+  const byBand = bands ? 'AND (phash_b0 = ANY($7) OR phash_b1 = ANY($8) OR phash_b2 = ANY($9) OR phash_b3 = ANY($10))' : '';
+  return {
+    text: `SELECT id, distance FROM (
+       SELECT id, bit_count((phash # $3::bigint)::bit(64))::int AS distance
+       FROM assets
+       WHERE group_id = $1 AND id <> $2 AND deleted_at IS NULL AND phash IS NOT NULL
+         AND ($6::int IS NULL OR creator_id = $6) ${byBand}
+     ) d WHERE distance <= $4 ORDER BY distance, id LIMIT $5`,
+    values: [groupId, exceptId, hash, maxDistance, limit, creatorId ?? null, ...(bands ?? [])],
+  };
+}
+
 export class AssetRepository implements AssetStore, AssetReader {
   constructor(private readonly db: Queryable) {}
 
@@ -80,16 +99,7 @@ export class AssetRepository implements AssetStore, AssetReader {
   }
 
   async similar(groupId: number, exceptId: string, phash: string, maxDistance: number, limit: number, creatorId?: number): Promise<Array<{ id: string; distance: number }>> {
-    // Hamming distance of the two 64-bit hashes: bit_count of their XOR.
-    const { rows } = await this.db.query<{ id: string; distance: number }>(
-      `SELECT id, distance FROM (
-         SELECT id, bit_count(('x' || (metadata->>'phash'))::bit(64) # ('x' || $3)::bit(64))::int AS distance
-         FROM assets
-         WHERE group_id = $1 AND id <> $2 AND deleted_at IS NULL AND metadata->>'phash' ~ '^[0-9a-f]{16}$'
-           AND ($6::int IS NULL OR creator_id = $6)
-       ) d WHERE distance <= $4 ORDER BY distance, id LIMIT $5`,
-      [groupId, exceptId, phash, maxDistance, limit, creatorId ?? null],
-    );
+    const { rows } = await this.db.query<{ id: string; distance: number }>(similarQuery(groupId, exceptId, phash, maxDistance, limit, creatorId));
     return rows;
   }
 

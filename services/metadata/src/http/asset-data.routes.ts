@@ -4,6 +4,7 @@ import { principalOf, readsOwnOnly } from '@dam/auth-tokens';
 import { parsed, validate } from '@dam/http';
 import { findReadableAsset, getAssetData } from '../domain/read-asset.use-case';
 import type { AssetReader } from '../domain/ports';
+import { PHASH_PATTERN } from '../domain/near-duplicates';
 
 export const assetIdParam = z.string().min(1).max(64);
 
@@ -22,7 +23,7 @@ export function assetDataRoutes(reader: AssetReader): Router {
     const { params, query } = parsed(similar, req, res);
     const caller = principalOf(res);
     const asset = await findReadableAsset(reader, caller, params.id);
-    const phash = typeof asset.metadata.phash === 'string' && /^[0-9a-f]{16}$/.test(asset.metadata.phash) ? asset.metadata.phash : undefined;
+    const phash = typeof asset.metadata.phash === 'string' && PHASH_PATTERN.test(asset.metadata.phash) ? asset.metadata.phash : undefined;
     // No hash yet (not an image, or not processed): nothing can be compared.
     const items = phash ? await reader.similar(caller.group_id, asset.id, phash, query.max_distance, 50, readsOwnOnly(caller) ? caller.user_id : undefined) : [];
     res.json({ items });
