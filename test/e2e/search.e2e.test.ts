@@ -161,3 +161,31 @@ describe('search over the read model', () => {
     expect((await search({ trashed: true }, creator)).status).toBe(403);
   });
 });
+
+describe('searchable schema fields', () => {
+  it('finds a keyword in a field the asset\'s schema makes searchable, and stops when the schema no longer does', async () => {
+    const definition = (searchable: boolean) => ({
+      name: 'places',
+      schema: { type: 'object', properties: { location: { type: 'string' }, note: { type: 'string' } } },
+      service_properties: { location: { searchable }, note: { searchable: false } },
+    });
+    const created = await call('POST', '/api/v1/schemas', definition(true));
+    expect(created.status).toBe(201);
+    const id = await upload('holiday.txt', Buffer.from('holiday'));
+    await until(async () => ((await call('GET', `/api/v1/assets/${id}/data`)).body?.status === 'OK' ? true : undefined), 'the asset OK');
+    const upd = await call('POST', `/api/v1/assets/${id}/data/update`, { data: { location: 'Reykjavík harbour', note: 'private words' }, mode: 'APPEND', data_schema_id: created.body.schema_id });
+    expect(upd.status).toBe(200);
+    await until(async () => {
+      const r = await search({ query: 'reykjav' });
+      return idsOf(r).includes(id) ? r : undefined;
+    }, 'the searchable field to be indexed');
+    expect(idsOf(await search({ query: 'private' }))).toEqual([]);
+    // The schema changes: its assets are indexed again without the field.
+    expect((await call('PUT', `/api/v1/schemas/${created.body.schema_id}`, definition(false))).status).toBe(200);
+    await until(async () => {
+      const r = await search({ query: 'reykjav' });
+      return r.status === 200 && !idsOf(r).includes(id) ? r : undefined;
+    }, 'the field to leave the index');
+    expect(idsOf(await search({ query: 'holiday' }))).toEqual([id]);
+  });
+});

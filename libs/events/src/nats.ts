@@ -2,7 +2,7 @@ import { jetstreamManager, RetentionPolicy, StorageType, type StreamConfig } fro
 import { nanos, nkeyAuthenticator, type NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import { inboxPrefixOf } from './nats-accounts';
-import { ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, DAM_INTERNAL, DAM_INTERNAL_SUBJECTS } from './subjects';
+import { ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, DAM_INTERNAL, DAM_INTERNAL_SUBJECTS, DATA_SCHEMAS, DATA_SCHEMAS_SUBJECTS } from './subjects';
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 24 * 60 * MINUTE_MS;
@@ -93,6 +93,16 @@ export function streamConfigs(options: StreamOptions = {}): Array<Partial<Stream
       storage: StorageType.File,
       retention: RetentionPolicy.Limits,
       max_age: nanos(options.internalMaxAgeMs ?? 7 * DAY_MS),
+      duplicate_window: duplicateWindow,
+    },
+    {
+      // The last message of each schema, for ever (a key-value store in all but name): a read model rebuilt from
+      // scratch learns every schema as it is now.
+      name: DATA_SCHEMAS,
+      subjects: [DATA_SCHEMAS_SUBJECTS],
+      storage: StorageType.File,
+      retention: RetentionPolicy.Limits,
+      max_msgs_per_subject: 1,
       duplicate_window: duplicateWindow,
     },
   ];

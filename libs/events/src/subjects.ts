@@ -6,6 +6,15 @@ export const ASSET_EVENTS_SUBJECTS = 'assets.events.>';
 export const DAM_INTERNAL = 'DAM_INTERNAL';
 export const DAM_INTERNAL_SUBJECTS = 'dam.internal.>';
 
+/**
+ * The searchable parts of asset schemas (their `service_properties`), for the search read model: one subject
+ * per schema, `dam.schemas.<group_id>.<schema_id>`, and the stream keeps the last message of each for ever.
+ */
+export const DATA_SCHEMAS = 'DATA_SCHEMAS';
+export const DATA_SCHEMAS_SUBJECTS = 'dam.schemas.>';
+export const dataSchemaSubject = (groupId: number | string, schemaId: number): string =>
+  `dam.schemas.${assertSubjectToken(String(groupId), 'group id')}.${schemaId}`;
+
 /** metadata → a worker kind: run (or re-run) one job. `dam.internal.jobs.run.<worker>` */
 /** Each named after its service; link-signing runs CDN prefetch and purge jobs against its byte cache. */
 export const JOB_WORKERS = ['conversion', 'transcode', 'upload', 'link-signing'] as const;

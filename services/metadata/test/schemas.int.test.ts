@@ -1,5 +1,10 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
-import { principal, signedFetch, startMetadata, type Harness } from './harness';
+import path from 'node:path';
+import { createPool, migrate, readMigrations } from '@dam/db';
+import { OUTBOX_MIGRATION_SQL } from '@dam/outbox';
+import { createDatabase, waitFor } from '@dam/testing';
+import { DATA_SCHEMAS, dataSchemaSavedSchema, dataSchemaSubject } from '@dam/events';
+import { collect, principal, signedFetch, startMetadata, type Harness } from './harness';
 
 let h: Harness;
 beforeAll(async () => {
@@ -78,4 +83,38 @@ describe('asset schemas (CONTRACT §5)', () => {
     expect((await call('GET', '/api/v1/schemas/424242')).status).toBe(404);
     expect((await call('GET', '/api/v1/schemas/abc')).status).toBe(400);
   });
+
+  it('announces each schema as saved on dam.schemas.<group>.<id>, for the search read model', async () => {
+    const seen = await collect(h.nc, DATA_SCHEMAS, `dam.schemas.${GROUP}.>`);
+    try {
+      const created = await call('POST', '/api/v1/schemas', { name: 'announced', schema: productSchema, service_properties: { sku: { searchable: true } } });
+      const id = created.body.schema_id as number;
+      const updated = await call('PUT', `/api/v1/schemas/${id}`, { name: 'announced', schema: productSchema, service_properties: { sku: { keyword: true } } });
+      expect(updated.status).toBe(200);
+      await waitFor(async () => seen.messages.filter((m) => m.subject === dataSchemaSubject(GROUP, id)).length === 2, { description: 'both announcements' });
+      expect(seen.messages.filter((m) => m.subject === dataSchemaSubject(GROUP, id)).map((m) => m.payload)).toEqual([
+        { id: expect.any(String), group_id: GROUP, schema_id: id, service_properties: { sku: { searchable: true } }, updated_at: created.body.updated_at },
+        { id: expect.any(String), group_id: GROUP, schema_id: id, service_properties: { sku: { keyword: true } }, updated_at: updated.body.updated_at },
+      ]);
+    } finally {
+      await seen.stop();
+    }
+  });
+
+  it('announces, once, the schemas saved before announcements existed (migration 015)', async () => {
+    const pool = createPool(await createDatabase('metadata_backfill'));
+    try {
+      const all = [...(await readMigrations(path.join(__dirname, '../src/migrations'))), { name: '002_outbox.sql', sql: OUTBOX_MIGRATION_SQL }].sort((a, b) => a.name.localeCompare(b.name));
+      await migrate(pool, all.filter((m) => m.name < '015'));
+      await pool.query(`INSERT INTO asset_schemas (group_id, name, schema, service_properties) VALUES (4, 'old', '{}', '{"sku": {"searchable": true}}')`);
+      await migrate(pool, all);
+      const { rows } = await pool.query<{ subject: string; payload: unknown }>('SELECT subject, payload FROM outbox');
+      expect(rows).toHaveLength(1);
+      expect(rows[0]!.subject).toBe(dataSchemaSubject(4, 1));
+      expect(dataSchemaSavedSchema.parse(rows[0]!.payload)).toMatchObject({ group_id: 4, schema_id: 1, service_properties: { sku: { searchable: true } } });
+    } finally {
+      await pool.end();
+    }
+  });
 });
+

@@ -1,31 +1,49 @@
 import { DeliverPolicy, jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, assetEventTypeOf } from '@dam/events';
+import { ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, assetEventTypeOf, DATA_SCHEMAS, DATA_SCHEMAS_SUBJECTS, dataSchemaSavedSchema } from '@dam/events';
 import type { SearchIndexRepository } from './adapters/search-index.repository';
 import { applyAssetEvent, assetEventEnvelope } from './consumers/asset-events.consumer';
+import { applySchemaSaved } from './consumers/data-schemas.consumer';
 
 /**
- * Rebuilds the read model from scratch: empties it, then applies every event still in ASSET_EVENTS in stream
- * order (an ordered consumer from the first message) until it has caught up with the stream as it was when the
- * replay started. A running service may keep applying new events meanwhile: versions make both orders end equal.
+ * Rebuilds the read model from scratch: empties it, reads every schema in DATA_SCHEMAS (the stream keeps each
+ * one's last version), then applies every event still in ASSET_EVENTS in stream order (ordered consumers from
+ * the first message) until it has caught up with the streams as they were when the replay started. A running
+ * service may keep applying new events meanwhile: versions make both orders end equal.
  */
-export async function replayIndex(nc: NatsConnection, index: SearchIndexRepository): Promise<{ events: number; applied: number; ms: number }> {
+export async function replayIndex(nc: NatsConnection, index: SearchIndexRepository): Promise<{ events: number; applied: number; schemas: number; ms: number }> {
   const started = performance.now();
-  const js = jetstream(nc);
-  const last = (await (await js.streams.get(ASSET_EVENTS)).info()).state.last_seq;
   await index.clear();
-  let events = 0;
+  const schemas = await readStream(nc, DATA_SCHEMAS, DATA_SCHEMAS_SUBJECTS, async (_subject, body) => {
+    const s = dataSchemaSavedSchema.safeParse(body);
+    return s.success && (await applySchemaSaved(index, s.data));
+  });
+  const events = await readStream(nc, ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, async (subject, body) => {
+    const e = assetEventEnvelope.safeParse(body);
+    return Boolean(assetEventTypeOf(subject)) && e.success && (await applyAssetEvent(index, e.data));
+  });
+  return { events: events.read, applied: events.applied, schemas: schemas.applied, ms: Math.round(performance.now() - started) };
+}
+
+/** Every message of a stream up to its last one when called, in order; counts those read and those applied. */
+async function readStream(
+  nc: NatsConnection,
+  stream: string,
+  filter: string,
+  apply: (subject: string, body: unknown) => Promise<boolean>,
+): Promise<{ read: number; applied: number }> {
+  const js = jetstream(nc);
+  const last = (await (await js.streams.get(stream)).info()).state.last_seq;
+  let read = 0;
   let applied = 0;
-  if (last > 0) {
-    const consumer = await js.consumers.get(ASSET_EVENTS, { filter_subjects: ASSET_EVENTS_SUBJECTS, deliver_policy: DeliverPolicy.All });
-    const messages = await consumer.consume();
-    for await (const m of messages) {
-      events += 1;
-      const e = assetEventEnvelope.safeParse(m.json());
-      if (assetEventTypeOf(m.subject) && e.success && (await applyAssetEvent(index, e.data))) applied += 1;
-      if (m.seq >= last) break;
-    }
-    await messages.close();
+  if (last === 0) return { read, applied };
+  const consumer = await js.consumers.get(stream, { filter_subjects: filter, deliver_policy: DeliverPolicy.All });
+  const messages = await consumer.consume();
+  for await (const m of messages) {
+    read += 1;
+    if (await apply(m.subject, m.json())) applied += 1;
+    if (m.seq >= last) break;
   }
-  return { events, applied, ms: Math.round(performance.now() - started) };
+  await messages.close();
+  return { read, applied };
 }

@@ -2,6 +2,7 @@ import { createPool, type Pool } from '@dam/db';
 import { createDatabase } from '@dam/testing';
 import { SearchIndexRepository } from '../src/adapters/search-index.repository';
 import { applyAssetEvent } from '../src/consumers/asset-events.consumer';
+import { applySchemaSaved } from '../src/consumers/data-schemas.consumer';
 import { migrateSearch } from '../src/migrations';
 import { assetData } from './fixtures';
 
@@ -51,4 +52,35 @@ describe('the read model', () => {
     expect(await applyAssetEvent(index, event('file-saved', id, 1, { nonsense: true }))).toBe(false);
     expect(await row(id)).toBeUndefined();
   });
+
+  it('matches keywords in a schema\'s searchable fields, whichever of the asset and its schema arrives first', async () => {
+    const matches = async (word: string): Promise<string[]> =>
+      (await pool.query<{ asset_id: string }>(`SELECT asset_id FROM search_index WHERE group_id = 1 AND tsv @@ to_tsquery('simple', $1) ORDER BY asset_id`, [word])).rows.map((r) => r.asset_id);
+    const withData = (id: string, data: Record<string, unknown>) => ({ ...asset(id, `${id.slice(0, 4)}.txt`), data });
+    const schema = (schema_id: number, props: Record<string, { searchable?: boolean; keyword?: boolean }>, at: string) => ({ id: `s-${schema_id}-${at}`, group_id: 1, schema_id, service_properties: props, updated_at: at });
+    const early = 'F'.repeat(32);
+    const late = 'G'.repeat(32);
+    const other = 'H'.repeat(32);
+    // The asset of schema 7 arrives before schema 7 is known: its searchable field matches once the schema does.
+    await applyAssetEvent(index, { ...event('file-data-updated', early, 2, withData(early, { camera: { model: 'Leica' }, notes: 'secret', service_search_txt: 'harbour' })), data_schema_id: 7 });
+    expect(await matches('leica')).toEqual([]);
+    expect(await matches('harbour')).toEqual([early]);
+    expect(await applySchemaSaved(index, schema(7, { 'camera.model': { searchable: true }, notes: { searchable: false }, '/lens': { keyword: true } }, '2026-11-23T10:00:00.000Z'))).toBe(true);
+    expect(await matches('leica')).toEqual([early]);
+    expect(await matches('harbour')).toEqual([early]);
+    expect(await matches('secret')).toEqual([]);
+    // An asset arriving after its schema is indexed with it at once; another schema's asset is not.
+    await applyAssetEvent(index, { ...event('file-data-updated', late, 2, withData(late, { camera: { model: 'Leica' }, lens: ['Summicron', '35mm'] })), data_schema_id: 7 });
+    await applyAssetEvent(index, { ...event('file-data-updated', other, 2, withData(other, { camera: { model: 'Leica' } })), data_schema_id: 0 });
+    expect(await matches('leica')).toEqual([early, late]);
+    expect(await matches('summicron')).toEqual([late]);
+    // The name's words stay when a schema changes; an older version of the schema changes nothing.
+    expect(await applySchemaSaved(index, schema(7, { notes: { searchable: true } }, '2026-11-23T11:00:00.000Z'))).toBe(true);
+    expect(await applySchemaSaved(index, schema(7, { 'camera.model': { searchable: true } }, '2026-11-23T10:30:00.000Z'))).toBe(false);
+    expect(await matches('leica')).toEqual([]);
+    expect(await matches('secret')).toEqual([early]);
+    expect(await matches('ffff')).toEqual([early]);
+    expect(await matches('harbour')).toEqual([early]);
+  });
 });
+

@@ -1,10 +1,11 @@
 import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { createPool, type Pool } from '@dam/db';
-import { assetEventSubject, connectNats, ensureStreams } from '@dam/events';
+import { assetEventSubject, connectNats, dataSchemaSubject, ensureStreams } from '@dam/events';
 import { createDatabase, startNats, type TestNats } from '@dam/testing';
 import { SearchIndexRepository } from '../src/adapters/search-index.repository';
 import { applyAssetEvent } from '../src/consumers/asset-events.consumer';
+import { applySchemaSaved } from '../src/consumers/data-schemas.consumer';
 import { migrateSearch } from '../src/migrations';
 import { assetData } from './fixtures';
 import { replayIndex } from '../src/replay.use-case';
@@ -34,13 +35,13 @@ afterAll(async () => {
 const asset = assetData;
 
 const snapshot = async () =>
-  (await pool.query('SELECT asset_id, group_id, version, indexed, deleted, name FROM search_index ORDER BY asset_id')).rows;
+  (await pool.query('SELECT asset_id, group_id, version, indexed, deleted, name, data_schema_id, tsv::text FROM search_index ORDER BY asset_id')).rows;
 
 describe('replay', () => {
   it('rebuilds the same model from the stream, as the search identity', async () => {
     const js = jetstream(admin);
-    const publish = async (type: 'file-saved' | 'file-data-updated' | 'file-deleted', id: string, version: number, data: unknown) => {
-      const env = { id: `${type}-${id}-${version}`, type, time: new Date().toISOString(), group_id: '1', asset_id: id, version, data };
+    const publish = async (type: 'file-saved' | 'file-data-updated' | 'file-deleted', id: string, version: number, data: unknown, schemaId?: number) => {
+      const env = { id: `${type}-${id}-${version}`, type, time: new Date().toISOString(), group_id: '1', asset_id: id, version, ...(schemaId === undefined ? {} : { data_schema_id: schemaId }), data };
       await js.publish(assetEventSubject(1, type), JSON.stringify(env), { msgID: env.id });
       return env;
     };
@@ -48,18 +49,24 @@ describe('replay', () => {
     const b = 'B'.repeat(32);
     const applied = [
       await publish('file-saved', a, 1, asset(a, 'first.txt')),
-      await publish('file-data-updated', a, 2, asset(a, 'renamed.txt')),
+      await publish('file-data-updated', a, 2, { ...asset(a, 'renamed.txt'), data: { place: 'Lisbon' } }, 3),
       await publish('file-saved', b, 1, asset(b, 'other.txt')),
       await publish('file-deleted', b, 2, { id: b, event: 'file-deleted', keys: ['original'], status: 'OK', message: '' }),
     ];
-    // The live model, as the consumer built it (applied in order here).
+    // Schema 3 makes `place` searchable: two versions, the stream keeps the last.
+    const schema = (at: string, props: Record<string, { searchable?: boolean }>) => ({ id: `schema-1-3-${at}`, group_id: 1, schema_id: 3, service_properties: props, updated_at: at });
+    const schemas = [schema('2026-11-23T10:00:00.000Z', {}), schema('2026-11-23T11:00:00.000Z', { place: { searchable: true } })];
+    for (const s of schemas) await js.publish(dataSchemaSubject(1, 3), JSON.stringify(s), { msgID: s.id });
+    // The live model, as the consumers built it (applied in order here).
+    for (const s of schemas) await applySchemaSaved(index, s);
     for (const e of applied) await applyAssetEvent(index, e);
+    expect((await pool.query(`SELECT asset_id FROM search_index WHERE tsv @@ to_tsquery('simple', 'lisbon')`)).rows).toEqual([{ asset_id: a }]);
     const live = await snapshot();
     expect(live).toHaveLength(2);
     await pool.query(`UPDATE search_index SET name = 'corrupted'`);
 
     const result = await replayIndex(search, index);
-    expect(result).toMatchObject({ events: 4, applied: 4 });
+    expect(result).toMatchObject({ events: 4, applied: 4, schemas: 1 });
     expect(await snapshot()).toEqual(live);
   });
 });

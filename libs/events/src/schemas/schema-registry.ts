@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { assetEventTypeOf, jobCommandSubject, JOB_WORKERS, SUBJECT_JOB_REPORTS } from '../subjects';
+import { dataSchemaSavedSchema } from './data-schema.event';
 import { ASSET_EVENT_SCHEMAS } from './asset-event.schema';
 import { jobCommandSchema, jobReportSchema } from './jobs.event';
 
@@ -12,5 +13,6 @@ const INTERNAL_SCHEMAS: Record<string, z.ZodType> = {
 export function schemaForSubject(subject: string): z.ZodType | undefined {
   const type = assetEventTypeOf(subject);
   if (type) return ASSET_EVENT_SCHEMAS[type];
+  if (/^dam\.schemas\.[^.]+\.\d+$/.test(subject)) return dataSchemaSavedSchema;
   return INTERNAL_SCHEMAS[subject];
 }

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { PoolClient } from '@dam/db';
-import { assetEventSubject, type AssetEventType, type DeletionPayload } from '@dam/events';
+import { assetEventSubject, dataSchemaSubject, type AssetEventType, type DeletionPayload } from '@dam/events';
 import { writeOutbox } from '@dam/outbox';
 import { toAssetData, type Asset } from '../domain/asset';
+import type { AssetSchema } from '../domain/asset-schema';
 import type { AssetEventWriter } from '../domain/ports';
 
-/** Asset events go out only through the outbox, in the transaction that made the change (never lost, never invented). */
+/** Asset (and schema) events go out only through the outbox, in the transaction that made the change (never lost, never invented). */
 export class OutboxAssetEventWriter implements AssetEventWriter {
   constructor(private readonly client: Pick<PoolClient, 'query'>) {}
 
@@ -14,10 +15,22 @@ export class OutboxAssetEventWriter implements AssetEventWriter {
   }
 
   async write(type: 'file-saved' | 'file-processed' | 'file-data-updated', asset: Asset): Promise<void> {
-    await this.writeEnvelope(type, asset, toAssetData(asset));
+    // The schema travels beside the asset data (the spec's payload has no member for it): search indexes the
+    // schema's searchable fields.
+    await this.writeEnvelope(type, asset, toAssetData(asset), { data_schema_id: asset.dataSchemaId });
   }
 
-  private async writeEnvelope(type: AssetEventType, asset: Asset, data: unknown): Promise<void> {
+  /** A schema as saved, on `dam.schemas.<group>.<id>` (the search read model indexes its searchable fields). */
+  async writeSchemaSaved(s: AssetSchema): Promise<void> {
+    const id = `schema-${s.groupId}-${s.id}-${s.updatedAt.getTime()}`;
+    await writeOutbox(this.client, {
+      id,
+      subject: dataSchemaSubject(s.groupId, s.id),
+      payload: { id, group_id: s.groupId, schema_id: s.id, service_properties: s.serviceProperties, updated_at: s.updatedAt.toISOString() },
+    });
+  }
+
+  private async writeEnvelope(type: AssetEventType, asset: Asset, data: unknown, extra: { data_schema_id?: number } = {}): Promise<void> {
     const id = randomUUID();
     await writeOutbox(this.client, {
       id,
@@ -29,6 +42,7 @@ export class OutboxAssetEventWriter implements AssetEventWriter {
         group_id: String(asset.groupId),
         asset_id: asset.id,
         version: asset.version,
+        ...extra,
         data,
       },
     });

@@ -65,6 +65,8 @@ export interface AssetEventWriter {
   write(type: Extract<AssetEventType, 'file-saved' | 'file-processed' | 'file-data-updated'>, asset: Asset): Promise<void>;
   /** `file-deleted` / `file-undeleted` with the spec's deletion payload. */
   writeDeletion(asset: Asset, payload: DeletionPayload): Promise<void>;
+  /** A schema created or updated (its searchable fields, for the search read model). */
+  writeSchemaSaved(schema: AssetSchema): Promise<void>;
 }
 
 /** Asset schemas of a group (schema 0 is built in, never stored). */

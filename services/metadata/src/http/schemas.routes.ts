@@ -30,7 +30,11 @@ export function schemaRoutes(transactions: RunInTransaction): Router {
   router.post('/api/v1/schemas', validate(create), async (req, res) => {
     const { body: b } = parsed(create, req, res);
     const caller = principalOf(res);
-    const s = await transactions((tx) => tx.schemas.create(caller.group_id, checked(b)));
+    const s = await transactions(async (tx) => {
+      const created = await tx.schemas.create(caller.group_id, checked(b));
+      await tx.events.writeSchemaSaved(created);
+      return created;
+    });
     res.status(201).json(toSchemaView(s));
   });
 
@@ -68,7 +72,11 @@ export function schemaRoutes(transactions: RunInTransaction): Router {
     if (params.schema_id === 0) throw forbidden('Schema 0 is the built-in default and cannot be changed', 'SCHEMA_READ_ONLY');
     const groupId = principalOf(res).group_id;
     // Assets already valid under the old version stay as they are; their next update is checked against this one.
-    const s = await transactions((tx) => tx.schemas.update(groupId, params.schema_id, checked(b)));
+    const s = await transactions(async (tx) => {
+      const updated = await tx.schemas.update(groupId, params.schema_id, checked(b));
+      if (updated) await tx.events.writeSchemaSaved(updated);
+      return updated;
+    });
     if (!s) throw schemaNotFound();
     res.json(toSchemaView(s));
   });

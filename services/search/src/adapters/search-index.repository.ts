@@ -1,5 +1,5 @@
 import type { AssetData } from '@dam/events';
-import type { Pool } from '@dam/db';
+import { withTransaction, type Pool } from '@dam/db';
 
 /** The text a keyword query matches: the name (split at punctuation, so `IMG_2041.jpg` finds `img` and `2041`). */
 const nameWords = (name: string): string => `${name} ${name.replace(/[^\p{L}\p{N}]+/gu, ' ')}`;
@@ -11,18 +11,21 @@ const nameWords = (name: string): string => `${name} ${name.replace(/[^\p{L}\p{N
 export class SearchIndexRepository {
   constructor(private readonly pool: Pool) {}
 
-  /** file-saved, file-processed, file-data-updated, addon-processed: the asset as the event carries it. */
-  async upsertAsset(groupId: number, version: number, a: AssetData): Promise<boolean> {
-    const searchText = typeof a.data.service_search_txt === 'string' ? a.data.service_search_txt : '';
+  /**
+   * file-saved, file-processed, file-data-updated, addon-processed: the asset as the event carries it, with its
+   * schema's searchable fields as far as the schema is known yet (`saveSchema` re-indexes when it arrives later).
+   */
+  async upsertAsset(groupId: number, version: number, a: AssetData, dataSchemaId = 0): Promise<boolean> {
     const r = await this.pool.query(
       `INSERT INTO search_index AS s (asset_id, group_id, version, indexed, status, name, content_type, size, creator_id,
-         upload_time, update_time, data, doc, tsv)
-       VALUES ($1, $2, $3, true, $4, $5, $6, $7, $8, $9, $10, $11, $12,
-         setweight(to_tsvector('simple', unaccent($13)), 'A') || setweight(to_tsvector('simple', unaccent($14)), 'B'))
+         upload_time, update_time, data, doc, data_schema_id, tsv)
+       VALUES ($1, $2, $3, true, $4, $5, $6, $7, $8, $9, $10, $11, $12, $14,
+         setweight(to_tsvector('simple', unaccent($13)), 'A') || setweight(to_tsvector('simple', unaccent(search_text($11::jsonb,
+           (SELECT service_properties FROM search_schemas WHERE group_id = $2 AND schema_id = $14)))), 'B'))
        ON CONFLICT (asset_id) DO UPDATE SET version = EXCLUDED.version, indexed = true, status = EXCLUDED.status,
          name = EXCLUDED.name, content_type = EXCLUDED.content_type, size = EXCLUDED.size, creator_id = EXCLUDED.creator_id,
          upload_time = EXCLUDED.upload_time, update_time = EXCLUDED.update_time, data = EXCLUDED.data, doc = EXCLUDED.doc,
-         tsv = EXCLUDED.tsv
+         data_schema_id = EXCLUDED.data_schema_id, tsv = EXCLUDED.tsv
        WHERE s.version < EXCLUDED.version AND s.group_id = EXCLUDED.group_id`,
       [
         a.id,
@@ -38,7 +41,7 @@ export class SearchIndexRepository {
         JSON.stringify(a.data),
         JSON.stringify(a),
         nameWords(a.name),
-        searchText,
+        dataSchemaId,
       ],
     );
     return (r.rowCount ?? 0) > 0;
@@ -53,6 +56,28 @@ export class SearchIndexRepository {
       [assetId, groupId, version, deleted],
     );
     return (r.rowCount ?? 0) > 0;
+  }
+
+  /**
+   * A schema as saved (DATA_SCHEMAS): kept unless an equal or newer version is, and then the keyword text of
+   * every asset of that schema is made again (the name's words, weight A, stay as they are).
+   */
+  async saveSchema(groupId: number, schemaId: number, serviceProperties: Record<string, unknown>, updatedAt: string): Promise<boolean> {
+    return withTransaction(this.pool, async (client) => {
+      const saved = await client.query(
+        `INSERT INTO search_schemas AS s (group_id, schema_id, service_properties, updated_at) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (group_id, schema_id) DO UPDATE SET service_properties = EXCLUDED.service_properties, updated_at = EXCLUDED.updated_at
+         WHERE s.updated_at <= EXCLUDED.updated_at`,
+        [groupId, schemaId, JSON.stringify(serviceProperties), updatedAt],
+      );
+      if ((saved.rowCount ?? 0) === 0) return false;
+      await client.query(
+        `UPDATE search_index SET tsv = ts_filter(tsv, '{a}') || setweight(to_tsvector('simple', unaccent(search_text(data, $3::jsonb))), 'B')
+         WHERE group_id = $1 AND data_schema_id = $2 AND indexed`,
+        [groupId, schemaId, JSON.stringify(serviceProperties)],
+      );
+      return true;
+    });
   }
 
   /** Everything, before a replay rebuilds the model from the stream. */
