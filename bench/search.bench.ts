@@ -5,7 +5,9 @@
  * Seeds `count` assets by publishing file-saved events to ASSET_EVENTS (as the operators' NATS identity; realistic
  * names, types, sizes, dates and custom data), measures how long the read model takes to hold them all and the
  * indexing lag of single events, then p50/p95/p99 at 1 and 8 concurrent clients of four queries through the
- * gateway; the index size on disk; the EXPLAIN plan of the keyword + filters query. Prints one JSON line.
+ * gateway; the index size on disk; the EXPLAIN plan of the keyword + filters query; then the replay command's
+ * work (empty the model, rebuild it from the streams, as the search identity) timed, and the row count and a
+ * query's answer compared with the live model's. Prints one JSON line.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -13,6 +15,8 @@ import path from 'node:path';
 import { jetstream } from '@nats-io/jetstream';
 import { createPool } from '@dam/db';
 import { assetEventSubject, connectNats } from '@dam/events';
+import { SearchIndexRepository } from '../services/search/src/adapters/search-index.repository';
+import { replayIndex } from '../services/search/src/replay.use-case';
 import { api, DATA, login, percentile } from './support';
 
 const count = Number(process.argv[2] ?? 100_000);
@@ -130,6 +134,22 @@ async function main(): Promise<void> {
        AND tsv @@ to_tsquery('simple', unaccent('beach:*')) AND content_type LIKE 'image/%'
        AND (jsonb_typeof(data -> 'rating') = 'number' AND (data ->> 'rating')::numeric >= 3) ORDER BY asset_id LIMIT 10001`,
   )).rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']);
+
+  // Replay: the same work as `pnpm --filter @dam/search replay`, as the search identity, then the same answers.
+  const liveRows = Number((await db.query('SELECT count(*) AS n FROM search_index WHERE indexed')).rows[0].n);
+  const liveAnswer = (await api(jwt, 'POST', '/api/v1/assets/search', filtered)).body;
+  const searchNc = await connectNats(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', 'search', seeds.NATS_NKEY_SEED_SEARCH);
+  const replay = await replayIndex(searchNc, new SearchIndexRepository(db));
+  await searchNc.close();
+  const replayedAnswer = (await api(jwt, 'POST', '/api/v1/assets/search', filtered)).body;
+  const replayedRows = Number((await db.query('SELECT count(*) AS n FROM search_index WHERE indexed')).rows[0].n);
+  const replayed = {
+    ...replay,
+    eventsPerSecond: Math.round(replay.events / (replay.ms / 1000)),
+    liveRows,
+    replayedRows,
+    answerEqual: JSON.stringify([liveAnswer.total, liveAnswer.facets]) === JSON.stringify([replayedAnswer.total, replayedAnswer.facets]),
+  };
   console.log(
     JSON.stringify({
       count,
@@ -139,6 +159,7 @@ async function main(): Promise<void> {
       queries,
       cappedSet: { total: capped.total, total_is_capped: capped.total_is_capped },
       size,
+      replay: replayed,
       plan,
     }),
   );

@@ -57,6 +57,38 @@ async function pageOf(pool: Pool, set: ResultSetRow, page: number) {
 }
 
 /**
+ * Facet counts over the whole match, every facet from one pass (a materialized CTE), not one scan per facet.
+ * `tags` (addon labels) has no values until addons label assets.
+ */
+async function facetCounts(pool: Pool, asked: string[], sql: string, params: unknown[]): Promise<ResultSetRow['facets']> {
+  const facets: ResultSetRow['facets'] = {};
+  const wanted = [...new Set(asked)].filter((f) => f !== 'tags');
+  if (asked.includes('tags')) facets.tags = [];
+  if (wanted.length === 0) return facets;
+  const facetParams = [...params];
+  const parts = wanted.map((facet, i) => {
+    if (facet.startsWith('data.')) {
+      facetParams.push(facet.slice(5));
+      const k = `$${facetParams.length}`;
+      return `(SELECT ${i} AS i, data ->> ${k} AS value, count(*)::int AS count FROM m WHERE data ? ${k} GROUP BY 2 ORDER BY 3 DESC, 2 LIMIT 100)`;
+    }
+    const column = FACET_COLUMNS[facet] as string;
+    return `(SELECT ${i} AS i, ${column}::text AS value, count(*)::int AS count FROM m GROUP BY 2 ORDER BY 3 DESC, 2 LIMIT 100)`;
+  });
+  const counts = await pool.query<{ i: number; value: string | null; count: number }>(
+    `WITH m AS MATERIALIZED (SELECT content_type, status, creator_id, data FROM search_index WHERE ${sql})
+     SELECT i, value, count FROM (${parts.join(' UNION ALL ')}) f ORDER BY i, count DESC, value`,
+    facetParams,
+  );
+  for (const facet of wanted) facets[facet] = [];
+  for (const row of counts.rows) {
+    const facet = wanted[row.i] as string;
+    (facets[facet] as Array<{ value: unknown; count: number }>).push({ value: facet === 'creator_id' && row.value !== null ? Number(row.value) : row.value, count: row.count });
+  }
+  return facets;
+}
+
+/**
  * Search (spec endpoint 19, CONTRACT §8) over the read model: the first page at once, the set stored for paging.
  * CREATOR callers see their own assets only; `trashed` is for administrators.
  */
@@ -71,39 +103,16 @@ export function searchRoutes(deps: SearchRouteDeps): Router {
     const score = tsqueryParam ? `ts_rank_cd(tsv, to_tsquery('simple', unaccent(${tsqueryParam})))` : '0';
     const orderParams = [...params];
     const order = orderOf(body, orderParams, tsqueryParam !== undefined);
-    const matched = await pool.query<{ asset_id: string; score: number }>(
-      `SELECT asset_id, ${score}::real AS score FROM search_index WHERE ${sql} ORDER BY ${order} LIMIT ${RESULT_CAP + 1}`,
-      orderParams,
-    );
+    // The match and the facets are two queries on two connections, run side by side.
+    const [matched, facets] = await Promise.all([
+      pool.query<{ asset_id: string; score: number }>(
+        `SELECT asset_id, ${score}::real AS score FROM search_index WHERE ${sql} ORDER BY ${order} LIMIT ${RESULT_CAP + 1}`,
+        orderParams,
+      ),
+      facetCounts(pool, body.facets, sql, params),
+    ]);
     const capped = matched.rows.length > RESULT_CAP;
     const kept = matched.rows.slice(0, RESULT_CAP);
-    const facets: ResultSetRow['facets'] = {};
-    // Every facet from one pass over the match (a materialized CTE), not one scan per facet.
-    // `tags` (addon labels) has no values until addons label assets.
-    const wanted = [...new Set(body.facets)].filter((f) => f !== 'tags');
-    if (body.facets.includes('tags')) facets.tags = [];
-    if (wanted.length > 0) {
-      const facetParams = [...params];
-      const parts = wanted.map((facet, i) => {
-        if (facet.startsWith('data.')) {
-          facetParams.push(facet.slice(5));
-          const k = `$${facetParams.length}`;
-          return `(SELECT ${i} AS i, data ->> ${k} AS value, count(*)::int AS count FROM m WHERE data ? ${k} GROUP BY 2 ORDER BY 3 DESC, 2 LIMIT 100)`;
-        }
-        const column = FACET_COLUMNS[facet] as string;
-        return `(SELECT ${i} AS i, ${column}::text AS value, count(*)::int AS count FROM m GROUP BY 2 ORDER BY 3 DESC, 2 LIMIT 100)`;
-      });
-      const counts = await pool.query<{ i: number; value: string | null; count: number }>(
-        `WITH m AS MATERIALIZED (SELECT content_type, status, creator_id, data FROM search_index WHERE ${sql})
-         SELECT i, value, count FROM (${parts.join(' UNION ALL ')}) f ORDER BY i, count DESC, value`,
-        facetParams,
-      );
-      for (const facet of wanted) facets[facet] = [];
-      for (const row of counts.rows) {
-        const facet = wanted[row.i] as string;
-        (facets[facet] as Array<{ value: unknown; count: number }>).push({ value: facet === 'creator_id' && row.value !== null ? Number(row.value) : row.value, count: row.count });
-      }
-    }
     const set: ResultSetRow = {
       id: randomBytes(16).toString('hex'),
       ids: kept.map((r) => r.asset_id),
@@ -113,12 +122,16 @@ export function searchRoutes(deps: SearchRouteDeps): Router {
       extended: body.extended,
       facets,
     };
-    await pool.query(
-      `INSERT INTO result_sets (id, group_id, user_id, ids, scores, capped, page_size, extended, facets, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now() + make_interval(secs => $10))`,
-      [set.id, p.group_id, p.user_id, set.ids, set.scores, set.capped, set.page_size, set.extended, JSON.stringify(set.facets), deps.resultSetTtlMs / 1000],
-    );
-    res.json(await pageOf(pool, set, 1));
+    // Storing the set and reading its first page's assets do not depend on each other.
+    const [, first] = await Promise.all([
+      pool.query(
+        `INSERT INTO result_sets (id, group_id, user_id, ids, scores, capped, page_size, extended, facets, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now() + make_interval(secs => $10))`,
+        [set.id, p.group_id, p.user_id, set.ids, set.scores, set.capped, set.page_size, set.extended, JSON.stringify(set.facets), deps.resultSetTtlMs / 1000],
+      ),
+      pageOf(pool, set, 1),
+    ]);
+    res.json(first);
   };
 
   const pageSchemas = { params: z.object({ search_result_id: z.string().regex(/^[0-9a-f]{32}$/, 'must be a search result id'), page: z.coerce.number().int().min(1).max(RESULT_CAP) }) };
