@@ -189,3 +189,28 @@ describe('searchable schema fields', () => {
     expect(idsOf(await search({ query: 'holiday' }))).toEqual([id]);
   });
 });
+
+describe('collections', () => {
+  it('keeps a collection\'s assets, finds them with the collection filter, and lets a CREATOR look but not change', async () => {
+    const made = await call('POST', '/api/v1/collections', { name: 'Shortlist', shared: true });
+    expect(made).toMatchObject({ status: 201, body: { name: 'Shortlist', shared: true, owner_id: 1, asset_count: 0 } });
+    const id = made.body.collection_id;
+    const a = await upload('short-a.txt', Buffer.from('a'));
+    const b = await upload('short-b.txt', Buffer.from('b'));
+    expect((await call('POST', `/api/v1/collections/${id}/assets`, { ids: [a, b] })).body.asset_count).toBe(2);
+    const inIt = async () => idsOf(await search({ filters: { collection_id: id }, sort: [{ field: 'name', order: 'asc' }] }));
+    await until(async () => ((await inIt()).length === 2 ? true : undefined), 'both members in the read model');
+    expect(await inIt()).toEqual([a, b]);
+    expect((await call('DELETE', `/api/v1/collections/${id}/assets`, { ids: [a] })).body.asset_count).toBe(1);
+    await until(async () => ((await inIt()).join() === b ? true : undefined), 'the removal in the read model');
+    expect((await call('GET', `/api/v1/collections/${id}`)).body).toMatchObject({ total: 1, items: [{ id: b, name: 'short-b.txt' }] });
+
+    // A CREATOR sees the shared collection (only its own assets in it) but may not change collections.
+    const creator = await login(suite.base, 'creator@example.com', 'creator-password-1');
+    expect((await call('GET', `/api/v1/collections/${id}`, undefined, creator)).body).toMatchObject({ collection_id: id, total: 0, items: [] });
+    expect((await call('POST', '/api/v1/collections', { name: 'nope' }, creator)).status).toBe(403);
+    expect((await call('POST', `/api/v1/collections/${id}/assets`, { ids: [b] }, creator)).status).toBe(403);
+    expect((await call('DELETE', `/api/v1/collections/${id}`)).status).toBe(200);
+    await until(async () => ((await inIt()).length === 0 ? true : undefined), 'the deleted collection out of the read model');
+  });
+});

@@ -2,7 +2,7 @@ import { jetstreamManager, RetentionPolicy, StorageType, type StreamConfig } fro
 import { nanos, nkeyAuthenticator, type NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import { inboxPrefixOf } from './nats-accounts';
-import { ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, DAM_INTERNAL, DAM_INTERNAL_SUBJECTS, DATA_SCHEMAS, DATA_SCHEMAS_SUBJECTS } from './subjects';
+import { ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, DAM_INTERNAL, DAM_INTERNAL_SUBJECTS, DATA_SCHEMAS, DATA_SCHEMAS_SUBJECTS, COLLECTIONS, COLLECTIONS_SUBJECTS } from './subjects';
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 24 * 60 * MINUTE_MS;
@@ -100,6 +100,15 @@ export function streamConfigs(options: StreamOptions = {}): Array<Partial<Stream
       // scratch learns every schema as it is now.
       name: DATA_SCHEMAS,
       subjects: [DATA_SCHEMAS_SUBJECTS],
+      storage: StorageType.File,
+      retention: RetentionPolicy.Limits,
+      max_msgs_per_subject: 1,
+      duplicate_window: duplicateWindow,
+    },
+    {
+      // The same for collections: each asset's memberships and each collection's visibility, as last changed.
+      name: COLLECTIONS,
+      subjects: [COLLECTIONS_SUBJECTS],
       storage: StorageType.File,
       retention: RetentionPolicy.Limits,
       max_msgs_per_subject: 1,

@@ -15,6 +15,19 @@ export const DATA_SCHEMAS_SUBJECTS = 'dam.schemas.>';
 export const dataSchemaSubject = (groupId: number | string, schemaId: number): string =>
   `dam.schemas.${assertSubjectToken(String(groupId), 'group id')}.${schemaId}`;
 
+/**
+ * Collections as the search read model needs them (CONTRACT §9): per asset, the collections it is in
+ * (`dam.collections.<group_id>.asset.<asset_id>`), and per collection, who sees it
+ * (`dam.collections.<group_id>.collection.<collection_id>`). Each message is a whole state, not a change, and the
+ * stream keeps the last message of each subject for ever.
+ */
+export const COLLECTIONS = 'COLLECTIONS';
+export const COLLECTIONS_SUBJECTS = 'dam.collections.>';
+export const collectionMembershipSubject = (groupId: number | string, assetId: string): string =>
+  `dam.collections.${assertSubjectToken(String(groupId), 'group id')}.asset.${assertSubjectToken(assetId, 'asset id')}`;
+export const collectionStateSubject = (groupId: number | string, collectionId: string): string =>
+  `dam.collections.${assertSubjectToken(String(groupId), 'group id')}.collection.${assertSubjectToken(collectionId, 'collection id')}`;
+
 /** metadata → a worker kind: run (or re-run) one job. `dam.internal.jobs.run.<worker>` */
 /** Each named after its service; link-signing runs CDN prefetch and purge jobs against its byte cache. */
 export const JOB_WORKERS = ['conversion', 'transcode', 'upload', 'link-signing'] as const;

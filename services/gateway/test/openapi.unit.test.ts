@@ -61,6 +61,13 @@ const IMPLEMENTED: readonly string[] = [
   'base GET /api/v1/assets/search/{search_result_id}/{page}',
   'base POST /api/v1/search',
   'base GET /api/v1/search/{search_id}/{page}',
+  'base GET /api/v1/collections',
+  'base POST /api/v1/collections',
+  'base GET /api/v1/collections/{collection_id}',
+  'base PATCH /api/v1/collections/{collection_id}',
+  'base DELETE /api/v1/collections/{collection_id}',
+  'base POST /api/v1/collections/{collection_id}/assets',
+  'base DELETE /api/v1/collections/{collection_id}/assets',
   'base POST /api/v1/cdn/prefetch',
   'base POST /api/v1/cdn/purge',
   'cdn GET /api/v1/files/content/{asset_id}',
@@ -156,7 +163,7 @@ describe('docs/openapi.yaml', () => {
 
   it('lists the endpoints not built yet apart from the described ones', () => {
     const pending = doc['x-not-yet-implemented'] as Array<{ method: string; path: string; server: string }>;
-    expect(pending.length).toBeGreaterThan(5);
+    expect(pending.length).toBeGreaterThan(0);
     const documented = new Set(operations.map((o) => `${o.method} ${o.path}`));
     for (const p of pending) {
       expect(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).toContain(p.method);

@@ -1,28 +1,34 @@
 import { DeliverPolicy, jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, assetEventTypeOf, DATA_SCHEMAS, DATA_SCHEMAS_SUBJECTS, dataSchemaSavedSchema } from '@dam/events';
+import { ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, assetEventTypeOf, COLLECTIONS, COLLECTIONS_SUBJECTS, DATA_SCHEMAS, DATA_SCHEMAS_SUBJECTS, dataSchemaSavedSchema } from '@dam/events';
 import type { SearchIndexRepository } from './adapters/search-index.repository';
 import { applyAssetEvent, assetEventEnvelope } from './consumers/asset-events.consumer';
 import { applySchemaSaved } from './consumers/data-schemas.consumer';
+import { applyCollectionMessage } from './consumers/collections.consumer';
 
 /**
- * Rebuilds the read model from scratch: empties it, reads every schema in DATA_SCHEMAS (the stream keeps each
- * one's last version), then applies every event still in ASSET_EVENTS in stream order (ordered consumers from
- * the first message) until it has caught up with the streams as they were when the replay started. A running
- * service may keep applying new events meanwhile: versions make both orders end equal.
+ * Rebuilds the read model from scratch: empties it, reads every schema in DATA_SCHEMAS and every collection
+ * message in COLLECTIONS (both streams keep each subject's last message), then applies every event still in
+ * ASSET_EVENTS in stream order (ordered consumers from the first message) until it has caught up with the streams
+ * as they were when the replay started. A running service may keep applying new events meanwhile: versions make
+ * both orders end equal.
  */
-export async function replayIndex(nc: NatsConnection, index: SearchIndexRepository): Promise<{ events: number; applied: number; schemas: number; ms: number }> {
+export async function replayIndex(
+  nc: NatsConnection,
+  index: SearchIndexRepository,
+): Promise<{ events: number; applied: number; schemas: number; collections: number; ms: number }> {
   const started = performance.now();
   await index.clear();
   const schemas = await readStream(nc, DATA_SCHEMAS, DATA_SCHEMAS_SUBJECTS, async (_subject, body) => {
     const s = dataSchemaSavedSchema.safeParse(body);
     return s.success && (await applySchemaSaved(index, s.data));
   });
+  const collections = await readStream(nc, COLLECTIONS, COLLECTIONS_SUBJECTS, (subject, body) => applyCollectionMessage(index, subject, body));
   const events = await readStream(nc, ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, async (subject, body) => {
     const e = assetEventEnvelope.safeParse(body);
     return Boolean(assetEventTypeOf(subject)) && e.success && (await applyAssetEvent(index, e.data));
   });
-  return { events: events.read, applied: events.applied, schemas: schemas.applied, ms: Math.round(performance.now() - started) };
+  return { events: events.read, applied: events.applied, schemas: schemas.applied, collections: collections.applied, ms: Math.round(performance.now() - started) };
 }
 
 /** Every message of a stream up to its last one when called, in order; counts those read and those applied. */

@@ -3,6 +3,7 @@ import { createDatabase } from '@dam/testing';
 import { SearchIndexRepository } from '../src/adapters/search-index.repository';
 import { applyAssetEvent } from '../src/consumers/asset-events.consumer';
 import { applySchemaSaved } from '../src/consumers/data-schemas.consumer';
+import { applyCollectionMessage } from '../src/consumers/collections.consumer';
 import { migrateSearch } from '../src/migrations';
 import { assetData } from './fixtures';
 
@@ -81,6 +82,19 @@ describe('the read model', () => {
     expect(await matches('secret')).toEqual([early]);
     expect(await matches('ffff')).toEqual([early]);
     expect(await matches('harbour')).toEqual([early]);
+  });
+
+  it('keeps an asset\'s collections whether they arrive before or after the asset, newest list winning', async () => {
+    const id = 'J'.repeat(32);
+    const member = (ids: string[], version: number) =>
+      applyCollectionMessage(index, `dam.collections.1.asset.${id}`, { id: `m-${version}`, group_id: 1, asset_id: id, collection_ids: ids, version });
+    expect(await member(['c1', 'c2'], 2)).toBe(true);
+    expect(await row(id)).toMatchObject({ indexed: false });
+    await applyAssetEvent(index, event('file-saved', id, 1, asset(id, 'j.txt')));
+    expect(await member(['c1'], 1)).toBe(false);
+    const { rows } = await pool.query('SELECT indexed, collection_ids FROM search_index WHERE asset_id = $1', [id]);
+    expect(rows[0]).toEqual({ indexed: true, collection_ids: ['c1', 'c2'] });
+    expect(await applyCollectionMessage(index, 'dam.collections.1.other.x', {})).toBe(false);
   });
 });
 

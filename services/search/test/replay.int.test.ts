@@ -1,11 +1,12 @@
 import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { createPool, type Pool } from '@dam/db';
-import { assetEventSubject, connectNats, dataSchemaSubject, ensureStreams } from '@dam/events';
+import { assetEventSubject, collectionMembershipSubject, collectionStateSubject, connectNats, dataSchemaSubject, ensureStreams } from '@dam/events';
 import { createDatabase, startNats, type TestNats } from '@dam/testing';
 import { SearchIndexRepository } from '../src/adapters/search-index.repository';
 import { applyAssetEvent } from '../src/consumers/asset-events.consumer';
 import { applySchemaSaved } from '../src/consumers/data-schemas.consumer';
+import { applyCollectionMessage } from '../src/consumers/collections.consumer';
 import { migrateSearch } from '../src/migrations';
 import { assetData } from './fixtures';
 import { replayIndex } from '../src/replay.use-case';
@@ -35,7 +36,8 @@ afterAll(async () => {
 const asset = assetData;
 
 const snapshot = async () =>
-  (await pool.query('SELECT asset_id, group_id, version, indexed, deleted, name, data_schema_id, tsv::text FROM search_index ORDER BY asset_id')).rows;
+  (await pool.query('SELECT asset_id, group_id, version, indexed, deleted, name, data_schema_id, tsv::text, collection_ids FROM search_index ORDER BY asset_id')).rows;
+const collections = async () => (await pool.query('SELECT * FROM search_collections ORDER BY collection_id')).rows;
 
 describe('replay', () => {
   it('rebuilds the same model from the stream, as the search identity', async () => {
@@ -57,16 +59,24 @@ describe('replay', () => {
     const schema = (at: string, props: Record<string, { searchable?: boolean }>) => ({ id: `schema-1-3-${at}`, group_id: 1, schema_id: 3, service_properties: props, updated_at: at });
     const schemas = [schema('2026-11-23T10:00:00.000Z', {}), schema('2026-11-23T11:00:00.000Z', { place: { searchable: true } })];
     for (const s of schemas) await js.publish(dataSchemaSubject(1, 3), JSON.stringify(s), { msgID: s.id });
+    // Asset a is in collection k (two lists; the stream keeps the last).
+    const lists = [['k', 'old'], ['k']].map((ids, i) => ({ subject: collectionMembershipSubject(1, a), body: { id: `m-${i}`, group_id: 1, asset_id: a, collection_ids: ids, version: i + 1 } }));
+    const k = { subject: collectionStateSubject(1, 'k'), body: { id: 'c-k', group_id: 1, collection_id: 'k', owner_id: 1, shared: true, deleted: false } };
+    for (const m of [...lists, k]) await js.publish(m.subject, JSON.stringify(m.body), { msgID: m.body.id });
     // The live model, as the consumers built it (applied in order here).
+    for (const m of [...lists, k]) await applyCollectionMessage(index, m.subject, m.body);
     for (const s of schemas) await applySchemaSaved(index, s);
     for (const e of applied) await applyAssetEvent(index, e);
     expect((await pool.query(`SELECT asset_id FROM search_index WHERE tsv @@ to_tsquery('simple', 'lisbon')`)).rows).toEqual([{ asset_id: a }]);
     const live = await snapshot();
+    const liveCollections = await collections();
     expect(live).toHaveLength(2);
     await pool.query(`UPDATE search_index SET name = 'corrupted'`);
 
     const result = await replayIndex(search, index);
-    expect(result).toMatchObject({ events: 4, applied: 4, schemas: 1 });
+    expect(result).toMatchObject({ events: 4, applied: 4, schemas: 1, collections: 2 });
     expect(await snapshot()).toEqual(live);
+    expect(await collections()).toEqual(liveCollections);
+    expect(live.find((r) => r.asset_id === a)?.collection_ids).toEqual(['k']);
   });
 });

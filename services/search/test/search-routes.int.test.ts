@@ -3,7 +3,9 @@ import { createServiceVerifier, parseTrustedKeys, permissionsFor, ROLE_NAMES, ty
 import { createPool, type Pool } from '@dam/db';
 import { createLogger } from '@dam/logging';
 import { createDatabase, listen, serviceIdentities } from '@dam/testing';
+import { SearchIndexRepository } from '../src/adapters/search-index.repository';
 import { buildSearchApp } from '../src/app';
+import { applyCollectionMessage } from '../src/consumers/collections.consumer';
 import { migrateSearch } from '../src/migrations';
 
 const identities = serviceIdentities();
@@ -95,5 +97,40 @@ describe('result sets', () => {
     expect(bad.status).toBe(400);
     expect(bad.body.error.code).toBe('VALIDATION_FAILED');
     expect(bad.body.error.details.length).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe('the collection filter', () => {
+  it('matches a collection the caller sees (its own or a shared one); another user\'s private one, a deleted one or another group\'s matches nothing', async () => {
+    const index = new SearchIndexRepository(pool);
+    const message = (subject: string, body: unknown) => applyCollectionMessage(index, subject, body);
+    const member = (asset: string, ids: string[], version: number, group = 1) =>
+      message(`dam.collections.${group}.asset.${asset}`, { id: `m-${asset}-${version}`, group_id: group, asset_id: asset, collection_ids: ids, version });
+    const state = (id: string, owner: number, shared: boolean, deleted = false, group = 1) =>
+      message(`dam.collections.${group}.collection.${id}`, { id: `c-${id}-${deleted}`, group_id: group, collection_id: id, owner_id: owner, shared, deleted });
+    await state('mine', 1, false);
+    await state('team', 2, true);
+    await state('gone', 1, true);
+    await state('theirs', 9, true, false, 2);
+    for (const a of ['g1-000001', 'g1-000002', 'g1-000003']) await member(a, ['mine'], 1);
+    await member('g1-000004', ['team', 'gone'], 1);
+    // An older list never replaces a newer one.
+    await member('g1-000003', ['mine', 'team'], 3);
+    await member('g1-000003', ['mine'], 2);
+    await state('gone', 1, true, true);
+    await member('g2-1', ['theirs'], 1, 2);
+
+    const ids = async (p: Principal, collection: string) =>
+      ((await call(p, 'POST', '/api/v1/assets/search', { filters: { collection_id: collection }, sort: [{ field: 'name', order: 'asc' }] })).body.results as Array<{ id: string }>).map((r) => r.id);
+    const owner = principal(1, 1, 3);
+    const colleague = principal(1, 2, 3);
+    expect(await ids(owner, 'mine')).toEqual(['g1-000001', 'g1-000002', 'g1-000003']);
+    expect(await ids(colleague, 'mine')).toEqual([]);
+    expect(await ids(colleague, 'team')).toEqual(['g1-000003', 'g1-000004']);
+    expect(await ids(owner, 'team')).toEqual(['g1-000003', 'g1-000004']);
+    expect(await ids(owner, 'gone')).toEqual([]);
+    expect(await ids(owner, 'theirs')).toEqual([]);
+    expect(await ids(principal(2, 9, 1), 'theirs')).toEqual(['g2-1']);
+    expect(await ids(owner, 'no-such-collection')).toEqual([]);
   });
 });

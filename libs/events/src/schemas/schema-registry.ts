@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { assetEventTypeOf, jobCommandSubject, JOB_WORKERS, SUBJECT_JOB_REPORTS } from '../subjects';
+import { collectionMembershipSchema, collectionStateSchema } from './collection.event';
 import { dataSchemaSavedSchema } from './data-schema.event';
 import { ASSET_EVENT_SCHEMAS } from './asset-event.schema';
 import { jobCommandSchema, jobReportSchema } from './jobs.event';
@@ -14,5 +15,7 @@ export function schemaForSubject(subject: string): z.ZodType | undefined {
   const type = assetEventTypeOf(subject);
   if (type) return ASSET_EVENT_SCHEMAS[type];
   if (/^dam\.schemas\.[^.]+\.\d+$/.test(subject)) return dataSchemaSavedSchema;
+  if (/^dam\.collections\.[^.]+\.asset\.[^.]+$/.test(subject)) return collectionMembershipSchema;
+  if (/^dam\.collections\.[^.]+\.collection\.[^.]+$/.test(subject)) return collectionStateSchema;
   return INTERNAL_SCHEMAS[subject];
 }

@@ -76,9 +76,12 @@ export const ROUTES: readonly RouteRule[] = [
   { methods: GET, pattern: '/api/v1/schemas/:schema_id', upstream: 'metadata', anyOf: ANY },
   { methods: ['POST'], pattern: '/api/v1/schemas', upstream: 'metadata', anyOf: [P.MANAGE_SCHEMAS] },
   { methods: ['PUT'], pattern: '/api/v1/schemas/:schema_id', upstream: 'metadata', anyOf: [P.MANAGE_SCHEMAS] },
-  { methods: [...GET, 'POST'], pattern: '/api/v1/collections', upstream: 'metadata', anyOf: ANY },
-  { methods: [...GET, 'PATCH', 'DELETE'], pattern: '/api/v1/collections/:collection_id', upstream: 'metadata', anyOf: ANY },
-  { methods: ['POST', 'DELETE'], pattern: '/api/v1/collections/:collection_id/assets', upstream: 'metadata', anyOf: ANY },
+  // Seeing collections needs no token (a CREATOR sees only its own assets in them); changing them MANAGE_COLLECTIONS.
+  { methods: GET, pattern: '/api/v1/collections', upstream: 'metadata', anyOf: ANY },
+  { methods: ['POST'], pattern: '/api/v1/collections', upstream: 'metadata', anyOf: [P.MANAGE_COLLECTIONS] },
+  { methods: GET, pattern: '/api/v1/collections/:collection_id', upstream: 'metadata', anyOf: ANY },
+  { methods: ['PATCH', 'DELETE'], pattern: '/api/v1/collections/:collection_id', upstream: 'metadata', anyOf: [P.MANAGE_COLLECTIONS] },
+  { methods: ['POST', 'DELETE'], pattern: '/api/v1/collections/:collection_id/assets', upstream: 'metadata', anyOf: [P.MANAGE_COLLECTIONS] },
   // CDN prefetch and purge (CONTRACT §7): jobs (metadata) that link-signing runs against its byte cache.
   { methods: ['POST'], pattern: '/api/v1/cdn/prefetch', upstream: 'metadata', anyOf: READ },
   { methods: ['POST'], pattern: '/api/v1/cdn/purge', upstream: 'metadata', anyOf: EDIT },

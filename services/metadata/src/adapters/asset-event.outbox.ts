@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { PoolClient } from '@dam/db';
-import { assetEventSubject, dataSchemaSubject, type AssetEventType, type DeletionPayload } from '@dam/events';
+import { assetEventSubject, collectionMembershipSubject, collectionStateSubject, dataSchemaSubject, type AssetEventType, type DeletionPayload } from '@dam/events';
 import { writeOutbox } from '@dam/outbox';
 import { toAssetData, type Asset } from '../domain/asset';
 import type { AssetSchema } from '../domain/asset-schema';
+import type { Collection } from '../domain/collection';
 import type { AssetEventWriter } from '../domain/ports';
 
 /** Asset (and schema) events go out only through the outbox, in the transaction that made the change (never lost, never invented). */
@@ -27,6 +28,24 @@ export class OutboxAssetEventWriter implements AssetEventWriter {
       id,
       subject: dataSchemaSubject(s.groupId, s.id),
       payload: { id, group_id: s.groupId, schema_id: s.id, service_properties: s.serviceProperties, updated_at: s.updatedAt.toISOString() },
+    });
+  }
+
+  async writeMembership(groupId: number, assetId: string, collectionIds: string[], version: number): Promise<void> {
+    const id = `membership-${assetId}-${version}`;
+    await writeOutbox(this.client, {
+      id,
+      subject: collectionMembershipSubject(groupId, assetId),
+      payload: { id, group_id: groupId, asset_id: assetId, collection_ids: collectionIds, version },
+    });
+  }
+
+  async writeCollectionState(c: Collection, deleted: boolean): Promise<void> {
+    const id = `collection-${c.id}-${randomUUID()}`;
+    await writeOutbox(this.client, {
+      id,
+      subject: collectionStateSubject(c.groupId, c.id),
+      payload: { id, group_id: c.groupId, collection_id: c.id, owner_id: c.ownerId, shared: c.shared, deleted },
     });
   }
 

@@ -103,6 +103,11 @@ export class AssetRepository implements AssetStore, AssetReader {
     return rows;
   }
 
+  async findMany(groupId: number, ids: string[]): Promise<Map<string, Asset>> {
+    const { rows } = await this.db.query<AssetRow>(`SELECT ${COLUMNS} FROM assets WHERE group_id = $1 AND id = ANY($2)`, [groupId, ids]);
+    return new Map(rows.map((r) => [r.id, toAsset(r)]));
+  }
+
   async findForUpdate(groupId: number, id: string): Promise<Asset | undefined> {
     const { rows } = await this.db.query<AssetRow>(
       `SELECT ${COLUMNS} FROM assets WHERE group_id = $1 AND id = $2 FOR UPDATE`,

@@ -8,6 +8,7 @@ import { ObjectDeletionRepository } from './object-deletion.repository';
 import { PublicObjectRepository } from './public-object.repository';
 import { DataUpdateRepository } from './data-update.repository';
 import { SchemaRepository } from './schema.repository';
+import { CollectionRepository } from './collection.repository';
 import type { JobTimings } from '../domain/job';
 
 /** Binds the domain's transaction port to one PostgreSQL transaction: rows, outbox and dedupe commit together. */
@@ -21,6 +22,7 @@ export function pgTransactions(pool: Pool, timings?: JobTimings): RunInTransacti
         deletions: new ObjectDeletionRepository(client),
         publicObjects: new PublicObjectRepository(client),
         schemas: new SchemaRepository(client),
+        collections: new CollectionRepository(client),
         dataUpdates: new DataUpdateRepository(client),
         events: new OutboxAssetEventWriter(client),
         messages: new ProcessedMessagesRepository(client),

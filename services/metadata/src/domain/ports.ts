@@ -1,6 +1,7 @@
 import type { Principal } from '@dam/auth-tokens';
 import type { AssetEventType, DeletionPayload } from '@dam/events';
 import type { AssetSchema } from './asset-schema';
+import type { Collection, CollectionAssetView } from './collection';
 import type { Asset, NewAsset, StoredConversion } from './asset';
 import type { Job, JobStatus, JobType, NewJob } from './job';
 
@@ -11,6 +12,8 @@ export interface AssetStore {
   findById(groupId: number, id: string): Promise<Asset | undefined>;
   /** Locks the row for the rest of the transaction. */
   findForUpdate(groupId: number, id: string): Promise<Asset | undefined>;
+  /** The group's assets among `ids` (trashed ones too), by id. */
+  findMany(groupId: number, ids: string[]): Promise<Map<string, Asset>>;
   saveConversions(
     groupId: number,
     id: string,
@@ -60,13 +63,47 @@ export interface AssetReader {
   similar(groupId: number, exceptId: string, phash: string, maxDistance: number, limit: number, creatorId?: number): Promise<Array<{ id: string; distance: number }>>;
 }
 
-/** Writes an asset event into the outbox of the current transaction (relayed to ASSET_EVENTS later). */
+/**
+ * Writes into the outbox of the current transaction (relayed later): asset events (ASSET_EVENTS), and the state
+ * messages of schemas (DATA_SCHEMAS) and collections (COLLECTIONS) that the search read model follows.
+ */
 export interface AssetEventWriter {
   write(type: Extract<AssetEventType, 'file-saved' | 'file-processed' | 'file-data-updated'>, asset: Asset): Promise<void>;
   /** `file-deleted` / `file-undeleted` with the spec's deletion payload. */
   writeDeletion(asset: Asset, payload: DeletionPayload): Promise<void>;
   /** A schema created or updated (its searchable fields, for the search read model). */
   writeSchemaSaved(schema: AssetSchema): Promise<void>;
+  /** Every collection an asset is in, after a change of them. */
+  writeMembership(groupId: number, assetId: string, collectionIds: string[], version: number): Promise<void>;
+  /** Who sees a collection (owner, shared), or that it is gone. */
+  writeCollectionState(collection: Collection, deleted: boolean): Promise<void>;
+}
+
+/** Collections of a group and their assets (CONTRACT §9). */
+export interface CollectionStore {
+  create(c: Pick<Collection, 'id' | 'groupId' | 'ownerId' | 'name' | 'shared'>): Promise<Collection>;
+  /** The user's SELECTED_ASSETS; undefined when another transaction made it first. */
+  createBasket(c: Pick<Collection, 'id' | 'groupId' | 'ownerId' | 'name'>): Promise<Collection | undefined>;
+  findBasket(groupId: number, ownerId: number): Promise<Collection | undefined>;
+  /** With `lock`, the row stays locked to the end of the transaction (changes of one collection in turn). */
+  find(groupId: number, id: string, lock?: boolean): Promise<Collection | undefined>;
+  /** The user's own collections and the group's shared ones, oldest first (the basket first of all). */
+  listVisible(groupId: number, userId: number, offset: number, limit: number): Promise<{ items: Collection[]; total: number }>;
+  update(groupId: number, id: string, change: { name?: string; shared?: boolean }): Promise<Collection | undefined>;
+  delete(groupId: number, id: string): Promise<void>;
+  memberIds(id: string): Promise<string[]>;
+  memberCount(id: string): Promise<number>;
+  /** Those of `assetIds` that are not in the collection yet. */
+  notMembers(id: string, assetIds: string[]): Promise<string[]>;
+  addMembers(id: string, assetIds: string[]): Promise<void>;
+  /** Removes those that are members; returns them. */
+  removeMembers(id: string, assetIds: string[]): Promise<string[]>;
+  /** Holds each asset's membership lock to the end of the transaction (taken in id order: no deadlock). */
+  lockMemberships(assetIds: string[]): Promise<void>;
+  /** Each asset's collections now, with a new version for its message. */
+  membershipsOf(assetIds: string[]): Promise<Array<{ assetId: string; collectionIds: string[]; version: number }>>;
+  /** Its assets not in the trash (only `creatorId`'s when given), in the order they were added. */
+  pageAssets(id: string, offset: number, limit: number, creatorId?: number): Promise<{ items: CollectionAssetView[]; total: number }>;
 }
 
 /** Asset schemas of a group (schema 0 is built in, never stored). */
@@ -179,6 +216,7 @@ export interface Tx {
   deletions: ObjectDeletions;
   publicObjects: PublicObjects;
   schemas: SchemaStore;
+  collections: CollectionStore;
   dataUpdates: DataUpdateQueue;
   events: AssetEventWriter;
   messages: ProcessedMessages;

@@ -40,7 +40,11 @@ async function purge(runInTransaction: RunInTransaction, job: Job): Promise<void
         await tx.deletions.enqueue([originalKey(String(asset.groupId), asset.id), asset.objectKey, conversionsPrefix(String(asset.groupId), asset.id)]);
         await tx.jobs.finishOpen(asset.groupId, asset.id, 'processing', { status: 'ERROR', error: 'the asset was purged' });
         await tx.publicObjects.revoke(asset.groupId, asset.id);
+        // Its collections lose it (the rows go with the asset); search learns the asset is in none.
+        await tx.collections.lockMemberships([asset.id]);
+        const [memberships] = await tx.collections.membershipsOf([asset.id]);
         await tx.assets.remove(asset.groupId, asset.id);
+        if (memberships && memberships.collectionIds.length > 0) await tx.events.writeMembership(asset.groupId, asset.id, [], memberships.version);
       }
       await tx.jobs.advance(job.groupId, job.id, 0, assets.map((a) => a.id));
       return assets.length;

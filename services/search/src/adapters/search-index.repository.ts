@@ -80,8 +80,29 @@ export class SearchIndexRepository {
     });
   }
 
-  /** Everything, before a replay rebuilds the model from the stream. */
+  /** Every collection an asset is in (COLLECTIONS), unless a newer list was applied; before the asset, a placeholder row. */
+  async setMemberships(groupId: number, assetId: string, collectionIds: string[], version: number): Promise<boolean> {
+    const r = await this.pool.query(
+      `INSERT INTO search_index AS s (asset_id, group_id, version, collection_ids, collections_version) VALUES ($1, $2, 0, $3, $4)
+       ON CONFLICT (asset_id) DO UPDATE SET collection_ids = EXCLUDED.collection_ids, collections_version = EXCLUDED.collections_version
+       WHERE s.collections_version < EXCLUDED.collections_version AND s.group_id = EXCLUDED.group_id`,
+      [assetId, groupId, collectionIds, version],
+    );
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  /** Who sees a collection (COLLECTIONS, in stream order: the last message is its state). */
+  async saveCollection(c: { group_id: number; collection_id: string; owner_id: number; shared: boolean; deleted: boolean }): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO search_collections AS c (collection_id, group_id, owner_id, shared, deleted) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (collection_id) DO UPDATE SET owner_id = EXCLUDED.owner_id, shared = EXCLUDED.shared, deleted = EXCLUDED.deleted
+       WHERE c.group_id = EXCLUDED.group_id`,
+      [c.collection_id, c.group_id, c.owner_id, c.shared, c.deleted],
+    );
+  }
+
+  /** Everything, before a replay rebuilds the model from the streams. */
   async clear(): Promise<void> {
-    await this.pool.query('TRUNCATE search_index, result_sets');
+    await this.pool.query('TRUNCATE search_index, result_sets, search_schemas, search_collections');
   }
 }

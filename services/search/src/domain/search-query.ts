@@ -65,6 +65,8 @@ export function globToLike(glob: string): string {
 
 export interface Scope {
   groupId: number;
+  /** The caller: a collection filter names one of its own collections or a shared one of the group. */
+  userId: number;
   /** Set when the caller reads only its own assets (CREATOR). */
   creatorId?: number;
 }
@@ -96,8 +98,14 @@ export function whereOf(req: SearchRequest, scope: Scope): { sql: string; params
   if (f.size?.max !== undefined) clauses.push(`size <= ${p(f.size.max)}`);
   if (f.status?.length) clauses.push(`status = ANY(${p(f.status)})`);
   if (f.creator_id !== undefined) clauses.push(`creator_id = ${p(f.creator_id)}`);
-  // No collection holds assets yet (collections come with issue 10): a collection filter matches nothing.
-  if (f.collection_id !== undefined) clauses.push('false');
+  // A collection the caller sees (its own, or shared); any other id, unknown or not visible, matches nothing.
+  if (f.collection_id !== undefined) {
+    const c = p(f.collection_id);
+    clauses.push(
+      `collection_ids @> ARRAY[${c}]::text[] AND EXISTS (SELECT 1 FROM search_collections c WHERE c.collection_id = ${c} AND c.group_id = $1
+         AND NOT c.deleted AND (c.shared OR c.owner_id = ${p(scope.userId)}))`,
+    );
+  }
   for (const [field, want] of Object.entries(f.data ?? {})) {
     if (typeof want === 'object') {
       // Ranges compare numbers as numbers and anything else as text.
