@@ -214,3 +214,16 @@ describe('collections', () => {
     await until(async () => ((await inIt()).length === 0 ? true : undefined), 'the deleted collection out of the read model');
   });
 });
+
+describe('purge', () => {
+  it('takes purged assets out of the trash search too', async () => {
+    const id = await upload('to-be-purged.txt', Buffer.from('bye'));
+    await until(async () => ((await call('GET', `/api/v1/assets/${id}/data`)).body?.status === 'OK' ? true : undefined), 'the asset OK');
+    expect((await call('POST', `/api/v1/assets/${id}/delete`, { keys: ['original'] })).status).toBe(200);
+    await until(async () => (idsOf(await search({ query: 'purged', trashed: true })).includes(id) ? true : undefined), 'the asset in the trash search');
+    const purge = await call('DELETE', '/api/v1/assets/trash/purge');
+    expect(purge.status).toBe(202);
+    await until(async () => ((await call('GET', `/api/v1/jobs/${purge.body.job_id}`)).body?.status === 'COMPLETED' ? true : undefined), 'the purge');
+    await until(async () => (idsOf(await search({ query: 'purged', trashed: true })).includes(id) ? undefined : true), 'the purge in the read model');
+  });
+});

@@ -15,6 +15,7 @@ export * from './schemas/jobs.event';
 export * from './schemas/usage.event';
 export * from './schemas/data-schema.event';
 export * from './schemas/collection.event';
+export * from './schemas/asset-purge.event';
 export * from './schemas/schema-registry';
 export { connectNats, ensureStreams, natsReachable, streamConfigs, waitForStreams, type StreamOptions } from './nats';
 export { publishEvent, buildHeaders, type PublishOptions } from './publish';

@@ -1,5 +1,5 @@
 import { nkeys } from '@nats-io/nats-core';
-import { ASSET_EVENTS, COLLECTIONS, COLLECTIONS_SUBJECTS, DAM_INTERNAL, DATA_SCHEMAS, DATA_SCHEMAS_SUBJECTS, SUBJECT_CDN_EVICT, SUBJECT_JOB_REPORTS, SUBJECT_USAGE_CDN_BYTES } from './subjects';
+import { ASSET_EVENTS, ASSET_PURGES, ASSET_PURGES_SUBJECTS, COLLECTIONS, COLLECTIONS_SUBJECTS, DAM_INTERNAL, DATA_SCHEMAS, DATA_SCHEMAS_SUBJECTS, SUBJECT_CDN_EVICT, SUBJECT_JOB_REPORTS, SUBJECT_USAGE_CDN_BYTES } from './subjects';
 
 /**
  * NATS identities of the suite (ARCHITECTURE rule 9): one nkey user per service with publish/subscribe
@@ -65,12 +65,12 @@ function orderedConsumer(stream: string): string[] {
 }
 
 /** Creating and updating the streams: metadata's alone (it owns ASSET_EVENTS, the schemas and the outbox). */
-const STREAM_ADMIN = [ASSET_EVENTS, DAM_INTERNAL, DATA_SCHEMAS, COLLECTIONS].flatMap((s) => [`${API}.STREAM.INFO.${s}`, `${API}.STREAM.CREATE.${s}`, `${API}.STREAM.UPDATE.${s}`]);
+const STREAM_ADMIN = [ASSET_EVENTS, DAM_INTERNAL, DATA_SCHEMAS, COLLECTIONS, ASSET_PURGES].flatMap((s) => [`${API}.STREAM.INFO.${s}`, `${API}.STREAM.CREATE.${s}`, `${API}.STREAM.UPDATE.${s}`]);
 
 const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = {
   metadata: {
-    // Its outbox relay publishes asset events, schemas, collections and job commands; it reads the workers' job reports.
-    publish: [JS_INFO, ...STREAM_ADMIN, 'assets.events.>', DATA_SCHEMAS_SUBJECTS, COLLECTIONS_SUBJECTS, 'dam.internal.jobs.run.>', ...durableConsumer(DAM_INTERNAL, 'metadata-job-reports')],
+    // Its outbox relay publishes asset events, schemas, collections, purges and job commands; it reads the workers' job reports.
+    publish: [JS_INFO, ...STREAM_ADMIN, 'assets.events.>', DATA_SCHEMAS_SUBJECTS, COLLECTIONS_SUBJECTS, ASSET_PURGES_SUBJECTS, 'dam.internal.jobs.run.>', ...durableConsumer(DAM_INTERNAL, 'metadata-job-reports')],
     subscribe: [],
   },
   upload: {
@@ -117,10 +117,11 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
     // Its read model: a durable consumer per stream, and ordered consumers of each for the replay command.
     publish: [
       JS_INFO,
-      ...[ASSET_EVENTS, DATA_SCHEMAS, COLLECTIONS].flatMap((stream) => orderedConsumer(stream)),
+      ...[ASSET_EVENTS, DATA_SCHEMAS, COLLECTIONS, ASSET_PURGES].flatMap((stream) => orderedConsumer(stream)),
       ...durableConsumer(ASSET_EVENTS, 'search-index'),
       ...durableConsumer(DATA_SCHEMAS, 'search-schemas'),
       ...durableConsumer(COLLECTIONS, 'search-collections'),
+      ...durableConsumer(ASSET_PURGES, 'search-purges'),
     ],
     subscribe: [],
   },

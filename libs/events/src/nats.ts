@@ -2,7 +2,7 @@ import { jetstreamManager, RetentionPolicy, StorageType, type StreamConfig } fro
 import { nanos, nkeyAuthenticator, type NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import { inboxPrefixOf } from './nats-accounts';
-import { ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, DAM_INTERNAL, DAM_INTERNAL_SUBJECTS, DATA_SCHEMAS, DATA_SCHEMAS_SUBJECTS, COLLECTIONS, COLLECTIONS_SUBJECTS } from './subjects';
+import { ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, DAM_INTERNAL, DAM_INTERNAL_SUBJECTS, DATA_SCHEMAS, DATA_SCHEMAS_SUBJECTS, COLLECTIONS, COLLECTIONS_SUBJECTS, ASSET_PURGES, ASSET_PURGES_SUBJECTS } from './subjects';
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 24 * 60 * MINUTE_MS;
@@ -112,6 +112,15 @@ export function streamConfigs(options: StreamOptions = {}): Array<Partial<Stream
       storage: StorageType.File,
       retention: RetentionPolicy.Limits,
       max_msgs_per_subject: 1,
+      duplicate_window: duplicateWindow,
+    },
+    {
+      // Purges outlive the asset events they cancel by a day.
+      name: ASSET_PURGES,
+      subjects: [ASSET_PURGES_SUBJECTS],
+      storage: StorageType.File,
+      retention: RetentionPolicy.Limits,
+      max_age: nanos((options.assetEventsMaxAgeMs ?? 30 * DAY_MS) + DAY_MS),
       duplicate_window: duplicateWindow,
     },
   ];

@@ -28,6 +28,15 @@ export const collectionMembershipSubject = (groupId: number | string, assetId: s
 export const collectionStateSubject = (groupId: number | string, collectionId: string): string =>
   `dam.collections.${assertSubjectToken(String(groupId), 'group id')}.collection.${assertSubjectToken(collectionId, 'collection id')}`;
 
+/**
+ * Assets purged from the trash (no public event: the specification raises events only through Delete and
+ * Undelete), for read models to forget them: `dam.purges.<group_id>`, kept a day longer than ASSET_EVENTS so a
+ * replay of every event still in that stream also sees every purge of those assets.
+ */
+export const ASSET_PURGES = 'ASSET_PURGES';
+export const ASSET_PURGES_SUBJECTS = 'dam.purges.>';
+export const assetPurgeSubject = (groupId: number | string): string => `dam.purges.${assertSubjectToken(String(groupId), 'group id')}`;
+
 /** metadata → a worker kind: run (or re-run) one job. `dam.internal.jobs.run.<worker>` */
 /** Each named after its service; link-signing runs CDN prefetch and purge jobs against its byte cache. */
 export const JOB_WORKERS = ['conversion', 'transcode', 'upload', 'link-signing'] as const;

@@ -1,5 +1,5 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
-import { COLLECTIONS, collectionMembershipSubject } from '@dam/events';
+import { ASSET_PURGES, assetPurgeSubject, COLLECTIONS, collectionMembershipSubject } from '@dam/events';
 import { waitFor } from '@dam/testing';
 import { assetId, collect, principal, signedFetch, startMetadata, type Harness } from './harness';
 
@@ -139,9 +139,10 @@ describe('collections (CONTRACT §9)', () => {
     }
   });
 
-  it('loses a purged asset, and tells search it is in no collection', async () => {
+  it('loses a purged asset, and tells search it is in no collection and purged', async () => {
     const admin = principal({ group_id: GROUP, user_id: 1, role: 'ADMIN' });
     const seen = await collect(h.nc, COLLECTIONS, `dam.collections.${GROUP}.asset.>`);
+    const purges = await collect(h.nc, ASSET_PURGES, assetPurgeSubject(GROUP));
     try {
       const id = (await call('POST', '/api/v1/collections', { name: 'purge test' })).body.collection_id;
       const [a, b] = await assets(2);
@@ -152,8 +153,13 @@ describe('collections (CONTRACT §9)', () => {
       await waitFor(async () => (await call('GET', `/api/v1/jobs/${purge.body.job_id}`, undefined, admin)).body.status === 'COMPLETED', { description: 'purge done' });
       expect((await call('GET', `/api/v1/collections/${id}`)).body).toMatchObject({ asset_count: 1, items: [{ id: b }] });
       await waitFor(async () => seen.messages.some((m) => m.payload.asset_id === a && m.payload.collection_ids.length === 0), { description: 'the empty list' });
+      await waitFor(async () => purges.messages.length === 1, { description: 'the purge message' });
+      expect((await h.pool.query('SELECT 1 FROM assets WHERE id = $1', [a])).rowCount).toBe(0);
+      expect(purges.messages[0]?.payload).toEqual({ id: expect.any(String), group_id: GROUP, assets: [{ id: a, version: expect.any(Number) }] });
+      expect(purges.messages[0]?.payload.assets[0].version).toBeGreaterThan(1);
     } finally {
       await seen.stop();
+      await purges.stop();
     }
   });
 });

@@ -1,7 +1,7 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { createServiceVerifier } from '@dam/auth-tokens';
 import { createPool, ping } from '@dam/db';
-import { ASSET_EVENTS, COLLECTIONS, connectNats, DATA_SCHEMAS, natsReachable, waitForStreams } from '@dam/events';
+import { ASSET_EVENTS, ASSET_PURGES, COLLECTIONS, connectNats, DATA_SCHEMAS, natsReachable, waitForStreams } from '@dam/events';
 import { runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { SearchIndexRepository } from './adapters/search-index.repository';
@@ -10,6 +10,7 @@ import { loadSearchConfig } from './config';
 import { assetEventsWorker } from './consumers/asset-events.consumer';
 import { dataSchemasWorker } from './consumers/data-schemas.consumer';
 import { collectionsWorker } from './consumers/collections.consumer';
+import { assetPurgesWorker } from './consumers/asset-purges.consumer';
 import { migrateSearch } from './migrations';
 
 async function main(): Promise<void> {
@@ -19,7 +20,7 @@ async function main(): Promise<void> {
   const applied = await migrateSearch(pool);
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
   const nc = await connectNats(config.NATS_URL, 'search', config.NATS_NKEY_SEED);
-  await waitForStreams(nc, [ASSET_EVENTS, DATA_SCHEMAS, COLLECTIONS], { onWait: (missing) => logger.info({ missing }, 'waiting for streams') });
+  await waitForStreams(nc, [ASSET_EVENTS, DATA_SCHEMAS, COLLECTIONS, ASSET_PURGES], { onWait: (missing) => logger.info({ missing }, 'waiting for streams') });
   const index = new SearchIndexRepository(pool);
 
   await runService({
@@ -32,6 +33,7 @@ async function main(): Promise<void> {
       assetEventsWorker(nc, index, logger),
       dataSchemasWorker(nc, index, logger),
       collectionsWorker(nc, index, logger),
+      assetPurgesWorker(nc, index, logger),
       {
         kind: 'poller',
         name: 'expired-result-sets',

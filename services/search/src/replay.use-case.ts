@@ -1,22 +1,24 @@
 import { DeliverPolicy, jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, assetEventTypeOf, COLLECTIONS, COLLECTIONS_SUBJECTS, DATA_SCHEMAS, DATA_SCHEMAS_SUBJECTS, dataSchemaSavedSchema } from '@dam/events';
+import { ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, ASSET_PURGES, ASSET_PURGES_SUBJECTS, assetEventTypeOf, assetPurgeSchema, COLLECTIONS, COLLECTIONS_SUBJECTS, DATA_SCHEMAS, DATA_SCHEMAS_SUBJECTS, dataSchemaSavedSchema } from '@dam/events';
 import type { SearchIndexRepository } from './adapters/search-index.repository';
 import { applyAssetEvent, assetEventEnvelope } from './consumers/asset-events.consumer';
 import { applySchemaSaved } from './consumers/data-schemas.consumer';
 import { applyCollectionMessage } from './consumers/collections.consumer';
+import { applyPurge } from './consumers/asset-purges.consumer';
 
 /**
  * Rebuilds the read model from scratch: empties it, reads every schema in DATA_SCHEMAS and every collection
- * message in COLLECTIONS (both streams keep each subject's last message), then applies every event still in
- * ASSET_EVENTS in stream order (ordered consumers from the first message) until it has caught up with the streams
- * as they were when the replay started. A running service may keep applying new events meanwhile: versions make
- * both orders end equal.
+ * message in COLLECTIONS (both streams keep each subject's last message) and every purge in ASSET_PURGES (kept a
+ * day longer than asset events), then applies every event still in ASSET_EVENTS in stream order (ordered consumers
+ * from the first message) until it has caught up with the streams as they were when the replay started. A running
+ * service may keep applying new events meanwhile: versions make both orders end equal (a purge's tombstone
+ * outranks the purged asset's events).
  */
 export async function replayIndex(
   nc: NatsConnection,
   index: SearchIndexRepository,
-): Promise<{ events: number; applied: number; schemas: number; collections: number; ms: number }> {
+): Promise<{ events: number; applied: number; schemas: number; collections: number; purges: number; ms: number }> {
   const started = performance.now();
   await index.clear();
   const schemas = await readStream(nc, DATA_SCHEMAS, DATA_SCHEMAS_SUBJECTS, async (_subject, body) => {
@@ -24,11 +26,15 @@ export async function replayIndex(
     return s.success && (await applySchemaSaved(index, s.data));
   });
   const collections = await readStream(nc, COLLECTIONS, COLLECTIONS_SUBJECTS, (subject, body) => applyCollectionMessage(index, subject, body));
+  const purges = await readStream(nc, ASSET_PURGES, ASSET_PURGES_SUBJECTS, async (_subject, body) => {
+    const p = assetPurgeSchema.safeParse(body);
+    return p.success && (await applyPurge(index, p.data)) > 0;
+  });
   const events = await readStream(nc, ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, async (subject, body) => {
     const e = assetEventEnvelope.safeParse(body);
     return Boolean(assetEventTypeOf(subject)) && e.success && (await applyAssetEvent(index, e.data));
   });
-  return { events: events.read, applied: events.applied, schemas: schemas.applied, collections: collections.applied, ms: Math.round(performance.now() - started) };
+  return { events: events.read, applied: events.applied, schemas: schemas.applied, collections: collections.applied, purges: purges.applied, ms: Math.round(performance.now() - started) };
 }
 
 /** Every message of a stream up to its last one when called, in order; counts those read and those applied. */

@@ -4,6 +4,7 @@ import { SearchIndexRepository } from '../src/adapters/search-index.repository';
 import { applyAssetEvent } from '../src/consumers/asset-events.consumer';
 import { applySchemaSaved } from '../src/consumers/data-schemas.consumer';
 import { applyCollectionMessage } from '../src/consumers/collections.consumer';
+import { applyPurge } from '../src/consumers/asset-purges.consumer';
 import { migrateSearch } from '../src/migrations';
 import { assetData } from './fixtures';
 
@@ -95,6 +96,20 @@ describe('the read model', () => {
     const { rows } = await pool.query('SELECT indexed, collection_ids FROM search_index WHERE asset_id = $1', [id]);
     expect(rows[0]).toEqual({ indexed: true, collection_ids: ['c1', 'c2'] });
     expect(await applyCollectionMessage(index, 'dam.collections.1.other.x', {})).toBe(false);
+  });
+
+  it('forgets a purged asset for good: a tombstone above its events, whichever arrives first', async () => {
+    const id = 'K'.repeat(32);
+    const late = 'L'.repeat(32);
+    await applyAssetEvent(index, event('file-saved', id, 1, asset(id, 'k.txt')));
+    await applyAssetEvent(index, event('file-deleted', id, 2, { id, event: 'file-deleted', keys: ['original'], status: 'OK', message: '' }));
+    expect(await applyPurge(index, { id: 'p1', group_id: 1, assets: [{ id, version: 3 }, { id: late, version: 2 }] })).toBe(2);
+    expect(await row(id)).toMatchObject({ indexed: false, deleted: true, version: 3 });
+    // Events of the purged asset arriving later (a replay) change nothing.
+    expect(await applyAssetEvent(index, event('file-saved', late, 1, asset(late, 'late.txt')))).toBe(false);
+    expect(await applyAssetEvent(index, event('file-undeleted', id, 2, { id }))).toBe(false);
+    expect(await row(late)).toMatchObject({ indexed: false, deleted: true });
+    expect(await applyPurge(index, { id: 'p1', group_id: 1, assets: [{ id, version: 3 }] })).toBe(0);
   });
 });
 

@@ -1,12 +1,13 @@
 import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { createPool, type Pool } from '@dam/db';
-import { assetEventSubject, collectionMembershipSubject, collectionStateSubject, connectNats, dataSchemaSubject, ensureStreams } from '@dam/events';
+import { assetEventSubject, assetPurgeSubject, collectionMembershipSubject, collectionStateSubject, connectNats, dataSchemaSubject, ensureStreams } from '@dam/events';
 import { createDatabase, startNats, type TestNats } from '@dam/testing';
 import { SearchIndexRepository } from '../src/adapters/search-index.repository';
 import { applyAssetEvent } from '../src/consumers/asset-events.consumer';
 import { applySchemaSaved } from '../src/consumers/data-schemas.consumer';
 import { applyCollectionMessage } from '../src/consumers/collections.consumer';
+import { applyPurge } from '../src/consumers/asset-purges.consumer';
 import { migrateSearch } from '../src/migrations';
 import { assetData } from './fixtures';
 import { replayIndex } from '../src/replay.use-case';
@@ -67,6 +68,10 @@ describe('replay', () => {
     for (const m of [...lists, k]) await applyCollectionMessage(index, m.subject, m.body);
     for (const s of schemas) await applySchemaSaved(index, s);
     for (const e of applied) await applyAssetEvent(index, e);
+    // b, in the trash, is purged.
+    const purge = { id: 'purge-1', group_id: 1, assets: [{ id: b, version: 3 }] };
+    await js.publish(assetPurgeSubject(1), JSON.stringify(purge), { msgID: purge.id });
+    await applyPurge(index, purge);
     expect((await pool.query(`SELECT asset_id FROM search_index WHERE tsv @@ to_tsquery('simple', 'lisbon')`)).rows).toEqual([{ asset_id: a }]);
     const live = await snapshot();
     const liveCollections = await collections();
@@ -74,9 +79,10 @@ describe('replay', () => {
     await pool.query(`UPDATE search_index SET name = 'corrupted'`);
 
     const result = await replayIndex(search, index);
-    expect(result).toMatchObject({ events: 4, applied: 4, schemas: 1, collections: 2 });
+    expect(result).toMatchObject({ events: 4, applied: 2, schemas: 1, collections: 2, purges: 1 });
     expect(await snapshot()).toEqual(live);
     expect(await collections()).toEqual(liveCollections);
     expect(live.find((r) => r.asset_id === a)?.collection_ids).toEqual(['k']);
+    expect(live.find((r) => r.asset_id === b)).toMatchObject({ indexed: false, deleted: true, version: 3 });
   });
 });

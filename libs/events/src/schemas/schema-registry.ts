@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { assetEventTypeOf, jobCommandSubject, JOB_WORKERS, SUBJECT_JOB_REPORTS } from '../subjects';
+import { assetPurgeSchema } from './asset-purge.event';
 import { collectionMembershipSchema, collectionStateSchema } from './collection.event';
 import { dataSchemaSavedSchema } from './data-schema.event';
 import { ASSET_EVENT_SCHEMAS } from './asset-event.schema';
@@ -17,5 +18,6 @@ export function schemaForSubject(subject: string): z.ZodType | undefined {
   if (/^dam\.schemas\.[^.]+\.\d+$/.test(subject)) return dataSchemaSavedSchema;
   if (/^dam\.collections\.[^.]+\.asset\.[^.]+$/.test(subject)) return collectionMembershipSchema;
   if (/^dam\.collections\.[^.]+\.collection\.[^.]+$/.test(subject)) return collectionStateSchema;
+  if (/^dam\.purges\.[^.]+$/.test(subject)) return assetPurgeSchema;
   return INTERNAL_SCHEMAS[subject];
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { PoolClient } from '@dam/db';
-import { assetEventSubject, collectionMembershipSubject, collectionStateSubject, dataSchemaSubject, type AssetEventType, type DeletionPayload } from '@dam/events';
+import { assetEventSubject, assetPurgeSubject, collectionMembershipSubject, collectionStateSubject, dataSchemaSubject, type AssetEventType, type DeletionPayload } from '@dam/events';
 import { writeOutbox } from '@dam/outbox';
 import { toAssetData, type Asset } from '../domain/asset';
 import type { AssetSchema } from '../domain/asset-schema';
@@ -47,6 +47,11 @@ export class OutboxAssetEventWriter implements AssetEventWriter {
       subject: collectionStateSubject(c.groupId, c.id),
       payload: { id, group_id: c.groupId, collection_id: c.id, owner_id: c.ownerId, shared: c.shared, deleted },
     });
+  }
+
+  async writePurge(groupId: number, assets: Array<{ id: string; version: number }>): Promise<void> {
+    const id = `purge-${randomUUID()}`;
+    await writeOutbox(this.client, { id, subject: assetPurgeSubject(groupId), payload: { id, group_id: groupId, assets } });
   }
 
   private async writeEnvelope(type: AssetEventType, asset: Asset, data: unknown, extra: { data_schema_id?: number } = {}): Promise<void> {

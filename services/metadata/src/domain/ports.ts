@@ -65,7 +65,8 @@ export interface AssetReader {
 
 /**
  * Writes into the outbox of the current transaction (relayed later): asset events (ASSET_EVENTS), and the state
- * messages of schemas (DATA_SCHEMAS) and collections (COLLECTIONS) that the search read model follows.
+ * messages of schemas (DATA_SCHEMAS) and collections (COLLECTIONS), and purges (ASSET_PURGES), that the search
+ * read model follows.
  */
 export interface AssetEventWriter {
   write(type: Extract<AssetEventType, 'file-saved' | 'file-processed' | 'file-data-updated'>, asset: Asset): Promise<void>;
@@ -77,6 +78,8 @@ export interface AssetEventWriter {
   writeMembership(groupId: number, assetId: string, collectionIds: string[], version: number): Promise<void>;
   /** Who sees a collection (owner, shared), or that it is gone. */
   writeCollectionState(collection: Collection, deleted: boolean): Promise<void>;
+  /** Assets purged from the trash, each with a version above all its events (ASSET_PURGES). */
+  writePurge(groupId: number, assets: Array<{ id: string; version: number }>): Promise<void>;
 }
 
 /** Collections of a group and their assets (CONTRACT §9). */

@@ -46,6 +46,8 @@ async function purge(runInTransaction: RunInTransaction, job: Job): Promise<void
         await tx.assets.remove(asset.groupId, asset.id);
         if (memberships && memberships.collectionIds.length > 0) await tx.events.writeMembership(asset.groupId, asset.id, [], memberships.version);
       }
+      // Read models forget them (no public event: the specification raises events through Delete and Undelete only).
+      if (assets.length > 0) await tx.events.writePurge(job.groupId, assets.map((a) => ({ id: a.id, version: a.version + 1 })));
       await tx.jobs.advance(job.groupId, job.id, 0, assets.map((a) => a.id));
       return assets.length;
     });

@@ -91,6 +91,22 @@ export class SearchIndexRepository {
     return (r.rowCount ?? 0) > 0;
   }
 
+  /**
+   * An asset purged from the trash (ASSET_PURGES): it leaves every search, trashed ones too, as a tombstone whose
+   * version is above all its events, so a late or replayed event never brings it back.
+   */
+  async setPurged(groupId: number, assetId: string, version: number): Promise<boolean> {
+    const r = await this.pool.query(
+      `INSERT INTO search_index AS s (asset_id, group_id, version, indexed, deleted) VALUES ($1, $2, $3, false, true)
+       ON CONFLICT (asset_id) DO UPDATE SET version = EXCLUDED.version, indexed = false, deleted = true, status = NULL, name = NULL,
+         content_type = NULL, size = NULL, creator_id = NULL, upload_time = NULL, update_time = NULL, data = '{}'::jsonb, doc = NULL,
+         data_schema_id = 0, tsv = ''::tsvector, collection_ids = '{}'
+       WHERE s.version < EXCLUDED.version AND s.group_id = EXCLUDED.group_id`,
+      [assetId, groupId, version],
+    );
+    return (r.rowCount ?? 0) > 0;
+  }
+
   /** Who sees a collection (COLLECTIONS, in stream order: the last message is its state). */
   async saveCollection(c: { group_id: number; collection_id: string; owner_id: number; shared: boolean; deleted: boolean }): Promise<void> {
     await this.pool.query(
