@@ -108,11 +108,13 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
     ],
     subscribe: [],
   },
-  // Not built yet: they may only ask for JetStream's account info until their subjects are added here.
+  // Not built yet: it may only ask for JetStream's account info until its subjects are added here.
   addon: { publish: [JS_INFO], subscribe: [] },
-  webhook: { publish: [JS_INFO], subscribe: [] },
-  // The read model: one durable over every asset event; nothing of DAM_INTERNAL, no publish.
-  // A replay reads the whole stream again with an ordered consumer.
+  // Deliveries of every asset event (its durable), and reissue jobs: their commands in, their reports out.
+  webhook: {
+    publish: [JS_INFO, ...durableConsumer(ASSET_EVENTS, 'webhook-deliveries'), ...durableConsumer(DAM_INTERNAL, 'webhook-jobs'), SUBJECT_JOB_REPORTS],
+    subscribe: [],
+  },
   search: {
     // Its read model: a durable consumer per stream, and ordered consumers of each for the replay command.
     publish: [

@@ -38,8 +38,11 @@ export const ASSET_PURGES_SUBJECTS = 'dam.purges.>';
 export const assetPurgeSubject = (groupId: number | string): string => `dam.purges.${assertSubjectToken(String(groupId), 'group id')}`;
 
 /** metadata → a worker kind: run (or re-run) one job. `dam.internal.jobs.run.<worker>` */
-/** Each named after its service; link-signing runs CDN prefetch and purge jobs against its byte cache. */
-export const JOB_WORKERS = ['conversion', 'transcode', 'upload', 'link-signing'] as const;
+/**
+ * Each named after its service; link-signing runs CDN prefetch and purge jobs against its byte cache, webhook
+ * the reissue of callbacks.
+ */
+export const JOB_WORKERS = ['conversion', 'transcode', 'upload', 'link-signing', 'webhook'] as const;
 export type JobWorker = (typeof JOB_WORKERS)[number];
 export const jobCommandSubject = (worker: JobWorker): string => `dam.internal.jobs.run.${worker}`;
 /** Every worker → metadata: progress and results of jobs, on one subject. */

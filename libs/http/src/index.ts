@@ -13,6 +13,15 @@ export { isForbiddenAddress, outboundUrlProblem, parseAllowHosts } from './outbo
 export { checkWorkers, runService, type Resource, type Running, type ServiceDefinition, type Worker } from './run-service';
 export { startPoller, type Poller, type PollerOptions } from './poller';
 export { malformedUpload, notMultipart, receiveMultipart, uploadIdle, type FilePart, type Received, type ReceiveOptions } from './multipart/receiver';
-export { HostRateLimiter, openGuardedDownload, OutboundError, type GuardedDownload, type GuardedDownloadOptions } from './outbound-fetch';
+export {
+  guardedPost,
+  HostRateLimiter,
+  openGuardedDownload,
+  OutboundError,
+  outboundTargetProblem,
+  type GuardedDownload,
+  type GuardedDownloadOptions,
+  type GuardedPostOptions,
+} from './outbound-fetch';
 export { ACCEL } from './accel';
 export { planContent, type ContentPlan, type StoredContent } from './content-response';

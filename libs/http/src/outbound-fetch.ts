@@ -74,7 +74,7 @@ const resolveAll = (host: string): Promise<LookupAddress[]> =>
  * to must be allowed (CONTRACT §11), unless the host is allow-listed. The request then connects to exactly this
  * address (no second lookup, so no DNS-rebinding gap).
  */
-async function checkedAddress(url: URL, opts: GuardedDownloadOptions): Promise<LookupAddress> {
+async function checkedAddress(url: URL, opts: Pick<GuardedDownloadOptions, 'allowHosts' | 'resolve'>): Promise<LookupAddress> {
   const literal = url.hostname.replace(/^\[|\]$/g, '');
   if (isIP(literal) && isForbiddenAddress(literal) && !opts.allowHosts.includes(literal.toLowerCase())) {
     throw new OutboundError('REFUSED_ADDRESS', `refused: ${literal} is a loopback, private, link-local or reserved address`);
@@ -96,7 +96,15 @@ async function checkedAddress(url: URL, opts: GuardedDownloadOptions): Promise<L
   return addresses[0] as LookupAddress;
 }
 
-function requestOnce(url: URL, address: LookupAddress, opts: GuardedDownloadOptions): Promise<IncomingMessage> {
+interface RequestShape {
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: Buffer;
+  connectTimeoutMs: number;
+  userAgent?: string;
+}
+
+function requestOnce(url: URL, address: LookupAddress, opts: RequestShape): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     const pinned: LookupFunction = (_host, options, callback) => {
       if ((options as { all?: boolean }).all) (callback as (e: null, a: LookupAddress[]) => void)(null, [address]);
@@ -104,9 +112,9 @@ function requestOnce(url: URL, address: LookupAddress, opts: GuardedDownloadOpti
     };
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     const req = send(url, {
-      method: 'GET',
+      method: opts.method ?? 'GET',
       lookup: pinned,
-      headers: { 'user-agent': opts.userAgent ?? 'dam-ingest/1', accept: '*/*' },
+      headers: { 'user-agent': opts.userAgent ?? 'dam-ingest/1', accept: '*/*', ...opts.headers },
     });
     const timer = setTimeout(() => req.destroy(new OutboundError('TIMEOUT', `no answer from ${url.hostname} within ${opts.connectTimeoutMs} ms`)), opts.connectTimeoutMs);
     req.on('response', (res) => {
@@ -124,7 +132,7 @@ function requestOnce(url: URL, address: LookupAddress, opts: GuardedDownloadOpti
       clearTimeout(timer);
       reject(error instanceof OutboundError ? error : new OutboundError('NETWORK', `${url.hostname}: ${(error as NodeJS.ErrnoException).code ?? error.message}`));
     });
-    req.end();
+    req.end(opts.body);
   });
 }
 
@@ -166,4 +174,62 @@ export async function openGuardedDownload(target: string, opts: GuardedDownloadO
     res.setTimeout(opts.idleTimeoutMs, () => res.destroy(new OutboundError('TIMEOUT', `the download stalled for ${opts.idleTimeoutMs} ms`)));
     return { body: res, contentType: res.headers['content-type'], contentLength: Number.isFinite(length) ? length : undefined, finalUrl: url.href };
   }
+}
+
+/**
+ * Where `url` may not be sent, checked as a delivery would (CONTRACT §11): the URL itself, then every address
+ * its host resolves to. Undefined when it may. For settings that name destinations (webhook URLs).
+ */
+export async function outboundTargetProblem(
+  url: string,
+  opts: Pick<GuardedDownloadOptions, 'allowHosts' | 'resolve'> & { timeoutMs?: number },
+): Promise<string | undefined> {
+  if (!URL.canParse(url)) return 'must be an absolute http(s) URL';
+  const resolve = opts.resolve ?? resolveAll;
+  const timeoutMs = opts.timeoutMs ?? 2000;
+  const bounded = (host: string) =>
+    Promise.race([
+      resolve(host),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('lookup timed out')), timeoutMs).unref()),
+    ]);
+  try {
+    await checkedAddress(new URL(url), { allowHosts: opts.allowHosts, resolve: bounded });
+    return undefined;
+  } catch (error) {
+    if (error instanceof OutboundError && error.code === 'NETWORK') return undefined; // unresolvable now: the delivery checks again
+    return error instanceof OutboundError ? error.message : String(error);
+  }
+}
+
+export interface GuardedPostOptions extends Pick<GuardedDownloadOptions, 'allowHosts' | 'resolve' | 'userAgent'> {
+  headers: Record<string, string>;
+  body: Buffer;
+  /** The whole exchange: connecting, sending and the answer's status line. */
+  timeoutMs: number;
+}
+
+/**
+ * POSTs `body` to `target` through the outbound guard (the URL, every resolved address, the address connected
+ * to), never following a redirect; resolves with the answer's status (its body is read up to 64 KiB and
+ * dropped). Throws an `OutboundError` when refused, unreachable or over `timeoutMs`.
+ */
+export async function guardedPost(target: string, opts: GuardedPostOptions): Promise<{ status: number }> {
+  if (!URL.canParse(target)) throw new OutboundError('BAD_URL', 'not a valid URL');
+  const url = new URL(target);
+  const address = await checkedAddress(url, opts);
+  const headers = { ...opts.headers, 'content-length': String(opts.body.length) };
+  const res = await requestOnce(url, address, { method: 'POST', headers, body: opts.body, connectTimeoutMs: opts.timeoutMs, userAgent: opts.userAgent });
+  const status = res.statusCode ?? 0;
+  await new Promise<void>((resolve) => {
+    let read = 0;
+    res.on('data', (chunk: Buffer) => {
+      read += chunk.length;
+      if (read > 64 * 1024) res.destroy();
+    });
+    res.on('end', resolve);
+    res.on('close', resolve);
+    res.on('error', () => resolve());
+    res.setTimeout(opts.timeoutMs, () => res.destroy());
+  });
+  return { status };
 }

@@ -44,7 +44,7 @@ function guardRoutes(app: Express, verifier: ServiceVerifier): void {
   app.all('/internal/v1/groups/:group_id/users/:user_id/status', guard({ callers: ['gateway', 'upload', 'link-signing'], principal: 'none' }));
   app.all('/internal/v1/access/:access_id', guard({ callers: ['link-signing'], principal: 'none' }));
   // Settings hold the webhook signing secret: only the workers that apply them.
-  app.all('/internal/v1/groups/:group_id/settings', guard({ callers: ['conversion', 'transcode', 'metadata'], principal: 'none' }));
+  app.all('/internal/v1/groups/:group_id/settings', guard({ callers: ['conversion', 'transcode', 'metadata', 'webhook'], principal: 'none' }));
   app.use(['/api', '/internal'], verifier.onlyGuarded);
 }
 

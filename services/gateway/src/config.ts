@@ -12,6 +12,7 @@ const schema = z.object({
   METADATA_URL: serviceUrl(8091),
   SEARCH_URL: serviceUrl(8092),
   LINK_SIGNING_URL: serviceUrl(8082),
+  WEBHOOK_URL: serviceUrl(8096),
   /** Idle time on an upstream socket before the request is abandoned (503 if nothing was sent yet). */
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
   ...edgeLimitEnv({ perMinute: 1200, burst: 200, addressPerMinute: 6000, addressBurst: 600 }),

@@ -17,6 +17,7 @@ async function main(): Promise<void> {
       metadata: config.METADATA_URL,
       search: config.SEARCH_URL,
       'link-signing': config.LINK_SIGNING_URL,
+      webhook: config.WEBHOOK_URL,
     },
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
     limits: edgeLimitsFromConfig(config),

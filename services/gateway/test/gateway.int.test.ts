@@ -117,7 +117,7 @@ async function startGateway(
     logger: createLogger({ service: 'gateway-test', level: 'silent' }),
     jwtSecret: JWT_SECRET,
     signer: identities.signer('gateway'),
-    upstreams: { auth: auth.url, metadata: upstreamMetadata, search: upstreamMetadata, 'link-signing': upstreamMetadata },
+    upstreams: { auth: auth.url, metadata: upstreamMetadata, search: upstreamMetadata, 'link-signing': upstreamMetadata, webhook: upstreamMetadata },
     upstreamTimeoutMs: 5000,
     userStatusTtlMs: 0,
     // Explicit, whatever TRUST_PROXY the test runs under: the test client is on loopback, so trusting
@@ -383,7 +383,7 @@ describe('gateway proxying', () => {
     const auth = await refusingAuth();
     const limited = await startGateway(metadataUrl, undefined, {
       limits: { authFailuresPerAddress: { perMinute: 60, burst: 5 } },
-      upstreams: { auth: auth.url, metadata: metadataUrl, search: metadataUrl, 'link-signing': metadataUrl },
+      upstreams: { auth: auth.url, metadata: metadataUrl, search: metadataUrl, 'link-signing': metadataUrl, webhook: metadataUrl },
     });
     try {
       const statuses = await bogusKeys(limited.url, 30);
@@ -400,7 +400,7 @@ describe('gateway proxying', () => {
     const auth = await refusingAuth();
     const limited = await startGateway(metadataUrl, undefined, {
       limits: { perAddress: { perMinute: 60, burst: 3 } },
-      upstreams: { auth: auth.url, metadata: metadataUrl, search: metadataUrl, 'link-signing': metadataUrl },
+      upstreams: { auth: auth.url, metadata: metadataUrl, search: metadataUrl, 'link-signing': metadataUrl, webhook: metadataUrl },
     });
     try {
       const statuses = await bogusKeys(limited.url, 20);

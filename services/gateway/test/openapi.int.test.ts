@@ -16,7 +16,7 @@ beforeAll(async () => {
     logger: createLogger({ service: 'gateway-test', level: 'silent' }),
     jwtSecret: 'gw-openapi-test-jwt-secret-0123456789',
     signer: serviceIdentities().signer('gateway'),
-    upstreams: { auth: dead, metadata: dead, search: dead, 'link-signing': dead },
+    upstreams: { auth: dead, metadata: dead, search: dead, 'link-signing': dead, webhook: dead },
     limits: { perPrincipal: { perMinute: 60, burst: 1 } },
   });
   close = gateway.close;

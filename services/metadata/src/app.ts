@@ -15,6 +15,7 @@ import { dataUpdateRoutes } from './http/data-update.routes';
 import { processRoutes } from './http/process.routes';
 import { schemaRoutes } from './http/schemas.routes';
 import { collectionRoutes } from './http/collections.routes';
+import { reissueRoutes } from './http/reissue.routes';
 import { publicAccessRoutes } from './http/public-access.routes';
 import { internalDeliveryRoutes } from './http/internal-delivery.routes';
 import { cdnJobRoutes } from './http/cdn-jobs.routes';
@@ -78,6 +79,7 @@ export function buildMetadataApp(deps: MetadataAppDeps): Express {
   app.use(processRoutes({ transactions, settings: deps.groupSettings }));
   app.use(schemaRoutes(transactions));
   app.use(collectionRoutes(transactions));
+  app.use(reissueRoutes(transactions));
   // Before Add Conversion, whose `/content/:name` would take "set_public_access" for a name.
   app.use(publicAccessRoutes({ transactions, storage: deps.storage, syncPolicy: deps.syncPublicPolicy ?? publicPolicySync(deps.pool, deps.storage) }));
   app.use(conversionRoutes({ transactions, storage: deps.storage, logger: deps.logger, maxBytes: deps.maxUploadBytes ?? 5 * 1024 ** 3 }));

@@ -1,9 +1,22 @@
 import type { Express } from 'express';
-import { createHttpApp, finishApp } from '@dam/http';
+import type { ServiceVerifier } from '@dam/auth-tokens';
+import { createHttpApp, finishApp, type ReadinessCheck } from '@dam/http';
 import type { Logger } from '@dam/logging';
+import type { DeliveryRepository } from './adapters/delivery.repository';
+import { deliveryRoutes } from './http/deliveries.routes';
 
-/** Health endpoints only: the webhook routes are not built yet. */
-export function buildWebhookApp(deps: { logger: Logger }): Express {
-  const app = createHttpApp({ logger: deps.logger });
+export interface WebhookAppDeps {
+  logger: Logger;
+  verifier: ServiceVerifier;
+  repo: DeliveryRepository;
+  readiness?: ReadinessCheck;
+}
+
+/** The delivery log, reached only through the gateway (a user's request with its service token). */
+export function buildWebhookApp(deps: WebhookAppDeps): Express {
+  const app = createHttpApp({ logger: deps.logger, ...(deps.readiness ? { readiness: deps.readiness } : {}) });
+  app.use('/api', deps.verifier.guard({ callers: ['gateway'], principal: 'required' }));
+  app.use(['/api', '/internal'], deps.verifier.onlyGuarded);
+  app.use(deliveryRoutes(deps.repo));
   return finishApp(app, deps.logger);
 }

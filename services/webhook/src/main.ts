@@ -1,19 +1,74 @@
 import { telemetry } from './instrument'; // must stay the first import
+import { jetstream } from '@nats-io/jetstream';
+import { createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
+import { createPool, ping } from '@dam/db';
+import { ASSET_EVENTS, connectNats, DAM_INTERNAL, natsReachable, waitForStreams } from '@dam/events';
+import { guardedPost, parseAllowHosts, runMain, runService } from '@dam/http';
+import { GroupSettingsClient } from '@dam/internal-api';
 import { createLogger } from '@dam/logging';
-import { runMain, runService } from '@dam/http';
+import { DeliveryRepository } from './adapters/delivery.repository';
+import { Dispatcher } from './adapters/dispatcher';
 import { buildWebhookApp } from './app';
 import { loadWebhookConfig } from './config';
+import { assetEventsWorker } from './consumers/asset-events.consumer';
+import { reissueWorker } from './consumers/reissue-jobs.consumer';
+import { webhookSettingsOf } from './domain/delivery';
+import { migrateWebhook } from './migrations';
 
 async function main(): Promise<void> {
   const config = loadWebhookConfig();
   const logger = createLogger({ service: 'webhook', level: config.LOG_LEVEL });
+  const pool = createPool(config.DATABASE_URL);
+  const applied = await migrateWebhook(pool);
+  if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+  const nc = await connectNats(config.NATS_URL, 'webhook', config.NATS_NKEY_SEED);
+  await waitForStreams(nc, [ASSET_EVENTS, DAM_INTERNAL], { onWait: (missing) => logger.info({ missing }, 'waiting for streams') });
+  const js = jetstream(nc);
+  const repo = new DeliveryRepository(pool);
+  // Settings are read fresh by default (a changed URL list or secret applies to the next event and attempt);
+  // SETTINGS_CACHE_MS reuses them, sparing auth under load and delaying changes by as much.
+  const groupSettings = new GroupSettingsClient({ authUrl: config.AUTH_URL, signer: createServiceSigner(config.SERVICE_KEY), ttlMs: config.SETTINGS_CACHE_MS });
+  const settings = async (groupId: number) => webhookSettingsOf(await groupSettings.get(String(groupId)));
+  const allowHosts = parseAllowHosts(config.WEBHOOK_ALLOW_HOSTS);
+  const dispatcher = new Dispatcher({
+    repo,
+    settings,
+    post: (url, headers, body) => guardedPost(url, { headers, body: Buffer.from(body), timeoutMs: config.WEBHOOK_TIMEOUT_MS, allowHosts, userAgent: 'dam-webhooks/1' }),
+    retryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    concurrency: config.WEBHOOK_CONCURRENCY,
+    perUrlConcurrency: config.WEBHOOK_PER_URL_CONCURRENCY,
+    intervalMs: config.DISPATCH_INTERVAL_MS,
+    logger,
+  });
+  const wake = () => dispatcher.wake();
+
   await runService({
     logger,
     host: config.HOST,
     port: config.PORT,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    resources: [{ name: 'telemetry', close: () => telemetry.shutdown() }],
-    app: () => buildWebhookApp({ logger }),
+    checks: { postgres: () => ping(pool), nats: () => natsReachable(nc) },
+    workers: [
+      assetEventsWorker(nc, { repo, settings, wake, logger }),
+      reissueWorker(nc, { js, repo, settings, wake, logger, heartbeatMs: config.JOB_HEARTBEAT_MS }, { concurrency: 1, ackWaitMs: config.ACK_WAIT_MS, maxDeliver: config.MAX_DELIVER, backoffMs: config.RETRY_BACKOFF_MS }),
+      { kind: 'poller', name: 'webhook-dispatcher', start: () => dispatcher.start() },
+      {
+        kind: 'poller',
+        name: 'event-log-pruning',
+        start() {
+          const timer = setInterval(() => void repo.pruneEvents(config.EVENT_LOG_DAYS).catch(() => undefined), 3_600_000);
+          timer.unref();
+          return { stop: async () => clearInterval(timer) };
+        },
+      },
+    ],
+    resources: [
+      { name: 'telemetry', close: () => telemetry.shutdown() },
+      { name: 'nats', close: () => nc.drain() },
+      { name: 'postgres', close: () => pool.end() },
+    ],
+    app: (readiness) => buildWebhookApp({ logger, readiness, verifier: createServiceVerifier({ service: 'webhook', trusted: config.SERVICE_TRUSTED_KEYS }), repo }),
   });
 }
 

@@ -43,18 +43,21 @@ export const jobCommandSchema = z.object({
   attempt: z.number().int().nonnegative(),
   type: z.string().min(1),
   group_id: z.string().min(1),
-  asset_id: z.string().min(1),
+  /** Empty for a job about no single asset (a reissue of callbacks). */
+  asset_id: z.string(),
   /** The original the job works on (empty while there is none yet, as for an ingest). */
   source_checksum: z.string(),
   /** Its object key (a replaced original lives next to the first one, `originals/<gid>/<id>-<token>`). */
   source_key: z.string().min(1).optional(),
-  content_type: z.string().min(1),
+  content_type: z.string(),
   /** Only these keys (a re-run of some conversions); absent = the group's whole profile. */
   keys: z.array(z.string().min(1)).optional(),
   /** What else the job was asked for: an ingest's `{key, name}` (the URL or s3:// URI, the file name). */
   params: z.record(z.string(), z.string()).optional(),
   /** A CDN prefetch or purge: the signed links or asset ids it names. */
   urls: z.array(z.string().min(1).max(8192)).max(100).optional(),
+  /** A reissue of callbacks: the events of this time range (ISO 8601). */
+  range: z.object({ from: z.iso.datetime({ offset: true }), to: z.iso.datetime({ offset: true }) }).optional(),
   /** Who asked, for workers that act as the requester (a CDN job reads assets as they may). */
   requested_by: z.object({ user_id: z.number().int().positive(), role_id: z.number().int().positive() }).optional(),
 });
@@ -80,7 +83,8 @@ export const jobReportSchema = z.object({
   job_id: jobId,
   attempt: z.number().int().nonnegative(),
   group_id: z.string().min(1),
-  asset_id: z.string().min(1),
+  /** Empty for a job about no single asset, as its command. */
+  asset_id: z.string(),
   /** Who holds the lease (`conversion@<host>:<pid>`): a report from another holder does not renew it. */
   worker: z.string().min(1).max(200),
   state: z.enum(JOB_REPORT_STATES),

@@ -18,7 +18,11 @@ const customConversion = z.strictObject({
 export type CustomConversion = z.infer<typeof customConversion>;
 
 export interface Settings {
-  webhooks: { urls: string[]; secret: string };
+  /**
+   * `secret` signs every delivery; after a rotation the replaced one is kept as `previous_secret` and signs too
+   * (a second signature) until `previous_secret_expires_at`, 24 hours later, so receivers can switch over.
+   */
+  webhooks: { urls: string[]; secret: string; previous_secret?: string; previous_secret_expires_at?: string };
   conversions: {
     custom: Record<string, CustomConversion>;
     profile: { image: string[]; video: string[] };
@@ -27,6 +31,9 @@ export interface Settings {
   addons: { auto: { image: string[]; video: string[] } };
   bulk_delete: { max_assets: number; max_range_days: number };
 }
+
+/** How long a replaced webhook secret keeps signing beside the new one. */
+export const SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
 
 /** Standard Webhooks form; the HMAC key is the decoded bytes (CONTRACT §11). */
 export const newWebhookSecret = (): string => `whsec_${randomBytes(24).toString('base64')}`;
@@ -91,10 +98,14 @@ export type SettingsPatch = z.infer<typeof settingsPatchSchema>;
  * Members replace what they name (a list or the custom map as a whole, so entries can be removed);
  * absent members keep their value. The image profile may name built-in image keys or custom ones.
  */
-export function applySettingsPatch(current: Settings, patch: SettingsPatch): Settings {
+export function applySettingsPatch(current: Settings, patch: SettingsPatch, now = new Date()): Settings {
   const next: Settings = structuredClone(current);
   if (patch.webhooks?.urls) next.webhooks.urls = patch.webhooks.urls;
-  if (patch.webhooks?.rotate_secret) next.webhooks.secret = newWebhookSecret();
+  if (patch.webhooks?.rotate_secret) {
+    next.webhooks.previous_secret = current.webhooks.secret;
+    next.webhooks.previous_secret_expires_at = new Date(now.getTime() + SECRET_OVERLAP_MS).toISOString();
+    next.webhooks.secret = newWebhookSecret();
+  }
   const c = patch.conversions;
   if (c?.custom) next.conversions.custom = c.custom;
   if (c?.profile?.image) next.conversions.profile.image = c.profile.image;

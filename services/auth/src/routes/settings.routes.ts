@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { PERMISSION, principalOf, requireAny } from '@dam/auth-tokens';
 import { notFound, validationFailed, type ErrorDetail } from '@dam/errors';
-import { outboundUrlProblem, parsed, validate } from '@dam/http';
+import { outboundTargetProblem, outboundUrlProblem, parsed, validate } from '@dam/http';
 import { withTransaction, type Pool } from '@dam/db';
 import type { AssetDirectory } from '../adapters/metadata-assets.client';
 import { SettingsRepository } from '../adapters/settings.repository';
@@ -35,9 +35,11 @@ export function settingsRoutes({ pool, assets, webhookAllowHosts }: SettingsRout
     requireAny(p, [PERMISSION.MANAGE_SETTINGS]);
     const { body } = parsed(patchSchemas, req, res);
     const problems: ErrorDetail[] = [];
-    // CONTRACT §11: no webhook may point inside the network (deliveries check again after DNS).
-    (body.webhooks?.urls ?? []).forEach((url, i) => {
-      const problem = outboundUrlProblem(url, webhookAllowHosts);
+    // CONTRACT §11: no webhook may point inside the network, by its name or by what the name resolves to
+    // (deliveries check again, after DNS, every time).
+    const urls = body.webhooks?.urls ?? [];
+    const urlProblems = await Promise.all(urls.map(async (url) => outboundUrlProblem(url, webhookAllowHosts) ?? (await outboundTargetProblem(url, { allowHosts: webhookAllowHosts }))));
+    urlProblems.forEach((problem, i) => {
       if (problem) problems.push({ path: `webhooks.urls.${i}`, message: problem });
     });
     // A watermark must be an asset of this group: conversions would otherwise stamp another tenant's file.

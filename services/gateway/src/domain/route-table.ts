@@ -1,7 +1,7 @@
 import { PERMISSION as P } from '@dam/auth-tokens';
 
 /** Services the gateway forwards to; each has a `<NAME>_URL` in config. */
-export type Upstream = 'auth' | 'metadata' | 'search' | 'link-signing';
+export type Upstream = 'auth' | 'metadata' | 'search' | 'link-signing' | 'webhook';
 
 export interface RouteRule {
   methods: readonly string[];
@@ -85,6 +85,10 @@ export const ROUTES: readonly RouteRule[] = [
   // CDN prefetch and purge (CONTRACT §7): jobs (metadata) that link-signing runs against its byte cache.
   { methods: ['POST'], pattern: '/api/v1/cdn/prefetch', upstream: 'metadata', anyOf: READ },
   { methods: ['POST'], pattern: '/api/v1/cdn/purge', upstream: 'metadata', anyOf: EDIT },
+  // Webhooks (spec endpoint 18, CONTRACT §10): reissue is a job (metadata) for an ASSET_ADMIN API key only; the
+  // delivery log shows URLs and answers, as settings do.
+  { methods: ['POST'], pattern: '/api/v1/callbacks/reissue', upstream: 'metadata', anyOf: [P.REISSUE_CALLBACKS] },
+  { methods: GET, pattern: '/api/v1/webhooks/deliveries', upstream: 'webhook', anyOf: [P.MANAGE_SETTINGS] },
   { methods: GET, pattern: '/api/v1/jobs', upstream: 'metadata', anyOf: ANY },
   { methods: GET, pattern: '/api/v1/jobs/:job_id', upstream: 'metadata', anyOf: ANY },
 ];

@@ -9,7 +9,7 @@ import type { JobCommandWriter } from '../domain/ports';
 export class OutboxJobCommandWriter implements JobCommandWriter {
   constructor(private readonly client: Pick<PoolClient, 'query'>) {}
 
-  async send(job: Job, asset: Asset, attempt: number): Promise<void> {
+  async send(job: Job, asset: Asset | undefined, attempt: number): Promise<void> {
     if (!job.worker) throw new Error(`job ${job.id} has no worker to send it to`);
     const { subject, schema } = jobCommand(job.worker);
     const payload: JobCommand = {
@@ -18,13 +18,14 @@ export class OutboxJobCommandWriter implements JobCommandWriter {
       attempt,
       type: job.type,
       group_id: String(job.groupId),
-      asset_id: asset.id,
-      source_checksum: asset.checksum,
-      source_key: asset.objectKey,
-      content_type: asset.contentType,
+      asset_id: asset?.id ?? '',
+      source_checksum: asset?.checksum ?? '',
+      ...(asset ? { source_key: asset.objectKey } : {}),
+      content_type: asset?.contentType ?? '',
       ...(job.params.keys ? { keys: job.params.keys } : {}),
       ...(job.params.source ? { params: { key: job.params.source, name: job.params.name ?? '' } } : {}),
       ...(job.params.urls ? { urls: job.params.urls } : {}),
+      ...(job.params.range ? { range: job.params.range } : {}),
       ...(job.createdBy && job.params.roleId ? { requested_by: { user_id: job.createdBy, role_id: job.params.roleId } } : {}),
     };
     await writeOutbox(this.client, { id: payload.id, subject, schema, payload });

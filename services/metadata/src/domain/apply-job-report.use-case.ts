@@ -1,6 +1,6 @@
 import type { ConversionsCompleted, JobReport } from '@dam/events';
 import type { Asset, StoredConversion } from './asset';
-import { describeErrors, isCdnJob } from './job';
+import { changesNoAsset, describeErrors } from './job';
 import { isOwnConversionKey } from './object-keys';
 import type { RunInTransaction, Tx } from './ports';
 import { finishIngest } from './ingest.use-case';
@@ -49,12 +49,13 @@ export async function applyJobReport(runInTransaction: RunInTransaction, report:
   return runInTransaction(async (tx) => {
     if (!(await tx.messages.claim(report.id))) return 'duplicate';
     const job = await tx.jobs.findForUpdate(groupId, report.job_id);
-    if (!job || !job.assetIds.includes(report.asset_id)) return 'unknown-job';
+    // A report names one of the job's assets, or none for a job without any (a reissue).
+    if (!job || !(job.assetIds.includes(report.asset_id) || (job.assetIds.length === 0 && report.asset_id === ''))) return 'unknown-job';
     if (job.status === 'COMPLETED' || job.status === 'ERROR') return 'job-ended';
     if (job.type === 'ingest') return finishIngest(tx, job, report);
-    if (isCdnJob(job)) {
-      // Only the job ends: the cache is the edge's, no asset changes.
-      await tx.jobs.finish(groupId, job.id, report.state === 'FAILED' ? { status: 'ERROR', error: report.error ?? 'the CDN job failed' } : { status: 'COMPLETED', ...(report.error ? { error: report.error } : {}) });
+    if (changesNoAsset(job)) {
+      // Only the job ends: the cache is the edge's, the deliveries the webhook service's; no asset changes.
+      await tx.jobs.finish(groupId, job.id, report.state === 'FAILED' ? { status: 'ERROR', error: report.error ?? `the ${job.type} job failed` } : { status: 'COMPLETED', ...(report.error ? { error: report.error } : {}) });
       return 'recorded';
     }
     const asset = await tx.assets.findForUpdate(groupId, report.asset_id);

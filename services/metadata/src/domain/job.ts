@@ -7,9 +7,9 @@ export type JobStatus = (typeof JOB_STATUSES)[number];
  * `processing`: the profile's conversions of a new, replaced or restored original (transcodes and addons join
  * it later); `ingest`: the download of an original from a URL (by upload); `bulk_delete` and `purge`: run by
  * metadata itself, over many assets; `cdn_prefetch` and `cdn_purge`: the edge's byte cache filled or emptied (by
- * link-signing).
+ * link-signing); `reissue_callbacks`: the webhooks of a time range sent again (by webhook; no asset).
  */
-export const JOB_TYPES = ['processing', 'ingest', 'bulk_delete', 'purge', 'cdn_prefetch', 'cdn_purge'] as const;
+export const JOB_TYPES = ['processing', 'ingest', 'bulk_delete', 'purge', 'cdn_prefetch', 'cdn_purge', 'reissue_callbacks'] as const;
 export type JobType = (typeof JOB_TYPES)[number];
 
 export interface JobStep {
@@ -60,10 +60,15 @@ export interface JobParams {
   /** A CDN job's signed links or asset ids, and the role of the user who asked (the worker reads as them). */
   urls?: string[];
   roleId?: number;
+  /** A reissue's time range (ISO 8601). */
+  range?: { from: string; to: string };
 }
 
-/** Jobs about the edge's cache: they change no asset, so an asset's status never follows them. */
-export const isCdnJob = (job: Pick<Job, 'type'>): boolean => job.type === 'cdn_prefetch' || job.type === 'cdn_purge';
+/**
+ * Jobs about the edge's cache or the webhooks: they change no asset, so an asset's status never follows them, and
+ * each is one command whatever its assets (a reissue has none).
+ */
+export const changesNoAsset = (job: Pick<Job, 'type'>): boolean => job.type === 'cdn_prefetch' || job.type === 'cdn_purge' || job.type === 'reissue_callbacks';
 
 /** Whether the job's work is done by metadata itself (no worker kind). */
 export const LOCAL_JOB_TYPES: readonly JobType[] = ['bulk_delete', 'purge'];

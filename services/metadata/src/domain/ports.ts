@@ -195,7 +195,8 @@ export interface JobStore {
 
 /** Commands to workers, through the outbox of the current transaction. */
 export interface JobCommandWriter {
-  send(job: Job, asset: Asset, attempt: number): Promise<void>;
+  /** `asset` undefined: a job about no single asset (a reissue of callbacks). */
+  send(job: Job, asset: Asset | undefined, attempt: number): Promise<void>;
 }
 
 export interface JobFilter {

@@ -1,5 +1,5 @@
 import type { Logger } from '@dam/logging';
-import { describeErrors, isCdnJob, type JobTimings } from './job';
+import { changesNoAsset, describeErrors, type JobTimings } from './job';
 import type { RunInTransaction } from './ports';
 import { settleAsset } from './processing';
 
@@ -20,14 +20,15 @@ export async function sweepJobLeases(runInTransaction: RunInTransaction, timings
       if (job.attempts + 1 >= timings.maxAttempts) {
         const errors = { original: `no ${job.worker ?? ''} worker finished the job after ${job.attempts + 1} attempts` };
         await tx.jobs.finish(job.groupId, job.id, { status: 'ERROR', error: describeErrors(errors) });
-        if (!isCdnJob(job)) for (const assetId of job.assetIds) await settleAsset(tx, job.groupId, assetId, errors);
+        if (!changesNoAsset(job)) for (const assetId of job.assetIds) await settleAsset(tx, job.groupId, assetId, errors);
         logger.error(log, 'job given up: its lease ran out too often');
         result.failed++;
         continue;
       }
       const attempt = await tx.jobs.handOutAgain(job.groupId, job.id);
-      // A CDN job is one command whatever the number of its assets (it names them all).
-      for (const assetId of isCdnJob(job) ? job.assetIds.slice(0, 1) : job.assetIds) {
+      // A CDN job is one command whatever the number of its assets (it names them all); a reissue names none.
+      if (changesNoAsset(job) && job.assetIds.length === 0) await tx.commands.send(job, undefined, attempt);
+      for (const assetId of changesNoAsset(job) ? job.assetIds.slice(0, 1) : job.assetIds) {
         const asset = await tx.assets.findForUpdate(job.groupId, assetId);
         if (asset) await tx.commands.send(job, asset, attempt);
       }

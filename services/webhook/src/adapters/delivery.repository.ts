@@ -1,0 +1,211 @@
+import { withTransaction, type Pool } from '@dam/db';
+
+/** An asset event as the webhook service keeps it. */
+export interface LoggedEvent {
+  id: string;
+  groupId: number;
+  assetId: string;
+  type: string;
+  time: string;
+  seq: number;
+  /** From the asset data; undefined for deletion payloads (the asset's creator is then looked up). */
+  creatorId?: number;
+  body: string;
+}
+
+/** One delivery taken for an attempt. */
+export interface DueDelivery {
+  id: number;
+  webhookId: string;
+  groupId: number;
+  eventType: string;
+  url: string;
+  attempts: number;
+  body: string;
+}
+
+export interface AttemptResult {
+  status?: number;
+  error?: string;
+  durationMs: number;
+  delivered: boolean;
+  /** When the next attempt is due (ms from now); undefined: no attempt left, the delivery failed. */
+  retryInMs?: number;
+}
+
+interface DeliveryRow {
+  id: string;
+  webhook_id: string;
+  event_type: string;
+  asset_id: string;
+  url: string;
+  status: string;
+  attempts: number;
+  next_attempt_at: Date;
+  last_status: number | null;
+  last_error: string | null;
+  reissue_job_id: number | null;
+  created_at: Date;
+  finished_at: Date | null;
+  history: Array<{ attempt: number; at: string; status: number | null; error: string | null; duration_ms: number }>;
+}
+
+/** The log's view of a delivery (`GET /api/v1/webhooks/deliveries`). */
+export interface DeliveryView {
+  id: number;
+  webhook_id: string;
+  event: string;
+  asset_id: string;
+  url: string;
+  status: string;
+  attempt_count: number;
+  response_code: number | null;
+  error: string | null;
+  next_retry_at: string | null;
+  reissue_job_id: number | null;
+  created_at: string;
+  finished_at: string | null;
+  attempts: Array<{ attempt: number; at: string; response_code: number | null; error: string | null; duration_ms: number }>;
+}
+
+/** `events`, `asset_creators`, `deliveries` and `delivery_attempts`. */
+export class DeliveryRepository {
+  constructor(private readonly pool: Pool) {}
+
+  /**
+   * Keeps the event and opens one delivery per URL, in one transaction; a redelivered event changes nothing
+   * (`webhook_id` is the event id, unique per URL).
+   */
+  async recordEvent(e: LoggedEvent, urls: readonly string[]): Promise<number> {
+    return withTransaction(this.pool, async (client) => {
+      if (e.creatorId !== undefined) {
+        await client.query('INSERT INTO asset_creators (asset_id, creator_id) VALUES ($1, $2) ON CONFLICT (asset_id) DO UPDATE SET creator_id = EXCLUDED.creator_id', [e.assetId, e.creatorId]);
+      }
+      await client.query(
+        `INSERT INTO events (id, group_id, asset_id, type, time, seq, creator_id, body)
+         VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, (SELECT creator_id FROM asset_creators WHERE asset_id = $3)), $8) ON CONFLICT (id) DO NOTHING`,
+        [e.id, e.groupId, e.assetId, e.type, e.time, e.seq, e.creatorId ?? null, e.body],
+      );
+      if (urls.length === 0) return 0;
+      const r = await client.query(
+        `INSERT INTO deliveries (webhook_id, group_id, event_id, event_type, asset_id, url, seq)
+         SELECT $1, $2, $1, $3, $4, url, $5 FROM unnest($6::text[]) AS u(url) ON CONFLICT (webhook_id, url) DO NOTHING`,
+        [e.id, e.groupId, e.type, e.assetId, e.seq, urls],
+      );
+      return r.rowCount ?? 0;
+    });
+  }
+
+  /**
+   * Takes due deliveries for an attempt (a lease of `leaseMs`): at most `perUrl` per URL, none to `busyUrls`,
+   * and for each asset and URL only the earliest pending one (an asset's events reach a URL in order).
+   */
+  async claimDue(limit: number, perUrl: number, busyUrls: readonly string[], leaseMs: number): Promise<DueDelivery[]> {
+    const { rows } = await this.pool.query<{ id: string; webhook_id: string; group_id: number; event_type: string; url: string; attempts: number; body: string }>(
+      `WITH candidates AS (
+         SELECT d.id, d.url, row_number() OVER (PARTITION BY d.url ORDER BY d.next_attempt_at, d.id) AS n
+         FROM deliveries d
+         WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND (d.lease_until IS NULL OR d.lease_until < now())
+           AND d.url <> ALL($3::text[])
+           AND NOT EXISTS (SELECT 1 FROM deliveries e WHERE e.status = 'pending' AND e.url = d.url AND e.asset_id = d.asset_id AND e.seq < d.seq)
+         ORDER BY d.next_attempt_at, d.id
+         LIMIT $1 * 4
+       ), picked AS (
+         SELECT id FROM deliveries WHERE id IN (SELECT id FROM candidates WHERE n <= $2 ORDER BY id LIMIT $1)
+         FOR UPDATE SKIP LOCKED
+       )
+       UPDATE deliveries d SET lease_until = now() + make_interval(secs => $4)
+       FROM picked, events ev
+       WHERE d.id = picked.id AND ev.id = d.event_id
+       RETURNING d.id, d.webhook_id, d.group_id, d.event_type, d.url, d.attempts, ev.body`,
+      [limit, perUrl, busyUrls, leaseMs / 1000],
+    );
+    return rows.map((r) => ({ id: Number(r.id), webhookId: r.webhook_id, groupId: r.group_id, eventType: r.event_type, url: r.url, attempts: r.attempts, body: r.body }));
+  }
+
+  /** Records one attempt and what follows: delivered, a retry at its time, or failed for good. */
+  async finishAttempt(d: DueDelivery, result: AttemptResult): Promise<void> {
+    const attempt = d.attempts + 1;
+    const status = result.delivered ? 'delivered' : result.retryInMs === undefined ? 'failed' : 'pending';
+    await withTransaction(this.pool, async (client) => {
+      await client.query(
+        `INSERT INTO delivery_attempts (delivery_id, attempt, at, status, error, duration_ms) VALUES ($1, $2, now() - make_interval(secs => $3), $4, $5, $6)
+         ON CONFLICT DO NOTHING`,
+        [d.id, attempt, result.durationMs / 1000, result.status ?? null, result.error ?? null, result.durationMs],
+      );
+      await client.query(
+        `UPDATE deliveries SET attempts = $2, status = $3, last_status = $4, last_error = $5, lease_until = NULL,
+           next_attempt_at = CASE WHEN $3 = 'pending' THEN now() + make_interval(secs => $6) ELSE next_attempt_at END,
+           finished_at = CASE WHEN $3 = 'pending' THEN NULL ELSE now() END
+         WHERE id = $1`,
+        [d.id, attempt, status, result.status ?? null, result.error ?? null, (result.retryInMs ?? 0) / 1000],
+      );
+    });
+  }
+
+  /** Gives a taken delivery back untried (this process is stopping, or its URL is full). */
+  async release(ids: readonly number[]): Promise<void> {
+    if (ids.length > 0) await this.pool.query('UPDATE deliveries SET lease_until = NULL WHERE id = ANY($1)', [ids]);
+  }
+
+  /**
+   * A reissue: one new delivery (a new webhook id, `reissue-<job>-<event>`) per URL for each event of the group in
+   * the range whose asset `userId` created. Returns how many.
+   */
+  async reissue(input: { groupId: number; userId: number; from: string; to: string; jobId: number; urls: readonly string[] }): Promise<number> {
+    if (input.urls.length === 0) return 0;
+    const r = await this.pool.query(
+      `INSERT INTO deliveries (webhook_id, group_id, event_id, event_type, asset_id, url, seq, reissue_job_id)
+       SELECT 'reissue-' || $5::int || '-' || ev.id, ev.group_id, ev.id, ev.type, ev.asset_id, u.url, ev.seq, $5::int
+       FROM events ev CROSS JOIN unnest($6::text[]) AS u(url)
+       WHERE ev.group_id = $1 AND ev.time >= $3 AND ev.time < $4
+         AND coalesce(ev.creator_id, (SELECT creator_id FROM asset_creators c WHERE c.asset_id = ev.asset_id)) = $2
+       ORDER BY ev.seq
+       ON CONFLICT (webhook_id, url) DO NOTHING`,
+      [input.groupId, input.userId, input.from, input.to, input.jobId, input.urls],
+    );
+    return r.rowCount ?? 0;
+  }
+
+  async log(groupId: number, status: string | undefined, offset: number, limit: number): Promise<{ items: DeliveryView[]; total: number }> {
+    const where = 'group_id = $1 AND ($2::text IS NULL OR status = $2)';
+    const [page, count] = await Promise.all([
+      this.pool.query<DeliveryRow>(
+        `SELECT d.id, d.webhook_id, d.event_type, d.asset_id, d.url, d.status, d.attempts, d.next_attempt_at, d.last_status, d.last_error,
+           d.reissue_job_id, d.created_at, d.finished_at,
+           coalesce((SELECT json_agg(json_build_object('attempt', a.attempt, 'at', a.at, 'status', a.status, 'error', a.error, 'duration_ms', a.duration_ms) ORDER BY a.attempt)
+                     FROM delivery_attempts a WHERE a.delivery_id = d.id), '[]') AS history
+         FROM deliveries d WHERE ${where} ORDER BY d.id DESC OFFSET $3 LIMIT $4`,
+        [groupId, status ?? null, offset, limit],
+      ),
+      this.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM deliveries WHERE ${where}`, [groupId, status ?? null]),
+    ]);
+    return { items: page.rows.map(toView), total: count.rows[0]?.n ?? 0 };
+  }
+
+  /** Events older than `days` can no longer be reissued (ASSET_EVENTS keeps 30 days); their deliveries stay logged. */
+  async pruneEvents(days: number): Promise<number> {
+    const r = await this.pool.query(
+      `DELETE FROM events WHERE time < now() - make_interval(days => $1) AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.id AND d.status = 'pending')`,
+      [days],
+    );
+    return r.rowCount ?? 0;
+  }
+}
+
+const toView = (r: DeliveryRow): DeliveryView => ({
+  id: Number(r.id),
+  webhook_id: r.webhook_id,
+  event: r.event_type,
+  asset_id: r.asset_id,
+  url: r.url,
+  status: r.status,
+  attempt_count: r.attempts,
+  response_code: r.last_status,
+  error: r.last_error,
+  next_retry_at: r.status === 'pending' ? r.next_attempt_at.toISOString() : null,
+  reissue_job_id: r.reissue_job_id,
+  created_at: r.created_at.toISOString(),
+  finished_at: r.finished_at ? r.finished_at.toISOString() : null,
+  attempts: r.history.map((a) => ({ attempt: a.attempt, at: new Date(a.at).toISOString(), response_code: a.status, error: a.error, duration_ms: a.duration_ms })),
+});

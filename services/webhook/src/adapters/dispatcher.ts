@@ -1,0 +1,124 @@
+import type { Logger } from '@dam/logging';
+import { DELIVERED_STATUSES, nextAttemptDelay, signedHeaders, type WebhookSettings } from '../domain/delivery';
+import type { DeliveryRepository, DueDelivery } from './delivery.repository';
+
+export interface DispatcherDeps {
+  repo: DeliveryRepository;
+  /** The group's webhook settings now (urls and signing secrets); throws when they cannot be read. */
+  settings: (groupId: number) => Promise<WebhookSettings>;
+  /** One POST through the outbound guard: the answer's status, or a throw (refused, unreachable, too slow). */
+  post: (url: string, headers: Record<string, string>, body: string) => Promise<{ status: number }>;
+  retryDelaysMs: readonly number[];
+  timeoutMs: number;
+  concurrency: number;
+  perUrlConcurrency: number;
+  intervalMs: number;
+  logger: Logger;
+  now?: () => Date;
+}
+
+/**
+ * Sends due deliveries: at most `concurrency` at once, `perUrlConcurrency` per URL (a slow or dead receiver holds
+ * only its own slots, never another's), each asset's events to one URL in order. Every attempt is recorded; a
+ * failed one is retried on the schedule until none is left.
+ */
+export class Dispatcher {
+  private readonly inflight = new Map<string, number>();
+  private running = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private ticking = false;
+  private again = false;
+  private stopped = false;
+  private readonly active = new Set<Promise<void>>();
+
+  constructor(private readonly deps: DispatcherDeps) {}
+
+  start(): { stop: () => Promise<void> } {
+    this.timer = setInterval(() => this.wake(), this.deps.intervalMs);
+    this.timer.unref();
+    this.wake();
+    return { stop: () => this.stop() };
+  }
+
+  /** Looks for due deliveries now (a new event or a finished attempt). */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
+    this.ticking = true;
+    void this.tick()
+      .catch((error: unknown) => this.deps.logger.error({ err: error }, 'webhook dispatch failed'))
+      .finally(() => {
+        this.ticking = false;
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        }
+      });
+  }
+
+  private async tick(): Promise<void> {
+    const room = this.deps.concurrency - this.running;
+    if (room <= 0) return;
+    const busy = [...this.inflight].filter(([, n]) => n >= this.deps.perUrlConcurrency).map(([url]) => url);
+    // The lease outlives one attempt (timeout plus margin): a sender that dies leaves it to run out.
+    const due = await this.deps.repo.claimDue(room, this.deps.perUrlConcurrency, busy, this.deps.timeoutMs * 2 + 30_000);
+    const giveBack: number[] = [];
+    for (const d of due) {
+      if (this.stopped || (this.inflight.get(d.url) ?? 0) >= this.deps.perUrlConcurrency) {
+        giveBack.push(d.id);
+        continue;
+      }
+      this.inflight.set(d.url, (this.inflight.get(d.url) ?? 0) + 1);
+      this.running += 1;
+      const p = this.attempt(d).finally(() => {
+        const left = (this.inflight.get(d.url) ?? 1) - 1;
+        if (left > 0) this.inflight.set(d.url, left);
+        else this.inflight.delete(d.url);
+        this.running -= 1;
+        this.active.delete(p);
+        this.wake();
+      });
+      this.active.add(p);
+    }
+    await this.deps.repo.release(giveBack);
+  }
+
+  private async attempt(d: DueDelivery): Promise<void> {
+    let settings: WebhookSettings;
+    try {
+      settings = await this.deps.settings(d.groupId);
+    } catch (error) {
+      // Not an attempt: nothing was sent. It is taken again on a later round.
+      this.deps.logger.warn({ err: error, delivery: d.id }, 'webhook settings unavailable: delivery postponed');
+      await this.deps.repo.release([d.id]);
+      return;
+    }
+    const started = Date.now();
+    if (!settings.urls.includes(d.url)) {
+      await this.deps.repo.finishAttempt(d, { delivered: false, error: 'the URL is no longer in the webhook settings', durationMs: 0 });
+      return;
+    }
+    let status: number | undefined;
+    let error: string | undefined;
+    try {
+      const headers = signedHeaders({ webhookId: d.webhookId, eventType: d.eventType, body: d.body, secrets: settings.secrets, at: this.deps.now?.() ?? new Date() });
+      status = (await this.deps.post(d.url, headers, d.body)).status;
+      if (!DELIVERED_STATUSES.has(status)) error = `the receiver answered ${status}`;
+    } catch (e) {
+      error = e instanceof Error ? e.message : String(e);
+    }
+    const delivered = status !== undefined && DELIVERED_STATUSES.has(status);
+    const retryInMs = delivered ? undefined : nextAttemptDelay(d.attempts + 1, this.deps.retryDelaysMs);
+    await this.deps.repo.finishAttempt(d, { delivered, durationMs: Date.now() - started, ...(status !== undefined ? { status } : {}), ...(error ? { error } : {}), ...(retryInMs !== undefined ? { retryInMs } : {}) });
+    this.deps.logger.info({ delivery: d.id, webhook_id: d.webhookId, url: d.url, attempt: d.attempts + 1, status, error, delivered, retry_in_ms: retryInMs }, 'webhook attempt');
+  }
+
+  private async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await Promise.allSettled([...this.active]);
+  }
+}
