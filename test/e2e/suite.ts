@@ -70,9 +70,10 @@ export async function startSuite(overrides: Record<string, Record<string, string
       AUTH_URL: `http://127.0.0.1:${authPort}`,
       CONVERSION_URL: `http://127.0.0.1:${conversionPort}`,
     });
-    const auth = await start('auth', { DATABASE_URL: await createDatabase('e2e_auth'), METADATA_URL: metadata.url }, authPort);
+    const auth = await start('auth', { DATABASE_URL: await createDatabase('e2e_auth'), METADATA_URL: metadata.url, WEBHOOK_ALLOW_HOSTS: '127.0.0.1' }, authPort);
     const cdnPort = await freePort();
     const searchPort = await freePort();
+    const webhookPort = await freePort();
     const [upload, , , gateway, cdn] = await Promise.all([
       start('upload', { AUTH_URL: auth.url, METADATA_URL: metadata.url }),
       start('conversion', { AUTH_URL: auth.url }, conversionPort),
@@ -82,6 +83,7 @@ export async function startSuite(overrides: Record<string, Record<string, string
         METADATA_URL: metadata.url,
         LINK_SIGNING_URL: `http://127.0.0.1:${cdnPort}`,
         SEARCH_URL: `http://127.0.0.1:${searchPort}`,
+        WEBHOOK_URL: `http://127.0.0.1:${webhookPort}`,
       }),
       start(
         'link-signing',
@@ -95,6 +97,17 @@ export async function startSuite(overrides: Record<string, Record<string, string
         cdnPort,
       ),
       start('search', { DATABASE_URL: await createDatabase('e2e_search'), SEARCH_SUNSET: 'Wed, 01 Dec 2027 00:00:00 GMT' }, searchPort),
+      start(
+        'webhook',
+        {
+          DATABASE_URL: await createDatabase('e2e_webhook'),
+          AUTH_URL: auth.url,
+          WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
+          WEBHOOK_RETRY_DELAYS_MS: '0,200,200,200,200,200,200,200',
+          DISPATCH_INTERVAL_MS: '100',
+        },
+        webhookPort,
+      ),
     ]);
     return {
       base: gateway.url,

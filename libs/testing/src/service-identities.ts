@@ -35,7 +35,7 @@ export function serviceIdentities(): ServiceIdentities {
     }
     return p;
   };
-  for (const s of ['gateway', 'upload', 'auth', 'metadata', 'conversion', 'transcode', 'link-signing', 'search']) pair(s);
+  for (const s of ['gateway', 'upload', 'auth', 'metadata', 'conversion', 'transcode', 'link-signing', 'search', 'webhook']) pair(s);
   const privateKey = (service: string) => JSON.stringify(pair(service).privateJwk);
   const trustedKeys = (services?: readonly string[]) =>
     JSON.stringify({ keys: (services ?? [...keys.keys()]).map((s) => pair(s).publicJwk) });

@@ -68,6 +68,8 @@ const IMPLEMENTED: readonly string[] = [
   'base DELETE /api/v1/collections/{collection_id}',
   'base POST /api/v1/collections/{collection_id}/assets',
   'base DELETE /api/v1/collections/{collection_id}/assets',
+  'base POST /api/v1/callbacks/reissue',
+  'base GET /api/v1/webhooks/deliveries',
   'base POST /api/v1/cdn/prefetch',
   'base POST /api/v1/cdn/purge',
   'cdn GET /api/v1/files/content/{asset_id}',
