@@ -1,12 +1,12 @@
 import { nkeys } from '@nats-io/nats-core';
-import { ASSET_EVENTS, ASSET_PURGES, ASSET_PURGES_SUBJECTS, COLLECTIONS, COLLECTIONS_SUBJECTS, DAM_INTERNAL, DATA_SCHEMAS, DATA_SCHEMAS_SUBJECTS, SUBJECT_CDN_EVICT, SUBJECT_JOB_REPORTS, SUBJECT_USAGE_CDN_BYTES } from './subjects';
+import { ASSET_EVENTS, ASSET_PURGES, ASSET_PURGES_SUBJECTS, COLLECTIONS, COLLECTIONS_SUBJECTS, DAM_INTERNAL, DATA_SCHEMAS, DATA_SCHEMAS_SUBJECTS, SUBJECT_CDN_EVICT, SUBJECT_JOB_REPORTS, SUBJECT_USAGE_CDN_BYTES, SUBJECT_USAGE_PREFIX, usageSubject } from './subjects';
 
 /**
  * NATS identities of the suite (ARCHITECTURE rule 9): one nkey user per service with publish/subscribe
  * permissions per subject, a read-only `subscriber` for outside systems, and `admin` for operators and tests.
  * The server holds only public nkeys; no anonymous user exists, so a connection without a seed is refused.
  */
-export const NATS_IDENTITIES = ['admin', 'metadata', 'upload', 'conversion', 'transcode', 'link-signing', 'addon', 'webhook', 'search', 'subscriber'] as const;
+export const NATS_IDENTITIES = ['admin', 'gateway', 'auth', 'metadata', 'upload', 'conversion', 'transcode', 'link-signing', 'addon', 'webhook', 'search', 'subscriber'] as const;
 export type NatsIdentity = (typeof NATS_IDENTITIES)[number];
 
 export interface SubjectPermissions {
@@ -68,9 +68,25 @@ function orderedConsumer(stream: string): string[] {
 const STREAM_ADMIN = [ASSET_EVENTS, DAM_INTERNAL, DATA_SCHEMAS, COLLECTIONS, ASSET_PURGES].flatMap((s) => [`${API}.STREAM.INFO.${s}`, `${API}.STREAM.CREATE.${s}`, `${API}.STREAM.UPDATE.${s}`]);
 
 const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = {
+  // The API requests it counts (usage statistics), nothing else.
+  gateway: { publish: [JS_INFO, usageSubject('api_requests')], subscribe: [] },
+  // The owner of usage statistics: every usage record of every service.
+  auth: {
+    publish: [
+      JS_INFO,
+      `${API}.STREAM.INFO.${DAM_INTERNAL}`,
+      `${API}.CONSUMER.INFO.${DAM_INTERNAL}.auth-usage`,
+      `${API}.CONSUMER.CREATE.${DAM_INTERNAL}.auth-usage`,
+      `${API}.CONSUMER.CREATE.${DAM_INTERNAL}.auth-usage.${SUBJECT_USAGE_PREFIX}.>`,
+      `${API}.CONSUMER.DURABLE.CREATE.${DAM_INTERNAL}.auth-usage`,
+      `${API}.CONSUMER.MSG.NEXT.${DAM_INTERNAL}.auth-usage`,
+      `$JS.ACK.${DAM_INTERNAL}.auth-usage.>`,
+    ],
+    subscribe: [],
+  },
   metadata: {
     // Its outbox relay publishes asset events, schemas, collections, purges and job commands; it reads the workers' job reports.
-    publish: [JS_INFO, ...STREAM_ADMIN, 'assets.events.>', DATA_SCHEMAS_SUBJECTS, COLLECTIONS_SUBJECTS, ASSET_PURGES_SUBJECTS, 'dam.internal.jobs.run.>', ...durableConsumer(DAM_INTERNAL, 'metadata-job-reports')],
+    publish: [JS_INFO, ...STREAM_ADMIN, 'assets.events.>', DATA_SCHEMAS_SUBJECTS, COLLECTIONS_SUBJECTS, ASSET_PURGES_SUBJECTS, 'dam.internal.jobs.run.>', usageSubject('storage_bytes'), ...durableConsumer(DAM_INTERNAL, 'metadata-job-reports')],
     subscribe: [],
   },
   upload: {
@@ -85,7 +101,7 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
   },
   transcode: {
     // As conversion: its job commands from DAM_INTERNAL, its reports on the one report subject.
-    publish: [JS_INFO, SUBJECT_JOB_REPORTS, ...durableConsumer(DAM_INTERNAL, 'transcode-jobs')],
+    publish: [JS_INFO, SUBJECT_JOB_REPORTS, usageSubject('transcode_seconds'), ...durableConsumer(DAM_INTERNAL, 'transcode-jobs')],
     subscribe: [],
   },
   'link-signing': {

@@ -50,6 +50,8 @@ export const SUBJECT_JOB_REPORTS = 'dam.internal.jobs.reports';
 
 /** Usage counted by the service that sees it, for the usage owner (auth) to aggregate: `dam.internal.usage.<metric>`. */
 export const SUBJECT_USAGE_CDN_BYTES = 'dam.internal.usage.cdn_bytes';
+export const SUBJECT_USAGE_PREFIX = 'dam.internal.usage';
+export const usageSubject = (metric: string): string => `${SUBJECT_USAGE_PREFIX}.${assertSubjectToken(metric, 'metric')}`;
 /** link-signing → every link-signing replica: drop these cached objects (a purge job reaches every replica's cache). */
 export const SUBJECT_CDN_EVICT = 'dam.internal.cdn.evict';
 

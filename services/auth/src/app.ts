@@ -11,6 +11,8 @@ import { loginRoutes } from './routes/login.routes';
 import type { AssetDirectory } from './adapters/metadata-assets.client';
 import { settingsRoutes } from './routes/settings.routes';
 import { userRoutes } from './routes/users.routes';
+import { usageRoutes } from './routes/usage.routes';
+import { UsageRepository } from './adapters/usage.repository';
 
 export interface AuthAppDeps {
   pool: Pool;
@@ -27,7 +29,7 @@ export interface AuthAppDeps {
   webhookAllowHosts: readonly string[];
 }
 
-const PRINCIPAL_PATHS = ['/api/v1/users', '/api/v1/groups', '/api/v1/api_keys', '/api/v1/settings'];
+const PRINCIPAL_PATHS = ['/api/v1/users', '/api/v1/groups', '/api/v1/api_keys', '/api/v1/settings', '/api/v1/usage'];
 
 /**
  * Who may call what (ARCHITECTURE rule 9). Nothing here is reachable without a service token: the public API
@@ -64,5 +66,6 @@ export function createAuthApp(deps: AuthAppDeps): Express {
   app.use(groupRoutes(deps.pool));
   app.use(apiKeyRoutes(deps.pool));
   app.use(settingsRoutes({ pool: deps.pool, assets: deps.assets, webhookAllowHosts: deps.webhookAllowHosts }));
+  app.use(usageRoutes(new UsageRepository(deps.pool)));
   return finishApp(app, deps.logger);
 }

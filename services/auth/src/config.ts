@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { serviceKeyEnv, trustedKeysEnv } from '@dam/auth-tokens';
-import { baseEnv, dbEnv, jwtEnv, loadConfig, serviceUrl } from '@dam/config';
+import { baseEnv, dbEnv, jwtEnv, loadConfig, natsEnv, serviceUrl } from '@dam/config';
 
 const DEFAULT_ADMIN_EMAIL = 'admin@example.com';
 const DEFAULT_ADMIN_PASSWORD = 'admin-password';
@@ -13,6 +13,12 @@ const schema = z
     ...trustedKeysEnv,
     ...serviceKeyEnv('auth'),
     METADATA_URL: serviceUrl(8091),
+    /**
+     * Usage statistics (CONTRACT §9) are counted from the usage records on NATS (`dam.internal.usage.*`); without
+     * NATS_URL, auth answers usage queries but counts nothing new.
+     */
+    NATS_URL: z.string().min(1).optional(),
+    NATS_NKEY_SEED: natsEnv.NATS_NKEY_SEED,
     /** Hosts a webhook URL may name despite the outbound guard, plain http included (CONTRACT §11). */
     WEBHOOK_ALLOW_HOSTS: z.string().default(''),
     JWT_TTL: z.coerce.number().int().min(60).max(30 * 86400).default(3600),

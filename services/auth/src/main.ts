@@ -7,6 +7,9 @@ import { createLogger } from '@dam/logging';
 import { httpAssetDirectory } from './adapters/metadata-assets.client';
 import { createAuthApp } from './app';
 import { isDefaultAdmin, loadAuthConfig } from './config';
+import { connectNats, DAM_INTERNAL, natsReachable, waitForStreams } from '@dam/events';
+import { UsageRepository } from './adapters/usage.repository';
+import { usageWorker } from './consumers/usage.consumer';
 import { bootstrap } from './use-cases/bootstrap.use-case';
 
 async function main(): Promise<void> {
@@ -26,14 +29,34 @@ async function main(): Promise<void> {
     );
   }
 
+  // Usage statistics: the records every service publishes, counted here (none without NATS_URL).
+  const usage = new UsageRepository(pool);
+  const nc = config.NATS_URL ? await connectNats(config.NATS_URL, 'auth', config.NATS_NKEY_SEED) : undefined;
+  if (nc) await waitForStreams(nc, [DAM_INTERNAL], { onWait: (missing) => logger.info({ missing }, 'waiting for streams') });
+  else logger.warn('NATS_URL is not set: usage records are not counted');
+
   await runService({
     logger,
     host: config.HOST,
     port: config.PORT,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    ...(nc ? { checks: { nats: () => natsReachable(nc) } } : {}),
+    workers: [
+      ...(nc ? [usageWorker(nc, usage, logger)] : []),
+      {
+        kind: 'poller' as const,
+        name: 'usage-record-pruning',
+        start() {
+          const timer = setInterval(() => void usage.pruneRecords().catch(() => undefined), 3_600_000);
+          timer.unref();
+          return { stop: async () => clearInterval(timer) };
+        },
+      },
+    ],
     // Closed after in-flight requests drained, so the pool is no longer in use.
     resources: [
       { name: 'telemetry', close: () => telemetry.shutdown() },
+      ...(nc ? [{ name: 'nats', close: () => nc.drain() }] : []),
       { name: 'postgres', close: () => pool.end() },
     ],
     app: () =>

@@ -36,6 +36,8 @@ export interface GatewayAppDeps {
    * signed into service tokens. Defaults to env TRUST_PROXY (none when unset).
    */
   trustProxy?: TrustProxy;
+  /** Called once for every authenticated request (usage statistics: `api_requests`). */
+  countRequest?: (principal: Principal) => void;
 }
 
 // A client's own copy of a service token never passes: only the one the gateway signs does.
@@ -111,6 +113,7 @@ export function createGatewayApp(deps: GatewayAppDeps): { app: Express; close():
       }
       try {
         const principal = principalOf(res);
+        deps.countRequest?.(principal);
         requireAny(principal, match.rule.anyOf);
         proxy.forward(req, res, next, {
           target,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { serviceKeyEnv } from '@dam/auth-tokens';
-import { baseEnv, edgeLimitEnv, jwtEnv, loadConfig, serviceUrl } from '@dam/config';
+import { baseEnv, edgeLimitEnv, jwtEnv, loadConfig, natsEnv, serviceUrl } from '@dam/config';
 
 const schema = z.object({
   ...baseEnv(8080),
@@ -13,6 +13,11 @@ const schema = z.object({
   SEARCH_URL: serviceUrl(8092),
   LINK_SIGNING_URL: serviceUrl(8082),
   WEBHOOK_URL: serviceUrl(8096),
+  /** `api_requests` usage records go to NATS (CONTRACT §9); without NATS_URL the gateway counts nothing. */
+  NATS_URL: z.string().min(1).optional(),
+  NATS_NKEY_SEED: natsEnv.NATS_NKEY_SEED,
+  /** How often the counted requests are published, one record per group and user. */
+  USAGE_FLUSH_MS: z.coerce.number().int().positive().default(10_000),
   /** Idle time on an upstream socket before the request is abandoned (503 if nothing was sent yet). */
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
   ...edgeLimitEnv({ perMinute: 1200, burst: 200, addressPerMinute: 6000, addressBurst: 600 }),

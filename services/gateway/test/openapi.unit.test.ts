@@ -68,6 +68,7 @@ const IMPLEMENTED: readonly string[] = [
   'base DELETE /api/v1/collections/{collection_id}',
   'base POST /api/v1/collections/{collection_id}/assets',
   'base DELETE /api/v1/collections/{collection_id}/assets',
+  'base GET /api/v1/usage/{metric}',
   'base POST /api/v1/callbacks/reissue',
   'base GET /api/v1/webhooks/deliveries',
   'base POST /api/v1/cdn/prefetch',

@@ -3,14 +3,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { jetstream } from '@nats-io/jetstream';
 import { createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
-import { ASSET_EVENTS, CDN_BYTES_USAGE, connectNats, DAM_INTERNAL, natsReachable, publishEvent, waitForStreams } from '@dam/events';
+import { ASSET_EVENTS, CDN_BYTES_USAGE, connectNats, UsageMeter, DAM_INTERNAL, natsReachable, publishEvent, waitForStreams } from '@dam/events';
 import { runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
 import { ByteCache } from './adapters/byte-cache';
 import { exposeCacheMetrics } from './adapters/cache.metrics';
 import { suiteClients } from './adapters/suite.clients';
-import { UsageMeter } from './adapters/usage-meter';
 import { buildLinkSigningApp } from './app';
 import { loadLinkSigningConfig } from './config';
 import { cacheInvalidation, evictionFollower, usageFlusher } from './consumers/cache-invalidation';
@@ -27,7 +26,7 @@ async function main(): Promise<void> {
   const cache = new ByteCache(config.CDN_CACHE_DIR ?? path.join(tmpdir(), `dam-cdn-cache-${config.PORT}`), config.CDN_CACHE_MAX_BYTES, config.CDN_CACHE_MAX_OBJECT_BYTES);
   await cache.init();
   exposeCacheMetrics(cache);
-  const usage = new UsageMeter();
+  const usage = new UsageMeter('cdn_bytes');
   const clients = suiteClients({ authUrl: config.AUTH_URL, metadataUrl: config.METADATA_URL, signer });
   const publishUsage = () => usage.flush((record) => publishEvent(js, CDN_BYTES_USAGE.subject, CDN_BYTES_USAGE.schema, record, { msgId: record.id }));
 

@@ -17,6 +17,8 @@ export const configSchema = z.object({
   SETTINGS_CACHE_MS: z.coerce.number().int().nonnegative().default(0),
   /** How often queued object-store deletions (delete, purge, replace) are carried out. */
   OBJECT_DELETIONS_INTERVAL_MS: z.coerce.number().int().min(50).default(1_000),
+  /** How often the bytes stored per group and user are measured for usage statistics (`storage_bytes`, daily). */
+  STORAGE_GAUGE_INTERVAL_MS: z.coerce.number().int().min(100).default(86_400_000),
   /** How long a replaced original stays in the bucket for downloads that were already streaming it. */
   REPLACED_ORIGINAL_GRACE_MS: z.coerce.number().int().nonnegative().default(10 * 60_000),
   /** How often queued Update Data requests are applied. */

@@ -12,7 +12,7 @@ import { buildMetadataApp } from './app';
 import { loadMetadataConfig } from './config';
 import { publicPolicySync } from './adapters/public-object.repository';
 import { transformClient } from './adapters/transform.client';
-import { dataUpdatesPoller, localJobsPoller, objectDeletionsPoller, publicPolicyPoller } from './consumers/housekeeping.pollers';
+import { dataUpdatesPoller, localJobsPoller, objectDeletionsPoller, publicPolicyPoller, storageGaugePoller } from './consumers/housekeeping.pollers';
 import { jobLeaseSweeper, jobReportsWorker } from './consumers/job-reports.consumer';
 import { migrateMetadata } from './migrations';
 
@@ -48,6 +48,7 @@ async function main(): Promise<void> {
       dataUpdatesPoller(transactions, logger, config.DATA_UPDATES_INTERVAL_MS),
       objectDeletionsPoller(pool, storage, logger, config.OBJECT_DELETIONS_INTERVAL_MS),
       publicPolicyPoller(syncPublicPolicy, logger, config.PUBLIC_POLICY_INTERVAL_MS),
+      storageGaugePoller(pool, logger, config.STORAGE_GAUGE_INTERVAL_MS),
       { kind: 'poller', name: 'outbox-relay', start: () => startOutboxRelay({ pool, nc, logger }) },
     ],
     resources: [

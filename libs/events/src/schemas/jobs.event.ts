@@ -58,6 +58,8 @@ export const jobCommandSchema = z.object({
   urls: z.array(z.string().min(1).max(8192)).max(100).optional(),
   /** A reissue of callbacks: the events of this time range (ISO 8601). */
   range: z.object({ from: z.iso.datetime({ offset: true }), to: z.iso.datetime({ offset: true }) }).optional(),
+  /** The user the job's work counts against in usage statistics (who uploaded, or asked). */
+  created_by: z.number().int().positive().optional(),
   /** Who asked, for workers that act as the requester (a CDN job reads assets as they may). */
   requested_by: z.object({ user_id: z.number().int().positive(), role_id: z.number().int().positive() }).optional(),
 });

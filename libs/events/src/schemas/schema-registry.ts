@@ -5,6 +5,7 @@ import { collectionMembershipSchema, collectionStateSchema } from './collection.
 import { dataSchemaSavedSchema } from './data-schema.event';
 import { ASSET_EVENT_SCHEMAS } from './asset-event.schema';
 import { jobCommandSchema, jobReportSchema } from './jobs.event';
+import { usageRecordSchema } from './usage.event';
 
 const INTERNAL_SCHEMAS: Record<string, z.ZodType> = {
   [SUBJECT_JOB_REPORTS]: jobReportSchema,
@@ -19,5 +20,6 @@ export function schemaForSubject(subject: string): z.ZodType | undefined {
   if (/^dam\.collections\.[^.]+\.asset\.[^.]+$/.test(subject)) return collectionMembershipSchema;
   if (/^dam\.collections\.[^.]+\.collection\.[^.]+$/.test(subject)) return collectionStateSchema;
   if (/^dam\.purges\.[^.]+$/.test(subject)) return assetPurgeSchema;
+  if (/^dam\.internal\.usage\.[a-z_]+$/.test(subject)) return usageRecordSchema;
   return INTERNAL_SCHEMAS[subject];
 }

@@ -42,6 +42,7 @@ export const ROUTES: readonly RouteRule[] = [
   { methods: ['GET', 'HEAD', 'POST'], pattern: '/api/v1/api_keys', upstream: 'auth', anyOf: [P.MANAGE_USERS] },
   { methods: ['DELETE'], pattern: '/api/v1/api_keys/:key_id', upstream: 'auth', anyOf: [P.MANAGE_USERS] },
   { methods: ['GET', 'HEAD', 'PATCH'], pattern: '/api/v1/settings', upstream: 'auth', anyOf: [P.MANAGE_SETTINGS] },
+  { methods: GET, pattern: '/api/v1/usage/:metric', upstream: 'auth', anyOf: [P.VIEW_USAGE] },
 
   // metadata: assets (spec endpoints 5-15 and CONTRACT §4-§6)
   // search and links (CONTRACT §7, §8), before the generic asset patterns below

@@ -8,7 +8,7 @@ import type { Logger } from '@dam/logging';
 import { contentTypeOfFile, isNotFoundError, ObjectNotFoundError, type Storage } from '@dam/storage';
 import { ByteCache, type CacheEntry } from '../adapters/byte-cache';
 import { deliveryError, principalOfOwner, type SuiteClients } from '../adapters/suite.clients';
-import type { UsageMeter } from '../adapters/usage-meter';
+import type { UsageMeter } from '@dam/events';
 import { accessSecret, cdnUrl, verifyLink, type LinkParams } from '../domain/link-signature';
 import { rewritePlaylist } from '../domain/playlist';
 

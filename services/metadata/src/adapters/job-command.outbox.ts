@@ -26,6 +26,7 @@ export class OutboxJobCommandWriter implements JobCommandWriter {
       ...(job.params.source ? { params: { key: job.params.source, name: job.params.name ?? '' } } : {}),
       ...(job.params.urls ? { urls: job.params.urls } : {}),
       ...(job.params.range ? { range: job.params.range } : {}),
+      ...(job.createdBy ? { created_by: job.createdBy } : {}),
       ...(job.createdBy && job.params.roleId ? { requested_by: { user_id: job.createdBy, role_id: job.params.roleId } } : {}),
     };
     await writeOutbox(this.client, { id: payload.id, subject, schema, payload });

@@ -1,5 +1,7 @@
 import { hostname } from 'node:os';
-import type { Pool } from '@dam/db';
+import { withTransaction, type Pool } from '@dam/db';
+import { usageOf } from '@dam/events';
+import { writeOutbox } from '@dam/outbox';
 import { startPoller, type Worker } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import type { Storage } from '@dam/storage';
@@ -41,4 +43,28 @@ export function localJobsPoller(transactions: RunInTransaction, logger: Logger, 
     while (await runNextLocalJob(transactions, owner, logger));
   };
   return { kind: 'poller', name: 'local-jobs', start: () => startPoller({ name: 'local-jobs', intervalMs, logger, run }) };
+}
+
+/**
+ * Usage statistics (CONTRACT §9): the bytes stored per group and creator (originals and conversions, the trash
+ * included until purged), one snapshot every interval, through the outbox as `storage_bytes` gauge records.
+ */
+export function storageGaugePoller(pool: Pool, logger: Logger, intervalMs: number): Worker {
+  const run = async () => {
+    const at = new Date().toISOString();
+    await withTransaction(pool, async (client) => {
+      const { rows } = await client.query<{ group_id: number; creator_id: number; bytes: string }>(
+        `SELECT group_id, creator_id,
+           sum(size + coalesce((SELECT sum((c.value ->> 'size')::bigint) FROM jsonb_each(conversions) c), 0))::bigint AS bytes
+         FROM assets WHERE creator_id > 0 GROUP BY group_id, creator_id`,
+      );
+      const usage = usageOf('storage_bytes');
+      for (const r of rows) {
+        const id = `storage_bytes-${r.group_id}-${r.creator_id}-${at}`;
+        const record = { id, metric: 'storage_bytes' as const, group_id: String(r.group_id), user_id: r.creator_id, value: Number(r.bytes), start: at, end: at };
+        await writeOutbox(client, { id, subject: usage.subject, schema: usage.schema, payload: record });
+      }
+    });
+  };
+  return { kind: 'poller', name: 'storage-gauge', start: () => startPoller({ name: 'storage-gauge', intervalMs, logger, run }) };
 }

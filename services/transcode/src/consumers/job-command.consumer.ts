@@ -1,5 +1,5 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
-import { jobCommandWorker, startJobReporter, workerId, type ConversionsCompleted, type JobCommand, type JobConsumerOptions, type MessageContext } from '@dam/events';
+import { jobCommandWorker, publishEvent, startJobReporter, usageOf, workerId, type ConversionsCompleted, type JobCommand, type JobConsumerOptions, type MessageContext } from '@dam/events';
 import type { Worker } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import { ToolFailedError, ToolStalledError, UnprocessableVideoError } from '@dam/media';
@@ -72,8 +72,29 @@ export function handleTranscodeCommand(deps: TranscodeConsumerDeps) {
     }
     const failed = Object.keys(result.conversions).length === 0 && Object.keys(result.errors).length > 0;
     await reporter.finish(failed ? 'FAILED' : 'COMPLETED', failed ? { conversions: result, error: describe(result.errors) } : { conversions: result });
+    await countTranscodeSeconds(deps, command, result, new Date(started)).catch((error: unknown) => deps.logger.warn({ ...log, err: error }, 'transcode usage not published'));
     deps.logger.info({ ...log, outputs: Object.keys(result.conversions), errors: result.errors, skipped: result.skipped, ms: Date.now() - started }, 'transcode finished');
   };
+}
+
+/**
+ * Usage statistics (CONTRACT §9): a job that made outputs counts the source's duration in seconds against the user
+ * it was made for, once per job (the record id is the job's: a job run twice is counted once).
+ */
+async function countTranscodeSeconds(deps: TranscodeConsumerDeps, command: JobCommand, result: ConversionsCompleted, started: Date): Promise<void> {
+  const duration = Number(result.metadata?.duration);
+  if (!command.created_by || Object.keys(result.conversions).length === 0 || !Number.isFinite(duration) || duration <= 0) return;
+  const usage = usageOf('transcode_seconds');
+  const record = {
+    id: `transcode_seconds-job-${command.job_id}`,
+    metric: 'transcode_seconds' as const,
+    group_id: command.group_id,
+    user_id: command.created_by,
+    value: duration,
+    start: started.toISOString(),
+    end: new Date().toISOString(),
+  };
+  await publishEvent(deps.js, usage.subject, usage.schema, record, { msgId: record.id });
 }
 
 const describe = (errors: Record<string, string>): string =>

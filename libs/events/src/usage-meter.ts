@@ -1,0 +1,43 @@
+import { randomUUID } from 'node:crypto';
+import type { UsageMetric, UsageRecord } from './schemas/usage.event';
+
+/**
+ * A counter of one usage metric, added up per group and user between flushes (the gateway's requests, the edge's
+ * bytes); each flush publishes one record per group and user.
+ */
+export class UsageMeter {
+  private counts = new Map<string, { group_id: string; user_id: number; value: number }>();
+  private since = new Date();
+
+  constructor(private readonly metric: UsageMetric) {}
+
+  add(groupId: number, userId: number, amount: number): void {
+    if (amount <= 0) return;
+    const key = `${groupId}:${userId}`;
+    const c = this.counts.get(key);
+    if (c) c.value += amount;
+    else this.counts.set(key, { group_id: String(groupId), user_id: userId, value: amount });
+  }
+
+  /**
+   * Publishes what was counted since the last flush. A record that cannot be published is counted again in the
+   * next flush (its id is new then, so nothing is counted twice).
+   */
+  async flush(publish: (record: UsageRecord) => Promise<unknown>): Promise<number> {
+    const counts = [...this.counts.values()];
+    const start = this.since.toISOString();
+    const end = new Date();
+    this.counts = new Map();
+    this.since = end;
+    let sent = 0;
+    for (const c of counts) {
+      try {
+        await publish({ id: `${this.metric}-${randomUUID()}`, metric: this.metric, ...c, start, end: end.toISOString() });
+        sent += 1;
+      } catch {
+        this.add(Number(c.group_id), c.user_id, c.value);
+      }
+    }
+    return sent;
+  }
+}

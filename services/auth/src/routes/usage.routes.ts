@@ -1,0 +1,44 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import { PERMISSION, principalOf, requireAny } from '@dam/auth-tokens';
+import { notFound, validationFailed } from '@dam/errors';
+import { USAGE_METRICS, type UsageMetric } from '@dam/events';
+import { parsed, validate } from '@dam/http';
+import type { UsageRepository } from '../adapters/usage.repository';
+
+const DAY_MS = 86_400_000;
+/** The longest range one query covers (CONTRACT §9). */
+export const MAX_USAGE_RANGE_DAYS = 364;
+
+/**
+ * Usage statistics (CONTRACT §9, VIEW_USAGE): one metric's series over `from`..`to` (default the last 24 hours)
+ * in buckets of `period` (1h, 24h, 7d; default 1h), for the group or one `user_id`.
+ */
+export function usageRoutes(usage: UsageRepository, now: () => number = Date.now): Router {
+  const router = Router();
+  const schemas = {
+    params: z.object({ metric: z.string().min(1).max(64) }),
+    query: z.object({
+      from: z.iso.datetime({ offset: true }).optional(),
+      to: z.iso.datetime({ offset: true }).optional(),
+      period: z.enum(['1h', '24h', '7d']).default('1h'),
+      user_id: z.coerce.number().int().positive().optional(),
+    }),
+  };
+  router.get('/api/v1/usage/:metric', validate(schemas), async (req, res) => {
+    const p = principalOf(res);
+    requireAny(p, [PERMISSION.VIEW_USAGE]);
+    const { params, query } = parsed(schemas, req, res);
+    if (!(USAGE_METRICS as readonly string[]).includes(params.metric)) {
+      throw notFound('METRIC_NOT_FOUND', `No metric ${params.metric}: one of ${USAGE_METRICS.join(', ')}`);
+    }
+    const to = query.to ? new Date(query.to) : new Date(now());
+    const from = query.from ? new Date(query.from) : new Date(to.getTime() - DAY_MS);
+    if (from.getTime() >= to.getTime()) throw validationFailed([{ path: 'from', message: 'must be before to' }]);
+    if (to.getTime() - from.getTime() > MAX_USAGE_RANGE_DAYS * DAY_MS) throw validationFailed([{ path: 'to', message: `the range is at most ${MAX_USAGE_RANGE_DAYS} days` }]);
+    const metric = params.metric as UsageMetric;
+    const { series, total } = await usage.series({ groupId: p.group_id, metric, from, to, period: query.period, ...(query.user_id ? { userId: query.user_id } : {}) });
+    res.json({ metric, from: from.toISOString(), to: to.toISOString(), period: query.period, series, total });
+  });
+  return router;
+}

@@ -1,0 +1,79 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
+import { makeVideo, waitFor } from '@dam/testing';
+import { ADMIN, login, startSuite, type Suite } from './suite';
+
+let suite: Suite;
+let jwt: string;
+
+beforeAll(async () => {
+  // Usage records flushed and storage measured often, so the test sees them in seconds.
+  suite = await startSuite({ gateway: { USAGE_FLUSH_MS: '300' }, metadata: { STORAGE_GAUGE_INTERVAL_MS: '500' } });
+  jwt = await login(suite.base, ADMIN.email, ADMIN.password);
+});
+afterAll(async () => {
+  await suite?.stop();
+});
+
+async function call(method: string, path: string, body?: unknown, token = jwt): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${suite.base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text };
+}
+
+async function upload(bytes: Buffer, name: string): Promise<string> {
+  const form = new FormData();
+  form.append('file', new Blob([bytes]), name);
+  const res = await fetch(`${suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: { authorization: `Bearer ${jwt}` }, body: form });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as any).files[0].id;
+}
+
+const total = async (metric: string, userId: number) => (await call('GET', `/api/v1/usage/${metric}?user_id=${userId}`)).body.total as number;
+const settled = (id: string) =>
+  waitFor(async () => {
+    const d = await call('GET', `/api/v1/assets/${id}/data`);
+    return d.body?.status && d.body.status !== 'NOT_READY' ? d.body : undefined;
+  }, { timeoutMs: 120_000, intervalMs: 200, description: `${id} processed` });
+
+describe('usage statistics through the suite (CONTRACT §9)', () => {
+  it('counts exactly the API requests a user made', async () => {
+    const user = (await call('POST', '/api/v1/users', { email: 'counted@example.com', password: 'counted-password-1', role_id: 3 })).body;
+    const token = await login(suite.base, 'counted@example.com', 'counted-password-1');
+    for (let i = 0; i < 7; i++) expect((await call('GET', '/api/v1/users/me', undefined, token)).status).toBe(200);
+    expect((await call('GET', '/api/v1/settings', undefined, token)).status).toBe(403); // counted too: a request made
+    await waitFor(async () => (await total('api_requests', user.user_id)) === 8, { description: 'eight requests counted' });
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(await total('api_requests', user.user_id)).toBe(8);
+    expect((await call('GET', '/api/v1/usage/api_requests', undefined, token)).status).toBe(403);
+  });
+
+  it('counts the bytes the edge served for a user\'s links', async () => {
+    const body = Buffer.from('usage bytes '.repeat(500));
+    const id = await upload(body, 'served.txt');
+    await settled(id);
+    const before = await total('cdn_bytes', 1);
+    const url = (await call('GET', `/api/v1/assets/${id}/get_link`)).body.url as string;
+    for (let i = 0; i < 3; i++) expect((await fetch(url).then(async (r) => Buffer.from(await r.arrayBuffer()))).length).toBe(body.length);
+    await waitFor(async () => (await total('cdn_bytes', 1)) === before + 3 * body.length, { description: 'three downloads counted' });
+  });
+
+  it('counts the seconds of video transcoded, and the bytes stored', async () => {
+    expect((await call('PATCH', '/api/v1/settings', { conversions: { profile: { video: ['360p-video'] } } })).status).toBe(200);
+    const id = await upload(await makeVideo({ seconds: 2, width: 640, height: 360 }), 'clip.mp4');
+    const data = await settled(id);
+    expect(data.status).toBe('OK');
+    await waitFor(async () => (await total('transcode_seconds', 1)) === data.metadata.duration, { description: 'the transcode counted' });
+
+    // Every asset of the admin, originals and conversions, as Get Data tells them.
+    const search = await call('POST', '/api/v1/assets/search', { page_size: 100, extended: true });
+    const stored = (search.body.results as any[]).reduce(
+      (sum, a) => sum + a.size + Object.values(a.conversions as Record<string, { size: number }>).reduce((s, c) => s + c.size, 0),
+      0,
+    );
+    await waitFor(async () => (await total('storage_bytes', 1)) === stored, { description: 'storage measured' });
+  });
+});
