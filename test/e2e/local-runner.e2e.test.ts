@@ -44,7 +44,7 @@ describe('deploy/local secrets and logs', () => {
   it('creates a NATS user per identity: the server config holds public keys only, the seeds stay 0600', () => {
     const seed = withEnv(dir, 'dam_nats_users && dam_nats_seed conversion').trim();
     expect(seed).toMatch(/^SU[A-Z2-7]{56}$/);
-    expect(withEnv(dir, 'dam_nats_users && dam_nats_seed gateway').trim()).toBe(''); // no NATS identity
+    expect(withEnv(dir, 'dam_nats_users && dam_nats_seed no-such-service').trim()).toBe(''); // no NATS identity
     const conf = readFileSync(path.join(dir, 'secrets', 'nats-auth.conf'), 'utf8');
     expect(conf).toContain(publicKeyOfSeed(seed));
     expect(conf).not.toMatch(/SU[A-Z2-7]{56}/);

@@ -56,8 +56,9 @@ describe('NATS identities and permissions', () => {
 
   it('lets no service publish outside its own subjects', async () => {
     const before = { events: await streamMessages(admin, ASSET_EVENTS), internal: await streamMessages(admin, DAM_INTERNAL) };
-    // A forged job report: only the worker identities (conversion, upload for ingests) may send one.
-    expect(await jsPublish('webhook', SUBJECT_JOB_REPORTS)).toMatch(/permission/i);
+    // A forged job report: only the worker identities (conversion, transcode, upload, link-signing, webhook) may send one.
+    expect(await jsPublish('gateway', SUBJECT_JOB_REPORTS)).toMatch(/permission/i);
+    expect(await jsPublish('auth', SUBJECT_JOB_REPORTS)).toMatch(/permission/i);
     expect(await jsPublish('search', SUBJECT_JOB_REPORTS)).toMatch(/permission/i);
     expect(await jsPublish('subscriber', SUBJECT_JOB_REPORTS)).toMatch(/permission/i);
     // Only metadata hands out jobs: a worker cannot order work of its own or of another worker kind.
@@ -68,6 +69,10 @@ describe('NATS identities and permissions', () => {
     expect(await jsPublish('conversion', 'dam.internal.other')).toMatch(/permission/i);
     expect(await jsPublish('subscriber', 'assets.events.1.file-saved')).toMatch(/permission/i);
     expect(await jsPublish('webhook', 'assets.events.1.file-saved')).toMatch(/permission/i);
+    expect(await jsPublish('webhook', jobCommandSubject('webhook'))).toMatch(/permission/i);
+    // The gateway counts requests, nothing more.
+    expect(await jsPublish('gateway', 'dam.internal.usage.cdn_bytes')).toMatch(/permission/i);
+    expect(await jsPublish('gateway', 'assets.events.1.file-saved')).toMatch(/permission/i);
     expect(await streamMessages(admin, ASSET_EVENTS)).toBe(before.events);
     expect(await streamMessages(admin, DAM_INTERNAL)).toBe(before.internal);
     // What each may send does arrive.

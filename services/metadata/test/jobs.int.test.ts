@@ -149,6 +149,7 @@ describe('jobs (CONTRACT §6)', () => {
       source_checksum: checksum,
       source_key: originalKey(String(GROUP), id),
       content_type: 'image/png',
+      created_by: 11,
     });
   });
 

@@ -1,7 +1,7 @@
 import { startServiceProcess, type ServiceProcess } from '@dam/testing';
 
 // The services that answer only their health endpoints so far; one file checks the start/stop contract of all.
-const STUBS = ['addon', 'webhook'];
+const STUBS = ['addon'];
 
 describe('health-only service stubs', () => {
   const running: ServiceProcess[] = [];
