@@ -234,3 +234,24 @@ async function ensureConsumer(nc: NatsConnection, stream: string, config: Partia
   const { durable_name: _name, deliver_policy: _policy, ...updatable } = config;
   await jsm.consumers.update(stream, durable, updatable);
 }
+
+/** A durable consumer as a service declares it to the shared start-up (`runService` workers). */
+export interface ConsumerWorker {
+  kind: 'consumer';
+  durable: string;
+  stream: string;
+  subjects: string[];
+  start(): Promise<Consumer>;
+}
+
+/** Declares a durable consumer: started (created or updated, then handling messages) when the service starts. */
+export function consumerWorker<S extends z.ZodType>(options: ConsumeOptions<S>): ConsumerWorker {
+  const filter = options.filterSubjects;
+  return {
+    kind: 'consumer',
+    durable: options.durable,
+    stream: options.stream,
+    subjects: filter === undefined ? [] : Array.isArray(filter) ? filter : [filter],
+    start: () => consume(options),
+  };
+}

@@ -20,7 +20,7 @@ export * from './schemas/asset-purge.event';
 export * from './schemas/schema-registry';
 export { connectNats, ensureStreams, natsReachable, streamConfigs, waitForStreams, type StreamOptions } from './nats';
 export { publishEvent, buildHeaders, type PublishOptions } from './publish';
-export { consume, DEAD_LETTER_RETRIES, type Consumer, type ConsumeOptions, type MessageContext } from './consume';
+export { consume, consumerWorker, DEAD_LETTER_RETRIES, type Consumer, type ConsumeOptions, type ConsumerWorker, type MessageContext } from './consume';
 export {
   NATS_IDENTITIES,
   generateNatsUsers,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { consume, type Consumer, type MessageContext } from './consume';
+import { consumerWorker, type ConsumerWorker, type MessageContext } from './consume';
 import { errorFields, type EventLogger } from './logger';
 import { publishEvent } from './publish';
 import { jobCommand, JOB_REPORTS, type JobCommand, type JobReport } from './schemas/jobs.event';
@@ -100,27 +100,20 @@ export function jobCommandWorker(
     onDeadLetter: (command: JobCommand, error: unknown) => Promise<void>;
     logger: EventLogger;
   } & JobConsumerOptions,
-): { kind: 'consumer'; durable: string; stream: string; subjects: string[]; start(): Promise<Consumer> } {
+): ConsumerWorker {
   const commands = jobCommand(opts.worker);
-  return {
-    kind: 'consumer',
-    durable: opts.durable,
+  return consumerWorker({
+    nc: opts.nc,
     stream: DAM_INTERNAL,
-    subjects: [commands.subject],
-    start: () =>
-      consume({
-        nc: opts.nc,
-        stream: DAM_INTERNAL,
-        durable: opts.durable,
-        filterSubjects: commands.subject,
-        schema: commands.schema,
-        handler: opts.handler,
-        onDeadLetter: opts.onDeadLetter,
-        logger: opts.logger,
-        concurrency: opts.concurrency,
-        ackWaitMs: opts.ackWaitMs,
-        maxDeliver: opts.maxDeliver,
-        ...(opts.backoffMs ? { backoffMs: opts.backoffMs } : {}),
-      }),
-  };
+    durable: opts.durable,
+    filterSubjects: commands.subject,
+    schema: commands.schema,
+    handler: opts.handler,
+    onDeadLetter: opts.onDeadLetter,
+    logger: opts.logger,
+    concurrency: opts.concurrency,
+    ackWaitMs: opts.ackWaitMs,
+    maxDeliver: opts.maxDeliver,
+    ...(opts.backoffMs ? { backoffMs: opts.backoffMs } : {}),
+  });
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, assetDataSchema, assetEventTypeOf, consume, type Consumer } from '@dam/events';
+import { ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, assetDataSchema, assetEventTypeOf, consumerWorker, type ConsumerWorker } from '@dam/events';
 import type { Logger } from '@dam/logging';
 import type { SearchIndexRepository } from '../adapters/search-index.repository';
 
@@ -44,26 +44,19 @@ export async function applyAssetEvent(index: SearchIndexRepository, e: z.infer<t
 }
 
 /** The durable consumer of every asset event of every group; idempotent (versions), so redeliveries are harmless. */
-export function assetEventsWorker(nc: NatsConnection, index: SearchIndexRepository, logger: Logger) {
-  return {
-    kind: 'consumer' as const,
-    durable: INDEX_DURABLE,
+export function assetEventsWorker(nc: NatsConnection, index: SearchIndexRepository, logger: Logger): ConsumerWorker {
+  return consumerWorker({
+    nc,
     stream: ASSET_EVENTS,
-    subjects: [ASSET_EVENTS_SUBJECTS],
-    start: (): Promise<Consumer> =>
-      consume({
-        nc,
-        stream: ASSET_EVENTS,
-        durable: INDEX_DURABLE,
-        filterSubjects: ASSET_EVENTS_SUBJECTS,
-        schema: assetEventEnvelope,
-        deliverPolicy: 'all',
-        concurrency: 8,
-        handler: async (e, ctx) => {
-          if (!assetEventTypeOf(ctx.subject)) return;
-          await applyAssetEvent(index, e);
-        },
-        logger,
-      }),
-  };
+    durable: INDEX_DURABLE,
+    filterSubjects: ASSET_EVENTS_SUBJECTS,
+    schema: assetEventEnvelope,
+    deliverPolicy: 'all',
+    concurrency: 8,
+    handler: async (e, ctx) => {
+      if (!assetEventTypeOf(ctx.subject)) return;
+      await applyAssetEvent(index, e);
+    },
+    logger,
+  });
 }

@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/nats-core';
-import { ASSET_PURGES, ASSET_PURGES_SUBJECTS, assetPurgeSchema, consume, type AssetPurge, type Consumer } from '@dam/events';
+import { ASSET_PURGES, ASSET_PURGES_SUBJECTS, assetPurgeSchema, consumerWorker, type AssetPurge, type ConsumerWorker } from '@dam/events';
 import type { Logger } from '@dam/logging';
 import type { SearchIndexRepository } from '../adapters/search-index.repository';
 
@@ -13,25 +13,18 @@ export async function applyPurge(index: SearchIndexRepository, p: AssetPurge): P
 }
 
 /** Assets purged from the trash: gone from every search, the trash's included. */
-export function assetPurgesWorker(nc: NatsConnection, index: SearchIndexRepository, logger: Logger) {
-  return {
-    kind: 'consumer' as const,
-    durable: PURGES_DURABLE,
+export function assetPurgesWorker(nc: NatsConnection, index: SearchIndexRepository, logger: Logger): ConsumerWorker {
+  return consumerWorker({
+    nc,
     stream: ASSET_PURGES,
-    subjects: [ASSET_PURGES_SUBJECTS],
-    start: (): Promise<Consumer> =>
-      consume({
-        nc,
-        stream: ASSET_PURGES,
-        durable: PURGES_DURABLE,
-        filterSubjects: ASSET_PURGES_SUBJECTS,
-        schema: assetPurgeSchema,
-        deliverPolicy: 'all',
-        concurrency: 2,
-        handler: async (p) => {
-          await applyPurge(index, p);
-        },
-        logger,
-      }),
-  };
+    durable: PURGES_DURABLE,
+    filterSubjects: ASSET_PURGES_SUBJECTS,
+    schema: assetPurgeSchema,
+    deliverPolicy: 'all',
+    concurrency: 2,
+    handler: async (p) => {
+      await applyPurge(index, p);
+    },
+    logger,
+  });
 }

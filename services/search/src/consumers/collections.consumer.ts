@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { COLLECTIONS, COLLECTIONS_SUBJECTS, collectionMembershipSchema, collectionStateSchema, consume, type Consumer } from '@dam/events';
+import { COLLECTIONS, COLLECTIONS_SUBJECTS, collectionMembershipSchema, collectionStateSchema, consumerWorker, type ConsumerWorker } from '@dam/events';
 import type { Logger } from '@dam/logging';
 import type { SearchIndexRepository } from '../adapters/search-index.repository';
 
@@ -23,25 +23,18 @@ export async function applyCollectionMessage(index: SearchIndexRepository, subje
 }
 
 /** Collections as metadata changes them; one at a time, in stream order (a collection's last message is its state). */
-export function collectionsWorker(nc: NatsConnection, index: SearchIndexRepository, logger: Logger) {
-  return {
-    kind: 'consumer' as const,
-    durable: COLLECTIONS_DURABLE,
+export function collectionsWorker(nc: NatsConnection, index: SearchIndexRepository, logger: Logger): ConsumerWorker {
+  return consumerWorker({
+    nc,
     stream: COLLECTIONS,
-    subjects: [COLLECTIONS_SUBJECTS],
-    start: (): Promise<Consumer> =>
-      consume({
-        nc,
-        stream: COLLECTIONS,
-        durable: COLLECTIONS_DURABLE,
-        filterSubjects: COLLECTIONS_SUBJECTS,
-        schema: z.unknown(),
-        deliverPolicy: 'all',
-        concurrency: 1,
-        handler: async (body, ctx) => {
-          await applyCollectionMessage(index, ctx.subject, body);
-        },
-        logger,
-      }),
-  };
+    durable: COLLECTIONS_DURABLE,
+    filterSubjects: COLLECTIONS_SUBJECTS,
+    schema: z.unknown(),
+    deliverPolicy: 'all',
+    concurrency: 1,
+    handler: async (body, ctx) => {
+      await applyCollectionMessage(index, ctx.subject, body);
+    },
+    logger,
+  });
 }

@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/nats-core';
-import { consume, DATA_SCHEMAS, DATA_SCHEMAS_SUBJECTS, dataSchemaSavedSchema, type Consumer, type DataSchemaSaved } from '@dam/events';
+import { consumerWorker, DATA_SCHEMAS, DATA_SCHEMAS_SUBJECTS, dataSchemaSavedSchema, type ConsumerWorker, type DataSchemaSaved } from '@dam/events';
 import type { Logger } from '@dam/logging';
 import type { SearchIndexRepository } from '../adapters/search-index.repository';
 
@@ -9,25 +9,18 @@ export const applySchemaSaved = (index: SearchIndexRepository, s: DataSchemaSave
   index.saveSchema(s.group_id, s.schema_id, s.service_properties, s.updated_at);
 
 /** Schemas as metadata saves them: their searchable paths, and the assets of each indexed again when one changes. */
-export function dataSchemasWorker(nc: NatsConnection, index: SearchIndexRepository, logger: Logger) {
-  return {
-    kind: 'consumer' as const,
-    durable: SCHEMAS_DURABLE,
+export function dataSchemasWorker(nc: NatsConnection, index: SearchIndexRepository, logger: Logger): ConsumerWorker {
+  return consumerWorker({
+    nc,
     stream: DATA_SCHEMAS,
-    subjects: [DATA_SCHEMAS_SUBJECTS],
-    start: (): Promise<Consumer> =>
-      consume({
-        nc,
-        stream: DATA_SCHEMAS,
-        durable: SCHEMAS_DURABLE,
-        filterSubjects: DATA_SCHEMAS_SUBJECTS,
-        schema: dataSchemaSavedSchema,
-        deliverPolicy: 'all',
-        concurrency: 1,
-        handler: async (s) => {
-          await applySchemaSaved(index, s);
-        },
-        logger,
-      }),
-  };
+    durable: SCHEMAS_DURABLE,
+    filterSubjects: DATA_SCHEMAS_SUBJECTS,
+    schema: dataSchemaSavedSchema,
+    deliverPolicy: 'all',
+    concurrency: 1,
+    handler: async (s) => {
+      await applySchemaSaved(index, s);
+    },
+    logger,
+  });
 }
