@@ -71,7 +71,8 @@ describe('webhooks through the suite (CONTRACT §10)', () => {
     const processed = JSON.parse(eventsOf(asset)[1]!.body);
     const data = (await call('GET', `/api/v1/assets/${asset}/data`)).body;
     expect(processed).toMatchObject({ id: asset, status: 'OK', name: 'hooked.png', checksum: data.checksum });
-    expect(Object.keys(processed).sort()).toEqual(Object.keys(data).sort());
+    // Every member of Get Data's asset data format, in the same order.
+    expect(Object.keys(processed)).toEqual(Object.keys(data));
   });
 
   it('delivers the deletion payload, and lists the deliveries in the log', async () => {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, assetEventTypeOf, consumerWorker, type ConsumerWorker } from '@dam/events';
+import { ASSET_EVENT_SCHEMAS, ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, assetEventTypeOf, consumerWorker, type AssetEventType, type ConsumerWorker } from '@dam/events';
 import type { Logger } from '@dam/logging';
 import type { DeliveryRepository } from '../adapters/delivery.repository';
 import type { WebhookSettings } from '../domain/delivery';
@@ -16,6 +16,15 @@ const envelope = z.looseObject({
   asset_id: z.string().min(1),
   data: z.looseObject({ creator_id: z.number().int().optional() }),
 });
+
+/**
+ * The payload as the specification's tables define it, its members in their order (Get Data's): the stream's copy
+ * went through PostgreSQL's jsonb in the outbox, which reorders keys. Unknown to the schema: sent as it came.
+ */
+function payloadOf(type: AssetEventType, data: unknown): string {
+  const parsed = ASSET_EVENT_SCHEMAS[type].shape.data.safeParse(data);
+  return JSON.stringify(parsed.success ? parsed.data : data);
+}
 
 export interface AssetEventsDeps {
   repo: DeliveryRepository;
@@ -39,7 +48,8 @@ export function assetEventsWorker(nc: NatsConnection, deps: AssetEventsDeps): Co
     deliverPolicy: 'new',
     concurrency: 8,
     handler: async (e, ctx) => {
-      if (!assetEventTypeOf(ctx.subject)) return;
+      const type = assetEventTypeOf(ctx.subject);
+      if (!type) return;
       const groupId = Number(e.group_id);
       const { urls } = await deps.settings(groupId);
       const opened = await deps.repo.recordEvent(
@@ -51,7 +61,7 @@ export function assetEventsWorker(nc: NatsConnection, deps: AssetEventsDeps): Co
           time: e.time,
           seq: ctx.msg.info.streamSequence,
           ...(e.data.creator_id !== undefined ? { creatorId: e.data.creator_id } : {}),
-          body: JSON.stringify(e.data),
+          body: payloadOf(type, e.data),
         },
         urls,
       );
