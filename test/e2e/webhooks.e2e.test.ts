@@ -104,6 +104,8 @@ describe('webhooks through the suite (CONTRACT §10)', () => {
     expect((await call('POST', '/api/v1/callbacks/reissue', range, { 'x-service-api-key': adminKey })).status).toBe(403);
     const tooLong = { start_date: new Date(Date.now() - 8 * 86_400_000).toISOString(), end_date: range.end_date };
     expect((await call('POST', '/api/v1/callbacks/reissue', tooLong, { 'x-service-api-key': key })).status).toBe(400);
+    expect((await call('POST', '/api/v1/callbacks/reissue', { start_date: '2026-01-01', end_date: '2026-01-09' }, { 'x-service-api-key': key })).status).toBe(400);
+    expect((await call('POST', '/api/v1/callbacks/reissue', { start_date: 'yesterday', end_date: range.end_date }, { 'x-service-api-key': key })).status).toBe(400);
     const before = got.length;
     const job = await call('POST', '/api/v1/callbacks/reissue', range, { 'x-service-api-key': key });
     expect(job).toMatchObject({ status: 202, body: { job_id: expect.any(Number), status: 'QUEUED' } });

@@ -58,6 +58,8 @@ describe('usage statistics (CONTRACT §9)', () => {
     ]);
     expect((await usage(`api_requests?${range}&user_id=2`)).body.total).toBe(4);
     expect((await usage(`api_requests?${range}&period=24h`)).body.series).toEqual([{ start: '2026-11-20T00:00:00.000Z', value: 12 }]);
+    // Dates alone are midnight UTC.
+    expect((await usage('api_requests?from=2026-11-20&to=2026-11-21&period=24h')).body).toMatchObject({ from: '2026-11-20T00:00:00.000Z', total: 12 });
     expect((await usage(`transcode_seconds?${range}`)).body.total).toBe(12.5);
     expect((await usage(`addon_runs?${range}`)).body.total).toBe(0);
   });

@@ -7,6 +7,8 @@ import { parsed, validate } from '@dam/http';
 import type { UsageRepository } from '../adapters/usage.repository';
 
 const DAY_MS = 86_400_000;
+/** ISO 8601: a date and time with its offset, or a date alone (midnight UTC). */
+const isoDate = z.union([z.iso.datetime({ offset: true }), z.iso.date()]);
 /** The longest range one query covers (CONTRACT §9). */
 export const MAX_USAGE_RANGE_DAYS = 364;
 
@@ -19,8 +21,8 @@ export function usageRoutes(usage: UsageRepository, now: () => number = Date.now
   const schemas = {
     params: z.object({ metric: z.string().min(1).max(64) }),
     query: z.object({
-      from: z.iso.datetime({ offset: true }).optional(),
-      to: z.iso.datetime({ offset: true }).optional(),
+      from: isoDate.optional(),
+      to: isoDate.optional(),
       period: z.enum(['1h', '24h', '7d']).default('1h'),
       user_id: z.coerce.number().int().positive().optional(),
     }),

@@ -8,10 +8,9 @@ import type { RunInTransaction } from '../domain/ports';
 /** The specification's limit on one reissue (Limits: Reissue range). */
 export const REISSUE_MAX_RANGE_MS = 7 * 24 * 60 * 60 * 1000;
 
-const body = z.object({
-  start_date: z.iso.datetime({ offset: true }),
-  end_date: z.iso.datetime({ offset: true }),
-});
+/** ISO 8601: a date and time with its offset, or a date alone (midnight UTC). */
+const isoDate = z.union([z.iso.datetime({ offset: true }), z.iso.date()]);
+const body = z.object({ start_date: isoDate, end_date: isoDate });
 
 /**
  * Reissue callbacks (spec endpoint 18): an API key of role ASSET_ADMIN only (the gateway checks the token, this
