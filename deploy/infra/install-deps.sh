@@ -4,7 +4,8 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PNPM_VERSION=12.21.0
-PACKAGES=(nats-server postgresql ceph-mon ceph-osd radosgw ceph-common ffmpeg curl)
+# tesseract-ocr and its English data: the text_extraction addon (offline; no model is downloaded at run time).
+PACKAGES=(nats-server postgresql ceph-mon ceph-osd radosgw ceph-common ffmpeg curl tesseract-ocr tesseract-ocr-eng)
 
 as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"

@@ -74,9 +74,10 @@ export async function startSuite(overrides: Record<string, Record<string, string
     const cdnPort = await freePort();
     const searchPort = await freePort();
     const webhookPort = await freePort();
-    const [upload, , , gateway, cdn] = await Promise.all([
+    const [upload, , , , gateway, cdn] = await Promise.all([
       start('upload', { AUTH_URL: auth.url, METADATA_URL: metadata.url }),
       start('conversion', { AUTH_URL: auth.url }, conversionPort),
+      start('addon', {}),
       start('transcode', { AUTH_URL: auth.url, METADATA_URL: metadata.url }),
       start('gateway', {
         AUTH_URL: auth.url,

@@ -124,8 +124,8 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
     ],
     subscribe: [],
   },
-  // Not built yet: it may only ask for JetStream's account info until its subjects are added here.
-  addon: { publish: [JS_INFO], subscribe: [] },
+  // Addon jobs: their commands in, their reports and addon_runs usage out.
+  addon: { publish: [JS_INFO, SUBJECT_JOB_REPORTS, usageSubject('addon_runs'), ...durableConsumer(DAM_INTERNAL, 'addon-jobs')], subscribe: [] },
   // Deliveries of every asset event (its durable), and reissue jobs: their commands in, their reports out.
   webhook: {
     publish: [JS_INFO, ...durableConsumer(ASSET_EVENTS, 'webhook-deliveries'), ...durableConsumer(DAM_INTERNAL, 'webhook-jobs'), SUBJECT_JOB_REPORTS],

@@ -40,9 +40,9 @@ export const assetPurgeSubject = (groupId: number | string): string => `dam.purg
 /** metadata → a worker kind: run (or re-run) one job. `dam.internal.jobs.run.<worker>` */
 /**
  * Each named after its service; link-signing runs CDN prefetch and purge jobs against its byte cache, webhook
- * the reissue of callbacks.
+ * the reissue of callbacks, addon the image addons (text extraction, tagging, ...).
  */
-export const JOB_WORKERS = ['conversion', 'transcode', 'upload', 'link-signing', 'webhook'] as const;
+export const JOB_WORKERS = ['conversion', 'transcode', 'upload', 'link-signing', 'webhook', 'addon'] as const;
 export type JobWorker = (typeof JOB_WORKERS)[number];
 export const jobCommandSubject = (worker: JobWorker): string => `dam.internal.jobs.run.${worker}`;
 /** Every worker → metadata: progress and results of jobs, on one subject. */

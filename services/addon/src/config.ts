@@ -1,8 +1,21 @@
 import { z } from 'zod';
-import { baseEnv, loadConfig } from '@dam/config';
+import { baseEnv, jobWorkerEnv, loadConfig, natsEnv, s3Env } from '@dam/config';
 
-// Only the common variables for now: the service has no adapters yet.
-export const configSchema = z.object({ ...baseEnv(8095) });
+export const configSchema = z.object({
+  ...baseEnv(8095),
+  ...natsEnv,
+  ...s3Env,
+  ...jobWorkerEnv,
+  /** Addon runs at once in this process (OCR uses one core each). */
+  CONCURRENCY: z.coerce.number().int().positive().default(2),
+  /** Debian's tesseract-ocr (with tesseract-ocr-eng): the text_extraction addon. */
+  TESSERACT_PATH: z.string().min(1).default('tesseract'),
+  OCR_LANGUAGE: z.string().regex(/^[a-z_+]+$/).default('eng'),
+  /** One OCR run longer than this is stopped and the job fails with that reason. */
+  OCR_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
+  /** Larger images are refused (decompression bombs), as conversion does. */
+  MAX_INPUT_PIXELS: z.coerce.number().int().positive().default(268_402_689),
+});
 
 export type AddonConfig = z.infer<typeof configSchema>;
 

@@ -69,6 +69,8 @@ const IMPLEMENTED: readonly string[] = [
   'base POST /api/v1/collections/{collection_id}/assets',
   'base DELETE /api/v1/collections/{collection_id}/assets',
   'base GET /api/v1/usage/{metric}',
+  'base POST /api/v1/assets/{asset_id}/addons/{addon}',
+  'base GET /api/v1/assets/{asset_id}/addons/{addon}',
   'base POST /api/v1/callbacks/reissue',
   'base GET /api/v1/webhooks/deliveries',
   'base POST /api/v1/cdn/prefetch',
@@ -166,16 +168,13 @@ describe('docs/openapi.yaml', () => {
 
   it('lists the endpoints not built yet apart from the described ones', () => {
     const pending = doc['x-not-yet-implemented'] as Array<{ method: string; path: string; server: string }>;
-    expect(pending.length).toBeGreaterThan(0);
+    expect(Array.isArray(pending)).toBe(true);
     const documented = new Set(operations.map((o) => `${o.method} ${o.path}`));
     for (const p of pending) {
       expect(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).toContain(p.method);
       expect(['base', 'upload', 'cdn']).toContain(p.server);
       expect(documented.has(`${p.method} ${p.path}`)).toBe(false);
     }
-    expect(pending).toEqual(expect.arrayContaining([
-      expect.objectContaining({ method: 'POST', path: '/api/v1/assets/{asset_id}/addons/{addon}' }),
-    ]));
   });
 
   it('the gateway serves the JSON form of the same document', () => {

@@ -16,6 +16,7 @@ import { processRoutes } from './http/process.routes';
 import { schemaRoutes } from './http/schemas.routes';
 import { collectionRoutes } from './http/collections.routes';
 import { reissueRoutes } from './http/reissue.routes';
+import { addonRoutes } from './http/addons.routes';
 import { publicAccessRoutes } from './http/public-access.routes';
 import { internalDeliveryRoutes } from './http/internal-delivery.routes';
 import { cdnJobRoutes } from './http/cdn-jobs.routes';
@@ -77,6 +78,7 @@ export function buildMetadataApp(deps: MetadataAppDeps): Express {
   app.use(dataUpdateRoutes(transactions));
   app.use(cdnJobRoutes(transactions));
   app.use(processRoutes({ transactions, settings: deps.groupSettings }));
+  app.use(addonRoutes({ transactions, reader, settings: deps.groupSettings }));
   app.use(schemaRoutes(transactions));
   app.use(collectionRoutes(transactions));
   app.use(reissueRoutes(transactions));

@@ -94,6 +94,8 @@ export const jobReportSchema = z.object({
   progress: z.number().int().min(0).max(100),
   conversions: conversionsCompletedSchema.optional(),
   ingested: ingestedFileSchema.optional(),
+  /** An addon job's COMPLETED: what the addon found (CONTRACT §6 shapes), kept with the asset by metadata. */
+  addon_result: z.object({ addon: z.string().min(1), result: z.record(z.string(), z.unknown()) }).optional(),
   error: z.string().max(4000).optional(),
 });
 

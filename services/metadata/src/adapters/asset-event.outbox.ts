@@ -15,7 +15,7 @@ export class OutboxAssetEventWriter implements AssetEventWriter {
     await this.writeEnvelope(payload.event, asset, payload);
   }
 
-  async write(type: 'file-saved' | 'file-processed' | 'file-data-updated', asset: Asset): Promise<void> {
+  async write(type: 'file-saved' | 'file-processed' | 'file-data-updated' | 'addon-processed', asset: Asset): Promise<void> {
     // The schema travels beside the asset data (the spec's payload has no member for it): search indexes the
     // schema's searchable fields.
     await this.writeEnvelope(type, asset, toAssetData(asset), { data_schema_id: asset.dataSchemaId });

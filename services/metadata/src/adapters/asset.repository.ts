@@ -28,10 +28,11 @@ interface AssetRow {
   deleted_at: Date | null;
   version: string;
   public_urls: Record<string, string>;
+  addon_results: Record<string, Record<string, unknown>>;
 }
 
 const COLUMNS = `id, group_id, creator_id, name, size, checksum, content_type, status, metadata, data, data_schema_id,
-  conversions, addons_info, errors, object_key, upload_time, update_time, deleted_at, version, public_urls`;
+  conversions, addons_info, addon_results, errors, object_key, upload_time, update_time, deleted_at, version, public_urls`;
 
 function toAsset(row: AssetRow): Asset {
   return {
@@ -49,6 +50,7 @@ function toAsset(row: AssetRow): Asset {
     dataSchemaId: row.data_schema_id,
     conversions: row.conversions,
     addonsInfo: row.addons_info,
+    addonResults: row.addon_results,
     errors: row.errors,
     objectKey: row.object_key,
     uploadTime: row.upload_time,
@@ -60,7 +62,6 @@ function toAsset(row: AssetRow): Asset {
   };
 }
 
-/** PostgreSQL `assets`; group_id is part of every statement, so one tenant never reads or writes another's rows. */
 /**
  * Near-duplicates: candidates from the four band indexes (multi-index hashing, domain/near-duplicates), then the
  * exact Hamming distance, bit_count of the XOR. A distance too wide for the bands reads the group's hashed assets.
@@ -79,6 +80,7 @@ export function similarQuery(groupId: number, exceptId: string, phash: string, m
   };
 }
 
+/** PostgreSQL `assets`; group_id is part of every statement, so one tenant never reads or writes another's rows. */
 export class AssetRepository implements AssetStore, AssetReader {
   constructor(private readonly db: Queryable) {}
 
@@ -101,6 +103,17 @@ export class AssetRepository implements AssetStore, AssetReader {
   async similar(groupId: number, exceptId: string, phash: string, maxDistance: number, limit: number, creatorId?: number): Promise<Array<{ id: string; distance: number }>> {
     const { rows } = await this.db.query<{ id: string; distance: number }>(similarQuery(groupId, exceptId, phash, maxDistance, limit, creatorId));
     return rows;
+  }
+
+  async saveAddonResult(groupId: number, id: string, addon: string, result: Record<string, unknown>): Promise<Asset | undefined> {
+    const { rows } = await this.db.query<AssetRow>(
+      `UPDATE assets SET addon_results = addon_results || jsonb_build_object($3::text, $4::jsonb),
+         addons_info = addons_info || jsonb_build_object($3::text, jsonb_build_object('available', true)),
+         update_time = now(), version = version + 1
+       WHERE group_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+      [groupId, id, addon, JSON.stringify(result)],
+    );
+    return rows[0] ? toAsset(rows[0]) : undefined;
   }
 
   async findMany(groupId: number, ids: string[]): Promise<Map<string, Asset>> {

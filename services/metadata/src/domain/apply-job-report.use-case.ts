@@ -1,6 +1,6 @@
 import type { ConversionsCompleted, JobReport } from '@dam/events';
 import type { Asset, StoredConversion } from './asset';
-import { changesNoAsset, describeErrors } from './job';
+import { changesNoAsset, describeErrors, type Job } from './job';
 import { isOwnConversionKey } from './object-keys';
 import type { RunInTransaction, Tx } from './ports';
 import { finishIngest } from './ingest.use-case';
@@ -53,6 +53,7 @@ export async function applyJobReport(runInTransaction: RunInTransaction, report:
     if (!job || !(job.assetIds.includes(report.asset_id) || (job.assetIds.length === 0 && report.asset_id === ''))) return 'unknown-job';
     if (job.status === 'COMPLETED' || job.status === 'ERROR') return 'job-ended';
     if (job.type === 'ingest') return finishIngest(tx, job, report);
+    if (job.type === 'addon') return finishAddon(tx, job, report);
     if (changesNoAsset(job)) {
       // Only the job ends: the cache is the edge's, the deliveries the webhook service's; no asset changes.
       await tx.jobs.finish(groupId, job.id, report.state === 'FAILED' ? { status: 'ERROR', error: report.error ?? `the ${job.type} job failed` } : { status: 'COMPLETED', ...(report.error ? { error: report.error } : {}) });
@@ -128,3 +129,20 @@ export async function failUnappliedReport(runInTransaction: RunInTransaction, re
     return true;
   });
 }
+
+/**
+ * An addon run ended: its result is kept with the asset (the addon marked available) and `addon-processed`
+ * announces it; a failure ends the job ERROR with the reason and leaves the asset as it was.
+ */
+async function finishAddon(tx: Tx, job: Job, report: JobReport): Promise<ReportOutcome> {
+  const addon = job.params.keys?.[0] ?? '';
+  if (report.state === 'FAILED' || !report.addon_result || report.addon_result.addon !== addon) {
+    await tx.jobs.finish(job.groupId, job.id, { status: 'ERROR', error: report.error ?? `the ${addon} addon reported no result` });
+    return 'failed';
+  }
+  const asset = await tx.assets.saveAddonResult(job.groupId, report.asset_id, addon, report.addon_result.result);
+  if (asset && !asset.deletedAt) await tx.events.write('addon-processed', asset);
+  await tx.jobs.finish(job.groupId, job.id, { status: 'COMPLETED' });
+  return 'recorded';
+}
+

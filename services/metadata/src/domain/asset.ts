@@ -26,6 +26,8 @@ export interface Asset {
   dataSchemaId: number;
   conversions: Record<string, StoredConversion>;
   addonsInfo: Record<string, { available: boolean }>;
+  /** What each addon found (CONTRACT §6 shapes), for `GET .../addons/{addon}`. */
+  addonResults: Record<string, Record<string, unknown>>;
   errors: Record<string, string> | null;
   objectKey: string;
   uploadTime: Date;

@@ -7,9 +7,10 @@ export type JobStatus = (typeof JOB_STATUSES)[number];
  * `processing`: the profile's conversions of a new, replaced or restored original (transcodes and addons join
  * it later); `ingest`: the download of an original from a URL (by upload); `bulk_delete` and `purge`: run by
  * metadata itself, over many assets; `cdn_prefetch` and `cdn_purge`: the edge's byte cache filled or emptied (by
- * link-signing); `reissue_callbacks`: the webhooks of a time range sent again (by webhook; no asset).
+ * link-signing); `reissue_callbacks`: the webhooks of a time range sent again (by webhook; no asset); `addon`: one
+ * addon run on one asset (by addon; the asset's status does not follow it).
  */
-export const JOB_TYPES = ['processing', 'ingest', 'bulk_delete', 'purge', 'cdn_prefetch', 'cdn_purge', 'reissue_callbacks'] as const;
+export const JOB_TYPES = ['processing', 'ingest', 'bulk_delete', 'purge', 'cdn_prefetch', 'cdn_purge', 'reissue_callbacks', 'addon'] as const;
 export type JobType = (typeof JOB_TYPES)[number];
 
 export interface JobStep {
@@ -68,7 +69,8 @@ export interface JobParams {
  * Jobs about the edge's cache or the webhooks: they change no asset, so an asset's status never follows them, and
  * each is one command whatever its assets (a reissue has none).
  */
-export const changesNoAsset = (job: Pick<Job, 'type'>): boolean => job.type === 'cdn_prefetch' || job.type === 'cdn_purge' || job.type === 'reissue_callbacks';
+export const changesNoAsset = (job: Pick<Job, 'type'>): boolean =>
+  job.type === 'cdn_prefetch' || job.type === 'cdn_purge' || job.type === 'reissue_callbacks' || job.type === 'addon';
 
 /** Whether the job's work is done by metadata itself (no worker kind). */
 export const LOCAL_JOB_TYPES: readonly JobType[] = ['bulk_delete', 'purge'];

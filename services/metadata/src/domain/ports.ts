@@ -12,6 +12,8 @@ export interface AssetStore {
   findById(groupId: number, id: string): Promise<Asset | undefined>;
   /** Locks the row for the rest of the transaction. */
   findForUpdate(groupId: number, id: string): Promise<Asset | undefined>;
+  /** An addon's result kept with the asset, the addon marked available; the asset as changed. */
+  saveAddonResult(groupId: number, id: string, addon: string, result: Record<string, unknown>): Promise<Asset | undefined>;
   /** The group's assets among `ids` (trashed ones too), by id. */
   findMany(groupId: number, ids: string[]): Promise<Map<string, Asset>>;
   saveConversions(
@@ -69,7 +71,7 @@ export interface AssetReader {
  * read model follows.
  */
 export interface AssetEventWriter {
-  write(type: Extract<AssetEventType, 'file-saved' | 'file-processed' | 'file-data-updated'>, asset: Asset): Promise<void>;
+  write(type: Extract<AssetEventType, 'file-saved' | 'file-processed' | 'file-data-updated' | 'addon-processed'>, asset: Asset): Promise<void>;
   /** `file-deleted` / `file-undeleted` with the spec's deletion payload. */
   writeDeletion(asset: Asset, payload: DeletionPayload): Promise<void>;
   /** A schema created or updated (its searchable fields, for the search read model). */

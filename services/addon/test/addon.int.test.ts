@@ -1,0 +1,57 @@
+import sharp from 'sharp';
+import { originalKey } from '@dam/storage';
+import { startJobHarness, startServiceProcess, type JobHarness, type ServiceProcess } from '@dam/testing';
+
+let h: JobHarness;
+let service: ServiceProcess;
+
+beforeAll(async () => {
+  h = await startJobHarness('addon');
+  service = await startServiceProcess('addon', h.env({ MAX_DELIVER: '2', RETRY_BACKOFF_MS: '200' }));
+});
+afterAll(async () => {
+  await service?.stop();
+  await h?.close();
+});
+
+/** A sentence rendered as a picture (black on white, as a scanned page would be). */
+const rendered = (lines: string[]) =>
+  sharp(
+    Buffer.from(
+      `<svg xmlns="http://www.w3.org/2000/svg" width="1200" height="${80 + lines.length * 70}"><rect width="100%" height="100%" fill="white"/>` +
+        lines.map((l, i) => `<text x="40" y="${80 + i * 70}" font-family="DejaVu Sans, sans-serif" font-size="44" fill="black">${l}</text>`).join('') +
+        '</svg>',
+    ),
+  )
+    .png()
+    .toBuffer();
+
+const job = async (asset: string, bytes: Buffer, keys = ['text_extraction'], createdBy = 3) => {
+  const checksum = await h.putOriginal('7', asset, bytes);
+  await h.publishJob('7', asset, { checksum, contentType: 'image/png' }, { type: 'addon', keys, source_key: originalKey('7', asset), created_by: createdBy });
+  return h.finalReportFor(asset, 60_000);
+};
+
+describe('the text_extraction addon', () => {
+  it('reads a rendered sentence exactly, with its words of three or more characters', async () => {
+    const report = await job('ocr1', await rendered(['The quick brown fox jumps', 'over the lazy dog 2026']));
+    expect(report.state).toBe('COMPLETED');
+    expect(report.addon_result).toEqual({
+      addon: 'text_extraction',
+      result: { text: 'The quick brown fox jumps\nover the lazy dog 2026', words: ['The', 'quick', 'brown', 'fox', 'jumps', 'over', 'lazy', 'dog', '2026'] },
+    });
+  });
+
+  it('finds no text on a flat colour, and fails a file that is not an image with the reason', async () => {
+    const blank = await job('ocr2', await sharp({ create: { width: 400, height: 300, channels: 3, background: '#4a7' } }).png().toBuffer());
+    expect(blank).toMatchObject({ state: 'COMPLETED', addon_result: { addon: 'text_extraction', result: { text: '', words: [] } } });
+    const broken = await job('ocr3', Buffer.from('not an image at all'));
+    expect(broken.state).toBe('FAILED');
+    expect(broken.error).toMatch(/cannot be read/);
+  });
+
+  it('reports an addon this version does not ship as FAILED', async () => {
+    const report = await job('tag1', await rendered(['x']), ['auto_tagging']);
+    expect(report).toMatchObject({ state: 'FAILED', error: expect.stringMatching(/not available/) });
+  });
+});

@@ -1,0 +1,68 @@
+import type { Principal } from '@dam/auth-tokens';
+import { badRequest, notFound, unavailable } from '@dam/errors';
+import { IMAGE_ADDONS, VIDEO_ADDONS, type GroupSettings } from '@dam/internal-api';
+import { isImage, isVideo, type Asset } from './asset';
+import { canRead } from './asset-access';
+import { assetInTrash, assetNotFound } from './asset.errors';
+import type { Job } from './job';
+import type { RunInTransaction } from './ports';
+import { requestProcessing } from './process.use-case';
+
+/** The addons of CONTRACT §6: image addons run by the addon service, `storyboard` (video) made by transcode. */
+export const ADDONS: readonly string[] = [...IMAGE_ADDONS, ...VIDEO_ADDONS];
+/** Image addons whose model this version ships; the others answer 503 until theirs does. */
+export const AVAILABLE_IMAGE_ADDONS: ReadonlySet<string> = new Set(['text_extraction']);
+/** Addons whose result is a conversion of the asset (its key is the addon's name). */
+const CONVERSION_ADDONS: ReadonlySet<string> = new Set(['background_removal', 'storyboard']);
+
+export const addonNotFound = (addon: string) => notFound('ADDON_NOT_FOUND', `No addon ${addon}: one of ${ADDONS.join(', ')}`);
+
+/**
+ * `POST /api/v1/assets/{id}/addons/{addon}` (CONTRACT §6): one run as a job (202). Unknown addon 404; an asset not
+ * `OK` or of a type the addon does not apply to 400; `storyboard` is a transcode of the video.
+ */
+export async function requestAddon(
+  runInTransaction: RunInTransaction,
+  caller: Principal,
+  id: string,
+  addon: string,
+  settingsOf: (groupId: number) => Promise<GroupSettings>,
+): Promise<Job> {
+  if (!ADDONS.includes(addon)) throw addonNotFound(addon);
+  if (addon === 'storyboard') {
+    await checkRunnable(runInTransaction, caller, id, addon, isVideo);
+    return requestProcessing(runInTransaction, caller, id, ['storyboard'], settingsOf);
+  }
+  return runInTransaction(async (tx) => {
+    const asset = await tx.assets.findForUpdate(caller.group_id, id);
+    runnable(caller, asset, addon, isImage);
+    if (!AVAILABLE_IMAGE_ADDONS.has(addon)) throw unavailable(`The ${addon} addon is not available on this deployment yet`, 'ADDON_UNAVAILABLE');
+    const job = await tx.jobs.create({ groupId: caller.group_id, type: 'addon', worker: 'addon', params: { keys: [addon] }, assetIds: [id], steps: [], createdBy: caller.user_id });
+    await tx.commands.send(job, asset as Asset, 0);
+    return job;
+  });
+}
+
+async function checkRunnable(runInTransaction: RunInTransaction, caller: Principal, id: string, addon: string, applies: (contentType: string) => boolean): Promise<void> {
+  await runInTransaction(async (tx) => runnable(caller, await tx.assets.findById(caller.group_id, id), addon, applies));
+}
+
+function runnable(caller: Principal, asset: Asset | undefined, addon: string, applies: (contentType: string) => boolean): asserts asset is Asset {
+  if (!asset || !canRead(caller, asset)) throw assetNotFound();
+  if (asset.deletedAt) throw assetInTrash();
+  if (!applies(asset.contentType)) throw badRequest('ADDON_NOT_APPLICABLE', `The ${addon} addon does not apply to ${asset.contentType}`);
+  if (asset.status !== 'OK') throw badRequest('ASSET_NOT_READY', `The asset is ${asset.status}: addons run on assets that are OK`);
+}
+
+/** `GET .../addons/{addon}`: the result (a conversion addon: its key and size); 404 while none exists. */
+export function addonResultOf(asset: Asset, addon: string): Record<string, unknown> {
+  if (!ADDONS.includes(addon)) throw addonNotFound(addon);
+  if (CONVERSION_ADDONS.has(addon)) {
+    const c = asset.conversions[addon];
+    if (c) return { key: addon, width: c.width, height: c.height, size: c.size };
+  } else {
+    const result = asset.addonResults[addon];
+    if (result) return result;
+  }
+  throw notFound('ADDON_RESULT_NOT_FOUND', `The ${addon} addon has not run on this asset`);
+}

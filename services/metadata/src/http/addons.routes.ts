@@ -1,0 +1,28 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import { principalOf } from '@dam/auth-tokens';
+import { parsed, validate } from '@dam/http';
+import type { GroupSettings } from '@dam/internal-api';
+import { addonResultOf, requestAddon } from '../domain/addons.use-case';
+import type { AssetReader, RunInTransaction } from '../domain/ports';
+import { findReadableAsset } from '../domain/read-asset.use-case';
+import { assetIdParam } from './asset-data.routes';
+
+/** CONTRACT §6 addons: a run (RUN_JOBS, checked at the gateway) → 202 `{job_id, status}`; the result (READ). */
+export function addonRoutes(deps: { transactions: RunInTransaction; reader: AssetReader; settings: { get(groupId: string): Promise<GroupSettings> } }): Router {
+  const router = Router();
+  const params = z.object({ id: assetIdParam, addon: z.string().min(1).max(64) });
+  const run = { params, body: z.object({ options: z.record(z.string(), z.unknown()).optional() }).optional() };
+  router.post('/api/v1/assets/:id/addons/:addon', validate(run), async (req, res) => {
+    const { params: p } = parsed(run, req, res);
+    const job = await requestAddon(deps.transactions, principalOf(res), p.id, p.addon, (g) => deps.settings.get(String(g)));
+    res.status(202).json({ job_id: job.id, status: job.status });
+  });
+  const read = { params };
+  router.get('/api/v1/assets/:id/addons/:addon', validate(read), async (req, res) => {
+    const { params: p } = parsed(read, req, res);
+    const asset = await findReadableAsset(deps.reader, principalOf(res), p.id);
+    res.json(addonResultOf(asset, p.addon));
+  });
+  return router;
+}

@@ -1,0 +1,72 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
+import sharp from 'sharp';
+import { makeVideo, waitFor } from '@dam/testing';
+import { ADMIN, login, startSuite, type Suite } from './suite';
+
+let suite: Suite;
+let jwt: string;
+
+beforeAll(async () => {
+  suite = await startSuite();
+  jwt = await login(suite.base, ADMIN.email, ADMIN.password);
+});
+afterAll(async () => {
+  await suite?.stop();
+});
+
+async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${suite.base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${jwt}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+async function upload(bytes: Buffer, name: string): Promise<string> {
+  const form = new FormData();
+  form.append('file', new Blob([bytes]), name);
+  const res = await fetch(`${suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: { authorization: `Bearer ${jwt}` }, body: form });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as any).files[0].id;
+}
+
+const settled = (id: string) =>
+  waitFor(async () => {
+    const d = await call('GET', `/api/v1/assets/${id}/data`);
+    return d.body?.status && d.body.status !== 'NOT_READY' ? d.body : undefined;
+  }, { timeoutMs: 60_000, intervalMs: 200, description: `${id} processed` });
+
+describe('addons through the suite (CONTRACT §6)', () => {
+  it('extracts the text of an image as a job, keeps the result and marks the addon available', async () => {
+    const page = await sharp(
+      Buffer.from(
+        '<svg xmlns="http://www.w3.org/2000/svg" width="1000" height="160"><rect width="100%" height="100%" fill="white"/>' +
+          '<text x="30" y="100" font-family="DejaVu Sans, sans-serif" font-size="48" fill="black">Invoice number 4711 paid</text></svg>',
+      ),
+    )
+      .png()
+      .toBuffer();
+    const id = await upload(page, 'scan.png');
+    expect((await settled(id)).status).toBe('OK');
+    expect(await call('GET', `/api/v1/assets/${id}/addons/text_extraction`)).toMatchObject({ status: 404, body: { error: { code: 'ADDON_RESULT_NOT_FOUND' } } });
+    const run = await call('POST', `/api/v1/assets/${id}/addons/text_extraction`);
+    expect(run).toMatchObject({ status: 202, body: { job_id: expect.any(Number), status: 'QUEUED' } });
+    await waitFor(async () => (await call('GET', `/api/v1/jobs/${run.body.job_id}`)).body.status === 'COMPLETED', { timeoutMs: 60_000, description: 'the addon job' });
+    expect((await call('GET', `/api/v1/assets/${id}/addons/text_extraction`)).body).toEqual({ text: 'Invoice number 4711 paid', words: ['Invoice', 'number', '4711', 'paid'] });
+    expect((await call('GET', `/api/v1/assets/${id}/data`)).body.addons_info.text_extraction).toEqual({ available: true });
+  });
+
+  it('answers 404 to an unknown addon, 400 to an image addon on a video, 503 to an addon not shipped yet', async () => {
+    const image = await upload(await sharp({ create: { width: 64, height: 64, channels: 3, background: '#123' } }).png().toBuffer(), 'flat.png');
+    await settled(image);
+    expect(await call('POST', `/api/v1/assets/${image}/addons/teleport`)).toMatchObject({ status: 404, body: { error: { code: 'ADDON_NOT_FOUND' } } });
+    expect((await call('GET', `/api/v1/assets/${image}/addons/teleport`)).status).toBe(404);
+    expect(await call('POST', `/api/v1/assets/${image}/addons/auto_tagging`)).toMatchObject({ status: 503, body: { error: { code: 'ADDON_UNAVAILABLE' } } });
+    expect(await call('POST', `/api/v1/assets/${image}/addons/storyboard`)).toMatchObject({ status: 400, body: { error: { code: 'ADDON_NOT_APPLICABLE' } } });
+    const video = await upload(await makeVideo({ seconds: 1, width: 320, height: 240 }), 'clip.mp4');
+    await settled(video);
+    expect(await call('POST', `/api/v1/assets/${video}/addons/text_extraction`)).toMatchObject({ status: 400, body: { error: { code: 'ADDON_NOT_APPLICABLE' } } });
+  });
+});
