@@ -56,6 +56,11 @@ describe('addons through the suite (CONTRACT §6)', () => {
     await waitFor(async () => (await call('GET', `/api/v1/jobs/${run.body.job_id}`)).body.status === 'COMPLETED', { timeoutMs: 60_000, description: 'the addon job' });
     expect((await call('GET', `/api/v1/assets/${id}/addons/text_extraction`)).body).toEqual({ text: 'Invoice number 4711 paid', words: ['Invoice', 'number', '4711', 'paid'] });
     expect((await call('GET', `/api/v1/assets/${id}/data`)).body.addons_info.text_extraction).toEqual({ available: true });
+    // Search finds the picture by a word in it (the name says nothing of it).
+    await waitFor(async () => {
+      const r = await call('POST', '/api/v1/assets/search', { query: 'invoice' });
+      return (r.body?.results as any[] | undefined)?.some((a) => a.id === id) ? true : undefined;
+    }, { description: 'the OCR words in search' });
   });
 
   it('answers 404 to an unknown addon, 400 to an image addon on a video, 503 to an addon not shipped yet', async () => {

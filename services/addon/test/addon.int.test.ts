@@ -54,4 +54,13 @@ describe('the text_extraction addon', () => {
     const report = await job('tag1', await rendered(['x']), ['auto_tagging']);
     expect(report).toMatchObject({ state: 'FAILED', error: expect.stringMatching(/not available/) });
   });
+
+  it('answers /readyz with tesseract found, and exits 0 on SIGTERM', async () => {
+    const ready = await fetch(`${service.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({ checks: { text_extraction: true } });
+    service.kill('SIGTERM');
+    await expect(service.exited).resolves.toEqual({ code: 0, signal: null });
+  });
 });
+

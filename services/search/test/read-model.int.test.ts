@@ -111,5 +111,18 @@ describe('the read model', () => {
     expect(await row(late)).toMatchObject({ indexed: false, deleted: true });
     expect(await applyPurge(index, { id: 'p1', group_id: 1, assets: [{ id, version: 3 }] })).toBe(0);
   });
+
+  it('indexes what addons found: labels for the tags facet and keyword search, words of the text, kept when a schema changes', async () => {
+    const id = 'M'.repeat(32);
+    const terms = { labels: ['bicycle', 'person'], words: ['Invoice', 'paid'] };
+    await applyAssetEvent(index, { ...event('addon-processed', id, 2, { ...asset(id, 'm.png'), data: {} }), data_schema_id: 9, addon_terms: terms });
+    const found = async (word: string) => (await pool.query(`SELECT 1 FROM search_index WHERE asset_id = $1 AND tsv @@ to_tsquery('simple', $2)`, [id, word])).rowCount;
+    expect(await found('bicycle')).toBe(1);
+    expect(await found('invoice')).toBe(1);
+    expect((await pool.query('SELECT labels FROM search_index WHERE asset_id = $1', [id])).rows[0]).toEqual({ labels: ['bicycle', 'person'] });
+    await applySchemaSaved(index, { id: 's9', group_id: 1, schema_id: 9, service_properties: {}, updated_at: '2026-11-23T12:00:00.000Z' });
+    expect(await found('invoice')).toBe(1);
+    expect(await found('png')).toBe(1); // the name's words stay too
+  });
 });
 

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import type { AssetEventType } from '../subjects';
 
 /**
- * Every message on ASSET_EVENTS: `{id, type, time, group_id, asset_id, version, data_schema_id?, data}`
- * (CONTRACT §10 plus `version` and `data_schema_id`). `id` is unique per event and is also the `Nats-Msg-Id`, so subscribers dedupe on it. `version`
+ * Every message on ASSET_EVENTS: `{id, type, time, group_id, asset_id, version, data_schema_id?, addon_terms?, data}`
+ * (CONTRACT §10 plus `version`, `data_schema_id` and `addon_terms`). `id` is unique per event and is also the `Nats-Msg-Id`, so subscribers dedupe on it. `version`
  * is the asset's version after the change the event describes: it grows with every change of the asset, so a
  * read model keeps, per asset, the highest version it applied and ignores anything older (last writer wins).
  */
@@ -17,6 +17,8 @@ export function assetEventEnvelope<T extends AssetEventType, D extends z.ZodType
     version: z.number().int().positive(),
     /** The asset's schema (CONTRACT §5) on events that carry the asset data; 0 is the default schema. */
     data_schema_id: z.number().int().nonnegative().optional(),
+    /** What the asset's addons found, for search: object labels (the `tags` facet) and the words of its text. */
+    addon_terms: z.object({ labels: z.array(z.string().max(200)).max(500), words: z.array(z.string().max(200)).max(500) }).optional(),
     data,
   });
 }

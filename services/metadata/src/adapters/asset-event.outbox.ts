@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { PoolClient } from '@dam/db';
 import { assetEventSubject, assetPurgeSubject, collectionMembershipSubject, collectionStateSubject, dataSchemaSubject, type AssetEventType, type DeletionPayload } from '@dam/events';
 import { writeOutbox } from '@dam/outbox';
-import { toAssetData, type Asset } from '../domain/asset';
+import { addonTermsOf, toAssetData, type Asset } from '../domain/asset';
 import type { AssetSchema } from '../domain/asset-schema';
 import type { Collection } from '../domain/collection';
 import type { AssetEventWriter } from '../domain/ports';
@@ -18,7 +18,8 @@ export class OutboxAssetEventWriter implements AssetEventWriter {
   async write(type: 'file-saved' | 'file-processed' | 'file-data-updated' | 'addon-processed', asset: Asset): Promise<void> {
     // The schema travels beside the asset data (the spec's payload has no member for it): search indexes the
     // schema's searchable fields.
-    await this.writeEnvelope(type, asset, toAssetData(asset), { data_schema_id: asset.dataSchemaId });
+    const terms = addonTermsOf(asset);
+    await this.writeEnvelope(type, asset, toAssetData(asset), { data_schema_id: asset.dataSchemaId, ...(terms ? { addon_terms: terms } : {}) });
   }
 
   /** A schema as saved, on `dam.schemas.<group>.<id>` (the search read model indexes its searchable fields). */
@@ -54,7 +55,7 @@ export class OutboxAssetEventWriter implements AssetEventWriter {
     await writeOutbox(this.client, { id, subject: assetPurgeSubject(groupId), payload: { id, group_id: groupId, assets } });
   }
 
-  private async writeEnvelope(type: AssetEventType, asset: Asset, data: unknown, extra: { data_schema_id?: number } = {}): Promise<void> {
+  private async writeEnvelope(type: AssetEventType, asset: Asset, data: unknown, extra: Record<string, unknown> = {}): Promise<void> {
     const id = randomUUID();
     await writeOutbox(this.client, {
       id,

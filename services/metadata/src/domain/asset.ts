@@ -84,3 +84,18 @@ export function toAssetData(asset: Asset): AssetData {
   if (asset.status === 'ERROR') out.errors = asset.errors ?? {};
   return out;
 }
+
+/**
+ * What the asset's addons found, as search indexes it: object labels (auto_tagging's labels and best guesses) and
+ * the words of its text (text_extraction), each list distinct and at most 500.
+ */
+export function addonTermsOf(asset: Pick<Asset, 'addonResults'>): { labels: string[]; words: string[] } | undefined {
+  const r = asset.addonResults;
+  if (Object.keys(r).length === 0) return undefined;
+  const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+  const tagging = (r.auto_tagging ?? {}) as { labels?: unknown; best_guess?: unknown };
+  const labelNames = Array.isArray(tagging.labels) ? tagging.labels.map((l) => (l as { label?: unknown }).label).filter((x): x is string => typeof x === 'string') : [];
+  const labels = [...new Set([...labelNames, ...strings(tagging.best_guess)])].slice(0, 500);
+  const words = [...new Set(strings((r.text_extraction as { words?: unknown } | undefined)?.words))].slice(0, 500);
+  return { labels, words };
+}

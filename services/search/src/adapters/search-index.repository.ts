@@ -4,6 +4,12 @@ import { withTransaction, type Pool } from '@dam/db';
 /** The text a keyword query matches: the name (split at punctuation, so `IMG_2041.jpg` finds `img` and `2041`). */
 const nameWords = (name: string): string => `${name} ${name.replace(/[^\p{L}\p{N}]+/gu, ' ')}`;
 
+/** What the asset's addons found (the envelope's `addon_terms`). */
+export interface AddonTerms {
+  labels: string[];
+  words: string[];
+}
+
 /**
  * Writes of the read model. Every write carries the event's asset version and changes the row only when that
  * version is newer than the row's: events may arrive twice or out of order, the row ends the same.
@@ -15,17 +21,18 @@ export class SearchIndexRepository {
    * file-saved, file-processed, file-data-updated, addon-processed: the asset as the event carries it, with its
    * schema's searchable fields as far as the schema is known yet (`saveSchema` re-indexes when it arrives later).
    */
-  async upsertAsset(groupId: number, version: number, a: AssetData, dataSchemaId = 0): Promise<boolean> {
+  async upsertAsset(groupId: number, version: number, a: AssetData, dataSchemaId = 0, terms: AddonTerms = { labels: [], words: [] }): Promise<boolean> {
     const r = await this.pool.query(
       `INSERT INTO search_index AS s (asset_id, group_id, version, indexed, status, name, content_type, size, creator_id,
-         upload_time, update_time, data, doc, data_schema_id, tsv)
-       VALUES ($1, $2, $3, true, $4, $5, $6, $7, $8, $9, $10, $11, $12, $14,
+         upload_time, update_time, data, doc, data_schema_id, labels, tsv)
+       VALUES ($1, $2, $3, true, $4, $5, $6, $7, $8, $9, $10, $11, $12, $14, $15,
          setweight(to_tsvector('simple', unaccent($13)), 'A') || setweight(to_tsvector('simple', unaccent(search_text($11::jsonb,
-           (SELECT service_properties FROM search_schemas WHERE group_id = $2 AND schema_id = $14)))), 'B'))
+           (SELECT service_properties FROM search_schemas WHERE group_id = $2 AND schema_id = $14)))), 'B')
+         || setweight(to_tsvector('simple', unaccent($16)), 'C'))
        ON CONFLICT (asset_id) DO UPDATE SET version = EXCLUDED.version, indexed = true, status = EXCLUDED.status,
          name = EXCLUDED.name, content_type = EXCLUDED.content_type, size = EXCLUDED.size, creator_id = EXCLUDED.creator_id,
          upload_time = EXCLUDED.upload_time, update_time = EXCLUDED.update_time, data = EXCLUDED.data, doc = EXCLUDED.doc,
-         data_schema_id = EXCLUDED.data_schema_id, tsv = EXCLUDED.tsv
+         data_schema_id = EXCLUDED.data_schema_id, labels = EXCLUDED.labels, tsv = EXCLUDED.tsv
        WHERE s.version < EXCLUDED.version AND s.group_id = EXCLUDED.group_id`,
       [
         a.id,
@@ -42,6 +49,8 @@ export class SearchIndexRepository {
         JSON.stringify(a),
         nameWords(a.name),
         dataSchemaId,
+        terms.labels,
+        [...terms.labels, ...terms.words].join(' '),
       ],
     );
     return (r.rowCount ?? 0) > 0;
@@ -60,7 +69,7 @@ export class SearchIndexRepository {
 
   /**
    * A schema as saved (DATA_SCHEMAS): kept unless an equal or newer version is, and then the keyword text of
-   * every asset of that schema is made again (the name's words, weight A, stay as they are).
+   * every asset of that schema is made again (the name's words, weight A, and the addons' terms, C, stay).
    */
   async saveSchema(groupId: number, schemaId: number, serviceProperties: Record<string, unknown>, updatedAt: string): Promise<boolean> {
     return withTransaction(this.pool, async (client) => {
@@ -72,7 +81,7 @@ export class SearchIndexRepository {
       );
       if ((saved.rowCount ?? 0) === 0) return false;
       await client.query(
-        `UPDATE search_index SET tsv = ts_filter(tsv, '{a}') || setweight(to_tsvector('simple', unaccent(search_text(data, $3::jsonb))), 'B')
+        `UPDATE search_index SET tsv = ts_filter(tsv, '{a,c}') || setweight(to_tsvector('simple', unaccent(search_text(data, $3::jsonb))), 'B')
          WHERE group_id = $1 AND data_schema_id = $2 AND indexed`,
         [groupId, schemaId, JSON.stringify(serviceProperties)],
       );
@@ -100,7 +109,7 @@ export class SearchIndexRepository {
       `INSERT INTO search_index AS s (asset_id, group_id, version, indexed, deleted) VALUES ($1, $2, $3, false, true)
        ON CONFLICT (asset_id) DO UPDATE SET version = EXCLUDED.version, indexed = false, deleted = true, status = NULL, name = NULL,
          content_type = NULL, size = NULL, creator_id = NULL, upload_time = NULL, update_time = NULL, data = '{}'::jsonb, doc = NULL,
-         data_schema_id = 0, tsv = ''::tsvector, collection_ids = '{}'
+         data_schema_id = 0, labels = '{}', tsv = ''::tsvector, collection_ids = '{}'
        WHERE s.version < EXCLUDED.version AND s.group_id = EXCLUDED.group_id`,
       [assetId, groupId, version],
     );

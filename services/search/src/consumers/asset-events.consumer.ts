@@ -14,6 +14,7 @@ export const assetEventEnvelope = z.looseObject({
   asset_id: z.string().min(1),
   version: z.number().int().positive(),
   data_schema_id: z.number().int().nonnegative().optional(),
+  addon_terms: z.object({ labels: z.array(z.string()), words: z.array(z.string()) }).optional(),
   data: z.unknown(),
 });
 const deletion = z.looseObject({ keys: z.array(z.string()).default([]) });
@@ -28,7 +29,7 @@ export async function applyAssetEvent(index: SearchIndexRepository, e: z.infer<t
     case 'addon-processed': {
       const asset = assetDataSchema.safeParse(e.data);
       if (!asset.success || asset.data.id !== e.asset_id) return false;
-      return index.upsertAsset(groupId, e.version, asset.data, e.data_schema_id);
+      return index.upsertAsset(groupId, e.version, asset.data, e.data_schema_id, e.addon_terms);
     }
     case 'file-deleted': {
       // Conversions deleted alone leave the asset where it is; the original (or `*`) sends it to the trash.

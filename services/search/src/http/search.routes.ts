@@ -58,15 +58,15 @@ async function pageOf(pool: Pool, set: ResultSetRow, page: number) {
 
 /**
  * Facet counts over the whole match, every facet from one pass (a materialized CTE), not one scan per facet.
- * `tags` (addon labels) has no values until addons label assets.
+ * `tags` counts the addons' object labels.
  */
 async function facetCounts(pool: Pool, asked: string[], sql: string, params: unknown[]): Promise<ResultSetRow['facets']> {
   const facets: ResultSetRow['facets'] = {};
-  const wanted = [...new Set(asked)].filter((f) => f !== 'tags');
-  if (asked.includes('tags')) facets.tags = [];
+  const wanted = [...new Set(asked)];
   if (wanted.length === 0) return facets;
   const facetParams = [...params];
   const parts = wanted.map((facet, i) => {
+    if (facet === 'tags') return `(SELECT ${i} AS i, t AS value, count(*)::int AS count FROM m, unnest(m.labels) AS t GROUP BY 2 ORDER BY 3 DESC, 2 LIMIT 100)`;
     if (facet.startsWith('data.')) {
       facetParams.push(facet.slice(5));
       const k = `$${facetParams.length}`;
@@ -76,7 +76,7 @@ async function facetCounts(pool: Pool, asked: string[], sql: string, params: unk
     return `(SELECT ${i} AS i, ${column}::text AS value, count(*)::int AS count FROM m GROUP BY 2 ORDER BY 3 DESC, 2 LIMIT 100)`;
   });
   const counts = await pool.query<{ i: number; value: string | null; count: number }>(
-    `WITH m AS MATERIALIZED (SELECT content_type, status, creator_id, data FROM search_index WHERE ${sql})
+    `WITH m AS MATERIALIZED (SELECT content_type, status, creator_id, data, labels FROM search_index WHERE ${sql})
      SELECT i, value, count FROM (${parts.join(' UNION ALL ')}) f ORDER BY i, count DESC, value`,
     facetParams,
   );
