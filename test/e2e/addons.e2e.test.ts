@@ -74,4 +74,27 @@ describe('addons through the suite (CONTRACT §6)', () => {
     await settled(video);
     expect(await call('POST', `/api/v1/assets/${video}/addons/text_extraction`)).toMatchObject({ status: 400, body: { error: { code: 'ADDON_NOT_APPLICABLE' } } });
   });
+
+  it('runs the group\'s automatic image addons after an upload, as jobs of their own', async () => {
+    expect((await call('PATCH', '/api/v1/settings', { addons: { auto: { image: ['text_extraction'] } } })).status).toBe(200);
+    const page = await sharp(
+      Buffer.from(
+        '<svg xmlns="http://www.w3.org/2000/svg" width="900" height="160"><rect width="100%" height="100%" fill="white"/>' +
+          '<text x="30" y="100" font-family="DejaVu Sans, sans-serif" font-size="48" fill="black">Automatic reading works</text></svg>',
+      ),
+    )
+      .png()
+      .toBuffer();
+    const id = await upload(page, 'auto.png');
+    expect((await settled(id)).status).toBe('OK');
+    await waitFor(async () => ((await call('GET', `/api/v1/assets/${id}/data`)).body.addons_info.text_extraction?.available ? true : undefined), {
+      timeoutMs: 60_000,
+      description: 'the automatic text extraction',
+    });
+    expect((await call('GET', `/api/v1/assets/${id}/addons/text_extraction`)).body.text).toBe('Automatic reading works');
+    const jobs = (await call('GET', '/api/v1/jobs?type=addon')).body.items as any[];
+    expect(jobs.some((j) => j.asset_ids.includes(id) && j.status === 'COMPLETED')).toBe(true);
+    expect((await call('PATCH', '/api/v1/settings', { addons: { auto: { image: [] } } })).status).toBe(200);
+  });
 });
+

@@ -32,6 +32,12 @@ async function main(): Promise<void> {
 
   const timings = { queuedMs: config.JOB_QUEUED_TIMEOUT_MS, leaseMs: config.JOB_LEASE_MS, maxAttempts: config.JOB_MAX_ATTEMPTS };
   const transactions = pgTransactions(pool, timings);
+  const groupSettings = new GroupSettingsClient({ authUrl: config.AUTH_URL, signer: createServiceSigner(config.SERVICE_KEY), ttlMs: config.SETTINGS_CACHE_MS });
+  // CONTRACT §3 `addons.auto.image`: the image addons that run after every upload and replace.
+  const autoAddons = async (groupId: number): Promise<string[]> => {
+    const auto = ((await groupSettings.get(String(groupId))).addons as { auto?: { image?: unknown } } | undefined)?.auto?.image;
+    return Array.isArray(auto) ? auto.filter((a): a is string => typeof a === 'string') : [];
+  };
   const syncPublicPolicy = publicPolicySync(pool, storage);
 
   await runService({
@@ -42,7 +48,7 @@ async function main(): Promise<void> {
     checks: { postgres: () => ping(pool), nats: () => natsReachable(nc), s3: () => storage.reachable() },
     // Stopped in this order: take no more reports, then let the relay publish what is already committed.
     workers: [
-      jobReportsWorker(nc, transactions, logger, config.JOB_REPORTS_CONCURRENCY),
+      jobReportsWorker(nc, transactions, logger, config.JOB_REPORTS_CONCURRENCY, { autoAddons }),
       jobLeaseSweeper(transactions, timings, logger, config.JOB_SWEEP_INTERVAL_MS),
       localJobsPoller(transactions, logger, config.LOCAL_JOBS_INTERVAL_MS),
       dataUpdatesPoller(transactions, logger, config.DATA_UPDATES_INTERVAL_MS),
@@ -66,7 +72,7 @@ async function main(): Promise<void> {
         maxUploadBytes: config.MAX_UPLOAD_BYTES,
         syncPublicPolicy,
         transforms: transformClient({ baseUrl: config.CONVERSION_URL, signer: createServiceSigner(config.SERVICE_KEY) }),
-        groupSettings: new GroupSettingsClient({ authUrl: config.AUTH_URL, signer: createServiceSigner(config.SERVICE_KEY), ttlMs: config.SETTINGS_CACHE_MS }),
+        groupSettings,
         verifier: createServiceVerifier({ service: 'metadata', trusted: config.SERVICE_TRUSTED_KEYS }),
         readiness,
       }),

@@ -121,7 +121,8 @@ export class JobRepository implements JobStore, JobReader {
 
   async openCount(groupId: number, assetId: string): Promise<number> {
     const { rows } = await this.db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM jobs WHERE group_id = $1 AND $2 = ANY(asset_ids) AND ${OPEN}`,
+      // Only the jobs an asset's status follows (CDN, reissue and addon jobs never hold it NOT_READY).
+      `SELECT count(*)::int AS n FROM jobs WHERE group_id = $1 AND $2 = ANY(asset_ids) AND type IN ('processing', 'ingest') AND ${OPEN}`,
       [groupId, assetId],
     );
     return rows[0]?.n ?? 0;

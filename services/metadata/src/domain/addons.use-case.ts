@@ -5,7 +5,7 @@ import { isImage, isVideo, type Asset } from './asset';
 import { canRead } from './asset-access';
 import { assetInTrash, assetNotFound } from './asset.errors';
 import type { Job } from './job';
-import type { RunInTransaction } from './ports';
+import type { RunInTransaction, Tx } from './ports';
 import { requestProcessing } from './process.use-case';
 
 /** The addons of CONTRACT §6: image addons run by the addon service, `storyboard` (video) made by transcode. */
@@ -37,10 +37,21 @@ export async function requestAddon(
     const asset = await tx.assets.findForUpdate(caller.group_id, id);
     runnable(caller, asset, addon, isImage);
     if (!AVAILABLE_IMAGE_ADDONS.has(addon)) throw unavailable(`The ${addon} addon is not available on this deployment yet`, 'ADDON_UNAVAILABLE');
-    const job = await tx.jobs.create({ groupId: caller.group_id, type: 'addon', worker: 'addon', params: { keys: [addon] }, assetIds: [id], steps: [], createdBy: caller.user_id });
-    await tx.commands.send(job, asset as Asset, 0);
-    return job;
+    const [job] = await openAddonJobs(tx, asset, [addon], caller.user_id);
+    return job as Job;
   });
+}
+
+/** One addon job per addon (the image addons this version ships; others are skipped), each with its command. */
+export async function openAddonJobs(tx: Tx, asset: Asset, addons: readonly string[], createdBy: number): Promise<Job[]> {
+  const jobs: Job[] = [];
+  for (const addon of new Set(addons)) {
+    if (!AVAILABLE_IMAGE_ADDONS.has(addon)) continue;
+    const job = await tx.jobs.create({ groupId: asset.groupId, type: 'addon', worker: 'addon', params: { keys: [addon] }, assetIds: [asset.id], steps: [], createdBy });
+    await tx.commands.send(job, asset, 0);
+    jobs.push(job);
+  }
+  return jobs;
 }
 
 async function checkRunnable(runInTransaction: RunInTransaction, caller: Principal, id: string, addon: string, applies: (contentType: string) => boolean): Promise<void> {

@@ -1,5 +1,6 @@
 import type { ConversionsCompleted, JobReport } from '@dam/events';
-import type { Asset, StoredConversion } from './asset';
+import { isImage, type Asset, type StoredConversion } from './asset';
+import { openAddonJobs } from './addons.use-case';
 import { changesNoAsset, describeErrors, type Job } from './job';
 import { isOwnConversionKey } from './object-keys';
 import type { RunInTransaction, Tx } from './ports';
@@ -28,7 +29,12 @@ const groupOf = (report: JobReport): number | undefined => {
  * the job, record what it made, and let the asset's status follow its jobs. Idempotent twice over: the report
  * id is claimed in the same transaction as the change, and a job ends only once.
  */
-export async function applyJobReport(runInTransaction: RunInTransaction, report: JobReport): Promise<ReportOutcome> {
+export interface ReportDeps {
+  /** The image addons the group runs after every upload and replace (`addons.auto.image` of its settings). */
+  autoAddons?: (groupId: number) => Promise<readonly string[]>;
+}
+
+export async function applyJobReport(runInTransaction: RunInTransaction, report: JobReport, deps: ReportDeps = {}): Promise<ReportOutcome> {
   const groupId = groupOf(report);
   if (groupId === undefined) return 'unknown-job';
   if (report.state === 'STARTED' || report.state === 'PROGRESS') {
@@ -76,6 +82,10 @@ export async function applyJobReport(runInTransaction: RunInTransaction, report:
     const partial = Object.keys(errors).length > 0 ? describeErrors(errors) : undefined;
     await tx.jobs.finish(groupId, job.id, { status: 'COMPLETED', ...(partial ? { error: partial } : {}), ...(made?.skipped ? { skipped: made.skipped } : {}) });
     const settled = await settleAsset(tx, groupId, asset.id);
+    // After an upload, replace or undelete (not a `process` of named keys), the group's automatic addons run.
+    if (job.type === 'processing' && !job.params.keys && isImage(asset.contentType) && deps.autoAddons) {
+      await openAddonJobs(tx, asset, await deps.autoAddons(groupId), job.createdBy ?? asset.creatorId);
+    }
     if (settled === 'processed') return 'processed';
     // A requested run (`process`, undelete) on a live asset: its outputs exist now, so subscribers hear it.
     if (settled === 'unchanged' && job.type === 'processing' && asset.status !== 'NOT_READY') {

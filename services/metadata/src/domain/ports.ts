@@ -183,7 +183,7 @@ export interface JobStore {
   finish(groupId: number, jobId: number, outcome: JobOutcome): Promise<boolean>;
   /** Ends the open jobs of this type for the asset; returns how many it ended. */
   finishOpen(groupId: number, assetId: string, type: JobType, outcome: JobOutcome): Promise<number>;
-  /** Open jobs that name the asset. */
+  /** Open jobs the asset's status follows (processing, ingest). */
   openCount(groupId: number, assetId: string): Promise<number>;
   /** Open worker jobs whose lease ran out, locked for this transaction (other sweepers skip them). */
   claimExpired(limit: number): Promise<Job[]>;
