@@ -1,4 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import sharp from 'sharp';
 import { makeVideo, waitFor } from '@dam/testing';
 import { ADMIN, login, startSuite, type Suite } from './suite';
@@ -68,7 +70,7 @@ describe('addons through the suite (CONTRACT §6)', () => {
     await settled(image);
     expect(await call('POST', `/api/v1/assets/${image}/addons/teleport`)).toMatchObject({ status: 404, body: { error: { code: 'ADDON_NOT_FOUND' } } });
     expect((await call('GET', `/api/v1/assets/${image}/addons/teleport`)).status).toBe(404);
-    expect(await call('POST', `/api/v1/assets/${image}/addons/auto_tagging`)).toMatchObject({ status: 503, body: { error: { code: 'ADDON_UNAVAILABLE' } } });
+    expect(await call('POST', `/api/v1/assets/${image}/addons/face_recognition`)).toMatchObject({ status: 503, body: { error: { code: 'ADDON_UNAVAILABLE' } } });
     expect(await call('POST', `/api/v1/assets/${image}/addons/storyboard`)).toMatchObject({ status: 400, body: { error: { code: 'ADDON_NOT_APPLICABLE' } } });
     const video = await upload(await makeVideo({ seconds: 1, width: 320, height: 240 }), 'clip.mp4');
     await settled(video);
@@ -95,6 +97,23 @@ describe('addons through the suite (CONTRACT §6)', () => {
     const jobs = (await call('GET', '/api/v1/jobs?type=addon')).body.items as any[];
     expect(jobs.some((j) => j.asset_ids.includes(id) && j.status === 'COMPLETED')).toBe(true);
     expect((await call('PATCH', '/api/v1/settings', { addons: { auto: { image: [] } } })).status).toBe(200);
+  });
+
+  it('tags a photograph with the objects in it, and search finds it by its tag and counts it in the tags facet', async () => {
+    const id = await upload(readFileSync(path.join(__dirname, '..', 'fixtures', 'images', 'coffee.jpg')), 'morning.jpg');
+    await settled(id);
+    const run = await call('POST', `/api/v1/assets/${id}/addons/auto_tagging`);
+    expect(run.status).toBe(202);
+    await waitFor(async () => (await call('GET', `/api/v1/jobs/${run.body.job_id}`)).body.status === 'COMPLETED', { timeoutMs: 60_000, description: 'the tagging job' });
+    const tags = (await call('GET', `/api/v1/assets/${id}/addons/auto_tagging`)).body;
+    expect(tags.best_guess).toEqual(['cup']);
+    expect(tags.labels[0]).toEqual({ label: 'cup', confidence: expect.any(Number) });
+    await waitFor(async () => {
+      const r = await call('POST', '/api/v1/assets/search', { query: 'cup', facets: ['tags'] });
+      return (r.body?.results as any[] | undefined)?.some((a) => a.id === id) ? r : undefined;
+    }, { description: 'the tag in search' });
+    const facet = (await call('POST', '/api/v1/assets/search', { query: 'cup', facets: ['tags'] })).body.facets.tags as Array<{ value: string; count: number }>;
+    expect(facet).toContainEqual({ value: 'cup', count: 1 });
   });
 });
 

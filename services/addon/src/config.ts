@@ -13,6 +13,8 @@ export const configSchema = z.object({
   OCR_LANGUAGE: z.string().regex(/^[a-z_+]+$/).default('eng'),
   /** One OCR run longer than this is stopped and the job fails with that reason. */
   OCR_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
+  /** auto_tagging keeps detected objects at or above this score (0-1). */
+  TAGGING_MIN_CONFIDENCE: z.coerce.number().min(0).max(1).default(0.3),
   /** Larger images are refused (decompression bombs), as conversion does. */
   MAX_INPUT_PIXELS: z.coerce.number().int().positive().default(268_402_689),
 });

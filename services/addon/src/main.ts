@@ -4,6 +4,7 @@ import { connectNats, DAM_INTERNAL, natsReachable, waitForStreams } from '@dam/e
 import { runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
+import { ObjectDetector } from './adapters/object-detector';
 import { runTesseract, tesseractReady } from './adapters/tesseract';
 import { buildAddonApp } from './app';
 import { loadAddonConfig } from './config';
@@ -19,12 +20,24 @@ async function main(): Promise<void> {
   const ocrReady = await tesseractReady(config.TESSERACT_PATH, config.OCR_LANGUAGE);
   if (!ocrReady) logger.error({ path: config.TESSERACT_PATH, language: config.OCR_LANGUAGE }, 'tesseract with its language data is not installed: text_extraction cannot run');
 
+  // The object detector loads once, in the background; /readyz says whether it did, and tagging jobs fail with the
+  // reason when it did not (the service itself keeps running).
+  const detector = ObjectDetector.load();
+  let detectorReady = false;
+  detector.then(
+    () => {
+      detectorReady = true;
+      logger.info('object detector loaded');
+    },
+    (error: unknown) => logger.error({ err: error }, 'the object detector could not load: auto_tagging cannot run'),
+  );
+
   await runService({
     logger,
     host: config.HOST,
     port: config.PORT,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    checks: { nats: () => natsReachable(nc), storage: () => storage.reachable(), text_extraction: async () => ocrReady },
+    checks: { nats: () => natsReachable(nc), storage: () => storage.reachable(), text_extraction: async () => ocrReady, auto_tagging: async () => detectorReady },
     workers: [
       addonJobWorker(
         nc,
@@ -35,6 +48,8 @@ async function main(): Promise<void> {
           heartbeatMs: config.JOB_HEARTBEAT_MS,
           maxInputPixels: config.MAX_INPUT_PIXELS,
           ocr: (png) => runTesseract(png, { path: config.TESSERACT_PATH, language: config.OCR_LANGUAGE, timeoutMs: config.OCR_TIMEOUT_MS }),
+          objects: () => detector,
+          minConfidence: config.TAGGING_MIN_CONFIDENCE,
         },
         { concurrency: config.CONCURRENCY, ackWaitMs: config.ACK_WAIT_MS, maxDeliver: config.MAX_DELIVER, backoffMs: config.RETRY_BACKOFF_MS },
       ),

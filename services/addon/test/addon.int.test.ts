@@ -1,6 +1,11 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import sharp from 'sharp';
 import { originalKey } from '@dam/storage';
 import { startJobHarness, startServiceProcess, type JobHarness, type ServiceProcess } from '@dam/testing';
+
+/** Photographs shipped with the repository (CC0 / public domain; see the folder's README). */
+const FIXTURES = path.join(__dirname, '..', '..', '..', 'test', 'fixtures', 'images');
 
 let h: JobHarness;
 let service: ServiceProcess;
@@ -32,6 +37,22 @@ const job = async (asset: string, bytes: Buffer, keys = ['text_extraction'], cre
   return h.finalReportFor(asset, 60_000);
 };
 
+describe('the auto_tagging addon', () => {
+  it('finds the cup in a photograph of coffee, with what every image has: its colour and orientation', async () => {
+    const report = await job('tag1', readFileSync(path.join(FIXTURES, 'coffee.jpg')), ['auto_tagging']);
+    expect(report.state).toBe('COMPLETED');
+    const result = report.addon_result?.result as { labels: Array<{ label: string; confidence: number }>; best_guess: string[] };
+    expect(result.labels.find((l) => l.label === 'cup')?.confidence).toBeGreaterThanOrEqual(0.3);
+    expect(result.best_guess).toEqual(['cup']);
+    expect(result.labels.map((l) => l.label)).toContain('landscape');
+  });
+
+  it('finds no object on a flat colour: its colour and orientation only', async () => {
+    const report = await job('tag2', await sharp({ create: { width: 300, height: 500, channels: 3, background: '#1f4fd0' } }).png().toBuffer(), ['auto_tagging']);
+    expect(report.addon_result?.result).toEqual({ labels: [{ label: 'blue', confidence: 1 }, { label: 'portrait', confidence: 1 }], best_guess: [] });
+  });
+});
+
 describe('the text_extraction addon', () => {
   it('reads a rendered sentence exactly, with its words of three or more characters', async () => {
     const report = await job('ocr1', await rendered(['The quick brown fox jumps', 'over the lazy dog 2026']));
@@ -51,14 +72,14 @@ describe('the text_extraction addon', () => {
   });
 
   it('reports an addon this version does not ship as FAILED', async () => {
-    const report = await job('tag1', await rendered(['x']), ['auto_tagging']);
+    const report = await job('face1', await rendered(['x']), ['face_recognition']);
     expect(report).toMatchObject({ state: 'FAILED', error: expect.stringMatching(/not available/) });
   });
 
-  it('answers /readyz with tesseract found, and exits 0 on SIGTERM', async () => {
+  it('answers /readyz with tesseract found and the detector loaded, and exits 0 on SIGTERM', async () => {
     const ready = await fetch(`${service.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toMatchObject({ checks: { text_extraction: true } });
+    expect(await ready.json()).toMatchObject({ checks: { text_extraction: true, auto_tagging: true } });
     service.kill('SIGTERM');
     await expect(service.exited).resolves.toEqual({ code: 0, signal: null });
   });

@@ -5,9 +5,19 @@ import { jobCommandWorker, publishEvent, startJobReporter, usageOf, workerId, ty
 import type { Worker } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import type { Storage } from '@dam/storage';
+import type { ObjectDetector } from '../adapters/object-detector';
 import { ocrResultOf } from '../domain/ocr';
+import { taggingOf } from '../domain/tagging';
 
 export const ADDON_JOBS_DURABLE = 'addon-jobs';
+/** The addons this version runs. */
+export const IMPLEMENTED: ReadonlySet<string> = new Set(['text_extraction', 'auto_tagging']);
+
+/** Why an image could not be analysed, as the job's error: sharp's own message says what is wrong with it. */
+const describe = (error: unknown): string => {
+  const message = error instanceof Error ? error.message : String(error);
+  return /Input buffer|unsupported image format|corrupt|pixel limit/i.test(message) ? `the image cannot be read: ${message}` : message;
+};
 const WORKER_ID = workerId('addon');
 
 export interface AddonDeps {
@@ -18,6 +28,28 @@ export interface AddonDeps {
   maxInputPixels: number;
   /** OCR of an image (PNG bytes) to tesseract's TSV. */
   ocr: (png: Buffer) => Promise<string>;
+  /** The object detector once loaded (it rejects with why it could not load). */
+  objects: () => Promise<ObjectDetector>;
+  /** auto_tagging keeps objects at or above this score. */
+  minConfidence: number;
+}
+
+/** The longest side an image is analysed at (detectors work on a few hundred pixels; more only costs time). */
+const ANALYSIS_SIDE = 1024;
+
+/** What one addon finds in an image (the original's bytes); throws with the reason it cannot. */
+async function analyse(deps: AddonDeps, addon: string, bytes: Buffer): Promise<Record<string, unknown>> {
+  const image = () => sharp(bytes, { limitInputPixels: deps.maxInputPixels }).rotate();
+  if (addon === 'text_extraction') {
+    // Upright (EXIF orientation), first frame, grey: what tesseract reads best.
+    const page = await image().greyscale().png().toBuffer();
+    return { ...ocrResultOf(await deps.ocr(page)) };
+  }
+  const detector = await deps.objects();
+  const { data, info } = await image().resize(ANALYSIS_SIDE, ANALYSIS_SIDE, { fit: 'inside', withoutEnlargement: true }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const { dominant } = await sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } }).stats();
+  const objects = await detector.detect(data, info.width, info.height);
+  return { ...taggingOf({ objects, dominant, width: info.width, height: info.height, minConfidence: deps.minConfidence }) };
 }
 
 /** Reads the original whole (images only; their size is bounded by the upload limit and the pixel limit). */
@@ -37,29 +69,22 @@ export function handleAddonJob(deps: AddonDeps) {
     const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: addon || 'addon', heartbeatMs: deps.heartbeatMs, logger: deps.logger });
     const started = Date.now();
     try {
-      if (addon !== 'text_extraction') {
+      if (!IMPLEMENTED.has(addon)) {
         await reporter.finish('FAILED', { error: `the ${addon} addon is not available in this version` });
         return;
       }
       const bytes = await originalOf(deps.storage, command.source_key ?? '');
-      let page: Buffer;
+      let result: Record<string, unknown>;
       try {
-        // Upright (EXIF orientation), first frame, grey: what tesseract reads best.
-        page = await sharp(bytes, { limitInputPixels: deps.maxInputPixels }).rotate().greyscale().png().toBuffer();
+        result = await analyse(deps, addon, bytes);
       } catch (error) {
-        await reporter.finish('FAILED', { error: `the image cannot be read: ${(error as Error).message}` });
+        // An image the tools cannot read, or a model that could not load: the job ends with the reason.
+        await reporter.finish('FAILED', { error: describe(error) });
         return;
       }
-      let result;
-      try {
-        result = ocrResultOf(await deps.ocr(page));
-      } catch (error) {
-        await reporter.finish('FAILED', { error: (error as Error).message });
-        return;
-      }
-      await reporter.finish('COMPLETED', { addon_result: { addon, result: { ...result } } });
+      await reporter.finish('COMPLETED', { addon_result: { addon, result } });
       await countRun(deps, command, new Date(started)).catch((error: unknown) => deps.logger.warn({ err: error, job_id: command.job_id }, 'addon usage not published'));
-      deps.logger.info({ job_id: command.job_id, asset_id: command.asset_id, addon, words: result.words.length, ms: Date.now() - started }, 'addon finished');
+      deps.logger.info({ job_id: command.job_id, asset_id: command.asset_id, addon, ms: Date.now() - started }, 'addon finished');
     } finally {
       reporter.stop();
     }

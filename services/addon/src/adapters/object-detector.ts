@@ -1,0 +1,109 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+
+/** One object the detector found, COCO-80 label and score (0-1). */
+export interface DetectedObject {
+  label: string;
+  score: number;
+}
+
+/** The part of `@vladmandic/human` used here (its typings come with the ESM build, this loads the CommonJS one). */
+interface HumanLike {
+  tf: {
+    io: { registerLoadRouter(router: (url: string | string[]) => unknown): void };
+    tensor4d(values: Uint8Array, shape: [number, number, number, number], dtype: 'int32'): { dispose(): void };
+    dispose(t: unknown): void;
+  };
+  load(): Promise<void>;
+  detect(input: unknown): Promise<{ object: Array<{ label: string; score: number }>; error?: string | null }>;
+}
+
+const humanDir = path.dirname(path.dirname(require.resolve('@vladmandic/human')));
+const MODELS = path.join(humanDir, 'models');
+const WASM = `${path.dirname(require.resolve('@tensorflow/tfjs-backend-wasm/package.json'))}/dist/`;
+
+/**
+ * tfjs reads models by URL; without tfjs-node it has no `file://` loader, so models are read from the package's own
+ * files here (nothing is fetched from the network).
+ */
+function registerFileLoader(human: HumanLike): void {
+  human.tf.io.registerLoadRouter((url) => {
+    const u = Array.isArray(url) ? url[0] : url;
+    if (typeof u !== 'string' || !u.startsWith('file://')) return null;
+    const file = u.slice('file://'.length);
+    return {
+      load: async () => {
+        const model = JSON.parse(await readFile(file, 'utf8')) as {
+          modelTopology: unknown;
+          format?: string;
+          signature?: unknown;
+          userDefinedMetadata?: unknown;
+          weightsManifest: Array<{ paths: string[]; weights: unknown[] }>;
+        };
+        const specs = model.weightsManifest.flatMap((g) => g.weights);
+        const parts = await Promise.all(model.weightsManifest.flatMap((g) => g.paths).map((p) => readFile(path.join(path.dirname(file), p))));
+        const weights = Buffer.concat(parts);
+        return {
+          modelTopology: model.modelTopology,
+          format: model.format,
+          signature: model.signature,
+          userDefinedMetadata: model.userDefinedMetadata,
+          weightSpecs: specs,
+          weightData: weights.buffer.slice(weights.byteOffset, weights.byteOffset + weights.byteLength),
+        };
+      },
+    };
+  });
+}
+
+/**
+ * COCO-80 objects with the CenterNet model that ships inside `@vladmandic/human`, on the tfjs WASM backend (CPU,
+ * no native download). Loaded once; detections run one at a time (the backend is single-threaded here).
+ */
+export class ObjectDetector {
+  private queue: Promise<unknown> = Promise.resolve();
+
+  private constructor(private readonly human: HumanLike) {}
+
+  static async load(): Promise<ObjectDetector> {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the package's exports map lacks this build
+    const { Human } = require(path.join(humanDir, 'dist', 'human.node-wasm.js')) as { Human: new (config: unknown) => HumanLike };
+    const off = { enabled: false };
+    const human = new Human({
+      backend: 'wasm',
+      wasmPath: WASM,
+      modelBasePath: `file://${MODELS}/`,
+      cacheModels: false,
+      debug: false,
+      async: false,
+      warmup: 'none',
+      cacheSensitivity: 0,
+      filter: off,
+      gesture: off,
+      body: off,
+      hand: off,
+      face: off,
+      segmentation: off,
+      object: { enabled: true, modelPath: 'centernet.json', minConfidence: 0.1, maxDetected: 20 },
+    });
+    registerFileLoader(human);
+    await human.load();
+    return new ObjectDetector(human);
+  }
+
+  /** Objects in an RGB image (raw bytes, 3 channels). */
+  detect(rgb: Buffer, width: number, height: number): Promise<DetectedObject[]> {
+    const run = this.queue.then(async () => {
+      const tensor = this.human.tf.tensor4d(new Uint8Array(rgb.buffer, rgb.byteOffset, rgb.byteLength), [1, height, width, 3], 'int32');
+      try {
+        const result = await this.human.detect(tensor);
+        if (result.error) throw new Error(result.error);
+        return result.object.map((o) => ({ label: o.label, score: o.score }));
+      } finally {
+        this.human.tf.dispose(tensor);
+      }
+    });
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+}
