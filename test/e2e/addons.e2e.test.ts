@@ -70,7 +70,7 @@ describe('addons through the suite (CONTRACT §6)', () => {
     await settled(image);
     expect(await call('POST', `/api/v1/assets/${image}/addons/teleport`)).toMatchObject({ status: 404, body: { error: { code: 'ADDON_NOT_FOUND' } } });
     expect((await call('GET', `/api/v1/assets/${image}/addons/teleport`)).status).toBe(404);
-    expect(await call('POST', `/api/v1/assets/${image}/addons/face_recognition`)).toMatchObject({ status: 503, body: { error: { code: 'ADDON_UNAVAILABLE' } } });
+    expect(await call('POST', `/api/v1/assets/${image}/addons/background_removal`)).toMatchObject({ status: 503, body: { error: { code: 'ADDON_UNAVAILABLE' } } });
     expect(await call('POST', `/api/v1/assets/${image}/addons/storyboard`)).toMatchObject({ status: 400, body: { error: { code: 'ADDON_NOT_APPLICABLE' } } });
     const video = await upload(await makeVideo({ seconds: 1, width: 320, height: 240 }), 'clip.mp4');
     await settled(video);
@@ -114,6 +114,28 @@ describe('addons through the suite (CONTRACT §6)', () => {
     }, { description: 'the tag in search' });
     const facet = (await call('POST', '/api/v1/assets/search', { query: 'cup', facets: ['tags'] })).body.facets.tags as Array<{ value: string; count: number }>;
     expect(facet).toContainEqual({ value: 'cup', count: 1 });
+  });
+
+  it('recognises the same person across the group\'s pictures, and a different person as another', async () => {
+    const astronaut = readFileSync(path.join(__dirname, '..', 'fixtures', 'images', 'astronaut.jpg'));
+    const ids = [
+      await upload(astronaut, 'astronaut.jpg'),
+      await upload(await sharp(astronaut).flop().resize(300).jpeg().toBuffer(), 'astronaut-small.jpg'),
+      await upload(readFileSync(path.join(__dirname, '..', 'fixtures', 'images', 'camera.jpg')), 'camera.jpg'),
+    ];
+    const people: string[] = [];
+    for (const id of ids) {
+      await settled(id);
+      const run = await call('POST', `/api/v1/assets/${id}/addons/face_recognition`);
+      expect(run.status).toBe(202);
+      await waitFor(async () => (await call('GET', `/api/v1/jobs/${run.body.job_id}`)).body.status === 'COMPLETED', { timeoutMs: 60_000, description: 'the face job' });
+      const { faces } = (await call('GET', `/api/v1/assets/${id}/addons/face_recognition`)).body;
+      expect(faces).toHaveLength(1);
+      expect(faces[0]).toEqual({ box: { x: expect.any(Number), y: expect.any(Number), width: expect.any(Number), height: expect.any(Number) }, confidence: expect.any(Number), person_id: expect.any(String) });
+      people.push(faces[0].person_id);
+    }
+    expect(people[1]).toBe(people[0]);
+    expect(people[2]).not.toBe(people[0]);
   });
 });
 

@@ -77,7 +77,7 @@ export async function startSuite(overrides: Record<string, Record<string, string
     const [upload, , , , gateway, cdn] = await Promise.all([
       start('upload', { AUTH_URL: auth.url, METADATA_URL: metadata.url }),
       start('conversion', { AUTH_URL: auth.url }, conversionPort),
-      start('addon', {}),
+      start('addon', { DATABASE_URL: await createDatabase('e2e_addon') }),
       start('transcode', { AUTH_URL: auth.url, METADATA_URL: metadata.url }),
       start('gateway', {
         AUTH_URL: auth.url,

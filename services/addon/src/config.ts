@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { baseEnv, jobWorkerEnv, loadConfig, natsEnv, s3Env } from '@dam/config';
+import { baseEnv, dbEnv, jobWorkerEnv, loadConfig, natsEnv, s3Env } from '@dam/config';
 
 export const configSchema = z.object({
   ...baseEnv(8095),
+  ...dbEnv,
   ...natsEnv,
   ...s3Env,
   ...jobWorkerEnv,
@@ -15,6 +16,8 @@ export const configSchema = z.object({
   OCR_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
   /** auto_tagging keeps detected objects at or above this score (0-1). */
   TAGGING_MIN_CONFIDENCE: z.coerce.number().min(0).max(1).default(0.3),
+  /** face_recognition: a face at least this similar (cosine of embeddings) to a person's faces is that person. */
+  FACE_MATCH_THRESHOLD: z.coerce.number().min(0).max(1).default(0.55),
   /** Larger images are refused (decompression bombs), as conversion does. */
   MAX_INPUT_PIXELS: z.coerce.number().int().positive().default(268_402_689),
 });

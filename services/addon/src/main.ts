@@ -4,7 +4,10 @@ import { connectNats, DAM_INTERNAL, natsReachable, waitForStreams } from '@dam/e
 import { runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
-import { ObjectDetector } from './adapters/object-detector';
+import { HumanModels } from './adapters/human-models';
+import { PeopleRepository } from './adapters/people.repository';
+import { migrateAddon } from './migrations';
+import { createPool, ping } from '@dam/db';
 import { runTesseract, tesseractReady } from './adapters/tesseract';
 import { buildAddonApp } from './app';
 import { loadAddonConfig } from './config';
@@ -20,24 +23,40 @@ async function main(): Promise<void> {
   const ocrReady = await tesseractReady(config.TESSERACT_PATH, config.OCR_LANGUAGE);
   if (!ocrReady) logger.error({ path: config.TESSERACT_PATH, language: config.OCR_LANGUAGE }, 'tesseract with its language data is not installed: text_extraction cannot run');
 
-  // The object detector loads once, in the background; /readyz says whether it did, and tagging jobs fail with the
-  // reason when it did not (the service itself keeps running).
-  const detector = ObjectDetector.load();
-  let detectorReady = false;
-  detector.then(
-    () => {
-      detectorReady = true;
-      logger.info('object detector loaded');
-    },
-    (error: unknown) => logger.error({ err: error }, 'the object detector could not load: auto_tagging cannot run'),
-  );
+  const pool = createPool(config.DATABASE_URL);
+  const applied = await migrateAddon(pool);
+  if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+  // The models load once, in the background; /readyz says whether they did, and their jobs fail with the reason
+  // when they did not (the service itself keeps running).
+  const loaded = { auto_tagging: false, face_recognition: false };
+  const load = (kind: 'objects' | 'faces', addon: keyof typeof loaded) => {
+    const models = HumanModels.load(kind);
+    models.then(
+      () => {
+        loaded[addon] = true;
+        logger.info({ addon }, 'models loaded');
+      },
+      (error: unknown) => logger.error({ err: error, addon }, 'models could not load: the addon cannot run'),
+    );
+    return models;
+  };
+  // One after the other: two tfjs models loading at once on the same backend gain nothing.
+  const objectModels = load('objects', 'auto_tagging');
+  const faceModels = objectModels.catch(() => undefined).then(() => load('faces', 'face_recognition'));
 
   await runService({
     logger,
     host: config.HOST,
     port: config.PORT,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    checks: { nats: () => natsReachable(nc), storage: () => storage.reachable(), text_extraction: async () => ocrReady, auto_tagging: async () => detectorReady },
+    checks: {
+      postgres: () => ping(pool),
+      nats: () => natsReachable(nc),
+      storage: () => storage.reachable(),
+      text_extraction: async () => ocrReady,
+      auto_tagging: async () => loaded.auto_tagging,
+      face_recognition: async () => loaded.face_recognition,
+    },
     workers: [
       addonJobWorker(
         nc,
@@ -48,8 +67,11 @@ async function main(): Promise<void> {
           heartbeatMs: config.JOB_HEARTBEAT_MS,
           maxInputPixels: config.MAX_INPUT_PIXELS,
           ocr: (png) => runTesseract(png, { path: config.TESSERACT_PATH, language: config.OCR_LANGUAGE, timeoutMs: config.OCR_TIMEOUT_MS }),
-          objects: () => detector,
+          objects: () => objectModels,
           minConfidence: config.TAGGING_MIN_CONFIDENCE,
+          faces: () => faceModels,
+          people: new PeopleRepository(pool),
+          faceMatchThreshold: config.FACE_MATCH_THRESHOLD,
         },
         { concurrency: config.CONCURRENCY, ackWaitMs: config.ACK_WAIT_MS, maxDeliver: config.MAX_DELIVER, backoffMs: config.RETRY_BACKOFF_MS },
       ),
@@ -57,6 +79,7 @@ async function main(): Promise<void> {
     resources: [
       { name: 'telemetry', close: () => telemetry.shutdown() },
       { name: 'nats', close: () => nc.drain() },
+      { name: 'postgres', close: () => pool.end() },
     ],
     app: (readiness) => buildAddonApp({ logger, readiness }),
   });

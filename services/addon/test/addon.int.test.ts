@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { originalKey } from '@dam/storage';
-import { startJobHarness, startServiceProcess, type JobHarness, type ServiceProcess } from '@dam/testing';
+import { createDatabase, startJobHarness, startServiceProcess, waitFor, type JobHarness, type ServiceProcess } from '@dam/testing';
 
 /** Photographs shipped with the repository (CC0 / public domain; see the folder's README). */
 const FIXTURES = path.join(__dirname, '..', '..', '..', 'test', 'fixtures', 'images');
@@ -12,7 +12,7 @@ let service: ServiceProcess;
 
 beforeAll(async () => {
   h = await startJobHarness('addon');
-  service = await startServiceProcess('addon', h.env({ MAX_DELIVER: '2', RETRY_BACKOFF_MS: '200' }));
+  service = await startServiceProcess('addon', h.env({ MAX_DELIVER: '2', RETRY_BACKOFF_MS: '200', DATABASE_URL: await createDatabase('addon') }));
 });
 afterAll(async () => {
   await service?.stop();
@@ -53,6 +53,37 @@ describe('the auto_tagging addon', () => {
   });
 });
 
+describe('the face_recognition addon', () => {
+  type Faces = { faces: Array<{ box: { x: number; y: number; width: number; height: number }; confidence: number; person_id: string }> };
+  const facesOf = async (asset: string, bytes: Buffer, group = '7') => {
+    const checksum = await h.putOriginal(group, asset, bytes);
+    await h.publishJob(group, asset, { checksum, contentType: 'image/jpeg' }, { type: 'addon', keys: ['face_recognition'], source_key: originalKey(group, asset), created_by: 3 });
+    const report = await h.finalReportFor(asset, 60_000);
+    expect(report.state).toBe('COMPLETED');
+    return (report.addon_result?.result as Faces).faces;
+  };
+
+  it('gives the same person to the same face in two pictures, another to a different face, and boxes in the original\'s pixels', async () => {
+    const astronaut = readFileSync(path.join(FIXTURES, 'astronaut.jpg'));
+    const [first] = await facesOf('face-a', astronaut);
+    expect(first).toMatchObject({ confidence: expect.any(Number), person_id: expect.stringMatching(/^person_[0-9a-f]{16}$/) });
+    expect(first!.confidence).toBeGreaterThan(0.8);
+    // The face is in the upper middle of the 384-pixel picture.
+    expect(first!.box.x).toBeGreaterThan(60);
+    expect(first!.box.x + first!.box.width).toBeLessThan(384);
+    const mirrored = await sharp(astronaut).flop().resize(300).jpeg().toBuffer();
+    const [again] = await facesOf('face-b', mirrored);
+    expect(again!.person_id).toBe(first!.person_id);
+    const [other] = await facesOf('face-c', readFileSync(path.join(FIXTURES, 'camera.jpg')));
+    expect(other!.person_id).not.toBe(first!.person_id);
+    // Another group knows none of this group's people.
+    const [elsewhere] = await facesOf('face-d', astronaut, '8');
+    expect(elsewhere!.person_id).not.toBe(first!.person_id);
+    // No face: an empty list.
+    expect(await facesOf('face-e', await sharp({ create: { width: 200, height: 200, channels: 3, background: '#888' } }).jpeg().toBuffer())).toEqual([]);
+  });
+});
+
 describe('the text_extraction addon', () => {
   it('reads a rendered sentence exactly, with its words of three or more characters', async () => {
     const report = await job('ocr1', await rendered(['The quick brown fox jumps', 'over the lazy dog 2026']));
@@ -72,14 +103,13 @@ describe('the text_extraction addon', () => {
   });
 
   it('reports an addon this version does not ship as FAILED', async () => {
-    const report = await job('face1', await rendered(['x']), ['face_recognition']);
+    const report = await job('bg1', await rendered(['x']), ['background_removal']);
     expect(report).toMatchObject({ state: 'FAILED', error: expect.stringMatching(/not available/) });
   });
 
   it('answers /readyz with tesseract found and the detector loaded, and exits 0 on SIGTERM', async () => {
-    const ready = await fetch(`${service.url}/readyz`);
-    expect(ready.status).toBe(200);
-    expect(await ready.json()).toMatchObject({ checks: { text_extraction: true, auto_tagging: true } });
+    await waitFor(async () => (await fetch(`${service.url}/readyz`)).status === 200, { description: 'every model loaded' });
+    expect(await (await fetch(`${service.url}/readyz`)).json()).toMatchObject({ checks: { text_extraction: true, auto_tagging: true, face_recognition: true } });
     service.kill('SIGTERM');
     await expect(service.exited).resolves.toEqual({ code: 0, signal: null });
   });

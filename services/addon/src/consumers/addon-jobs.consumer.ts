@@ -5,13 +5,14 @@ import { jobCommandWorker, publishEvent, startJobReporter, usageOf, workerId, ty
 import type { Worker } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import type { Storage } from '@dam/storage';
-import type { ObjectDetector } from '../adapters/object-detector';
+import type { HumanModels } from '../adapters/human-models';
+import type { PeopleRepository } from '../adapters/people.repository';
 import { ocrResultOf } from '../domain/ocr';
 import { taggingOf } from '../domain/tagging';
 
 export const ADDON_JOBS_DURABLE = 'addon-jobs';
 /** The addons this version runs. */
-export const IMPLEMENTED: ReadonlySet<string> = new Set(['text_extraction', 'auto_tagging']);
+export const IMPLEMENTED: ReadonlySet<string> = new Set(['text_extraction', 'auto_tagging', 'face_recognition']);
 
 /** Why an image could not be analysed, as the job's error: sharp's own message says what is wrong with it. */
 const describe = (error: unknown): string => {
@@ -29,27 +30,47 @@ export interface AddonDeps {
   /** OCR of an image (PNG bytes) to tesseract's TSV. */
   ocr: (png: Buffer) => Promise<string>;
   /** The object detector once loaded (it rejects with why it could not load). */
-  objects: () => Promise<ObjectDetector>;
+  objects: () => Promise<HumanModels>;
   /** auto_tagging keeps objects at or above this score. */
   minConfidence: number;
+  /** The face models once loaded. */
+  faces: () => Promise<HumanModels>;
+  /** Who each face is: the group's people, clustered as faces arrive. */
+  people: PeopleRepository;
+  /** Faces at least this similar (cosine) to a person's centroid are that person. */
+  faceMatchThreshold: number;
 }
 
 /** The longest side an image is analysed at (detectors work on a few hundred pixels; more only costs time). */
 const ANALYSIS_SIDE = 1024;
 
 /** What one addon finds in an image (the original's bytes); throws with the reason it cannot. */
-async function analyse(deps: AddonDeps, addon: string, bytes: Buffer): Promise<Record<string, unknown>> {
+async function analyse(deps: AddonDeps, addon: string, bytes: Buffer, command: JobCommand): Promise<Record<string, unknown>> {
   const image = () => sharp(bytes, { limitInputPixels: deps.maxInputPixels }).rotate();
   if (addon === 'text_extraction') {
     // Upright (EXIF orientation), first frame, grey: what tesseract reads best.
     const page = await image().greyscale().png().toBuffer();
     return { ...ocrResultOf(await deps.ocr(page)) };
   }
-  const detector = await deps.objects();
-  const { data, info } = await image().resize(ANALYSIS_SIDE, ANALYSIS_SIDE, { fit: 'inside', withoutEnlargement: true }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  const { dominant } = await sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } }).stats();
-  const objects = await detector.detect(data, info.width, info.height);
-  return { ...taggingOf({ objects, dominant, width: info.width, height: info.height, minConfidence: deps.minConfidence }) };
+  const models = await (addon === 'auto_tagging' ? deps.objects() : deps.faces());
+  const upright = await image().toBuffer({ resolveWithObject: true });
+  const { data, info } = await sharp(upright.data).resize(ANALYSIS_SIDE, ANALYSIS_SIDE, { fit: 'inside', withoutEnlargement: true }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  if (addon === 'auto_tagging') {
+    const { dominant } = await sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } }).stats();
+    const objects = await models.objects(data, info.width, info.height);
+    return { ...taggingOf({ objects, dominant, width: info.width, height: info.height, minConfidence: deps.minConfidence }) };
+  }
+  // face_recognition: boxes in the original's (upright) pixels, and a person per face across the group.
+  const faces = await models.faces(data, info.width, info.height);
+  const scale = upright.info.width / info.width;
+  const people = await deps.people.assign({ groupId: Number(command.group_id), assetId: command.asset_id, checksum: command.source_checksum, embeddings: faces.map((f) => f.embedding), threshold: deps.faceMatchThreshold });
+  return {
+    faces: faces.map((f, i) => ({
+      box: { x: Math.round(f.box[0] * scale), y: Math.round(f.box[1] * scale), width: Math.round(f.box[2] * scale), height: Math.round(f.box[3] * scale) },
+      confidence: Math.round(f.score * 1000) / 1000,
+      person_id: people[i] as string,
+    })),
+  };
 }
 
 /** Reads the original whole (images only; their size is bounded by the upload limit and the pixel limit). */
@@ -76,7 +97,7 @@ export function handleAddonJob(deps: AddonDeps) {
       const bytes = await originalOf(deps.storage, command.source_key ?? '');
       let result: Record<string, unknown>;
       try {
-        result = await analyse(deps, addon, bytes);
+        result = await analyse(deps, addon, bytes, command);
       } catch (error) {
         // An image the tools cannot read, or a model that could not load: the job ends with the reason.
         await reporter.finish('FAILED', { error: describe(error) });

@@ -1,4 +1,4 @@
-import type { DetectedObject } from '../adapters/object-detector';
+import type { DetectedObject } from '../adapters/human-models';
 
 export interface Label {
   label: string;

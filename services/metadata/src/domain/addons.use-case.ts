@@ -11,7 +11,7 @@ import { requestProcessing } from './process.use-case';
 /** The addons of CONTRACT §6: image addons run by the addon service, `storyboard` (video) made by transcode. */
 export const ADDONS: readonly string[] = [...IMAGE_ADDONS, ...VIDEO_ADDONS];
 /** Image addons whose model this version ships; the others answer 503 until theirs does. */
-export const AVAILABLE_IMAGE_ADDONS: ReadonlySet<string> = new Set(['text_extraction', 'auto_tagging']);
+export const AVAILABLE_IMAGE_ADDONS: ReadonlySet<string> = new Set(['text_extraction', 'auto_tagging', 'face_recognition']);
 /** Addons whose result is a conversion of the asset (its key is the addon's name). */
 const CONVERSION_ADDONS: ReadonlySet<string> = new Set(['background_removal', 'storyboard']);
 

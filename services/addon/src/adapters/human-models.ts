@@ -7,6 +7,13 @@ export interface DetectedObject {
   score: number;
 }
 
+/** One face: its box in the analysed image's pixels `[x, y, width, height]`, score and embedding (1024 numbers). */
+export interface DetectedFace {
+  box: [number, number, number, number];
+  score: number;
+  embedding: number[];
+}
+
 /** The part of `@vladmandic/human` used here (its typings come with the ESM build, this loads the CommonJS one). */
 interface HumanLike {
   tf: {
@@ -15,7 +22,11 @@ interface HumanLike {
     dispose(t: unknown): void;
   };
   load(): Promise<void>;
-  detect(input: unknown): Promise<{ object: Array<{ label: string; score: number }>; error?: string | null }>;
+  detect(input: unknown): Promise<{
+    object: Array<{ label: string; score: number }>;
+    face: Array<{ box: [number, number, number, number]; score: number; embedding?: number[] }>;
+    error?: string | null;
+  }>;
 }
 
 const humanDir = path.dirname(path.dirname(require.resolve('@vladmandic/human')));
@@ -26,7 +37,11 @@ const WASM = `${path.dirname(require.resolve('@tensorflow/tfjs-backend-wasm/pack
  * tfjs reads models by URL; without tfjs-node it has no `file://` loader, so models are read from the package's own
  * files here (nothing is fetched from the network).
  */
+let fileLoaderRegistered = false;
 function registerFileLoader(human: HumanLike): void {
+  // One registry per process (every Human instance shares tfjs): a second router would make loads ambiguous.
+  if (fileLoaderRegistered) return;
+  fileLoaderRegistered = true;
   human.tf.io.registerLoadRouter((url) => {
     const u = Array.isArray(url) ? url[0] : url;
     if (typeof u !== 'string' || !u.startsWith('file://')) return null;
@@ -56,16 +71,18 @@ function registerFileLoader(human: HumanLike): void {
   });
 }
 
+type Kind = 'objects' | 'faces';
+
 /**
- * COCO-80 objects with the CenterNet model that ships inside `@vladmandic/human`, on the tfjs WASM backend (CPU,
- * no native download). Loaded once; detections run one at a time (the backend is single-threaded here).
+ * The models that ship inside `@vladmandic/human`, on the tfjs WASM backend (CPU, no native download): COCO-80
+ * objects (CenterNet), or faces (BlazeFace, FaceMesh, FaceRes embeddings). Loaded once; runs one image at a time.
  */
-export class ObjectDetector {
+export class HumanModels {
   private queue: Promise<unknown> = Promise.resolve();
 
   private constructor(private readonly human: HumanLike) {}
 
-  static async load(): Promise<ObjectDetector> {
+  static async load(kind: Kind): Promise<HumanModels> {
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- the package's exports map lacks this build
     const { Human } = require(path.join(humanDir, 'dist', 'human.node-wasm.js')) as { Human: new (config: unknown) => HumanLike };
     const off = { enabled: false };
@@ -82,28 +99,51 @@ export class ObjectDetector {
       gesture: off,
       body: off,
       hand: off,
-      face: off,
       segmentation: off,
-      object: { enabled: true, modelPath: 'centernet.json', minConfidence: 0.1, maxDetected: 20 },
+      object: kind === 'objects' ? { enabled: true, modelPath: 'centernet.json', minConfidence: 0.1, maxDetected: 20 } : off,
+      face:
+        kind === 'faces'
+          ? {
+              enabled: true,
+              detector: { modelPath: 'blazeface.json', rotation: false, maxDetected: 20, minConfidence: 0.2, skipFrames: 0, skipTime: 0, return: false },
+              mesh: { enabled: true, modelPath: 'facemesh.json' },
+              description: { enabled: true, modelPath: 'faceres.json' },
+              iris: off,
+              emotion: off,
+              antispoof: off,
+              liveness: off,
+            }
+          : off,
     });
     registerFileLoader(human);
     await human.load();
-    return new ObjectDetector(human);
+    return new HumanModels(human);
   }
 
-  /** Objects in an RGB image (raw bytes, 3 channels). */
-  detect(rgb: Buffer, width: number, height: number): Promise<DetectedObject[]> {
+  private run<T>(rgb: Buffer, width: number, height: number, pick: (r: Awaited<ReturnType<HumanLike['detect']>>) => T): Promise<T> {
     const run = this.queue.then(async () => {
       const tensor = this.human.tf.tensor4d(new Uint8Array(rgb.buffer, rgb.byteOffset, rgb.byteLength), [1, height, width, 3], 'int32');
       try {
         const result = await this.human.detect(tensor);
         if (result.error) throw new Error(result.error);
-        return result.object.map((o) => ({ label: o.label, score: o.score }));
+        return pick(result);
       } finally {
         this.human.tf.dispose(tensor);
       }
     });
     this.queue = run.catch(() => undefined);
     return run;
+  }
+
+  /** Objects in an RGB image (raw bytes, 3 channels). */
+  objects(rgb: Buffer, width: number, height: number): Promise<DetectedObject[]> {
+    return this.run(rgb, width, height, (r) => r.object.map((o) => ({ label: o.label, score: o.score })));
+  }
+
+  /** Faces with their embeddings (faces too small to describe are left out). */
+  faces(rgb: Buffer, width: number, height: number): Promise<DetectedFace[]> {
+    return this.run(rgb, width, height, (r) =>
+      r.face.filter((f) => Array.isArray(f.embedding) && f.embedding.length > 0).map((f) => ({ box: f.box, score: f.score, embedding: [...(f.embedding as number[])] })),
+    );
   }
 }
