@@ -21,6 +21,13 @@ const describe = (error: unknown): string => {
 };
 const WORKER_ID = workerId('addon');
 
+/** A failure of this service's own storage (its database), not of the image: the job is retried, not failed. */
+class RetryableError extends Error {
+  constructor(override readonly cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause));
+  }
+}
+
 export interface AddonDeps {
   js: JetStreamClient;
   storage: Storage;
@@ -63,7 +70,11 @@ async function analyse(deps: AddonDeps, addon: string, bytes: Buffer, command: J
   // face_recognition: boxes in the original's (upright) pixels, and a person per face across the group.
   const faces = await models.faces(data, info.width, info.height);
   const scale = upright.info.width / info.width;
-  const people = await deps.people.assign({ groupId: Number(command.group_id), assetId: command.asset_id, checksum: command.source_checksum, embeddings: faces.map((f) => f.embedding), threshold: deps.faceMatchThreshold });
+  const people = await deps.people
+    .assign({ groupId: Number(command.group_id), assetId: command.asset_id, checksum: command.source_checksum, embeddings: faces.map((f) => f.embedding), threshold: deps.faceMatchThreshold })
+    .catch((error: unknown) => {
+      throw new RetryableError(error);
+    });
   return {
     faces: faces.map((f, i) => ({
       box: { x: Math.round(f.box[0] * scale), y: Math.round(f.box[1] * scale), width: Math.round(f.box[2] * scale), height: Math.round(f.box[3] * scale) },
@@ -99,6 +110,7 @@ export function handleAddonJob(deps: AddonDeps) {
       try {
         result = await analyse(deps, addon, bytes, command);
       } catch (error) {
+        if (error instanceof RetryableError) throw error.cause;
         // An image the tools cannot read, or a model that could not load: the job ends with the reason.
         await reporter.finish('FAILED', { error: describe(error) });
         return;
