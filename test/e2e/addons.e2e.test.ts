@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { makeVideo, waitFor } from '@dam/testing';
+import { apiClient } from './client';
 import { ADMIN, login, startSuite, type Suite } from './suite';
 
 let suite: Suite;
@@ -16,29 +17,7 @@ afterAll(async () => {
   await suite?.stop();
 });
 
-async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${suite.base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${jwt}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
-}
-
-async function upload(bytes: Buffer, name: string): Promise<string> {
-  const form = new FormData();
-  form.append('file', new Blob([bytes]), name);
-  const res = await fetch(`${suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: { authorization: `Bearer ${jwt}` }, body: form });
-  expect(res.status).toBe(200);
-  return ((await res.json()) as any).files[0].id;
-}
-
-const settled = (id: string) =>
-  waitFor(async () => {
-    const d = await call('GET', `/api/v1/assets/${id}/data`);
-    return d.body?.status && d.body.status !== 'NOT_READY' ? d.body : undefined;
-  }, { timeoutMs: 60_000, intervalMs: 200, description: `${id} processed` });
+const { call, upload, settled } = apiClient(() => suite, () => jwt);
 
 describe('addons through the suite (CONTRACT §6)', () => {
   it('extracts the text of an image as a job, keeps the result and marks the addon available', async () => {

@@ -1,5 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
 import { makeVideo, waitFor } from '@dam/testing';
+import { apiClient } from './client';
 import { ADMIN, login, startSuite, type Suite } from './suite';
 
 let suite: Suite;
@@ -14,31 +15,8 @@ afterAll(async () => {
   await suite?.stop();
 });
 
-async function call(method: string, path: string, body?: unknown, token = jwt): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${suite.base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text };
-}
-
-async function upload(bytes: Buffer, name: string): Promise<string> {
-  const form = new FormData();
-  form.append('file', new Blob([bytes]), name);
-  const res = await fetch(`${suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: { authorization: `Bearer ${jwt}` }, body: form });
-  expect(res.status).toBe(200);
-  return ((await res.json()) as any).files[0].id;
-}
-
+const { call, upload, settled } = apiClient(() => suite, () => jwt);
 const total = async (metric: string, userId: number) => (await call('GET', `/api/v1/usage/${metric}?user_id=${userId}`)).body.total as number;
-const settled = (id: string) =>
-  waitFor(async () => {
-    const d = await call('GET', `/api/v1/assets/${id}/data`);
-    return d.body?.status && d.body.status !== 'NOT_READY' ? d.body : undefined;
-  }, { timeoutMs: 120_000, intervalMs: 200, description: `${id} processed` });
-
 describe('usage statistics through the suite (CONTRACT §9)', () => {
   it('counts exactly the API requests a user made', async () => {
     const user = (await call('POST', '/api/v1/users', { email: 'counted@example.com', password: 'counted-password-1', role_id: 3 })).body;

@@ -1,8 +1,8 @@
-/* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
 import http, { type IncomingHttpHeaders, type Server } from 'node:http';
 import sharp from 'sharp';
 import { Webhook } from 'standardwebhooks';
 import { listen, waitFor } from '@dam/testing';
+import { apiClient } from './client';
 import { ADMIN, login, startSuite, type Suite } from './suite';
 
 let suite: Suite;
@@ -30,23 +30,7 @@ afterAll(async () => {
   await new Promise((r) => server?.close(r));
 });
 
-async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = { authorization: `Bearer ${jwt}` }) {
-  const res = await fetch(`${suite.base}${path}`, {
-    method,
-    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
-}
-
-async function upload(bytes: Buffer, name: string): Promise<string> {
-  const form = new FormData();
-  form.append('file', new Blob([bytes]), name);
-  const res = await fetch(`${suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: { authorization: `Bearer ${jwt}` }, body: form });
-  expect(res.status).toBe(200);
-  return ((await res.json()) as any).files[0].id;
-}
+const { call, upload } = apiClient(() => suite, () => jwt);
 
 const eventsOf = (id: string) => got.filter((g) => JSON.parse(g.body).id === id);
 
