@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { UsageMetric, UsageRecord } from './schemas/usage.event';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import { publishEvent } from './publish';
+import { usageOf, type UsageMetric, type UsageRecord } from './schemas/usage.event';
 
 /**
  * A counter of one usage metric, added up per group and user between flushes (the gateway's requests, the edge's
@@ -39,5 +41,11 @@ export class UsageMeter {
       }
     }
     return sent;
+  }
+
+  /** Publishes what was counted since the last flush on the metric's subject (`dam.internal.usage.<metric>`). */
+  flushTo(js: JetStreamClient): Promise<number> {
+    const usage = usageOf(this.metric);
+    return this.flush((record) => publishEvent(js, usage.subject, usage.schema, record, { msgId: record.id }));
   }
 }

@@ -9,6 +9,8 @@ export interface PollerOptions {
   run(): Promise<unknown>;
   /** A first pass at once (default true): leftovers of a crash are usually found by the restart after it. */
   runAtStart?: boolean;
+  /** A last pass when stopped (default false): what was gathered since the last one is not lost. */
+  runAtStop?: boolean;
 }
 
 export interface Poller extends Running {
@@ -41,6 +43,7 @@ export function startPoller(options: PollerOptions): Poller {
     async stop() {
       clearInterval(timer);
       await running;
+      if (options.runAtStop) await pass();
     },
   };
 }

@@ -49,4 +49,18 @@ describe('startPoller', () => {
     expect(calls).toBe(2);
     await poller.stop();
   });
+
+  it('runs a last pass when stopped, with runAtStop, and none without', async () => {
+    let passes = 0;
+    const run = async () => {
+      passes++;
+    };
+    const flushing = startPoller({ name: 'f', intervalMs: 60_000, logger, runAtStart: false, runAtStop: true, run });
+    await flushing.stop();
+    expect(passes).toBe(1);
+    const plain = startPoller({ name: 'p', intervalMs: 60_000, logger, runAtStart: false, run });
+    await plain.stop();
+    expect(passes).toBe(1);
+  });
 });
+

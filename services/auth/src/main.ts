@@ -2,7 +2,7 @@ import { telemetry } from './instrument'; // must stay the first import
 import path from 'node:path';
 import { createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
 import { createPool, migrate } from '@dam/db';
-import { parseAllowHosts, runMain, runService } from '@dam/http';
+import { parseAllowHosts, runMain, runService, startPoller } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { httpAssetDirectory } from './adapters/metadata-assets.client';
 import { createAuthApp } from './app';
@@ -46,11 +46,7 @@ async function main(): Promise<void> {
       {
         kind: 'poller' as const,
         name: 'usage-record-pruning',
-        start() {
-          const timer = setInterval(() => void usage.pruneRecords().catch(() => undefined), 3_600_000);
-          timer.unref();
-          return { stop: async () => clearInterval(timer) };
-        },
+        start: () => startPoller({ name: 'usage-record-pruning', intervalMs: 3_600_000, logger, run: () => usage.pruneRecords(), runAtStart: false }),
       },
     ],
     // Closed after in-flight requests drained, so the pool is no longer in use.

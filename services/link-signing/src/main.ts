@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { jetstream } from '@nats-io/jetstream';
 import { createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
-import { ASSET_EVENTS, CDN_BYTES_USAGE, connectNats, UsageMeter, DAM_INTERNAL, natsReachable, publishEvent, waitForStreams } from '@dam/events';
-import { runMain, runService } from '@dam/http';
+import { ASSET_EVENTS, connectNats, DAM_INTERNAL, natsReachable, UsageMeter, waitForStreams } from '@dam/events';
+import { runMain, runService, startPoller } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
 import { ByteCache } from './adapters/byte-cache';
@@ -12,7 +12,7 @@ import { exposeCacheMetrics } from './adapters/cache.metrics';
 import { suiteClients } from './adapters/suite.clients';
 import { buildLinkSigningApp } from './app';
 import { loadLinkSigningConfig } from './config';
-import { cacheInvalidation, evictionFollower, usageFlusher } from './consumers/cache-invalidation';
+import { cacheInvalidation, evictionFollower } from './consumers/cache-invalidation';
 import { cdnJobWorker } from './consumers/cdn-jobs.consumer';
 
 async function main(): Promise<void> {
@@ -28,7 +28,6 @@ async function main(): Promise<void> {
   exposeCacheMetrics(cache);
   const usage = new UsageMeter('cdn_bytes');
   const clients = suiteClients({ authUrl: config.AUTH_URL, metadataUrl: config.METADATA_URL, signer });
-  const publishUsage = () => usage.flush((record) => publishEvent(js, CDN_BYTES_USAGE.subject, CDN_BYTES_USAGE.schema, record, { msgId: record.id }));
 
   await runService({
     logger,
@@ -40,7 +39,12 @@ async function main(): Promise<void> {
       cdnJobWorker(nc, { js, clients, storage, cache, logger, heartbeatMs: config.JOB_HEARTBEAT_MS }, { concurrency: 2, ackWaitMs: config.ACK_WAIT_MS, maxDeliver: config.MAX_DELIVER, backoffMs: config.RETRY_BACKOFF_MS }),
       cacheInvalidation(nc, cache, logger),
       evictionFollower(nc, cache, logger),
-      usageFlusher(publishUsage, config.USAGE_FLUSH_MS, logger),
+      // The bytes served, published every USAGE_FLUSH_MS and once more at shutdown.
+      {
+        kind: 'poller',
+        name: 'usage-flush',
+        start: () => startPoller({ name: 'usage-flush', intervalMs: config.USAGE_FLUSH_MS, logger, run: () => usage.flushTo(js), runAtStart: false, runAtStop: true }),
+      },
     ],
     resources: [
       { name: 'telemetry', close: () => telemetry.shutdown() },

@@ -2,7 +2,7 @@ import { telemetry } from './instrument'; // must stay the first import
 import { createServiceVerifier } from '@dam/auth-tokens';
 import { createPool, ping } from '@dam/db';
 import { ASSET_EVENTS, ASSET_PURGES, COLLECTIONS, connectNats, DATA_SCHEMAS, natsReachable, waitForStreams } from '@dam/events';
-import { runMain, runService } from '@dam/http';
+import { runMain, runService, startPoller } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { SearchIndexRepository } from './adapters/search-index.repository';
 import { buildSearchApp } from './app';
@@ -37,11 +37,7 @@ async function main(): Promise<void> {
       {
         kind: 'poller',
         name: 'expired-result-sets',
-        start() {
-          const timer = setInterval(() => void pool.query('DELETE FROM result_sets WHERE expires_at < now()').catch(() => undefined), 60_000);
-          timer.unref();
-          return { stop: async () => clearInterval(timer) };
-        },
+        start: () => startPoller({ name: 'expired-result-sets', intervalMs: 60_000, logger, run: () => pool.query('DELETE FROM result_sets WHERE expires_at < now()'), runAtStart: false }),
       },
     ],
     resources: [

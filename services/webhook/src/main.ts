@@ -3,7 +3,7 @@ import { jetstream } from '@nats-io/jetstream';
 import { createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
 import { createPool, ping } from '@dam/db';
 import { ASSET_EVENTS, connectNats, DAM_INTERNAL, natsReachable, waitForStreams } from '@dam/events';
-import { guardedPost, parseAllowHosts, runMain, runService } from '@dam/http';
+import { guardedPost, parseAllowHosts, runMain, runService, startPoller } from '@dam/http';
 import { GroupSettingsClient } from '@dam/internal-api';
 import { createLogger } from '@dam/logging';
 import { DeliveryRepository } from './adapters/delivery.repository';
@@ -56,11 +56,7 @@ async function main(): Promise<void> {
       {
         kind: 'poller',
         name: 'event-log-pruning',
-        start() {
-          const timer = setInterval(() => void repo.pruneEvents(config.EVENT_LOG_DAYS).catch(() => undefined), 3_600_000);
-          timer.unref();
-          return { stop: async () => clearInterval(timer) };
-        },
+        start: () => startPoller({ name: 'event-log-pruning', intervalMs: 3_600_000, logger, run: () => repo.pruneEvents(config.EVENT_LOG_DAYS), runAtStart: false }),
       },
     ],
     resources: [

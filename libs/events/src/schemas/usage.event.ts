@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SUBJECT_CDN_EVICT, SUBJECT_USAGE_CDN_BYTES, usageSubject } from '../subjects';
+import { SUBJECT_CDN_EVICT, usageSubject } from '../subjects';
 
 /**
  * The usage metrics (CONTRACT §9) and who counts them: `api_requests` the gateway (authenticated requests),
@@ -28,7 +28,6 @@ export const usageRecordSchema = z.object({
 });
 export type UsageRecord = z.infer<typeof usageRecordSchema>;
 
-export const CDN_BYTES_USAGE = { subject: SUBJECT_USAGE_CDN_BYTES, schema: usageRecordSchema } as const;
 /** Where one metric's records are published: `dam.internal.usage.<metric>`. */
 export const usageOf = (metric: UsageMetric) => ({ subject: usageSubject(metric), schema: usageRecordSchema }) as const;
 

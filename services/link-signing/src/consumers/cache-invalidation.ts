@@ -60,22 +60,3 @@ export function evictionFollower(nc: NatsConnection, cache: ByteCache, logger: L
     if (dropped > 0) logger.debug({ dropped }, 'cached bytes purged');
   }, logger);
 }
-
-/** Publishes the bytes served every `everyMs`, and once more at shutdown. */
-export function usageFlusher(flush: () => Promise<unknown>, everyMs: number, logger: Logger) {
-  return {
-    kind: 'poller' as const,
-    name: 'usage-flush',
-    start(): Running {
-      const run = () => flush().catch((error: unknown) => logger.warn({ err: error }, 'usage not published'));
-      const timer = setInterval(run, everyMs);
-      timer.unref();
-      return {
-        async stop() {
-          clearInterval(timer);
-          await run();
-        },
-      };
-    },
-  };
-}
