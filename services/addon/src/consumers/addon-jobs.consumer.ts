@@ -60,8 +60,9 @@ async function analyse(deps: AddonDeps, addon: string, bytes: Buffer, command: J
     return { ...ocrResultOf(await deps.ocr(page)) };
   }
   const models = await (addon === 'auto_tagging' ? deps.objects() : deps.faces());
-  const upright = await image().toBuffer({ resolveWithObject: true });
-  const { data, info } = await sharp(upright.data).resize(ANALYSIS_SIDE, ANALYSIS_SIDE, { fit: 'inside', withoutEnlargement: true }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  // One decode: upright and scaled down straight to raw pixels; the upright size comes from the header.
+  const { autoOrient } = await sharp(bytes, { limitInputPixels: deps.maxInputPixels }).metadata();
+  const { data, info } = await image().resize(ANALYSIS_SIDE, ANALYSIS_SIDE, { fit: 'inside', withoutEnlargement: true }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
   if (addon === 'auto_tagging') {
     const { dominant } = await sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } }).stats();
     const objects = await models.objects(data, info.width, info.height);
@@ -69,7 +70,7 @@ async function analyse(deps: AddonDeps, addon: string, bytes: Buffer, command: J
   }
   // face_recognition: boxes in the original's (upright) pixels, and a person per face across the group.
   const faces = await models.faces(data, info.width, info.height);
-  const scale = upright.info.width / info.width;
+  const scale = autoOrient.width / info.width;
   const people = await deps.people
     .assign({ groupId: Number(command.group_id), assetId: command.asset_id, checksum: command.source_checksum, embeddings: faces.map((f) => f.embedding), threshold: deps.faceMatchThreshold })
     .catch((error: unknown) => {
