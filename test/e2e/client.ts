@@ -10,14 +10,14 @@ export function apiClient(suite: () => Suite, defaultToken: () => string) {
   const headersOf = (as: Credentials): Record<string, string> => (typeof as === 'string' ? { authorization: `Bearer ${as}` } : as);
 
   /** A JSON request to `{base}`; the answer's body parsed when it is JSON. */
-  async function call(method: string, path: string, body?: unknown, as: Credentials = defaultToken()): Promise<{ status: number; body: any }> {
+  async function call(method: string, path: string, body?: unknown, as: Credentials = defaultToken()): Promise<{ status: number; body: any; headers: Headers }> {
     const res = await fetch(`${suite().base}${path}`, {
       method,
       headers: { ...headersOf(as), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await res.text();
-    return { status: res.status, body: text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text };
+    return { status: res.status, body: text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text, headers: res.headers };
   }
 
   /** One file through `{upload}`; its asset id. */

@@ -1,5 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
 import { waitFor } from '@dam/testing';
+import { apiClient } from './client';
 import { ADMIN, login, startSuite, type Suite } from './suite';
 
 let suite: Suite;
@@ -14,23 +15,7 @@ afterAll(async () => {
   await suite?.stop();
 });
 
-async function call(method: string, url: string, body?: unknown, token = jwt): Promise<{ status: number; body: any; headers: Headers }> {
-  const res = await fetch(`${suite.base}${url}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
-}
-
-async function upload(name: string, bytes: Buffer, token = jwt): Promise<string> {
-  const form = new FormData();
-  form.append('file', new Blob([bytes]), name);
-  const res = await fetch(`${suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form });
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { files: Array<{ id: string }> }).files[0]?.id as string;
-}
+const { call, upload } = apiClient(() => suite, () => jwt);
 
 const search = (body: unknown, token = jwt) => call('POST', '/api/v1/assets/search', body, token);
 const idsOf = (r: { body: any }) => (r.body.results as Array<{ id: string }>).map((x) => x.id);
@@ -41,9 +26,9 @@ describe('search over the read model', () => {
   const ids: Record<string, string> = {};
 
   beforeAll(async () => {
-    ids.beach = await upload('Beach_Sunset.txt', Buffer.from('a'.repeat(100)));
-    ids.cafe = await upload('Café notes.txt', Buffer.from('b'.repeat(2000)));
-    ids.report = await upload('report-2026.csv', Buffer.from('c,d\n1,2\n'));
+    ids.beach = await upload(Buffer.from('a'.repeat(100)), 'Beach_Sunset.txt');
+    ids.cafe = await upload(Buffer.from('b'.repeat(2000)), 'Café notes.txt');
+    ids.report = await upload(Buffer.from('c,d\n1,2\n'), 'report-2026.csv');
     const upd = await call('POST', `/api/v1/assets/${ids.report}/data/update`, { data: { service_search_txt: 'quarterly finance summary', rating: 4, camera: 'X100' }, mode: 'APPEND' });
     expect(upd.status).toBe(200);
     await call('POST', `/api/v1/assets/${ids.beach}/data/update`, { data: { rating: 2, camera: 'X100' }, mode: 'APPEND' });
@@ -155,7 +140,7 @@ describe('search over the read model', () => {
     const created = await call('POST', '/api/v1/users', { email: 'creator@example.com', password: 'creator-password-1', role_id: 4 });
     expect(created.status).toBe(201);
     const creator = await login(suite.base, 'creator@example.com', 'creator-password-1');
-    const own = await upload('mine-only.txt', Buffer.from('mine'), creator);
+    const own = await upload(Buffer.from('mine'), 'mine-only.txt', creator);
     await until(async () => (idsOf(await search({}, creator)).length === 1 ? true : undefined), 'the creator\'s upload in the read model');
     expect(idsOf(await search({}, creator))).toEqual([own]);
     expect((await search({ trashed: true }, creator)).status).toBe(403);
@@ -171,7 +156,7 @@ describe('searchable schema fields', () => {
     });
     const created = await call('POST', '/api/v1/schemas', definition(true));
     expect(created.status).toBe(201);
-    const id = await upload('holiday.txt', Buffer.from('holiday'));
+    const id = await upload(Buffer.from('holiday'), 'holiday.txt');
     await until(async () => ((await call('GET', `/api/v1/assets/${id}/data`)).body?.status === 'OK' ? true : undefined), 'the asset OK');
     const upd = await call('POST', `/api/v1/assets/${id}/data/update`, { data: { location: 'Reykjavík harbour', note: 'private words' }, mode: 'APPEND', data_schema_id: created.body.schema_id });
     expect(upd.status).toBe(200);
@@ -195,8 +180,8 @@ describe('collections', () => {
     const made = await call('POST', '/api/v1/collections', { name: 'Shortlist', shared: true });
     expect(made).toMatchObject({ status: 201, body: { name: 'Shortlist', shared: true, owner_id: 1, asset_count: 0 } });
     const id = made.body.collection_id;
-    const a = await upload('short-a.txt', Buffer.from('a'));
-    const b = await upload('short-b.txt', Buffer.from('b'));
+    const a = await upload(Buffer.from('a'), 'short-a.txt');
+    const b = await upload(Buffer.from('b'), 'short-b.txt');
     expect((await call('POST', `/api/v1/collections/${id}/assets`, { ids: [a, b] })).body.asset_count).toBe(2);
     const inIt = async () => idsOf(await search({ filters: { collection_id: id }, sort: [{ field: 'name', order: 'asc' }] }));
     await until(async () => ((await inIt()).length === 2 ? true : undefined), 'both members in the read model');
@@ -217,7 +202,7 @@ describe('collections', () => {
 
 describe('purge', () => {
   it('takes purged assets out of the trash search too', async () => {
-    const id = await upload('to-be-purged.txt', Buffer.from('bye'));
+    const id = await upload(Buffer.from('bye'), 'to-be-purged.txt');
     await until(async () => ((await call('GET', `/api/v1/assets/${id}/data`)).body?.status === 'OK' ? true : undefined), 'the asset OK');
     expect((await call('POST', `/api/v1/assets/${id}/delete`, { keys: ['original'] })).status).toBe(200);
     await until(async () => (idsOf(await search({ query: 'purged', trashed: true })).includes(id) ? true : undefined), 'the asset in the trash search');
