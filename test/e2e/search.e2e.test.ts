@@ -206,9 +206,14 @@ describe('purge', () => {
     await until(async () => ((await call('GET', `/api/v1/assets/${id}/data`)).body?.status === 'OK' ? true : undefined), 'the asset OK');
     expect((await call('POST', `/api/v1/assets/${id}/delete`, { keys: ['original'] })).status).toBe(200);
     await until(async () => (idsOf(await search({ query: 'purged', trashed: true })).includes(id) ? true : undefined), 'the asset in the trash search');
+    const stored = (await search({ query: 'purged', trashed: true })).body.search_result_id as string;
     const purge = await call('DELETE', '/api/v1/assets/trash/purge');
     expect(purge.status).toBe(202);
     await until(async () => ((await call('GET', `/api/v1/jobs/${purge.body.job_id}`)).body?.status === 'COMPLETED' ? true : undefined), 'the purge');
     await until(async () => (idsOf(await search({ query: 'purged', trashed: true })).includes(id) ? undefined : true), 'the purge in the read model');
+    // A result set stored before the purge pages without it.
+    const page = await call('GET', `/api/v1/assets/search/${stored}/1`);
+    expect(page.status).toBe(200);
+    expect(idsOf(page)).not.toContain(id);
   });
 });

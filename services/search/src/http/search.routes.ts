@@ -24,12 +24,12 @@ interface ResultSetRow {
   facets: Record<string, Array<{ value: unknown; count: number }>>;
 }
 
-/** One page of a stored set: the assets in the set's order (an asset purged since is left out). */
+/** One page of a stored set: the assets in the set's order (an asset purged since, a tombstone now, is left out). */
 async function pageOf(pool: Pool, set: ResultSetRow, page: number) {
   const from = (page - 1) * set.page_size;
   const ids = set.ids.slice(from, from + set.page_size);
   const rows = await pool.query<{ asset_id: string; name: string; size: string; content_type: string; status: string; upload_time: Date; doc: unknown }>(
-    'SELECT asset_id, name, size, content_type, status, upload_time, doc FROM search_index WHERE asset_id = ANY($1)',
+    'SELECT asset_id, name, size, content_type, status, upload_time, doc FROM search_index WHERE asset_id = ANY($1) AND indexed',
     [ids],
   );
   const byId = new Map(rows.rows.map((r) => [r.asset_id, r]));
