@@ -44,12 +44,11 @@ describe('addons through the suite (CONTRACT §6)', () => {
     }, { description: 'the OCR words in search' });
   });
 
-  it('answers 404 to an unknown addon, 400 to an image addon on a video, 503 to an addon not shipped yet', async () => {
+  it('answers 404 to an unknown addon and 400 to an image addon on a video', async () => {
     const image = await upload(await sharp({ create: { width: 64, height: 64, channels: 3, background: '#123' } }).png().toBuffer(), 'flat.png');
     await settled(image);
     expect(await call('POST', `/api/v1/assets/${image}/addons/teleport`)).toMatchObject({ status: 404, body: { error: { code: 'ADDON_NOT_FOUND' } } });
     expect((await call('GET', `/api/v1/assets/${image}/addons/teleport`)).status).toBe(404);
-    expect(await call('POST', `/api/v1/assets/${image}/addons/background_removal`)).toMatchObject({ status: 503, body: { error: { code: 'ADDON_UNAVAILABLE' } } });
     expect(await call('POST', `/api/v1/assets/${image}/addons/storyboard`)).toMatchObject({ status: 400, body: { error: { code: 'ADDON_NOT_APPLICABLE' } } });
     const video = await upload(await makeVideo({ seconds: 1, width: 320, height: 240 }), 'clip.mp4');
     await settled(video);
@@ -93,6 +92,38 @@ describe('addons through the suite (CONTRACT §6)', () => {
     }, { description: 'the tag in search' });
     const facet = (await call('POST', '/api/v1/assets/search', { query: 'cup', facets: ['tags'] })).body.facets.tags as Array<{ value: string; count: number }>;
     expect(facet).toContainEqual({ value: 'cup', count: 1 });
+  });
+
+  it('removes the background of a picture into the conversion background_removal, a PNG with alpha to download', async () => {
+    const figure = await sharp(
+      Buffer.from(
+        '<svg xmlns="http://www.w3.org/2000/svg" width="640" height="480"><rect width="640" height="480" fill="#e4ecf2"/>' +
+          '<circle cx="320" cy="170" r="70" fill="#e8b090"/><rect x="230" y="240" width="180" height="240" rx="40" fill="#2a6"/></svg>',
+      ),
+    )
+      .jpeg()
+      .toBuffer();
+    const id = await upload(figure, 'figure.jpg');
+    await settled(id);
+    const run = await call('POST', `/api/v1/assets/${id}/addons/background_removal`);
+    expect(run).toMatchObject({ status: 202, body: { job_id: expect.any(Number), status: 'QUEUED' } });
+    await waitFor(async () => (await call('GET', `/api/v1/jobs/${run.body.job_id}`)).body.status === 'COMPLETED', { timeoutMs: 90_000, description: 'the background removal job' });
+    const result = (await call('GET', `/api/v1/assets/${id}/addons/background_removal`)).body;
+    expect(result).toEqual({ key: 'background_removal', width: 640, height: 480, size: expect.any(Number) });
+    const data = (await call('GET', `/api/v1/assets/${id}/data`)).body;
+    expect(data.addons_info.background_removal).toEqual({ available: true });
+    const res = await fetch(`${suite.base}/api/v1/assets/${id}/content/background_removal/download`, { headers: { authorization: `Bearer ${jwt}` } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('image/png');
+    const png = Buffer.from(await res.arrayBuffer());
+    expect(png.length).toBe(result.size);
+    const { data: pixels, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
+    expect(info.channels).toBe(4);
+    expect(pixels[3]).toBeLessThan(16); // the top left corner is background
+    expect(pixels[(300 * 640 + 320) * 4 + 3]).toBeGreaterThan(240); // the figure's body is kept
+    // Sent to the trash, the asset loses its conversions, and with them the addon's.
+    expect((await call('DELETE', `/api/v1/assets/${id}`)).status).toBeLessThan(300);
+    expect((await call('GET', `/api/v1/assets/${id}/data`)).body.addons_info.background_removal).toBeUndefined();
   });
 
   it('recognises the same person across the group\'s pictures, and a different person as another', async () => {

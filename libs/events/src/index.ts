@@ -18,6 +18,7 @@ export * from './schemas/data-schema.event';
 export * from './schemas/collection.event';
 export * from './schemas/asset-purge.event';
 export * from './schemas/schema-registry';
+export { addonStatusClient, serveAddonStatus, type AddonState } from './addon-status';
 export { connectNats, ensureStreams, natsReachable, streamConfigs, waitForStreams, type StreamOptions } from './nats';
 export { publishEvent, buildHeaders, type PublishOptions } from './publish';
 export { consume, consumerWorker, DEAD_LETTER_RETRIES, type Consumer, type ConsumeOptions, type ConsumerWorker, type MessageContext } from './consume';

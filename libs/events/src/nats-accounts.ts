@@ -1,5 +1,5 @@
 import { nkeys } from '@nats-io/nats-core';
-import { ASSET_EVENTS, ASSET_PURGES, ASSET_PURGES_SUBJECTS, COLLECTIONS, COLLECTIONS_SUBJECTS, DAM_INTERNAL, DATA_SCHEMAS, DATA_SCHEMAS_SUBJECTS, SUBJECT_CDN_EVICT, SUBJECT_JOB_REPORTS, SUBJECT_USAGE_CDN_BYTES, SUBJECT_USAGE_PREFIX, usageSubject } from './subjects';
+import { ASSET_EVENTS, ASSET_PURGES, ASSET_PURGES_SUBJECTS, COLLECTIONS, COLLECTIONS_SUBJECTS, DAM_INTERNAL, DATA_SCHEMAS, DATA_SCHEMAS_SUBJECTS, SUBJECT_ADDON_STATUS, SUBJECT_CDN_EVICT, SUBJECT_JOB_REPORTS, SUBJECT_USAGE_CDN_BYTES, SUBJECT_USAGE_PREFIX, usageSubject } from './subjects';
 
 /**
  * NATS identities of the suite (ARCHITECTURE rule 9): one nkey user per service with publish/subscribe
@@ -85,8 +85,20 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
     subscribe: [],
   },
   metadata: {
-    // Its outbox relay publishes asset events, schemas, collections, purges and job commands; it reads the workers' job reports.
-    publish: [JS_INFO, ...STREAM_ADMIN, 'assets.events.>', DATA_SCHEMAS_SUBJECTS, COLLECTIONS_SUBJECTS, ASSET_PURGES_SUBJECTS, 'dam.internal.jobs.run.>', usageSubject('storage_bytes'), ...durableConsumer(DAM_INTERNAL, 'metadata-job-reports')],
+    // Its outbox relay publishes asset events, schemas, collections, purges and job commands; it reads the workers' job
+    // reports, and asks the addon service whether an addon's model loaded.
+    publish: [
+      JS_INFO,
+      ...STREAM_ADMIN,
+      'assets.events.>',
+      DATA_SCHEMAS_SUBJECTS,
+      COLLECTIONS_SUBJECTS,
+      ASSET_PURGES_SUBJECTS,
+      'dam.internal.jobs.run.>',
+      usageSubject('storage_bytes'),
+      SUBJECT_ADDON_STATUS,
+      ...durableConsumer(DAM_INTERNAL, 'metadata-job-reports'),
+    ],
     subscribe: [],
   },
   upload: {
@@ -124,8 +136,11 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
     ],
     subscribe: [],
   },
-  // Addon jobs: their commands in, their reports and addon_runs usage out.
-  addon: { publish: [JS_INFO, SUBJECT_JOB_REPORTS, usageSubject('addon_runs'), ...durableConsumer(DAM_INTERNAL, 'addon-jobs')], subscribe: [] },
+  // Addon jobs: their commands in, their reports and addon_runs usage out; answers metadata's questions on its models.
+  addon: {
+    publish: [JS_INFO, SUBJECT_JOB_REPORTS, usageSubject('addon_runs'), ...durableConsumer(DAM_INTERNAL, 'addon-jobs'), `${inboxPrefixOf('metadata')}.>`],
+    subscribe: [SUBJECT_ADDON_STATUS],
+  },
   // Deliveries of every asset event (its durable), and reissue jobs: their commands in, their reports out.
   webhook: {
     publish: [JS_INFO, ...durableConsumer(ASSET_EVENTS, 'webhook-deliveries'), ...durableConsumer(DAM_INTERNAL, 'webhook-jobs'), SUBJECT_JOB_REPORTS],

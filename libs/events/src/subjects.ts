@@ -54,6 +54,11 @@ export const SUBJECT_USAGE_PREFIX = 'dam.internal.usage';
 export const usageSubject = (metric: string): string => `${SUBJECT_USAGE_PREFIX}.${assertSubjectToken(metric, 'metric')}`;
 /** link-signing → every link-signing replica: drop these cached objects (a purge job reaches every replica's cache). */
 export const SUBJECT_CDN_EVICT = 'dam.internal.cdn.evict';
+/**
+ * metadata → addon (request and reply): which addons' models loaded. Outside every stream's subjects: a request on a
+ * stream's subject would be stored and answered by JetStream's acknowledgement.
+ */
+export const SUBJECT_ADDON_STATUS = 'dam.rpc.addons.status';
 
 export const ASSET_EVENT_TYPES = [
   'file-saved',

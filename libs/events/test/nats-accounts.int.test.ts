@@ -6,8 +6,11 @@ import { z } from 'zod';
 import {
   ASSET_EVENTS,
   DAM_INTERNAL,
+  SUBJECT_ADDON_STATUS,
   SUBJECT_JOB_REPORTS,
+  addonStatusClient,
   jobCommandSubject,
+  serveAddonStatus,
   connectNats,
   consume,
   ensureStreams,
@@ -128,5 +131,26 @@ describe('NATS identities and permissions', () => {
         logger: captureLogger(),
       }),
     ).rejects.toThrow(/permission|timeout/i);
+  });
+
+  it('lets metadata ask the addon service which models loaded, and nobody else answer or ask', async () => {
+    const addon = await as('addon');
+    const ask = addonStatusClient(await as('metadata'), { timeoutMs: 500, cacheMs: 0 });
+    // No addon replica: nobody knows, the run is queued.
+    expect(await ask('background_removal')).toBeUndefined();
+    const stored = await streamMessages(admin, DAM_INTERNAL);
+    const sub = serveAddonStatus(addon, () => ({ auto_tagging: { state: 'ready' }, background_removal: { state: 'failed', reason: 'no model here' }, face_recognition: { state: 'loading' } }));
+    await addon.flush();
+    expect(await ask('background_removal')).toBe('no model here');
+    expect(await ask('auto_tagging')).toBeUndefined();
+    expect(await ask('face_recognition')).toBeUndefined();
+    // Another service may neither answer (its subscription is refused) nor ask.
+    const forged = await as('conversion');
+    forged.subscribe(SUBJECT_ADDON_STATUS, { callback: (_e, msg) => void msg.respond(JSON.stringify({ addons: {} })) });
+    await expect(forged.request(SUBJECT_ADDON_STATUS, '', { timeout: 500 })).rejects.toThrow();
+    expect(await ask('background_removal')).toBe('no model here');
+    // Questions and answers are not stored anywhere.
+    expect(await streamMessages(admin, DAM_INTERNAL)).toBe(stored);
+    sub.unsubscribe();
   });
 });

@@ -18,6 +18,8 @@ export const configSchema = z.object({
   TAGGING_MIN_CONFIDENCE: z.coerce.number().min(0).max(1).default(0.3),
   /** face_recognition: a face at least this similar (cosine of embeddings) to a person's faces is that person. */
   FACE_MATCH_THRESHOLD: z.coerce.number().min(0).max(1).default(0.55),
+  /** background_removal: ISNet quantised (`small`, 8-bit) or half precision (`medium`, finer edges). */
+  BACKGROUND_REMOVAL_MODEL: z.enum(['small', 'medium']).default('medium'),
   /** Larger images are refused (decompression bombs), as conversion does. */
   MAX_INPUT_PIXELS: z.coerce.number().int().positive().default(268_402_689),
 });

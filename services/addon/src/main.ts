@@ -1,9 +1,10 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { jetstream } from '@nats-io/jetstream';
-import { connectNats, DAM_INTERNAL, natsReachable, waitForStreams } from '@dam/events';
+import { connectNats, DAM_INTERNAL, natsReachable, serveAddonStatus, waitForStreams, type AddonState } from '@dam/events';
 import { runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
+import { BackgroundRemoval } from './adapters/background-removal';
 import { HumanModels } from './adapters/human-models';
 import { PeopleRepository } from './adapters/people.repository';
 import { migrateAddon } from './migrations';
@@ -28,21 +29,33 @@ async function main(): Promise<void> {
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
   // The models load once, in the background; /readyz says whether they did, and their jobs fail with the reason
   // when they did not (the service itself keeps running).
-  const loaded = { auto_tagging: false, face_recognition: false };
-  const load = (kind: 'objects' | 'faces', addon: keyof typeof loaded) => {
-    const models = HumanModels.load(kind);
+  // What metadata is told when asked (a failed model makes a run request answer 503 with the reason).
+  const status: Record<string, AddonState> = {
+    text_extraction: ocrReady ? { state: 'ready' } : { state: 'failed', reason: `tesseract with the ${config.OCR_LANGUAGE} language is not installed` },
+    auto_tagging: { state: 'loading' },
+    face_recognition: { state: 'loading' },
+    background_removal: { state: 'loading' },
+  };
+  const load = <T>(addon: string, loading: () => Promise<T>): Promise<T> => {
+    const models = loading();
     models.then(
       () => {
-        loaded[addon] = true;
+        status[addon] = { state: 'ready' };
         logger.info({ addon }, 'models loaded');
       },
-      (error: unknown) => logger.error({ err: error, addon }, 'models could not load: the addon cannot run'),
+      (error: unknown) => {
+        status[addon] = { state: 'failed', reason: `the ${addon} model could not load: ${error instanceof Error ? error.message : String(error)}` };
+        logger.error({ err: error, addon }, 'models could not load: the addon cannot run');
+      },
     );
     return models;
   };
-  // One after the other: two tfjs models loading at once on the same backend gain nothing.
-  const objectModels = load('objects', 'auto_tagging');
-  const faceModels = objectModels.catch(() => undefined).then(() => load('faces', 'face_recognition'));
+  serveAddonStatus(nc, () => status); // ends with the connection's drain
+  const ready = (addon: string) => async () => status[addon]?.state === 'ready';
+  // One after the other: models loading at once on two cores gain nothing.
+  const objectModels = load('auto_tagging', () => HumanModels.load('objects'));
+  const faceModels = objectModels.catch(() => undefined).then(() => load('face_recognition', () => HumanModels.load('faces')));
+  const backgroundModel = faceModels.catch(() => undefined).then(() => load('background_removal', () => BackgroundRemoval.load(config.BACKGROUND_REMOVAL_MODEL)));
 
   await runService({
     logger,
@@ -53,9 +66,10 @@ async function main(): Promise<void> {
       postgres: () => ping(pool),
       nats: () => natsReachable(nc),
       storage: () => storage.reachable(),
-      text_extraction: async () => ocrReady,
-      auto_tagging: async () => loaded.auto_tagging,
-      face_recognition: async () => loaded.face_recognition,
+      text_extraction: ready('text_extraction'),
+      auto_tagging: ready('auto_tagging'),
+      face_recognition: ready('face_recognition'),
+      background_removal: ready('background_removal'),
     },
     workers: [
       addonJobWorker(
@@ -72,6 +86,7 @@ async function main(): Promise<void> {
           faces: () => faceModels,
           people: new PeopleRepository(pool),
           faceMatchThreshold: config.FACE_MATCH_THRESHOLD,
+          background: () => backgroundModel,
         },
         { concurrency: config.CONCURRENCY, ackWaitMs: config.ACK_WAIT_MS, maxDeliver: config.MAX_DELIVER, backoffMs: config.RETRY_BACKOFF_MS },
       ),

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
-import { originalKey } from '@dam/storage';
+import { addonStatusClient, connectNats } from '@dam/events';
+import { conversionKey, originalKey } from '@dam/storage';
 import { createDatabase, startJobHarness, startServiceProcess, waitFor, type JobHarness, type ServiceProcess } from '@dam/testing';
 
 /** Photographs shipped with the repository (CC0 / public domain; see the folder's README). */
@@ -84,6 +85,38 @@ describe('the face_recognition addon', () => {
   });
 });
 
+describe('the background_removal addon', () => {
+  /** A subject on a plain background: a figure (head and body) on a light, even backdrop. */
+  const figure = (width: number, height: number) =>
+    sharp(
+      Buffer.from(
+        `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 640 480"><rect width="640" height="480" fill="#dfe8ef"/>` +
+          '<circle cx="320" cy="170" r="70" fill="#e8b090"/><rect x="230" y="240" width="180" height="240" rx="40" fill="#c33"/></svg>',
+      ),
+    )
+      .jpeg()
+      .toBuffer();
+
+  it('stores the original as a PNG whose alpha keeps the subject and clears the background, at the original size', async () => {
+    const asset = 'bg1';
+    const checksum = await h.putOriginal('7', asset, await figure(1280, 960));
+    await h.publishJob('7', asset, { checksum, contentType: 'image/jpeg' }, { type: 'addon', keys: ['background_removal'], source_key: originalKey('7', asset), created_by: 3 });
+    const report = await h.finalReportFor(asset, 120_000);
+    expect(report.state).toBe('COMPLETED');
+    const key = conversionKey('7', asset, checksum, 'background_removal', 'png');
+    expect(report.conversions).toMatchObject({ asset_id: asset, group_id: '7', source_checksum: checksum, conversions: { background_removal: { object_key: key, content_type: 'image/png', width: 1280, height: 960 } } });
+    const png = await h.readObject(key);
+    expect(report.addon_result).toEqual({ addon: 'background_removal', result: { key: 'background_removal', width: 1280, height: 960, size: png.length } });
+    const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
+    expect(info).toMatchObject({ width: 1280, height: 960, channels: 4 });
+    const alphaAt = (x: number, y: number) => data[(y * info.width + x) * 4 + 3] as number;
+    // Every corner is background; the head and the body are the subject.
+    for (const [x, y] of [[5, 5], [1274, 5], [5, 954], [1274, 954]] as const) expect(alphaAt(x, y)).toBeLessThan(16);
+    expect(alphaAt(640, 340)).toBeGreaterThan(240);
+    expect(alphaAt(640, 700)).toBeGreaterThan(240);
+  });
+});
+
 describe('the text_extraction addon', () => {
   it('reads a rendered sentence exactly, with its words of three or more characters', async () => {
     const report = await job('ocr1', await rendered(['The quick brown fox jumps', 'over the lazy dog 2026']));
@@ -102,14 +135,30 @@ describe('the text_extraction addon', () => {
     expect(broken.error).toMatch(/cannot be read/);
   });
 
-  it('reports an addon this version does not ship as FAILED', async () => {
-    const report = await job('bg1', await rendered(['x']), ['background_removal']);
+  it('reports an addon this service does not run as FAILED', async () => {
+    const report = await job('sb1', await rendered(['x']), ['storyboard']);
     expect(report).toMatchObject({ state: 'FAILED', error: expect.stringMatching(/not available/) });
+  });
+
+  it('tells metadata when an addon cannot run (tesseract missing), and /readyz says so', async () => {
+    const broken = await startServiceProcess('addon', h.env({ TESSERACT_PATH: '/nonexistent/tesseract', DATABASE_URL: await createDatabase('addon') }), { waitReady: false });
+    try {
+      const ask = addonStatusClient(await connectNats(h.nats.url, 'metadata', h.nats.seed('metadata')), { cacheMs: 0 });
+      // Both replicas answer in turn (one queue group): the broken one says why.
+      expect(await waitFor(() => ask('text_extraction'), { description: 'the broken replica answering' })).toMatch(/tesseract with the eng language is not installed/);
+      const readyz = await waitFor(() => fetch(`${broken.url}/readyz`).catch(() => undefined), { description: 'the broken replica listening' });
+      expect(readyz.status).toBe(503);
+      expect(((await readyz.json()) as { checks: Record<string, boolean> }).checks.text_extraction).toBe(false);
+    } finally {
+      await broken.stop();
+    }
   });
 
   it('answers /readyz with tesseract found and the detector loaded, and exits 0 on SIGTERM', async () => {
     await waitFor(async () => (await fetch(`${service.url}/readyz`)).status === 200, { description: 'every model loaded' });
-    expect(await (await fetch(`${service.url}/readyz`)).json()).toMatchObject({ checks: { text_extraction: true, auto_tagging: true, face_recognition: true } });
+    expect(await (await fetch(`${service.url}/readyz`)).json()).toMatchObject({
+      checks: { text_extraction: true, auto_tagging: true, face_recognition: true, background_removal: true },
+    });
     service.kill('SIGTERM');
     await expect(service.exited).resolves.toEqual({ code: 0, signal: null });
   });

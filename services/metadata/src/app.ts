@@ -16,7 +16,7 @@ import { processRoutes } from './http/process.routes';
 import { schemaRoutes } from './http/schemas.routes';
 import { collectionRoutes } from './http/collections.routes';
 import { reissueRoutes } from './http/reissue.routes';
-import { addonRoutes } from './http/addons.routes';
+import { addonRoutes, type AddonRouteDeps } from './http/addons.routes';
 import { publicAccessRoutes } from './http/public-access.routes';
 import { internalDeliveryRoutes } from './http/internal-delivery.routes';
 import { cdnJobRoutes } from './http/cdn-jobs.routes';
@@ -45,6 +45,8 @@ export interface MetadataAppDeps {
   maxUploadBytes?: number;
   /** Group settings from auth (bulk delete limits). */
   groupSettings: TrashRouteDeps['settings'];
+  /** Whether an addon's model failed to load (asked of the addon service); without it, runs are always queued. */
+  addonUnavailable?: AddonRouteDeps['addonUnavailable'];
 }
 
 /** Builds the HTTP app from its dependencies; never listens (main.ts and tests do). */
@@ -78,7 +80,7 @@ export function buildMetadataApp(deps: MetadataAppDeps): Express {
   app.use(dataUpdateRoutes(transactions));
   app.use(cdnJobRoutes(transactions));
   app.use(processRoutes({ transactions, settings: deps.groupSettings }));
-  app.use(addonRoutes({ transactions, reader, settings: deps.groupSettings }));
+  app.use(addonRoutes({ transactions, reader, settings: deps.groupSettings, ...(deps.addonUnavailable ? { addonUnavailable: deps.addonUnavailable } : {}) }));
   app.use(schemaRoutes(transactions));
   app.use(collectionRoutes(transactions));
   app.use(reissueRoutes(transactions));

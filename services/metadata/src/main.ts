@@ -2,7 +2,7 @@ import { telemetry } from './instrument'; // must stay the first import
 import { createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
 import { GroupSettingsClient } from '@dam/internal-api';
 import { createPool, ping } from '@dam/db';
-import { connectNats, ensureStreams, natsReachable } from '@dam/events';
+import { addonStatusClient, connectNats, ensureStreams, natsReachable } from '@dam/events';
 import { startOutboxRelay } from '@dam/outbox';
 import { runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
@@ -73,6 +73,7 @@ async function main(): Promise<void> {
         syncPublicPolicy,
         transforms: transformClient({ baseUrl: config.CONVERSION_URL, signer: createServiceSigner(config.SERVICE_KEY) }),
         groupSettings,
+        addonUnavailable: addonStatusClient(nc),
         verifier: createServiceVerifier({ service: 'metadata', trusted: config.SERVICE_TRUSTED_KEYS }),
         readiness,
       }),

@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { createServiceVerifier, parseTrustedKeys, permissionsFor, type Principal, type RoleName } from '@dam/auth-tokens';
 import { createPool, type Pool } from '@dam/db';
-import { connectNats, consume, ensureStreams, SUBJECT_JOB_REPORTS, type ConversionsCompleted, type JobReport } from '@dam/events';
+import { addonStatusClient, connectNats, consume, ensureStreams, SUBJECT_JOB_REPORTS, type ConversionsCompleted, type JobReport } from '@dam/events';
 import { startOutboxRelay, type OutboxRelay } from '@dam/outbox';
 import { createLogger } from '@dam/logging';
 import { createStorage, type Storage } from '@dam/storage';
@@ -68,6 +68,8 @@ export async function startMetadata(options: { timings?: Partial<JobTimings> } =
     storage,
     jobTimings: timings,
     groupSettings: { get: async (groupId) => settings.get(groupId) ?? {} },
+    // Asked of whoever answers as the addon service (tests play it), as in production.
+    addonUnavailable: addonStatusClient(service, { timeoutMs: 300, cacheMs: 0 }),
     verifier: createServiceVerifier({ service: 'metadata', trusted: parseTrustedKeys(identities.trustedKeys()) }),
   });
   const server: Server = await new Promise((resolve) => {

@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
 import { createHash } from 'node:crypto';
-import { ASSET_EVENTS, DAM_INTERNAL, jobCommandSubject } from '@dam/events';
+import { ASSET_EVENTS, connectNats, DAM_INTERNAL, jobCommandSubject, serveAddonStatus } from '@dam/events';
 import { conversionKey, originalKey } from '@dam/storage';
 import { waitFor } from '@dam/testing';
 import { assetId, collect, finalReport, principal, publishReport, signedFetch, startMetadata, type Harness } from './harness';
@@ -83,5 +83,72 @@ describe('POST /api/v1/assets/{id}/process (CONTRACT §6)', () => {
     }
     expect((await call(`/api/v1/assets/${'0'.repeat(32)}/process`, { keys: ['banner'] })).status).toBe(404);
     expect((await call(`/api/v1/assets/${image}/process`, { keys: ['banner'] }, principal({ group_id: GROUP + 1 }))).status).toBe(404);
+  });
+});
+
+describe('POST /api/v1/assets/{id}/addons/background_removal (CONTRACT §6)', () => {
+  const ready = async () => {
+    const id = await create('image/png');
+    publishReport(h, await finalReport(h, made(id, { thumb: output(id, 'thumb') })));
+    await waitFor(async () => (await data(id)).status === 'OK', { description: 'OK' });
+    return id;
+  };
+  const png = (id: string, sum = checksum) => ({ object_key: conversionKey(String(GROUP), id, sum, 'background_removal', 'png'), content_type: 'image/png', width: 10, height: 10, size: 99 });
+  const addonReport = async (id: string, conversion: ReturnType<typeof png>, sum = checksum) =>
+    finalReport(h, { ...made(id, { background_removal: conversion }), source_checksum: sum }, {
+      worker: 'addon@test:1',
+      step: 'background_removal',
+      addon_result: { addon: 'background_removal', result: { key: 'background_removal', width: 10, height: 10, size: 99 } },
+    });
+  const jobOf = async (jobId: number) => (await (await signedFetch(`${h.url}/api/v1/jobs/${jobId}`, admin)).json()) as any;
+
+  it('keeps the PNG as the conversion background_removal, marks the addon available and drops both with the trash', async () => {
+    const id = await ready();
+    const run = await call(`/api/v1/assets/${id}/addons/background_removal`, {});
+    expect(run).toEqual({ status: 202, body: { job_id: expect.any(Number), status: 'QUEUED' } });
+    publishReport(h, await addonReport(id, png(id)));
+    await waitFor(async () => (await jobOf(run.body.job_id)).status === 'COMPLETED', { description: 'the addon job' });
+    const after = await data(id);
+    expect(after.conversions.background_removal).toMatchObject({ width: 10, height: 10, size: 99 });
+    expect(after.addons_info).toEqual({ background_removal: { available: true } });
+    const result = await signedFetch(`${h.url}/api/v1/assets/${id}/addons/background_removal`, admin);
+    expect(await result.json()).toEqual({ key: 'background_removal', width: 10, height: 10, size: 99 });
+    expect((await call(`/api/v1/assets/${id}/delete`, { keys: ['original'] })).status).toBe(200);
+    const { rows } = await h.pool.query<{ addons_info: unknown; conversions: unknown }>('SELECT addons_info, conversions FROM assets WHERE id = $1', [id]);
+    expect(rows[0]).toEqual({ addons_info: {}, conversions: {} });
+  });
+
+  it('ends the job ERROR when the original changed while it ran, or the report names no conversion', async () => {
+    const id = await ready();
+    const stale = await call(`/api/v1/assets/${id}/addons/background_removal`, {});
+    const other = createHash('md5').update('another original').digest('hex');
+    publishReport(h, await addonReport(id, png(id, other), other));
+    await waitFor(async () => (await jobOf(stale.body.job_id)).status === 'ERROR', { description: 'the stale job' });
+    expect((await jobOf(stale.body.job_id)).error).toMatch(/asset changed/);
+    const empty = await call(`/api/v1/assets/${id}/addons/background_removal`, {});
+    publishReport(h, { ...(await addonReport(id, png(id))), conversions: made(id, {}) });
+    await waitFor(async () => (await jobOf(empty.body.job_id)).status === 'ERROR', { description: 'the empty job' });
+    expect((await data(id)).conversions.background_removal).toBeUndefined();
+  });
+
+  it('answers 503 with the reason while the addon service says the model failed to load', async () => {
+    const id = await ready();
+    const addon = await connectNats(h.nats.url, 'addon', h.nats.seed('addon'));
+    const replies = serveAddonStatus(addon, () => ({ background_removal: { state: 'failed', reason: 'the model files are missing' }, auto_tagging: { state: 'loading' } }));
+    await addon.flush();
+    try {
+      expect(await call(`/api/v1/assets/${id}/addons/background_removal`, {})).toEqual({
+        status: 503,
+        body: { error: { code: 'ADDON_UNAVAILABLE', message: expect.stringContaining('the model files are missing') } },
+      });
+      // Still loading: the run waits in the queue.
+      expect((await call(`/api/v1/assets/${id}/addons/auto_tagging`, {})).status).toBe(202);
+      // The asset's own checks come first.
+      expect((await call(`/api/v1/assets/${'0'.repeat(32)}/addons/background_removal`, {})).status).toBe(404);
+    } finally {
+      replies.unsubscribe();
+      await addon.close();
+    }
+    expect((await call(`/api/v1/assets/${id}/addons/background_removal`, {})).status).toBe(202);
   });
 });

@@ -1,10 +1,11 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import sharp from 'sharp';
-import { jobCommandWorker, publishEvent, startJobReporter, usageOf, workerId, type JobCommand, type JobConsumerOptions } from '@dam/events';
+import { jobCommandWorker, publishEvent, startJobReporter, usageOf, workerId, type CompletedConversion, type JobCommand, type JobConsumerOptions } from '@dam/events';
 import type { Worker } from '@dam/http';
 import type { Logger } from '@dam/logging';
-import type { Storage } from '@dam/storage';
+import { conversionKey, type Storage } from '@dam/storage';
+import type { BackgroundRemoval } from '../adapters/background-removal';
 import type { HumanModels } from '../adapters/human-models';
 import type { PeopleRepository } from '../adapters/people.repository';
 import { ocrResultOf } from '../domain/ocr';
@@ -12,7 +13,7 @@ import { taggingOf } from '../domain/tagging';
 
 export const ADDON_JOBS_DURABLE = 'addon-jobs';
 /** The addons this version runs. */
-export const IMPLEMENTED: ReadonlySet<string> = new Set(['text_extraction', 'auto_tagging', 'face_recognition']);
+export const IMPLEMENTED: ReadonlySet<string> = new Set(['text_extraction', 'auto_tagging', 'face_recognition', 'background_removal']);
 
 /** Why an image could not be analysed, as the job's error: sharp's own message says what is wrong with it. */
 const describe = (error: unknown): string => {
@@ -21,7 +22,7 @@ const describe = (error: unknown): string => {
 };
 const WORKER_ID = workerId('addon');
 
-/** A failure of this service's own storage (its database), not of the image: the job is retried, not failed. */
+/** A failure of this service's own storage (its database, the object store), not of the image: the job is retried, not failed. */
 class RetryableError extends Error {
   constructor(override readonly cause: unknown) {
     super(cause instanceof Error ? cause.message : String(cause));
@@ -46,19 +47,28 @@ export interface AddonDeps {
   people: PeopleRepository;
   /** Faces at least this similar (cosine) to a person's centroid are that person. */
   faceMatchThreshold: number;
+  /** The background removal model once loaded. */
+  background: () => Promise<BackgroundRemoval>;
+}
+
+/** What one run found: the result kept with the asset, and for `background_removal` the conversion it stored. */
+interface Analysis {
+  result: Record<string, unknown>;
+  conversion?: CompletedConversion;
 }
 
 /** The longest side an image is analysed at (detectors work on a few hundred pixels; more only costs time). */
 const ANALYSIS_SIDE = 1024;
 
 /** What one addon finds in an image (the original's bytes); throws with the reason it cannot. */
-async function analyse(deps: AddonDeps, addon: string, bytes: Buffer, command: JobCommand): Promise<Record<string, unknown>> {
+async function analyse(deps: AddonDeps, addon: string, bytes: Buffer, command: JobCommand): Promise<Analysis> {
   const image = () => sharp(bytes, { limitInputPixels: deps.maxInputPixels }).rotate();
   if (addon === 'text_extraction') {
     // Upright (EXIF orientation), first frame, grey: what tesseract reads best.
     const page = await image().greyscale().png().toBuffer();
-    return { ...ocrResultOf(await deps.ocr(page)) };
+    return { result: { ...ocrResultOf(await deps.ocr(page)) } };
   }
+  if (addon === 'background_removal') return removeBackground(deps, await deps.background(), image, command);
   const models = await (addon === 'auto_tagging' ? deps.objects() : deps.faces());
   // One decode: upright and scaled down straight to raw pixels; the upright size comes from the header.
   const { autoOrient } = await sharp(bytes, { limitInputPixels: deps.maxInputPixels }).metadata();
@@ -66,7 +76,7 @@ async function analyse(deps: AddonDeps, addon: string, bytes: Buffer, command: J
   if (addon === 'auto_tagging') {
     const { dominant } = await sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } }).stats();
     const objects = await models.objects(data, info.width, info.height);
-    return { ...taggingOf({ objects, dominant, width: info.width, height: info.height, minConfidence: deps.minConfidence }) };
+    return { result: { ...taggingOf({ objects, dominant, width: info.width, height: info.height, minConfidence: deps.minConfidence }) } };
   }
   // face_recognition: boxes in the original's (upright) pixels, and a person per face across the group.
   const faces = await models.faces(data, info.width, info.height);
@@ -77,12 +87,38 @@ async function analyse(deps: AddonDeps, addon: string, bytes: Buffer, command: J
       throw new RetryableError(error);
     });
   return {
-    faces: faces.map((f, i) => ({
-      box: { x: Math.round(f.box[0] * scale), y: Math.round(f.box[1] * scale), width: Math.round(f.box[2] * scale), height: Math.round(f.box[3] * scale) },
-      confidence: Math.round(f.score * 1000) / 1000,
-      person_id: people[i] as string,
-    })),
+    result: {
+      faces: faces.map((f, i) => ({
+        box: { x: Math.round(f.box[0] * scale), y: Math.round(f.box[1] * scale), width: Math.round(f.box[2] * scale), height: Math.round(f.box[3] * scale) },
+        confidence: Math.round(f.score * 1000) / 1000,
+        person_id: people[i] as string,
+      })),
+    },
   };
+}
+
+/** The side the background model sees (it scales every image to 1024×1024): the mask is found at this size. */
+const MASK_SIDE = 1024;
+
+/**
+ * `background_removal`: the upright original as a PNG whose alpha is the subject's mask, stored as the conversion
+ * `background_removal` of this original. The model runs on the image scaled to its own size; the mask is then
+ * scaled back to the original's and joined to its pixels (one decode of the original).
+ */
+async function removeBackground(deps: AddonDeps, model: BackgroundRemoval, image: () => sharp.Sharp, command: JobCommand): Promise<Analysis> {
+  // A transparent original is seen on white, as a viewer shows it: its own alpha gives way to the mask.
+  const { data: pixels, info: full } = await image().flatten({ background: '#ffffff' }).raw().toBuffer({ resolveWithObject: true });
+  const raw = { raw: { width: full.width, height: full.height, channels: 3 as const } };
+  const small = await sharp(pixels, raw).resize(MASK_SIDE, MASK_SIDE, { fit: 'inside', withoutEnlargement: true }).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  const mask = await model.mask(small.data, small.info.width, small.info.height);
+  const alpha = await sharp(mask, { raw: { width: small.info.width, height: small.info.height, channels: 1 } }).resize(full.width, full.height, { fit: 'fill' }).toColourspace('b-w').raw().toBuffer();
+  const png = await sharp(pixels, raw).joinChannel(alpha, { raw: { width: full.width, height: full.height, channels: 1 } }).png().toBuffer();
+  const objectKey = conversionKey(command.group_id, command.asset_id, command.source_checksum, 'background_removal', 'png');
+  await deps.storage.putBuffer(objectKey, png, { contentType: 'image/png', size: png.length }).catch((error: unknown) => {
+    throw new RetryableError(error);
+  });
+  const conversion = { object_key: objectKey, content_type: 'image/png', width: full.width, height: full.height, size: png.length };
+  return { result: { key: 'background_removal', width: full.width, height: full.height, size: png.length }, conversion };
 }
 
 /** Reads the original whole (images only; their size is bounded by the upload limit and the pixel limit). */
@@ -107,16 +143,26 @@ export function handleAddonJob(deps: AddonDeps) {
         return;
       }
       const bytes = await originalOf(deps.storage, command.source_key ?? '');
-      let result: Record<string, unknown>;
+      let analysis: Analysis;
       try {
-        result = await analyse(deps, addon, bytes, command);
+        analysis = await analyse(deps, addon, bytes, command);
       } catch (error) {
         if (error instanceof RetryableError) throw error.cause;
         // An image the tools cannot read, or a model that could not load: the job ends with the reason.
         await reporter.finish('FAILED', { error: describe(error) });
         return;
       }
-      await reporter.finish('COMPLETED', { addon_result: { addon, result } });
+      const { result, conversion } = analysis;
+      const made = conversion && {
+        id: `addon-${command.job_id}-${command.attempt}`,
+        asset_id: command.asset_id,
+        group_id: command.group_id,
+        source_checksum: command.source_checksum,
+        image: null,
+        conversions: { [addon]: conversion },
+        errors: {},
+      };
+      await reporter.finish('COMPLETED', { addon_result: { addon, result }, ...(made ? { conversions: made } : {}) });
       await countRun(deps, command, new Date(started)).catch((error: unknown) => deps.logger.warn({ err: error, job_id: command.job_id }, 'addon usage not published'));
       deps.logger.info({ job_id: command.job_id, asset_id: command.asset_id, addon, ms: Date.now() - started }, 'addon finished');
     } finally {

@@ -31,6 +31,9 @@ interface AssetRow {
   addon_results: Record<string, Record<string, unknown>>;
 }
 
+/** addons_info entries that say a conversion exists: the trash removes conversions, so these go with them. */
+const CONVERSION_ADDON_INFO = `'{ON_DEMAND_IMAGE,background_removal,storyboard}'::text[]`;
+
 const COLUMNS = `id, group_id, creator_id, name, size, checksum, content_type, status, metadata, data, data_schema_id,
   conversions, addons_info, addon_results, errors, object_key, upload_time, update_time, deleted_at, version, public_urls`;
 
@@ -173,7 +176,7 @@ export class AssetRepository implements AssetStore, AssetReader {
   async replaceOriginal(groupId: number, id: string, o: NewOriginal): Promise<Asset> {
     const { rows } = await this.db.query<AssetRow>(
       `UPDATE assets SET name = $3, size = $4, checksum = $5, content_type = $6, object_key = $7, metadata = $8, data = $9,
-         data_schema_id = $10, conversions = '{}'::jsonb, public_urls = '{}'::jsonb, errors = NULL, status = 'NOT_READY', update_time = now(), version = version + 1
+         data_schema_id = $10, conversions = '{}'::jsonb, public_urls = '{}'::jsonb, addon_results = '{}'::jsonb, addons_info = '{}'::jsonb, errors = NULL, status = 'NOT_READY', update_time = now(), version = version + 1
        WHERE group_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
       [groupId, id, o.name, o.size, o.checksum, o.contentType, o.objectKey, o.metadata, o.data, o.dataSchemaId],
     );
@@ -215,7 +218,8 @@ export class AssetRepository implements AssetStore, AssetReader {
 
   async moveToTrash(groupId: number, id: string): Promise<Asset | undefined> {
     const { rows } = await this.db.query<AssetRow>(
-      `UPDATE assets SET deleted_at = now(), conversions = '{}'::jsonb, public_urls = '{}'::jsonb, update_time = now(), version = version + 1
+      `UPDATE assets SET deleted_at = now(), conversions = '{}'::jsonb, public_urls = '{}'::jsonb,
+         addons_info = addons_info - ${CONVERSION_ADDON_INFO}, update_time = now(), version = version + 1
        WHERE group_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${COLUMNS}`,
       [groupId, id],
     );

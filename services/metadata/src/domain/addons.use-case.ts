@@ -11,9 +11,9 @@ import { requestProcessing } from './process.use-case';
 /** The addons of CONTRACT §6: image addons run by the addon service, `storyboard` (video) made by transcode. */
 export const ADDONS: readonly string[] = [...IMAGE_ADDONS, ...VIDEO_ADDONS];
 /** Image addons whose model this version ships; the others answer 503 until theirs does. */
-export const AVAILABLE_IMAGE_ADDONS: ReadonlySet<string> = new Set(['text_extraction', 'auto_tagging', 'face_recognition']);
+export const AVAILABLE_IMAGE_ADDONS: ReadonlySet<string> = new Set(['text_extraction', 'auto_tagging', 'face_recognition', 'background_removal']);
 /** Addons whose result is a conversion of the asset (its key is the addon's name). */
-const CONVERSION_ADDONS: ReadonlySet<string> = new Set(['background_removal', 'storyboard']);
+export const CONVERSION_ADDONS: ReadonlySet<string> = new Set(['background_removal', 'storyboard']);
 
 export const addonNotFound = (addon: string) => notFound('ADDON_NOT_FOUND', `No addon ${addon}: one of ${ADDONS.join(', ')}`);
 
@@ -27,16 +27,21 @@ export async function requestAddon(
   id: string,
   addon: string,
   settingsOf: (groupId: number) => Promise<GroupSettings>,
+  /** Why the addon's model cannot run (it failed to load), or undefined when it can or may. */
+  unavailableReason: (addon: string) => Promise<string | undefined> = async () => undefined,
 ): Promise<Job> {
   if (!ADDONS.includes(addon)) throw addonNotFound(addon);
   if (addon === 'storyboard') {
     await checkRunnable(runInTransaction, caller, id, addon, isVideo);
     return requestProcessing(runInTransaction, caller, id, ['storyboard'], settingsOf);
   }
+  // Asked before the transaction (no row lock held while the addon service answers), told after the asset's checks.
+  const reason = await unavailableReason(addon);
   return runInTransaction(async (tx) => {
     const asset = await tx.assets.findForUpdate(caller.group_id, id);
     runnable(caller, asset, addon, isImage);
     if (!AVAILABLE_IMAGE_ADDONS.has(addon)) throw unavailable(`The ${addon} addon is not available on this deployment yet`, 'ADDON_UNAVAILABLE');
+    if (reason) throw unavailable(`The ${addon} addon cannot run on this deployment now: ${reason}`, 'ADDON_UNAVAILABLE');
     const [job] = await openAddonJobs(tx, asset, [addon], caller.user_id);
     return job as Job;
   });

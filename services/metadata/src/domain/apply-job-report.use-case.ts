@@ -1,6 +1,6 @@
 import type { ConversionsCompleted, JobReport } from '@dam/events';
 import { isImage, type Asset, type StoredConversion } from './asset';
-import { openAddonJobs } from './addons.use-case';
+import { CONVERSION_ADDONS, openAddonJobs } from './addons.use-case';
 import { changesNoAsset, describeErrors, type Job } from './job';
 import { isOwnConversionKey } from './object-keys';
 import type { RunInTransaction, Tx } from './ports';
@@ -117,8 +117,11 @@ async function recordOutputs(tx: Tx, asset: Asset, made: ConversionsCompleted): 
     metadata.width ??= made.image.width;
     metadata.height ??= made.image.height;
   }
-  // The delivery rendition is what on-demand image delivery starts from (spec: `ON_DEMAND_IMAGE`).
-  const addonsInfo = conversions.smart_imaging ? { ...asset.addonsInfo, ON_DEMAND_IMAGE: { available: true } } : undefined;
+  // The delivery rendition is what on-demand image delivery starts from (spec: `ON_DEMAND_IMAGE`); a conversion
+  // addon (storyboard, background_removal) is available once its conversion exists.
+  const available = Object.keys(made.conversions).filter((key) => CONVERSION_ADDONS.has(key));
+  if (conversions.smart_imaging) available.push('ON_DEMAND_IMAGE');
+  const addonsInfo = available.length > 0 ? { ...asset.addonsInfo, ...Object.fromEntries(available.map((key) => [key, { available: true }])) } : undefined;
   await tx.assets.saveConversions(asset.groupId, asset.id, conversions, metadata, addonsInfo);
 }
 
@@ -146,9 +149,18 @@ export async function failUnappliedReport(runInTransaction: RunInTransaction, re
  */
 async function finishAddon(tx: Tx, job: Job, report: JobReport): Promise<ReportOutcome> {
   const addon = job.params.keys?.[0] ?? '';
-  if (report.state === 'FAILED' || !report.addon_result || report.addon_result.addon !== addon) {
-    await tx.jobs.finish(job.groupId, job.id, { status: 'ERROR', error: report.error ?? `the ${addon} addon reported no result` });
+  const made = report.conversions;
+  const fail = async (error: string): Promise<ReportOutcome> => {
+    await tx.jobs.finish(job.groupId, job.id, { status: 'ERROR', error });
     return 'failed';
+  };
+  if (report.state === 'FAILED' || !report.addon_result || report.addon_result.addon !== addon) return fail(report.error ?? `the ${addon} addon reported no result`);
+  if (CONVERSION_ADDONS.has(addon)) {
+    // Its result is a conversion of the original it read: kept only while that original is still the asset's.
+    const asset = await tx.assets.findForUpdate(job.groupId, report.asset_id);
+    if (!made?.conversions[addon]) return fail(`the ${addon} addon reported no conversion`);
+    if (!asset || asset.deletedAt || made.source_checksum !== asset.checksum) return fail(`the asset changed while the ${addon} addon ran: run it again`);
+    await recordOutputs(tx, asset, made);
   }
   const asset = await tx.assets.saveAddonResult(job.groupId, report.asset_id, addon, report.addon_result.result);
   if (asset && !asset.deletedAt) await tx.events.write('addon-processed', asset);

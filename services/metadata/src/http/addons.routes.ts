@@ -9,13 +9,21 @@ import { findReadableAsset } from '../domain/read-asset.use-case';
 import { assetIdParam } from './asset-data.routes';
 
 /** CONTRACT §6 addons: a run (RUN_JOBS, checked at the gateway) → 202 `{job_id, status}`; the result (READ). */
-export function addonRoutes(deps: { transactions: RunInTransaction; reader: AssetReader; settings: { get(groupId: string): Promise<GroupSettings> } }): Router {
+export interface AddonRouteDeps {
+  transactions: RunInTransaction;
+  reader: AssetReader;
+  settings: { get(groupId: string): Promise<GroupSettings> };
+  /** Why an addon's model cannot run (the addon service says it failed to load): its run answers 503. */
+  addonUnavailable?: (addon: string) => Promise<string | undefined>;
+}
+
+export function addonRoutes(deps: AddonRouteDeps): Router {
   const router = Router();
   const params = z.object({ id: assetIdParam, addon: z.string().min(1).max(64) });
   const run = { params, body: z.object({ options: z.record(z.string(), z.unknown()).optional() }).optional() };
   router.post('/api/v1/assets/:id/addons/:addon', validate(run), async (req, res) => {
     const { params: p } = parsed(run, req, res);
-    const job = await requestAddon(deps.transactions, principalOf(res), p.id, p.addon, (g) => deps.settings.get(String(g)));
+    const job = await requestAddon(deps.transactions, principalOf(res), p.id, p.addon, (g) => deps.settings.get(String(g)), deps.addonUnavailable);
     res.status(202).json({ job_id: job.id, status: job.status });
   });
   const read = { params };
