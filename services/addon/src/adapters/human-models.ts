@@ -73,6 +73,8 @@ function registerFileLoader(human: HumanLike): void {
 
 type Kind = 'objects' | 'faces';
 
+const WARM_UP_SIDE = 256;
+
 /**
  * The models that ship inside `@vladmandic/human`, on the tfjs WASM backend (CPU, no native download): COCO-80
  * objects (CenterNet), or faces (BlazeFace, FaceMesh, FaceRes embeddings). Loaded once; runs one image at a time.
@@ -117,7 +119,11 @@ export class HumanModels {
     });
     registerFileLoader(human);
     await human.load();
-    return new HumanModels(human);
+    const models = new HumanModels(human);
+    // One run on a blank picture: the first detection compiles and tiers up the kernels (about 400 ms more), paid
+    // here at start rather than by the first job.
+    await models.run(Buffer.alloc(WARM_UP_SIDE * WARM_UP_SIDE * 3, 128), WARM_UP_SIDE, WARM_UP_SIDE, () => undefined);
+    return models;
   }
 
   private run<T>(rgb: Buffer, width: number, height: number, pick: (r: Awaited<ReturnType<HumanLike['detect']>>) => T): Promise<T> {

@@ -57,6 +57,8 @@ interface Analysis {
   conversion?: CompletedConversion;
 }
 
+/** The side of the thumbnail the dominant colour is read from. */
+const DOMINANT_SIDE = 128;
 /** The longest side an image is analysed at (detectors work on a few hundred pixels; more only costs time). */
 const ANALYSIS_SIDE = 1024;
 
@@ -74,7 +76,8 @@ async function analyse(deps: AddonDeps, addon: string, bytes: Buffer, command: J
   const { autoOrient } = await sharp(bytes, { limitInputPixels: deps.maxInputPixels }).metadata();
   const { data, info } = await image().resize(ANALYSIS_SIDE, ANALYSIS_SIDE, { fit: 'inside', withoutEnlargement: true }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
   if (addon === 'auto_tagging') {
-    const { dominant } = await sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } }).stats();
+    // The dominant colour of a thumbnail is the picture's (its histogram over a million pixels costs 20 ms more).
+    const { dominant } = await sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } }).resize(DOMINANT_SIDE, DOMINANT_SIDE, { fit: 'inside' }).stats();
     const objects = await models.objects(data, info.width, info.height);
     return { result: { ...taggingOf({ objects, dominant, width: info.width, height: info.height, minConfidence: deps.minConfidence }) } };
   }
@@ -143,6 +146,7 @@ export function handleAddonJob(deps: AddonDeps) {
         return;
       }
       const bytes = await originalOf(deps.storage, command.source_key ?? '');
+      const read = Date.now();
       let analysis: Analysis;
       try {
         analysis = await analyse(deps, addon, bytes, command);
@@ -152,6 +156,7 @@ export function handleAddonJob(deps: AddonDeps) {
         await reporter.finish('FAILED', { error: describe(error) });
         return;
       }
+      const analysed = Date.now();
       const { result, conversion } = analysis;
       const made = conversion && {
         id: `addon-${command.job_id}-${command.attempt}`,
@@ -164,7 +169,8 @@ export function handleAddonJob(deps: AddonDeps) {
       };
       await reporter.finish('COMPLETED', { addon_result: { addon, result }, ...(made ? { conversions: made } : {}) });
       await countRun(deps, command, new Date(started)).catch((error: unknown) => deps.logger.warn({ err: error, job_id: command.job_id }, 'addon usage not published'));
-      deps.logger.info({ job_id: command.job_id, asset_id: command.asset_id, addon, ms: Date.now() - started }, 'addon finished');
+      const ms = { read: read - started, analyse: analysed - read, report: Date.now() - analysed };
+      deps.logger.info({ job_id: command.job_id, asset_id: command.asset_id, addon, ms: Date.now() - started, steps_ms: ms }, 'addon finished');
     } finally {
       reporter.stop();
     }
