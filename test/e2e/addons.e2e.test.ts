@@ -147,6 +147,10 @@ describe('addons through the suite (CONTRACT §6)', () => {
     }
     expect(people[1]).toBe(people[0]);
     expect(people[2]).not.toBe(people[0]);
+    // Tags of a picture with a face say so (known from face_recognition).
+    const tag = await call('POST', `/api/v1/assets/${ids[0]}/addons/auto_tagging`);
+    await waitFor(async () => (await call('GET', `/api/v1/jobs/${tag.body.job_id}`)).body.status === 'COMPLETED', { timeoutMs: 60_000, description: 'the tagging job' });
+    expect((await call('GET', `/api/v1/assets/${ids[0]}/addons/auto_tagging`)).body.labels).toContainEqual({ label: 'has-faces', confidence: 1 });
   });
 });
 

@@ -108,13 +108,13 @@ export class AssetRepository implements AssetStore, AssetReader {
     return rows;
   }
 
-  async saveAddonResult(groupId: number, id: string, addon: string, result: Record<string, unknown>): Promise<Asset | undefined> {
+  async saveAddonResult(groupId: number, id: string, addon: string, results: Record<string, Record<string, unknown>>): Promise<Asset | undefined> {
     const { rows } = await this.db.query<AssetRow>(
-      `UPDATE assets SET addon_results = addon_results || jsonb_build_object($3::text, $4::jsonb),
+      `UPDATE assets SET addon_results = addon_results || $4::jsonb,
          addons_info = addons_info || jsonb_build_object($3::text, jsonb_build_object('available', true)),
          update_time = now(), version = version + 1
        WHERE group_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
-      [groupId, id, addon, JSON.stringify(result)],
+      [groupId, id, addon, JSON.stringify(results)],
     );
     return rows[0] ? toAsset(rows[0]) : undefined;
   }

@@ -1,5 +1,6 @@
 import type { ConversionsCompleted, JobReport } from '@dam/events';
 import { isImage, type Asset, type StoredConversion } from './asset';
+import { addonResultsAfter } from './addon-labels';
 import { CONVERSION_ADDONS, openAddonJobs } from './addons.use-case';
 import { changesNoAsset, describeErrors, type Job } from './job';
 import { isOwnConversionKey } from './object-keys';
@@ -155,14 +156,16 @@ async function finishAddon(tx: Tx, job: Job, report: JobReport): Promise<ReportO
     return 'failed';
   };
   if (report.state === 'FAILED' || !report.addon_result || report.addon_result.addon !== addon) return fail(report.error ?? `the ${addon} addon reported no result`);
+  const current = await tx.assets.findForUpdate(job.groupId, report.asset_id);
+  if (!current) return fail('the asset no longer exists');
   if (CONVERSION_ADDONS.has(addon)) {
     // Its result is a conversion of the original it read: kept only while that original is still the asset's.
-    const asset = await tx.assets.findForUpdate(job.groupId, report.asset_id);
     if (!made?.conversions[addon]) return fail(`the ${addon} addon reported no conversion`);
-    if (!asset || asset.deletedAt || made.source_checksum !== asset.checksum) return fail(`the asset changed while the ${addon} addon ran: run it again`);
-    await recordOutputs(tx, asset, made);
+    if (current.deletedAt || made.source_checksum !== current.checksum) return fail(`the asset changed while the ${addon} addon ran: run it again`);
+    await recordOutputs(tx, current, made);
   }
-  const asset = await tx.assets.saveAddonResult(job.groupId, report.asset_id, addon, report.addon_result.result);
+  const results = addonResultsAfter(current.addonResults, addon, report.addon_result.result);
+  const asset = await tx.assets.saveAddonResult(job.groupId, report.asset_id, addon, results);
   if (asset && !asset.deletedAt) await tx.events.write('addon-processed', asset);
   await tx.jobs.finish(job.groupId, job.id, { status: 'COMPLETED' });
   return 'recorded';

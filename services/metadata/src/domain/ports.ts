@@ -13,7 +13,8 @@ export interface AssetStore {
   /** Locks the row for the rest of the transaction. */
   findForUpdate(groupId: number, id: string): Promise<Asset | undefined>;
   /** An addon's result kept with the asset, the addon marked available; the asset as changed. */
-  saveAddonResult(groupId: number, id: string, addon: string, result: Record<string, unknown>): Promise<Asset | undefined>;
+  /** Stores addon results (`addon`'s, and any it brings up to date) and marks `addon` available. */
+  saveAddonResult(groupId: number, id: string, addon: string, results: Record<string, Record<string, unknown>>): Promise<Asset | undefined>;
   /** The group's assets among `ids` (trashed ones too), by id. */
   findMany(groupId: number, ids: string[]): Promise<Map<string, Asset>>;
   saveConversions(
