@@ -34,7 +34,7 @@ async function main(): Promise<void> {
     text_extraction: ocrReady ? { state: 'ready' } : { state: 'failed', reason: `tesseract with the ${config.OCR_LANGUAGE} language is not installed` },
     auto_tagging: { state: 'loading' },
     face_recognition: { state: 'loading' },
-    background_removal: { state: 'loading' },
+    background_removal: { state: 'ready' },
   };
   const load = <T>(addon: string, loading: () => Promise<T>): Promise<T> => {
     const models = loading();
@@ -55,7 +55,13 @@ async function main(): Promise<void> {
   // One after the other: models loading at once on two cores gain nothing.
   const objectModels = load('auto_tagging', () => HumanModels.load('objects'));
   const faceModels = objectModels.catch(() => undefined).then(() => load('face_recognition', () => HumanModels.load('faces')));
-  const backgroundModel = faceModels.catch(() => undefined).then(() => load('background_removal', () => BackgroundRemoval.load(config.BACKGROUND_REMOVAL_MODEL)));
+  // ISNet holds about 600 MB: it loads at the first background removal, not at start (a deployment that never
+  // removes a background never pays for it); its files are checked now, so a missing model is known at once.
+  const missing = BackgroundRemoval.missing();
+  if (missing) status.background_removal = { state: 'failed', reason: missing };
+  let backgroundModel: Promise<BackgroundRemoval> | undefined;
+  const background = (): Promise<BackgroundRemoval> =>
+    (backgroundModel ??= missing ? Promise.reject(new Error(missing)) : load('background_removal', () => BackgroundRemoval.load(config.BACKGROUND_REMOVAL_MODEL)));
 
   await runService({
     logger,
@@ -86,7 +92,7 @@ async function main(): Promise<void> {
           faces: () => faceModels,
           people: new PeopleRepository(pool),
           faceMatchThreshold: config.FACE_MATCH_THRESHOLD,
-          background: () => backgroundModel,
+          background,
         },
         { concurrency: config.CONCURRENCY, ackWaitMs: config.ACK_WAIT_MS, maxDeliver: config.MAX_DELIVER, backoffMs: config.RETRY_BACKOFF_MS },
       ),

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 
 /** The part of `@imgly/background-removal-node` used here (ISNet on onnxruntime-node, CPU). */
@@ -20,7 +21,17 @@ export class BackgroundRemoval {
     private readonly config: unknown,
   ) {}
 
-  /** Loads the model and runs it once on a tiny image, so a model that cannot run is known before any job. */
+  /** Why the package or its model files are missing, or undefined when they are there (nothing is loaded). */
+  static missing(): string | undefined {
+    try {
+      const dist = path.dirname(require.resolve('@imgly/background-removal-node'));
+      return existsSync(path.join(dist, 'resources.json')) ? undefined : `the model files are missing from ${dist}`;
+    } catch (error) {
+      return `@imgly/background-removal-node is not installed: ${error instanceof Error ? error.message : String(error)}`;
+    }
+  }
+
+  /** Loads the model and runs it once on a tiny image, so a model that cannot run fails here, not mid-job. */
   static async load(model: BackgroundModel): Promise<BackgroundRemoval> {
     // Required here, not imported: a native onnxruntime that cannot load must fail this promise, not the process.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
