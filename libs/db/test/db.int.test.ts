@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -43,5 +44,30 @@ describe('withTransaction', () => {
       }),
     ).rejects.toThrow('no');
     expect((await pool.query('SELECT array_agg(v) AS v FROM t')).rows[0].v).toEqual([1]);
+  });
+});
+
+describe('migrate-cli (the init container of a service\'s pod)', () => {
+  const run = (args: string[], env: Record<string, string>) =>
+    new Promise<{ code: number | null; out: string }>((resolve) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, '..', 'src', 'migrate-cli.ts'), ...args], { env: { ...process.env, ...env } });
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+      child.on('close', (code) => resolve({ code, out }));
+    });
+
+  it('applies a service\'s migrations once however often and however many at once, and refuses what it cannot do', async () => {
+    const url = await createDatabase('migratecli');
+    const [a, b] = await Promise.all([run(['search'], { DATABASE_URL: url }), run(['search'], { DATABASE_URL: url })]);
+    expect([a.code, b.code]).toEqual([0, 0]);
+    const again = await run(['search'], { DATABASE_URL: url });
+    expect(again).toMatchObject({ code: 0, out: expect.stringContaining('"applied":[]') });
+    const check = createPool(url);
+    const { rows } = await check.query<{ n: number }>('SELECT count(*)::int AS n FROM schema_migrations');
+    await check.end();
+    expect(rows[0]?.n).toBeGreaterThan(0);
+    expect(await run(['nonexistent'], { DATABASE_URL: url })).toMatchObject({ code: 1, out: expect.stringContaining('no migrations for service') });
+    expect(await run(['search'], { DATABASE_URL: '' })).toMatchObject({ code: 1, out: expect.stringContaining('DATABASE_URL') });
   });
 });

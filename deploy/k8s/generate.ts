@@ -1,0 +1,462 @@
+/**
+ * Writes k8s/base from deploy/k8s/services.ts: per service a Deployment, Service, PodDisruptionBudget,
+ * NetworkPolicy and its autoscaler; the shared ConfigMap; the Ingress; a default-deny policy; NATS (3-node
+ * JetStream cluster) and MinIO (4 pods, distributed). PostgreSQL for the dev overlay is in k8s/overlays/dev.
+ *
+ *   pnpm --filter @dam/deploy k8s:generate        (rewrites k8s/base; a test fails when it is out of date)
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { stringify } from 'yaml';
+import { CONTAINER_PORT, envName, SERVICES, urlOf, type ServiceSpec } from './services';
+
+export const BASE_DIR = path.resolve(__dirname, '..', '..', 'k8s', 'base');
+const IMAGE = { runtime: 'ghcr.io/dam-project/dam', media: 'ghcr.io/dam-project/dam-media' } as const;
+const PART_OF = { 'app.kubernetes.io/part-of': 'dam' };
+const labels = (name: string, component = 'service') => ({ 'app.kubernetes.io/name': name, 'app.kubernetes.io/component': component, ...PART_OF });
+const selector = (name: string) => ({ 'app.kubernetes.io/name': name });
+type Obj = Record<string, unknown>;
+
+/** Namespaces the cluster's own parts run in (overlays patch them to the cluster's names). */
+export const INGRESS_NAMESPACE = 'ingress-nginx';
+export const MONITORING_NAMESPACE = 'monitoring';
+export const KEDA_NAMESPACE = 'keda';
+const fromNamespace = (name: string) => ({ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': name } } });
+const fromPods = (...names: string[]) => names.map((n) => ({ podSelector: { matchLabels: selector(n) } }));
+
+const restricted = {
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  capabilities: { drop: ['ALL'] },
+};
+const podSecurity = (uid: number) => ({ runAsNonRoot: true, runAsUser: uid, runAsGroup: uid, fsGroup: uid, seccompProfile: { type: 'RuntimeDefault' } });
+const spread = (name: string) => [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector(name) } }];
+
+/** The shared configuration: every service reads what it needs of it (secrets are in Secrets, never here). */
+export function sharedConfig(): Obj {
+  const urls = Object.fromEntries(SERVICES.map((s) => [`${envName(s.name)}_URL`, urlOf(s.name)]));
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'dam-config', labels: labels('dam-config', 'config') },
+    data: {
+      NODE_ENV: 'production',
+      HOST: '0.0.0.0',
+      PORT: String(CONTAINER_PORT),
+      LOG_LEVEL: 'info',
+      METRICS_PUBLIC: 'true',
+      NATS_URL: [0, 1, 2].map((i) => `nats://nats-${i}.nats:4222`).join(','),
+      NATS_STREAM_REPLICAS: '3',
+      S3_ENDPOINT: 'http://minio:9000',
+      S3_BUCKET: 'dam-assets',
+      S3_REGION: 'us-east-1',
+      S3_PUBLIC_URL: 'https://s3.dam.example.com',
+      PUBLIC_BASE_URL: 'https://dam.example.com',
+      PUBLIC_UPLOAD_URL: 'https://upload.dam.example.com',
+      PUBLIC_CDN_URL: 'https://cdn.dam.example.com',
+      MAX_UPLOAD_BYTES: String(5 * 1024 ** 3),
+      WEBHOOK_ALLOW_HOSTS: '',
+      ...urls,
+    },
+  };
+}
+
+/** What each service's own Secret `dam-<name>` holds (deploy/k8s/secrets.ts makes them). */
+export function secretKeysOf(s: ServiceSpec): string[] {
+  return ['SERVICE_KEY', ...(s.nats ? ['NATS_NKEY_SEED'] : []), ...(s.database ? ['DATABASE_URL'] : []), ...(s.secretKeys ?? [])];
+}
+/** The Secret every service reads: the JWT secret, the trusted service keys, the object store's credentials. */
+export const SHARED_SECRET_KEYS = ['JWT_SECRET', 'SERVICE_TRUSTED_KEYS', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'];
+
+function deployment(s: ServiceSpec): Obj {
+  const scratch = Object.entries(s.scratch).map(([mountPath, size], i) => ({ name: `scratch-${i}`, mountPath, size }));
+  const secretEnv = (key: string, secret: string) => ({ name: key, valueFrom: { secretKeyRef: { name: secret, key } } });
+  const env = [
+    ...Object.entries({ ...s.env, SHUTDOWN_TIMEOUT_MS: String(s.drainSeconds * 1000) }).map(([name, value]) => ({ name, value })),
+    ...SHARED_SECRET_KEYS.map((k) => secretEnv(k, 'dam-shared')),
+    ...secretKeysOf(s).map((k) => secretEnv(k, `dam-${s.name}`)),
+  ];
+  const image = `${IMAGE[s.image]}:0.1.0`;
+  const volumeMounts = scratch.map((v) => ({ name: v.name, mountPath: v.mountPath }));
+  const container = {
+    name: s.name,
+    image,
+    args: [s.name],
+    ports: [{ name: 'http', containerPort: CONTAINER_PORT }],
+    envFrom: [{ configMapRef: { name: 'dam-config' } }],
+    env,
+    resources: { requests: { cpu: s.cpu, memory: s.memory.request }, limits: { memory: s.memory.limit } },
+    readinessProbe: { httpGet: { path: '/readyz', port: 'http' }, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 3 },
+    livenessProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 10, timeoutSeconds: 3, failureThreshold: 6 },
+    ...(s.startupSeconds
+      ? { startupProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 5, failureThreshold: Math.ceil(s.startupSeconds / 5) } }
+      : {}),
+    // Endpoints are removed before the drain starts: in-flight requests end, new ones go elsewhere.
+    lifecycle: { preStop: { sleep: { seconds: 5 } } },
+    securityContext: restricted,
+    volumeMounts,
+  };
+  // Migrations before the service starts (idempotent, under an advisory lock: safe twice and with several replicas).
+  const migrate = s.database
+    ? [
+        {
+          name: 'migrate',
+          image,
+          args: ['migrate', s.name],
+          envFrom: [{ configMapRef: { name: 'dam-config' } }],
+          env: [secretEnv('DATABASE_URL', `dam-${s.name}`)],
+          resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '256Mi' } },
+          securityContext: restricted,
+          volumeMounts: [{ name: 'scratch-0', mountPath: '/tmp' }],
+        },
+      ]
+    : [];
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: s.name, labels: labels(s.name) },
+    spec: {
+      // Autoscaled services leave the count to their autoscaler.
+      ...(s.scale ? {} : { replicas: 1 }),
+      revisionHistoryLimit: 5,
+      selector: { matchLabels: selector(s.name) },
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
+      template: {
+        metadata: { labels: labels(s.name) },
+        spec: {
+          automountServiceAccountToken: false,
+          enableServiceLinks: false,
+          terminationGracePeriodSeconds: s.drainSeconds + 15,
+          securityContext: podSecurity(10001),
+          topologySpreadConstraints: spread(s.name),
+          ...(migrate.length ? { initContainers: migrate } : {}),
+          containers: [container],
+          volumes: scratch.map((v) => ({ name: v.name, emptyDir: { sizeLimit: v.size } })),
+        },
+      },
+    },
+  };
+}
+
+const service = (name: string, ports: Obj[], extra: Obj = {}): Obj => ({
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name, labels: labels(name) },
+  spec: { selector: selector(name.replace(/-hl$/, '')), ports, ...extra },
+});
+const pdb = (name: string, budget: Obj = { maxUnavailable: 1 }): Obj => ({
+  apiVersion: 'policy/v1',
+  kind: 'PodDisruptionBudget',
+  metadata: { name, labels: labels(name) },
+  spec: { ...budget, selector: { matchLabels: selector(name) } },
+});
+
+function networkPolicy(s: ServiceSpec): Obj {
+  const from = [
+    ...(s.callers.length ? [{ from: fromPods(...s.callers), ports: [{ port: 'http' }] }] : []),
+    ...(s.public ? [{ from: [fromNamespace(INGRESS_NAMESPACE)], ports: [{ port: 'http' }] }] : []),
+    { from: [fromNamespace(MONITORING_NAMESPACE)], ports: [{ port: 'http' }] },
+  ];
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: { name: s.name, labels: labels(s.name) },
+    spec: { podSelector: { matchLabels: selector(s.name) }, policyTypes: ['Ingress'], ingress: from },
+  };
+}
+
+function autoscaler(s: ServiceSpec): Obj | undefined {
+  if (!s.scale) return undefined;
+  if ('cpu' in s.scale) {
+    return {
+      apiVersion: 'autoscaling/v2',
+      kind: 'HorizontalPodAutoscaler',
+      metadata: { name: s.name, labels: labels(s.name) },
+      spec: {
+        scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: s.name },
+        minReplicas: 1,
+        maxReplicas: 4,
+        metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: s.scale.cpu } } }],
+      },
+    };
+  }
+  // KEDA's NATS JetStream scaler reads the consumer's pending messages from the servers' monitoring port.
+  return {
+    apiVersion: 'keda.sh/v1alpha1',
+    kind: 'ScaledObject',
+    metadata: { name: s.name, labels: labels(s.name) },
+    spec: {
+      scaleTargetRef: { name: s.name },
+      minReplicaCount: 1,
+      maxReplicaCount: s.scale.max,
+      pollingInterval: 15,
+      cooldownPeriod: 300,
+      triggers: [
+        {
+          type: 'nats-jetstream',
+          metadata: {
+            natsServerMonitoringEndpoint: 'nats.dam.svc.cluster.local:8222',
+            account: '$G',
+            stream: s.scale.stream,
+            consumer: s.scale.consumer,
+            lagThreshold: String(s.scale.lag),
+            useHttps: 'false',
+          },
+        },
+      ],
+    },
+  };
+}
+
+const HOSTS = { base: 'dam.example.com', upload: 'upload.dam.example.com', cdn: 'cdn.dam.example.com' } as const;
+
+/** `{base}`, `{upload}` and `{cdn}`; only the API paths are routed (never /metrics, /healthz, /readyz). */
+function ingresses(): Obj[] {
+  const one = (name: string, hosts: Array<{ host: string; service: string; paths: string[] }>, annotations: Record<string, string>): Obj => ({
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    metadata: { name, labels: labels(name, 'ingress'), annotations },
+    spec: {
+      ingressClassName: 'nginx',
+      tls: [{ hosts: hosts.map((h) => h.host), secretName: `${name}-tls` }],
+      rules: hosts.map((h) => ({
+        host: h.host,
+        http: { paths: h.paths.map((p) => ({ path: p, pathType: 'Prefix', backend: { service: { name: h.service, port: { name: 'http' } } } })) },
+      })),
+    },
+  });
+  const routes = (host: 'base' | 'cdn' | 'upload') =>
+    SERVICES.filter((s) => s.public?.host === host).map((s) => ({ host: HOSTS[host], service: s.name, paths: s.public?.paths ?? [] }));
+  return [
+    one('dam-api', [...routes('base'), ...routes('cdn')], {
+      'nginx.ingress.kubernetes.io/proxy-body-size': '16m',
+      'nginx.ingress.kubernetes.io/proxy-read-timeout': '120',
+      'nginx.ingress.kubernetes.io/proxy-send-timeout': '120',
+    }),
+    // Uploads stream through (no buffering, no size cap at the proxy: the upload service enforces MAX_UPLOAD_BYTES).
+    one('dam-upload', routes('upload'), {
+      'nginx.ingress.kubernetes.io/proxy-body-size': '0',
+      'nginx.ingress.kubernetes.io/proxy-request-buffering': 'off',
+      'nginx.ingress.kubernetes.io/proxy-read-timeout': '3600',
+      'nginx.ingress.kubernetes.io/proxy-send-timeout': '3600',
+    }),
+    // Presigned `object_storage` links and public URLs of Set Public Access go to the object store itself.
+    one('dam-s3', [{ host: 's3.dam.example.com', service: 'minio', paths: ['/'] }], {
+      'nginx.ingress.kubernetes.io/proxy-body-size': '0',
+      'nginx.ingress.kubernetes.io/proxy-request-buffering': 'off',
+    }),
+  ];
+}
+
+const NATS_CONF = `# NATS JetStream, one of three: routes to every peer, the suite's identities included from the Secret dam-nats-auth.
+server_name: $POD_NAME
+listen: 0.0.0.0:4222
+http: 0.0.0.0:8222
+pid_file: /var/run/nats/nats.pid
+lame_duck_duration: 30s
+lame_duck_grace_period: 10s
+jetstream {
+  store_dir: /data/jetstream
+  max_file_store: 8G
+  max_memory_store: 256M
+}
+cluster {
+  name: dam
+  listen: 0.0.0.0:6222
+  routes: [nats://nats-0.nats:6222, nats://nats-1.nats:6222, nats://nats-2.nats:6222]
+}
+include ./auth/auth.conf
+`;
+
+function nats(): Obj[] {
+  const name = 'nats';
+  return [
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'nats-config', labels: labels(name, 'messaging') }, data: { 'nats.conf': NATS_CONF } },
+    // Headless: stable names for the routes and for clients (nats-0.nats ...); publishNotReady so peers find each other at start.
+    service(name, [{ name: 'client', port: 4222 }, { name: 'cluster', port: 6222 }, { name: 'monitor', port: 8222 }], { clusterIP: 'None', publishNotReadyAddresses: true }),
+    {
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: { name, labels: labels(name, 'messaging') },
+      spec: {
+        serviceName: name,
+        replicas: 3,
+        podManagementPolicy: 'Parallel',
+        selector: { matchLabels: selector(name) },
+        template: {
+          metadata: { labels: labels(name, 'messaging') },
+          spec: {
+            automountServiceAccountToken: false,
+            enableServiceLinks: false,
+            terminationGracePeriodSeconds: 60,
+            securityContext: podSecurity(1000),
+            topologySpreadConstraints: [{ ...spread(name)[0], topologyKey: 'kubernetes.io/hostname' }],
+            containers: [
+              {
+                name,
+                image: 'nats:2.10.22-alpine',
+                args: ['--config', '/etc/nats/nats.conf'],
+                env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
+                ports: [
+                  { name: 'client', containerPort: 4222 },
+                  { name: 'cluster', containerPort: 6222 },
+                  { name: 'monitor', containerPort: 8222 },
+                ],
+                resources: { requests: { cpu: '250m', memory: '512Mi' }, limits: { memory: '1Gi' } },
+                readinessProbe: { httpGet: { path: '/healthz?js-enabled-only=true', port: 'monitor' }, periodSeconds: 10 },
+                livenessProbe: { httpGet: { path: '/healthz?js-enabled-only=true', port: 'monitor' }, periodSeconds: 30, failureThreshold: 5 },
+                startupProbe: { httpGet: { path: '/healthz', port: 'monitor' }, periodSeconds: 5, failureThreshold: 60 },
+                lifecycle: { preStop: { exec: { command: ['nats-server', '-sl=ldm=/var/run/nats/nats.pid'] } } },
+                securityContext: restricted,
+                volumeMounts: [
+                  { name: 'config', mountPath: '/etc/nats/nats.conf', subPath: 'nats.conf' },
+                  { name: 'auth', mountPath: '/etc/nats/auth', readOnly: true },
+                  { name: 'data', mountPath: '/data' },
+                  { name: 'run', mountPath: '/var/run/nats' },
+                ],
+              },
+            ],
+            volumes: [
+              { name: 'config', configMap: { name: 'nats-config' } },
+              { name: 'auth', secret: { secretName: 'dam-nats-auth' } },
+              { name: 'run', emptyDir: { sizeLimit: '16Mi' } },
+            ],
+          },
+        },
+        volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Gi' } } } }],
+      },
+    },
+    pdb(name, { minAvailable: 2 }),
+    {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      metadata: { name, labels: labels(name, 'messaging') },
+      spec: {
+        podSelector: { matchLabels: selector(name) },
+        policyTypes: ['Ingress'],
+        ingress: [
+          { from: fromPods(...SERVICES.filter((s) => s.nats).map((s) => s.name)), ports: [{ port: 4222 }] },
+          { from: fromPods(name), ports: [{ port: 6222 }, { port: 4222 }] },
+          { from: [fromNamespace(KEDA_NAMESPACE), fromNamespace(MONITORING_NAMESPACE)], ports: [{ port: 8222 }] },
+        ],
+      },
+    },
+  ];
+}
+
+function minio(): Obj[] {
+  const name = 'minio';
+  const s3Users = SERVICES.filter((s) => s.s3).map((s) => s.name);
+  return [
+    service(`${name}-hl`, [{ name: 'api', port: 9000 }], { clusterIP: 'None', publishNotReadyAddresses: true }),
+    service(name, [{ name: 'http', port: 9000, targetPort: 'api' }]),
+    {
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: { name, labels: labels(name, 'storage') },
+      spec: {
+        serviceName: `${name}-hl`,
+        replicas: 4,
+        podManagementPolicy: 'Parallel',
+        selector: { matchLabels: selector(name) },
+        template: {
+          metadata: { labels: labels(name, 'storage') },
+          spec: {
+            automountServiceAccountToken: false,
+            enableServiceLinks: false,
+            terminationGracePeriodSeconds: 30,
+            securityContext: podSecurity(1000),
+            topologySpreadConstraints: [{ ...spread(name)[0], topologyKey: 'kubernetes.io/hostname' }],
+            containers: [
+              {
+                name,
+                image: 'quay.io/minio/minio:RELEASE.2024-12-18T13-15-44Z',
+                // Distributed mode: four pods, erasure-coded across them; Kubernetes expands $(POD_NAMESPACE).
+                args: ['server', 'http://minio-{0...3}.minio-hl.$(POD_NAMESPACE).svc.cluster.local/data', '--address', ':9000', '--console-address', ':9001'],
+                env: [
+                  { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+                  { name: 'MINIO_ROOT_USER', valueFrom: { secretKeyRef: { name: 'dam-minio', key: 'MINIO_ROOT_USER' } } },
+                  { name: 'MINIO_ROOT_PASSWORD', valueFrom: { secretKeyRef: { name: 'dam-minio', key: 'MINIO_ROOT_PASSWORD' } } },
+                  { name: 'MINIO_PROMETHEUS_AUTH_TYPE', value: 'public' },
+                ],
+                ports: [
+                  { name: 'api', containerPort: 9000 },
+                  { name: 'console', containerPort: 9001 },
+                ],
+                resources: { requests: { cpu: '250m', memory: '512Mi' }, limits: { memory: '2Gi' } },
+                readinessProbe: { httpGet: { path: '/minio/health/ready', port: 'api' }, periodSeconds: 10 },
+                livenessProbe: { httpGet: { path: '/minio/health/live', port: 'api' }, periodSeconds: 30, failureThreshold: 5 },
+                securityContext: restricted,
+                volumeMounts: [
+                  { name: 'data', mountPath: '/data' },
+                  { name: 'home', mountPath: '/.minio' },
+                  { name: 'tmp', mountPath: '/tmp' },
+                ],
+              },
+            ],
+            volumes: [
+              { name: 'home', emptyDir: { sizeLimit: '16Mi' } },
+              { name: 'tmp', emptyDir: { sizeLimit: '256Mi' } },
+            ],
+          },
+        },
+        volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '100Gi' } } } }],
+      },
+    },
+    pdb(name, { maxUnavailable: 1 }),
+    {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      metadata: { name, labels: labels(name, 'storage') },
+      spec: {
+        podSelector: { matchLabels: selector(name) },
+        policyTypes: ['Ingress'],
+        ingress: [
+          { from: fromPods(...s3Users), ports: [{ port: 9000 }] },
+          { from: fromPods(name), ports: [{ port: 9000 }] },
+          // Presigned object_storage links and public URLs reach the store through the ingress controller.
+          { from: [fromNamespace(INGRESS_NAMESPACE), fromNamespace(MONITORING_NAMESPACE)], ports: [{ port: 9000 }] },
+        ],
+      },
+    },
+  ];
+}
+
+/** Every file of k8s/base: name → objects. */
+export function baseFiles(): Record<string, Obj[]> {
+  const files: Record<string, Obj[]> = {
+    'config.yaml': [sharedConfig()],
+    'network-policy-default.yaml': [
+      {
+        apiVersion: 'networking.k8s.io/v1',
+        kind: 'NetworkPolicy',
+        metadata: { name: 'default-deny-ingress', labels: labels('default-deny-ingress', 'policy') },
+        spec: { podSelector: {}, policyTypes: ['Ingress'] },
+      },
+    ],
+    'ingress.yaml': ingresses(),
+    'nats.yaml': nats(),
+    'minio.yaml': minio(),
+  };
+  for (const s of SERVICES) {
+    const scaler = autoscaler(s);
+    files[`${s.name}.yaml`] = [deployment(s), service(s.name, [{ name: 'http', port: 80, targetPort: 'http' }]), pdb(s.name), networkPolicy(s), ...(scaler ? [scaler] : [])];
+  }
+  return files;
+}
+
+const HEADER = '# Generated by deploy/k8s/generate.ts from deploy/k8s/services.ts: edit those, then `pnpm --filter @dam/deploy k8s:generate`.\n';
+
+export function renderBase(): Record<string, string> {
+  const files = baseFiles();
+  const out: Record<string, string> = {};
+  for (const [file, objects] of Object.entries(files)) out[file] = HEADER + objects.map((o) => stringify(o, { lineWidth: 0 })).join('---\n');
+  out['kustomization.yaml'] = HEADER + stringify({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources: Object.keys(files).sort() }, { lineWidth: 0 });
+  return out;
+}
+
+if (require.main === module) {
+  mkdirSync(BASE_DIR, { recursive: true });
+  for (const [file, text] of Object.entries(renderBase())) writeFileSync(path.join(BASE_DIR, file), text);
+  console.log(`wrote ${Object.keys(renderBase()).length} files to ${path.relative(process.cwd(), BASE_DIR)}`);
+}

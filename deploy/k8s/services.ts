@@ -1,0 +1,175 @@
+/**
+ * The suite as Kubernetes runs it: one entry per service, from which deploy/k8s/generate.ts writes k8s/base. What
+ * differs between services lives here (who calls whom, what each needs, how much memory it was measured to use);
+ * what is the same for all lives in the generator.
+ */
+
+export type ServiceName = 'gateway' | 'upload' | 'link-signing' | 'auth' | 'metadata' | 'search' | 'conversion' | 'transcode' | 'addon' | 'webhook';
+
+export interface ServiceSpec {
+  name: ServiceName;
+  /** `media` adds ffmpeg, tesseract and the model files (Dockerfile target `media`). */
+  image: 'runtime' | 'media';
+  /** Reached from outside the namespace through the Ingress (the three public addresses of the contract). */
+  public?: { host: 'base' | 'upload' | 'cdn'; paths: string[] };
+  /** Services that call this one over HTTP (NetworkPolicy: only these, the ingress controller if public, and
+   *  Prometheus for /metrics). */
+  callers: ServiceName[];
+  /** Owns a PostgreSQL database (DATABASE_URL in its Secret; migrations run in an init container first). */
+  database?: boolean;
+  nats?: boolean;
+  s3?: boolean;
+  /** Measured peak RSS (docs/benchmarks.md) → memory request and limit. */
+  memory: { request: string; limit: string };
+  cpu: string;
+  /** Writable directories on the read-only root filesystem: path → emptyDir size limit. */
+  scratch: Record<string, string>;
+  /** Extra environment (on top of the shared ConfigMap). */
+  env?: Record<string, string>;
+  /** Secret keys of its own Secret `dam-<name>` beyond SERVICE_KEY / NATS_NKEY_SEED / DATABASE_URL. */
+  secretKeys?: string[];
+  /** The drain allowed on SIGTERM (SHUTDOWN_TIMEOUT_MS); the pod's grace period is longer. */
+  drainSeconds: number;
+  /** Scaling: HPA on CPU (edges), or KEDA on the depth of its JetStream consumer (workers). */
+  scale?: { cpu: number } | { consumer: string; stream: string; lag: number; max: number };
+  /** Seconds its readiness may take at start (models loading). */
+  startupSeconds?: number;
+}
+
+export const SERVICES: readonly ServiceSpec[] = [
+  {
+    name: 'gateway',
+    image: 'runtime',
+    public: { host: 'base', paths: ['/api'] },
+    callers: [],
+    nats: true,
+    memory: { request: '320Mi', limit: '640Mi' }, // peak 270-311 MiB (delivery bench)
+    cpu: '250m',
+    scratch: { '/tmp': '64Mi' },
+    drainSeconds: 20,
+    scale: { cpu: 70 },
+  },
+  {
+    name: 'upload',
+    image: 'media', // ffprobe reads the metadata of uploaded videos
+    public: { host: 'upload', paths: ['/api'] },
+    callers: [],
+    nats: true,
+    s3: true,
+    memory: { request: '256Mi', limit: '512Mi' }, // peak 206-223 MiB, flat with the file size
+    cpu: '250m',
+    scratch: { '/tmp': '256Mi' },
+    drainSeconds: 60, // uploads in flight finish
+    scale: { cpu: 70 },
+  },
+  {
+    name: 'link-signing',
+    image: 'runtime',
+    public: { host: 'cdn', paths: ['/api/v1/files'] },
+    callers: ['gateway'],
+    nats: true,
+    s3: true,
+    memory: { request: '256Mi', limit: '512Mi' }, // peak 207-241 MiB
+    cpu: '250m',
+    scratch: { '/tmp': '64Mi', '/var/cache/dam': '3Gi' },
+    // A folder inside the volume: link-signing empties the cache at start by removing the folder (a mount point cannot be).
+    env: { CDN_CACHE_DIR: '/var/cache/dam/cdn', CDN_CACHE_MAX_BYTES: '2147483648' },
+    secretKeys: ['LINK_SIGNING_KEYS'],
+    drainSeconds: 20,
+  },
+  {
+    name: 'auth',
+    image: 'runtime',
+    callers: ['gateway', 'upload', 'link-signing', 'metadata', 'conversion', 'transcode', 'webhook'],
+    database: true,
+    nats: true,
+    memory: { request: '192Mi', limit: '384Mi' },
+    cpu: '100m',
+    scratch: { '/tmp': '64Mi' },
+    secretKeys: ['ADMIN_EMAIL', 'ADMIN_PASSWORD'],
+    drainSeconds: 10,
+  },
+  {
+    name: 'metadata',
+    image: 'runtime',
+    callers: ['gateway', 'upload', 'auth', 'link-signing', 'transcode'],
+    database: true,
+    nats: true,
+    s3: true,
+    memory: { request: '384Mi', limit: '768Mi' }, // peak 324-364 MiB
+    cpu: '250m',
+    scratch: { '/tmp': '64Mi' },
+    drainSeconds: 10,
+  },
+  {
+    name: 'search',
+    image: 'runtime',
+    callers: ['gateway'],
+    database: true,
+    nats: true,
+    memory: { request: '192Mi', limit: '384Mi' },
+    cpu: '250m',
+    scratch: { '/tmp': '64Mi' },
+    drainSeconds: 10,
+  },
+  {
+    name: 'conversion',
+    image: 'media',
+    callers: ['metadata'],
+    nats: true,
+    s3: true,
+    memory: { request: '512Mi', limit: '1Gi' }, // 338 MiB on a 100-megapixel JPEG
+    cpu: '500m',
+    scratch: { '/tmp': '4Gi' },
+    env: { TMPDIR: '/tmp' },
+    drainSeconds: 60,
+    scale: { consumer: 'conversion-jobs', stream: 'DAM_INTERNAL', lag: 10, max: 10 },
+  },
+  {
+    name: 'transcode',
+    image: 'media',
+    callers: [],
+    nats: true,
+    s3: true,
+    memory: { request: '1Gi', limit: '2Gi' }, // 680-707 MiB with ffmpeg on 1080p
+    cpu: '1000m',
+    scratch: { '/tmp': '20Gi' },
+    env: { WORK_DIR: '/tmp', TMPDIR: '/tmp' },
+    drainSeconds: 120, // a transcode in progress is handed out again if it does not end in time
+    scale: { consumer: 'transcode-jobs', stream: 'DAM_INTERNAL', lag: 2, max: 8 },
+  },
+  {
+    name: 'addon',
+    image: 'media',
+    callers: [],
+    database: true,
+    nats: true,
+    s3: true,
+    memory: { request: '1536Mi', limit: '2Gi' }, // 1.09 GiB with every model, peak 1.21 GiB
+    cpu: '1000m',
+    scratch: { '/tmp': '1Gi' },
+    env: { TMPDIR: '/tmp' },
+    drainSeconds: 60,
+    scale: { consumer: 'addon-jobs', stream: 'DAM_INTERNAL', lag: 5, max: 6 },
+    startupSeconds: 180,
+  },
+  {
+    name: 'webhook',
+    image: 'runtime',
+    callers: ['gateway'],
+    database: true,
+    nats: true,
+    memory: { request: '192Mi', limit: '384Mi' },
+    cpu: '100m',
+    scratch: { '/tmp': '64Mi' },
+    drainSeconds: 30,
+    scale: { consumer: 'webhook-deliveries', stream: 'ASSET_EVENTS', lag: 50, max: 6 },
+  },
+];
+
+/** Every Service listens on port 80 and forwards to the container's 8080. */
+export const CONTAINER_PORT = 8080;
+
+/** `http://auth` for auth: how services find each other inside the namespace. */
+export const urlOf = (name: ServiceName): string => `http://${name}`;
+export const envName = (name: string): string => name.replace(/-/g, '_').toUpperCase();

@@ -1,0 +1,234 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- Kubernetes objects are read as plain JSON here */
+/**
+ * k8s/ proven without a cluster: the base is what the generator makes, every overlay builds with kubectl's
+ * kustomize, every object it yields is valid against the Kubernetes (and KEDA) OpenAPI schemas, and the rules of the
+ * issue hold: probes, limits, non-root and read-only pods, no secret in a ConfigMap, every pod behind a
+ * NetworkPolicy, every variable each service's config requires provided, every Secret they read generated.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { ConfigMap, Namespace, Secret, Service } from 'kubernetes-models/v1';
+import { Deployment, StatefulSet } from 'kubernetes-models/apps/v1';
+import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
+import { Ingress, NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
+import { ScaledObject } from '@kubernetes-models/keda/keda.sh/v1alpha1';
+import { natsPermissions } from '@dam/events';
+import { BASE_DIR, INGRESS_NAMESPACE, renderBase } from '../k8s/generate';
+import { generateSecrets } from '../k8s/secrets';
+import { SERVICES, type ServiceName } from '../k8s/services';
+import { loadAddonConfig } from '../../services/addon/src/config';
+import { loadAuthConfig } from '../../services/auth/src/config';
+import { loadConversionConfig } from '../../services/conversion/src/config';
+import { loadGatewayConfig } from '../../services/gateway/src/config';
+import { loadLinkSigningConfig } from '../../services/link-signing/src/config';
+import { loadMetadataConfig } from '../../services/metadata/src/config';
+import { loadSearchConfig } from '../../services/search/src/config';
+import { loadTranscodeConfig } from '../../services/transcode/src/config';
+import { loadUploadConfig } from '../../services/upload/src/config';
+import { loadWebhookConfig } from '../../services/webhook/src/config';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const OVERLAYS = ['dev', 'prod'] as const;
+
+const MODELS: Record<string, { validate(): void } & (new (o: any) => { validate(): void })> = {
+  'v1/ConfigMap': ConfigMap as any,
+  'v1/Secret': Secret as any,
+  'v1/Service': Service as any,
+  'v1/Namespace': Namespace as any,
+  'apps/v1/Deployment': Deployment as any,
+  'apps/v1/StatefulSet': StatefulSet as any,
+  'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler as any,
+  'networking.k8s.io/v1/Ingress': Ingress as any,
+  'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy as any,
+  'policy/v1/PodDisruptionBudget': PodDisruptionBudget as any,
+  'keda.sh/v1alpha1/ScaledObject': ScaledObject as any,
+};
+
+const LOADERS: Record<ServiceName, (env: NodeJS.ProcessEnv) => unknown> = {
+  gateway: loadGatewayConfig,
+  upload: loadUploadConfig,
+  'link-signing': loadLinkSigningConfig,
+  auth: loadAuthConfig,
+  metadata: loadMetadataConfig,
+  search: loadSearchConfig,
+  conversion: loadConversionConfig,
+  transcode: loadTranscodeConfig,
+  addon: loadAddonConfig,
+  webhook: loadWebhookConfig,
+};
+
+const build = (overlay: string): any[] =>
+  parseAllDocuments(execFileSync('kubectl', ['kustomize', path.join(ROOT, 'k8s', 'overlays', overlay)], { encoding: 'utf8' }))
+    .map((d) => d.toJSON())
+    .filter(Boolean);
+const secrets = generateSecrets();
+const secretData = (name: string): Record<string, string> | undefined => secrets.find((s) => s.metadata.name === name)?.stringData;
+const podsOf = (objects: any[]) => objects.filter((o) => o.kind === 'Deployment' || o.kind === 'StatefulSet');
+const containersOf = (o: any): any[] => [...(o.spec.template.spec.initContainers ?? []), ...o.spec.template.spec.containers];
+
+it('k8s/base is what deploy/k8s/generate.ts makes from deploy/k8s/services.ts', () => {
+  for (const [file, text] of Object.entries(renderBase())) expect([file, readFileSync(path.join(BASE_DIR, file), 'utf8')]).toEqual([file, text]);
+});
+
+describe.each(OVERLAYS)('the %s overlay', (overlay) => {
+  const objects = build(overlay);
+  const byKind = (kind: string) => objects.filter((o) => o.kind === kind);
+  const named = (kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name);
+
+  it('builds, and every object is valid against the Kubernetes and KEDA schemas', () => {
+    expect(objects.length).toBeGreaterThan(50);
+    for (const o of objects) {
+      const Model = MODELS[`${o.apiVersion}/${o.kind}`];
+      if (!Model) throw new Error(`no schema known for ${o.apiVersion} ${o.kind}`);
+      expect(() => new Model(o).validate()).not.toThrow();
+      expect(o.metadata.namespace).toBe(overlay === 'dev' ? 'dam-dev' : 'dam');
+    }
+    // The validation itself rejects what is wrong (a test that cannot fail is a defect).
+    const broken = structuredClone(named('Deployment', 'gateway'));
+    broken.spec.template.spec.containers[0].ports[0].containerPort = 'eighty';
+    expect(() => new Deployment(broken).validate()).toThrow();
+  });
+
+  it('gives every service a Deployment with probes, requests and limits, a Service, a PDB, and its migrations first', () => {
+    for (const s of SERVICES) {
+      const d = named('Deployment', s.name);
+      expect(d).toBeDefined();
+      const [main] = d.spec.template.spec.containers;
+      expect(main.args).toEqual([s.name]);
+      expect(main.readinessProbe.httpGet.path).toBe('/readyz');
+      expect(main.livenessProbe.httpGet.path).toBe('/healthz');
+      expect(named('Service', s.name)?.spec.ports[0]).toMatchObject({ port: 80, targetPort: 'http' });
+      expect(named('PodDisruptionBudget', s.name)?.spec.selector.matchLabels).toEqual(d.spec.selector.matchLabels);
+      // Longer than the drain the service is given, plus the preStop pause.
+      const drain = Number(main.env.find((e: any) => e.name === 'SHUTDOWN_TIMEOUT_MS').value) / 1000;
+      expect(d.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(drain + main.lifecycle.preStop.sleep.seconds);
+      const init = d.spec.template.spec.initContainers ?? [];
+      expect(init.map((c: any) => c.args)).toEqual(s.database ? [['migrate', s.name]] : []);
+    }
+    for (const o of podsOf(objects)) {
+      for (const c of containersOf(o)) {
+        expect([o.metadata.name, c.name, c.resources?.requests?.cpu, c.resources?.requests?.memory, c.resources?.limits?.memory].every(Boolean)).toBe(true);
+      }
+      for (const c of o.spec.template.spec.containers) expect([o.metadata.name, Boolean(c.readinessProbe && c.livenessProbe)]).toEqual([o.metadata.name, true]);
+    }
+  });
+
+  it('runs every pod as non-root on a read-only root filesystem without privileges, writing only to its volumes', () => {
+    for (const o of podsOf(objects)) {
+      const pod = o.spec.template.spec;
+      expect([o.metadata.name, pod.securityContext.runAsNonRoot, pod.securityContext.runAsUser > 0, pod.automountServiceAccountToken]).toEqual([o.metadata.name, true, true, false]);
+      for (const c of containersOf(o)) {
+        expect([o.metadata.name, c.name, c.securityContext]).toEqual([
+          o.metadata.name,
+          c.name,
+          { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+        ]);
+      }
+    }
+    // Each service's writable places are emptyDirs with a size limit (its temp dir at least).
+    for (const s of SERVICES) {
+      const d = named('Deployment', s.name);
+      const mounts = d.spec.template.spec.containers[0].volumeMounts.map((m: any) => m.mountPath);
+      expect(mounts).toContain('/tmp');
+      for (const v of d.spec.template.spec.volumes) expect(v.emptyDir.sizeLimit).toBeDefined();
+    }
+  });
+
+  it('keeps secrets out of ConfigMaps, and generates every Secret key the manifests read', () => {
+    const secretKeys = new Set(secrets.flatMap((s) => Object.keys(s.stringData)));
+    for (const cm of byKind('ConfigMap')) {
+      for (const [key, value] of Object.entries(cm.data ?? {})) {
+        expect([cm.metadata.name, key, secretKeys.has(key) || /SECRET|PASSWORD|SEED|PRIVATE|TOKEN/i.test(key)]).toEqual([cm.metadata.name, key, false]);
+        expect(String(value)).not.toMatch(/"d":|BEGIN [A-Z ]*PRIVATE KEY|^SU[A-Z2-7]{56}$/);
+      }
+    }
+    const refs: Array<[string, string | undefined]> = [];
+    for (const o of podsOf(objects)) {
+      for (const c of containersOf(o)) for (const e of c.env ?? []) if (e.valueFrom?.secretKeyRef) refs.push([e.valueFrom.secretKeyRef.name, e.valueFrom.secretKeyRef.key]);
+      for (const v of o.spec.template.spec.volumes ?? []) if (v.secret) refs.push([v.secret.secretName, undefined]);
+    }
+    expect(refs.length).toBeGreaterThan(40);
+    for (const [name, key] of refs) {
+      const data = secretData(name);
+      expect([name, key, data !== undefined && (key === undefined || key in data)]).toEqual([name, key, true]);
+    }
+  });
+
+  it('provides every variable each service\'s configuration requires (its own loader accepts the environment)', () => {
+    const config = named('ConfigMap', byKind('ConfigMap').find((c) => c.metadata.name.startsWith('dam-config'))?.metadata.name);
+    for (const s of SERVICES) {
+      const [main] = named('Deployment', s.name).spec.template.spec.containers;
+      const env: Record<string, string> = { ...config.data };
+      for (const e of main.env) env[e.name] = e.value ?? (secretData(e.valueFrom.secretKeyRef.name) as Record<string, string>)[e.valueFrom.secretKeyRef.key] ?? '';
+      expect(main.envFrom).toEqual([{ configMapRef: { name: config.metadata.name } }]);
+      expect(() => LOADERS[s.name](env)).not.toThrow();
+      // The loader does reject an environment that lacks what it needs.
+      if (s.database) expect(() => LOADERS[s.name]({ ...env, DATABASE_URL: undefined })).toThrow(/DATABASE_URL/);
+    }
+  });
+
+  it('lets only gateway, upload and the edge (and the object store, for presigned links) take traffic from outside, and each internal service only its callers', () => {
+    const policies = byKind('NetworkPolicy');
+    expect(policies.find((p) => p.metadata.name === 'default-deny-ingress')?.spec).toEqual({ podSelector: {}, policyTypes: ['Ingress'] });
+    const fromIngress = policies
+      .filter((p) => (p.spec.ingress ?? []).some((r: any) => (r.from ?? []).some((f: any) => f.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'] === INGRESS_NAMESPACE)))
+      .map((p) => p.spec.podSelector.matchLabels['app.kubernetes.io/name'])
+      .sort();
+    expect(fromIngress).toEqual(['gateway', 'link-signing', 'minio', 'upload']);
+    for (const o of podsOf(objects)) {
+      const app = o.spec.template.metadata.labels['app.kubernetes.io/name'];
+      expect([app, policies.some((p) => p.spec.podSelector.matchLabels?.['app.kubernetes.io/name'] === app)]).toEqual([app, true]);
+    }
+    for (const s of SERVICES) {
+      const policy = policies.find((p) => p.metadata.name === s.name);
+      const callers = policy.spec.ingress.flatMap((r: any) => (r.from ?? []).map((f: any) => f.podSelector?.matchLabels?.['app.kubernetes.io/name'])).filter(Boolean).sort();
+      expect([s.name, callers]).toEqual([s.name, [...s.callers].sort()]);
+    }
+    // Every HTTP call between services is allowed: the URL a service is configured with names a callee that lists it.
+    const calls: Array<[string, string]> = [
+      ['gateway', 'auth'], ['gateway', 'metadata'], ['gateway', 'search'], ['gateway', 'link-signing'], ['gateway', 'webhook'],
+      ['upload', 'auth'], ['upload', 'metadata'], ['metadata', 'auth'], ['metadata', 'conversion'], ['auth', 'metadata'],
+      ['link-signing', 'auth'], ['link-signing', 'metadata'], ['transcode', 'auth'], ['transcode', 'metadata'], ['conversion', 'auth'], ['webhook', 'auth'],
+    ];
+    for (const [caller, callee] of calls) expect([caller, callee, SERVICES.find((s) => s.name === callee)?.callers.includes(caller as ServiceName)]).toEqual([caller, callee, true]);
+  });
+
+  it('routes only the API paths of {base}, {upload} and {cdn} through the Ingress, uploads unbuffered and unlimited', () => {
+    const paths = byKind('Ingress').flatMap((i) => i.spec.rules.flatMap((r: any) => r.http.paths.map((p: any) => `${p.backend.service.name}${p.path}`)));
+    expect(paths.sort()).toEqual(['gateway/api', 'link-signing/api/v1/files', 'minio/', 'upload/api']);
+    expect(named('Ingress', 'dam-upload').metadata.annotations).toMatchObject({
+      'nginx.ingress.kubernetes.io/proxy-body-size': '0',
+      'nginx.ingress.kubernetes.io/proxy-request-buffering': 'off',
+    });
+  });
+
+  it('scales the workers on their own JetStream consumers (KEDA) and the edges on CPU', () => {
+    const scaled = byKind('ScaledObject');
+    expect(scaled.map((o) => o.metadata.name).sort()).toEqual(['addon', 'conversion', 'transcode', 'webhook']);
+    for (const o of scaled) {
+      const { stream, consumer, natsServerMonitoringEndpoint } = o.spec.triggers[0].metadata;
+      expect(o.spec.triggers[0].type).toBe('nats-jetstream');
+      expect(natsServerMonitoringEndpoint).toBe(`nats.${overlay === 'dev' ? 'dam-dev' : 'dam'}.svc.cluster.local:8222`);
+      // The consumer is the one this service's NATS identity pulls from.
+      expect(natsPermissions(o.metadata.name)?.publish).toContain(`$JS.API.CONSUMER.MSG.NEXT.${stream}.${consumer}`);
+      expect(named('Deployment', o.metadata.name).spec.replicas).toBeUndefined();
+    }
+    expect(byKind('HorizontalPodAutoscaler').map((o) => o.metadata.name).sort()).toEqual(['gateway', 'upload']);
+  });
+
+  it('runs NATS as a 3-node JetStream cluster, MinIO distributed over 4 pods, PostgreSQL only in dev', () => {
+    const nats = named('StatefulSet', 'nats');
+    expect(nats.spec.replicas).toBe(3);
+    const conf = named('ConfigMap', 'nats-config').data['nats.conf'];
+    expect(conf).toMatch(/routes: \[nats:\/\/nats-0\.nats:6222, nats:\/\/nats-1\.nats:6222, nats:\/\/nats-2\.nats:6222\]/);
+    expect(conf).toMatch(/include \.\/auth\/auth\.conf/);
+    expect(named('ConfigMap', byKind('ConfigMap').find((c) => c.metadata.name.startsWith('dam-config'))?.metadata.name).data).toMatchObject({ NATS_STREAM_REPLICAS: '3' });
+    expect(secretData('dam-nats-auth')?.['auth.conf']).toMatch(/authorization/);
+    expect(named('StatefulSet', 'minio').spec.replicas).toBe(4);
+    expect(named('StatefulSet', 'minio').spec.template.spec.containers[0].args[1]).toBe('http://minio-{0...3}.minio-hl.$(POD_NAMESPACE).svc.cluster.local/data');
+    expect(Boolean(named('StatefulSet', 'postgres'))).toBe(overlay === 'dev');
+  });
+});
