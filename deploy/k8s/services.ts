@@ -19,6 +19,8 @@ export interface ServiceSpec {
   database?: boolean;
   nats?: boolean;
   s3?: boolean;
+  /** Verifies or signs user JWTs (the edges and auth): gets JWT_SECRET. */
+  jwt?: boolean;
   /** Measured peak RSS (docs/benchmarks.md) → memory request and limit. */
   memory: { request: string; limit: string };
   cpu: string;
@@ -39,6 +41,7 @@ export interface ServiceSpec {
 export const SERVICES: readonly ServiceSpec[] = [
   {
     name: 'gateway',
+    jwt: true,
     image: 'runtime',
     public: { host: 'base', paths: ['/api'] },
     callers: [],
@@ -51,6 +54,7 @@ export const SERVICES: readonly ServiceSpec[] = [
   },
   {
     name: 'upload',
+    jwt: true,
     image: 'media', // ffprobe reads the metadata of uploaded videos
     public: { host: 'upload', paths: ['/api'] },
     callers: [],
@@ -79,6 +83,7 @@ export const SERVICES: readonly ServiceSpec[] = [
   },
   {
     name: 'auth',
+    jwt: true,
     image: 'runtime',
     callers: ['gateway', 'upload', 'link-signing', 'metadata', 'conversion', 'transcode', 'webhook'],
     database: true,

@@ -151,6 +151,9 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       for (const v of o.spec.template.spec.volumes ?? []) if (v.secret) refs.push([v.secret.secretName, undefined]);
     }
     expect(refs.length).toBeGreaterThan(40);
+    // Each service gets only the secrets it uses: the JWT secret goes to the edges and auth alone.
+    const withJwt = podsOf(objects).filter((o) => containersOf(o).some((c) => (c.env ?? []).some((e: any) => e.name === 'JWT_SECRET')));
+    expect(withJwt.map((o) => o.metadata.name).sort()).toEqual(['auth', 'gateway', 'upload']);
     for (const [name, key] of refs) {
       const data = secretData(name);
       expect([name, key, data !== undefined && (key === undefined || key in data)]).toEqual([name, key, true]);
