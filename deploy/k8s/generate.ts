@@ -152,18 +152,21 @@ const pdb = (name: string, budget: Obj = { maxUnavailable: 1 }): Obj => ({
   spec: { ...budget, selector: { matchLabels: selector(name) } },
 });
 
+/** Who may open connections to the pods of `name` (everything else is refused by the default-deny policy). */
+const ingressPolicy = (name: string, component: string, ingress: Obj[]): Obj => ({
+  apiVersion: 'networking.k8s.io/v1',
+  kind: 'NetworkPolicy',
+  metadata: { name, labels: labels(name, component) },
+  spec: { podSelector: { matchLabels: selector(name) }, policyTypes: ['Ingress'], ingress },
+});
+
 function networkPolicy(s: ServiceSpec): Obj {
   const from = [
     ...(s.callers.length ? [{ from: fromPods(...s.callers), ports: [{ port: 'http' }] }] : []),
     ...(s.public ? [{ from: [fromNamespace(INGRESS_NAMESPACE)], ports: [{ port: 'http' }] }] : []),
     { from: [fromNamespace(MONITORING_NAMESPACE)], ports: [{ port: 'http' }] },
   ];
-  return {
-    apiVersion: 'networking.k8s.io/v1',
-    kind: 'NetworkPolicy',
-    metadata: { name: s.name, labels: labels(s.name) },
-    spec: { podSelector: { matchLabels: selector(s.name) }, policyTypes: ['Ingress'], ingress: from },
-  };
+  return ingressPolicy(s.name, 'service', from);
 }
 
 function autoscaler(s: ServiceSpec): Obj | undefined {
@@ -328,20 +331,11 @@ function nats(): Obj[] {
       },
     },
     pdb(name, { minAvailable: 2 }),
-    {
-      apiVersion: 'networking.k8s.io/v1',
-      kind: 'NetworkPolicy',
-      metadata: { name, labels: labels(name, 'messaging') },
-      spec: {
-        podSelector: { matchLabels: selector(name) },
-        policyTypes: ['Ingress'],
-        ingress: [
-          { from: fromPods(...SERVICES.filter((s) => s.nats).map((s) => s.name)), ports: [{ port: 4222 }] },
-          { from: fromPods(name), ports: [{ port: 6222 }, { port: 4222 }] },
-          { from: [fromNamespace(KEDA_NAMESPACE), fromNamespace(MONITORING_NAMESPACE)], ports: [{ port: 8222 }] },
-        ],
-      },
-    },
+    ingressPolicy(name, 'messaging', [
+      { from: fromPods(...SERVICES.filter((s) => s.nats).map((s) => s.name)), ports: [{ port: 4222 }] },
+      { from: fromPods(name), ports: [{ port: 6222 }, { port: 4222 }] },
+      { from: [fromNamespace(KEDA_NAMESPACE), fromNamespace(MONITORING_NAMESPACE)], ports: [{ port: 8222 }] },
+    ]),
   ];
 }
 
@@ -405,21 +399,12 @@ function minio(): Obj[] {
       },
     },
     pdb(name, { maxUnavailable: 1 }),
-    {
-      apiVersion: 'networking.k8s.io/v1',
-      kind: 'NetworkPolicy',
-      metadata: { name, labels: labels(name, 'storage') },
-      spec: {
-        podSelector: { matchLabels: selector(name) },
-        policyTypes: ['Ingress'],
-        ingress: [
-          { from: fromPods(...s3Users), ports: [{ port: 9000 }] },
-          { from: fromPods(name), ports: [{ port: 9000 }] },
-          // Presigned object_storage links and public URLs reach the store through the ingress controller.
-          { from: [fromNamespace(INGRESS_NAMESPACE), fromNamespace(MONITORING_NAMESPACE)], ports: [{ port: 9000 }] },
-        ],
-      },
-    },
+    ingressPolicy(name, 'storage', [
+      { from: fromPods(...s3Users), ports: [{ port: 9000 }] },
+      { from: fromPods(name), ports: [{ port: 9000 }] },
+      // Presigned object_storage links and public URLs reach the store through the ingress controller.
+      { from: [fromNamespace(INGRESS_NAMESPACE), fromNamespace(MONITORING_NAMESPACE)], ports: [{ port: 9000 }] },
+    ]),
   ];
 }
 
