@@ -1,5 +1,6 @@
 import { jetstream, type JsMsg } from '@nats-io/jetstream';
 import { connect, nkeyAuthenticator, type NatsConnection } from '@nats-io/transport-node';
+import { natsServers } from '@dam/events';
 
 export interface SeenEvent {
   subject: string;
@@ -16,11 +17,11 @@ export interface SeenEvent {
 /**
  * Reads the public `ASSET_EVENTS` stream the way an outside subscriber would: an ordered consumer over the whole stream from the
  * first message, collecting envelopes as they arrive. It connects with the read-only `subscriber` identity, and
- * its replies come under that identity's inbox prefix (docs/events.md).
+ * its replies come under that identity's inbox prefix (docs/events.md). `natsUrl` may list several servers (a cluster).
  */
 export async function watchAssetEvents(natsUrl: string, seed: string): Promise<{ seen: SeenEvent[]; close(): Promise<void> }> {
   const nc: NatsConnection = await connect({
-    servers: natsUrl,
+    servers: natsServers(natsUrl),
     authenticator: nkeyAuthenticator(new TextEncoder().encode(seed)),
     inboxPrefix: '_INBOX_subscriber',
   });

@@ -7,8 +7,10 @@ import {
   s3Env,
   serviceIdentities,
   startNats,
+  startNatsCluster,
   startServiceProcess,
   type ServiceProcess,
+  type TestNatsCluster,
 } from '@dam/testing';
 
 export const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
@@ -18,7 +20,10 @@ export interface Suite {
   upload: string;
   /** `{cdn}`: the edge of signed links (link-signing). */
   cdn: string;
+  /** The NATS server, or every node of the cluster comma-separated (as the services get it in NATS_URL). */
   natsUrl: string;
+  /** The JetStream cluster the suite runs on, with `natsCluster` (its nodes can be killed and restarted). */
+  natsCluster?: TestNatsCluster;
   /** The asset bucket every service uses. */
   bucket: string;
   /** The nkey seed of the read-only identity outside subscribers get. */
@@ -31,12 +36,25 @@ export interface Suite {
   stop(): Promise<void>;
 }
 
+export interface SuiteOptions {
+  /**
+   * Runs on a JetStream cluster of this many nats-servers instead of one server: every service gets all of
+   * them in NATS_URL, and NATS_STREAM_REPLICAS (the streams' and KV buckets' replicas, default: as many as
+   * the nodes, at most 3).
+   */
+  natsCluster?: { nodes: number; replicas?: number };
+}
+
 /**
- * The services of the first asset path as real processes, on fresh infrastructure: a NATS server of its own,
- * fresh databases and a fresh bucket on the shared PostgreSQL and S3 servers of this jest run.
+ * The services of the first asset path as real processes, on fresh infrastructure: a NATS server (or cluster)
+ * of its own, fresh databases and a fresh bucket on the shared PostgreSQL and S3 servers of this jest run.
  */
-export async function startSuite(overrides: Record<string, Record<string, string>> = {}): Promise<Suite> {
-  const nats = await startNats();
+export async function startSuite(overrides: Record<string, Record<string, string>> = {}, options: SuiteOptions = {}): Promise<Suite> {
+  const cluster = options.natsCluster ? await startNatsCluster({ nodes: options.natsCluster.nodes }) : undefined;
+  const nats = cluster ?? (await startNats());
+  const natsCommon: Record<string, string> = options.natsCluster
+    ? { NATS_STREAM_REPLICAS: String(options.natsCluster.replicas ?? Math.min(3, options.natsCluster.nodes)) }
+    : {};
   const bucket = await createBucket('e2e');
   const common: Record<string, string> = {
     NODE_ENV: 'test',
@@ -53,7 +71,7 @@ export async function startSuite(overrides: Record<string, Record<string, string
   const ports: Record<string, number> = {};
   const start = async (name: string, env: Record<string, string>, port?: number) => {
     const natsIdentity = NATS_IDENTITIES.find((n) => n === name);
-    const natsAccess = natsIdentity ? nats.env(natsIdentity) : {};
+    const natsAccess = natsIdentity ? { ...nats.env(natsIdentity), ...natsCommon } : {};
     envs[name] = { ...common, ...natsAccess, ...identities.env(name), ...env, ...overrides[name] };
     if (port !== undefined) ports[name] = port;
     services[name] = await startServiceProcess(name, envs[name], port === undefined ? {} : { port });
@@ -115,6 +133,7 @@ export async function startSuite(overrides: Record<string, Record<string, string
       upload: upload.url,
       cdn: cdn.url,
       natsUrl: nats.url,
+      ...(cluster ? { natsCluster: cluster } : {}),
       bucket,
       subscriberSeed: nats.seed('subscriber'),
       adminSeed: nats.seed('admin'),

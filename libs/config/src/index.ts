@@ -32,10 +32,21 @@ export const baseEnv = (defaultPort: number) => ({
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(10000),
 });
 
+/** One NATS server, or several as a comma-separated list (the nodes of a cluster: any of them will do). */
+const natsUrls = z
+  .string()
+  .refine((v) => v.split(',').every((s) => s.trim().length > 0), 'must be a NATS server URL or a comma-separated list of them');
+
 export const natsEnv = {
-  NATS_URL: z.string().default('nats://127.0.0.1:4222'),
+  /** `nats://a:4222,nats://b:4222,...`: the client connects to one and reconnects to another when it goes away. */
+  NATS_URL: natsUrls.default('nats://127.0.0.1:4222'),
   /** The service's own NATS nkey seed (`SU...`); the server knows only its public key and permissions. */
   NATS_NKEY_SEED: z.string().regex(/^SU[A-Z2-7]{56}$/, 'must be a NATS user nkey seed (SU...)').optional(),
+  /**
+   * Replicas of the streams and KV buckets a service creates (metadata the suite's streams, upload its pending
+   * journal): 1 on a single server, 3 (or 5) on a JetStream cluster. Existing ones are scaled to it at start-up.
+   */
+  NATS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
 };
 
 export const dbEnv = {

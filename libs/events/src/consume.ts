@@ -5,6 +5,7 @@ import {
   jetstreamManager,
   type ConsumerConfig,
   type ConsumerMessages,
+  type JetStreamManager,
   type JsMsg,
 } from '@nats-io/jetstream';
 import { nanos, type MsgHdrs, type NatsConnection } from '@nats-io/nats-core';
@@ -14,7 +15,7 @@ import type { z } from 'zod';
 import { issuesOf } from './errors';
 import { consumeMetrics, type ConsumeOutcome } from './events.metrics';
 import { errorFields, type EventLogger } from './logger';
-import { isNotFound } from './nats';
+import { ELECTION_RETRY_MS, isNotFound, retryTransient } from './nats';
 
 export interface MessageContext {
   subject: string;
@@ -86,7 +87,7 @@ export async function consume<S extends z.ZodType>(options: ConsumeOptions<S>): 
     deliver_policy: options.deliverPolicy === 'new' ? DeliverPolicy.New : DeliverPolicy.All,
     ...filterConfig(options.filterSubjects),
   });
-  const consumer = await jetstream(options.nc).consumers.get(stream, durable);
+  const consumer = await retryTransient(() => jetstream(options.nc).consumers.get(stream, durable), ELECTION_RETRY_MS);
 
   const inFlight = new Set<Promise<void>>();
   let stopping = false;
@@ -216,8 +217,13 @@ function filterConfig(filter: string | string[] | undefined): Partial<ConsumerCo
   return { filter_subjects: list };
 }
 
+/** Creates or updates the durable, waiting out leader elections (a NATS node restarting) at start-up. */
 async function ensureConsumer(nc: NatsConnection, stream: string, config: Partial<ConsumerConfig>): Promise<void> {
-  const jsm = await jetstreamManager(nc);
+  const jsm = await retryTransient(() => jetstreamManager(nc), ELECTION_RETRY_MS);
+  await retryTransient(() => createOrUpdateConsumer(jsm, stream, config), ELECTION_RETRY_MS);
+}
+
+async function createOrUpdateConsumer(jsm: JetStreamManager, stream: string, config: Partial<ConsumerConfig>): Promise<void> {
   const durable = config.durable_name as string;
   const exists = await jsm.consumers.info(stream, durable).then(
     () => true,
@@ -227,8 +233,16 @@ async function ensureConsumer(nc: NatsConnection, stream: string, config: Partia
     },
   );
   if (!exists) {
-    await jsm.consumers.add(stream, config);
-    return;
+    // Several replicas of a service start at once: an identical durable created by another one in the meantime is
+    // no error; one created with another configuration (a rolling update) is updated below instead.
+    const added = await jsm.consumers.add(stream, config).then(
+      () => true,
+      (error: unknown) => {
+        if (!/already (in use|exists)/i.test(String(error))) throw error;
+        return false;
+      },
+    );
+    if (added) return;
   }
   // deliver_policy and the durable name cannot change on an existing consumer.
   const { durable_name: _name, deliver_policy: _policy, ...updatable } = config;

@@ -19,7 +19,20 @@ export * from './schemas/collection.event';
 export * from './schemas/asset-purge.event';
 export * from './schemas/schema-registry';
 export { addonStatusClient, serveAddonStatus, type AddonState } from './addon-status';
-export { connectNats, ensureStreams, natsReachable, streamConfigs, waitForStreams, type StreamOptions } from './nats';
+export {
+  connectNats,
+  ensureStreams,
+  ELECTION_RETRY_MS,
+  isTransientJetStreamError,
+  retryTransient,
+  natsReachable,
+  natsServers,
+  scaleStream,
+  streamConfigs,
+  waitForStreams,
+  type EnsuredStream,
+  type StreamOptions,
+} from './nats';
 export { publishEvent, buildHeaders, type PublishOptions } from './publish';
 export { consume, consumerWorker, DEAD_LETTER_RETRIES, type Consumer, type ConsumeOptions, type ConsumerWorker, type MessageContext } from './consume';
 export {

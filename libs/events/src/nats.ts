@@ -1,4 +1,4 @@
-import { jetstreamManager, RetentionPolicy, StorageType, type StreamConfig } from '@nats-io/jetstream';
+import { jetstreamManager, RetentionPolicy, StorageType, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
 import { nanos, nkeyAuthenticator, type NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import { inboxPrefixOf } from './nats-accounts';
@@ -7,34 +7,76 @@ import { ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, DAM_INTERNAL, DAM_INTERNAL_SUBJECT
 const MINUTE_MS = 60_000;
 const DAY_MS = 24 * 60 * MINUTE_MS;
 
+/** The servers of a `NATS_URL`: one URL, or a comma-separated list of them (the nodes of a cluster). */
+export function natsServers(url: string): string[] {
+  return url
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
+
 /**
  * Connects and keeps reconnecting forever: a NATS restart must never end a service, it only pauses
- * publishing (the outbox keeps the events) and consuming. With `seed` (the identity's nkey seed,
- * `NATS_NKEY_SEED`) the connection is that identity, and replies come under its own inbox prefix, the only
- * one its permissions let it read.
+ * publishing (the outbox keeps the events) and consuming. `url` may list several servers (a cluster, see
+ * natsServers): the client starts on any of them, learns the rest of the cluster from the server, and when its
+ * server goes away reconnects to another one. With `seed` (the identity's nkey seed, `NATS_NKEY_SEED`) the
+ * connection is that identity, and replies come under its own inbox prefix, the only one its permissions let it
+ * read.
  */
 export async function connectNats(url: string, name: string, seed?: string): Promise<NatsConnection> {
   return connect({
-    servers: url.split(',').map((s) => s.trim()),
+    servers: natsServers(url),
     name,
+    // Never give up: every server of the list (and those the cluster announces) is tried in turn, each at most
+    // once a second.
     maxReconnectAttempts: -1,
     reconnectTimeWait: 1000,
     waitOnFirstConnect: true,
+    // A server that vanished without closing the connection (its host lost, a partition) is noticed after two
+    // unanswered pings: 40 s at most instead of the client's default 4 minutes, then the next server is tried.
+    pingInterval: 20_000,
+    maxPingOut: 2,
     ...(seed ? { authenticator: nkeyAuthenticator(new TextEncoder().encode(seed)), inboxPrefix: inboxPrefixOf(name) } : {}),
   });
 }
 
 /**
+ * JetStream answers nothing for a few seconds while a stream, or the cluster's meta group, elects a leader (a node
+ * died or restarts, a stream is being scaled): a request then times out or finds no responder.
+ */
+export function isTransientJetStreamError(error: unknown): boolean {
+  const e = error as { name?: unknown } | undefined;
+  return e?.name === 'TimeoutError' || /\btimeout\b|no responders|jetstream is not enabled/i.test(String(error));
+}
+
+/** Runs `fn` again after a transient JetStream failure (growing pauses) until `timeoutMs` has passed. */
+export async function retryTransient<T>(fn: () => Promise<T>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (let delay = 250; ; delay = Math.min(delay * 2, 2000)) {
+    try {
+      return await fn();
+    } catch (error) {
+      if (!isTransientJetStreamError(error) || Date.now() + delay > deadline) throw error;
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
+}
+
+/** How long start-up JetStream calls wait out leader elections (a few seconds each) before giving up. */
+export const ELECTION_RETRY_MS = 30_000;
+
+/**
  * Waits until the streams exist. Only metadata creates them (its identity alone may); the other services
- * start in any order and wait here instead of failing.
+ * start in any order and wait here instead of failing, also while the cluster elects a leader.
  */
 export async function waitForStreams(
   nc: NatsConnection,
   names: readonly string[] = [ASSET_EVENTS, DAM_INTERNAL],
   opts: { timeoutMs?: number; onWait?: (missing: string[]) => void } = {},
 ): Promise<void> {
-  const jsm = await jetstreamManager(nc);
   const deadline = Date.now() + (opts.timeoutMs ?? 120_000);
+  const jsm = await retryTransient(() => jetstreamManager(nc), opts.timeoutMs ?? 120_000);
+  let lastError: unknown;
   for (let delay = 200; ; delay = Math.min(delay * 2, 5000)) {
     const missing: string[] = [];
     for (const name of names) {
@@ -42,13 +84,18 @@ export async function waitForStreams(
         () => true,
         (error: unknown) => {
           if (isNotFound(error)) return false;
-          throw error;
+          if (!isTransientJetStreamError(error)) throw error;
+          lastError = error;
+          return false;
         },
       );
       if (!exists) missing.push(name);
     }
     if (missing.length === 0) return;
-    if (Date.now() > deadline) throw new Error(`streams ${missing.join(', ')} do not exist (metadata creates them)`);
+    if (Date.now() > deadline) {
+      const cause = lastError === undefined ? '' : ` (last: ${String(lastError)})`;
+      throw new Error(`streams ${missing.join(', ')} do not exist (metadata creates them)${cause}`);
+    }
     opts.onWait?.(missing);
     await new Promise((r) => setTimeout(r, delay));
   }
@@ -72,10 +119,16 @@ export interface StreamOptions {
   internalMaxAgeMs?: number;
   /** Window in which a repeated `Nats-Msg-Id` is dropped as a duplicate. */
   duplicateWindowMs?: number;
+  /**
+   * Copies of every stream in a JetStream cluster (`NATS_STREAM_REPLICAS`, 1 by default: a single server takes
+   * no more). Durable consumers follow their stream's replicas.
+   */
+  replicas?: number;
 }
 
 export function streamConfigs(options: StreamOptions = {}): Array<Partial<StreamConfig> & { name: string }> {
   const duplicateWindow = nanos(options.duplicateWindowMs ?? 2 * MINUTE_MS);
+  const replicas = options.replicas ?? 1;
   return [
     {
       name: ASSET_EVENTS,
@@ -84,6 +137,7 @@ export function streamConfigs(options: StreamOptions = {}): Array<Partial<Stream
       retention: RetentionPolicy.Limits,
       max_age: nanos(options.assetEventsMaxAgeMs ?? 30 * DAY_MS),
       duplicate_window: duplicateWindow,
+      num_replicas: replicas,
     },
     {
       // Limits retention (not work-queue) so several services may each hold their own durable consumer on an
@@ -94,6 +148,7 @@ export function streamConfigs(options: StreamOptions = {}): Array<Partial<Stream
       retention: RetentionPolicy.Limits,
       max_age: nanos(options.internalMaxAgeMs ?? 7 * DAY_MS),
       duplicate_window: duplicateWindow,
+      num_replicas: replicas,
     },
     {
       // The last message of each schema, for ever (a key-value store in all but name): a read model rebuilt from
@@ -104,6 +159,7 @@ export function streamConfigs(options: StreamOptions = {}): Array<Partial<Stream
       retention: RetentionPolicy.Limits,
       max_msgs_per_subject: 1,
       duplicate_window: duplicateWindow,
+      num_replicas: replicas,
     },
     {
       // The same for collections: each asset's memberships and each collection's visibility, as last changed.
@@ -113,6 +169,7 @@ export function streamConfigs(options: StreamOptions = {}): Array<Partial<Stream
       retention: RetentionPolicy.Limits,
       max_msgs_per_subject: 1,
       duplicate_window: duplicateWindow,
+      num_replicas: replicas,
     },
     {
       // Purges outlive the asset events they cancel by a day.
@@ -122,31 +179,82 @@ export function streamConfigs(options: StreamOptions = {}): Array<Partial<Stream
       retention: RetentionPolicy.Limits,
       max_age: nanos((options.assetEventsMaxAgeMs ?? 30 * DAY_MS) + DAY_MS),
       duplicate_window: duplicateWindow,
+      num_replicas: replicas,
     },
   ];
 }
 
-/** Creates the streams, or updates them to the current configuration. Safe to call from every service. */
-export async function ensureStreams(nc: NatsConnection, options: StreamOptions = {}): Promise<void> {
-  const jsm = await jetstreamManager(nc);
+/** What ensureStreams did to one stream; `previousReplicas` differs from `replicas` when it scaled the stream. */
+export interface EnsuredStream {
+  name: string;
+  action: 'created' | 'updated';
+  replicas: number;
+  previousReplicas?: number;
+}
+
+/**
+ * Creates the streams, or updates them to the current configuration: the configuration wins, replicas included,
+ * so a stream created with 1 replica is scaled to `replicas` (and back down when it is lowered). Safe to call from
+ * several processes at once: a stream another one created in the meantime is updated instead. Leader elections
+ * (a node restarting, a stream being scaled by another process) are waited out for up to 30 s.
+ */
+export async function ensureStreams(nc: NatsConnection, options: StreamOptions = {}): Promise<EnsuredStream[]> {
+  const jsm = await retryTransient(() => jetstreamManager(nc), ELECTION_RETRY_MS);
+  const done: EnsuredStream[] = [];
   for (const config of streamConfigs(options)) {
-    const exists = await jsm.streams.info(config.name).then(
-      () => true,
-      (error: unknown) => {
-        if (isNotFound(error)) return false;
-        throw error;
-      },
-    );
-    if (exists) {
-      await jsm.streams.update(config.name, config);
-    } else {
-      await jsm.streams.add(config).catch(async (error: unknown) => {
-        // Another service created it between our info and add.
-        if (!String(error).includes('already in use')) throw error;
-        await jsm.streams.update(config.name, config);
+    const replicas = config.num_replicas ?? 1;
+    try {
+      done.push(await retryTransient(() => ensureStream(jsm, config, replicas), ELECTION_RETRY_MS));
+    } catch (error) {
+      throw new Error(`stream ${config.name} (${replicas} replica${replicas === 1 ? '' : 's'}): ${error instanceof Error ? error.message : String(error)}`, {
+        cause: error,
       });
     }
   }
+  return done;
+}
+
+/** One stream created or updated; repeatable (the whole step runs again after a transient failure). */
+async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }, replicas: number): Promise<EnsuredStream> {
+  const existing = await jsm.streams.info(config.name).then(
+    (info) => info,
+    (error: unknown) => {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    },
+  );
+  if (!existing) {
+    const created = await jsm.streams.add(config).then(
+      () => true,
+      (error: unknown) => {
+        // Another process created it between our info and add, with a configuration of its own (an identical one
+        // is no error).
+        if (!String(error).includes('already in use')) throw error;
+        return false;
+      },
+    );
+    if (created) return { name: config.name, action: 'created', replicas };
+  }
+  const before = existing ?? (await jsm.streams.info(config.name));
+  await jsm.streams.update(config.name, config);
+  return { name: config.name, action: 'updated', replicas, previousReplicas: before.config.num_replicas };
+}
+
+/**
+ * Scales an existing stream (a KV bucket's `KV_<bucket>`) to `replicas`, waiting out leader elections; returns the
+ * replicas it had when it had others, undefined when it already had these.
+ */
+export async function scaleStream(nc: NatsConnection, name: string, replicas: number): Promise<number | undefined> {
+  const jsm = await retryTransient(() => jetstreamManager(nc), ELECTION_RETRY_MS);
+  let previous: number | undefined;
+  await retryTransient(async () => {
+    const current = (await jsm.streams.info(name)).config.num_replicas;
+    if (current === replicas) return;
+    // Another process may scale it at the same time: the first answer seen counts.
+    previous ??= current;
+    await jsm.streams.update(name, { num_replicas: replicas });
+  }, ELECTION_RETRY_MS);
+  return previous;
 }
 
 export function isNotFound(error: unknown): boolean {

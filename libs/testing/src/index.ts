@@ -1,6 +1,7 @@
 export { freePort } from './free-port';
 export { waitFor, httpOk, type WaitForOptions } from './wait-for';
 export { startNats, type TestNats } from './nats-server';
+export { startNatsCluster, type TestNatsCluster, type TestNatsNode } from './nats-cluster';
 export { createDatabase, testPgUrl } from './database';
 export { createBucket, testS3Config, s3Env, testMinioClient, type TestS3Config } from './s3-bucket';
 export { startServiceProcess, type ServiceProcess, type ServiceProcessOptions } from './service-process';

@@ -11,6 +11,7 @@ import {
   freePort,
   s3Env,
   startNats,
+  startNatsCluster,
   startServiceProcess,
   testMinioClient,
   testS3Config,
@@ -18,6 +19,7 @@ import {
   repoRoot,
   waitFor,
   type TestNats,
+  type TestNatsCluster,
 } from '../src';
 
 // Servers start for real here; the per-project testTimeout in jest.config.js does not apply (jest reads it globally).
@@ -59,6 +61,47 @@ describe('startNats', () => {
     const other = await startNats();
     await other.stop();
     await expect(connect({ servers: other.url, reconnect: false, timeout: 1000 })).rejects.toThrow();
+  });
+});
+
+describe('startNatsCluster', () => {
+  let cluster: TestNatsCluster;
+  beforeAll(async () => {
+    cluster = await startNatsCluster({ nodes: 3 });
+  });
+  afterAll(async () => {
+    await cluster.stop();
+  });
+
+  it('forms a JetStream cluster with routes between its nodes and the suite\'s identities only', async () => {
+    expect(cluster.url).toBe(cluster.nodes.map((n) => n.url).join(','));
+    for (const node of cluster.nodes) {
+      const routez = (await (await fetch(`${node.monitorUrl}/routez`)).json()) as { num_routes: number };
+      expect(routez.num_routes).toBe(2);
+    }
+    expect(cluster.nodes.map((n) => n.name)).toContain((await cluster.metaLeader()).name);
+    await expect(connect({ servers: cluster.urls, reconnect: false })).rejects.toThrow(/Authorization/i);
+  });
+
+  it('kills a node and restarts it on the same port with the same store', async () => {
+    const nc = await connect({ servers: cluster.urls, authenticator: nkeyAuthenticator(new TextEncoder().encode(cluster.seed('admin'))) });
+    try {
+      const jsm = await jetstreamManager(nc);
+      await jsm.streams.add({ name: 'R3', subjects: ['r3.>'], num_replicas: 3 });
+      await waitFor(async () => (await jsm.streams.info('R3')).cluster?.leader, { timeoutMs: 10_000 });
+      await jetstream(nc).publish('r3.one', 'kept');
+      const node = cluster.node('n2');
+      await node.kill();
+      expect(node.running()).toBe(false);
+      expect(await httpOk(`${node.monitorUrl}/healthz`)).toBe(false);
+      await node.restart();
+      expect(node.running()).toBe(true);
+      // The restarted server found the stream in its own store folder.
+      const jsz = (await (await fetch(`${node.monitorUrl}/jsz?streams=true`)).json()) as { streams: number; messages: number };
+      expect(jsz).toMatchObject({ streams: 1, messages: 1 });
+    } finally {
+      await nc.close();
+    }
   });
 });
 

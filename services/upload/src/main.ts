@@ -29,6 +29,8 @@ async function main(): Promise<void> {
   const journal = await natsPendingJournal(nc, {
     refreshMs: Math.max(50, Math.floor(config.ORPHAN_GRACE_MS / 3)),
     onError: (err, id) => logger.warn({ err, asset_id: id }, 'could not update the pending-upload journal'),
+    replicas: config.NATS_STREAM_REPLICAS,
+    onScaled: (from, to) => logger.warn({ bucket: 'UPLOAD_PENDING', from, to }, 'KV bucket scaled to NATS_STREAM_REPLICAS'),
   });
   const signer = createServiceSigner(config.SERVICE_KEY);
   const metadata = httpMetadataClient({ baseUrl: config.METADATA_URL, signer });

@@ -1,5 +1,6 @@
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
+import { ELECTION_RETRY_MS, retryTransient, scaleStream } from '@dam/events';
 
 export const PENDING_BUCKET = 'UPLOAD_PENDING';
 
@@ -38,17 +39,34 @@ export interface PendingJournal {
 
 // Entries are refreshed long before this; it only bounds delete markers and entries of a bucket nobody reaps.
 const BUCKET_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+/** How long an upload waits for the journal's stream to elect a leader before it answers 503 (elections take 4-9 s). */
+const JOURNAL_ELECTION_WAIT_MS = 12_000;
 
 /**
  * The durable list of objects stored but not yet registered with metadata (JetStream KV, one key per asset
  * id). It survives the upload process, so a restarted or other replica can remove what a crash left behind.
  */
-export async function natsPendingJournal(nc: NatsConnection, opts: { refreshMs: number; onError(error: unknown, id: string): void }): Promise<PendingJournal> {
-  const kv: KV = await new Kvm(nc).create(PENDING_BUCKET, { history: 1, ttl: BUCKET_TTL_MS });
+export async function natsPendingJournal(
+  nc: NatsConnection,
+  opts: {
+    refreshMs: number;
+    onError(error: unknown, id: string): void;
+    /** Copies of the bucket in a JetStream cluster (NATS_STREAM_REPLICAS); an existing bucket is scaled to it. */
+    replicas?: number;
+    onScaled?(from: number, to: number): void;
+  },
+): Promise<PendingJournal> {
+  const replicas = opts.replicas ?? 1;
+  // Creating an identical bucket that another replica just created is no error; an existing one is only bound (at
+  // the replicas it has, so it is scaled below). A cluster electing a leader is waited out.
+  const kv: KV = await retryTransient(() => new Kvm(nc).create(PENDING_BUCKET, { history: 1, ttl: BUCKET_TTL_MS, replicas }), ELECTION_RETRY_MS);
+  const previous = await scaleStream(nc, `KV_${PENDING_BUCKET}`, replicas);
+  if (previous !== undefined) opts.onScaled?.(previous, replicas);
   const encode = (u: PendingUpload) => JSON.stringify(u);
   return {
     async open(id, upload) {
-      await kv.put(id, encode(upload));
+      // A cluster node that led the bucket died: the upload waits for the new leader (seconds) rather than failing.
+      await retryTransient(() => kv.put(id, encode(upload)), JOURNAL_ELECTION_WAIT_MS);
       const timer = setInterval(() => {
         kv.put(id, encode(upload)).catch((error: unknown) => opts.onError(error, id));
       }, opts.refreshMs);
