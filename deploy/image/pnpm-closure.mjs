@@ -1,47 +1,68 @@
 #!/usr/bin/env node
-// Prints the pnpm virtual-store entries (node_modules/.pnpm/<entry>) that the named packages need at run time:
-// each package's own entry and, recursively, the entries of the dependencies pnpm linked next to it.
-// Usage (from the workspace root): node deploy/image/pnpm-closure.mjs tsx [more packages...]
-// Used by prune-prod.sh to keep a devDependency the image runs with (tsx) when node_modules is pruned.
+// Prints the pnpm virtual-store entries (node_modules/.pnpm/<entry>) that some packages need at run time: each
+// one's own entry and, recursively, the entries of the dependencies pnpm linked next to it.
+//   node deploy/image/pnpm-closure.mjs tsx                     a package linked at the workspace root
+//   node deploy/image/pnpm-closure.mjs services/gateway libs/db  every dependency linked in those projects
+//                                                               (and in the workspace projects they link)
+// Run from the workspace root. Used by prune-prod.sh: to keep tsx (a root devDependency the image starts services
+// with) through the pruning, and to drop what only projects outside the image (test, bench, deploy) need.
 import fs from 'node:fs';
 import path from 'node:path';
 
-const root = path.resolve('node_modules');
-const store = path.join(root, '.pnpm');
-const names = process.argv.slice(2);
-if (names.length === 0) {
-  console.error('usage: pnpm-closure.mjs <package> [...]');
+const workspace = process.cwd();
+const store = path.join(workspace, 'node_modules', '.pnpm');
+const args = process.argv.slice(2);
+if (args.length === 0) {
+  console.error('usage: pnpm-closure.mjs <package | project folder> [...]');
   process.exit(64);
 }
 
-// node_modules/.pnpm/<entry>/node_modules/<name> (or /@scope/<name>) -> <entry>
-function entryOf(realDir) {
-  const rel = path.relative(store, realDir);
-  if (rel.startsWith('..') || path.isAbsolute(rel)) throw new Error(`${realDir} is not inside ${store}`);
-  return rel.split(path.sep)[0];
-}
-
 const found = new Set();
-const visit = (realDir) => {
-  const entry = entryOf(realDir);
-  if (found.has(entry)) return;
-  found.add(entry);
-  // The entry's node_modules holds the package itself and a link per dependency (optional ones only when installed).
-  const modules = path.join(store, entry, 'node_modules');
+const projects = new Set();
+
+// The links in a node_modules folder (scoped ones included), resolved.
+function linksIn(modules) {
+  if (!fs.existsSync(modules)) return [];
+  const out = [];
   for (const name of fs.readdirSync(modules)) {
+    if (name.startsWith('.')) continue;
     const dirs = name.startsWith('@') ? fs.readdirSync(path.join(modules, name)).map((n) => path.join(modules, name, n)) : [path.join(modules, name)];
     for (const dir of dirs) {
-      if (name === '.bin') continue;
-      const real = fs.realpathSync(dir);
-      if (real.startsWith(store + path.sep)) visit(real);
+      try {
+        out.push(fs.realpathSync(dir));
+      } catch {
+        // a dangling link (an optional dependency for another platform): nothing to keep
+      }
     }
   }
-};
+  return out;
+}
 
-for (const name of names) {
-  const link = path.join(root, name);
+function visit(real) {
+  const rel = path.relative(store, real);
+  if (!rel.startsWith('..') && !path.isAbsolute(rel)) {
+    // node_modules/.pnpm/<entry>/node_modules/<name>: the entry holds the package and a link per dependency.
+    const entry = rel.split(path.sep)[0];
+    if (found.has(entry)) return;
+    found.add(entry);
+    for (const dep of linksIn(path.join(store, entry, 'node_modules'))) visit(dep);
+  } else if (real.startsWith(workspace + path.sep) && fs.existsSync(path.join(real, 'package.json'))) {
+    // A workspace project (workspace:* dependency): what it links in turn.
+    if (projects.has(real)) return;
+    projects.add(real);
+    for (const dep of linksIn(path.join(real, 'node_modules'))) visit(dep);
+  }
+}
+
+for (const arg of args) {
+  const asProject = path.resolve(arg);
+  if (arg.includes('/') && fs.existsSync(path.join(asProject, 'package.json'))) {
+    visit(fs.realpathSync(asProject));
+    continue;
+  }
+  const link = path.join(workspace, 'node_modules', arg);
   if (!fs.existsSync(link)) {
-    console.error(`pnpm-closure: ${link} does not exist (is ${name} installed at the workspace root?)`);
+    console.error(`pnpm-closure: ${arg} is neither a project folder nor a package linked in ${path.dirname(link)}`);
     process.exit(1);
   }
   visit(fs.realpathSync(link));

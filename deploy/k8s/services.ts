@@ -119,7 +119,7 @@ export const SERVICES: readonly ServiceSpec[] = [
   },
   {
     name: 'conversion',
-    image: 'media',
+    image: 'runtime', // sharp (libvips) ships in node_modules
     callers: ['metadata'],
     nats: true,
     s3: true,
