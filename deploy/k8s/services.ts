@@ -88,7 +88,7 @@ export const SERVICES: readonly ServiceSpec[] = [
     callers: ['gateway', 'upload', 'link-signing', 'metadata', 'conversion', 'transcode', 'webhook'],
     database: true,
     nats: true,
-    memory: { request: '192Mi', limit: '384Mi' },
+    memory: { request: '256Mi', limit: '512Mi' }, // idle 164 MiB (2026-11-23)
     cpu: '100m',
     scratch: { '/tmp': '64Mi' },
     secretKeys: ['ADMIN_EMAIL', 'ADMIN_PASSWORD'],
@@ -112,7 +112,7 @@ export const SERVICES: readonly ServiceSpec[] = [
     callers: ['gateway'],
     database: true,
     nats: true,
-    memory: { request: '192Mi', limit: '384Mi' },
+    memory: { request: '256Mi', limit: '512Mi' }, // idle 152 MiB; its queries run in PostgreSQL (2026-11-23)
     cpu: '250m',
     scratch: { '/tmp': '64Mi' },
     drainSeconds: 10,
@@ -164,7 +164,7 @@ export const SERVICES: readonly ServiceSpec[] = [
     callers: ['gateway'],
     database: true,
     nats: true,
-    memory: { request: '192Mi', limit: '384Mi' },
+    memory: { request: '256Mi', limit: '512Mi' }, // peak 184 MiB idle (2026-11-23)
     cpu: '100m',
     scratch: { '/tmp': '64Mi' },
     drainSeconds: 30,
