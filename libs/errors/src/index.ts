@@ -9,6 +9,7 @@ export type ErrorKind =
   | 'FORBIDDEN'
   | 'NOT_FOUND'
   | 'CONFLICT'
+  | 'UNPROCESSABLE'
   | 'PAYLOAD_TOO_LARGE'
   | 'TIMEOUT'
   | 'RANGE_NOT_SATISFIABLE'
@@ -52,6 +53,9 @@ export const notFound = (code: string, message: string): AppError => new AppErro
 
 export const conflict = (code: string, message: string, details?: unknown): AppError =>
   new AppError('CONFLICT', code, message, details);
+
+/** Well-formed, but it contradicts what the server already holds (422): an idempotency key reused for another request. */
+export const unprocessable = (code: string, message: string): AppError => new AppError('UNPROCESSABLE', code, message);
 
 export const payloadTooLarge = (message: string, code = 'PAYLOAD_TOO_LARGE'): AppError =>
   new AppError('PAYLOAD_TOO_LARGE', code, message);

@@ -68,8 +68,8 @@ function orderedConsumer(stream: string): string[] {
 const STREAM_ADMIN = [ASSET_EVENTS, DAM_INTERNAL, DATA_SCHEMAS, COLLECTIONS, ASSET_PURGES].flatMap((s) => [`${API}.STREAM.INFO.${s}`, `${API}.STREAM.CREATE.${s}`, `${API}.STREAM.UPDATE.${s}`]);
 
 const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = {
-  // The API requests it counts (usage statistics), nothing else.
-  gateway: { publish: [JS_INFO, usageSubject('api_requests')], subscribe: [] },
+  // The API requests it counts (usage statistics), and the kept responses of Idempotency-Key (CONTRACT §13).
+  gateway: { publish: [JS_INFO, usageSubject('api_requests'), ...kvBucket('IDEMPOTENCY')], subscribe: [] },
   // The owner of usage statistics: every usage record of every service.
   auth: {
     publish: [
@@ -103,7 +103,7 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
   },
   upload: {
     // Its pending-upload journal, and ingest jobs: their commands in, their reports out.
-    publish: [JS_INFO, ...kvBucket('UPLOAD_PENDING'), SUBJECT_JOB_REPORTS, ...durableConsumer(DAM_INTERNAL, 'upload-jobs')],
+    publish: [JS_INFO, ...kvBucket('UPLOAD_PENDING'), ...kvBucket('IDEMPOTENCY'), SUBJECT_JOB_REPORTS, ...durableConsumer(DAM_INTERNAL, 'upload-jobs')],
     subscribe: [],
   },
   conversion: {

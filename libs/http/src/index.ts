@@ -24,4 +24,5 @@ export {
   type GuardedPostOptions,
 } from './outbound-fetch';
 export { ACCEL } from './accel';
+export { fingerprintOf, IDEMPOTENCY_HEADER, idempotent, memoryIdempotencyStore, type Claim, type IdempotencyStore, type KeptResponse } from './idempotency';
 export { planContent, type ContentPlan, type StoredContent } from './content-response';

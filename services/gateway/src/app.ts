@@ -9,7 +9,7 @@ import {
   type Principal,
   type ServiceSigner,
 } from '@dam/auth-tokens';
-import { createEdgeLimits, createHttpApp, finishApp, setMetricsRoute, type EdgeLimitOptions, type TrustProxy } from '@dam/http';
+import { createEdgeLimits, createHttpApp, finishApp, idempotent, memoryIdempotencyStore, setMetricsRoute, type EdgeLimitOptions, type IdempotencyStore, type TrustProxy } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import { createProxy } from './adapters/http-proxy';
 import { resolveRoute, type Upstream } from './domain/route-table';
@@ -38,6 +38,8 @@ export interface GatewayAppDeps {
   trustProxy?: TrustProxy;
   /** Called once for every authenticated request (usage statistics: `api_requests`). */
   countRequest?: (principal: Principal) => void;
+  /** Idempotency-Key on POSTs (CONTRACT §13); without it, in this process only. */
+  idempotency?: IdempotencyStore;
 }
 
 // A client's own copy of a service token never passes: only the one the gateway signs does.
@@ -73,6 +75,7 @@ export function createGatewayApp(deps: GatewayAppDeps): { app: Express; close():
     ...(deps.userStatusTtlMs !== undefined ? { userStatusTtlMs: deps.userStatusTtlMs } : {}),
   });
   const limits = createEdgeLimits(deps.limits ?? {});
+  const idempotency = deps.idempotency ?? memoryIdempotencyStore();
   const authenticated = limits.authenticated(authenticate, (res) => callerKey(principalOf(res)));
 
   const route: RequestHandler = (req, res, next) => {
@@ -115,14 +118,18 @@ export function createGatewayApp(deps: GatewayAppDeps): { app: Express; close():
         const principal = principalOf(res);
         deps.countRequest?.(principal);
         requireAny(principal, match.rule.anyOf);
-        proxy.forward(req, res, next, {
-          target,
-          serviceName: upstream,
-          strip: CREDENTIAL_HEADERS,
-          set: sign(principal),
-          // Downloads: metadata checks the caller and names the object, the gateway streams it from the store.
-          accel: upstream === 'metadata' && req.method === 'GET',
-        });
+        const forward = () =>
+          proxy.forward(req, res, next, {
+            target,
+            serviceName: upstream,
+            strip: CREDENTIAL_HEADERS,
+            set: sign(principal),
+            // Downloads: metadata checks the caller and names the object, the gateway streams it from the store.
+            accel: upstream === 'metadata' && req.method === 'GET',
+          });
+        // A POST with an Idempotency-Key runs once per group, user and key; repeats get the kept answer.
+        if (req.method === 'POST') idempotent(idempotency, `${principal.group_id}:${callerKey(principal)}`, req, res, forward).catch(next);
+        else forward();
       } catch (e) {
         next(e);
       }

@@ -16,6 +16,7 @@ const schema = z.object({
   /** `api_requests` usage records go to NATS (CONTRACT §9); without NATS_URL the gateway counts nothing. */
   NATS_URL: z.string().min(1).optional(),
   NATS_NKEY_SEED: natsEnv.NATS_NKEY_SEED,
+  NATS_STREAM_REPLICAS: natsEnv.NATS_STREAM_REPLICAS,
   /** How often the counted requests are published, one record per group and user. */
   USAGE_FLUSH_MS: z.coerce.number().int().positive().default(10_000),
   /** Idle time on an upstream socket before the request is abandoned (503 if nothing was sent yet). */

@@ -1,8 +1,8 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { createServiceSigner } from '@dam/auth-tokens';
 import { jetstream } from '@nats-io/jetstream';
-import { connectNats, UsageMeter } from '@dam/events';
-import { edgeLimitsFromConfig, runMain, runService, startPoller } from '@dam/http';
+import { connectNats, natsIdempotencyStore, UsageMeter } from '@dam/events';
+import { edgeLimitsFromConfig, memoryIdempotencyStore, runMain, runService, startPoller } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createGatewayApp } from './app';
 import { loadGatewayConfig } from './config';
@@ -14,6 +14,8 @@ async function main(): Promise<void> {
   const nc = config.NATS_URL ? await connectNats(config.NATS_URL, 'gateway', config.NATS_NKEY_SEED) : undefined;
   if (!nc) logger.warn('NATS_URL is not set: API requests are not counted');
   const requests = new UsageMeter('api_requests');
+  // Idempotency-Key (CONTRACT §13): responses kept in NATS for every replica; in this process only without NATS.
+  const idempotency = nc ? await natsIdempotencyStore(nc, { replicas: config.NATS_STREAM_REPLICAS }) : memoryIdempotencyStore();
   const { app } = createGatewayApp({
     ...(nc ? { countRequest: (p) => requests.add(p.group_id, p.user_id, 1) } : {}),
     logger,
@@ -29,6 +31,7 @@ async function main(): Promise<void> {
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
     limits: edgeLimitsFromConfig(config),
     userStatusTtlMs: config.USER_STATUS_TTL_MS,
+    idempotency,
   });
   await runService({
     logger,

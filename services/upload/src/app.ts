@@ -1,6 +1,6 @@
 import type { Express, RequestHandler } from 'express';
 import { callerKey, principalOf } from '@dam/auth-tokens';
-import { createEdgeLimits, createHttpApp, finishApp, type EdgeLimitOptions, type ReadinessCheck, type TrustProxy } from '@dam/http';
+import { createEdgeLimits, createHttpApp, finishApp, type EdgeLimitOptions, type IdempotencyStore, type ReadinessCheck, type TrustProxy } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import type { Storage } from '@dam/storage';
 import type { MetadataClient } from './adapters/metadata.client';
@@ -28,6 +28,8 @@ export interface UploadAppDeps {
   trustProxy?: TrustProxy;
   /** Reads a stored video's metadata (ffprobe); without it, videos get theirs from the transcode job. */
   describeStored?: StoredDescriber;
+  /** Idempotency-Key (CONTRACT §13): kept responses, shared with every replica; without it, in this process only. */
+  idempotency?: IdempotencyStore;
 }
 
 /** Builds the HTTP app from its dependencies; never listens (main.ts and tests do). */
@@ -50,10 +52,21 @@ export function buildUploadApp(deps: UploadAppDeps): Express {
         ...(deps.describeStored ? { describeStored: deps.describeStored } : {}),
         ...(deps.idleTimeoutMs ? { idleTimeoutMs: deps.idleTimeoutMs } : {}),
         ...(deps.maxConcurrentPerPrincipal ? { maxConcurrentPerPrincipal: deps.maxConcurrentPerPrincipal } : {}),
+        ...(deps.idempotency ? { idempotency: deps.idempotency } : {}),
       },
       authenticate,
     ),
   );
-  app.use(ingestRoutes({ metadata: deps.metadata, ownBucket: deps.storage.bucket, ingest: deps.ingest ?? { allowHosts: [], s3Buckets: [] } }, authenticate));
+  app.use(
+    ingestRoutes(
+      {
+        metadata: deps.metadata,
+        ownBucket: deps.storage.bucket,
+        ingest: deps.ingest ?? { allowHosts: [], s3Buckets: [] },
+        ...(deps.idempotency ? { idempotency: deps.idempotency } : {}),
+      },
+      authenticate,
+    ),
+  );
   return finishApp(app, deps.logger);
 }

@@ -1,7 +1,7 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { createAuthenticator, createServiceSigner } from '@dam/auth-tokens';
 import { jetstream } from '@nats-io/jetstream';
-import { connectNats, DAM_INTERNAL, natsReachable, waitForStreams } from '@dam/events';
+import { connectNats, DAM_INTERNAL, natsIdempotencyStore, natsReachable, waitForStreams } from '@dam/events';
 import { edgeLimitsFromConfig, HostRateLimiter, parseAllowHosts, runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { Ffmpeg, resolveTools } from '@dam/media';
@@ -32,6 +32,7 @@ async function main(): Promise<void> {
     replicas: config.NATS_STREAM_REPLICAS,
     onScaled: (from, to) => logger.warn({ bucket: 'UPLOAD_PENDING', from, to }, 'KV bucket scaled to NATS_STREAM_REPLICAS'),
   });
+  const idempotency = await natsIdempotencyStore(nc, { replicas: config.NATS_STREAM_REPLICAS });
   const signer = createServiceSigner(config.SERVICE_KEY);
   const metadata = httpMetadataClient({ baseUrl: config.METADATA_URL, signer });
   // Ingest jobs come from metadata over DAM_INTERNAL, which metadata creates: start in any order and wait for it.
@@ -80,6 +81,7 @@ async function main(): Promise<void> {
         maxConcurrentPerPrincipal: config.UPLOAD_MAX_CONCURRENT_PER_PRINCIPAL,
         limits: edgeLimitsFromConfig(config),
         ingest,
+        idempotency,
         readiness,
       }),
   });

@@ -1,7 +1,7 @@
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { PERMISSION, callerKey, principalOf, requireAny, type Principal } from '@dam/auth-tokens';
 import { notFound } from '@dam/errors';
-import { parsed, validate } from '@dam/http';
+import { idempotent, memoryIdempotencyStore, parsed, validate, type IdempotencyStore } from '@dam/http';
 import { z } from 'zod';
 import { requestIngest } from '../domain/ingest';
 import { replaceAsset } from '../domain/replace-asset.use-case';
@@ -14,47 +14,52 @@ import { outcomeOf, startUploadTimer } from './upload.metrics';
  * POST {upload}/api/v1/assets/{asset_id}/content/original/replace. Both share the edge limits: uploads at once
  * per caller, the declared size, the idle timeout.
  */
-export function uploadRoutes(deps: UploadDeps & { maxConcurrentPerPrincipal?: number }, authenticate: RequestHandler): Router {
+export function uploadRoutes(deps: UploadDeps & { maxConcurrentPerPrincipal?: number; idempotency?: IdempotencyStore }, authenticate: RequestHandler): Router {
   const router = Router();
   const running = new Map<string, number>();
   const maxConcurrent = deps.maxConcurrentPerPrincipal ?? 0;
 
+  const idempotency = deps.idempotency ?? memoryIdempotencyStore();
   const receive =
     (permissions: readonly string[], run: (req: Request, principal: Principal) => Promise<UploadResult>): RequestHandler =>
     async (req, res) => {
       const principal = principalOf(res);
       requireAny(principal, permissions);
-      const who = callerKey(principal);
-      const mine = running.get(who) ?? 0;
-      if (maxConcurrent > 0 && mine >= maxConcurrent) {
-        closeAfterAnswer(req, res); // the body is not read: spare the client sending it
-        throw tooManyUploads(maxConcurrent);
-      }
-      running.set(who, mine + 1);
-      res.once('close', () => {
-        const left = (running.get(who) ?? 1) - 1;
-        if (left > 0) running.set(who, left);
-        else running.delete(who);
-      });
-      const done = startUploadTimer();
-      const declared = Number(req.header('content-length'));
-      if (Number.isFinite(declared) && declared > deps.maxUploadBytes) {
-        // Refuse before reading anything; closing the connection spares the client sending the rest.
-        closeAfterAnswer(req, res);
-        done('rejected');
-        throw uploadTooLarge(deps.maxUploadBytes);
-      }
-      try {
-        const result = await run(req, principal);
-        done('ok', result);
-        res.status(200).json(result);
-      } catch (error) {
-        done(outcomeOf(error));
-        // The body may be half read: do not keep the connection for another request.
-        if (!req.complete) closeAfterAnswer(req, res);
-        throw error;
-      }
+      // Idempotency-Key (CONTRACT §13): a repeat gets the first answer; one while the first runs is not read at all.
+      await idempotent(idempotency, `${principal.group_id}:${callerKey(principal)}`, req, res, () => store(req, res, principal, run), { answeredEarly: closeAfterAnswer });
     };
+  const store = async (req: Request, res: Response, principal: Principal, run: (req: Request, principal: Principal) => Promise<UploadResult>): Promise<void> => {
+    const who = callerKey(principal);
+    const mine = running.get(who) ?? 0;
+    if (maxConcurrent > 0 && mine >= maxConcurrent) {
+      closeAfterAnswer(req, res); // the body is not read: spare the client sending it
+      throw tooManyUploads(maxConcurrent);
+    }
+    running.set(who, mine + 1);
+    res.once('close', () => {
+      const left = (running.get(who) ?? 1) - 1;
+      if (left > 0) running.set(who, left);
+      else running.delete(who);
+    });
+    const done = startUploadTimer();
+    const declared = Number(req.header('content-length'));
+    if (Number.isFinite(declared) && declared > deps.maxUploadBytes) {
+      // Refuse before reading anything; closing the connection spares the client sending the rest.
+      closeAfterAnswer(req, res);
+      done('rejected');
+      throw uploadTooLarge(deps.maxUploadBytes);
+    }
+    try {
+      const result = await run(req, principal);
+      done('ok', result);
+      res.status(200).json(result);
+    } catch (error) {
+      done(outcomeOf(error));
+      // The body may be half read: do not keep the connection for another request.
+      if (!req.complete) closeAfterAnswer(req, res);
+      throw error;
+    }
+  };
 
   router.post('/api/v1/assets/new/content/original/upload', authenticate, receive([PERMISSION.CREATE_ASSET], (req, p) => uploadAssets(deps, p, req)));
   router.post(
@@ -99,15 +104,18 @@ function closeAfterAnswer(req: Request, res: Response): void {
  * 200 with `status: "ERROR"` for a source that can never be read (refused scheme, address or bucket); the asset
  * then shows why in `errors.original`.
  */
-export function ingestRoutes(deps: Parameters<typeof requestIngest>[0], authenticate: RequestHandler): Router {
+export function ingestRoutes(deps: Parameters<typeof requestIngest>[0] & { idempotency?: IdempotencyStore }, authenticate: RequestHandler): Router {
   const router = Router();
+  const idempotency = deps.idempotency ?? memoryIdempotencyStore();
   const schemas = { body: z.object({ name: z.string().trim().min(1).max(1024), key: z.string().trim().min(1).max(8192) }) };
   router.post('/api/v1/assets/new/content/original/external', authenticate, validate(schemas), async (req, res) => {
     const principal = principalOf(res);
     requireAny(principal, [PERMISSION.CREATE_ASSET]);
     const { body } = parsed(schemas, req, res);
-    const accepted = await requestIngest(deps, principal, body);
-    res.status(accepted.status === 'QUEUED' ? 202 : 200).json(accepted);
+    await idempotent(idempotency, `${principal.group_id}:${callerKey(principal)}`, req, res, async () => {
+      const accepted = await requestIngest(deps, principal, body);
+      res.status(accepted.status === 'QUEUED' ? 202 : 200).json(accepted);
+    });
   });
   return router;
 }

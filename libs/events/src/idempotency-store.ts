@@ -1,0 +1,64 @@
+import { Kvm, type KV } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { ELECTION_RETRY_MS, retryTransient } from './nats';
+
+/** The shape of libs/http's IdempotencyStore (kept structural: this library does not depend on the HTTP one). */
+interface KeptResponse {
+  fingerprint: string;
+  status: number;
+  contentType: string;
+  body: string;
+}
+type Claim = { kind: 'claimed'; token: number } | { kind: 'running' } | { kind: 'done'; response: KeptResponse };
+
+export const IDEMPOTENCY_BUCKET = 'IDEMPOTENCY';
+/** Kept responses live a day (CONTRACT §13): the bucket's TTL counts from the last write of a key. */
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+interface Entry {
+  state: 'running' | 'done';
+  /** When the running request started: one older than `runningTtlMs` is taken to have died with its process. */
+  at: number;
+  response?: KeptResponse;
+}
+
+/**
+ * CONTRACT §13's responses in a JetStream KV bucket shared by every replica of the gateway and upload: a claim is
+ * a `create` (one winner), a kept response or a release an update of that revision (the token), so a request
+ * whose claim was taken over after it stalled cannot overwrite its successor.
+ */
+export async function natsIdempotencyStore(nc: NatsConnection, opts: { replicas?: number; runningTtlMs?: number } = {}) {
+  const runningTtlMs = opts.runningTtlMs ?? 2 * 60 * 60 * 1000;
+  const kv: KV = await retryTransient(() => new Kvm(nc).create(IDEMPOTENCY_BUCKET, { history: 1, ttl: DAY_MS, replicas: opts.replicas ?? 1 }), ELECTION_RETRY_MS);
+  const running = (): string => JSON.stringify({ state: 'running', at: Date.now() } satisfies Entry);
+  return {
+    async claim(key: string): Promise<Claim> {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return { kind: 'claimed', token: await kv.create(key, running()) };
+        } catch (error) {
+          if (!/wrong last sequence|key exists/i.test(String(error)) || attempt > 3) throw error;
+        }
+        const entry = await kv.get(key);
+        if (!entry) continue;
+        if (entry.operation !== 'PUT') {
+          // Released: take it again at this revision (another request may race us: then read again).
+          const token = await kv.update(key, running(), entry.revision).catch(() => undefined);
+          if (token !== undefined) return { kind: 'claimed', token };
+          continue;
+        }
+        const value = entry.json<Entry>();
+        if (value.state === 'done' && value.response) return { kind: 'done', response: value.response };
+        if (Date.now() - value.at < runningTtlMs) return { kind: 'running' };
+        const token = await kv.update(key, running(), entry.revision).catch(() => undefined);
+        if (token !== undefined) return { kind: 'claimed', token };
+      }
+    },
+    async keep(key: string, token: number, response: KeptResponse): Promise<void> {
+      await kv.update(key, JSON.stringify({ state: 'done', at: Date.now(), response } satisfies Entry), token);
+    },
+    async release(key: string, token: number): Promise<void> {
+      await kv.delete(key, { previousSeq: token });
+    },
+  };
+}

@@ -1,0 +1,189 @@
+import { createHash } from 'node:crypto';
+import busboy from 'busboy';
+import type { Request, Response } from 'express';
+import { badRequest, conflict, unavailable, unprocessable } from '@dam/errors';
+
+/**
+ * CONTRACT §13 Idempotency-Key on the state-changing POSTs of `{base}` and `{upload}`: the first response is kept
+ * (24 h, per group, user and key) and answered again to a repeat of the same request; a repeat while the first
+ * runs answers 409 `IDEMPOTENCY_IN_FLIGHT`; the key with another request 422 `IDEMPOTENCY_KEY_REUSED`.
+ */
+
+/** What is kept of a first response. */
+export interface KeptResponse {
+  fingerprint: string;
+  status: number;
+  contentType: string;
+  /** The body, base64. */
+  body: string;
+}
+
+export type Claim = { kind: 'claimed'; token: number } | { kind: 'running' } | { kind: 'done'; response: KeptResponse };
+
+/** Where the responses are kept, shared by every replica (libs/events: a NATS KV bucket; tests: in memory). */
+export interface IdempotencyStore {
+  /** Takes the key for a new request, or tells what holds it: a request still running, or a kept response. */
+  claim(key: string): Promise<Claim>;
+  /** The first response, kept for the key this request claimed. */
+  keep(key: string, token: number, response: KeptResponse): Promise<void>;
+  /** The request failed (5xx, cut off): the key is free again, a retry runs anew. */
+  release(key: string, token: number): Promise<void>;
+}
+
+/** Responses larger than this are not kept (the key is released: a repeat runs again). */
+const MAX_KEPT_BYTES = 256 * 1024;
+const KEY = /^[\x20-\x7e]{1,255}$/;
+export const IDEMPOTENCY_HEADER = 'idempotency-key';
+
+const hash = (...parts: string[]): string => {
+  const h = createHash('sha256');
+  for (const p of parts) h.update(p).update('\0');
+  return h.digest('hex');
+};
+
+/**
+ * The request's fingerprint (CONTRACT §13): method, path and body; for multipart bodies the field names, file names,
+ * sizes and `custom_metadata`. A body a parser already read (JSON) is taken as parsed; any other body is read
+ * alongside whoever else reads it (the proxy, the upload), so it must be called before they start.
+ */
+export function fingerprintOf(req: Request): Promise<string> {
+  const head = [req.method, req.originalUrl.split('?')[0] ?? ''];
+  if (req.readableEnded) return Promise.resolve(hash(...head, JSON.stringify(req.body ?? null)));
+  if (/^multipart\/form-data/i.test(req.headers['content-type'] ?? '')) return multipartFingerprint(req, head);
+  return new Promise((resolve, reject) => {
+    const h = createHash('sha256');
+    for (const p of head) h.update(p).update('\0');
+    req.on('data', (c: Buffer) => h.update(c));
+    req.once('end', () => resolve(h.digest('hex')));
+    req.once('error', reject);
+    req.once('close', () => {
+      if (!req.complete) reject(new Error('the request body was not received whole'));
+    });
+  });
+}
+
+function multipartFingerprint(req: Request, head: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const parts: string[] = [];
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({ headers: req.headers, limits: { fieldSize: 1024 * 1024 } });
+    } catch (error) {
+      reject(error);
+      return;
+    }
+    parser.on('file', (field, stream, info) => {
+      let size = 0;
+      stream.on('data', (c: Buffer) => (size += c.length));
+      stream.once('end', () => parts.push(`file:${field}:${info.filename ?? ''}:${size}`));
+    });
+    parser.on('field', (field, value) => parts.push(field === 'custom_metadata' ? `field:${field}:${value}` : `field:${field}`));
+    parser.once('close', () => resolve(hash(...head, ...parts)));
+    parser.once('error', reject);
+    req.once('error', reject);
+    // A body cut off (the client left, or the answer came first and closed the connection) has no fingerprint.
+    req.once('close', () => {
+      if (!req.complete) reject(new Error('the request body was not received whole'));
+    });
+    req.pipe(parser);
+  });
+}
+
+/** Keeps the response's status and body as they are sent (nothing past MAX_KEPT_BYTES). */
+function capture(res: Response): () => { status: number; contentType: string; body: Buffer } | undefined {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let overflow = false;
+  const take = (chunk: unknown, encoding?: unknown) => {
+    if (chunk === undefined || chunk === null || typeof chunk === 'function' || overflow) return;
+    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
+    size += buf.length;
+    if (size > MAX_KEPT_BYTES) overflow = true;
+    else chunks.push(buf);
+  };
+  const write = res.write.bind(res) as (...args: unknown[]) => boolean;
+  const end = res.end.bind(res) as (...args: unknown[]) => Response;
+  res.write = ((chunk: unknown, ...rest: unknown[]) => {
+    take(chunk, rest[0]);
+    return write(chunk, ...rest);
+  }) as Response['write'];
+  res.end = ((chunk?: unknown, ...rest: unknown[]) => {
+    take(chunk, rest[0]);
+    return end(chunk, ...rest);
+  }) as Response['end'];
+  return () => (overflow ? undefined : { status: res.statusCode, contentType: String(res.getHeader('content-type') ?? ''), body: Buffer.concat(chunks) });
+}
+
+export interface IdempotencyHooks {
+  /** The request is answered before its body was read (409): e.g. close the connection after the answer. */
+  answeredEarly?(req: Request, res: Response): void;
+}
+
+/**
+ * Runs `handle` under the request's Idempotency-Key, if it has one, for `scope` (the group and user). Resolves once
+ * the request is answered here (a replay, 409, 422: nothing more to do) or `handle` was started; throws the
+ * contract's errors.
+ */
+export async function idempotent(store: IdempotencyStore, scope: string, req: Request, res: Response, handle: () => unknown, hooks: IdempotencyHooks = {}): Promise<void> {
+  const header = req.header(IDEMPOTENCY_HEADER);
+  if (header === undefined) {
+    await handle();
+    return;
+  }
+  if (!KEY.test(header)) throw badRequest('INVALID_IDEMPOTENCY_KEY', 'Idempotency-Key must be 1-255 printable characters');
+  const key = hash(scope, header);
+  const claim = await store.claim(key).catch((error: unknown) => {
+    throw unavailable(`Idempotency keys cannot be checked now (${error instanceof Error ? error.message : String(error)}): try again`, 'IDEMPOTENCY_UNAVAILABLE');
+  });
+  if (claim.kind === 'running') {
+    hooks.answeredEarly?.(req, res);
+    throw conflict('IDEMPOTENCY_IN_FLIGHT', 'A request with this Idempotency-Key is still running: try again when it has finished');
+  }
+  // Read alongside the handler (the first time) or alone (a repeat: the body is read to be compared, not used).
+  const fingerprint = fingerprintOf(req);
+  if (claim.kind === 'done') {
+    if ((await fingerprint) !== claim.response.fingerprint) {
+      throw unprocessable('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used for a different request');
+    }
+    res.status(claim.response.status).setHeader('Idempotent-Replayed', 'true');
+    if (claim.response.contentType) res.setHeader('Content-Type', claim.response.contentType);
+    res.end(Buffer.from(claim.response.body, 'base64'));
+    return;
+  }
+  fingerprint.catch(() => undefined); // a body cut off: the request fails anyway, the key is released below
+  const taken = capture(res);
+  let settled = false;
+  const settle = async (finished: boolean): Promise<void> => {
+    if (settled) return;
+    settled = true;
+    const sent = finished ? taken() : undefined;
+    const print = await fingerprint.catch(() => undefined);
+    if (!sent || sent.status >= 500 || print === undefined) await store.release(key, claim.token);
+    else await store.keep(key, claim.token, { fingerprint: print, status: sent.status, contentType: sent.contentType, body: sent.body.toString('base64') });
+  };
+  const onDone = (finished: boolean) => () => void settle(finished).catch(() => undefined);
+  res.once('finish', onDone(true));
+  res.once('close', onDone(false));
+  await handle();
+}
+
+/** In one process (tests, a single replica without NATS): the same rules, forgotten after `ttlMs`. */
+export function memoryIdempotencyStore(ttlMs = 24 * 60 * 60 * 1000): IdempotencyStore {
+  const entries = new Map<string, { token: number; at: number; response?: KeptResponse }>();
+  let next = 1;
+  return {
+    async claim(key) {
+      const entry = entries.get(key);
+      if (entry && Date.now() - entry.at < ttlMs) return entry.response ? { kind: 'done', response: entry.response } : { kind: 'running' };
+      const token = next++;
+      entries.set(key, { token, at: Date.now() });
+      return { kind: 'claimed', token };
+    },
+    async keep(key, token, response) {
+      if (entries.get(key)?.token === token) entries.set(key, { token, at: Date.now(), response });
+    },
+    async release(key, token) {
+      if (entries.get(key)?.token === token) entries.delete(key);
+    },
+  };
+}
