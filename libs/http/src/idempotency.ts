@@ -30,6 +30,12 @@ export interface IdempotencyStore {
   release(key: string, token: number): Promise<void>;
 }
 
+/**
+ * Answers that are the request's own outcome are kept; those about the moment (a server error, too many requests,
+ * credentials, a timeout, a conflict) are not: a retry under the same key runs again.
+ */
+const final = (status: number): boolean => status < 500 && ![401, 408, 409, 429].includes(status);
+
 /** Responses larger than this are not kept (the key is released: a repeat runs again). */
 const MAX_KEPT_BYTES = 256 * 1024;
 const KEY = /^[\x20-\x7e]{1,255}$/;
@@ -142,7 +148,10 @@ export async function idempotent(store: IdempotencyStore, scope: string, req: Re
   // Read alongside the handler (the first time) or alone (a repeat: the body is read to be compared, not used).
   const fingerprint = fingerprintOf(req);
   if (claim.kind === 'done') {
-    if ((await fingerprint) !== claim.response.fingerprint) {
+    const print = await fingerprint.catch((error: unknown) => {
+      throw badRequest('MALFORMED_BODY', `The request body cannot be read: ${error instanceof Error ? error.message : String(error)}`);
+    });
+    if (print !== claim.response.fingerprint) {
       throw unprocessable('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used for a different request');
     }
     res.status(claim.response.status).setHeader('Idempotent-Replayed', 'true');
@@ -158,7 +167,7 @@ export async function idempotent(store: IdempotencyStore, scope: string, req: Re
     settled = true;
     const sent = finished ? taken() : undefined;
     const print = await fingerprint.catch(() => undefined);
-    if (!sent || sent.status >= 500 || print === undefined) await store.release(key, claim.token);
+    if (!sent || !final(sent.status) || print === undefined) await store.release(key, claim.token);
     else await store.keep(key, claim.token, { fingerprint: print, status: sent.status, contentType: sent.contentType, body: sent.body.toString('base64') });
   };
   const onDone = (finished: boolean) => () => void settle(finished).catch(() => undefined);

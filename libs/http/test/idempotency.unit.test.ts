@@ -1,0 +1,57 @@
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { rateLimited } from '@dam/errors';
+import { createLogger } from '@dam/logging';
+import { createHttpApp, finishApp, idempotent, memoryIdempotencyStore } from '../src';
+
+const logger = createLogger({ service: 'test', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
+
+/** An app whose POST /things answers what `answers` says next (a status), counting its runs. */
+async function withApp(answers: number[], fn: (post: (key: string, body: unknown) => Promise<{ status: number; replayed: string | null; body: unknown }>, runs: () => number) => Promise<void>) {
+  const app = createHttpApp({ logger });
+  const store = memoryIdempotencyStore();
+  let count = 0;
+  app.post('/things', async (req, res) => {
+    await idempotent(store, 'g1:u1', req, res, () => {
+      count++;
+      const status = answers.shift() ?? 201;
+      if (status === 429) throw rateLimited(1);
+      if (status >= 500) throw new Error('broken');
+      res.status(status).json({ run: count, got: req.body });
+    });
+  });
+  finishApp(app, logger);
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    await fn(async (key, body) => {
+      const res = await fetch(`${base}/things`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': key }, body: JSON.stringify(body) });
+      return { status: res.status, replayed: res.headers.get('idempotent-replayed'), body: await res.json() };
+    }, () => count);
+  } finally {
+    server.close();
+  }
+}
+
+describe('idempotent (CONTRACT §13)', () => {
+  it('replays the first answer, refuses the key for another body, and runs again after an answer about the moment', async () => {
+    await withApp([429, 500, 201], async (post, runs) => {
+      expect((await post('k', { a: 1 })).status).toBe(429);
+      expect((await post('k', { a: 1 })).status).toBe(500);
+      const made = await post('k', { a: 1 });
+      expect(made).toEqual({ status: 201, replayed: null, body: { run: 3, got: { a: 1 } } });
+      expect(await post('k', { a: 1 })).toEqual({ status: 201, replayed: 'true', body: { run: 3, got: { a: 1 } } });
+      expect(await post('k', { a: 2 })).toMatchObject({ status: 422, body: { error: { code: 'IDEMPOTENCY_KEY_REUSED' } } });
+      expect(runs()).toBe(3);
+    });
+  });
+
+  it('keeps a final client error as the answer', async () => {
+    await withApp([404], async (post, runs) => {
+      expect((await post('k2', {})).status).toBe(404);
+      expect(await post('k2', {})).toMatchObject({ status: 404, replayed: 'true' });
+      expect(runs()).toBe(1);
+    });
+  });
+});
