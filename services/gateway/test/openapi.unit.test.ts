@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { validate } from '@readme/openapi-parser';
 import { parse } from 'yaml';
-import { resolveRoute } from '../src/domain/route-table';
+import { resolveRoute, ROUTES } from '../src/domain/route-table';
 import { loadOpenApiDocument, OPENAPI_YAML_PATH } from '../src/http/openapi.routes';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- walking an arbitrary JSON document
@@ -163,6 +163,21 @@ describe('docs/openapi.yaml', () => {
       const match = resolveRoute(method, concrete(path));
       expect([method, path, match?.rule.public ?? false]).toEqual([method, path, PUBLIC.has(`${method} ${path}`)]);
       expect(match).toBeDefined();
+    }
+  });
+
+  it('documents every route of the gateway\'s table, route for route (the catch-all of unknown asset paths aside)', () => {
+    const base = operations.filter((o) => o.server === 'base');
+    const templateMatches = (template: string, path: string): boolean =>
+      new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace('{file_path}', '.+').replace(/\{\w+\}/g, '[^/]+')}$`).test(path);
+    const rules = ROUTES.filter((r) => r.pattern !== '/api/v1/assets/**');
+    expect(rules.length).toBeGreaterThan(40);
+    for (const rule of rules) {
+      const path = rule.pattern.replace(/:\w+/g, 'x1').replace('**', 'image_files/0/0_0.jpeg');
+      for (const method of rule.methods.filter((m) => m !== 'HEAD')) {
+        const documented = base.some((o) => o.method === method && templateMatches(o.path, path));
+        expect([method, rule.pattern, documented]).toEqual([method, rule.pattern, true]);
+      }
     }
   });
 
