@@ -96,8 +96,15 @@ describe('startNatsCluster', () => {
       expect(await httpOk(`${node.monitorUrl}/healthz`)).toBe(false);
       await node.restart();
       expect(node.running()).toBe(true);
-      // The restarted server found the stream in its own store folder.
-      const jsz = (await (await fetch(`${node.monitorUrl}/jsz?streams=true`)).json()) as { streams: number; messages: number };
+      // The restarted server found the stream in its own store folder, and holds the message (it may have been the
+      // replica outside the quorum that acknowledged it: then it catches up from the others).
+      const jsz = await waitFor(
+        async () => {
+          const j = (await (await fetch(`${node.monitorUrl}/jsz?streams=true`)).json()) as { streams: number; messages: number };
+          return j.messages === 1 ? j : undefined;
+        },
+        { timeoutMs: 10_000, description: 'the restarted node to hold the message' },
+      );
       expect(jsz).toMatchObject({ streams: 1, messages: 1 });
     } finally {
       await nc.close();
