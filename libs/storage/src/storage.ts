@@ -72,6 +72,8 @@ export interface Storage {
   putBuffer(key: string, body: Buffer, options: PutOptions): Promise<{ etag: string }>;
   /** Throws `ObjectNotFoundError` when the object does not exist. */
   getStream(key: string): Promise<Readable>;
+  /** The whole object in memory (small objects only: an image to analyse, a test's check); as getStream otherwise. */
+  getBuffer(key: string): Promise<Buffer>;
   /** Bytes `start..endInclusive`; throws `ObjectNotFoundError` when the object does not exist. */
   getRange(key: string, start: number, endInclusive: number): Promise<Readable>;
   /** null when the object does not exist. */
@@ -259,6 +261,11 @@ export function createStorage(config: StorageConfig): Storage {
     putStream: (key, body, options) => putParts(key, body, options),
     putBuffer: (key, body, options) => put(key, body, { ...options, size: body.length }),
     getStream: (key) => client.getObject(bucket, key).catch(notFoundAs(key)),
+    async getBuffer(key) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of await client.getObject(bucket, key).catch(notFoundAs(key))) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks);
+    },
     async getRange(key, start, endInclusive) {
       if (start < 0 || endInclusive < start) throw new RangeError(`bad range ${start}-${endInclusive}`);
       return client.getPartialObject(bucket, key, start, endInclusive - start + 1).catch(notFoundAs(key));

@@ -104,6 +104,7 @@ describe('storage against the S3 server', () => {
     expect(stat?.lastModified).toBeInstanceOf(Date);
     expect(await storage.stat('originals/g1/missing')).toBeNull();
     await expect(storage.getStream('originals/g1/missing')).rejects.toBeInstanceOf(ObjectNotFoundError);
+    await expect(storage.getBuffer('originals/g1/missing')).rejects.toBeInstanceOf(ObjectNotFoundError);
     await expect(storage.getRange('originals/g1/missing', 0, 1)).rejects.toBeInstanceOf(ObjectNotFoundError);
   });
 
@@ -113,6 +114,7 @@ describe('storage against the S3 server', () => {
     expect(k).toBe(`conversions/g1/asset1/${md5(big)}/thumb.txt`);
     const { etag } = await storage.putBuffer(k, body, { contentType: 'text/plain' });
     expect(etag).toBe(md5(body));
+    expect(await storage.getBuffer(k)).toEqual(body);
     const url = await storage.presignGet(k, 60, { responseContentDisposition: 'attachment; filename="a.txt"' });
     const res = await fetch(url);
     expect(res.status).toBe(200);

@@ -37,8 +37,6 @@ export interface JobHarness {
   reports: ConversionsCompleted[];
   env(extra?: Record<string, string>): Record<string, string>;
   putOriginal(groupId: string, assetId: string, bytes: Buffer): Promise<string>;
-  /** One object's bytes, whole. */
-  readObject(key: string): Promise<Buffer>;
   /** Hands the service a job for the asset, as metadata's outbox would; returns the job id. */
   publishJob(groupId: string, assetId: string, file: { checksum: string; contentType: string }, extra?: Partial<JobCommand>): Promise<number>;
   reportFor(assetId: string, timeoutMs?: number): Promise<ConversionsCompleted>;
@@ -91,11 +89,6 @@ export async function startJobHarness(worker: JobWorker, identities: ServiceIden
     async putOriginal(groupId, assetId, bytes) {
       await storage.putBuffer(originalKey(groupId, assetId), bytes, { contentType: 'application/octet-stream' });
       return createHash('md5').update(bytes).digest('hex');
-    },
-    async readObject(key) {
-      const chunks: Buffer[] = [];
-      for await (const chunk of await storage.getStream(key)) chunks.push(chunk as Buffer);
-      return Buffer.concat(chunks);
     },
     async publishJob(groupId, assetId, file, extra = {}) {
       const jobId = extra.job_id ?? nextJobId++;

@@ -81,7 +81,7 @@ describe('conversion service (real NATS, S3, sharp)', () => {
 
     const stat = await h.storage.stat(thumbKey);
     expect(stat).toMatchObject({ size: report.conversions.thumb?.size, contentType: 'image/webp' });
-    const thumb = await h.readObject(thumbKey);
+    const thumb = await h.storage.getBuffer(thumbKey);
     const decoded = await sharp(thumb).raw().toBuffer({ resolveWithObject: true });
     expect(decoded.info).toMatchObject({ width: 200, height: 200 });
     expect((await sharp(thumb).metadata()).format).toBe('webp');
@@ -161,7 +161,7 @@ describe('conversion service (real NATS, S3, sharp)', () => {
     await h.publishJob('g1', 'banner', { checksum, contentType: 'image/png' }, { keys: ['smart_imaging'] });
     const report = await h.reportFor('banner');
     expect(report.conversions.smart_imaging).toMatchObject({ width: 600, height: 200, content_type: 'image/webp' });
-    const { channels } = await sharp(await h.readObject(report.conversions.smart_imaging?.object_key ?? '')).stats();
+    const { channels } = await sharp(await h.storage.getBuffer(report.conversions.smart_imaging?.object_key ?? '')).stats();
     // The red square is inside the crop: red dominates green somewhere in the output.
     expect((channels[0]?.max ?? 0) - (channels[1]?.min ?? 0)).toBeGreaterThan(150);
   });
@@ -182,7 +182,7 @@ describe('conversion service (real NATS, S3, sharp)', () => {
     }
     expect(keys.filter((k) => k.endsWith('.jpeg'))).toHaveLength(tiles);
     expect(keys).toContain(`${base}image_files/${maxLevel}/3_2.jpeg`);
-    const dzi = (await h.readObject(`${base}image.dzi`)).toString('utf8');
+    const dzi = (await h.storage.getBuffer(`${base}image.dzi`)).toString('utf8');
     expect(dzi).toMatch(/TileSize="254"/);
     expect(dzi).toMatch(/Width="1000"/);
     expect(dzi).toMatch(/Height="600"/);
@@ -232,7 +232,7 @@ describe('conversion service (real NATS, S3, sharp)', () => {
     for (const [name] of inputs) {
       const report = await h.reportFor(`in-${name}`);
       expect({ name, errors: report.errors, image: report.image }).toEqual({ name, errors: {}, image: { width: 400, height: 300 } });
-      const thumb = await h.readObject(report.conversions.thumb?.object_key ?? '');
+      const thumb = await h.storage.getBuffer(report.conversions.thumb?.object_key ?? '');
       expect(await sharp(thumb).metadata()).toMatchObject({ format: 'webp', width: 200, height: 200 });
       // The colour survived the decode (SVG rasterised, not served back as markup).
       const [r, g, b] = await sharp(thumb).raw().toBuffer();
@@ -249,8 +249,8 @@ describe('conversion service (real NATS, S3, sharp)', () => {
     const report = await h.reportFor('anim');
     expect(report.image).toEqual({ width: 300, height: 200 });
     expect(report.conversions.thumb).toMatchObject({ width: 200, height: 200 });
-    expect(await sharp(await h.readObject(report.conversions.thumb?.object_key ?? '')).metadata()).toMatchObject({ format: 'webp', pages: 3, width: 200 });
-    const narrow = await h.readObject(report.conversions.narrow?.object_key ?? '');
+    expect(await sharp(await h.storage.getBuffer(report.conversions.thumb?.object_key ?? '')).metadata()).toMatchObject({ format: 'webp', pages: 3, width: 200 });
+    const narrow = await h.storage.getBuffer(report.conversions.narrow?.object_key ?? '');
     expect(await sharp(narrow).metadata()).toMatchObject({ format: 'jpeg', width: 64, height: 43 });
     const [r, g, b] = await sharp(narrow).raw().toBuffer();
     expect([r, g, b].map((v) => Math.round((v ?? 0) / 64))).toEqual([4, 0, 0]);

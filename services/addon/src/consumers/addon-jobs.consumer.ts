@@ -124,13 +124,6 @@ async function removeBackground(deps: AddonDeps, model: BackgroundRemoval, image
   return { result: { key: 'background_removal', width: full.width, height: full.height, size: png.length }, conversion };
 }
 
-/** Reads the original whole (images only; their size is bounded by the upload limit and the pixel limit). */
-async function originalOf(storage: Storage, key: string): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of await storage.getStream(key)) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
-
 /**
  * Runs one addon on one asset's original and reports what it found (metadata keeps it with the asset): an image the
  * addon cannot read ends the job FAILED with the reason; anything else (storage) throws and is retried.
@@ -145,7 +138,8 @@ export function handleAddonJob(deps: AddonDeps) {
         await reporter.finish('FAILED', { error: `the ${addon} addon is not available in this version` });
         return;
       }
-      const bytes = await originalOf(deps.storage, command.source_key ?? '');
+      // Whole, in memory: images only, bounded by the upload limit and the pixel limit.
+      const bytes = await deps.storage.getBuffer(command.source_key ?? '');
       const read = Date.now();
       let analysis: Analysis;
       try {
