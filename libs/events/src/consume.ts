@@ -56,6 +56,11 @@ export interface ConsumeOptions<S extends z.ZodType> {
   maxAckPending?: number;
   /** How long one pull waits for messages (also bounds how long `stop()` may wait for it). */
   fetchExpiresMs?: number;
+  /**
+   * Called once the server has confirmed the ack of a handled message (its consumer's ack floor includes it
+   * then): with it, acks are confirmed round trips instead of fire-and-forget.
+   */
+  onAcked?: (payload: z.output<S>, ctx: MessageContext) => void;
 }
 
 export interface Consumer {
@@ -137,7 +142,8 @@ export async function consume<S extends z.ZodType>(options: ConsumeOptions<S>): 
           }
           const endTimer = metrics.duration.startTimer({ durable });
           await options.handler(payload, ctx).finally(endTimer);
-          msg.ack();
+          if (options.onAcked) await confirmAck(payload, ctx);
+          else msg.ack();
           counted('ack');
         } catch (error) {
           span.setStatus({ code: SpanStatusCode.ERROR, message: String(error) });
@@ -155,6 +161,17 @@ export async function consume<S extends z.ZodType>(options: ConsumeOptions<S>): 
         }
       }),
     );
+
+    async function confirmAck(value: z.output<S>, c: MessageContext): Promise<void> {
+      try {
+        await msg.ackAck();
+      } catch (error) {
+        // The handler's work is done; an unconfirmed ack only means the message may come again.
+        logger.warn({ ...log, ...errorFields(error) }, 'ack not confirmed');
+        return;
+      }
+      options.onAcked?.(value, c);
+    }
 
     async function deadLetter(value: z.output<S>, error: unknown, c: MessageContext): Promise<void> {
       try {

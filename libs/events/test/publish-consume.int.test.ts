@@ -112,6 +112,24 @@ describe('publish and consume against nats-server', () => {
     expect(info.num_pending).toBe(0);
   });
 
+  it('calls onAcked once the server has taken the ack: the durable\'s ack floor covers the message by then', async () => {
+    const { group, durable, subject } = setup();
+    const floors: Array<{ seq: number; floor: number }> = [];
+    const jsm = await jetstreamManager(nc);
+    consumers.push(
+      await consume({
+        nc, stream: ASSET_EVENTS, durable, filterSubjects: subject, schema: FILE_SAVED.schema, logger: captureLogger(),
+        handler: async () => undefined,
+        onAcked: (_e, ctx) => {
+          void jsm.consumers.info(ASSET_EVENTS, durable).then((i) => floors.push({ seq: ctx.msg.info.streamSequence, floor: i.ack_floor.stream_seq }));
+        },
+      }),
+    );
+    for (const id of ['a-1', 'a-2', 'a-3']) await publishEvent(js, subject, FILE_SAVED.schema, fileSavedEvent(id, group), { msgId: id });
+    await until(() => floors.length === 3);
+    for (const f of floors) expect(f.floor).toBeGreaterThanOrEqual(f.seq);
+  });
+
   it('naks a failed attempt and handles the redelivery', async () => {
     const { group, durable, subject } = setup();
     const attempts: number[] = [];

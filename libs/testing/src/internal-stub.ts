@@ -3,8 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { SERVICE_TOKEN_HEADER, createServiceVerifier, parseTrustedKeys } from '@dam/auth-tokens';
 import type { ServiceIdentities } from './service-identities';
 
-/** What a stub answers to one call: a JSON body, or a failing status (the service down). */
-export type StubAnswer = { status: 200; body: unknown } | { status: number };
+/** What a stub answers to one call: a JSON body, or a failing status (the service down), after `delayMs` if given. */
+export type StubAnswer = ({ status: 200; body: unknown } | { status: number }) & { delayMs?: number };
 
 export interface InternalStub {
   url: string;
@@ -38,9 +38,13 @@ export async function startInternalStub(opts: {
     const call = (calls.get(path) ?? 0) + 1;
     calls.set(path, call);
     const a = opts.answer(req.method ?? '', path, call);
-    if (!a) res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"code":"NOT_FOUND","message":"no"}}');
-    else if ('body' in a) res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(a.body));
-    else res.writeHead(a.status, { 'content-type': 'application/json' }).end('{"error":{"code":"DOWN","message":"down"}}');
+    const send = () => {
+      if (!a) res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"code":"NOT_FOUND","message":"no"}}');
+      else if ('body' in a) res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(a.body));
+      else res.writeHead(a.status, { 'content-type': 'application/json' }).end('{"error":{"code":"DOWN","message":"down"}}');
+    };
+    if (a?.delayMs) setTimeout(send, a.delayMs);
+    else send();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

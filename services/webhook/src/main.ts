@@ -1,5 +1,5 @@
 import { telemetry } from './instrument'; // must stay the first import
-import { jetstream } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
 import { createPool, ping } from '@dam/db';
 import { ASSET_EVENTS, connectNats, DAM_INTERNAL, natsReachable, waitForStreams } from '@dam/events';
@@ -10,7 +10,7 @@ import { DeliveryRepository } from './adapters/delivery.repository';
 import { Dispatcher } from './adapters/dispatcher';
 import { buildWebhookApp } from './app';
 import { loadWebhookConfig } from './config';
-import { assetEventsWorker } from './consumers/asset-events.consumer';
+import { ackFloorOf, assetEventsWorker } from './consumers/asset-events.consumer';
 import { reissueWorker } from './consumers/reissue-jobs.consumer';
 import { webhookSettingsOf } from './domain/delivery';
 import { migrateWebhook } from './migrations';
@@ -24,6 +24,7 @@ async function main(): Promise<void> {
   const nc = await connectNats(config.NATS_URL, 'webhook', config.NATS_NKEY_SEED);
   await waitForStreams(nc, [ASSET_EVENTS, DAM_INTERNAL], { onWait: (missing) => logger.info({ missing }, 'waiting for streams') });
   const js = jetstream(nc);
+  const jsm = await jetstreamManager(nc, { timeout: 2_000 });
   const repo = new DeliveryRepository(pool);
   // Settings are read fresh by default (a changed URL list or secret applies to the next event and attempt);
   // SETTINGS_CACHE_MS reuses them, sparing auth under load and delaying changes by as much.
@@ -39,6 +40,7 @@ async function main(): Promise<void> {
     concurrency: config.WEBHOOK_CONCURRENCY,
     perUrlConcurrency: config.WEBHOOK_PER_URL_CONCURRENCY,
     intervalMs: config.DISPATCH_INTERVAL_MS,
+    floor: () => ackFloorOf(jsm),
     logger,
   });
   const wake = () => dispatcher.wake();

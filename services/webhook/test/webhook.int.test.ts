@@ -28,6 +28,8 @@ let env: Record<string, string>;
 
 /** What each group's settings say (the stub answers from here). */
 const groupSettings = new Map<string, { urls: string[]; secret: string; previous_secret?: string; previous_secret_expires_at?: string }>();
+/** Groups whose first settings lookup answers late (600 ms). */
+const slowFirstLookup = new Set<string>();
 const secret = () => `whsec_${randomBytes(24).toString('base64')}`;
 
 interface Received {
@@ -75,7 +77,15 @@ beforeAll(async () => {
   nats = await startNats();
   admin = await connectNats(nats.url, 'test-admin', nats.seed('admin'));
   await ensureStreams(admin);
-  stub = await startSettingsStub(identities, (groupId) => ({ status: 200, body: { webhooks: groupSettings.get(groupId) ?? { urls: [], secret: secret() } } }), ['webhook']);
+  stub = await startSettingsStub(
+    identities,
+    (groupId, call) => ({
+      status: 200,
+      body: { webhooks: groupSettings.get(groupId) ?? { urls: [], secret: secret() } },
+      ...(call === 1 && slowFirstLookup.has(groupId) ? { delayMs: 600 } : {}),
+    }),
+    ['webhook'],
+  );
   env = {
     ...nats.env('webhook'),
     ...identities.env('webhook'),
@@ -142,6 +152,18 @@ describe('webhook deliveries (CONTRACT §10)', () => {
     await publish(4, 'file-processed', 'd1', { ...assetData('d1'), status: 'OK' });
     await waitFor(async () => r.got.length === 3, { description: 'three requests' });
     expect(r.got.map((g) => g.headers['x-asset-event'])).toEqual(['file-saved', 'file-saved', 'file-processed']);
+  });
+
+  it('delivers an asset\'s file-saved first even when its file-processed is recorded before it', async () => {
+    // The first settings lookup of group 14 (file-saved's, taken first) is slow: file-processed, handled at the
+    // same time, is recorded first; it must still go out second.
+    const r = await receiver();
+    groupSettings.set('14', { urls: [r.url], secret: secret() });
+    slowFirstLookup.add('14');
+    await publish(14, 'file-saved', 'd14', assetData('d14'));
+    await publish(14, 'file-processed', 'd14', { ...assetData('d14'), status: 'OK' });
+    await waitFor(async () => r.got.length === 2, { description: 'two requests' });
+    expect(r.got.map((g) => g.headers['x-asset-event'])).toEqual(['file-saved', 'file-processed']);
   });
 
   it('keeps delivering to one URL while another hangs', async () => {

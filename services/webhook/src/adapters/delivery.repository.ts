@@ -98,15 +98,18 @@ export class DeliveryRepository {
 
   /**
    * Takes due deliveries for an attempt (a lease of `leaseMs`): at most `perUrl` per URL, none to `busyUrls`,
-   * and for each asset and URL only the earliest pending one (an asset's events reach a URL in order).
+   * and for each asset and URL only the earliest pending one (an asset's events reach a URL in order). `floor`, when
+   * given, is the stream sequence up to which every event has been recorded: a newer event waits for it, since an
+   * earlier event of its asset may still be on its way in (reissues, made of recorded events, never wait).
    */
-  async claimDue(limit: number, perUrl: number, busyUrls: readonly string[], leaseMs: number): Promise<DueDelivery[]> {
+  async claimDue(limit: number, perUrl: number, busyUrls: readonly string[], leaseMs: number, floor?: number): Promise<DueDelivery[]> {
     const { rows } = await this.pool.query<{ id: string; webhook_id: string; group_id: number; event_type: string; url: string; attempts: number; body: string }>(
       `WITH candidates AS (
          SELECT d.id, d.url, row_number() OVER (PARTITION BY d.url ORDER BY d.next_attempt_at, d.id) AS n
          FROM deliveries d
          WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND (d.lease_until IS NULL OR d.lease_until < now())
            AND d.url <> ALL($3::text[])
+           AND ($5::bigint IS NULL OR d.seq <= $5 OR d.reissue_job_id IS NOT NULL)
            AND NOT EXISTS (SELECT 1 FROM deliveries e WHERE e.status = 'pending' AND e.url = d.url AND e.asset_id = d.asset_id AND e.seq < d.seq)
          ORDER BY d.next_attempt_at, d.id
          LIMIT $1 * 4
@@ -118,7 +121,7 @@ export class DeliveryRepository {
        FROM picked, events ev
        WHERE d.id = picked.id AND ev.id = d.event_id
        RETURNING d.id, d.webhook_id, d.group_id, d.event_type, d.url, d.attempts, ev.body`,
-      [limit, perUrl, busyUrls, leaseMs / 1000],
+      [limit, perUrl, busyUrls, leaseMs / 1000, floor ?? null],
     );
     return rows.map((r) => ({ id: Number(r.id), webhookId: r.webhook_id, groupId: r.group_id, eventType: r.event_type, url: r.url, attempts: r.attempts, body: r.body }));
   }

@@ -13,6 +13,11 @@ export interface DispatcherDeps {
   concurrency: number;
   perUrlConcurrency: number;
   intervalMs: number;
+  /**
+   * The stream sequence up to which every event has been recorded (the asset-events durable's ack floor): only
+   * deliveries at or below it are sent. When it cannot be read, the last value read holds.
+   */
+  floor?: () => Promise<number>;
   logger: Logger;
   now?: () => Date;
 }
@@ -30,6 +35,7 @@ export class Dispatcher {
   private again = false;
   private stopped = false;
   private readonly active = new Set<Promise<void>>();
+  private floor = 0;
 
   constructor(private readonly deps: DispatcherDeps) {}
 
@@ -64,7 +70,8 @@ export class Dispatcher {
     if (room <= 0) return;
     const busy = [...this.inflight].filter(([, n]) => n >= this.deps.perUrlConcurrency).map(([url]) => url);
     // The lease outlives one attempt (timeout plus margin): a sender that dies leaves it to run out.
-    const due = await this.deps.repo.claimDue(room, this.deps.perUrlConcurrency, busy, this.deps.timeoutMs * 2 + 30_000);
+    const floor = this.deps.floor ? await this.readFloor(this.deps.floor) : undefined;
+    const due = await this.deps.repo.claimDue(room, this.deps.perUrlConcurrency, busy, this.deps.timeoutMs * 2 + 30_000, floor);
     const giveBack: number[] = [];
     for (const d of due) {
       if (this.stopped || (this.inflight.get(d.url) ?? 0) >= this.deps.perUrlConcurrency) {
@@ -84,6 +91,15 @@ export class Dispatcher {
       this.active.add(p);
     }
     await this.deps.repo.release(giveBack);
+  }
+
+  private async readFloor(read: () => Promise<number>): Promise<number> {
+    try {
+      this.floor = await read();
+    } catch (error) {
+      this.deps.logger.warn({ err: error }, 'the asset events ack floor could not be read: the last one holds');
+    }
+    return this.floor;
   }
 
   private async attempt(d: DueDelivery): Promise<void> {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { ASSET_EVENT_SCHEMAS, ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, assetEventTypeOf, consumerWorker, type AssetEventType, type ConsumerWorker } from '@dam/events';
 import type { Logger } from '@dam/logging';
@@ -29,7 +30,10 @@ function payloadOf(type: AssetEventType, data: unknown): string {
 export interface AssetEventsDeps {
   repo: DeliveryRepository;
   settings: (groupId: number) => Promise<WebhookSettings>;
-  /** A new delivery is due now. */
+  /**
+   * A new delivery is due: called once the event's ack is confirmed, so that the consumer's ack floor, which
+   * gates what the dispatcher may send (every earlier event recorded first), already includes it.
+   */
   wake: () => void;
   logger: Logger;
 }
@@ -37,8 +41,13 @@ export interface AssetEventsDeps {
 /**
  * Every asset event of every group: kept in the event log, and one delivery opened per URL of the group's settings
  * (read when the event arrives). Settings that cannot be read fail the message, so NATS redelivers it.
+ *
+ * Events are recorded several at once (and by every replica sharing the durable), so one asset's file-processed
+ * may be recorded before its file-saved; the dispatcher sends only what lies at or below the durable's ack floor
+ * (`ackFloorOf`), where every earlier event has been recorded.
  */
 export function assetEventsWorker(nc: NatsConnection, deps: AssetEventsDeps): ConsumerWorker {
+  const openedSeqs = new Set<number>();
   return consumerWorker({
     nc,
     stream: ASSET_EVENTS,
@@ -65,8 +74,20 @@ export function assetEventsWorker(nc: NatsConnection, deps: AssetEventsDeps): Co
         },
         urls,
       );
-      if (opened > 0) deps.wake();
+      if (opened > 0) openedSeqs.add(ctx.msg.info.streamSequence);
+    },
+    onAcked: (_e, ctx) => {
+      if (openedSeqs.delete(ctx.msg.info.streamSequence)) deps.wake();
     },
     logger: deps.logger,
   });
+}
+
+/**
+ * The stream sequence below which every asset event has been recorded: the durable's ack floor (an event is acked
+ * only once its deliveries are in the database, and the floor moves only over acked events).
+ */
+export async function ackFloorOf(jsm: JetStreamManager): Promise<number> {
+  const info = await jsm.consumers.info(ASSET_EVENTS, DELIVERIES_DURABLE);
+  return info.ack_floor.stream_seq;
 }
