@@ -19,6 +19,11 @@ export interface AuthenticatorOptions {
    * This bounds how long a disabled or demoted user keeps the rights of a token signed earlier.
    */
   userStatusTtlMs?: number;
+  /**
+   * Accept a user's upload key (`X-Upload-Key`, or the query parameter `uploadkey` for browser widgets): only on
+   * Upload Asset and the tus endpoints (CONTRACT §12). Elsewhere one answers 401.
+   */
+  uploadKeys?: boolean;
 }
 
 const STATUS_CACHE_MAX = 10_000;
@@ -62,6 +67,15 @@ function userStatusLookup(opts: AuthenticatorOptions, auth: InternalClient) {
 }
 
 export const API_KEY_HEADER = 'x-service-api-key';
+export const UPLOAD_KEY_HEADER = 'x-upload-key';
+
+/** The upload key a request carries (header first), if any. */
+function uploadKeyOf(req: Request): string | undefined {
+  const header = req.header(UPLOAD_KEY_HEADER);
+  if (header) return header.trim();
+  const q = req.query.uploadkey;
+  return typeof q === 'string' && q ? q : undefined;
+}
 
 function bearer(req: Request): string | undefined {
   const h = req.header('authorization');
@@ -88,15 +102,18 @@ export function principalFromJwt(token: string, secret: string): Principal & { t
   };
 }
 
-async function principalFromApiKey(key: string, auth: InternalClient, requestId: string | undefined): Promise<Principal> {
+async function principalFromKey(body: { api_key: string } | { upload_key: string }, auth: InternalClient, requestId: string | undefined): Promise<Principal> {
+  const isApiKey = 'api_key' in body;
   const res = await auth
-    .call({ method: 'POST', path: INTERNAL_PATHS.authenticate, body: { api_key: key }, response: authenticateResponse, ...(requestId ? { requestId } : {}) })
+    .call({ method: 'POST', path: INTERNAL_PATHS.authenticate, body, response: authenticateResponse, ...(requestId ? { requestId } : {}) })
     .catch(() => {
       // The public answer stays the contract's 503 UNAVAILABLE, whatever went wrong inside.
       throw unavailable('The authentication service is unavailable');
     });
   if (res.ok) return res.body;
-  if (res.status === 401 || res.status === 403 || res.status === 400) throw unauthenticated('The API key is invalid', 'INVALID_API_KEY');
+  if (res.status === 401 || res.status === 403 || res.status === 400) {
+    throw isApiKey ? unauthenticated('The API key is invalid', 'INVALID_API_KEY') : unauthenticated('The upload key is invalid', 'INVALID_UPLOAD_KEY');
+  }
   throw unavailable('The authentication service is unavailable');
 }
 
@@ -126,9 +143,13 @@ export function createAuthenticator(opts: AuthenticatorOptions): RequestHandler 
     try {
       const token = bearer(req);
       const key = req.header(API_KEY_HEADER);
+      const uploadKey = uploadKeyOf(req);
+      const requestId = req.header('x-request-id') ?? res.getHeader('x-request-id')?.toString();
       let principal: Principal;
       if (token !== undefined) principal = await fromJwt(token);
-      else if (key) principal = await principalFromApiKey(key.trim(), auth, req.header('x-request-id') ?? res.getHeader('x-request-id')?.toString());
+      else if (key) principal = await principalFromKey({ api_key: key.trim() }, auth, requestId);
+      else if (uploadKey && opts.uploadKeys) principal = await principalFromKey({ upload_key: uploadKey }, auth, requestId);
+      else if (uploadKey) throw unauthenticated('An upload key is accepted only by Upload Asset and the resumable uploads of {upload}', 'UPLOAD_KEY_NOT_ACCEPTED');
       else throw unauthenticated('Authentication is required: send a Bearer JWT or an X-Service-Api-Key header');
       res.locals.principal = principal;
       next();

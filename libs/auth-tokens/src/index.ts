@@ -46,4 +46,4 @@ export {
   type TrustedKey,
 } from './service-token';
 export { serviceKeyEnv, trustedKeysEnv } from './service-identity.env';
-export { API_KEY_HEADER, createAuthenticator, principalFromJwt, type AuthenticatorOptions } from './authenticator';
+export { API_KEY_HEADER, UPLOAD_KEY_HEADER, createAuthenticator, principalFromJwt, type AuthenticatorOptions } from './authenticator';

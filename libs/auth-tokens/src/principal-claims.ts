@@ -10,7 +10,7 @@ export function toPrincipal(raw: unknown): Principal | null {
   const r = raw as Record<string, unknown>;
   if (!isInt(r.user_id) || !isInt(r.group_id) || !isInt(r.role_id) || typeof r.role_name !== 'string') return null;
   if (!Array.isArray(r.permissions) || !r.permissions.every((t) => typeof t === 'string')) return null;
-  if (r.via !== 'jwt' && r.via !== 'api_key') return null;
+  if (r.via !== 'jwt' && r.via !== 'api_key' && r.via !== 'upload_key') return null;
   const p: Principal = {
     user_id: r.user_id,
     group_id: r.group_id,

@@ -8,7 +8,8 @@ export interface Principal {
   role_id: number;
   role_name: string;
   permissions: string[];
-  via: 'jwt' | 'api_key';
+  /** `upload_key`: a user's upload-only credential (CONTRACT §12), with CREATE_ASSET alone. */
+  via: 'jwt' | 'api_key' | 'upload_key';
   key_id?: string;
   key_role?: string;
 }

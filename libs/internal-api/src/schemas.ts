@@ -12,13 +12,19 @@ export const principalSchema = z.object({
   role_id: z.number().int().positive(),
   role_name: z.string().min(1),
   permissions: z.array(z.string()),
-  via: z.enum(['jwt', 'api_key']),
+  via: z.enum(['jwt', 'api_key', 'upload_key']),
   key_id: z.string().optional(),
   key_role: z.string().optional(),
 });
 
-/** auth `POST /internal/v1/authenticate` (callers: gateway, upload). */
-export const authenticateRequest = z.object({ api_key: z.string().min(1).max(512) });
+/**
+ * auth `POST /internal/v1/authenticate` (callers: gateway, upload): an API key, or a user's upload key (CONTRACT
+ * §12, only upload asks with one): exactly one of the two.
+ */
+export const authenticateRequest = z.union([
+  z.object({ api_key: z.string().min(1).max(512) }).strict(),
+  z.object({ upload_key: z.string().min(1).max(512) }).strict(),
+]);
 export const authenticateResponse = principalSchema;
 
 /** auth `GET /internal/v1/groups/:group_id/users/:user_id/status` (callers: gateway, upload); 404 = gone. */

@@ -142,6 +142,36 @@ describe('users', () => {
   });
 });
 
+describe('upload keys (CONTRACT §12)', () => {
+  it('authenticate an upload key as its user with CREATE_ASSET alone; rotation makes the old one 401 at once', async () => {
+    const login = await call(`${auth.url}/api/v1/login`, 'POST', ADMIN);
+    const key = login.body.uploadkey as string;
+    const p = await call(`${auth.url}/internal/v1/authenticate`, 'POST', { upload_key: key });
+    expect(p.status).toBe(200);
+    expect(p.body).toEqual({ user_id: 1, group_id: 1, role_id: 1, role_name: 'ADMIN', permissions: ['CREATE_ASSET'], via: 'upload_key' });
+
+    const rotated = await call(`${auth.url}/api/v1/users/me/uploadkey`, 'POST', undefined, admin1());
+    expect(rotated.status).toBe(200);
+    expect(Object.keys(rotated.body)).toEqual(['uploadkey']);
+    expect(rotated.body.uploadkey).not.toBe(key);
+    expect((await call(`${auth.url}/internal/v1/authenticate`, 'POST', { upload_key: key })).status).toBe(401);
+    expect((await call(`${auth.url}/internal/v1/authenticate`, 'POST', { upload_key: rotated.body.uploadkey })).body.via).toBe('upload_key');
+    // The next login answers the new key; a request naming both kinds of key, or neither, is refused.
+    expect((await call(`${auth.url}/api/v1/login`, 'POST', ADMIN)).body.uploadkey).toBe(rotated.body.uploadkey);
+    expect((await call(`${auth.url}/internal/v1/authenticate`, 'POST', { upload_key: key, api_key: 'dam_x' })).status).toBe(400);
+    expect((await call(`${auth.url}/internal/v1/authenticate`, 'POST', {})).status).toBe(400);
+  });
+
+  it('refuses the upload key of a disabled user', async () => {
+    const created = await call(`${auth.url}/api/v1/users`, 'POST', { email: 'upk@example.com', password: 'password-1', first_name: 'U', last_name: 'K', role_id: 4 }, admin1());
+    expect(created.status).toBe(201);
+    const key = (await call(`${auth.url}/api/v1/login`, 'POST', { email: 'upk@example.com', password: 'password-1' })).body.uploadkey as string;
+    expect((await call(`${auth.url}/internal/v1/authenticate`, 'POST', { upload_key: key })).body).toMatchObject({ role_name: 'CREATOR', permissions: ['CREATE_ASSET'] });
+    expect((await call(`${auth.url}/api/v1/users/${created.body.user_id}`, 'PATCH', { disabled: true }, admin1())).status).toBe(200);
+    expect((await call(`${auth.url}/internal/v1/authenticate`, 'POST', { upload_key: key })).status).toBe(401);
+  });
+});
+
 describe('API keys', () => {
   it('create → authenticate as the creator limited to the key role → revoke → 401', async () => {
     const created = await call(`${auth.url}/api/v1/api_keys`, 'POST', { name: 'ci', role: 'CREATOR' }, admin1());

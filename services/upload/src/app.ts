@@ -1,4 +1,5 @@
-import type { Express, RequestHandler } from 'express';
+import cors from 'cors';
+import type { Express, RequestHandler, Router } from 'express';
 import { callerKey, principalOf } from '@dam/auth-tokens';
 import { createEdgeLimits, createHttpApp, finishApp, type EdgeLimitOptions, type IdempotencyStore, type ReadinessCheck, type TrustProxy } from '@dam/http';
 import type { Logger } from '@dam/logging';
@@ -6,6 +7,8 @@ import type { Storage } from '@dam/storage';
 import type { MetadataClient } from './adapters/metadata.client';
 import type { PendingJournal } from './adapters/pending-upload.journal';
 import type { StoredDescriber } from './adapters/video-describer';
+import type { UploadDeps } from './domain/upload-assets.use-case';
+import { TUS_PATH } from './http/tus-path';
 import { ingestRoutes, uploadRoutes } from './http/upload.routes';
 
 export interface UploadAppDeps {
@@ -14,6 +17,12 @@ export interface UploadAppDeps {
   metadata: MetadataClient;
   journal: PendingJournal;
   authenticate: RequestHandler;
+  /** Also accepts a user's upload key (CONTRACT §12): Upload Asset and the tus endpoints only. Default: authenticate. */
+  authenticateUploads?: RequestHandler;
+  /** Resumable uploads (tus): the router, given the upload deps and the authenticator that takes upload keys. */
+  tus?: (deps: UploadDeps, authenticate: RequestHandler) => Router;
+  /** Origins browsers may call from (CORS); `*` by default: credentials travel in headers, never cookies. */
+  corsOrigins?: string[] | '*';
   maxUploadBytes: number;
   readiness?: ReadinessCheck;
   /** Per address before credentials, failed authentications per address, per principal (as on the gateway). */
@@ -41,20 +50,23 @@ export function buildUploadApp(deps: UploadAppDeps): Express {
   });
   const limits = createEdgeLimits(deps.limits ?? {});
   const authenticate = limits.authenticated(deps.authenticate, (res) => callerKey(principalOf(res)));
+  const authenticateUploads = limits.authenticated(deps.authenticateUploads ?? deps.authenticate, (res) => callerKey(principalOf(res)));
+  const origin = deps.corsOrigins === undefined || deps.corsOrigins === '*' ? '*' : deps.corsOrigins;
+  const exposedHeaders = ['X-Request-Id', 'Retry-After', 'Idempotent-Replayed', 'X-Asset-Id'];
+  // tus answers its own OPTIONS (discovery and preflight); cors only adds its headers there.
+  app.use(TUS_PATH, cors({ origin, exposedHeaders, preflightContinue: true }));
+  if (deps.tus) app.use(deps.tus(uploadDepsOf(deps), authenticateUploads));
+  app.use(cors({ origin, exposedHeaders, maxAge: 600 }));
   app.use(
     uploadRoutes(
       {
-        storage: deps.storage,
-        metadata: deps.metadata,
-        journal: deps.journal,
-        maxUploadBytes: deps.maxUploadBytes,
-        logger: deps.logger,
-        ...(deps.describeStored ? { describeStored: deps.describeStored } : {}),
+        ...uploadDepsOf(deps),
         ...(deps.idleTimeoutMs ? { idleTimeoutMs: deps.idleTimeoutMs } : {}),
         ...(deps.maxConcurrentPerPrincipal ? { maxConcurrentPerPrincipal: deps.maxConcurrentPerPrincipal } : {}),
         ...(deps.idempotency ? { idempotency: deps.idempotency } : {}),
       },
       authenticate,
+      authenticateUploads,
     ),
   );
   app.use(
@@ -69,4 +81,15 @@ export function buildUploadApp(deps: UploadAppDeps): Express {
     ),
   );
   return finishApp(app, deps.logger);
+}
+
+function uploadDepsOf(deps: UploadAppDeps): UploadDeps {
+  return {
+    storage: deps.storage,
+    metadata: deps.metadata,
+    journal: deps.journal,
+    maxUploadBytes: deps.maxUploadBytes,
+    logger: deps.logger,
+    ...(deps.describeStored ? { describeStored: deps.describeStored } : {}),
+  };
 }

@@ -49,6 +49,14 @@ export const configSchema = z.object({
   INGEST_MAX_DELIVER: z.coerce.number().int().min(1).default(3),
   /** How often a running ingest renews its job's lease at metadata. */
   JOB_HEARTBEAT_MS: z.coerce.number().int().min(100).default(10_000),
+  /** Resumable uploads (tus, CONTRACT §12): an unfinished upload expires this long after its creation. */
+  TUS_EXPIRY_MS: z.coerce.number().int().min(1000).default(24 * 3600_000),
+  /** How often expired uploads are swept from the store (their parts, state and any leftover). */
+  TUS_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).default(10 * 60_000),
+  /** Parts of a resumable upload in the store (S3 multipart: at least 5 MiB). */
+  TUS_PART_SIZE: z.coerce.number().int().min(5 * MiB).default(8 * MiB),
+  /** Origins browsers may upload from (comma-separated), or `*`: credentials travel in headers, never cookies. */
+  CORS_ALLOWED_ORIGINS: z.string().default('*'),
   /** How often the orphan reaper looks for stale entries. */
   ORPHAN_REAP_INTERVAL_MS: z.coerce.number().int().min(100).default(60_000),
 });

@@ -1,15 +1,17 @@
 import { telemetry } from './instrument'; // must stay the first import
-import { createAuthenticator, createServiceSigner } from '@dam/auth-tokens';
+import { createAuthenticator, createServiceSigner, type AuthenticatorOptions } from '@dam/auth-tokens';
 import { jetstream } from '@nats-io/jetstream';
 import { connectNats, DAM_INTERNAL, natsIdempotencyStore, natsReachable, waitForStreams } from '@dam/events';
-import { edgeLimitsFromConfig, HostRateLimiter, parseAllowHosts, runMain, runService } from '@dam/http';
+import { edgeLimitsFromConfig, HostRateLimiter, parseAllowHosts, runMain, runService, startPoller } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { Ffmpeg, resolveTools } from '@dam/media';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
 import { httpMetadataClient } from './adapters/metadata.client';
 import { natsPendingJournal } from './adapters/pending-upload.journal';
+import { createTusStore } from './adapters/tus-store';
 import { storedVideoDescriber } from './adapters/video-describer';
 import { buildUploadApp } from './app';
+import { tusRoutes } from './http/tus.routes';
 import { loadUploadConfig } from './config';
 import { ingestJobWorker } from './consumers/ingest-job.consumer';
 import { startOrphanReaper } from './domain/orphan-reaper';
@@ -17,7 +19,9 @@ import { startOrphanReaper } from './domain/orphan-reaper';
 async function main(): Promise<void> {
   const config = loadUploadConfig();
   const logger = createLogger({ service: 'upload', level: config.LOG_LEVEL });
-  const storage = createStorage(storageConfigFromEnv(config, { partSize: config.UPLOAD_PART_SIZE }));
+  const storageConfig = storageConfigFromEnv(config, { partSize: config.UPLOAD_PART_SIZE });
+  const storage = createStorage(storageConfig);
+  const tusStore = createTusStore(storageConfig, { expiryMs: config.TUS_EXPIRY_MS, partSize: config.TUS_PART_SIZE });
   // Video metadata in the upload result when ffprobe runs here; otherwise it comes with the transcode job.
   const tools = await resolveTools({ ffmpeg: config.FFMPEG_PATH, ffprobe: config.FFPROBE_PATH }).catch((error: unknown) => {
     logger.warn({ err: { message: String(error) } }, 'no ffprobe: video metadata comes with processing only');
@@ -45,6 +49,7 @@ async function main(): Promise<void> {
     idleTimeoutMs: config.INGEST_IDLE_TIMEOUT_MS,
     rateLimiter: new HostRateLimiter(config.INGEST_RATE_PER_MINUTE, config.INGEST_RATE_BURST),
   };
+  const authOptions: AuthenticatorOptions = { jwtSecret: config.JWT_SECRET, authUrl: config.AUTH_URL, signer, userStatusTtlMs: config.USER_STATUS_TTL_MS };
   const served = await runService({
     logger,
     host: config.HOST,
@@ -57,6 +62,20 @@ async function main(): Promise<void> {
         { js: jetstream(nc), storage, logger, ingest, ownBucket: storage.bucket, heartbeatMs: config.JOB_HEARTBEAT_MS },
         { concurrency: config.INGEST_CONCURRENCY, ackWaitMs: config.INGEST_ACK_WAIT_MS, maxDeliver: config.INGEST_MAX_DELIVER },
       ),
+      {
+        kind: 'poller',
+        name: 'tus-expiry',
+        start: () =>
+          startPoller({
+            name: 'tus-expiry',
+            intervalMs: config.TUS_SWEEP_INTERVAL_MS,
+            logger,
+            run: async () => {
+              const removed = await tusStore.deleteExpired();
+              if (removed > 0) logger.info({ removed }, 'expired resumable uploads removed');
+            },
+          }),
+      },
       {
         kind: 'poller',
         name: 'orphan-reaper',
@@ -75,7 +94,10 @@ async function main(): Promise<void> {
         ...(describeStored ? { describeStored } : {}),
         metadata,
         journal,
-        authenticate: createAuthenticator({ jwtSecret: config.JWT_SECRET, authUrl: config.AUTH_URL, signer, userStatusTtlMs: config.USER_STATUS_TTL_MS }),
+        authenticate: createAuthenticator(authOptions),
+        authenticateUploads: createAuthenticator({ ...authOptions, uploadKeys: true }),
+        tus: (uploadDeps, authenticate) => tusRoutes({ ...uploadDeps, store: tusStore }, authenticate),
+        corsOrigins: config.CORS_ALLOWED_ORIGINS.trim() === '*' ? '*' : config.CORS_ALLOWED_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean),
         maxUploadBytes: config.MAX_UPLOAD_BYTES,
         idleTimeoutMs: config.UPLOAD_IDLE_TIMEOUT_MS,
         maxConcurrentPerPrincipal: config.UPLOAD_MAX_CONCURRENT_PER_PRINCIPAL,

@@ -7,6 +7,7 @@ const COLUMNS = `id, group_id, email, password_hash, first_name, last_name, role
   upload_key, access_id, token_epoch, created_at, updated_at`;
 
 const newAccessId = (): string => randomBytes(16).toString('hex');
+const newUploadKey = (): string => `upk_${randomBytes(24).toString('base64url')}`;
 
 export type NewUser = Pick<UserRecord, 'group_id' | 'email' | 'password_hash' | 'first_name' | 'last_name' | 'role_id'>;
 
@@ -60,7 +61,7 @@ export class UserRepository {
           u.first_name,
           u.last_name,
           u.role_id,
-          `upk_${randomBytes(24).toString('base64url')}`,
+          newUploadKey(),
           newAccessId(),
         ],
       );
@@ -107,6 +108,20 @@ export class UserRepository {
       [groupId, id, newAccessId()],
     );
     return r.rows[0]?.access_id;
+  }
+
+  async findByUploadKey(uploadKey: string): Promise<UserRecord | undefined> {
+    const r = await this.db.query<UserRecord>(`SELECT ${COLUMNS} FROM users WHERE upload_key = $1 AND deleted_at IS NULL`, [uploadKey]);
+    return r.rows[0];
+  }
+
+  /** A new upload key (CONTRACT §12): the old one answers 401 at once. */
+  async rotateUploadKey(groupId: number, id: number): Promise<string | undefined> {
+    const r = await this.db.query<{ upload_key: string }>(
+      'UPDATE users SET upload_key = $3, updated_at = now() WHERE group_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING upload_key',
+      [groupId, id, newUploadKey()],
+    );
+    return r.rows[0]?.upload_key;
   }
 
   async setPreferences(id: number, preferences: Record<string, unknown>): Promise<void> {

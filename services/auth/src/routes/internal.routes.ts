@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { hashApiKey } from '@dam/auth-tokens';
+import { PERMISSION, ROLE_NAMES, hashApiKey, permissionsFor, type Principal } from '@dam/auth-tokens';
 import { authenticateRequest, type AccessOwner, type UserStatus } from '@dam/internal-api';
 import { notFound, unauthenticated } from '@dam/errors';
 import { parsed, validate } from '@dam/http';
@@ -23,6 +23,23 @@ export function internalRoutes(pool: Pool): Router {
 
   router.post('/internal/v1/authenticate', validate(authenticateSchemas), async (req, res) => {
     const { body } = parsed(authenticateSchemas, req, res);
+    if ('upload_key' in body) {
+      // An upload key acts as its user with CREATE_ASSET alone (if the user's role grants it); looked up on every
+      // call, so a rotated key or a disabled user stops at once.
+      const user = await new UserRepository(pool).findByUploadKey(body.upload_key);
+      const roleName = user ? ROLE_NAMES[user.role_id] : undefined;
+      if (!user || user.disabled || !roleName) throw unauthenticated('The upload key is invalid', 'INVALID_UPLOAD_KEY');
+      const principal: Principal = {
+        user_id: user.id,
+        group_id: user.group_id,
+        role_id: user.role_id,
+        role_name: roleName,
+        permissions: permissionsFor(roleName).filter((t) => t === PERMISSION.CREATE_ASSET),
+        via: 'upload_key',
+      };
+      res.json(principal);
+      return;
+    }
     // Looked up on every call, never cached, so a revoked key stops working at once.
     const found = await keys.findActiveByHash(hashApiKey(body.api_key));
     if (!found) throw unauthenticated('The API key is invalid', 'INVALID_API_KEY');

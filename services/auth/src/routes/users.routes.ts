@@ -65,6 +65,14 @@ export function userRoutes(pool: Pool): Router {
     res.json({ user_id: userId, accessID: accessId });
   });
 
+  // A new upload key (CONTRACT §12), for yourself only: the old key answers 401 at once.
+  router.post('/api/v1/users/me/uploadkey', async (_req, res) => {
+    const p = principalOf(res);
+    const uploadkey = await users.rotateUploadKey(p.group_id, p.user_id);
+    if (!uploadkey) throw userNotFound();
+    res.json({ uploadkey });
+  });
+
   router.post('/api/v1/users', validate(createSchemas), async (req, res) => {
     const p = principalOf(res);
     requireAny(p, [PERMISSION.MANAGE_USERS]);

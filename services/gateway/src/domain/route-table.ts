@@ -33,6 +33,8 @@ export const ROUTES: readonly RouteRule[] = [
   { methods: ['PATCH'], pattern: '/api/v1/users/me/preferences', upstream: 'auth', anyOf: ANY },
   // A new accessID for one's signed links; another user's needs MANAGE_USERS (auth checks "self or MANAGE_USERS").
   { methods: ['POST'], pattern: '/api/v1/users/me/access_id', upstream: 'auth', anyOf: ANY },
+  // A new upload key for oneself (CONTRACT §12).
+  { methods: ['POST'], pattern: '/api/v1/users/me/uploadkey', upstream: 'auth', anyOf: ANY },
   { methods: ['POST'], pattern: '/api/v1/users/:user_id/access_id', upstream: 'auth', anyOf: [P.MANAGE_USERS] },
   { methods: ['GET', 'HEAD', 'POST'], pattern: '/api/v1/users', upstream: 'auth', anyOf: [P.MANAGE_USERS] },
   // Reading one's own record needs no token; auth checks "self or MANAGE_USERS".

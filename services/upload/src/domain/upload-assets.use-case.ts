@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { Principal } from '@dam/auth-tokens';
 import { unavailable, validationFailed } from '@dam/errors';
 import { findNul, receiveMultipart } from '@dam/http';
@@ -69,58 +70,72 @@ export async function uploadAssets(deps: UploadDeps, principal: Principal, req: 
       onField(name, value) {
         if (name === 'custom_metadata') customMetadata = parseCustomMetadata(value);
       },
-      async onFile(part) {
-        const id = newAssetId();
-        const key = originalKey(String(principal.group_id), id);
-        // The request may fail while the journal write below is pending, destroying this stream with the error:
-        // nothing reads it yet, so without a listener that would be an unhandled 'error' event. storeOriginal
-        // still sees the error when it starts reading.
-        part.stream.on('error', () => undefined);
-        const { group_id, user_id, role_id, role_name } = principal;
-        const handle = await deps.journal
-          .open(id, { object_key: key, group_id, user_id, role_id, role_name, started_at: new Date().toISOString() })
-          .catch((error: unknown) => {
-            deps.logger.error({ err: error }, 'could not record a pending upload');
-            throw unavailable('The upload journal is unavailable', 'UPLOAD_JOURNAL_UNAVAILABLE');
-          });
-        pending.set(key, handle);
-        // Recorded before the first byte: a failure halfway still knows what to remove.
-        stored.push(key);
-        const original = await storeOriginal(deps.storage, key, part.stream, budget);
-        return {
-          id,
-          name: part.name,
-          size: original.size,
-          checksum: original.checksum,
-          content_type: original.contentType,
-          object_key: key,
-          metadata: { ...original.metadata, ...(await deps.describeStored?.(key, original.contentType)) },
-        };
-      },
+      onFile: (part) => storeNewOriginal(deps, principal, part.name, part.stream, budget, stored, pending),
     });
     if (results.length === 0) throw noFile();
     await deps.metadata.createAssets(principal, results, customMetadata);
     await Promise.all([...pending.values()].map((h) => h.close()));
-    return {
-      files: results.map((f) => ({
-        id: f.id,
-        name: f.name,
-        size: f.size,
-        checksum: f.checksum,
-        content_type: f.content_type,
-        metadata: f.metadata,
-        status: 'NOT_READY',
-      })),
-      success: true,
-      provider: 'local',
-    };
+    return { files: results.map(uploadedFile), success: true, provider: 'local' };
   } catch (error) {
     await removeAll(deps, stored, pending);
     throw error;
   }
 }
 
-async function removeAll(deps: UploadDeps, keys: string[], pending: Map<string, PendingHandle>): Promise<void> {
+/** What Upload Asset answers of one registered file. */
+export const uploadedFile = (f: RegisteredFile): UploadedFile => ({
+  id: f.id,
+  name: f.name,
+  size: f.size,
+  checksum: f.checksum,
+  content_type: f.content_type,
+  metadata: f.metadata,
+  status: 'NOT_READY',
+});
+
+/**
+ * One file of a new asset: a new id, its pending-journal entry (recorded before the first byte, so a failure
+ * halfway still knows what to remove: the key goes into `stored`, the entry into `pending`), the bytes streamed
+ * to its original's key while checked (MD5, size within `budget`, type sniffed), and what the stored original
+ * says. Shared by Upload Asset and the end of a resumable upload.
+ */
+export async function storeNewOriginal(
+  deps: UploadDeps,
+  principal: Principal,
+  name: string,
+  stream: Readable,
+  budget: { take(bytes: number): void },
+  stored: string[],
+  pending: Map<string, PendingHandle>,
+): Promise<RegisteredFile> {
+  const id = newAssetId();
+  const key = originalKey(String(principal.group_id), id);
+  // The request may fail while the journal write below is pending, destroying this stream with the error:
+  // nothing reads it yet, so without a listener that would be an unhandled 'error' event. storeOriginal
+  // still sees the error when it starts reading.
+  stream.on('error', () => undefined);
+  const { group_id, user_id, role_id, role_name } = principal;
+  const handle = await deps.journal
+    .open(id, { object_key: key, group_id, user_id, role_id, role_name, started_at: new Date().toISOString() })
+    .catch((error: unknown) => {
+      deps.logger.error({ err: error }, 'could not record a pending upload');
+      throw unavailable('The upload journal is unavailable', 'UPLOAD_JOURNAL_UNAVAILABLE');
+    });
+  pending.set(key, handle);
+  stored.push(key);
+  const original = await storeOriginal(deps.storage, key, stream, budget);
+  return {
+    id,
+    name,
+    size: original.size,
+    checksum: original.checksum,
+    content_type: original.contentType,
+    object_key: key,
+    metadata: { ...original.metadata, ...(await deps.describeStored?.(key, original.contentType)) },
+  };
+}
+
+export async function removeAll(deps: UploadDeps, keys: string[], pending: Map<string, PendingHandle>): Promise<void> {
   const outcomes = await Promise.allSettled(keys.map((key) => deps.storage.remove(key)));
   await Promise.all(
     outcomes.map((o, i) => {

@@ -14,7 +14,12 @@ import { outcomeOf, startUploadTimer } from './upload.metrics';
  * POST {upload}/api/v1/assets/{asset_id}/content/original/replace. Both share the edge limits: uploads at once
  * per caller, the declared size, the idle timeout.
  */
-export function uploadRoutes(deps: UploadDeps & { maxConcurrentPerPrincipal?: number; idempotency?: IdempotencyStore }, authenticate: RequestHandler): Router {
+export function uploadRoutes(
+  deps: UploadDeps & { maxConcurrentPerPrincipal?: number; idempotency?: IdempotencyStore },
+  authenticate: RequestHandler,
+  /** Upload Asset also takes a user's upload key (CONTRACT §12); Replace does not. */
+  authenticateUploads: RequestHandler = authenticate,
+): Router {
   const router = Router();
   const running = new Map<string, number>();
   const maxConcurrent = deps.maxConcurrentPerPrincipal ?? 0;
@@ -61,7 +66,7 @@ export function uploadRoutes(deps: UploadDeps & { maxConcurrentPerPrincipal?: nu
     }
   };
 
-  router.post('/api/v1/assets/new/content/original/upload', authenticate, receive([PERMISSION.CREATE_ASSET], (req, p) => uploadAssets(deps, p, req)));
+  router.post('/api/v1/assets/new/content/original/upload', authenticateUploads, receive([PERMISSION.CREATE_ASSET], (req, p) => uploadAssets(deps, p, req)));
   router.post(
     '/api/v1/assets/:id/content/original/replace',
     authenticate,

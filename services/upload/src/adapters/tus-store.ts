@@ -1,0 +1,82 @@
+import type * as TusS3 from '@tus/s3-store' with { 'resolution-mode': 'import' };
+import type { StorageConfig } from '@dam/storage';
+
+// @tus/* ship ES modules only: Node 20.19+ requires them (see tus.routes.ts).
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { S3Store } = require('@tus/s3-store') as typeof TusS3;
+
+/** Every object of a resumable upload lives under this prefix until its asset is made (then it is removed). */
+export const TUS_PREFIX = 'tus/';
+
+/**
+ * @tus/s3-store's S3 store (a multipart upload per tus upload, `<id>.info` holding its state, `<id>.part` a
+ * trailing piece under S3's 5 MiB minimum) with one change: its sweep of expired uploads stays under TUS_PREFIX.
+ * The library's own sweep lists every multipart upload of the bucket, which would abort other writers' uploads
+ * (an Upload Asset of a large file, a conversion); it also leaves finished uploads that never became assets.
+ */
+export class TusS3Store extends S3Store {
+  constructor(options: TusS3.Options) {
+    super(options);
+    // Verified by the routes in front of the tus server (tus.routes.ts) before a byte reaches this store.
+    this.extensions.push('checksum');
+  }
+
+  override async deleteExpired(): Promise<number> {
+    const expiry = this.getExpiration();
+    if (expiry === 0) return 0;
+    const before = Date.now() - expiry;
+    let removed = 0;
+    let keyMarker: string | undefined;
+    let uploadIdMarker: string | undefined;
+    for (;;) {
+      const page = await this.client.listMultipartUploads({ Bucket: this.bucket, Prefix: TUS_PREFIX, KeyMarker: keyMarker, UploadIdMarker: uploadIdMarker });
+      for (const u of page.Uploads ?? []) {
+        if (!u.Key || !u.UploadId || !u.Initiated || u.Initiated.getTime() > before) continue;
+        await this.client.abortMultipartUpload({ Bucket: this.bucket, Key: u.Key, UploadId: u.UploadId });
+        removed += 1;
+      }
+      if (!page.IsTruncated) break;
+      keyMarker = page.NextKeyMarker;
+      uploadIdMarker = page.NextUploadIdMarker;
+    }
+    // What is left: `.info` and `.part` objects of those uploads, and finished uploads whose asset was never made.
+    let token: string | undefined;
+    for (;;) {
+      const page = await this.client.listObjectsV2({ Bucket: this.bucket, Prefix: TUS_PREFIX, ContinuationToken: token });
+      const stale = (page.Contents ?? []).filter((o) => o.Key && o.LastModified && o.LastModified.getTime() <= before).map((o) => ({ Key: o.Key as string }));
+      if (stale.length > 0) {
+        await this.client.deleteObjects({ Bucket: this.bucket, Delete: { Objects: stale, Quiet: true } });
+        removed += stale.length;
+        for (const o of stale) await this.clearCache(o.Key.replace(/\.(info|part)$/, ''));
+      }
+      if (!page.IsTruncated) break;
+      token = page.NextContinuationToken;
+    }
+    return removed;
+  }
+
+  /** Removes a finished upload's objects once its asset holds the bytes. */
+  async discard(id: string): Promise<void> {
+    await this.client.deleteObjects({ Bucket: this.bucket, Delete: { Objects: [{ Key: id }, { Key: this.infoKey(id) }, { Key: this.partKey(id, true) }], Quiet: true } });
+    await this.clearCache(id);
+  }
+}
+
+export function createTusStore(storage: StorageConfig, opts: { expiryMs: number; partSize: number }): TusS3Store {
+  return new TusS3Store({
+    partSize: opts.partSize,
+    // Expiry is this store's own sweep (deleteExpired), not a bucket lifecycle rule over object tags.
+    useTags: false,
+    expirationPeriodInMilliseconds: opts.expiryMs,
+    s3ClientConfig: {
+      bucket: storage.bucket,
+      endpoint: storage.endpoint,
+      region: storage.region ?? 'us-east-1',
+      forcePathStyle: true,
+      // The SDK's default CRC32 trailers (aws-chunked bodies) are not understood by every S3 server (radosgw).
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+      credentials: { accessKeyId: storage.accessKey, secretAccessKey: storage.secretKey },
+    },
+  });
+}

@@ -1,0 +1,252 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { PERMISSION, principalOf, requireAny, type Principal } from '@dam/auth-tokens';
+import { badRequest, isAppError, notFound } from '@dam/errors';
+import { mapError } from '@dam/http';
+import type * as TusServer from '@tus/server' with { 'resolution-mode': 'import' };
+import { Router, type Request as ExpressRequest, type RequestHandler, type Response as ExpressResponse } from 'express';
+import { TUS_PREFIX, type TusS3Store } from '../adapters/tus-store';
+import { finishResumableUpload } from '../domain/finish-resumable.use-case';
+import { parseCustomMetadata, type UploadDeps } from '../domain/upload-assets.use-case';
+import { uploadTooLarge } from '../domain/upload.errors';
+
+import { TUS_PATH } from './tus-path';
+
+// @tus/* ship ES modules only: Node 20.19+ requires them (jest's module system does not, so only main.ts and
+// service processes load this file; app.ts takes the router from main.ts).
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { Server } = require('@tus/server') as typeof TusServer;
+/** Who created an upload: kept in its server-side metadata, never taken from the client. */
+const OWNER_KEY = 'dam_owner';
+const CHECKSUM_ALGORITHMS = { md5: 'md5', sha1: 'sha1' } as const;
+/** The tus headers a browser may send and read across origins, besides the protocol's own. */
+const ALLOWED_HEADERS = ['X-Upload-Key', 'X-Service-Api-Key', 'Upload-Checksum', 'Idempotency-Key', 'X-Request-Id'];
+const EXPOSED_HEADERS = ['X-Asset-Id', 'X-Request-Id', 'Upload-Expires', 'Tus-Checksum-Algorithm'];
+
+export interface TusDeps extends UploadDeps {
+  store: TusS3Store;
+}
+
+interface Caller {
+  principal: Principal;
+  /** The public URL of the tus endpoint as this request reached it. */
+  endpoint: string;
+  /** An upload this request finished: its objects go once the answer is out (the handler still reads them). */
+  finished?: string;
+}
+
+const ownerOf = (p: Principal): string => `${p.group_id}:${p.user_id}`;
+const uploadNotFound = () => notFound('UPLOAD_NOT_FOUND', 'The upload does not exist or has expired');
+
+/** Plain-text tus protocol errors as the contract's error body (CONTRACT §1). */
+const TUS_CODES: Record<number, string> = {
+  400: 'INVALID_TUS_REQUEST',
+  403: 'INVALID_TUS_REQUEST',
+  404: 'UPLOAD_NOT_FOUND',
+  409: 'UPLOAD_OFFSET_MISMATCH',
+  410: 'UPLOAD_EXPIRED',
+  412: 'TUS_RESUMABLE_REQUIRED',
+  413: 'UPLOAD_TOO_LARGE',
+  415: 'INVALID_CONTENT_TYPE',
+  423: 'UPLOAD_LOCKED',
+  460: 'CHECKSUM_MISMATCH',
+};
+
+/**
+ * Resumable uploads, tus 1.0.0 (CONTRACT §12) at `{upload}/api/v1/uploads/tus`: @tus/server over @tus/s3-store
+ * (creation, creation-with-upload, termination, expiration), with checksum (md5, sha1) verified here before a byte
+ * reaches the store, every request but OPTIONS authenticated (upload keys accepted), each upload visible only to
+ * the user who created it. The last byte makes the asset through Upload Asset's own path; the response that
+ * carries it has `X-Asset-Id`.
+ */
+export function tusRoutes(deps: TusDeps, authenticate: RequestHandler): Router {
+  const callers = new WeakMap<Request, Caller>();
+  const callerOf = (req: Request): Caller => {
+    const c = callers.get(req);
+    if (!c) throw new Error('tus request without its caller');
+    return c;
+  };
+
+  const tus = new Server({
+    path: TUS_PATH,
+    datastore: deps.store,
+    maxSize: deps.maxUploadBytes,
+    allowedHeaders: ALLOWED_HEADERS,
+    exposedHeaders: EXPOSED_HEADERS,
+    namingFunction: () => `${TUS_PREFIX}${randomBytes(16).toString('hex')}`,
+    generateUrl: (req, { id }) => `${callerOf(req).endpoint}/${id.slice(TUS_PREFIX.length)}`,
+    getFileIdFromRequest: (_req, last) => (last && /^[0-9a-f]{32}$/.test(last) ? `${TUS_PREFIX}${last}` : undefined),
+    onIncomingRequest: async (req, id) => {
+      if (req.method === 'POST') return;
+      const upload = await deps.store.getUpload(id).catch(() => undefined);
+      // Another user's upload is as absent as one that never existed.
+      if (!upload || upload.metadata?.[OWNER_KEY] !== ownerOf(callerOf(req).principal)) throw uploadNotFound();
+    },
+    onUploadCreate: async (req, upload) => {
+      const meta = upload.metadata ?? {};
+      const name = meta.filename ?? 'upload';
+      if (name.length === 0 || name.length > 1024) throw badRequest('INVALID_UPLOAD_METADATA', 'filename must have 1 to 1024 characters');
+      if (meta.custom_metadata) parseCustomMetadata(meta.custom_metadata);
+      return { metadata: { ...meta, [OWNER_KEY]: ownerOf(callerOf(req).principal) } };
+    },
+    onUploadFinish: async (req, upload) => {
+      const caller = callerOf(req);
+      const { principal } = caller;
+      try {
+        const file = await finishResumableUpload(deps, principal, {
+          key: upload.id,
+          name: upload.metadata?.filename ?? 'upload',
+          customMetadata: upload.metadata?.custom_metadata ? parseCustomMetadata(upload.metadata.custom_metadata) : undefined,
+        });
+        caller.finished = upload.id;
+        deps.logger.info({ upload: upload.id, asset_id: file.id, size: file.size }, 'resumable upload finished');
+        return { headers: { 'X-Asset-Id': file.id } };
+      } catch (error) {
+        // The asset could not be made: the upload goes, so a client's retry starts a new one instead of finding
+        // a finished upload with no asset.
+        await deps.store.remove(upload.id).catch(() => undefined);
+        throw error;
+      }
+    },
+    onResponseError: (_req, err) => {
+      if (!isAppError(err) && !('status_code' in err)) deps.logger.error({ err }, 'resumable upload failed');
+      if (isAppError(err)) {
+        const mapped = mapError(err);
+        return { status_code: mapped.status, body: JSON.stringify(mapped.body) };
+      }
+      return undefined;
+    },
+  });
+
+  const handle: RequestHandler = async (req, res) => {
+    const principal = principalOf(res);
+    requireAny(principal, [PERMISSION.CREATE_ASSET]);
+    let body: Readable | undefined = req.method === 'POST' || req.method === 'PATCH' ? req : undefined;
+    let cleanup: (() => Promise<void>) | undefined;
+    const checksum = req.header('upload-checksum');
+    if (body && checksum !== undefined) {
+      const verified = await verifyChecksum(req, checksum, deps.maxUploadBytes);
+      if ('mismatch' in verified) {
+        send(res, 460, new Headers({ 'Tus-Resumable': '1.0.0' }), 'The checksum of the request body does not match Upload-Checksum');
+        return;
+      }
+      body = verified.body;
+      cleanup = verified.cleanup;
+    }
+    try {
+      const web = webRequest(req, body);
+      const caller: Caller = { principal, endpoint: `${req.protocol}://${req.get('host') ?? 'localhost'}${TUS_PATH}` };
+      callers.set(web, caller);
+      const answer = await tus.handleWeb(web);
+      await sendWeb(res, answer);
+      const { finished } = caller;
+      if (finished) {
+        await deps.store.discard(finished).catch((error: unknown) => deps.logger.warn({ err: error, upload: finished }, 'could not remove a finished upload: the sweep will'));
+      }
+    } finally {
+      await cleanup?.();
+    }
+  };
+
+  const router = Router();
+  // OPTIONS (discovery and CORS preflights) carries no credentials.
+  router.options([TUS_PATH, `${TUS_PATH}/:id`], async (req, res) => {
+    const answer = await tus.handleWeb(webRequest(req, undefined));
+    answer.headers.set('Tus-Checksum-Algorithm', Object.keys(CHECKSUM_ALGORITHMS).join(','));
+    await sendWeb(res, answer);
+  });
+  router.post(TUS_PATH, authenticate, handle);
+  router.head(`${TUS_PATH}/:id`, authenticate, handle);
+  router.patch(`${TUS_PATH}/:id`, authenticate, handle);
+  router.delete(`${TUS_PATH}/:id`, authenticate, handle);
+  return router;
+}
+
+function webRequest(req: ExpressRequest, body: Readable | undefined): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  }
+  const url = `http://${req.get('host') ?? 'localhost'}${req.originalUrl}`;
+  return new Request(url, {
+    method: req.method,
+    headers,
+    ...(body ? { body: Readable.toWeb(body) as ReadableStream, duplex: 'half' } : {}),
+  } as RequestInit);
+}
+
+/** A tus answer to the client; plain-text errors become the contract's error body, a 500 of the store a 503. */
+async function sendWeb(res: ExpressResponse, answer: globalThis.Response): Promise<void> {
+  if (answer.status >= 400) {
+    const text = (await answer.text()).trim();
+    if (text.startsWith('{"error"')) {
+      // An AppError of a hook, already the contract's body.
+      copyHeaders(res, answer.headers);
+      res.status(answer.status).type('application/json').send(text);
+      return;
+    }
+    send(res, answer.status, answer.headers, text);
+    return;
+  }
+  res.status(answer.status);
+  answer.headers.forEach((v, k) => res.setHeader(k, v));
+  if (answer.body) await pipeline(Readable.fromWeb(answer.body as never), res);
+  else res.end();
+}
+
+/** The protocol's headers of an answer whose body is replaced. */
+function copyHeaders(res: ExpressResponse, headers: Headers): void {
+  headers.forEach((v, k) => {
+    if (k !== 'content-length' && k !== 'content-type') res.setHeader(k, v);
+  });
+}
+
+function send(res: ExpressResponse, status: number, headers: Headers, message: string): void {
+  const store = status >= 500;
+  const code = store ? 'UPLOAD_STORE_UNAVAILABLE' : (TUS_CODES[status] ?? 'INVALID_TUS_REQUEST');
+  copyHeaders(res, headers);
+  res.status(store ? 503 : status).json({ error: { code, message: store ? 'The upload store is unavailable: retry later' : message || 'Invalid tus request' } });
+}
+
+/**
+ * tus checksum extension: the PATCH body is spooled to a temporary file while hashed, and reaches the store only
+ * when it matches `Upload-Checksum: <algorithm> <base64 digest>`, so a mismatched chunk leaves no byte behind.
+ */
+async function verifyChecksum(
+  req: ExpressRequest,
+  header: string,
+  maxBytes: number,
+): Promise<{ body: Readable; cleanup: () => Promise<void> } | { mismatch: true }> {
+  const [algorithm, expected] = header.trim().split(/\s+/);
+  const hashName = CHECKSUM_ALGORITHMS[(algorithm ?? '').toLowerCase() as keyof typeof CHECKSUM_ALGORITHMS];
+  if (!hashName || !expected) throw badRequest('UNSUPPORTED_CHECKSUM_ALGORITHM', `Upload-Checksum must be "<algorithm> <base64>" with one of: ${Object.keys(CHECKSUM_ALGORITHMS).join(', ')}`);
+  const dir = await mkdtemp(path.join(tmpdir(), 'dam-tus-'));
+  const cleanup = () => rm(dir, { recursive: true, force: true });
+  try {
+    const file = path.join(dir, 'chunk');
+    const hash = createHash(hashName);
+    let size = 0;
+    const meter = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        size += chunk.length;
+        if (size > maxBytes) return done(uploadTooLarge(maxBytes));
+        hash.update(chunk);
+        done(null, chunk);
+      },
+    });
+    await pipeline(req, meter, createWriteStream(file));
+    if (hash.digest('base64') !== expected) {
+      await cleanup();
+      return { mismatch: true };
+    }
+    return { body: createReadStream(file), cleanup };
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}

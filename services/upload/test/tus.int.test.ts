@@ -1,0 +1,280 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
+import { createHash, randomBytes } from 'node:crypto';
+import { permissionsFor, signJwt, type Principal } from '@dam/auth-tokens';
+import { createBucket, makePng, s3Env, startInternalStub, startServiceProcess, testMinioClient, waitFor, type InternalStub, type ServiceProcess } from '@dam/testing';
+import * as tus from 'tus-js-client';
+import { startUploadFixtures, type UploadFixtures } from './fixtures';
+
+const JWT_SECRET = 'jwt-secret-for-tus-tests-0123456789abcdef';
+const UPLOAD_KEY = 'upk_test-upload-key-of-user-5';
+const MiB = 1024 * 1024;
+
+let fx: UploadFixtures;
+let auth: InternalStub;
+let upload: ServiceProcess;
+let endpoint: string;
+const started: ServiceProcess[] = [];
+
+let nextGroup = 700;
+/** Each test its own group; the upload key (answered by the auth stub) acts as user 5 of `keyGroup`. */
+let keyGroup = 0;
+function newCaller() {
+  const gid = nextGroup++;
+  const { token } = signJwt({ sub: 5, gid, role: 1 }, JWT_SECRET, 600);
+  return { gid, headers: { authorization: `Bearer ${token}`, 'tus-resumable': '1.0.0' } };
+}
+
+async function startUpload(bucket: string, env: Record<string, string> = {}): Promise<ServiceProcess> {
+  const p = await startServiceProcess('upload', {
+    ...s3Env(bucket),
+    JWT_SECRET,
+    SERVICE_KEY: fx.identities.privateKey('upload'),
+    METADATA_URL: fx.metadata.url,
+    ...fx.nats.env('upload'),
+    AUTH_URL: auth.url,
+    LOG_LEVEL: process.env.TUS_DEBUG ? 'info' : 'warn',
+    ...env,
+  });
+  started.push(p);
+  return p;
+}
+
+beforeAll(async () => {
+  fx = await startUploadFixtures('tus');
+  // auth: an upload key is checked on every request (POST /internal/v1/authenticate); JWT users are active.
+  auth = await startInternalStub({
+    identities: fx.identities,
+    service: 'auth',
+    callers: ['upload'],
+    answer: (method, path) => {
+      if (method === 'POST' && path === '/internal/v1/authenticate') {
+        if (keyGroup === 0) return { status: 401 };
+        const p: Principal = { user_id: 5, group_id: keyGroup, role_id: 1, role_name: 'ADMIN', permissions: ['CREATE_ASSET'], via: 'upload_key' };
+        return { status: 200, body: p };
+      }
+      if (method === 'GET' && /^\/internal\/v1\/groups\/\d+\/users\/5\/status$/.test(path)) return { status: 200, body: { active: true, role_id: 1 } };
+      return undefined;
+    },
+  });
+  upload = await startUpload(fx.bucket, { MAX_UPLOAD_BYTES: String(64 * MiB) });
+  endpoint = `${upload.url}/api/v1/uploads/tus`;
+}, 120_000);
+
+afterAll(async () => {
+  if (process.env.TUS_DEBUG) console.log(upload.logs().slice(-60).join('\n'));
+  await Promise.all(started.map((p) => p.stop()));
+  await auth?.close();
+  await fx?.stop();
+});
+
+const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+
+async function objectsUnder(bucket: string, prefix: string): Promise<string[]> {
+  const names: string[] = [];
+  for await (const item of testMinioClient().listObjectsV2(bucket, prefix, true)) if (item.name) names.push(item.name);
+  return names;
+}
+async function incompleteUploads(bucket: string, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const item of testMinioClient().listIncompleteUploads(bucket, prefix, true)) keys.push(item.key);
+  return keys;
+}
+async function readObject(key: string): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of await testMinioClient().getObject(fx.bucket, key)) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+}
+async function assetData(gid: number, id: string): Promise<any> {
+  const principal = { user_id: 5, group_id: gid, role_id: 1, role_name: 'ADMIN', permissions: permissionsFor('ADMIN'), via: 'jwt' as const };
+  const path = `/api/v1/assets/${id}/data`;
+  const res = await fetch(`${fx.metadata.url}${path}`, { headers: fx.identities.headers('gateway', { audience: 'metadata', method: 'GET', path, principal }) });
+  return { status: res.status, body: await res.json() };
+}
+
+/** Creates an upload of `length` bytes; answers its URL. */
+async function create(headers: Record<string, string>, length: number, metadata = `filename ${b64('f.bin')},filetype ${b64('application/octet-stream')}`): Promise<string> {
+  const res = await fetch(endpoint, { method: 'POST', headers: { ...headers, 'upload-length': String(length), 'upload-metadata': metadata } });
+  expect(res.status).toBe(201);
+  return res.headers.get('location') as string;
+}
+const patch = (url: string, headers: Record<string, string>, offset: number, body: Buffer, extra: Record<string, string> = {}) =>
+  fetch(url, { method: 'PATCH', headers: { ...headers, 'upload-offset': String(offset), 'content-type': 'application/offset+octet-stream', ...extra }, body });
+
+describe('tus 1.0.0 at {upload}/api/v1/uploads/tus (CONTRACT §12)', () => {
+  it('announces the version, extensions, checksum algorithms and size cap, without credentials, and allows browsers in', async () => {
+    const res = await fetch(endpoint, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'PATCH', 'access-control-request-headers': 'x-upload-key,upload-checksum' } });
+    expect(res.status).toBe(204);
+    expect(res.headers.get('tus-version')).toBe('1.0.0');
+    expect(res.headers.get('tus-extension')?.split(',')).toEqual(expect.arrayContaining(['creation', 'creation-with-upload', 'termination', 'expiration', 'checksum']));
+    expect(res.headers.get('tus-checksum-algorithm')).toBe('md5,sha1');
+    expect(res.headers.get('tus-max-size')).toBe(String(64 * MiB));
+    expect(res.headers.get('access-control-allow-origin')).toBeTruthy();
+    expect(res.headers.get('access-control-allow-headers')?.toLowerCase()).toEqual(expect.stringContaining('x-upload-key'));
+  });
+
+  it('uploads a file in chunks with tus-js-client and an upload key, and makes the asset as Upload Asset does', async () => {
+    const { gid } = newCaller();
+    keyGroup = gid;
+    const bytes = randomBytes(12 * MiB + 12345);
+    let assetId: string | null = null;
+    await new Promise<void>((resolve, reject) => {
+      const u = new tus.Upload(bytes, {
+        endpoint,
+        chunkSize: 5 * MiB,
+        retryDelays: [],
+        headers: { 'X-Upload-Key': UPLOAD_KEY },
+        metadata: { filename: 'big.bin', filetype: 'application/octet-stream', custom_metadata: JSON.stringify({ data: { source: 'tus' } }) },
+        onAfterResponse: (_req, res) => {
+          assetId = res.getHeader('X-Asset-Id') ?? assetId;
+        },
+        onError: reject,
+        onSuccess: () => resolve(),
+      });
+      u.start();
+    });
+    expect(assetId).toMatch(/^[A-Za-z0-9]{32}$/);
+    const id = assetId as unknown as string;
+    // The original holds every byte, through the same checks (MD5, size, type sniffing) and registration.
+    expect(md5(await readObject(`originals/${gid}/${id}`))).toBe(md5(bytes));
+    const data = await assetData(gid, id);
+    expect(data.status).toBe(200);
+    expect(data.body).toMatchObject({ id, name: 'big.bin', size: bytes.length, checksum: md5(bytes), creator_id: 5, data: { source: 'tus' } });
+    // Nothing of the upload is left in the store.
+    await waitFor(async () => (await objectsUnder(fx.bucket, 'tus/')).length === 0, { description: 'tus objects removed' });
+    expect(await incompleteUploads(fx.bucket, 'tus/')).toEqual([]);
+  });
+
+  it('takes the whole file in the creation request (creation-with-upload) and answers X-Asset-Id there', async () => {
+    const { gid, headers } = newCaller();
+    const png = makePng(9, 4);
+    const res = await fetch(endpoint, {
+      method: 'POST',
+      headers: { ...headers, 'upload-length': String(png.length), 'upload-metadata': `filename ${b64('tiny.png')}`, 'content-type': 'application/offset+octet-stream' },
+      body: png,
+    });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('upload-offset')).toBe(String(png.length));
+    const id = res.headers.get('x-asset-id') as string;
+    expect((await assetData(gid, id)).body).toMatchObject({ id, name: 'tiny.png', content_type: 'image/png', metadata: { width: 9, height: 4 } });
+  });
+
+  it('resumes after a cut: HEAD tells the offset, a PATCH with a wrong offset is 409, the rest completes', async () => {
+    const { gid, headers } = newCaller();
+    const bytes = randomBytes(6 * MiB);
+    const url = await create(headers, bytes.length);
+    const first = await patch(url, headers, 0, bytes.subarray(0, 5 * MiB + 7));
+    expect(first.status).toBe(204);
+    expect(first.headers.get('upload-expires')).toBeTruthy();
+    const head = await fetch(url, { method: 'HEAD', headers });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('upload-offset')).toBe(String(5 * MiB + 7));
+    expect(head.headers.get('upload-length')).toBe(String(bytes.length));
+    const wrong = await patch(url, headers, 10, bytes.subarray(10));
+    expect(wrong.status).toBe(409);
+    expect((await wrong.json()).error.code).toBe('UPLOAD_OFFSET_MISMATCH');
+    const last = await patch(url, headers, 5 * MiB + 7, bytes.subarray(5 * MiB + 7));
+    expect(last.status).toBe(204);
+    const id = last.headers.get('x-asset-id') as string;
+    expect(md5(await readObject(`originals/${gid}/${id}`))).toBe(md5(bytes));
+  });
+
+  it('verifies Upload-Checksum (md5, sha1): a mismatched chunk is refused with 460 and leaves the offset as it was', async () => {
+    const { headers } = newCaller();
+    const bytes = randomBytes(3000);
+    const url = await create(headers, bytes.length);
+    const first = bytes.subarray(0, 1000);
+    const sha1 = createHash('sha1').update(first).digest('base64');
+    const bad = await patch(url, headers, 0, first, { 'upload-checksum': `sha1 ${createHash('sha1').update('other').digest('base64')}` });
+    expect(bad.status).toBe(460);
+    expect((await bad.json()).error.code).toBe('CHECKSUM_MISMATCH');
+    expect((await fetch(url, { method: 'HEAD', headers })).headers.get('upload-offset')).toBe('0');
+    const unknown = await patch(url, headers, 0, first, { 'upload-checksum': 'crc32 AAAA' });
+    expect(unknown.status).toBe(400);
+    expect((await patch(url, headers, 0, first, { 'upload-checksum': `sha1 ${sha1}` })).status).toBe(204);
+    const rest = bytes.subarray(1000);
+    const done = await patch(url, headers, 1000, rest, { 'upload-checksum': `md5 ${createHash('md5').update(rest).digest('base64')}` });
+    expect(done.status).toBe(204);
+    expect(done.headers.get('x-asset-id')).toBeTruthy();
+  });
+
+  it('terminates an upload with DELETE, leaving no bytes behind', async () => {
+    const { headers } = newCaller();
+    const url = await create(headers, 7 * MiB);
+    expect((await patch(url, headers, 0, randomBytes(5 * MiB + 100))).status).toBe(204);
+    const id = url.split('/').pop() as string;
+    expect((await objectsUnder(fx.bucket, `tus/${id}`)).length).toBeGreaterThan(0);
+    expect((await fetch(url, { method: 'DELETE', headers })).status).toBe(204);
+    expect((await fetch(url, { method: 'HEAD', headers })).status).toBe(404);
+    expect(await objectsUnder(fx.bucket, `tus/${id}`)).toEqual([]);
+    expect(await incompleteUploads(fx.bucket, `tus/${id}`)).toEqual([]);
+  });
+
+  it('shows an upload only to the user who created it, and answers errors with the contract\'s body', async () => {
+    const owner = newCaller();
+    const url = await create(owner.headers, 100);
+    const other = newCaller();
+    for (const method of ['HEAD', 'DELETE']) expect((await fetch(url, { method, headers: other.headers })).status).toBe(404);
+    const stolen = await patch(url, other.headers, 0, randomBytes(100));
+    expect(stolen.status).toBe(404);
+    expect((await stolen.json()).error.code).toBe('UPLOAD_NOT_FOUND');
+    expect((await fetch(url, { method: 'HEAD', headers: owner.headers })).headers.get('upload-offset')).toBe('0');
+    // No credentials, no tus version, too large, bad custom_metadata, GET of the bytes.
+    const anonymous = await fetch(endpoint, { method: 'POST', headers: { 'tus-resumable': '1.0.0', 'upload-length': '1' } });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('access-control-allow-origin')).toBe('*');
+    const noVersion = await fetch(endpoint, { method: 'POST', headers: { authorization: owner.headers.authorization, 'upload-length': '1' } });
+    expect(noVersion.status).toBe(412);
+    expect((await noVersion.json()).error.code).toBe('TUS_RESUMABLE_REQUIRED');
+    const large = await fetch(endpoint, { method: 'POST', headers: { ...owner.headers, 'upload-length': String(65 * MiB) } });
+    expect(large.status).toBe(413);
+    const badMeta = await fetch(endpoint, { method: 'POST', headers: { ...owner.headers, 'upload-length': '5', 'upload-metadata': `filename ${b64('x')},custom_metadata ${b64('{nope')}` } });
+    expect(badMeta.status).toBe(400);
+    expect((await badMeta.json()).error.code).toBe('INVALID_CUSTOM_METADATA');
+    expect((await fetch(url, { headers: owner.headers })).status).toBe(404);
+  });
+
+  it('takes an upload key on Upload Asset too, and answers 401 to it on Replace and Ingest', async () => {
+    const { gid } = newCaller();
+    keyGroup = gid;
+    const form = new FormData();
+    form.append('file', new Blob([makePng(3, 3)]), 'k.png');
+    const viaKey = await fetch(`${upload.url}/api/v1/assets/new/content/original/upload?uploadkey=${UPLOAD_KEY}`, { method: 'POST', body: form });
+    expect(viaKey.status).toBe(200);
+    const id = ((await viaKey.json()) as any).files[0].id;
+    expect((await assetData(gid, id)).body).toMatchObject({ id, creator_id: 5 });
+    const replace = await fetch(`${upload.url}/api/v1/assets/${id}/content/original/replace`, { method: 'POST', headers: { 'x-upload-key': UPLOAD_KEY }, body: form });
+    expect(replace.status).toBe(401);
+    expect((await replace.json()).error.code).toBe('UPLOAD_KEY_NOT_ACCEPTED');
+    const ingest = await fetch(`${upload.url}/api/v1/assets/new/content/original/external`, {
+      method: 'POST',
+      headers: { 'x-upload-key': UPLOAD_KEY, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'x', key: 'https://example.com/x' }),
+    });
+    expect(ingest.status).toBe(401);
+    keyGroup = 0; // the key is now refused by auth
+    const refused = await fetch(endpoint, { method: 'POST', headers: { 'x-upload-key': UPLOAD_KEY, 'tus-resumable': '1.0.0', 'upload-length': '1' } });
+    expect(refused.status).toBe(401);
+    expect((await refused.json()).error.code).toBe('INVALID_UPLOAD_KEY');
+  });
+});
+
+describe('tus expiration', () => {
+  it('removes an unfinished upload (its parts, its state) once TUS_EXPIRY_MS has passed', async () => {
+    const bucket = await createBucket('tus-expiry');
+    const short = await startUpload(bucket, { TUS_EXPIRY_MS: '1500', TUS_SWEEP_INTERVAL_MS: '300' });
+    const { headers } = newCaller();
+    const res = await fetch(`${short.url}/api/v1/uploads/tus`, { method: 'POST', headers: { ...headers, 'upload-length': String(8 * MiB), 'upload-metadata': `filename ${b64('e.bin')}` } });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('upload-expires')).toBeTruthy();
+    const url = res.headers.get('location') as string;
+    expect((await patch(url, headers, 0, randomBytes(5 * MiB + 10))).status).toBe(204);
+    expect((await objectsUnder(bucket, 'tus/')).length).toBeGreaterThan(0);
+    expect((await incompleteUploads(bucket, 'tus/')).length).toBe(1);
+    await waitFor(async () => (await objectsUnder(bucket, 'tus/')).length === 0 && (await incompleteUploads(bucket, 'tus/')).length === 0, {
+      description: 'the expired upload swept',
+      timeoutMs: 15_000,
+    });
+    expect([404, 410]).toContain((await fetch(url, { method: 'HEAD', headers })).status);
+  });
+});
