@@ -43,7 +43,7 @@ function tusUpload(bytes: Buffer, name: string, filetype: string, auth: { header
 
 describe('resumable uploads and upload keys (CONTRACT §12)', () => {
   it('makes an asset from a resumable upload with the upload key: processed to OK, same checksum, custom data applied', async () => {
-    const image = await sharp({ create: { width: 1600, height: 1200, channels: 3, noise: { type: 'gaussian', mean: 128, sigma: 40 } } }).png().toBuffer();
+    const image = await sharp({ create: { width: 1600, height: 1200, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 40 } } }).png().toBuffer();
     expect(image.length).toBeGreaterThan(5 * 1024 * 1024); // more than one chunk
     const id = await tusUpload(image, 'noise.png', 'image/png', { headers: { 'X-Upload-Key': uploadkey } });
     const data = await settled(id, 120_000);

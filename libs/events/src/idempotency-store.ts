@@ -8,6 +8,7 @@ interface KeptResponse {
   status: number;
   contentType: string;
   body: string;
+  headers?: Record<string, string>;
 }
 type Claim = { kind: 'claimed'; token: number } | { kind: 'running' } | { kind: 'done'; response: KeptResponse };
 

@@ -16,6 +16,8 @@ export interface KeptResponse {
   contentType: string;
   /** The body, base64. */
   body: string;
+  /** Headers that are part of the answer (`keptHeaders`), e.g. a created resource's Location. */
+  headers?: Record<string, string>;
 }
 
 export type Claim = { kind: 'claimed'; token: number } | { kind: 'running' } | { kind: 'done'; response: KeptResponse };
@@ -123,6 +125,8 @@ function capture(res: Response): () => { status: number; contentType: string; bo
 export interface IdempotencyHooks {
   /** The request is answered before its body was read (409): e.g. close the connection after the answer. */
   answeredEarly?(req: Request, res: Response): void;
+  /** Response headers kept and replayed with the body (lower case): answers whose meaning is in headers (tus). */
+  keptHeaders?: readonly string[];
 }
 
 /**
@@ -156,6 +160,7 @@ export async function idempotent(store: IdempotencyStore, scope: string, req: Re
     }
     res.status(claim.response.status).setHeader('Idempotent-Replayed', 'true');
     if (claim.response.contentType) res.setHeader('Content-Type', claim.response.contentType);
+    for (const [name, value] of Object.entries(claim.response.headers ?? {})) res.setHeader(name, value);
     res.end(Buffer.from(claim.response.body, 'base64'));
     return;
   }
@@ -168,7 +173,20 @@ export async function idempotent(store: IdempotencyStore, scope: string, req: Re
     const sent = finished ? taken() : undefined;
     const print = await fingerprint.catch(() => undefined);
     if (!sent || !final(sent.status) || print === undefined) await store.release(key, claim.token);
-    else await store.keep(key, claim.token, { fingerprint: print, status: sent.status, contentType: sent.contentType, body: sent.body.toString('base64') });
+    else {
+      const headers: Record<string, string> = {};
+      for (const name of hooks.keptHeaders ?? []) {
+        const value = res.getHeader(name);
+        if (value !== undefined) headers[name] = String(value);
+      }
+      await store.keep(key, claim.token, {
+        fingerprint: print,
+        status: sent.status,
+        contentType: sent.contentType,
+        body: sent.body.toString('base64'),
+        ...(hooks.keptHeaders ? { headers } : {}),
+      });
+    }
   };
   const onDone = (finished: boolean) => () => void settle(finished).catch(() => undefined);
   res.once('finish', onDone(true));

@@ -20,7 +20,7 @@ export interface UploadAppDeps {
   /** Also accepts a user's upload key (CONTRACT §12): Upload Asset and the tus endpoints only. Default: authenticate. */
   authenticateUploads?: RequestHandler;
   /** Resumable uploads (tus): the router, given the upload deps and the authenticator that takes upload keys. */
-  tus?: (deps: UploadDeps, authenticate: RequestHandler) => Router;
+  tus?: (deps: UploadDeps & { idempotency?: IdempotencyStore }, authenticate: RequestHandler) => Router;
   /** Origins browsers may call from (CORS); `*` by default: credentials travel in headers, never cookies. */
   corsOrigins?: string[] | '*';
   maxUploadBytes: number;
@@ -55,7 +55,7 @@ export function buildUploadApp(deps: UploadAppDeps): Express {
   const exposedHeaders = ['X-Request-Id', 'Retry-After', 'Idempotent-Replayed', 'X-Asset-Id'];
   // tus answers its own OPTIONS (discovery and preflight); cors only adds its headers there.
   app.use(TUS_PATH, cors({ origin, exposedHeaders, preflightContinue: true }));
-  if (deps.tus) app.use(deps.tus(uploadDepsOf(deps), authenticateUploads));
+  if (deps.tus) app.use(deps.tus({ ...uploadDepsOf(deps), ...(deps.idempotency ? { idempotency: deps.idempotency } : {}) }, authenticateUploads));
   app.use(cors({ origin, exposedHeaders, maxAge: 600 }));
   app.use(
     uploadRoutes(

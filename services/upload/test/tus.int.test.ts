@@ -172,7 +172,7 @@ describe('tus 1.0.0 at {upload}/api/v1/uploads/tus (CONTRACT §12)', () => {
     expect(head.headers.get('upload-length')).toBe(String(bytes.length));
     const wrong = await patch(url, headers, 10, bytes.subarray(10));
     expect(wrong.status).toBe(409);
-    expect((await wrong.json()).error.code).toBe('UPLOAD_OFFSET_MISMATCH');
+    expect(((await wrong.json()) as any).error.code).toBe('UPLOAD_OFFSET_MISMATCH');
     const last = await patch(url, headers, 5 * MiB + 7, bytes.subarray(5 * MiB + 7));
     expect(last.status).toBe(204);
     const id = last.headers.get('x-asset-id') as string;
@@ -187,7 +187,7 @@ describe('tus 1.0.0 at {upload}/api/v1/uploads/tus (CONTRACT §12)', () => {
     const sha1 = createHash('sha1').update(first).digest('base64');
     const bad = await patch(url, headers, 0, first, { 'upload-checksum': `sha1 ${createHash('sha1').update('other').digest('base64')}` });
     expect(bad.status).toBe(460);
-    expect((await bad.json()).error.code).toBe('CHECKSUM_MISMATCH');
+    expect(((await bad.json()) as any).error.code).toBe('CHECKSUM_MISMATCH');
     expect((await fetch(url, { method: 'HEAD', headers })).headers.get('upload-offset')).toBe('0');
     const unknown = await patch(url, headers, 0, first, { 'upload-checksum': 'crc32 AAAA' });
     expect(unknown.status).toBe(400);
@@ -196,6 +196,21 @@ describe('tus 1.0.0 at {upload}/api/v1/uploads/tus (CONTRACT §12)', () => {
     const done = await patch(url, headers, 1000, rest, { 'upload-checksum': `md5 ${createHash('md5').update(rest).digest('base64')}` });
     expect(done.status).toBe(204);
     expect(done.headers.get('x-asset-id')).toBeTruthy();
+  });
+
+  it('replays a creation under the same Idempotency-Key with its Location, and refuses the key for another request', async () => {
+    const { headers } = newCaller();
+    const keyed = { ...headers, 'idempotency-key': 'tus-create-1', 'upload-length': '10', 'upload-metadata': `filename ${b64('a.bin')}` };
+    const first = await fetch(endpoint, { method: 'POST', headers: keyed });
+    expect(first.status).toBe(201);
+    const again = await fetch(endpoint, { method: 'POST', headers: keyed });
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.headers.get('location')).toBe(first.headers.get('location'));
+    const other = await fetch(endpoint, { method: 'POST', headers: { ...keyed, 'upload-length': '11' } });
+    expect(other.status).toBe(201); // headers are not the fingerprint: the same method, path and (empty) body
+    const bodyDiffers = await fetch(endpoint, { method: 'POST', headers: { ...keyed, 'content-type': 'application/offset+octet-stream' }, body: Buffer.from('0123456789') });
+    expect(bodyDiffers.status).toBe(422);
   });
 
   it('terminates an upload with DELETE, leaving no bytes behind', async () => {
@@ -217,7 +232,7 @@ describe('tus 1.0.0 at {upload}/api/v1/uploads/tus (CONTRACT §12)', () => {
     for (const method of ['HEAD', 'DELETE']) expect((await fetch(url, { method, headers: other.headers })).status).toBe(404);
     const stolen = await patch(url, other.headers, 0, randomBytes(100));
     expect(stolen.status).toBe(404);
-    expect((await stolen.json()).error.code).toBe('UPLOAD_NOT_FOUND');
+    expect(((await stolen.json()) as any).error.code).toBe('UPLOAD_NOT_FOUND');
     expect((await fetch(url, { method: 'HEAD', headers: owner.headers })).headers.get('upload-offset')).toBe('0');
     // No credentials, no tus version, too large, bad custom_metadata, GET of the bytes.
     const anonymous = await fetch(endpoint, { method: 'POST', headers: { 'tus-resumable': '1.0.0', 'upload-length': '1' } });
@@ -225,12 +240,12 @@ describe('tus 1.0.0 at {upload}/api/v1/uploads/tus (CONTRACT §12)', () => {
     expect(anonymous.headers.get('access-control-allow-origin')).toBe('*');
     const noVersion = await fetch(endpoint, { method: 'POST', headers: { authorization: owner.headers.authorization, 'upload-length': '1' } });
     expect(noVersion.status).toBe(412);
-    expect((await noVersion.json()).error.code).toBe('TUS_RESUMABLE_REQUIRED');
+    expect(((await noVersion.json()) as any).error.code).toBe('TUS_RESUMABLE_REQUIRED');
     const large = await fetch(endpoint, { method: 'POST', headers: { ...owner.headers, 'upload-length': String(65 * MiB) } });
     expect(large.status).toBe(413);
     const badMeta = await fetch(endpoint, { method: 'POST', headers: { ...owner.headers, 'upload-length': '5', 'upload-metadata': `filename ${b64('x')},custom_metadata ${b64('{nope')}` } });
     expect(badMeta.status).toBe(400);
-    expect((await badMeta.json()).error.code).toBe('INVALID_CUSTOM_METADATA');
+    expect(((await badMeta.json()) as any).error.code).toBe('INVALID_CUSTOM_METADATA');
     expect((await fetch(url, { headers: owner.headers })).status).toBe(404);
   });
 
@@ -245,7 +260,7 @@ describe('tus 1.0.0 at {upload}/api/v1/uploads/tus (CONTRACT §12)', () => {
     expect((await assetData(gid, id)).body).toMatchObject({ id, creator_id: 5 });
     const replace = await fetch(`${upload.url}/api/v1/assets/${id}/content/original/replace`, { method: 'POST', headers: { 'x-upload-key': UPLOAD_KEY }, body: form });
     expect(replace.status).toBe(401);
-    expect((await replace.json()).error.code).toBe('UPLOAD_KEY_NOT_ACCEPTED');
+    expect(((await replace.json()) as any).error.code).toBe('UPLOAD_KEY_NOT_ACCEPTED');
     const ingest = await fetch(`${upload.url}/api/v1/assets/new/content/original/external`, {
       method: 'POST',
       headers: { 'x-upload-key': UPLOAD_KEY, 'content-type': 'application/json' },
@@ -255,7 +270,7 @@ describe('tus 1.0.0 at {upload}/api/v1/uploads/tus (CONTRACT §12)', () => {
     keyGroup = 0; // the key is now refused by auth
     const refused = await fetch(endpoint, { method: 'POST', headers: { 'x-upload-key': UPLOAD_KEY, 'tus-resumable': '1.0.0', 'upload-length': '1' } });
     expect(refused.status).toBe(401);
-    expect((await refused.json()).error.code).toBe('INVALID_UPLOAD_KEY');
+    expect(((await refused.json()) as any).error.code).toBe('INVALID_UPLOAD_KEY');
   });
 });
 

@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { PERMISSION, principalOf, requireAny, type Principal } from '@dam/auth-tokens';
+import { PERMISSION, callerKey, principalOf, requireAny, type Principal } from '@dam/auth-tokens';
 import { badRequest, isAppError, notFound } from '@dam/errors';
-import { mapError } from '@dam/http';
+import { idempotent, mapError, memoryIdempotencyStore, type IdempotencyStore } from '@dam/http';
 import type * as TusServer from '@tus/server' with { 'resolution-mode': 'import' };
 import { Router, type Request as ExpressRequest, type RequestHandler, type Response as ExpressResponse } from 'express';
 import { TUS_PREFIX, type TusS3Store } from '../adapters/tus-store';
@@ -30,7 +30,11 @@ const EXPOSED_HEADERS = ['X-Asset-Id', 'X-Request-Id', 'Upload-Expires', 'Tus-Ch
 
 export interface TusDeps extends UploadDeps {
   store: TusS3Store;
+  /** Idempotency-Key on the creation POST (CONTRACT §13); in this process only without it. */
+  idempotency?: IdempotencyStore;
 }
+/** A creation's answer is in its headers: they are kept and replayed with it. */
+const KEPT_HEADERS = ['location', 'upload-offset', 'upload-expires', 'x-asset-id', 'tus-resumable'];
 
 interface Caller {
   principal: Principal;
@@ -153,6 +157,12 @@ export function tusRoutes(deps: TusDeps, authenticate: RequestHandler): Router {
     }
   };
 
+  const idempotency = deps.idempotency ?? memoryIdempotencyStore();
+  const create: RequestHandler = async (req, res, next) => {
+    const principal = principalOf(res);
+    await idempotent(idempotency, `${principal.group_id}:${callerKey(principal)}`, req, res, () => handle(req, res, next), { keptHeaders: KEPT_HEADERS });
+  };
+
   const router = Router();
   // OPTIONS (discovery and CORS preflights) carries no credentials.
   router.options([TUS_PATH, `${TUS_PATH}/:id`], async (req, res) => {
@@ -160,7 +170,7 @@ export function tusRoutes(deps: TusDeps, authenticate: RequestHandler): Router {
     answer.headers.set('Tus-Checksum-Algorithm', Object.keys(CHECKSUM_ALGORITHMS).join(','));
     await sendWeb(res, answer);
   });
-  router.post(TUS_PATH, authenticate, handle);
+  router.post(TUS_PATH, authenticate, create);
   router.head(`${TUS_PATH}/:id`, authenticate, handle);
   router.patch(`${TUS_PATH}/:id`, authenticate, handle);
   router.delete(`${TUS_PATH}/:id`, authenticate, handle);
@@ -193,10 +203,11 @@ async function sendWeb(res: ExpressResponse, answer: globalThis.Response): Promi
     send(res, answer.status, answer.headers, text);
     return;
   }
+  // tus answers carry headers and at most a short text (GET, which would stream the bytes, is not routed).
+  const body = Buffer.from(await answer.arrayBuffer());
   res.status(answer.status);
   answer.headers.forEach((v, k) => res.setHeader(k, v));
-  if (answer.body) await pipeline(Readable.fromWeb(answer.body as never), res);
-  else res.end();
+  res.end(body.length > 0 ? body : undefined);
 }
 
 /** The protocol's headers of an answer whose body is replaced. */
