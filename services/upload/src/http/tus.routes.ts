@@ -40,6 +40,8 @@ interface Caller {
   principal: Principal;
   /** The public URL of the tus endpoint as this request reached it. */
   endpoint: string;
+  /** `?uploadkey=…` when the request authenticated with it (browser widgets): the upload's URL carries it on. */
+  query: string;
   /** An upload this request finished: its objects go once the answer is out (the handler still reads them). */
   finished?: string;
 }
@@ -83,8 +85,11 @@ export function tusRoutes(deps: TusDeps, authenticate: RequestHandler): Router {
     allowedHeaders: ALLOWED_HEADERS,
     exposedHeaders: EXPOSED_HEADERS,
     namingFunction: () => `${TUS_PREFIX}${randomBytes(16).toString('hex')}`,
-    generateUrl: (req, { id }) => `${callerOf(req).endpoint}/${id.slice(TUS_PREFIX.length)}`,
-    getFileIdFromRequest: (_req, last) => (last && /^[0-9a-f]{32}$/.test(last) ? `${TUS_PREFIX}${last}` : undefined),
+    generateUrl: (req, { id }) => `${callerOf(req).endpoint}/${id.slice(TUS_PREFIX.length)}${callerOf(req).query}`,
+    getFileIdFromRequest: (req) => {
+      const last = new URL(req.url).pathname.split('/').pop() ?? '';
+      return /^[0-9a-f]{32}$/.test(last) ? `${TUS_PREFIX}${last}` : undefined;
+    },
     onIncomingRequest: async (req, id) => {
       if (req.method === 'POST') return;
       const upload = await deps.store.getUpload(id).catch(() => undefined);
@@ -144,7 +149,12 @@ export function tusRoutes(deps: TusDeps, authenticate: RequestHandler): Router {
     }
     try {
       const web = webRequest(req, body);
-      const caller: Caller = { principal, endpoint: `${req.protocol}://${req.get('host') ?? 'localhost'}${TUS_PATH}` };
+      const key = typeof req.query.uploadkey === 'string' && principal.via === 'upload_key' ? req.query.uploadkey : undefined;
+      const caller: Caller = {
+        principal,
+        endpoint: `${req.protocol}://${req.get('host') ?? 'localhost'}${TUS_PATH}`,
+        query: key ? `?uploadkey=${encodeURIComponent(key)}` : '',
+      };
       callers.set(web, caller);
       const answer = await tus.handleWeb(web);
       await sendWeb(res, answer);
