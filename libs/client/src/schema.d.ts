@@ -396,9 +396,12 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                /** @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404). */
+                /**
+                 * @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404).
+                 * @example Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH
+                 */
                 asset_id: components["parameters"]["AssetId"];
-                /** @description 1-30 characters of `[A-Za-z0-9]`; built-in keys (`deepzoom`, `480p-video`, `original`, addon keys, ...) answer 409. */
+                /** @description 1-30 characters of `[A-Za-z0-9]` (400 otherwise, after the 409 below); built-in keys (`deepzoom`, `480p-video`, `original`, addon keys, ...) answer 409. Longer than 256 characters: 400 `VALIDATION_FAILED`. */
                 conversion_name: string;
             };
             cookie?: never;
@@ -474,7 +477,10 @@ export interface paths {
                 "If-None-Match"?: string;
             };
             path: {
-                /** @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404). */
+                /**
+                 * @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404).
+                 * @example Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH
+                 */
                 asset_id: components["parameters"]["AssetId"];
                 /** @description `original`, or the key of a single-file conversion (for example `thumb`). */
                 key: string;
@@ -736,7 +742,12 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                asset_id: string;
+                /**
+                 * @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404).
+                 * @example Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH
+                 */
+                asset_id: components["parameters"]["AssetId"];
+                /** @description Any other name (1-64 characters) answers 404 `ADDON_NOT_FOUND`. */
                 addon: "auto_tagging" | "text_extraction" | "background_removal" | "face_recognition" | "storyboard";
             };
             cookie?: never;
@@ -839,7 +850,10 @@ export interface paths {
             };
             header?: never;
             path: {
-                /** @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404). */
+                /**
+                 * @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404).
+                 * @example Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH
+                 */
                 asset_id: components["parameters"]["AssetId"];
             };
             cookie?: never;
@@ -890,6 +904,26 @@ export interface paths {
         put?: never;
         /** A new accessID for one's signed links; every link signed under the old one answers 403 at once */
         post: operations["rotateOwnAccessId"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/me/uploadkey": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new upload key for oneself (CONTRACT §12); the old key answers 401 at once
+         * @description The upload key (the login result's `uploadkey`) is an upload-only credential of its user: `{upload}` takes it as `X-Upload-Key` (or the query parameter `uploadkey`) on Upload Asset and the resumable (tus) endpoints, acting as that user with CREATE_ASSET alone; every other endpoint answers 401 to it.
+         */
+        post: operations["rotateUploadKey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1069,7 +1103,10 @@ export interface paths {
                 Range?: string;
             };
             path: {
-                /** @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404). */
+                /**
+                 * @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404).
+                 * @example Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH
+                 */
                 asset_id: components["parameters"]["AssetId"];
             };
             cookie?: never;
@@ -1107,7 +1144,10 @@ export interface paths {
             };
             header?: never;
             path: {
-                /** @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404). */
+                /**
+                 * @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404).
+                 * @example Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH
+                 */
                 asset_id: components["parameters"]["AssetId"];
                 /** @description One file of a multi-file conversion, below its folder: `image.dzi`, `image_files/<level>/<col>_<row>.jpeg`, `<rendition>/index.m3u8`, segments, `storyboard.vtt` (up to 6 segments). */
                 file_path: string;
@@ -1167,31 +1207,27 @@ export interface components {
     schemas: {
         SearchRequest: {
             query?: string;
-            filters?: {
+            /** @default {} */
+            filters: {
                 /** @description A glob: `*` any characters, `?` one. */
                 name?: string;
+                /** @description MIME types or `type/*`, any of them. */
                 content_type?: string[];
-                upload_time?: {
-                    /** Format: date-time */
-                    from?: string;
-                    /** Format: date-time */
-                    to?: string;
-                };
-                update_time?: {
-                    /** Format: date-time */
-                    from?: string;
-                    /** Format: date-time */
-                    to?: string;
-                };
+                upload_time?: components["schemas"]["TimeRange"];
+                update_time?: components["schemas"]["TimeRange"];
                 size?: {
                     min?: number;
                     max?: number;
                 };
-                status?: ("OK" | "NOT_READY" | "ERROR" | "ARCHIVED")[];
+                status?: components["schemas"]["AssetStatus"][];
                 creator_id?: number;
                 collection_id?: string;
+                /** @description Custom data field → a value it must equal, or a range `{from, to}` (numbers compare as numbers). */
                 data?: {
-                    [key: string]: unknown;
+                    [key: string]: string | number | boolean | {
+                        from?: string | number;
+                        to?: string | number;
+                    };
                 };
             };
             sort?: {
@@ -1209,8 +1245,82 @@ export interface components {
             extended: boolean;
             /** @default false */
             trashed: boolean;
-            facets?: string[];
+            /**
+             * @description `content_type`, `creator_id`, `status`, `tags` or `data.<field>`.
+             * @default []
+             */
+            facets: string[];
         };
+        TimeRange: {
+            /** Format: date-time */
+            from?: string;
+            /** Format: date-time */
+            to?: string;
+        };
+        /**
+         * @example {
+         *       "search_result_id": "0b6f3c2a9d8e4f71a5c4b3e2d1f0a9b8",
+         *       "page": 1,
+         *       "pages": 1,
+         *       "page_size": 25,
+         *       "total": 2,
+         *       "total_is_capped": false,
+         *       "results": [
+         *         {
+         *           "id": "Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH",
+         *           "name": "harbour-at-dawn.jpg",
+         *           "size": 482113,
+         *           "content_type": "image/jpeg",
+         *           "status": "OK",
+         *           "upload_time": "2026-04-02T09:30:00.000Z",
+         *           "score": 0.42
+         *         },
+         *         {
+         *           "id": "Hk3Lm9Qr2Tz8Wb5Xc1Vd7Nf4Pg6Sj0Ya",
+         *           "name": "harbour-timelapse.mp4",
+         *           "size": 73400320,
+         *           "content_type": "video/mp4",
+         *           "status": "OK",
+         *           "upload_time": "2026-04-02T09:31:00.000Z",
+         *           "score": 0.17
+         *         }
+         *       ],
+         *       "facets": {
+         *         "content_type": [
+         *           {
+         *             "value": "image/jpeg",
+         *             "count": 1
+         *           },
+         *           {
+         *             "value": "video/mp4",
+         *             "count": 1
+         *           }
+         *         ],
+         *         "creator_id": [
+         *           {
+         *             "value": 7,
+         *             "count": 2
+         *           }
+         *         ],
+         *         "data.camera": [
+         *           {
+         *             "value": "X100V",
+         *             "count": 1
+         *           }
+         *         ],
+         *         "tags": [
+         *           {
+         *             "value": "boat",
+         *             "count": 2
+         *           },
+         *           {
+         *             "value": "water",
+         *             "count": 1
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
         SearchPage: {
             search_result_id: string;
             page: number;
@@ -1219,14 +1329,39 @@ export interface components {
             /** @description Assets in the stored set (at most 10000). */
             total: number;
             total_is_capped: boolean;
-            results: Record<string, never>[];
+            /** @description `{id, name, size, content_type, status, upload_time, score}`, or the full asset data format plus `score` when `extended`. */
+            results: (components["schemas"]["SearchHit"] | (components["schemas"]["AssetData"] & {
+                score: number;
+            }))[];
+            /** @description Facet → its values, the most frequent first (at most 100 each). */
             facets: {
                 [key: string]: {
-                    value?: unknown;
-                    count?: number;
+                    /** @description The value counted (a number for `creator_id`; null where the member is absent). */
+                    value: unknown;
+                    count: number;
                 }[];
             };
         };
+        SearchHit: {
+            id: string;
+            name: string;
+            size: number;
+            content_type: string;
+            status: string;
+            /** Format: date-time */
+            upload_time: string;
+            /** @description Relevance to the query (0 without one). */
+            score: number;
+        };
+        /**
+         * @example {
+         *       "id": "Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH",
+         *       "key": "thumb",
+         *       "link_type": "cdn",
+         *       "url": "http://127.0.0.1:8082/api/v1/files/content/Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH?key=thumb&expiry=1775125800&delivery=display&accessId=a41f9c0e7b2d4e86a5c3f1b0d9e8c7a6&signature=Jx4mQ2rT9vLw8ZpC3nB6yD1fG5hK0sA7eU2iO4pR8tY",
+         *       "expires_at": "2026-04-02T10:30:00.000Z"
+         *     }
+         */
         Link: {
             id: string;
             key: string;
@@ -1251,7 +1386,8 @@ export interface components {
             name: string;
             /** @description A draft 2020-12 JSON Schema. */
             schema: Record<string, never> | boolean;
-            service_properties?: {
+            /** @default {} */
+            service_properties: {
                 [key: string]: {
                     searchable?: boolean;
                     keyword?: boolean;
@@ -1259,6 +1395,39 @@ export interface components {
                 };
             };
         };
+        /**
+         * @example {
+         *       "id": 311,
+         *       "webhook_id": "evt_01HZX3K7Q9",
+         *       "event": "file-processed",
+         *       "asset_id": "Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH",
+         *       "url": "https://hooks.example.com/dam",
+         *       "status": "delivered",
+         *       "attempt_count": 2,
+         *       "response_code": 200,
+         *       "error": null,
+         *       "next_retry_at": null,
+         *       "reissue_job_id": null,
+         *       "created_at": "2026-04-02T09:30:03.870Z",
+         *       "finished_at": "2026-04-02T09:30:14.200Z",
+         *       "attempts": [
+         *         {
+         *           "attempt": 1,
+         *           "at": "2026-04-02T09:30:04.010Z",
+         *           "response_code": 503,
+         *           "error": null,
+         *           "duration_ms": 84
+         *         },
+         *         {
+         *           "attempt": 2,
+         *           "at": "2026-04-02T09:30:14.100Z",
+         *           "response_code": 200,
+         *           "error": null,
+         *           "duration_ms": 61
+         *         }
+         *       ]
+         *     }
+         */
         WebhookDelivery: {
             id: number;
             /** @description The `webhook-id` header: the event id, or `reissue-<job_id>-<event id>`. */
@@ -1289,6 +1458,16 @@ export interface components {
                 duration_ms: number;
             }[];
         };
+        /**
+         * @example {
+         *       "collection_id": "5f0c6a1e9b3d4c7a8e2f1b0d9c8a7e6f",
+         *       "name": "Spring campaign",
+         *       "shared": true,
+         *       "owner_id": 7,
+         *       "asset_count": 2,
+         *       "created_at": "2026-04-02T09:30:00.000Z"
+         *     }
+         */
         Collection: {
             collection_id: string;
             /** @description `SELECTED_ASSETS` for a user's basket. */
@@ -1303,6 +1482,36 @@ export interface components {
         CollectionIds: {
             ids: string[];
         };
+        /**
+         * @example {
+         *       "schema_id": 3,
+         *       "name": "photo",
+         *       "schema": {
+         *         "type": "object",
+         *         "properties": {
+         *           "title": {
+         *             "type": "string",
+         *             "maxLength": 200
+         *           },
+         *           "rating": {
+         *             "type": "integer",
+         *             "minimum": 1,
+         *             "maximum": 5
+         *           }
+         *         }
+         *       },
+         *       "service_properties": {
+         *         "title": {
+         *           "searchable": true
+         *         },
+         *         "rating": {
+         *           "keyword": true
+         *         }
+         *       },
+         *       "created_at": "2026-03-01T08:00:00.000Z",
+         *       "updated_at": "2026-03-01T08:00:00.000Z"
+         *     }
+         */
         AssetSchema: {
             schema_id: number;
             name: string;
@@ -1316,24 +1525,110 @@ export interface components {
         KeysBody: {
             keys: string[];
         };
+        /**
+         * @example {
+         *       "id": "Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH",
+         *       "keys": [
+         *         "original"
+         *       ],
+         *       "status": "OK"
+         *     }
+         */
         DeleteResult: {
             id: string;
             keys: string[];
             /** @enum {string} */
             status: "OK";
         };
+        /** @description ISO 8601: a date-time with its offset (`2026-04-01T09:30:00Z`), or a date alone (`2026-04-01`, midnight UTC). */
+        Instant: string;
+        /**
+         * @description A job just opened (202): `QUEUED`; follow it with `GET /api/v1/jobs/{job_id}`.
+         * @example {
+         *       "job_id": 42,
+         *       "status": "QUEUED"
+         *     }
+         */
+        JobAccepted: {
+            job_id: number;
+            /** @enum {string} */
+            status: "QUEUED";
+        };
         /**
          * @description Moves only forward (QUEUED → IN_PROGRESS → COMPLETED or ERROR).
          * @enum {string}
          */
         JobStatus: "QUEUED" | "IN_PROGRESS" | "COMPLETED" | "ERROR";
+        /**
+         * @example {
+         *       "job_id": 41,
+         *       "type": "processing",
+         *       "status": "COMPLETED",
+         *       "asset_ids": [
+         *         "Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH"
+         *       ],
+         *       "steps": [
+         *         {
+         *           "name": "conversions",
+         *           "status": "COMPLETED",
+         *           "started_at": "2026-04-02T09:30:01.120Z",
+         *           "finished_at": "2026-04-02T09:30:03.870Z"
+         *         }
+         *       ],
+         *       "progress": 100,
+         *       "created_at": "2026-04-02T09:30:00.000Z",
+         *       "updated_at": "2026-04-02T09:30:03.870Z",
+         *       "error": null
+         *     }
+         * @example {
+         *       "job_id": 44,
+         *       "type": "processing",
+         *       "status": "IN_PROGRESS",
+         *       "asset_ids": [
+         *         "Hk3Lm9Qr2Tz8Wb5Xc1Vd7Nf4Pg6Sj0Ya"
+         *       ],
+         *       "steps": [
+         *         {
+         *           "name": "preprocess",
+         *           "status": "COMPLETED",
+         *           "started_at": "2026-04-02T09:31:00.000Z",
+         *           "finished_at": "2026-04-02T09:31:02.000Z"
+         *         },
+         *         {
+         *           "name": "transcodes",
+         *           "status": "IN_PROGRESS",
+         *           "started_at": "2026-04-02T09:31:02.000Z",
+         *           "finished_at": null
+         *         },
+         *         {
+         *           "name": "addons",
+         *           "status": "QUEUED",
+         *           "started_at": null,
+         *           "finished_at": null
+         *         },
+         *         {
+         *           "name": "postprocess",
+         *           "status": "QUEUED",
+         *           "started_at": null,
+         *           "finished_at": null
+         *         }
+         *       ],
+         *       "progress": 37,
+         *       "created_at": "2026-04-02T09:31:00.000Z",
+         *       "updated_at": "2026-04-02T09:31:40.000Z",
+         *       "error": null,
+         *       "skipped": {
+         *         "1080p-video": "the source is 720 pixels high: never upscaled"
+         *       }
+         *     }
+         */
         Job: {
             job_id: number;
             /**
-             * @description `processing`: the conversions of a new, replaced or restored image, or the transcodes of a video (steps `preprocess`, `transcodes`, `addons`, `postprocess`); `ingest`: a download from a URI; `bulk_delete`, `purge`: the asynchronous deletes (`asset_ids` lists the assets they cover); `cdn_prefetch`, `cdn_purge`: the edge byte cache filled or emptied (`error` lists entries that failed; the job fails only when all did).
+             * @description `processing`: the conversions of a new, replaced or restored image, or the transcodes of a video (steps `preprocess`, `transcodes`, `addons`, `postprocess`); `ingest`: a download from a URI; `bulk_delete`, `purge`: the asynchronous deletes (`asset_ids` lists the assets they cover); `cdn_prefetch`, `cdn_purge`: the edge byte cache filled or emptied (`error` lists entries that failed; the job fails only when all did); `reissue_callbacks`: the webhooks of a time range sent again (no asset); `addon`: one addon run on one asset (the asset's status does not follow it).
              * @enum {string}
              */
-            type: "processing" | "ingest" | "bulk_delete" | "purge" | "cdn_prefetch" | "cdn_purge";
+            type: "processing" | "ingest" | "bulk_delete" | "purge" | "cdn_prefetch" | "cdn_purge" | "reissue_callbacks" | "addon";
             status: components["schemas"]["JobStatus"];
             asset_ids: string[];
             steps: {
@@ -1400,6 +1695,30 @@ export interface components {
         RoleName: "ADMIN" | "MANAGER" | "USER" | "CREATOR";
         /** @enum {string} */
         ApiKeyRole: "ADMIN" | "MANAGER" | "USER" | "CREATOR" | "ASSET_ADMIN";
+        /**
+         * @example {
+         *       "user_id": 7,
+         *       "user_email": "maria.lopez@example.com",
+         *       "username": "Maria Lopez",
+         *       "jwt": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOjcsImdpZCI6MSwicm9sZSI6MywianRpIjoiOGQ0YzFlIiwiZXAiOjAsImV4cCI6MTc3NTEyNTQwMH0.hS3Kc9wq2Tj0m4VbXr7LpN1yZ8uE6aQfD5oG2iC4tB0",
+         *       "role_id": 3,
+         *       "role_name": "USER",
+         *       "permissions": [
+         *         "CREATE_ASSET",
+         *         "READ_ASSET",
+         *         "EDIT_OWN_ASSET",
+         *         "DELETE_OWN_ASSET",
+         *         "MANAGE_COLLECTIONS",
+         *         "RUN_JOBS"
+         *       ],
+         *       "uploadkey": "upk_Zq3v9XnR2mT7kL0pW4sY8bC1dF6gH5jA",
+         *       "accessID": "a41f9c0e7b2d4e86a5c3f1b0d9e8c7a6",
+         *       "preferences": {
+         *         "theme": "dark"
+         *       },
+         *       "notifications": []
+         *     }
+         */
         LoginResult: {
             user_id: number;
             user_email: string;
@@ -1434,6 +1753,19 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
         };
+        /**
+         * @example {
+         *       "user_id": 7,
+         *       "email": "maria.lopez@example.com",
+         *       "username": "Maria Lopez",
+         *       "first_name": "Maria",
+         *       "last_name": "Lopez",
+         *       "role_id": 3,
+         *       "role_name": "USER",
+         *       "disabled": false,
+         *       "created_at": "2026-01-15T10:00:00.000Z"
+         *     }
+         */
         User: {
             user_id: number;
             email: string;
@@ -1446,6 +1778,31 @@ export interface components {
             /** Format: date-time */
             created_at: string;
         };
+        /**
+         * @example {
+         *       "user_id": 7,
+         *       "email": "maria.lopez@example.com",
+         *       "username": "Maria Lopez",
+         *       "first_name": "Maria",
+         *       "last_name": "Lopez",
+         *       "role_id": 3,
+         *       "role_name": "USER",
+         *       "disabled": false,
+         *       "created_at": "2026-01-15T10:00:00.000Z",
+         *       "group_id": 1,
+         *       "permissions": [
+         *         "CREATE_ASSET",
+         *         "READ_ASSET",
+         *         "EDIT_OWN_ASSET",
+         *         "DELETE_OWN_ASSET",
+         *         "MANAGE_COLLECTIONS",
+         *         "RUN_JOBS"
+         *       ],
+         *       "preferences": {
+         *         "theme": "dark"
+         *       }
+         *     }
+         */
         Me: components["schemas"]["User"] & {
             group_id: number;
             permissions: string[];
@@ -1453,6 +1810,15 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /**
+         * @example {
+         *       "key_id": "3f2b8c1e-6d4a-4f9b-9e7c-2a1d0b8c7e6f",
+         *       "name": "ci-pipeline",
+         *       "role": "USER",
+         *       "created_by": 1,
+         *       "created_at": "2026-03-01T08:00:00.000Z"
+         *     }
+         */
         ApiKey: {
             key_id: string;
             name: string;
@@ -1479,6 +1845,53 @@ export interface components {
             /** @default 80 */
             quality: number;
         } | unknown | unknown;
+        /**
+         * @example {
+         *       "webhooks": {
+         *         "urls": [
+         *           "https://hooks.example.com/dam"
+         *         ],
+         *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+         *       },
+         *       "conversions": {
+         *         "custom": {
+         *           "thumb": {
+         *             "width": 200,
+         *             "height": 200,
+         *             "fit": "cover",
+         *             "format": "webp",
+         *             "quality": 80
+         *           }
+         *         },
+         *         "profile": {
+         *           "image": [
+         *             "smart_imaging",
+         *             "thumb"
+         *           ],
+         *           "video": [
+         *             "360p-video",
+         *             "hls-video",
+         *             "clip_preview"
+         *           ]
+         *         },
+         *         "watermark_asset_id": null
+         *       },
+         *       "addons": {
+         *         "auto": {
+         *           "image": [
+         *             "auto_tagging"
+         *           ],
+         *           "video": [
+         *             "storyboard"
+         *           ]
+         *         }
+         *       },
+         *       "bulk_delete": {
+         *         "max_assets": 1000,
+         *         "max_range_days": 31
+         *       }
+         *     }
+         */
         Settings: {
             webhooks: {
                 urls: string[];
@@ -1494,7 +1907,7 @@ export interface components {
             };
             conversions: {
                 custom: {
-                    [key: string]: components["schemas"]["CustomConversion"];
+                    [key: string]: components["schemas"]["CustomConversion"] & unknown;
                 };
                 profile: {
                     image: string[];
@@ -1541,8 +1954,87 @@ export interface components {
         };
         /** @enum {string} */
         AssetStatus: "OK" | "NOT_READY" | "ERROR" | "ARCHIVED";
-        /** @description The spec's asset data format; also the payload of the file-saved, file-processed, file-data-updated and addon-processed events. */
+        /**
+         * @description The spec's asset data format; also the payload of the file-saved, file-processed, file-data-updated and addon-processed events.
+         * @example {
+         *       "id": "Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH",
+         *       "status": "OK",
+         *       "name": "harbour-at-dawn.jpg",
+         *       "size": 482113,
+         *       "checksum": "9e107d9d372bb6826bd81d3542a419d6",
+         *       "content_type": "image/jpeg",
+         *       "creator_id": 7,
+         *       "upload_time": "2026-04-02T09:30:00.000Z",
+         *       "update_time": "2026-04-02T09:30:03.870Z",
+         *       "metadata": {
+         *         "width": 4000,
+         *         "height": 2667,
+         *         "ColorSpace": "srgb",
+         *         "Make": "FUJIFILM",
+         *         "Model": "X100V",
+         *         "exif": {
+         *           "DateTimeOriginal": "2026-03-28T06:12:40",
+         *           "Artist": "Maria Lopez"
+         *         },
+         *         "thumbhash": "1QcSHQRnh493V4dIh4eXh1h4kJUI",
+         *         "phash": "c3d1e0f0b0a09080"
+         *       },
+         *       "data": {
+         *         "title": "Harbour at dawn",
+         *         "rating": 4
+         *       },
+         *       "conversions": {
+         *         "thumb": {
+         *           "width": 200,
+         *           "height": 200,
+         *           "size": 6144,
+         *           "public": true
+         *         },
+         *         "smart_imaging": {
+         *           "width": 1920,
+         *           "height": 1280,
+         *           "size": 211804,
+         *           "public": false
+         *         }
+         *       },
+         *       "addons_info": {
+         *         "ON_DEMAND_IMAGE": {
+         *           "available": true
+         *         },
+         *         "auto_tagging": {
+         *           "available": true
+         *         }
+         *       },
+         *       "urls": {
+         *         "public": {
+         *           "thumb": "http://127.0.0.1:7480/dam-assets/conversions/1/Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH/9e107d9d372bb6826bd81d3542a419d6/thumb.webp"
+         *         }
+         *       }
+         *     }
+         * @example {
+         *       "id": "Bq2Rt7Yu4Io9Pa3Sd8Fg1Hj6Kl5Zx0Cv",
+         *       "status": "ERROR",
+         *       "name": "scan-0042.tif",
+         *       "size": 0,
+         *       "checksum": "d41d8cd98f00b204e9800998ecf8427e",
+         *       "content_type": "application/octet-stream",
+         *       "creator_id": 7,
+         *       "upload_time": "2026-04-02T09:30:00.000Z",
+         *       "update_time": "2026-04-02T09:30:00.000Z",
+         *       "metadata": {},
+         *       "data": {},
+         *       "conversions": {},
+         *       "addons_info": {},
+         *       "errors": {
+         *         "original": "the download answered 404 Not Found"
+         *       },
+         *       "urls": {
+         *         "public": {}
+         *       }
+         *     }
+         */
         AssetData: {
+            /** @description The asset id (32 alphanumeric characters). */
             id: string;
             status: components["schemas"]["AssetStatus"];
             name: string;
@@ -1592,6 +2084,7 @@ export interface components {
             };
         };
         UploadedFile: {
+            /** @description The new asset's id (32 alphanumeric characters). */
             id: string;
             name: string;
             size: number;
@@ -1609,6 +2102,29 @@ export interface components {
             /** @constant */
             status: "NOT_READY";
         };
+        /**
+         * @example {
+         *       "files": [
+         *         {
+         *           "id": "Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH",
+         *           "name": "harbour-at-dawn.jpg",
+         *           "size": 482113,
+         *           "checksum": "9e107d9d372bb6826bd81d3542a419d6",
+         *           "content_type": "image/jpeg",
+         *           "metadata": {
+         *             "width": 4000,
+         *             "height": 2667,
+         *             "ColorSpace": "srgb",
+         *             "Make": "FUJIFILM",
+         *             "Model": "X100V"
+         *           },
+         *           "status": "NOT_READY"
+         *         }
+         *       ],
+         *       "success": true,
+         *       "provider": "local"
+         *     }
+         */
         UploadResult: {
             files: components["schemas"]["UploadedFile"][];
             /** @constant */
@@ -1631,6 +2147,20 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "VALIDATION_FAILED",
+                 *         "message": "The request is invalid",
+                 *         "details": [
+                 *           {
+                 *             "path": "keys",
+                 *             "message": "Too small: expected array to have >=1 items"
+                 *           }
+                 *         ]
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -1695,7 +2225,10 @@ export interface components {
     parameters: {
         /** @description Runs the POST once per group, user and key; repeats get the first answer (see the description above). */
         IdempotencyKey: string;
-        /** @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404). */
+        /**
+         * @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404).
+         * @example Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH
+         */
         AssetId: string;
         Page: number;
         PageSize: number;
@@ -1731,6 +2264,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "admin@example.com",
+                 *       "password": "admin-password"
+                 *     }
+                 */
                 "application/json": {
                     email: string;
                     password: string;
@@ -1884,6 +2423,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "theme": "dark",
+                 *       "grid_size": 48,
+                 *       "last_collection": null
+                 *     }
+                 */
                 "application/json": {
                     [key: string]: unknown;
                 };
@@ -1929,6 +2475,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "user_id": 1,
+                     *           "email": "admin@example.com",
+                     *           "username": "Admin",
+                     *           "first_name": "Admin",
+                     *           "last_name": "",
+                     *           "role_id": 1,
+                     *           "role_name": "ADMIN",
+                     *           "disabled": false,
+                     *           "created_at": "2026-01-01T00:00:00.000Z"
+                     *         },
+                     *         {
+                     *           "user_id": 7,
+                     *           "email": "maria.lopez@example.com",
+                     *           "username": "Maria Lopez",
+                     *           "first_name": "Maria",
+                     *           "last_name": "Lopez",
+                     *           "role_id": 3,
+                     *           "role_name": "USER",
+                     *           "disabled": false,
+                     *           "created_at": "2026-01-15T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "page": 1,
+                     *       "page_size": 25,
+                     *       "total": 2
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageInfo"] & {
                         items: components["schemas"]["User"][];
                     };
@@ -1953,6 +2530,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "maria.lopez@example.com",
+                 *       "password": "correct-horse-battery",
+                 *       "first_name": "Maria",
+                 *       "last_name": "Lopez",
+                 *       "role_id": 3
+                 *     }
+                 */
                 "application/json": {
                     /** Format: email */
                     email: string;
@@ -2072,6 +2658,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "role_id": 2,
+                 *       "disabled": false
+                 *     }
+                 */
                 "application/json": {
                     role_id?: components["schemas"]["RoleId"];
                     disabled?: boolean;
@@ -2119,6 +2711,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Acme Studio",
+                 *       "admin": {
+                 *         "email": "ops@acme.example",
+                 *         "password": "a-long-first-password",
+                 *         "first_name": "Ada",
+                 *         "last_name": "Okafor"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     admin: {
@@ -2182,6 +2785,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "key_id": "3f2b8c1e-6d4a-4f9b-9e7c-2a1d0b8c7e6f",
+                     *           "name": "ci-pipeline",
+                     *           "role": "USER",
+                     *           "created_by": 1,
+                     *           "created_at": "2026-03-01T08:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "page": 1,
+                     *       "page_size": 25,
+                     *       "total": 1
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageInfo"] & {
                         items: components["schemas"]["ApiKey"][];
                     };
@@ -2206,6 +2825,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "ci-pipeline",
+                 *       "role": "USER"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     role: components["schemas"]["ApiKeyRole"];
@@ -2219,6 +2844,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "key_id": "3f2b8c1e-6d4a-4f9b-9e7c-2a1d0b8c7e6f",
+                     *       "name": "ci-pipeline",
+                     *       "role": "USER",
+                     *       "key": "dam_kP3vX9qL2mT7sW0zR4yB8nC1dF6gH5jAeU2iO4pQ8tY"
+                     *     }
+                     */
                     "application/json": {
                         key_id: string;
                         name: string;
@@ -2302,6 +2935,53 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "webhooks": {
+                 *         "urls": [
+                 *           "https://hooks.example.com/dam"
+                 *         ],
+                 *         "rotate_secret": false
+                 *       },
+                 *       "conversions": {
+                 *         "custom": {
+                 *           "thumb": {
+                 *             "width": 200,
+                 *             "height": 200,
+                 *             "fit": "cover",
+                 *             "format": "webp",
+                 *             "quality": 80
+                 *           }
+                 *         },
+                 *         "profile": {
+                 *           "image": [
+                 *             "smart_imaging",
+                 *             "thumb"
+                 *           ],
+                 *           "video": [
+                 *             "360p-video",
+                 *             "hls-video",
+                 *             "clip_preview"
+                 *           ]
+                 *         },
+                 *         "watermark_asset_id": null
+                 *       },
+                 *       "addons": {
+                 *         "auto": {
+                 *           "image": [
+                 *             "auto_tagging"
+                 *           ],
+                 *           "video": [
+                 *             "storyboard"
+                 *           ]
+                 *         }
+                 *       },
+                 *       "bulk_delete": {
+                 *         "max_assets": 1000,
+                 *         "max_range_days": 31
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["SettingsPatch"];
             };
         };
@@ -2397,6 +3077,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "harbour-timelapse.mp4",
+                 *       "key": "https://media.example.com/footage/harbour-timelapse.mp4"
+                 *     }
+                 */
                 "application/json": {
                     /** @description The file name. */
                     name: string;
@@ -2412,6 +3098,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "Bq2Rt7Yu4Io9Pa3Sd8Fg1Hj6Kl5Zx0Cv",
+                     *       "status": "ERROR",
+                     *       "message": "The host media.internal resolves to a private address: refused"
+                     *     }
+                     */
                     "application/json": components["schemas"]["IngestAccepted"];
                 };
             };
@@ -2421,6 +3114,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "Hk3Lm9Qr2Tz8Wb5Xc1Vd7Nf4Pg6Sj0Ya",
+                     *       "status": "QUEUED",
+                     *       "message": "The download is queued as job 42; the asset follows the upload states"
+                     *     }
+                     */
                     "application/json": components["schemas"]["IngestAccepted"];
                 };
             };
@@ -2446,7 +3146,10 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404). */
+                /**
+                 * @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404).
+                 * @example Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH
+                 */
                 asset_id: components["parameters"]["AssetId"];
             };
             cookie?: never;
@@ -2514,7 +3217,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404). */
+                /**
+                 * @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404).
+                 * @example Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH
+                 */
                 asset_id: components["parameters"]["AssetId"];
             };
             cookie?: never;
@@ -2554,7 +3260,10 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404). */
+                /**
+                 * @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404).
+                 * @example Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH
+                 */
                 asset_id: components["parameters"]["AssetId"];
             };
             cookie?: never;
@@ -2602,11 +3311,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "start_time": "2026-03-01T00:00:00Z",
+                 *       "end_time": "2026-03-31T23:59:59Z"
+                 *     }
+                 */
                 "application/json": {
-                    /** Format: date-time */
-                    start_time: string;
-                    /** Format: date-time */
-                    end_time: string;
+                    start_time: components["schemas"]["Instant"];
+                    end_time: components["schemas"]["Instant"];
                 };
             };
         };
@@ -2617,6 +3330,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": "QUEUED",
+                     *       "message": "118 assets queued for deletion",
+                     *       "job_id": 43
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {string} */
                         status: "QUEUED";
@@ -2640,13 +3360,23 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404). */
+                /**
+                 * @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404).
+                 * @example Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH
+                 */
                 asset_id: components["parameters"]["AssetId"];
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "keys": [
+                 *         "original"
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["KeysBody"];
             };
         };
@@ -2700,10 +3430,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        job_id: number;
-                        status: components["schemas"]["JobStatus"];
-                    };
+                    "application/json": components["schemas"]["JobAccepted"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -2720,13 +3447,24 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404). */
+                /**
+                 * @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404).
+                 * @example Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH
+                 */
                 asset_id: components["parameters"]["AssetId"];
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "keys": [
+                 *         "original",
+                 *         "thumb"
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["KeysBody"];
             };
         };
@@ -2769,9 +3507,12 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404). */
+                /**
+                 * @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404).
+                 * @example Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH
+                 */
                 asset_id: components["parameters"]["AssetId"];
-                /** @description 1-30 characters of `[A-Za-z0-9]`; built-in keys (`deepzoom`, `480p-video`, `original`, addon keys, ...) answer 409. */
+                /** @description 1-30 characters of `[A-Za-z0-9]` (400 otherwise, after the 409 below); built-in keys (`deepzoom`, `480p-video`, `original`, addon keys, ...) answer 409. Longer than 256 characters: 400 `VALIDATION_FAILED`. */
                 conversion_name: string;
             };
             cookie?: never;
@@ -2830,9 +3571,12 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404). */
+                /**
+                 * @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404).
+                 * @example Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH
+                 */
                 asset_id: components["parameters"]["AssetId"];
-                /** @description 1-30 characters of `[A-Za-z0-9]`; built-in keys (`deepzoom`, `480p-video`, `original`, addon keys, ...) answer 409. */
+                /** @description 1-30 characters of `[A-Za-z0-9]` (400 otherwise, after the 409 below); built-in keys (`deepzoom`, `480p-video`, `original`, addon keys, ...) answer 409. Longer than 256 characters: 400 `VALIDATION_FAILED`. */
                 conversion_name: string;
             };
             cookie?: never;
@@ -2879,7 +3623,10 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404). */
+                /**
+                 * @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404).
+                 * @example Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH
+                 */
                 asset_id: components["parameters"]["AssetId"];
                 key: string;
             };
@@ -2946,7 +3693,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404). */
+                /**
+                 * @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404).
+                 * @example Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH
+                 */
                 asset_id: components["parameters"]["AssetId"];
                 key: "deepzoom" | "hls-video" | "storyboard";
                 /** @description For example `image.dzi`, `image_files/9/0_0.jpeg`, `master.m3u8`, `720p/seg_00003.ts`, `storyboard.vtt`. */
@@ -2995,7 +3745,10 @@ export interface operations {
                 "If-None-Match"?: string;
             };
             path: {
-                /** @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404). */
+                /**
+                 * @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404).
+                 * @example Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH
+                 */
                 asset_id: components["parameters"]["AssetId"];
                 /** @description `original`, or the key of a single-file conversion (for example `thumb`). */
                 key: string;
@@ -3078,7 +3831,10 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404). */
+                /**
+                 * @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404).
+                 * @example Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH
+                 */
                 asset_id: components["parameters"]["AssetId"];
             };
             cookie?: never;
@@ -3091,6 +3847,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "Hk3Lm9Qr2Tz8Wb5Xc1Vd7Nf4Pg6Sj0Ya",
+                     *           "distance": 3
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         items: {
                             id: string;
@@ -3123,7 +3889,10 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404). */
+                /**
+                 * @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404).
+                 * @example Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH
+                 */
                 asset_id: components["parameters"]["AssetId"];
             };
             cookie?: never;
@@ -3142,10 +3911,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        job_id: number;
-                        status: components["schemas"]["JobStatus"];
-                    };
+                    "application/json": components["schemas"]["JobAccepted"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -3174,13 +3940,27 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404). */
+                /**
+                 * @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404).
+                 * @example Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH
+                 */
                 asset_id: components["parameters"]["AssetId"];
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "data": {
+                 *         "title": "Harbour at dawn",
+                 *         "rating": 4,
+                 *         "service_search_txt": "harbour boats dawn fog"
+                 *       },
+                 *       "mode": "APPEND",
+                 *       "data_schema_id": 3
+                 *     }
+                 */
                 "application/json": {
                     data: Record<string, never>;
                     /** @enum {string} */
@@ -3205,6 +3985,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH",
+                     *       "status": "QUEUED",
+                     *       "message": "Another update of this asset is in progress: this one is applied after it"
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         /** @enum {string} */
@@ -3275,6 +4062,33 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "photo",
+                 *       "schema": {
+                 *         "type": "object",
+                 *         "properties": {
+                 *           "title": {
+                 *             "type": "string",
+                 *             "maxLength": 200
+                 *           },
+                 *           "rating": {
+                 *             "type": "integer",
+                 *             "minimum": 1,
+                 *             "maximum": 5
+                 *           }
+                 *         }
+                 *       },
+                 *       "service_properties": {
+                 *         "title": {
+                 *           "searchable": true
+                 *         },
+                 *         "rating": {
+                 *           "keyword": true
+                 *         }
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["AssetSchemaInput"];
             };
         };
@@ -3343,6 +4157,36 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "photo",
+                 *       "schema": {
+                 *         "type": "object",
+                 *         "properties": {
+                 *           "title": {
+                 *             "type": "string",
+                 *             "maxLength": 200
+                 *           },
+                 *           "rating": {
+                 *             "type": "integer",
+                 *             "minimum": 1,
+                 *             "maximum": 5
+                 *           }
+                 *         },
+                 *         "required": [
+                 *           "title"
+                 *         ]
+                 *       },
+                 *       "service_properties": {
+                 *         "title": {
+                 *           "searchable": true
+                 *         },
+                 *         "rating": {
+                 *           "keyword": true
+                 *         }
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["AssetSchemaInput"];
             };
         };
@@ -3418,6 +4262,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Spring campaign",
+                 *       "shared": true
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     /** @default false */
@@ -3463,6 +4313,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "collection_id": "5f0c6a1e9b3d4c7a8e2f1b0d9c8a7e6f",
+                     *       "name": "Spring campaign",
+                     *       "shared": true,
+                     *       "owner_id": 7,
+                     *       "asset_count": 2,
+                     *       "created_at": "2026-04-02T09:30:00.000Z",
+                     *       "items": [
+                     *         {
+                     *           "id": "Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH",
+                     *           "name": "harbour-at-dawn.jpg",
+                     *           "size": 482113,
+                     *           "content_type": "image/jpeg",
+                     *           "status": "OK",
+                     *           "upload_time": "2026-04-02T09:30:00.000Z"
+                     *         },
+                     *         {
+                     *           "id": "Hk3Lm9Qr2Tz8Wb5Xc1Vd7Nf4Pg6Sj0Ya",
+                     *           "name": "harbour-timelapse.mp4",
+                     *           "size": 73400320,
+                     *           "content_type": "video/mp4",
+                     *           "status": "OK",
+                     *           "upload_time": "2026-04-02T09:31:00.000Z"
+                     *         }
+                     *       ],
+                     *       "page": 1,
+                     *       "page_size": 25,
+                     *       "total": 2
+                     *     }
+                     */
                     "application/json": components["schemas"]["Collection"] & {
                         items: {
                             id: string;
@@ -3556,6 +4437,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Spring campaign 2026"
+                 *     }
+                 */
                 "application/json": {
                     name?: string;
                     shared?: boolean;
@@ -3611,6 +4497,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "ids": [
+                 *         "Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH",
+                 *         "Hk3Lm9Qr2Tz8Wb5Xc1Vd7Nf4Pg6Sj0Ya"
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["CollectionIds"];
             };
         };
@@ -3661,6 +4555,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "ids": [
+                 *         "Hk3Lm9Qr2Tz8Wb5Xc1Vd7Nf4Pg6Sj0Ya"
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["CollectionIds"];
             };
         };
@@ -3702,11 +4603,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "start_date": "2026-04-01",
+                 *       "end_date": "2026-04-07T00:00:00Z"
+                 *     }
+                 */
                 "application/json": {
-                    /** @description ISO 8601 date-time with offset, or a date alone (midnight UTC). */
-                    start_date: string;
-                    /** @description ISO 8601, as start_date; after it, at most 7 days later. */
-                    end_date: string;
+                    start_date: components["schemas"]["Instant"];
+                    /** @description After start_date, at most 7 days later. */
+                    end_date: components["schemas"]["Instant"];
                 };
             };
         };
@@ -3717,11 +4623,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        job_id: number;
-                        /** @enum {string} */
-                        status: "QUEUED";
-                    };
+                    "application/json": components["schemas"]["JobAccepted"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -3750,6 +4652,46 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": 311,
+                     *           "webhook_id": "evt_01HZX3K7Q9",
+                     *           "event": "file-processed",
+                     *           "asset_id": "Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH",
+                     *           "url": "https://hooks.example.com/dam",
+                     *           "status": "delivered",
+                     *           "attempt_count": 2,
+                     *           "response_code": 200,
+                     *           "error": null,
+                     *           "next_retry_at": null,
+                     *           "reissue_job_id": null,
+                     *           "created_at": "2026-04-02T09:30:03.870Z",
+                     *           "finished_at": "2026-04-02T09:30:14.200Z",
+                     *           "attempts": [
+                     *             {
+                     *               "attempt": 1,
+                     *               "at": "2026-04-02T09:30:04.010Z",
+                     *               "response_code": 503,
+                     *               "error": null,
+                     *               "duration_ms": 84
+                     *             },
+                     *             {
+                     *               "attempt": 2,
+                     *               "at": "2026-04-02T09:30:14.100Z",
+                     *               "response_code": 200,
+                     *               "error": null,
+                     *               "duration_ms": 61
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "page": 1,
+                     *       "page_size": 25,
+                     *       "total": 1
+                     *     }
+                     */
                     "application/json": {
                         items: components["schemas"]["WebhookDelivery"][];
                         page: number;
@@ -3769,15 +4711,16 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description ISO 8601 date-time, or a date alone (midnight UTC); default `to` minus 24 hours. */
-                from?: string;
+                from?: components["schemas"]["Instant"];
                 /** @description As `from`; default now; at most 364 days after `from`. */
-                to?: string;
+                to?: components["schemas"]["Instant"];
                 period?: "1h" | "24h" | "7d";
                 /** @description One user's usage instead of the group's. */
                 user_id?: number;
             };
             header?: never;
             path: {
+                /** @description Any other name (1-64 characters) answers 404 `METRIC_NOT_FOUND`. */
                 metric: "api_requests" | "cdn_bytes" | "transcode_seconds" | "addon_runs" | "storage_bytes";
             };
             cookie?: never;
@@ -3790,6 +4733,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "metric": "api_requests",
+                     *       "from": "2026-04-02T06:00:00.000Z",
+                     *       "to": "2026-04-02T09:00:00.000Z",
+                     *       "period": "1h",
+                     *       "series": [
+                     *         {
+                     *           "start": "2026-04-02T06:00:00.000Z",
+                     *           "value": 120
+                     *         },
+                     *         {
+                     *           "start": "2026-04-02T07:00:00.000Z",
+                     *           "value": 342
+                     *         },
+                     *         {
+                     *           "start": "2026-04-02T08:00:00.000Z",
+                     *           "value": 95
+                     *         }
+                     *       ],
+                     *       "total": 557
+                     *     }
+                     */
                     "application/json": {
                         metric: string;
                         /** Format: date-time */
@@ -3828,7 +4794,12 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                asset_id: string;
+                /**
+                 * @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404).
+                 * @example Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH
+                 */
+                asset_id: components["parameters"]["AssetId"];
+                /** @description Any other name (1-64 characters) answers 404 `ADDON_NOT_FOUND`. */
                 addon: "auto_tagging" | "text_extraction" | "background_removal" | "face_recognition" | "storyboard";
             };
             cookie?: never;
@@ -3859,13 +4830,23 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                asset_id: string;
+                /**
+                 * @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404).
+                 * @example Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH
+                 */
+                asset_id: components["parameters"]["AssetId"];
+                /** @description Any other name (1-64 characters) answers 404 `ADDON_NOT_FOUND`. */
                 addon: "auto_tagging" | "text_extraction" | "background_removal" | "face_recognition" | "storyboard";
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "options": {}
+                 *     }
+                 */
                 "application/json": {
                     options?: Record<string, never>;
                 };
@@ -3878,11 +4859,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        job_id: number;
-                        /** @enum {string} */
-                        status: "QUEUED";
-                    };
+                    "application/json": components["schemas"]["JobAccepted"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -3897,7 +4874,7 @@ export interface operations {
         parameters: {
             query?: {
                 status?: components["schemas"]["JobStatus"];
-                type?: "processing" | "ingest" | "bulk_delete" | "purge" | "cdn_prefetch" | "cdn_purge";
+                type?: "processing" | "ingest" | "bulk_delete" | "purge" | "cdn_prefetch" | "cdn_purge" | "reissue_callbacks" | "addon";
                 page?: number;
                 page_size?: number;
             };
@@ -3913,6 +4890,76 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "job_id": 44,
+                     *           "type": "processing",
+                     *           "status": "IN_PROGRESS",
+                     *           "asset_ids": [
+                     *             "Hk3Lm9Qr2Tz8Wb5Xc1Vd7Nf4Pg6Sj0Ya"
+                     *           ],
+                     *           "steps": [
+                     *             {
+                     *               "name": "preprocess",
+                     *               "status": "COMPLETED",
+                     *               "started_at": "2026-04-02T09:31:00.000Z",
+                     *               "finished_at": "2026-04-02T09:31:02.000Z"
+                     *             },
+                     *             {
+                     *               "name": "transcodes",
+                     *               "status": "IN_PROGRESS",
+                     *               "started_at": "2026-04-02T09:31:02.000Z",
+                     *               "finished_at": null
+                     *             },
+                     *             {
+                     *               "name": "addons",
+                     *               "status": "QUEUED",
+                     *               "started_at": null,
+                     *               "finished_at": null
+                     *             },
+                     *             {
+                     *               "name": "postprocess",
+                     *               "status": "QUEUED",
+                     *               "started_at": null,
+                     *               "finished_at": null
+                     *             }
+                     *           ],
+                     *           "progress": 37,
+                     *           "created_at": "2026-04-02T09:31:00.000Z",
+                     *           "updated_at": "2026-04-02T09:31:40.000Z",
+                     *           "error": null,
+                     *           "skipped": {
+                     *             "1080p-video": "the source is 720 pixels high: never upscaled"
+                     *           }
+                     *         },
+                     *         {
+                     *           "job_id": 41,
+                     *           "type": "processing",
+                     *           "status": "COMPLETED",
+                     *           "asset_ids": [
+                     *             "Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH"
+                     *           ],
+                     *           "steps": [
+                     *             {
+                     *               "name": "conversions",
+                     *               "status": "COMPLETED",
+                     *               "started_at": "2026-04-02T09:30:01.120Z",
+                     *               "finished_at": "2026-04-02T09:30:03.870Z"
+                     *             }
+                     *           ],
+                     *           "progress": 100,
+                     *           "created_at": "2026-04-02T09:30:00.000Z",
+                     *           "updated_at": "2026-04-02T09:30:03.870Z",
+                     *           "error": null
+                     *         }
+                     *       ],
+                     *       "page": 1,
+                     *       "page_size": 25,
+                     *       "total": 2
+                     *     }
+                     */
                     "application/json": {
                         items: components["schemas"]["Job"][];
                         page: number;
@@ -4015,7 +5062,10 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404). */
+                /**
+                 * @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404).
+                 * @example Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH
+                 */
                 asset_id: components["parameters"]["AssetId"];
             };
             cookie?: never;
@@ -4059,6 +5109,18 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "ids": [
+                 *         "Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH",
+                 *         "Hk3Lm9Qr2Tz8Wb5Xc1Vd7Nf4Pg6Sj0Ya"
+                 *       ],
+                 *       "key": "thumb",
+                 *       "link_type": "cdn",
+                 *       "delivery": "display",
+                 *       "expiry": 86400
+                 *     }
+                 */
                 "application/json": {
                     ids: string[];
                     /** @default original */
@@ -4085,6 +5147,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "links": [
+                     *         {
+                     *           "id": "Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH",
+                     *           "url": "http://127.0.0.1:8082/api/v1/files/content/Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH?key=thumb&expiry=1775125800&delivery=display&accessId=a41f9c0e7b2d4e86a5c3f1b0d9e8c7a6&signature=Jx4mQ2rT9vLw8ZpC3nB6yD1fG5hK0sA7eU2iO4pR8tY",
+                     *           "expires_at": "2026-04-03T09:30:00.000Z"
+                     *         },
+                     *         {
+                     *           "id": "Bq2Rt7Yu4Io9Pa3Sd8Fg1Hj6Kl5Zx0Cv",
+                     *           "error": {
+                     *             "code": "ASSET_NOT_FOUND",
+                     *             "message": "The asset does not exist"
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         links: ({
                             id: string;
@@ -4143,6 +5223,40 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    rotateUploadKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Runs the POST once per group, user and key; repeats get the first answer (see the description above). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new upload key. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "uploadkey": "upk_Rt8mW2qZ7xK4vN9pL1sB6yC3dF0gH5jA"
+                     *     }
+                     */
+                    "application/json": {
+                        uploadkey: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     rotateAccessId: {
         parameters: {
             query?: never;
@@ -4185,6 +5299,55 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "query": "harbour dawn",
+                 *       "filters": {
+                 *         "name": "harbour*",
+                 *         "content_type": [
+                 *           "image/*"
+                 *         ],
+                 *         "upload_time": {
+                 *           "from": "2026-03-01T00:00:00Z",
+                 *           "to": "2026-04-30T23:59:59Z"
+                 *         },
+                 *         "size": {
+                 *           "min": 0,
+                 *           "max": 10000000
+                 *         },
+                 *         "status": [
+                 *           "OK"
+                 *         ],
+                 *         "creator_id": 7,
+                 *         "collection_id": "5f0c6a1e9b3d4c7a8e2f1b0d9c8a7e6f",
+                 *         "data": {
+                 *           "rating": {
+                 *             "from": 3
+                 *           },
+                 *           "camera": "X100V"
+                 *         }
+                 *       },
+                 *       "sort": [
+                 *         {
+                 *           "field": "relevance",
+                 *           "order": "desc"
+                 *         },
+                 *         {
+                 *           "field": "upload_time",
+                 *           "order": "desc"
+                 *         }
+                 *       ],
+                 *       "page_size": 25,
+                 *       "extended": false,
+                 *       "trashed": false,
+                 *       "facets": [
+                 *         "content_type",
+                 *         "creator_id",
+                 *         "data.camera",
+                 *         "tags"
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["SearchRequest"];
             };
         };
@@ -4247,6 +5410,55 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "query": "harbour dawn",
+                 *       "filters": {
+                 *         "name": "harbour*",
+                 *         "content_type": [
+                 *           "image/*"
+                 *         ],
+                 *         "upload_time": {
+                 *           "from": "2026-03-01T00:00:00Z",
+                 *           "to": "2026-04-30T23:59:59Z"
+                 *         },
+                 *         "size": {
+                 *           "min": 0,
+                 *           "max": 10000000
+                 *         },
+                 *         "status": [
+                 *           "OK"
+                 *         ],
+                 *         "creator_id": 7,
+                 *         "collection_id": "5f0c6a1e9b3d4c7a8e2f1b0d9c8a7e6f",
+                 *         "data": {
+                 *           "rating": {
+                 *             "from": 3
+                 *           },
+                 *           "camera": "X100V"
+                 *         }
+                 *       },
+                 *       "sort": [
+                 *         {
+                 *           "field": "relevance",
+                 *           "order": "desc"
+                 *         },
+                 *         {
+                 *           "field": "upload_time",
+                 *           "order": "desc"
+                 *         }
+                 *       ],
+                 *       "page_size": 25,
+                 *       "extended": false,
+                 *       "trashed": false,
+                 *       "facets": [
+                 *         "content_type",
+                 *         "creator_id",
+                 *         "data.camera",
+                 *         "tags"
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["SearchRequest"];
             };
         };
@@ -4314,6 +5526,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "urls": [
+                 *         "http://127.0.0.1:8082/api/v1/files/content/Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH?key=thumb&expiry=1775125800&delivery=display&accessId=a41f9c0e7b2d4e86a5c3f1b0d9e8c7a6&signature=Jx4mQ2rT9vLw8ZpC3nB6yD1fG5hK0sA7eU2iO4pR8tY",
+                 *         "Hk3Lm9Qr2Tz8Wb5Xc1Vd7Nf4Pg6Sj0Ya"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     urls: string[];
                 };
@@ -4326,11 +5546,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        job_id: number;
-                        /** @enum {string} */
-                        status: "QUEUED";
-                    };
+                    "application/json": components["schemas"]["JobAccepted"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4352,6 +5568,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "urls": [
+                 *         "http://127.0.0.1:8082/api/v1/files/content/Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH?key=thumb&expiry=1775125800&delivery=display&accessId=a41f9c0e7b2d4e86a5c3f1b0d9e8c7a6&signature=Jx4mQ2rT9vLw8ZpC3nB6yD1fG5hK0sA7eU2iO4pR8tY",
+                 *         "Hk3Lm9Qr2Tz8Wb5Xc1Vd7Nf4Pg6Sj0Ya"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     urls: string[];
                 };
@@ -4364,11 +5588,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        job_id: number;
-                        /** @enum {string} */
-                        status: "QUEUED";
-                    };
+                    "application/json": components["schemas"]["JobAccepted"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4393,7 +5613,10 @@ export interface operations {
                 Range?: string;
             };
             path: {
-                /** @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404). */
+                /**
+                 * @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404).
+                 * @example Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH
+                 */
                 asset_id: components["parameters"]["AssetId"];
             };
             cookie?: never;
@@ -4481,7 +5704,10 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404). */
+                /**
+                 * @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404).
+                 * @example Vx7Q2mK9pL4sT8wZr3nB6yC1dF5gJ0aH
+                 */
                 asset_id: components["parameters"]["AssetId"];
                 /** @description One file of a multi-file conversion, below its folder: `image.dzi`, `image_files/<level>/<col>_<row>.jpeg`, `<rendition>/index.m3u8`, segments, `storyboard.vtt` (up to 6 segments). */
                 file_path: string;

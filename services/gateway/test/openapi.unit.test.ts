@@ -56,6 +56,7 @@ const IMPLEMENTED: readonly string[] = [
   'base GET /api/v1/assets/{asset_id}/get_link',
   'base POST /api/v1/assets/get_link',
   'base POST /api/v1/users/me/access_id',
+  'base POST /api/v1/users/me/uploadkey',
   'base POST /api/v1/users/{user_id}/access_id',
   'base POST /api/v1/assets/search',
   'base GET /api/v1/assets/search/{search_result_id}/{page}',

@@ -9,9 +9,9 @@ import { ApiKeyRepository } from '../adapters/api-key.repository';
 import { toApiKeyView } from '../domain/api-keys';
 import { pageQuery } from './schemas';
 
-const createSchemas = { body: z.object({ name: z.string().trim().min(1).max(200), role: z.enum(API_KEY_ROLES) }) };
-const listSchemas = { query: pageQuery };
-const deleteSchemas = { params: z.object({ key_id: z.string().min(1).max(100) }) };
+export const createSchemas = { body: z.object({ name: z.string().trim().min(1).max(200), role: z.enum(API_KEY_ROLES) }) };
+export const listSchemas = { query: pageQuery };
+export const deleteSchemas = { params: z.object({ key_id: z.string().min(1).max(100) }) };
 
 export function apiKeyRoutes(pool: Pool): Router {
   const router = Router();

@@ -7,7 +7,7 @@ import type { Pool } from '@dam/db';
 import { createGroup } from '../use-cases/create-group.use-case';
 import { email, password, personName } from './schemas';
 
-const createSchemas = {
+export const createSchemas = {
   body: z.object({
     name: z.string().trim().min(1).max(200),
     admin: z.object({ email, password, first_name: personName.default(''), last_name: personName.default('') }),

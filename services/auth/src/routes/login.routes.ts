@@ -16,7 +16,7 @@ export interface LoginRoutesDeps {
 }
 
 const loginBody = z.object({ email: z.string().trim().min(1).max(320), password: z.string().min(1).max(1024) });
-const loginSchemas = { body: loginBody };
+export const loginSchemas = { body: loginBody };
 
 function jwtOf(req: Request): string {
   const header = req.header('authorization');

@@ -7,7 +7,7 @@ import type { AssetDirectory } from '../adapters/metadata-assets.client';
 import { SettingsRepository } from '../adapters/settings.repository';
 import { applySettingsPatch, settingsPatchSchema } from '../domain/settings';
 
-const patchSchemas = { body: settingsPatchSchema };
+export const patchSchemas = { body: settingsPatchSchema };
 const settingsNotFound = () => notFound('SETTINGS_NOT_FOUND', 'Settings not found');
 
 export interface SettingsRoutesDeps {

@@ -12,25 +12,27 @@ const isoDate = z.union([z.iso.datetime({ offset: true }), z.iso.date()]);
 /** The longest range one query covers (CONTRACT §9). */
 export const MAX_USAGE_RANGE_DAYS = 364;
 
+/** The request, as validated (exported for the OpenAPI agreement test in services/gateway/test). */
+export const usageSchemas = {
+  params: z.object({ metric: z.string().min(1).max(64) }),
+  query: z.object({
+    from: isoDate.optional(),
+    to: isoDate.optional(),
+    period: z.enum(['1h', '24h', '7d']).default('1h'),
+    user_id: z.coerce.number().int().positive().optional(),
+  }),
+};
+
 /**
  * Usage statistics (CONTRACT §9, VIEW_USAGE): one metric's series over `from`..`to` (default the last 24 hours)
  * in buckets of `period` (1h, 24h, 7d; default 1h), for the group or one `user_id`.
  */
 export function usageRoutes(usage: UsageRepository, now: () => number = Date.now): Router {
   const router = Router();
-  const schemas = {
-    params: z.object({ metric: z.string().min(1).max(64) }),
-    query: z.object({
-      from: isoDate.optional(),
-      to: isoDate.optional(),
-      period: z.enum(['1h', '24h', '7d']).default('1h'),
-      user_id: z.coerce.number().int().positive().optional(),
-    }),
-  };
-  router.get('/api/v1/usage/:metric', validate(schemas), async (req, res) => {
+  router.get('/api/v1/usage/:metric', validate(usageSchemas), async (req, res) => {
     const p = principalOf(res);
     requireAny(p, [PERMISSION.VIEW_USAGE]);
-    const { params, query } = parsed(schemas, req, res);
+    const { params, query } = parsed(usageSchemas, req, res);
     if (!(USAGE_METRICS as readonly string[]).includes(params.metric)) {
       throw notFound('METRIC_NOT_FOUND', `No metric ${params.metric}: one of ${USAGE_METRICS.join(', ')}`);
     }

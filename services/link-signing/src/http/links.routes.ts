@@ -24,8 +24,9 @@ const options = {
   delivery: z.enum(['display', 'download']).default('download'),
   expiry: z.union([z.string(), z.number()]).default('3600').transform(String),
 };
-const single = { params: z.object({ id: z.string().min(1).max(64) }), query: z.object(options) };
-const bulk = { body: z.object({ ids: z.array(z.string().min(1).max(64)).min(1).max(100), ...options }) };
+/** Request schemas as validated (exported for the OpenAPI agreement test in services/gateway/test). */
+export const single = { params: z.object({ id: z.string().min(1).max(64) }), query: z.object(options) };
+export const bulk = { body: z.object({ ids: z.array(z.string().min(1).max(64)).min(1).max(100), ...options }) };
 
 type Options = { key: string; link_type: 'cdn' | 'object_storage'; delivery: 'display' | 'download'; expiry: string };
 type Made = { url: string; expires_at: string };

@@ -17,18 +17,20 @@ export interface AddonRouteDeps {
   addonUnavailable?: (addon: string) => Promise<string | undefined>;
 }
 
+const addonParams = z.object({ id: assetIdParam, addon: z.string().min(1).max(64) });
+/** Request schemas as validated (exported for the OpenAPI agreement test in services/gateway/test). */
+export const addonRunSchemas = { params: addonParams, body: z.object({ options: z.record(z.string(), z.unknown()).optional() }).optional() };
+export const addonReadSchemas = { params: addonParams };
+
 export function addonRoutes(deps: AddonRouteDeps): Router {
   const router = Router();
-  const params = z.object({ id: assetIdParam, addon: z.string().min(1).max(64) });
-  const run = { params, body: z.object({ options: z.record(z.string(), z.unknown()).optional() }).optional() };
-  router.post('/api/v1/assets/:id/addons/:addon', validate(run), async (req, res) => {
-    const { params: p } = parsed(run, req, res);
+  router.post('/api/v1/assets/:id/addons/:addon', validate(addonRunSchemas), async (req, res) => {
+    const { params: p } = parsed(addonRunSchemas, req, res);
     const job = await requestAddon(deps.transactions, principalOf(res), p.id, p.addon, (g) => deps.settings.get(String(g)), deps.addonUnavailable);
     res.status(202).json({ job_id: job.id, status: job.status });
   });
-  const read = { params };
-  router.get('/api/v1/assets/:id/addons/:addon', validate(read), async (req, res) => {
-    const { params: p } = parsed(read, req, res);
+  router.get('/api/v1/assets/:id/addons/:addon', validate(addonReadSchemas), async (req, res) => {
+    const { params: p } = parsed(addonReadSchemas, req, res);
     const asset = await findReadableAsset(deps.reader, principalOf(res), p.id);
     res.json(addonResultOf(asset, p.addon));
   });

@@ -8,19 +8,21 @@ import { PHASH_PATTERN } from '../domain/near-duplicates';
 
 export const assetIdParam = z.string().min(1).max(64);
 
+/** Request schemas as validated (exported for the OpenAPI agreement test in services/gateway/test). */
+export const assetDataSchemas = { params: z.object({ id: assetIdParam }) };
+export const similarSchemas = { params: assetDataSchemas.params, query: z.object({ max_distance: z.coerce.number().int().min(0).max(32).default(8) }) };
+
 /** Endpoint 11, Get Data: the record in any status (clients poll NOT_READY until OK). */
 export function assetDataRoutes(reader: AssetReader): Router {
   const router = Router();
-  const schemas = { params: z.object({ id: assetIdParam }) };
-  router.get('/api/v1/assets/:id/data', validate(schemas), async (req, res) => {
-    const { params } = parsed(schemas, req, res);
+  router.get('/api/v1/assets/:id/data', validate(assetDataSchemas), async (req, res) => {
+    const { params } = parsed(assetDataSchemas, req, res);
     res.json(await getAssetData(reader, principalOf(res), params.id));
   });
 
   // CONTRACT §14 near-duplicates: assets whose perceptual hash is within `max_distance` bits, nearest first.
-  const similar = { params: schemas.params, query: z.object({ max_distance: z.coerce.number().int().min(0).max(32).default(8) }) };
-  router.get('/api/v1/assets/:id/similar', validate(similar), async (req, res) => {
-    const { params, query } = parsed(similar, req, res);
+  router.get('/api/v1/assets/:id/similar', validate(similarSchemas), async (req, res) => {
+    const { params, query } = parsed(similarSchemas, req, res);
     const caller = principalOf(res);
     const asset = await findReadableAsset(reader, caller, params.id);
     const phash = typeof asset.metadata.phash === 'string' && PHASH_PATTERN.test(asset.metadata.phash) ? asset.metadata.phash : undefined;

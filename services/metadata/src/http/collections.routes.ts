@@ -21,6 +21,18 @@ const paging = z.object({
 });
 const params = z.object({ collection_id: z.string().min(1).max(64) });
 const idsBody = z.strictObject({ ids: z.array(z.string().min(1).max(64)).min(1).max(COLLECTION_MAX_ASSETS) });
+/** Request schemas as validated (exported for the OpenAPI agreement test in services/gateway/test). */
+export const collectionCreateSchemas = { body: z.strictObject({ name, shared: z.boolean().default(false) }) };
+export const collectionListSchemas = { query: paging };
+export const collectionOneSchemas = { params, query: paging };
+export const collectionPatchSchemas = {
+  params,
+  body: z.strictObject({ name: name.optional(), shared: z.boolean().optional() }).refine((b) => b.name !== undefined || b.shared !== undefined, {
+    message: 'name or shared is required',
+  }),
+};
+export const collectionDeleteSchemas = { params };
+export const collectionMembersSchemas = { params, body: idsBody };
 
 /**
  * Collections (CONTRACT §9): the caller's own and the group's shared ones. Changes need MANAGE_COLLECTIONS (checked
@@ -29,16 +41,14 @@ const idsBody = z.strictObject({ ids: z.array(z.string().min(1).max(64)).min(1).
 export function collectionRoutes(transactions: RunInTransaction): Router {
   const router = Router();
 
-  const create = { body: z.strictObject({ name, shared: z.boolean().default(false) }) };
-  router.post('/api/v1/collections', validate(create), async (req, res) => {
-    const { body } = parsed(create, req, res);
+  router.post('/api/v1/collections', validate(collectionCreateSchemas), async (req, res) => {
+    const { body } = parsed(collectionCreateSchemas, req, res);
     const c = await transactions((tx) => createCollection(tx, principalOf(res), body));
     res.status(201).json(toCollectionView(c));
   });
 
-  const list = { query: paging };
-  router.get('/api/v1/collections', validate(list), async (req, res) => {
-    const { query } = parsed(list, req, res);
+  router.get('/api/v1/collections', validate(collectionListSchemas), async (req, res) => {
+    const { query } = parsed(collectionListSchemas, req, res);
     const caller = principalOf(res);
     const { items, total } = await transactions(async (tx) => {
       await basketOf(tx, caller);
@@ -47,40 +57,31 @@ export function collectionRoutes(transactions: RunInTransaction): Router {
     res.json({ items: items.map(toCollectionView), page: query.page, page_size: query.page_size, total });
   });
 
-  const one = { params, query: paging };
-  router.get('/api/v1/collections/:collection_id', validate(one), async (req, res) => {
-    const { params: p, query } = parsed(one, req, res);
+  router.get('/api/v1/collections/:collection_id', validate(collectionOneSchemas), async (req, res) => {
+    const { params: p, query } = parsed(collectionOneSchemas, req, res);
     const { collection, items, total } = await transactions((tx) => collectionPage(tx, principalOf(res), p.collection_id, query.page, query.page_size));
     res.json({ ...toCollectionView(collection), items, page: query.page, page_size: query.page_size, total });
   });
 
-  const patch = {
-    params,
-    body: z.strictObject({ name: name.optional(), shared: z.boolean().optional() }).refine((b) => b.name !== undefined || b.shared !== undefined, {
-      message: 'name or shared is required',
-    }),
-  };
-  router.patch('/api/v1/collections/:collection_id', validate(patch), async (req, res) => {
-    const { params: p, body } = parsed(patch, req, res);
+  router.patch('/api/v1/collections/:collection_id', validate(collectionPatchSchemas), async (req, res) => {
+    const { params: p, body } = parsed(collectionPatchSchemas, req, res);
     const c = await transactions((tx) => updateCollection(tx, principalOf(res), p.collection_id, body));
     res.json(toCollectionView(c));
   });
 
-  const remove = { params };
-  router.delete('/api/v1/collections/:collection_id', validate(remove), async (req, res) => {
-    const { params: p } = parsed(remove, req, res);
+  router.delete('/api/v1/collections/:collection_id', validate(collectionDeleteSchemas), async (req, res) => {
+    const { params: p } = parsed(collectionDeleteSchemas, req, res);
     const c = await transactions((tx) => deleteCollection(tx, principalOf(res), p.collection_id));
     res.json({ collection_id: c.id, deleted: true });
   });
 
-  const members = { params, body: idsBody };
-  router.post('/api/v1/collections/:collection_id/assets', validate(members), async (req, res) => {
-    const { params: p, body } = parsed(members, req, res);
+  router.post('/api/v1/collections/:collection_id/assets', validate(collectionMembersSchemas), async (req, res) => {
+    const { params: p, body } = parsed(collectionMembersSchemas, req, res);
     const c = await transactions((tx) => addToCollection(tx, principalOf(res), p.collection_id, body.ids));
     res.json(toCollectionView(c));
   });
-  router.delete('/api/v1/collections/:collection_id/assets', validate(members), async (req, res) => {
-    const { params: p, body } = parsed(members, req, res);
+  router.delete('/api/v1/collections/:collection_id/assets', validate(collectionMembersSchemas), async (req, res) => {
+    const { params: p, body } = parsed(collectionMembersSchemas, req, res);
     const c = await transactions((tx) => removeFromCollection(tx, principalOf(res), p.collection_id, body.ids));
     res.json(toCollectionView(c));
   });

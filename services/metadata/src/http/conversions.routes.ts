@@ -17,14 +17,18 @@ export interface ConversionRouteDeps {
   idleTimeoutMs?: number;
 }
 
+/**
+ * Request schemas as validated (exported for the OpenAPI agreement test in services/gateway/test). The name is
+ * checked by the use case (409 before 400, CONTRACT §11), not by the schema.
+ */
+export const conversionSchemas = { params: z.object({ id: assetIdParam, name: z.string().max(256) }) };
+
 /** Endpoints 13 and 14: Add Conversion (multipart, one file in `file`) and Delete Conversion. */
 export function conversionRoutes(deps: ConversionRouteDeps): Router {
   const router = Router();
-  // The name is checked by the use case (409 before 400, CONTRACT §11), not by the schema.
-  const schemas = { params: z.object({ id: assetIdParam, name: z.string().max(256) }) };
 
-  router.post('/api/v1/assets/:id/content/:name', validate(schemas), async (req, res) => {
-    const { params } = parsed(schemas, req, res);
+  router.post('/api/v1/assets/:id/content/:name', validate(conversionSchemas), async (req, res) => {
+    const { params } = parsed(conversionSchemas, req, res);
     const caller = principalOf(res);
     checkConversionName(params.name);
     const asset = await assetForNewConversion(deps.transactions, caller, params.id);
@@ -76,8 +80,8 @@ export function conversionRoutes(deps: ConversionRouteDeps): Router {
     }
   });
 
-  router.delete('/api/v1/assets/:id/content/:name', validate(schemas), async (req, res) => {
-    const { params } = parsed(schemas, req, res);
+  router.delete('/api/v1/assets/:id/content/:name', validate(conversionSchemas), async (req, res) => {
+    const { params } = parsed(conversionSchemas, req, res);
     res.json(await deleteCustomConversion(deps.transactions, principalOf(res), params.id, params.name));
   });
   return router;

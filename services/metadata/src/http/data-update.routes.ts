@@ -6,15 +6,17 @@ import type { RunInTransaction } from '../domain/ports';
 import { parseUpdateData, updateData } from '../domain/update-data.use-case';
 import { assetIdParam } from './asset-data.routes';
 
+/** Request params and query as validated; the body is `parseUpdateData`'s (exported for the OpenAPI agreement test in services/gateway/test). */
+export const dataUpdateSchemas = {
+  params: z.object({ id: assetIdParam }),
+  query: z.object({ async: z.enum(['0', '1']).default('0') }),
+};
+
 /** Endpoint 12, Update Data: 200 with the asset when applied now, 202 when queued (another update in flight, or `async=1`). */
 export function dataUpdateRoutes(transactions: RunInTransaction): Router {
   const router = Router();
-  const schemas = {
-    params: z.object({ id: assetIdParam }),
-    query: z.object({ async: z.enum(['0', '1']).default('0') }),
-  };
-  router.post('/api/v1/assets/:id/data/update', validate(schemas), async (req, res) => {
-    const { params, query } = parsed(schemas, req, res);
+  router.post('/api/v1/assets/:id/data/update', validate(dataUpdateSchemas), async (req, res) => {
+    const { params, query } = parsed(dataUpdateSchemas, req, res);
     const change = parseUpdateData(req.body);
     const result = await updateData(transactions, principalOf(res), params.id, change, query.async === '1');
     if ('applied' in result) res.status(200).json(result.applied);

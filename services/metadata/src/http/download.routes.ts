@@ -22,10 +22,6 @@ export type TransformCall = (req: { source_key: string; cache_key: string; param
 
 export function downloadRoutes(reader: AssetReader, storage: Storage, logger: Logger, transforms?: TransformCall): Router {
   const router = Router();
-  const schemas = {
-    params: z.object({ id: assetIdParam, key: z.string().min(1).max(64) }),
-    query: z.object({ delivery: z.enum(['download', 'display']).default('download') }),
-  };
   const send = async (req: Request, res: Response, params: { id: string; key: string }, delivery: 'download' | 'display', resolved?: DownloadTarget) => {
     const target = resolved ?? (await resolveDownload(reader, principalOf(res), params.id, params.key));
     let { size, etag } = target;
@@ -69,8 +65,8 @@ export function downloadRoutes(reader: AssetReader, storage: Storage, logger: Lo
     }
   };
 
-  router.get('/api/v1/assets/:id/content/:key/download', validate(schemas), async (req, res) => {
-    const { params, query } = parsed(schemas, req, res);
+  router.get('/api/v1/assets/:id/content/:key/download', validate(downloadSchemas), async (req, res) => {
+    const { params, query } = parsed(downloadSchemas, req, res);
     await send(req, res, params, query.delivery);
   });
 
@@ -102,12 +98,8 @@ export function downloadRoutes(reader: AssetReader, storage: Storage, logger: Lo
 
   // Endpoint 15, Get Conversion: the bytes of one conversion (or `original`), shown inline unless asked
   // otherwise. Multi-file conversions are served below their key instead (CONTRACT §5).
-  const conversion = {
-    params: z.object({ id: assetIdParam, key: z.string().min(1).max(64) }),
-    query: z.object({ delivery: z.enum(['download', 'display']).default('display'), ...transformQuery.shape }),
-  };
-  router.get('/api/v1/assets/:id/conversions/:key', validate(conversion), async (req, res) => {
-    const { params, query } = parsed(conversion, req, res);
+  router.get('/api/v1/assets/:id/conversions/:key', validate(getConversionSchemas), async (req, res) => {
+    const { params, query } = parsed(getConversionSchemas, req, res);
     if (MULTI_FILE_KEYS.has(params.key)) {
       throw badRequest('MULTI_FILE_CONVERSION', `"${params.key}" is a multi-file conversion: read it below /content/${params.key}/`);
     }
@@ -156,6 +148,16 @@ const transformQuery = z.object({
   format: z.enum(['jpeg', 'png', 'webp', 'avif', 'auto']).optional(),
   q: z.coerce.number().int().min(1).max(100).optional(),
 });
+
+/** Request schemas as validated (exported for the OpenAPI agreement test in services/gateway/test). */
+export const downloadSchemas = {
+  params: z.object({ id: assetIdParam, key: z.string().min(1).max(64) }),
+  query: z.object({ delivery: z.enum(['download', 'display']).default('download') }),
+};
+export const getConversionSchemas = {
+  params: z.object({ id: assetIdParam, key: z.string().min(1).max(64) }),
+  query: z.object({ delivery: z.enum(['download', 'display']).default('display'), ...transformQuery.shape }),
+};
 
 /** `auto` follows `Accept` (AVIF, then WebP, else JPEG); no format keeps the source's where it can. */
 function resolveFormat(asked: string | undefined, sourceType: string, accept: string | undefined): TransformParams['format'] {

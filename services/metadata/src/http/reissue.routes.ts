@@ -11,6 +11,8 @@ export const REISSUE_MAX_RANGE_MS = 7 * 24 * 60 * 60 * 1000;
 /** ISO 8601: a date and time with its offset, or a date alone (midnight UTC). */
 const isoDate = z.union([z.iso.datetime({ offset: true }), z.iso.date()]);
 const body = z.object({ start_date: isoDate, end_date: isoDate });
+/** Request schemas as validated (exported for the OpenAPI agreement test in services/gateway/test). */
+export const reissueSchemas = { body };
 
 /**
  * Reissue callbacks (spec endpoint 18): an API key of role ASSET_ADMIN only (the gateway checks the token, this
@@ -19,11 +21,10 @@ const body = z.object({ start_date: isoDate, end_date: isoDate });
  */
 export function reissueRoutes(transactions: RunInTransaction): Router {
   const router = Router();
-  const schemas = { body };
-  router.post('/api/v1/callbacks/reissue', validate(schemas), async (req, res) => {
+  router.post('/api/v1/callbacks/reissue', validate(reissueSchemas), async (req, res) => {
     const caller = principalOf(res);
     if (!hasPermission(caller, PERMISSION.REISSUE_CALLBACKS)) throw forbidden('Only an API key of role ASSET_ADMIN reissues callbacks', 'ASSET_ADMIN_KEY_REQUIRED');
-    const { body: b } = parsed(schemas, req, res);
+    const { body: b } = parsed(reissueSchemas, req, res);
     const from = new Date(b.start_date);
     const to = new Date(b.end_date);
     if (to.getTime() <= from.getTime()) throw validationFailed([{ path: 'end_date', message: 'must be after start_date' }]);

@@ -17,6 +17,17 @@ const body = z.object({
   service_properties: z.record(z.string().min(1).max(500), serviceProperty).default({}),
 });
 
+/** Request schemas as validated (exported for the OpenAPI agreement test in services/gateway/test). */
+export const schemaCreateSchemas = { body };
+export const schemaListSchemas = {
+  query: z.object({
+    page: z.coerce.number().int().min(1).default(1),
+    page_size: z.coerce.number().int().min(1).max(100).default(25),
+  }),
+};
+export const schemaOneSchemas = { params: z.object({ schema_id: z.coerce.number().int().nonnegative().max(2 ** 31 - 1) }) };
+export const schemaUpdateSchemas = { params: schemaOneSchemas.params, body };
+
 /** CONTRACT §5 schemas: create, list, get, update (MANAGE_SCHEMAS is checked at the gateway); schema 0 is built in. */
 export function schemaRoutes(transactions: RunInTransaction): Router {
   const router = Router();
@@ -26,9 +37,8 @@ export function schemaRoutes(transactions: RunInTransaction): Router {
     return { name: b.name, schema: b.schema, serviceProperties: b.service_properties };
   };
 
-  const create = { body };
-  router.post('/api/v1/schemas', validate(create), async (req, res) => {
-    const { body: b } = parsed(create, req, res);
+  router.post('/api/v1/schemas', validate(schemaCreateSchemas), async (req, res) => {
+    const { body: b } = parsed(schemaCreateSchemas, req, res);
     const caller = principalOf(res);
     const s = await transactions(async (tx) => {
       const created = await tx.schemas.create(caller.group_id, checked(b));
@@ -38,14 +48,8 @@ export function schemaRoutes(transactions: RunInTransaction): Router {
     res.status(201).json(toSchemaView(s));
   });
 
-  const list = {
-    query: z.object({
-      page: z.coerce.number().int().min(1).default(1),
-      page_size: z.coerce.number().int().min(1).max(100).default(25),
-    }),
-  };
-  router.get('/api/v1/schemas', validate(list), async (req, res) => {
-    const { query } = parsed(list, req, res);
+  router.get('/api/v1/schemas', validate(schemaListSchemas), async (req, res) => {
+    const { query } = parsed(schemaListSchemas, req, res);
     const groupId = principalOf(res).group_id;
     // Schema 0 is the first item of page 1; stored schemas follow it, so every page has the size asked for.
     const start = (query.page - 1) * query.page_size;
@@ -57,18 +61,16 @@ export function schemaRoutes(transactions: RunInTransaction): Router {
     res.json({ items: items.map(toSchemaView), page: query.page, page_size: query.page_size, total: total + 1 });
   });
 
-  const one = { params: z.object({ schema_id: z.coerce.number().int().nonnegative().max(2 ** 31 - 1) }) };
-  router.get('/api/v1/schemas/:schema_id', validate(one), async (req, res) => {
-    const { params } = parsed(one, req, res);
+  router.get('/api/v1/schemas/:schema_id', validate(schemaOneSchemas), async (req, res) => {
+    const { params } = parsed(schemaOneSchemas, req, res);
     const groupId = principalOf(res).group_id;
     const s = params.schema_id === 0 ? defaultSchema(groupId) : await transactions((tx) => tx.schemas.find(groupId, params.schema_id));
     if (!s) throw schemaNotFound();
     res.json(toSchemaView(s));
   });
 
-  const update = { params: one.params, body };
-  router.put('/api/v1/schemas/:schema_id', validate(update), async (req, res) => {
-    const { params, body: b } = parsed(update, req, res);
+  router.put('/api/v1/schemas/:schema_id', validate(schemaUpdateSchemas), async (req, res) => {
+    const { params, body: b } = parsed(schemaUpdateSchemas, req, res);
     if (params.schema_id === 0) throw forbidden('Schema 0 is the built-in default and cannot be changed', 'SCHEMA_READ_ONLY');
     const groupId = principalOf(res).group_id;
     // Assets already valid under the old version stay as they are; their next update is checked against this one.

@@ -8,6 +8,12 @@ import { deleteAsset, requestBulkDelete, requestPurge, undeleteAsset, type BulkD
 import { assetIdParam } from './asset-data.routes';
 
 const keysBody = z.object({ keys: z.array(z.string().min(1).max(100)).min(1).max(100) });
+// ISO 8601: a time with its offset, or a bare date (midnight UTC).
+const instant = z.union([z.iso.datetime({ offset: true }), z.iso.date()]);
+/** Request schemas as validated (exported for the OpenAPI agreement test in services/gateway/test). */
+export const bulkDeleteSchemas = { body: z.object({ start_time: instant, end_time: instant }) };
+/** Delete and Undelete. */
+export const keysSchemas = { params: z.object({ id: assetIdParam }), body: keysBody };
 
 /** `bulk_delete` of the group's settings (CONTRACT §3), with the spec's defaults. */
 const bulkDeleteSettings = z.object({
@@ -34,12 +40,9 @@ export function trashRoutes(deps: TrashRouteDeps): Router {
     return { maxAssets: b.max_assets, maxRangeDays: b.max_range_days };
   };
 
-  // ISO 8601: a time with its offset, or a bare date (midnight UTC).
-  const instant = z.union([z.iso.datetime({ offset: true }), z.iso.date()]);
-  const bulk = { body: z.object({ start_time: instant, end_time: instant }) };
   // Before `/:id/delete`, which would take "bulk" for an asset id.
-  router.post('/api/v1/assets/bulk/delete', validate(bulk), async (req, res) => {
-    const { body } = parsed(bulk, req, res);
+  router.post('/api/v1/assets/bulk/delete', validate(bulkDeleteSchemas), async (req, res) => {
+    const { body } = parsed(bulkDeleteSchemas, req, res);
     const caller = principalOf(res);
     const accepted = await requestBulkDelete(deps.transactions, caller, { from: new Date(body.start_time), to: new Date(body.end_time) }, await limitsOf(caller.group_id));
     res.status(200).json(accepted);
@@ -50,14 +53,13 @@ export function trashRoutes(deps: TrashRouteDeps): Router {
     res.status(202).json({ job_id: job.id, status: job.status });
   });
 
-  const one = { params: z.object({ id: assetIdParam }), body: keysBody };
-  router.post('/api/v1/assets/trash/:id/undelete', validate(one), async (req, res) => {
-    const { params, body } = parsed(one, req, res);
+  router.post('/api/v1/assets/trash/:id/undelete', validate(keysSchemas), async (req, res) => {
+    const { params, body } = parsed(keysSchemas, req, res);
     res.json(await undeleteAsset(deps.transactions, principalOf(res), params.id, body.keys));
   });
 
-  router.post('/api/v1/assets/:id/delete', validate(one), async (req, res) => {
-    const { params, body } = parsed(one, req, res);
+  router.post('/api/v1/assets/:id/delete', validate(keysSchemas), async (req, res) => {
+    const { params, body } = parsed(keysSchemas, req, res);
     res.json(await deleteAsset(deps.transactions, principalOf(res), params.id, body.keys));
   });
   return router;

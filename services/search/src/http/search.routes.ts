@@ -88,6 +88,12 @@ async function facetCounts(pool: Pool, asked: string[], sql: string, params: unk
   return facets;
 }
 
+/** Request schemas as validated (exported for the OpenAPI agreement test in services/gateway/test). */
+export const searchBodySchemas = { body: searchRequest };
+export const searchPageSchemas = {
+  params: z.object({ search_result_id: z.string().regex(/^[0-9a-f]{32}$/, 'must be a search result id'), page: z.coerce.number().int().min(1).max(RESULT_CAP) }),
+};
+
 /**
  * Search (spec endpoint 19, CONTRACT §8) over the read model: the first page at once, the set stored for paging.
  * CREATOR callers see their own assets only; `trashed` is for administrators.
@@ -134,9 +140,8 @@ export function searchRoutes(deps: SearchRouteDeps): Router {
     res.json(first);
   };
 
-  const pageSchemas = { params: z.object({ search_result_id: z.string().regex(/^[0-9a-f]{32}$/, 'must be a search result id'), page: z.coerce.number().int().min(1).max(RESULT_CAP) }) };
   const page = async (req: Request, res: Response) => {
-    const { params } = parsed(pageSchemas, req, res);
+    const { params } = parsed(searchPageSchemas, req, res);
     const p = principalOf(res);
     const found = await pool.query<ResultSetRow>(
       `SELECT id, ids, scores, capped, page_size, extended, facets FROM result_sets
@@ -156,14 +161,13 @@ export function searchRoutes(deps: SearchRouteDeps): Router {
     res.setHeader('Link', `<${successor}>; rel="successor-version"`);
   };
 
-  const bodySchemas = { body: searchRequest };
-  router.post('/api/v1/assets/search', validate(bodySchemas), async (req, res) => run(res, parsed(bodySchemas, req, res).body));
-  router.post('/api/v1/search', validate(bodySchemas), async (req, res) => {
+  router.post('/api/v1/assets/search', validate(searchBodySchemas), async (req, res) => run(res, parsed(searchBodySchemas, req, res).body));
+  router.post('/api/v1/search', validate(searchBodySchemas), async (req, res) => {
     deprecated('/api/v1/assets/search')(res);
-    await run(res, parsed(bodySchemas, req, res).body);
+    await run(res, parsed(searchBodySchemas, req, res).body);
   });
-  router.get('/api/v1/assets/search/:search_result_id/:page', validate(pageSchemas), page);
-  router.get('/api/v1/search/:search_result_id/:page', validate(pageSchemas), async (req, res) => {
+  router.get('/api/v1/assets/search/:search_result_id/:page', validate(searchPageSchemas), page);
+  router.get('/api/v1/search/:search_result_id/:page', validate(searchPageSchemas), async (req, res) => {
     deprecated(`/api/v1/assets/search/${String(req.params.search_result_id)}/${String(req.params.page)}`)(res);
     await page(req, res);
   });
