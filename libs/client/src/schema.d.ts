@@ -219,6 +219,64 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/uploads/tus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a resumable upload (tus creation, creation-with-upload; CREATE_ASSET)
+         * @description `Upload-Metadata` carries `filename`, `filetype` and optionally `custom_metadata` (Upload Asset's field,
+         *     a JSON string), each value base64 as tus defines. With a body (`Content-Type:
+         *     application/offset+octet-stream`) the first bytes are stored at once; if they are all of them the asset
+         *     is made and `X-Asset-Id` answers here. The upload is visible only to the user who created it and expires
+         *     `TUS_EXPIRY_MS` (24 h) after its creation (`Upload-Expires`), leaving no bytes behind. An upload created
+         *     with `?uploadkey=` gets a `Location` that carries it.
+         */
+        post: operations["tusCreate"];
+        delete?: never;
+        /**
+         * Resumable uploads: what the tus server supports (tus 1.0.0, CONTRACT §12)
+         * @description No credentials (also the browsers' CORS preflight). `Tus-Extension` lists `creation`,
+         *     `creation-with-upload`, `creation-defer-length`, `termination`, `expiration` and `checksum`;
+         *     `Tus-Checksum-Algorithm` is `md5,sha1`; `Tus-Max-Size` is `MAX_UPLOAD_BYTES`.
+         */
+        options: operations["tusDiscover"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/uploads/tus/{upload_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                upload_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Abandon an upload (tus termination); its bytes are removed */
+        delete: operations["tusTerminate"];
+        /** CORS preflight of an upload's URL (as OPTIONS of the endpoint) */
+        options: operations["tusDiscoverUpload"];
+        /** How much of an upload the server has (resume from `Upload-Offset`) */
+        head: operations["tusOffset"];
+        /**
+         * Append bytes at `Upload-Offset`; the last byte makes the asset (`X-Asset-Id`)
+         * @description With `Upload-Checksum: <md5|sha1> <base64 digest>` the chunk is stored only when it matches (460
+         *     otherwise, the offset unchanged). When the upload is complete the asset is made exactly as Upload Asset
+         *     makes it (same checks, statuses and events); if that fails, the upload is removed and the error answered.
+         */
+        patch: operations["tusAppend"];
+        trace?: never;
+    };
     "/api/v1/assets/new/content/original/external": {
         parameters: {
             query?: never;
@@ -2141,6 +2199,60 @@ export interface components {
         };
     };
     responses: {
+        /** @description `INVALID_TUS_REQUEST` (a missing or malformed tus header), `INVALID_UPLOAD_METADATA`, `INVALID_CUSTOM_METADATA`, `UNSUPPORTED_CHECKSUM_ALGORITHM`, or Upload Asset's errors about the finished file (`VALIDATION_FAILED` of custom metadata). */
+        TusBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `UPLOAD_NOT_FOUND`: no such upload, another user's, finished or terminated. */
+        TusNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `UPLOAD_EXPIRED`: older than `TUS_EXPIRY_MS`; its bytes are swept. */
+        TusGone: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `TUS_RESUMABLE_REQUIRED`: no `Tus-Resumable: 1.0.0` header. */
+        TusVersionRequired: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `CHECKSUM_MISMATCH`: the body does not match `Upload-Checksum`; nothing of it was stored. */
+        TusChecksumMismatch: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `UPLOAD_STORE_UNAVAILABLE`, `METADATA_UNAVAILABLE` or `UPLOAD_JOURNAL_UNAVAILABLE`: retry later. */
+        TusUnavailable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description `VALIDATION_FAILED` (with `details`), `INVALID_JSON` or another code for a malformed request. */
         BadRequest: {
             headers: {
@@ -2164,7 +2276,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Missing or invalid credentials: `UNAUTHENTICATED`, `INVALID_TOKEN`, `TOKEN_EXPIRED`, `TOKEN_REVOKED` (a password change or disabling ends older tokens, within the edges' status cache) or `INVALID_API_KEY`. */
+        /** @description Missing or invalid credentials: `UNAUTHENTICATED`, `INVALID_TOKEN`, `TOKEN_EXPIRED`, `TOKEN_REVOKED` (a password change or disabling ends older tokens, within the edges' status cache) `INVALID_API_KEY`, `INVALID_UPLOAD_KEY` or `UPLOAD_KEY_NOT_ACCEPTED` (an upload key anywhere but Upload Asset and tus). */
         Unauthorized: {
             headers: {
                 [name: string]: unknown;
@@ -2223,6 +2335,13 @@ export interface components {
         };
     };
     parameters: {
+        /** @description Must be `1.0.0` (412 `TUS_RESUMABLE_REQUIRED` otherwise). */
+        TusResumable: "1.0.0";
+        /**
+         * @description `<algorithm> <base64 digest>` of this request's body, algorithm `md5` or `sha1` (400 `UNSUPPORTED_CHECKSUM_ALGORITHM` for others).
+         * @example sha1 Kq5sNclPz7QV2+lfQIuc6R7oRu0=
+         */
+        UploadChecksum: string;
         /** @description Runs the POST once per group, user and key; repeats get the first answer (see the description above). */
         IdempotencyKey: string;
         /**
@@ -2235,6 +2354,10 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /** @description The tus protocol version of every answer but OPTIONS. */
+        TusResumable: "1.0.0";
+        /** @description The asset made from the upload, on the answer that received its last byte. */
+        XAssetId: string;
         /** @description Seconds to wait before retrying (at least 1). */
         RetryAfter: number;
         /** @description The caller's budget in requests per minute (gateway). */
@@ -3063,6 +3186,223 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+        };
+    };
+    tusCreate: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Runs the POST once per group, user and key; repeats get the first answer (see the description above). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Must be `1.0.0` (412 `TUS_RESUMABLE_REQUIRED` otherwise). */
+                "Tus-Resumable": components["parameters"]["TusResumable"];
+                "Upload-Length": number;
+                /** @example filename cGhvdG8uanBn,filetype aW1hZ2UvanBlZw== */
+                "Upload-Metadata"?: string;
+                /**
+                 * @description `<algorithm> <base64 digest>` of this request's body, algorithm `md5` or `sha1` (400 `UNSUPPORTED_CHECKSUM_ALGORITHM` for others).
+                 * @example sha1 Kq5sNclPz7QV2+lfQIuc6R7oRu0=
+                 */
+                "Upload-Checksum"?: components["parameters"]["UploadChecksum"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/offset+octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description Created; `Location` is the upload's URL. */
+            201: {
+                headers: {
+                    Location?: string;
+                    "Tus-Resumable": components["headers"]["TusResumable"];
+                    "Upload-Offset"?: number;
+                    "Upload-Expires"?: string;
+                    "X-Asset-Id": components["headers"]["XAssetId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["TusBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            412: components["responses"]["TusVersionRequired"];
+            /** @description `UPLOAD_TOO_LARGE`: `Upload-Length` over `MAX_UPLOAD_BYTES`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            460: components["responses"]["TusChecksumMismatch"];
+            503: components["responses"]["TusUnavailable"];
+        };
+    };
+    tusDiscover: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The server's capabilities. */
+            204: {
+                headers: {
+                    "Tus-Resumable": components["headers"]["TusResumable"];
+                    "Tus-Version"?: "1.0.0";
+                    "Tus-Extension"?: string;
+                    "Tus-Max-Size"?: number;
+                    "Tus-Checksum-Algorithm"?: "md5,sha1";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    tusTerminate: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Must be `1.0.0` (412 `TUS_RESUMABLE_REQUIRED` otherwise). */
+                "Tus-Resumable": components["parameters"]["TusResumable"];
+            };
+            path: {
+                upload_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    "Tus-Resumable": components["headers"]["TusResumable"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["TusNotFound"];
+        };
+    };
+    tusDiscoverUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                upload_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The server's capabilities. */
+            204: {
+                headers: {
+                    "Tus-Version"?: "1.0.0";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    tusOffset: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Must be `1.0.0` (412 `TUS_RESUMABLE_REQUIRED` otherwise). */
+                "Tus-Resumable": components["parameters"]["TusResumable"];
+            };
+            path: {
+                upload_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The upload's state (`Cache-Control: no-store`). */
+            200: {
+                headers: {
+                    "Upload-Offset"?: number;
+                    "Upload-Length"?: number;
+                    "Upload-Metadata"?: string;
+                    "Tus-Resumable": components["headers"]["TusResumable"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["TusNotFound"];
+            410: components["responses"]["TusGone"];
+        };
+    };
+    tusAppend: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Must be `1.0.0` (412 `TUS_RESUMABLE_REQUIRED` otherwise). */
+                "Tus-Resumable": components["parameters"]["TusResumable"];
+                "Upload-Offset": number;
+                /**
+                 * @description `<algorithm> <base64 digest>` of this request's body, algorithm `md5` or `sha1` (400 `UNSUPPORTED_CHECKSUM_ALGORITHM` for others).
+                 * @example sha1 Kq5sNclPz7QV2+lfQIuc6R7oRu0=
+                 */
+                "Upload-Checksum"?: components["parameters"]["UploadChecksum"];
+            };
+            path: {
+                upload_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/offset+octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description Stored; the new offset. */
+            204: {
+                headers: {
+                    "Upload-Offset"?: number;
+                    "Upload-Expires"?: string;
+                    "Tus-Resumable": components["headers"]["TusResumable"];
+                    "X-Asset-Id": components["headers"]["XAssetId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["TusBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["TusNotFound"];
+            /** @description `UPLOAD_OFFSET_MISMATCH`: `Upload-Offset` is not where the upload stands (ask with HEAD). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["TusGone"];
+            412: components["responses"]["TusVersionRequired"];
+            /** @description `UPLOAD_TOO_LARGE`: more bytes than `Upload-Length`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            460: components["responses"]["TusChecksumMismatch"];
+            503: components["responses"]["TusUnavailable"];
         };
     };
     ingestFromUri: {

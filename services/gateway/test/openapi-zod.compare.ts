@@ -79,6 +79,8 @@ function own(node: Json): Shape {
     shape.enum = node.enum.filter((v: unknown) => v !== null);
   }
   if (shape.enum && !shape.types) shape.types = new Set(shape.enum.map((v) => (Number.isInteger(v) ? 'integer' : typeof v)));
+  // An enum of whole numbers is of integers, whatever its `type` says (zod writes `number` for numeric literals).
+  if (shape.enum?.every((v) => Number.isInteger(v)) && shape.types?.has('number')) shape.types = new Set([...shape.types].map((t) => (t === 'number' ? 'integer' : t)));
   if (typeof node.format === 'string') shape.formats.add(node.format);
   // A format's own pattern (zod writes one for email, date-time, date) says nothing the format does not.
   if (typeof node.pattern === 'string' && node.format === undefined) shape.pattern = node.pattern;

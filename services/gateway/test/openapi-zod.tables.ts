@@ -5,6 +5,7 @@ import { createSchemas as apiKeyCreate, deleteSchemas as apiKeyDelete, listSchem
 import { createSchemas as groupCreate } from '../../auth/src/routes/groups.routes';
 import { loginSchemas } from '../../auth/src/routes/login.routes';
 import { pageQuery, userIdParams } from '../../auth/src/routes/schemas';
+import { accessIdSchemas, createSchemas as userCreate, patchSchemas as userPatch, preferencesSchemas } from '../../auth/src/routes/users.routes';
 import { patchSchemas as settingsPatch } from '../../auth/src/routes/settings.routes';
 import { usageSchemas } from '../../auth/src/routes/usage.routes';
 import { bulk as linksBulk, single as linkSingle } from '../../link-signing/src/http/links.routes';
@@ -30,6 +31,7 @@ import { reissueSchemas } from '../../metadata/src/http/reissue.routes';
 import { schemaCreateSchemas, schemaListSchemas, schemaOneSchemas, schemaUpdateSchemas } from '../../metadata/src/http/schemas.routes';
 import { bulkDeleteSchemas, keysSchemas } from '../../metadata/src/http/trash.routes';
 import { searchBodySchemas, searchPageSchemas } from '../../search/src/http/search.routes';
+import { ingestSchemas } from '../../upload/src/http/upload.routes';
 import { deliverySchemas } from '../../webhook/src/http/deliveries.routes';
 import * as r from './openapi-responses.schemas';
 
@@ -58,8 +60,13 @@ export const REQUESTS: Record<string, RouteEntry> = {
   'PATCH /api/v1/settings': { route: '/api/v1/settings', schemas: settingsPatch },
   'GET /api/v1/usage/{metric}': { route: '/api/v1/usage/:metric', schemas: usageSchemas },
   // users.routes.ts passes these shared objects of ./schemas to validate() as they are ({ query: pageQuery },
-  // { params: userIdParams }); its other schemas are not exported (see USERS_PENDING below).
+  // { params: userIdParams }).
   'GET /api/v1/users': { route: '/api/v1/users', schemas: { query: pageQuery } },
+  'POST /api/v1/users': { route: '/api/v1/users', schemas: userCreate },
+  'PATCH /api/v1/users/{user_id}': { route: '/api/v1/users/:user_id', schemas: userPatch },
+  'PATCH /api/v1/users/me/preferences': { route: '/api/v1/users/me/preferences', schemas: preferencesSchemas },
+  'POST /api/v1/users/{user_id}/access_id': { route: '/api/v1/users/:user_id/access_id', schemas: accessIdSchemas },
+  'POST /api/v1/assets/new/content/original/external': { route: '/api/v1/assets/new/content/original/external', schemas: ingestSchemas },
   'GET /api/v1/users/{user_id}': { route: '/api/v1/users/:user_id', schemas: { params: userIdParams } },
   'DELETE /api/v1/users/{user_id}': { route: '/api/v1/users/:user_id', schemas: { params: userIdParams } },
 
@@ -113,15 +120,7 @@ export const REQUESTS: Record<string, RouteEntry> = {
  * Routes owned by files this change may not touch, whose zod schemas are module-private: what export would let
  * them join REQUESTS.
  */
-const USERS_PENDING = 'zod-validated in services/auth/src/routes/users.routes.ts, schema not exported yet';
-export const PENDING_EXPORT: Record<string, string> = {
-  'POST /api/v1/users': `${USERS_PENDING} (createSchemas)`,
-  'PATCH /api/v1/users/{user_id}': `${USERS_PENDING} (patchSchemas)`,
-  'PATCH /api/v1/users/me/preferences': `${USERS_PENDING} (preferencesSchemas)`,
-  'POST /api/v1/users/me/access_id': `${USERS_PENDING} (accessIdSchemas)`,
-  'POST /api/v1/users/{user_id}/access_id': `${USERS_PENDING} (accessIdSchemas)`,
-  'POST /api/v1/assets/new/content/original/external': 'zod-validated in services/upload/src/http/upload.routes.ts (ingestRoutes, `schemas`), not exported yet',
-};
+export const PENDING_EXPORT: Record<string, string> = {};
 
 /** Documented operations whose handler validates nothing with zod, and why. */
 export const NO_ZOD: Record<string, string> = {
@@ -129,10 +128,14 @@ export const NO_ZOD: Record<string, string> = {
   'POST /api/v1/auth/validate': 'as the GET form; any body is ignored',
   'GET /api/v1/users/me': 'no input',
   'POST /api/v1/users/me/uploadkey': 'no input',
+  'POST /api/v1/users/me/access_id': 'no input',
   'GET /api/v1/settings': 'no input',
   'DELETE /api/v1/assets/trash/purge': 'no input; the optional text/plain body of the specification is ignored',
   'GET /api/v1/assets/{asset_id}/content/{key}/{file_path}': 'the path is checked by hand (asset id, folder key, file segments)',
   'POST /api/v1/assets/new/content/original/upload': 'multipart, streamed to storage; custom_metadata is parsed with customMetadataSchema from its JSON string',
+  'POST /api/v1/uploads/tus': 'tus protocol (@tus/server checks its headers); Upload-Metadata custom_metadata is parsed as Upload Asset\'s field',
+  'PATCH /api/v1/uploads/tus/{upload_id}': 'tus protocol; the body is bytes',
+  'DELETE /api/v1/uploads/tus/{upload_id}': 'tus protocol',
   'POST /api/v1/assets/{asset_id}/content/original/replace': 'multipart, as upload',
   'GET /api/v1/files/content/{asset_id}': 'the edge checks the signed query by hand: every parameter is signed, any change is 403',
   'GET /api/v1/files/content/{asset_id}/{file_path}': 'as the link itself',

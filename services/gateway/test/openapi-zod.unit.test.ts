@@ -19,6 +19,7 @@ const ACCEPTED: Record<string, string> = {
   'GET /api/v1/usage/{metric} path.metric enum': 'unknown metrics answer 404 METRIC_NOT_FOUND',
   // Rules zod checks with a refinement, which its JSON Schema cannot carry.
   'PATCH /api/v1/collections/{collection_id} body minProperties': 'refine: name or shared is required',
+  'PATCH /api/v1/users/{user_id} body minProperties': 'refine: one of role_id, disabled, password is required',
   'PATCH /api/v1/settings body.conversions.custom maxProperties': 'refine: at most 50 custom conversions',
   'PATCH /api/v1/settings body.webhooks.urls[] format': 'refine: URL.canParse and an http(s) scheme',
   // zod takes a string or any number; resolveExpiry then passes only 1-12 digits or MAX (400 otherwise): the

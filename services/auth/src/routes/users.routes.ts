@@ -1,6 +1,6 @@
-import { Router } from 'express';
+import { Router, type Response } from 'express';
 import { z } from 'zod';
-import { PERMISSION, principalOf, requireAny, isRoleId } from '@dam/auth-tokens';
+import { PERMISSION, principalOf, requireAny } from '@dam/auth-tokens';
 import { conflict, notFound, payloadTooLarge } from '@dam/errors';
 import { parsed, validate } from '@dam/http';
 import type { Pool } from '@dam/db';
@@ -10,20 +10,20 @@ import { hashPassword } from '../domain/passwords';
 import { PREFERENCES_MAX_BYTES, normalizeEmail, toUserView } from '../domain/users';
 import { email, userIdParams, pageQuery, password, personName } from './schemas';
 
-const roleId = z.number().int().refine(isRoleId, { message: 'must be 1 (ADMIN), 2 (MANAGER), 3 (USER) or 4 (CREATOR)' });
-const createSchemas = {
+const roleId = z.literal([1, 2, 3, 4], { error: 'must be 1 (ADMIN), 2 (MANAGER), 3 (USER) or 4 (CREATOR)' });
+export const createSchemas = {
   body: z.object({ email, password, first_name: personName.default(''), last_name: personName.default(''), role_id: roleId }),
 };
 const listSchemas = { query: pageQuery };
 const oneSchemas = { params: userIdParams };
-const patchSchemas = {
+export const patchSchemas = {
   params: userIdParams,
   body: z
     .strictObject({ role_id: roleId.optional(), disabled: z.boolean().optional(), password: password.optional() })
     .refine((b) => Object.keys(b).length > 0, { message: 'send at least one of role_id, disabled, password' }),
 };
-const accessIdSchemas = { params: z.object({ user_id: z.coerce.number().int().positive().optional() }) };
-const preferencesSchemas = { body: z.record(z.string(), z.unknown()) };
+export const accessIdSchemas = { params: userIdParams };
+export const preferencesSchemas = { body: z.record(z.string(), z.unknown()) };
 
 const userNotFound = () => notFound('USER_NOT_FOUND', 'User not found');
 
@@ -55,15 +55,15 @@ export function userRoutes(pool: Pool): Router {
 
   // A new accessID for signed links (CONTRACT §7): every link signed under the old one answers 403 at once.
   // Yourself, or any user of the group with MANAGE_USERS.
-  router.post(['/api/v1/users/me/access_id', '/api/v1/users/:user_id/access_id'], validate(accessIdSchemas), async (req, res) => {
+  const rotateAccessId = async (res: Response, userId: number) => {
     const p = principalOf(res);
-    const { params } = parsed(accessIdSchemas, req, res);
-    const userId = params.user_id ?? p.user_id;
     if (userId !== p.user_id) requireAny(p, [PERMISSION.MANAGE_USERS]);
     const accessId = await users.rotateAccessId(p.group_id, userId);
     if (!accessId) throw userNotFound();
     res.json({ user_id: userId, accessID: accessId });
-  });
+  };
+  router.post('/api/v1/users/me/access_id', async (_req, res) => rotateAccessId(res, principalOf(res).user_id));
+  router.post('/api/v1/users/:user_id/access_id', validate(accessIdSchemas), async (req, res) => rotateAccessId(res, parsed(accessIdSchemas, req, res).params.user_id));
 
   // A new upload key (CONTRACT §12), for yourself only: the old key answers 401 at once.
   router.post('/api/v1/users/me/uploadkey', async (_req, res) => {

@@ -109,14 +109,16 @@ function closeAfterAnswer(req: Request, res: Response): void {
  * 200 with `status: "ERROR"` for a source that can never be read (refused scheme, address or bucket); the asset
  * then shows why in `errors.original`.
  */
+/** Ingest from URI's body (exported for the OpenAPI agreement test). */
+export const ingestSchemas = { body: z.object({ name: z.string().trim().min(1).max(1024), key: z.string().trim().min(1).max(8192) }) };
+
 export function ingestRoutes(deps: Parameters<typeof requestIngest>[0] & { idempotency?: IdempotencyStore }, authenticate: RequestHandler): Router {
   const router = Router();
   const idempotency = deps.idempotency ?? memoryIdempotencyStore();
-  const schemas = { body: z.object({ name: z.string().trim().min(1).max(1024), key: z.string().trim().min(1).max(8192) }) };
-  router.post('/api/v1/assets/new/content/original/external', authenticate, validate(schemas), async (req, res) => {
+  router.post('/api/v1/assets/new/content/original/external', authenticate, validate(ingestSchemas), async (req, res) => {
     const principal = principalOf(res);
     requireAny(principal, [PERMISSION.CREATE_ASSET]);
-    const { body } = parsed(schemas, req, res);
+    const { body } = parsed(ingestSchemas, req, res);
     await idempotent(idempotency, `${principal.group_id}:${callerKey(principal)}`, req, res, async () => {
       const accepted = await requestIngest(deps, principal, body);
       res.status(accepted.status === 'QUEUED' ? 202 : 200).json(accepted);
