@@ -1947,6 +1947,9 @@ export interface components {
          *       "bulk_delete": {
          *         "max_assets": 1000,
          *         "max_range_days": 31
+         *       },
+         *       "metadata": {
+         *         "keep_gps": false
          *       }
          *     }
          */
@@ -1983,6 +1986,10 @@ export interface components {
                 max_assets: number;
                 max_range_days: number;
             };
+            metadata: {
+                /** @description Whether image metadata keeps GPS positions (CONTRACT §14); false: they are dropped. */
+                keep_gps: boolean;
+            };
         };
         SettingsPatch: {
             webhooks?: {
@@ -2008,6 +2015,9 @@ export interface components {
             bulk_delete?: {
                 max_assets?: number;
                 max_range_days?: number;
+            };
+            metadata?: {
+                keep_gps?: boolean;
             };
         };
         /** @enum {string} */
@@ -3102,6 +3112,9 @@ export interface operations {
                  *       "bulk_delete": {
                  *         "max_assets": 1000,
                  *         "max_range_days": 31
+                 *       },
+                 *       "metadata": {
+                 *         "keep_gps": false
                  *       }
                  *     }
                  */

@@ -277,6 +277,7 @@ describe('groups, isolation and settings', () => {
       },
       addons: { auto: { image: [], video: [] } },
       bulk_delete: { max_assets: 1000, max_range_days: 31 },
+      metadata: { keep_gps: false },
     });
     const g1 = await call(`${auth.url}/api/v1/settings`, 'GET', undefined, admin1());
     expect(g1.body.webhooks.secret).not.toBe(settings.body.webhooks.secret);
@@ -292,10 +293,11 @@ describe('groups, isolation and settings', () => {
       webhooks: { urls: ['ftp://x'] },
       conversions: { custom: { 'bad name': { width: 10 } } },
       bulk_delete: { max_assets: 0 },
+      metadata: { keep_gps: 'yes' },
     }, admin1());
     expect(bad.status).toBe(400);
     expect(bad.body.error.code).toBe('VALIDATION_FAILED');
-    expect(bad.body.error.details.length).toBeGreaterThanOrEqual(3);
+    expect(bad.body.error.details.length).toBeGreaterThanOrEqual(4);
     const unknownProfile = await call(`${auth.url}/api/v1/settings`, 'PATCH', { conversions: { profile: { image: ['nope'] } } }, admin1());
     expect(unknownProfile.status).toBe(400);
 
@@ -303,8 +305,10 @@ describe('groups, isolation and settings', () => {
       webhooks: { urls: ['https://hooks.example.com/a'], rotate_secret: true },
       conversions: { custom: { thumb: { width: 100, height: 100 }, big: { width: 2000 } }, profile: { image: ['thumb', 'big', 'smart_imaging'] } },
       bulk_delete: { max_range_days: 7 },
+      metadata: { keep_gps: true },
     }, admin1());
     expect(ok.status).toBe(200);
+    expect(ok.body.metadata).toEqual({ keep_gps: true });
     expect(ok.body.webhooks.urls).toEqual(['https://hooks.example.com/a']);
     expect(ok.body.webhooks.secret).not.toBe(before.webhooks.secret);
     expect(ok.body.conversions.custom.big).toEqual({ width: 2000, fit: 'cover', format: 'webp', quality: 80 });

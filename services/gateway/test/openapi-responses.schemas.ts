@@ -127,6 +127,7 @@ export const settings = z.object({
   conversions: z.object({ custom: z.record(z.string(), customConversion), profile: keyLists, watermark_asset_id: z.string().nullable() }),
   addons: z.object({ auto: keyLists }),
   bulk_delete: z.object({ max_assets: z.number().int(), max_range_days: z.number().int() }),
+  metadata: z.object({ keep_gps: z.boolean() }),
 });
 
 export const assetSchemaView = z.object({

@@ -1,4 +1,4 @@
-import type { Settings } from '../domain/settings';
+import { withDefaults, type Settings } from '../domain/settings';
 import type { Db } from './db';
 
 export class SettingsRepository {
@@ -9,7 +9,8 @@ export class SettingsRepository {
       `SELECT data FROM settings WHERE group_id = $1${forUpdate ? ' FOR UPDATE' : ''}`,
       [groupId],
     );
-    return r.rows[0]?.data;
+    const data = r.rows[0]?.data;
+    return data && withDefaults(data);
   }
 
   async insert(groupId: number, data: Settings): Promise<void> {

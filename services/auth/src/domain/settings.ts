@@ -30,6 +30,8 @@ export interface Settings {
   };
   addons: { auto: { image: string[]; video: string[] } };
   bulk_delete: { max_assets: number; max_range_days: number };
+  /** CONTRACT §3, §14: whether image metadata keeps GPS positions (dropped by default). */
+  metadata: { keep_gps: boolean };
 }
 
 /** How long a replaced webhook secret keeps signing beside the new one. */
@@ -48,8 +50,12 @@ export function defaultSettings(): Settings {
     },
     addons: { auto: { image: [], video: [] } },
     bulk_delete: { max_assets: 1000, max_range_days: 31 },
+    metadata: { keep_gps: false },
   };
 }
+
+/** A stored record with the members later versions added (their defaults where it predates them). */
+export const withDefaults = (stored: Settings): Settings => ({ ...stored, metadata: { ...defaultSettings().metadata, ...stored.metadata } });
 
 const webhookUrl = z
   .string()
@@ -90,6 +96,7 @@ export const settingsPatchSchema = z.strictObject({
       max_range_days: z.number().int().min(1).max(366).optional(),
     })
     .optional(),
+  metadata: z.strictObject({ keep_gps: z.boolean().optional() }).optional(),
 });
 
 export type SettingsPatch = z.infer<typeof settingsPatchSchema>;
@@ -114,6 +121,7 @@ export function applySettingsPatch(current: Settings, patch: SettingsPatch, now 
   if (patch.addons?.auto?.image) next.addons.auto.image = patch.addons.auto.image;
   if (patch.addons?.auto?.video) next.addons.auto.video = patch.addons.auto.video;
   if (patch.bulk_delete) next.bulk_delete = { ...next.bulk_delete, ...patch.bulk_delete };
+  if (patch.metadata?.keep_gps !== undefined) next.metadata = { ...next.metadata, keep_gps: patch.metadata.keep_gps };
 
   const known = new Set<string>([...BUILTIN_IMAGE_KEYS, ...Object.keys(next.conversions.custom)]);
   const unknown = next.conversions.profile.image.filter((k) => !known.has(k));
