@@ -40,6 +40,10 @@ RUN if [ "$TYPECHECK" = true ]; then \
       && pnpm exec tsc -p tsconfig.image.json; \
     fi
 
+# The web console, bundled by Vite into web/console/dist (static files the gateway serves at /console/): built here,
+# where the dev dependencies are, and copied into the image as files only (web/ has no run-time dependencies).
+RUN pnpm --filter @dam/console build
+
 # ---- prod: production dependencies only, plus tsx (a root devDependency the services are started with) --------
 FROM build AS prod
 RUN sh deploy/image/prune-prod.sh
@@ -52,6 +56,8 @@ COPY --from=prod /app/libs /app/libs
 COPY --from=prod /app/services /app/services
 # The gateway serves the OpenAPI document from docs/ (services/gateway/src/http/openapi.routes.ts).
 COPY --from=prod /app/docs/openapi.yaml /app/docs/openapi.yaml
+# ... and the built web console (services/gateway/src/http/console.routes.ts; without it /console/ answers 503).
+COPY --from=build /app/web/console/dist /app/web/console/dist
 COPY --from=prod /app/deploy/image/run-service /app/deploy/image/run-service
 
 # ---- os: the run-time system both targets share (before the app's files, so a code change does not reinstall it)

@@ -8,7 +8,7 @@ const infra = {
 };
 module.exports = {
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{libs,services}/*/test/**/*.unit.test.ts', '<rootDir>/deploy/test/**/*.unit.test.ts'] },
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{libs,services,web}/*/test/**/*.unit.test.ts', '<rootDir>/deploy/test/**/*.unit.test.ts'] },
     { ...common, ...infra, displayName: 'integration', testMatch: ['<rootDir>/{libs,services}/*/test/**/*.int.test.ts'], setupFilesAfterEnv: ['<rootDir>/test/jest/timeout-integration.ts'] },
     { ...common, ...infra, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.e2e.test.ts'], setupFilesAfterEnv: ['<rootDir>/test/jest/timeout-e2e.ts'] },
   ],

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole check, as CI runs it (`pnpm test:all`): typecheck, lint, then every jest project.
+# The whole check, as CI runs it (`pnpm test:all`): typecheck, lint, the console's build, then every jest project.
 # Every step runs even when an earlier one fails, so one run shows everything; the exit code is non-zero
 # when any step failed. The last line is always "N passed, N failed" (jest's counts) for CI readers.
 set -euo pipefail
@@ -19,6 +19,9 @@ if compgen -G 'eslint.config.*' >/dev/null || compgen -G '.eslintrc*' >/dev/null
 else
   echo "=== lint: skipped (no eslint config in the repository yet)"
 fi
+
+# The web console is bundled before the tests: the gateway serves web/console/dist and the browser test opens it.
+step build-console pnpm build:console
 
 results=$(mktemp -t dam-jest-XXXXXX.json)
 rm -f "$results"

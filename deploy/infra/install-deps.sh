@@ -5,7 +5,9 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PNPM_VERSION=12.21.0
 # tesseract-ocr and its English data: the text_extraction addon (offline; no model is downloaded at run time).
-PACKAGES=(nats-server postgresql ceph-mon ceph-osd radosgw ceph-common ffmpeg curl tesseract-ocr tesseract-ocr-eng)
+# chromium: the web console's browser test (test/e2e/console.e2e.test.ts drives it with playwright-core; playwright
+# downloads no browser of its own).
+PACKAGES=(nats-server postgresql ceph-mon ceph-osd radosgw ceph-common ffmpeg curl tesseract-ocr tesseract-ocr-eng chromium)
 
 as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"

@@ -43,7 +43,7 @@ export const SERVICES: readonly ServiceSpec[] = [
     name: 'gateway',
     jwt: true,
     image: 'runtime',
-    public: { host: 'base', paths: ['/api'] },
+    public: { host: 'base', paths: ['/api', '/console'] },
     callers: [],
     nats: true,
     memory: { request: '320Mi', limit: '640Mi' }, // peak 270-311 MiB (delivery bench)

@@ -199,9 +199,9 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     for (const [caller, callee] of calls) expect([caller, callee, SERVICES.find((s) => s.name === callee)?.callers.includes(caller as ServiceName)]).toEqual([caller, callee, true]);
   });
 
-  it('routes only the API paths of {base}, {upload} and {cdn} through the Ingress, uploads unbuffered and unlimited', () => {
+  it('routes only the API paths of {base}, {upload} and {cdn} (and the console of {base}) through the Ingress, uploads unbuffered and unlimited', () => {
     const paths = byKind('Ingress').flatMap((i) => i.spec.rules.flatMap((r: any) => r.http.paths.map((p: any) => `${p.backend.service.name}${p.path}`)));
-    expect(paths.sort()).toEqual(['gateway/api', 'link-signing/api/v1/files', 'minio/', 'upload/api']);
+    expect(paths.sort()).toEqual(['gateway/api', 'gateway/console', 'link-signing/api/v1/files', 'minio/', 'upload/api']);
     expect(named('Ingress', 'dam-upload').metadata.annotations).toMatchObject({
       'nginx.ingress.kubernetes.io/proxy-body-size': '0',
       'nginx.ingress.kubernetes.io/proxy-request-buffering': 'off',

@@ -92,8 +92,9 @@ export async function startSuite(overrides: Record<string, Record<string, string
     const cdnPort = await freePort();
     const searchPort = await freePort();
     const webhookPort = await freePort();
+    const uploadPort = await freePort();
     const [upload, , , , gateway, cdn] = await Promise.all([
-      start('upload', { AUTH_URL: auth.url, METADATA_URL: metadata.url }),
+      start('upload', { AUTH_URL: auth.url, METADATA_URL: metadata.url }, uploadPort),
       start('conversion', { AUTH_URL: auth.url }, conversionPort),
       start('addon', { DATABASE_URL: await createDatabase('e2e_addon') }),
       start('transcode', { AUTH_URL: auth.url, METADATA_URL: metadata.url }),
@@ -103,6 +104,9 @@ export async function startSuite(overrides: Record<string, Record<string, string
         LINK_SIGNING_URL: `http://127.0.0.1:${cdnPort}`,
         SEARCH_URL: `http://127.0.0.1:${searchPort}`,
         WEBHOOK_URL: `http://127.0.0.1:${webhookPort}`,
+        // The web console's config.json and CSP name the suite's own {upload} and {cdn}.
+        PUBLIC_UPLOAD_URL: `http://127.0.0.1:${uploadPort}`,
+        PUBLIC_CDN_URL: `http://127.0.0.1:${cdnPort}`,
       }),
       start(
         'link-signing',

@@ -1,6 +1,7 @@
 import type { Express, RequestHandler } from 'express';
 import {
   API_KEY_HEADER,
+  UPLOAD_KEY_HEADER,
   callerKey,
   SERVICE_TOKEN_HEADER,
   createAuthenticator,
@@ -13,6 +14,7 @@ import { createEdgeLimits, createHttpApp, finishApp, idempotent, memoryIdempoten
 import type { Logger } from '@dam/logging';
 import { createProxy } from './adapters/http-proxy';
 import { resolveRoute, type Upstream } from './domain/route-table';
+import { consoleRoutes, type ConsoleRoutesOptions } from './http/console.routes';
 import { openApiRoutes } from './http/openapi.routes';
 
 export interface GatewayAppDeps {
@@ -40,12 +42,14 @@ export interface GatewayAppDeps {
   countRequest?: (principal: Principal) => void;
   /** Idempotency-Key on POSTs (CONTRACT §13); without it, in this process only. */
   idempotency?: IdempotencyStore;
+  /** The web console at /console/ (CONTRACT §12); `{upload}` and `{cdn}` default to the local addresses. */
+  console?: Partial<ConsoleRoutesOptions>;
 }
 
 // A client's own copy of a service token never passes: only the one the gateway signs does.
 const SERVICE_HEADERS = [SERVICE_TOKEN_HEADER];
 // Past the gateway its token is the credential; the caller's own never travels further.
-const CREDENTIAL_HEADERS = [...SERVICE_HEADERS, 'authorization', API_KEY_HEADER];
+const CREDENTIAL_HEADERS = [...SERVICE_HEADERS, 'authorization', API_KEY_HEADER, UPLOAD_KEY_HEADER];
 
 async function healthy(url: string): Promise<boolean> {
   try {
@@ -136,6 +140,13 @@ export function createGatewayApp(deps: GatewayAppDeps): { app: Express; close():
     });
   };
   app.use(openApiRoutes()); // public, served here: before the route table
+  app.use(
+    consoleRoutes({
+      publicUploadUrl: 'http://127.0.0.1:8081',
+      publicCdnUrl: 'http://127.0.0.1:8082',
+      ...deps.console,
+    }),
+  );
   app.use(route);
   return { app: finishApp(app, deps.logger), close: proxy.close };
 }

@@ -32,6 +32,11 @@ async function main(): Promise<void> {
     limits: edgeLimitsFromConfig(config),
     userStatusTtlMs: config.USER_STATUS_TTL_MS,
     idempotency,
+    console: {
+      publicUploadUrl: config.PUBLIC_UPLOAD_URL,
+      publicCdnUrl: config.PUBLIC_CDN_URL,
+      ...(config.CONSOLE_DIR ? { dir: config.CONSOLE_DIR } : {}),
+    },
   });
   await runService({
     logger,

@@ -1,0 +1,120 @@
+import { useEffect, useRef } from 'preact/hooks';
+import type { ConsoleConfig } from './config';
+import { AssetPage } from './pages/asset';
+import { BrowserPage } from './pages/browser';
+import { JobsPage } from './pages/jobs';
+import { LoginPage } from './pages/login';
+import { TrashPage } from './pages/trash';
+import { UploadPage } from './pages/upload';
+import { Link, navigate, useRoute, type Route } from './router';
+import { setSession, useSession, type Session } from './session';
+
+const TITLES: Record<Route['name'], string> = {
+  browser: 'Assets',
+  asset: 'Asset',
+  upload: 'Upload',
+  jobs: 'Jobs',
+  trash: 'Trash',
+  login: 'Sign in',
+  'not-found': 'Not found',
+};
+
+function Nav({ route, session }: { route: Route; session: Session }) {
+  const items: { href: string; label: string; name: Route['name'] }[] = [
+    { href: '/', label: 'Assets', name: 'browser' },
+    { href: '/upload', label: 'Upload', name: 'upload' },
+    { href: '/jobs', label: 'Jobs', name: 'jobs' },
+    ...(session.roleName === 'ADMIN' ? [{ href: '/trash', label: 'Trash', name: 'trash' as const }] : []),
+  ];
+  return (
+    <nav aria-label="Main">
+      <ul>
+        {items.map((i) => (
+          <li key={i.href}>
+            <Link href={i.href} aria-current={route.name === i.name ? 'page' : undefined}>
+              {i.label}
+            </Link>
+          </li>
+        ))}
+      </ul>
+    </nav>
+  );
+}
+
+export function App({ config }: { config: ConsoleConfig }) {
+  const route = useRoute();
+  const session = useSession();
+
+  useEffect(() => {
+    document.title = `${TITLES[session ? route.name : 'login']} · DAM console`;
+  }, [route.name, session]);
+  // A new page moves the focus to its content, as a page load would (screen readers announce it); not on the
+  // first render, and not when only the search of the asset browser changes.
+  const pageKey = route.name === 'asset' ? `asset:${route.id}` : route.name;
+  const firstPage = useRef(true);
+  useEffect(() => {
+    if (firstPage.current) {
+      firstPage.current = false;
+      return;
+    }
+    document.getElementById('main')?.focus();
+  }, [pageKey]);
+  // /console/login once signed in: on to the assets.
+  useEffect(() => {
+    if (session && route.name === 'login') navigate('/', true);
+  }, [session, route.name]);
+
+  // Signed out (or the session expired: a 401 clears it): the sign-in form, then back to the page asked for.
+  if (!session) return <LoginPage onSignedIn={() => route.name === 'login' && navigate('/', true)} />;
+  if (route.name === 'login') return null;
+
+  let page;
+  switch (route.name) {
+    case 'browser':
+      page = <BrowserPage session={session} query={route.query} />;
+      break;
+    case 'asset':
+      page = <AssetPage key={route.id} session={session} config={config} id={route.id} />;
+      break;
+    case 'upload':
+      page = <UploadPage session={session} config={config} />;
+      break;
+    case 'jobs':
+      page = <JobsPage session={session} />;
+      break;
+    case 'trash':
+      page = session.roleName === 'ADMIN' ? <TrashPage session={session} /> : <p>The trash is for administrators.</p>;
+      break;
+    case 'not-found':
+      page = (
+        <>
+          <h1>Not found</h1>
+          <p>
+            There is no such page. <Link href="/">Back to the assets</Link>
+          </p>
+        </>
+      );
+      break;
+  }
+
+  return (
+    <>
+      <a class="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header class="topbar">
+        <span class="brand">DAM console</span>
+        <Nav route={route} session={session} />
+        <div class="user">
+          <span>{session.email}</span>
+          <button type="button" onClick={() => setSession(undefined)}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main id="main" tabIndex={-1}>
+        {page}
+      </main>
+    </>
+  );
+}
