@@ -1,36 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto';
 import sharp from 'sharp';
+import { createDamClient, type components } from '@dam/client';
 import { waitFor } from '@dam/testing';
 import { watchAssetEvents, type SeenEvent } from './events';
 import { ADMIN, login, startSuite, type Suite } from './suite';
 
 const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
 
-interface UploadedFile {
-  id: string;
-  name: string;
-  size: number;
-  checksum: string;
-  content_type: string;
-  metadata?: { width?: number; height?: number };
-  status: string;
-}
-
-interface AssetData {
-  id: string;
-  status: string;
-  name: string;
-  size: number;
-  checksum: string;
-  content_type: string;
-  creator_id: number;
-  upload_time: string;
-  update_time: string;
-  metadata: { width?: number; height?: number };
-  data: Record<string, unknown>;
-  conversions: Record<string, { width: number; height: number; size: number; public: boolean }>;
-  addons_info: Record<string, unknown>;
-}
+// The document's own types (libs/client, generated from docs/openapi.yaml): the answers are checked against them.
+type UploadedFile = components['schemas']['UploadResult']['files'][number];
+type AssetData = components['schemas']['AssetData'];
 
 let suite: Suite;
 let events: Awaited<ReturnType<typeof watchAssetEvents>>;
@@ -72,8 +51,8 @@ const byName = (name: string) => {
 };
 
 async function getData(id: string, token = jwt): Promise<{ status: number; body: AssetData }> {
-  const res = await fetch(`${suite.base}/api/v1/assets/${id}/data`, { headers: { authorization: `Bearer ${token}` } });
-  return { status: res.status, body: (await res.json()) as AssetData };
+  const { response, data, error } = await createDamClient({ baseUrl: suite.base, token }).GET('/api/v1/assets/{asset_id}/data', { params: { path: { asset_id: id } } });
+  return { status: response.status, body: (data ?? error) as AssetData };
 }
 
 describe('the first asset, end to end', () => {

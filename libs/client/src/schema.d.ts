@@ -2236,6 +2236,15 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description `UPLOAD_LOCKED`: another request has been writing this upload for 30 s (tus clients retry). */
+        TusLocked: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description `TUS_RESUMABLE_REQUIRED`: no `Tus-Resumable: 1.0.0` header. */
         TusVersionRequired: {
             headers: {
@@ -3354,6 +3363,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["TusNotFound"];
             410: components["responses"]["TusGone"];
+            423: components["responses"]["TusLocked"];
         };
     };
     tusAppend: {
@@ -3414,6 +3424,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            423: components["responses"]["TusLocked"];
             460: components["responses"]["TusChecksumMismatch"];
             503: components["responses"]["TusUnavailable"];
         };

@@ -102,8 +102,8 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
     subscribe: [],
   },
   upload: {
-    // Its pending-upload journal, and ingest jobs: their commands in, their reports out.
-    publish: [JS_INFO, ...kvBucket('UPLOAD_PENDING'), ...kvBucket('IDEMPOTENCY'), SUBJECT_JOB_REPORTS, ...durableConsumer(DAM_INTERNAL, 'upload-jobs')],
+    // Its pending-upload journal, the locks of resumable uploads, and ingest jobs: their commands in, their reports out.
+    publish: [JS_INFO, ...kvBucket('UPLOAD_PENDING'), ...kvBucket('TUS_LOCKS'), ...kvBucket('IDEMPOTENCY'), SUBJECT_JOB_REPORTS, ...durableConsumer(DAM_INTERNAL, 'upload-jobs')],
     subscribe: [],
   },
   conversion: {

@@ -8,6 +8,7 @@ import { Ffmpeg, resolveTools } from '@dam/media';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
 import { httpMetadataClient } from './adapters/metadata.client';
 import { natsPendingJournal } from './adapters/pending-upload.journal';
+import { natsTusLocker } from './adapters/tus-locker';
 import { createTusStore } from './adapters/tus-store';
 import { storedVideoDescriber } from './adapters/video-describer';
 import { buildUploadApp } from './app';
@@ -37,6 +38,10 @@ async function main(): Promise<void> {
     onScaled: (from, to) => logger.warn({ bucket: 'UPLOAD_PENDING', from, to }, 'KV bucket scaled to NATS_STREAM_REPLICAS'),
   });
   const idempotency = await natsIdempotencyStore(nc, { replicas: config.NATS_STREAM_REPLICAS });
+  const tusLocker = await natsTusLocker(nc, {
+    replicas: config.NATS_STREAM_REPLICAS,
+    onError: (err, id) => logger.warn({ err, upload: id }, 'could not renew or release a resumable upload\'s lock'),
+  });
   const signer = createServiceSigner(config.SERVICE_KEY);
   const metadata = httpMetadataClient({ baseUrl: config.METADATA_URL, signer });
   // Ingest jobs come from metadata over DAM_INTERNAL, which metadata creates: start in any order and wait for it.
@@ -96,7 +101,7 @@ async function main(): Promise<void> {
         journal,
         authenticate: createAuthenticator(authOptions),
         authenticateUploads: createAuthenticator({ ...authOptions, uploadKeys: true }),
-        tus: (uploadDeps, authenticate) => tusRoutes({ ...uploadDeps, store: tusStore }, authenticate),
+        tus: (uploadDeps, authenticate) => tusRoutes({ ...uploadDeps, store: tusStore, locker: tusLocker }, authenticate),
         corsOrigins: config.CORS_ALLOWED_ORIGINS.trim() === '*' ? '*' : config.CORS_ALLOWED_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean),
         maxUploadBytes: config.MAX_UPLOAD_BYTES,
         idleTimeoutMs: config.UPLOAD_IDLE_TIMEOUT_MS,

@@ -140,7 +140,7 @@ export function downloadRoutes(reader: AssetReader, storage: Storage, logger: Lo
 
 const EXT: Record<TransformParams['format'], string> = { jpeg: 'jpg', png: 'png', webp: 'webp', avif: 'avif' };
 
-/** `w`, `h` (1-8192), `fit`, `format` (with `auto`), `q` (1-100): anything else is a 400. */
+/** `w`, `h` (1-8192), `fit`, `format` (with `auto`), `q` (1-100): an invalid value is a 400; other parameters (a cache buster) are ignored. */
 const transformQuery = z.object({
   w: z.coerce.number().int().min(1).max(8192).optional(),
   h: z.coerce.number().int().min(1).max(8192).optional(),

@@ -32,6 +32,8 @@ export interface TusDeps extends UploadDeps {
   store: TusS3Store;
   /** Idempotency-Key on the creation POST (CONTRACT §13); in this process only without it. */
   idempotency?: IdempotencyStore;
+  /** One request at a time per upload across replicas (tus-locker.ts); tus's in-memory locker without it. */
+  locker?: TusServer.Locker;
 }
 /** A creation's answer is in its headers: they are kept and replayed with it. */
 const KEPT_HEADERS = ['location', 'upload-offset', 'upload-expires', 'x-asset-id', 'tus-resumable'];
@@ -82,6 +84,7 @@ export function tusRoutes(deps: TusDeps, authenticate: RequestHandler): Router {
     path: TUS_PATH,
     datastore: deps.store,
     maxSize: deps.maxUploadBytes,
+    ...(deps.locker ? { locker: deps.locker } : {}),
     allowedHeaders: ALLOWED_HEADERS,
     exposedHeaders: EXPOSED_HEADERS,
     namingFunction: () => `${TUS_PREFIX}${randomBytes(16).toString('hex')}`,

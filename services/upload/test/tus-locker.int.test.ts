@@ -1,0 +1,78 @@
+import { connectNats } from '@dam/events';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { startNats, type TestNats } from '@dam/testing';
+import { natsTusLocker } from '../src/adapters/tus-locker';
+
+let nats: TestNats;
+const connections: NatsConnection[] = [];
+const replica = async () => {
+  // Each replica its own connection, as the upload service's own identity (its NATS permissions are checked).
+  const nc = await connectNats(nats.url, 'upload', nats.seed('upload'));
+  connections.push(nc);
+  return nc;
+};
+
+beforeAll(async () => {
+  nats = await startNats();
+});
+afterAll(async () => {
+  await Promise.all(connections.map((nc) => nc.close()));
+  await nats?.stop();
+});
+
+const never = new AbortController().signal;
+const settledWithin = async (p: Promise<unknown>, ms: number) => Promise.race([p.then(() => true), new Promise((r) => setTimeout(() => r(false), ms))]);
+
+describe('the tus locker shared by upload replicas (JetStream KV TUS_LOCKS)', () => {
+  it('lets one replica at a time hold an upload; the other gets it once released', async () => {
+    const a = await natsTusLocker(await replica(), { ttlMs: 5_000 });
+    const b = await natsTusLocker(await replica(), { ttlMs: 5_000, pollMs: 20 });
+    const first = a.newLock('tus/0123');
+    await first.lock(never, () => undefined);
+    const second = b.newLock('tus/0123');
+    const waiting = second.lock(never, () => undefined);
+    expect(await settledWithin(waiting, 500)).toBe(false);
+    // Another upload is not held up.
+    const other = b.newLock('tus/4567');
+    expect(await settledWithin(other.lock(never, () => undefined), 1_000)).toBe(true);
+    await first.unlock();
+    expect(await settledWithin(waiting, 2_000)).toBe(true);
+    await second.unlock();
+    await other.unlock();
+  });
+
+  it('asks a holder in the same process to let go (a retried PATCH after a cut), then takes the lock', async () => {
+    const locker = await natsTusLocker(await replica(), { ttlMs: 5_000 });
+    const first = locker.newLock('tus/aaaa');
+    let asked = 0;
+    await first.lock(never, () => {
+      asked += 1;
+      void first.unlock();
+    });
+    const second = locker.newLock('tus/aaaa');
+    expect(await settledWithin(second.lock(never, () => undefined), 2_000)).toBe(true);
+    expect(asked).toBe(1);
+    await second.unlock();
+  });
+
+  it('keeps the lock while its holder renews it, and frees it after the TTL once the holder died', async () => {
+    const doomed = await replica();
+    const a = await natsTusLocker(doomed, { ttlMs: 1_500 });
+    const b = await natsTusLocker(await replica(), { ttlMs: 1_500, pollMs: 50, acquireTimeoutMs: 10_000 });
+    await a.newLock('tus/89ab').lock(never, () => undefined);
+    const waiting = b.newLock('tus/89ab').lock(never, () => undefined);
+    // Renewed past its TTL: still held.
+    expect(await settledWithin(waiting, 2_500)).toBe(false);
+    await doomed.close(); // the process holding it dies: no unlock, no renewal
+    expect(await settledWithin(waiting, 5_000)).toBe(true);
+  });
+
+  it('answers 423 (tus clients retry it) when the lock cannot be had in time', async () => {
+    const a = await natsTusLocker(await replica(), { ttlMs: 5_000 });
+    const b = await natsTusLocker(await replica(), { ttlMs: 5_000, pollMs: 20, acquireTimeoutMs: 300 });
+    const held = a.newLock('tus/cdef');
+    await held.lock(never, () => undefined);
+    await expect(b.newLock('tus/cdef').lock(never, () => undefined)).rejects.toMatchObject({ status_code: 423 });
+    await held.unlock();
+  });
+});
