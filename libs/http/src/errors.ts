@@ -52,9 +52,33 @@ function fromFrameworkError(err: { type?: string; status?: number; message?: str
   }
 }
 
+/** Socket errors of a dependency that cannot be reached (PostgreSQL, S3, another service): nothing the client did. */
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND', 'ECONNABORTED']);
+/** PostgreSQL's SQLSTATEs for a server that is gone, shutting down, starting or out of connections. */
+const PG_UNAVAILABLE = /^(08...|57P0[1-3]|53300)$/;
+/** node-postgres' own words for a lost or impossible connection. */
+const PG_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection is closed/i;
+
+/**
+ * True for an error that says a dependency is down or unreachable (its cause chain and AggregateError members
+ * included): answered 503, retryable, instead of a 500 for a bug.
+ */
+export function isDependencyUnavailable(err: unknown, depth = 0): boolean {
+  if (!err || typeof err !== 'object' || depth > 5) return false;
+  const e = err as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
+  if (typeof e.code === 'string' && (UNREACHABLE_CODES.has(e.code) || PG_UNAVAILABLE.test(e.code))) return true;
+  if (typeof e.message === 'string' && PG_MESSAGES.test(e.message)) return true;
+  if (Array.isArray(e.errors) && e.errors.length > 0 && e.errors.every((x) => isDependencyUnavailable(x, depth + 1))) return true;
+  return isDependencyUnavailable(e.cause, depth + 1);
+}
+
 /** Maps anything thrown to the contract's error body. Pure, so the mapping is unit-tested. */
 export function mapError(err: unknown): MappedError {
-  const known = isAppError(err) ? err : fromFrameworkError((err ?? {}) as { type?: string; status?: number });
+  const known = isAppError(err)
+    ? err
+    : isDependencyUnavailable(err)
+      ? new AppError('UNAVAILABLE', 'UNAVAILABLE', 'A service this request needs is unavailable: retry shortly', undefined, { 'Retry-After': '5' })
+      : fromFrameworkError((err ?? {}) as { type?: string; status?: number });
   if (known) {
     const body: ErrorBody = { error: { code: known.code, message: known.message } };
     if (known.details !== undefined) body.error.details = known.details;
@@ -76,6 +100,8 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
     const mapped = mapError(err);
     if (mapped.errorId) {
       logger.error({ err, error_id: mapped.errorId, method: req.method, url: redactUrl(req.originalUrl) }, 'unexpected error');
+    } else if (!isAppError(err) && isDependencyUnavailable(err)) {
+      logger.warn({ err, method: req.method, url: redactUrl(req.originalUrl) }, 'a dependency is unavailable: answered 503');
     }
     if (res.headersSent) {
       // Mid-stream failure: the status is gone, so cut the connection rather than send a truncated body as whole.

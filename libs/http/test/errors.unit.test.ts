@@ -1,5 +1,5 @@
 import { AppError, notFound, rangeNotSatisfiable, rateLimited, validationFailed } from '@dam/errors';
-import { mapError } from '../src/errors';
+import { isDependencyUnavailable, mapError } from '../src/errors';
 
 describe('mapError', () => {
   it.each([
@@ -44,5 +44,32 @@ describe('mapError', () => {
 
   it('keeps 404 codes', () => {
     expect(mapError(notFound('ASSET_NOT_FOUND', 'no')).body.error.code).toBe('ASSET_NOT_FOUND');
+  });
+});
+
+describe('a dependency that is down is a 503, not a 500', () => {
+  const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+  it.each([
+    ['a refused connection', refused],
+    ['both addresses of localhost refused (AggregateError)', new AggregateError([refused, Object.assign(new Error('connect ECONNREFUSED ::1:5432'), { code: 'ECONNREFUSED' })])],
+    ['PostgreSQL shutting down (57P01)', Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' })],
+    ['PostgreSQL starting up (57P03)', Object.assign(new Error('the database system is starting up'), { code: '57P03' })],
+    ['a connection exception (08006)', Object.assign(new Error('connection failure'), { code: '08006' })],
+    ['node-postgres losing its connection', new Error('Connection terminated unexpectedly')],
+    ['the pool waiting in vain', new Error('timeout exceeded when trying to connect')],
+    ['a refused connection as the cause', new Error('fetch failed', { cause: refused })],
+  ])('%s', (_name, err) => {
+    const mapped = mapError(err);
+    expect(mapped.status).toBe(503);
+    expect(mapped.body).toEqual({ error: { code: 'UNAVAILABLE', message: expect.any(String) } });
+    expect(mapped.headers['Retry-After']).toBe('5');
+    expect(mapped.errorId).toBeUndefined();
+  });
+
+  it('leaves other errors as they were: a bug is a 500, a SQL error of the query too', () => {
+    expect(mapError(new TypeError('x is undefined')).status).toBe(500);
+    expect(mapError(Object.assign(new Error('syntax error'), { code: '42601' })).status).toBe(500);
+    expect(mapError(new AggregateError([refused, new TypeError('bug')])).status).toBe(500);
+    expect(isDependencyUnavailable(undefined)).toBe(false);
   });
 });

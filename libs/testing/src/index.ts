@@ -13,3 +13,4 @@ export { startJobHarness, type JobHarness } from './job-harness';
 export { ffprobe, makeVideo, writeVideo, type ProbedStream, type VideoSpec } from './video';
 
 export { listen } from './listen';
+export { startPostgresCluster, type PostgresCluster } from './postgres-cluster';

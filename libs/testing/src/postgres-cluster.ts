@@ -15,6 +15,10 @@ export interface RunningServer {
 export interface PostgresCluster extends RunningServer {
   /** Admin URL (database `postgres`, user `postgres`, trust auth). */
   url: string;
+  /** Stops the server, keeping its data (an outage). */
+  pause(): Promise<void>;
+  /** Starts it again on the same port with the same data. */
+  resume(): Promise<void>;
 }
 
 /** A throwaway PostgreSQL cluster in a temp folder on a free port (deploy/infra/postgres.sh). */
@@ -26,5 +30,10 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
   const port = await freePort();
   const script = infraScript('postgres.sh');
   await run(script, ['start', dir, String(port)]);
-  return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, ...scriptStopper(script, dir, base) };
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    pause: async () => void (await run(script, ['stop', dir])),
+    resume: async () => void (await run(script, ['start', dir, String(port)])),
+    ...scriptStopper(script, dir, base),
+  };
 }
