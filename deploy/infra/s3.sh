@@ -2,8 +2,10 @@
 # Start or stop a real S3 server on loopback for tests and local runs: MinIO when a `minio` binary is on PATH,
 # otherwise a throwaway single-node Ceph radosgw (about 15 s to start).
 # Usage: s3.sh start|stop DIR PORT   env: S3_ACCESS_KEY (localaccess), S3_SECRET_KEY (localsecret123),
-#        S3_MON_PORT (PORT+100, Ceph monitor), S3_MEM_BYTES (4 GiB cap of the in-memory store)
-# Start when already running is a no-op. Ceph keeps objects in memory (memstore): stopping it loses them.
+#        S3_MON_PORT (PORT+100, Ceph monitor), S3_MEM_BYTES (4 GiB cap of the in-memory store),
+#        S3_DURABLE=1 (objects on disk: BlueStore on a sparse file in DIR, kept across stop/start and crashes)
+# Start when already running is a no-op. Without S3_DURABLE Ceph keeps objects in memory (memstore, for tests):
+# stopping it loses them. With it, a DIR that already holds a store is started again as it is (no mkfs).
 # Auth between Ceph daemons is off; S3 requests are still signed and checked against the user created below.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -14,6 +16,7 @@ ACCESS=${S3_ACCESS_KEY:-localaccess}
 SECRET=${S3_SECRET_KEY:-localsecret123}
 MEM=${S3_MEM_BYTES:-4294967296}
 MONPORT=${S3_MON_PORT:-$((PORT + 100))}
+DURABLE=${S3_DURABLE:-0}
 
 # Stop every daemon at once: the in-memory store has nothing worth a slow shutdown (the OSD takes ~7 s on TERM).
 stop_all() {
@@ -22,7 +25,10 @@ stop_all() {
   rm -f "$D/ready"
   [ ${#pids[@]} -gt 0 ] || return 0
   kill "${pids[@]}" 2>/dev/null || true
-  for ((i = 0; i < 15; i++)); do any_alive "${pids[@]}" || return 0; sleep 0.2; done
+  # A durable store gets time to close cleanly (BlueStore survives a kill too, it then replays its log).
+  local patience=15
+  [ -f "$D/durable" ] && patience=100
+  for ((i = 0; i < patience; i++)); do any_alive "${pids[@]}" || return 0; sleep 0.2; done
   kill -9 "${pids[@]}" 2>/dev/null || true
   for ((i = 0; i < 25; i++)); do any_alive "${pids[@]}" || return 0; sleep 0.2; done
 }
@@ -45,6 +51,46 @@ if command -v minio >/dev/null; then
   wait_http "http://127.0.0.1:$PORT/minio/health/ready" 60 \
     || { echo "s3: minio not ready; log tail:" >&2; tail -n 20 "$D/minio.log" >&2; exit 1; }
   touch "$D/ready"; ready; exit 0
+fi
+
+export CEPH_CONF="$D/ceph.conf"
+fail() { echo "s3: $1; logs in $D/log" >&2; tail -n 20 "$D"/log/*.log >&2 2>/dev/null || true; stop_all; exit 1; }
+wait_http_any() { for _ in $(seq 1 300); do curl -s -o /dev/null --max-time 2 "$1" && return 0; sleep 0.2; done; return 1; }
+wait_osd_up() {
+  local _
+  for _ in $(seq 1 60); do
+    if timeout 10 ceph -c "$D/ceph.conf" osd stat 2>/dev/null | grep -q '1 up'; then return 0; fi
+    sleep 1
+  done
+  return 1
+}
+
+# A durable store made earlier: start its daemons again on its data (the objects, buckets and user are there).
+if [ "$DURABLE" = 1 ] && [ -f "$D/durable" ] && [ -f "$D/ceph.conf" ]; then
+  mkdir -p "$D/run" "$D/log"
+  ceph-mon -c "$D/ceph.conf" -i a 2>>"$D/log/start.log" || fail "monitor did not start"
+  ceph-osd -c "$D/ceph.conf" -i 0 2>>"$D/log/start.log" || fail "osd did not start"
+  wait_osd_up || fail "osd not up after 60 s"
+  radosgw -c "$D/ceph.conf" -n client.rgw.a 2>>"$D/log/start.log" || fail "radosgw did not start"
+  wait_http_any "http://127.0.0.1:$PORT/" || fail "radosgw not answering after 60 s"
+  touch "$D/ready"
+  ready
+  exit 0
+fi
+
+if [ "$DURABLE" != 1 ] && [ -f "$D/durable" ]; then
+  echo "s3: $D holds a durable store: start it with S3_DURABLE=1 (or remove $D to start over)" >&2
+  exit 1
+fi
+if [ "$DURABLE" = 1 ]; then
+  # BlueStore on a sparse file: 20 GiB apparent, about 100 MB used when empty.
+  STORE="osd objectstore = bluestore
+bluestore block create = true
+bluestore block size = ${S3_DISK_BYTES:-21474836480}
+bluestore fsck on mount = false"
+else
+  STORE="osd objectstore = memstore
+memstore device bytes = $MEM"
 fi
 
 rm -rf "$D" && mkdir -p "$D/mon.a" "$D/osd.0" "$D/run" "$D/log"
@@ -71,8 +117,7 @@ ms service mode = crc
 ms mon cluster mode = crc
 ms mon service mode = crc
 mon warn on pool no redundancy = false
-osd objectstore = memstore
-memstore device bytes = $MEM
+$STORE
 osd crush chooseleaf type = 0
 run dir = $D/run
 log file = $D/log/\$name.log
@@ -86,8 +131,6 @@ osd data = $D/osd.0
 rgw frontends = beast endpoint=127.0.0.1:$PORT
 rgw dns name = localhost
 CONF
-export CEPH_CONF="$D/ceph.conf"
-fail() { echo "s3: $1; logs in $D/log" >&2; tail -n 20 "$D"/log/*.log >&2 2>/dev/null || true; stop_all; exit 1; }
 monmaptool --create --fsid "$FSID" --addv a "[v2:127.0.0.1:$MONPORT]" "$D/monmap" >/dev/null
 ceph-authtool --create-keyring "$D/mon.keyring" --gen-key -n mon. --cap mon 'allow *' >/dev/null
 ceph-mon -c "$D/ceph.conf" --mkfs -i a --monmap "$D/monmap" --keyring "$D/mon.keyring"
@@ -95,16 +138,11 @@ ceph-mon -c "$D/ceph.conf" -i a 2>>"$D/log/start.log"
 OSD_ID=$(timeout 60 ceph -c "$D/ceph.conf" osd create) || fail "monitor did not answer"
 ceph-osd -c "$D/ceph.conf" -i "$OSD_ID" --mkfs >/dev/null 2>&1 || fail "osd mkfs failed"
 ceph-osd -c "$D/ceph.conf" -i "$OSD_ID" 2>>"$D/log/start.log"
-up=
-for _ in $(seq 1 30); do
-  if timeout 10 ceph -c "$D/ceph.conf" osd stat 2>/dev/null | grep -q '1 up'; then up=1; break; fi
-  sleep 1
-done
-[ -n "$up" ] || fail "osd not up after 30 s"
+wait_osd_up || fail "osd not up after 60 s"
 radosgw -c "$D/ceph.conf" -n client.rgw.a 2>>"$D/log/start.log"
-wait_http_any() { for _ in $(seq 1 300); do curl -s -o /dev/null --max-time 2 "$1" && return 0; sleep 0.2; done; return 1; }
 wait_http_any "http://127.0.0.1:$PORT/" || fail "radosgw not answering after 60 s"
 timeout 60 radosgw-admin -c "$D/ceph.conf" user create --uid=local --display-name=local \
   --access-key="$ACCESS" --secret="$SECRET" >/dev/null || fail "radosgw-admin user create failed"
+[ "$DURABLE" = 1 ] && touch "$D/durable"
 touch "$D/ready"
 ready
