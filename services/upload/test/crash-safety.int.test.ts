@@ -1,15 +1,8 @@
 import { request } from 'node:http';
 import { signJwt } from '@dam/auth-tokens';
-import {
-  s3Env,
-  startServiceProcess,
-  testMinioClient,
-  waitFor,
-  type ServiceProcess,
-  type TestNats,
-} from '@dam/testing';
+import { waitFor } from '@dam/testing';
 import type { PendingJournal } from '../src/adapters/pending-upload.journal';
-import { startUploadFixtures, type UploadFixtures } from './fixtures';
+import { incompleteUploads, objectsUnder, startUploadFixtures, type UploadFixtures } from './fixtures';
 
 const JWT_SECRET = 'jwt-secret-for-crash-tests-0123456789';
 const UPLOAD_PATH = '/api/v1/assets/new/content/original/upload';
@@ -17,55 +10,24 @@ const MiB = 1024 * 1024;
 
 let fx: UploadFixtures;
 let bucket: string;
-let nats: TestNats;
-let metadata: ServiceProcess;
 let journal: PendingJournal;
-const started: ServiceProcess[] = [];
 
 beforeAll(async () => {
   fx = await startUploadFixtures('upload-crash');
-  ({ bucket, nats, metadata, journal } = fx);
+  ({ bucket, journal } = fx);
 }, 120_000);
 
 afterAll(async () => {
-  for (const p of started) await p.stop();
   await fx?.stop();
 });
 
-async function startUpload(env: Record<string, string> = {}): Promise<ServiceProcess> {
-  const p = await startServiceProcess('upload', {
-    ...s3Env(bucket),
-    JWT_SECRET,
-    SERVICE_KEY: fx.identities.privateKey('upload'),
-    METADATA_URL: metadata.url,
-    ...nats.env('upload'),
-    AUTH_URL: 'http://127.0.0.1:9',
-    LOG_LEVEL: 'warn',
-    ...env,
-  });
-  started.push(p);
-  return p;
-}
-
 const bearer = (gid: number) => `Bearer ${signJwt({ sub: 9, gid, role: 1 }, JWT_SECRET, 600).token}`;
-
-async function objectsUnder(prefix: string): Promise<string[]> {
-  const names: string[] = [];
-  for await (const item of testMinioClient().listObjectsV2(bucket, prefix, true)) if (item.name) names.push(item.name);
-  return names;
-}
-
-async function incompleteUnder(prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  for await (const u of testMinioClient().listIncompleteUploads(bucket, prefix, true)) keys.push(u.key);
-  return keys;
-}
 
 const pendingIds = async (): Promise<string[]> => (await journal.stale(-60_000)).map((e) => e.id);
 
 describe('crash safety of uploads', () => {
   it('removes the objects and the incomplete multipart upload of a request whose process was killed', async () => {
-    const first = await startUpload();
+    const first = await fx.startUpload(JWT_SECRET);
     const gid = 701;
     const prefix = `originals/${gid}/`;
     const boundary = 'crash-boundary';
@@ -82,29 +44,29 @@ describe('crash safety of uploads', () => {
     // Past the 1 MiB sniffing head and a 5 MiB S3 part, so a multipart upload is under way; then the body stalls.
     for (let i = 0; i < 8; i++) req.write(Buffer.alloc(MiB, 7));
 
-    await waitFor(async () => (await objectsUnder(prefix)).length === 1 && (await incompleteUnder(prefix)).length === 1, {
+    await waitFor(async () => (await objectsUnder(bucket, prefix)).length === 1 && (await incompleteUploads(bucket, prefix)).length === 1, {
       timeoutMs: 30_000,
       description: 'the small object stored and the big one in a multipart upload',
     });
     const pending = await pendingIds();
     expect(pending).toHaveLength(2);
-    const keys = [...(await objectsUnder(prefix)), ...(await incompleteUnder(prefix))];
+    const keys = [...(await objectsUnder(bucket, prefix)), ...(await incompleteUploads(bucket, prefix))];
     expect(keys.sort()).toEqual(pending.map((id) => `${prefix}${id}`).sort());
 
     first.kill('SIGKILL');
     await first.exited;
     req.destroy();
     // Nothing cleans up by itself: the dead process could not.
-    expect(await objectsUnder(prefix)).toHaveLength(1);
+    expect(await objectsUnder(bucket, prefix)).toHaveLength(1);
 
-    await startUpload({ ORPHAN_GRACE_MS: '1000', ORPHAN_REAP_INTERVAL_MS: '300' });
+    await fx.startUpload(JWT_SECRET, { ORPHAN_GRACE_MS: '1000', ORPHAN_REAP_INTERVAL_MS: '300' });
     await waitFor(async () => (await pendingIds()).length === 0, { timeoutMs: 30_000, description: 'the pending entries reaped' });
-    expect(await objectsUnder(prefix)).toEqual([]);
-    expect(await incompleteUnder(prefix)).toEqual([]);
+    expect(await objectsUnder(bucket, prefix)).toEqual([]);
+    expect(await incompleteUploads(bucket, prefix)).toEqual([]);
   }, 90_000);
 
   it('keeps the object of a registered asset and only drops its left-over entry', async () => {
-    const upload = await startUpload({ ORPHAN_GRACE_MS: '1000', ORPHAN_REAP_INTERVAL_MS: '300' });
+    const upload = await fx.startUpload(JWT_SECRET, { ORPHAN_GRACE_MS: '1000', ORPHAN_REAP_INTERVAL_MS: '300' });
     const gid = 702;
     const form = new FormData();
     form.append('file', new Blob([Buffer.from('registered content')]), 'kept.txt');
@@ -123,6 +85,6 @@ describe('crash safety of uploads', () => {
     expect((await pendingIds()).sort()).toEqual([ghost, id].sort());
 
     await waitFor(async () => (await pendingIds()).length === 0, { timeoutMs: 30_000, description: 'the left-over entries reaped' });
-    expect(await objectsUnder(`originals/${gid}/`)).toEqual([key]);
+    expect(await objectsUnder(bucket, `originals/${gid}/`)).toEqual([key]);
   }, 60_000);
 });

@@ -7,6 +7,7 @@ import {
   serviceIdentities,
   startNats,
   startServiceProcess,
+  testMinioClient,
   type ServiceIdentities,
   type ServiceProcess,
   type TestNats,
@@ -22,7 +23,26 @@ export interface UploadFixtures {
   journal: PendingJournal;
   /** Service keys: metadata trusts them; upload processes and apps sign with `identities.privateKey('upload')`. */
   identities: ServiceIdentities;
+  /**
+   * The upload service as a process (main.ts) on these fixtures: `jwtSecret` and `env` on top of the bucket, NATS,
+   * metadata and a dead AUTH_URL (JWTs are checked locally); stopped by `stop()`.
+   */
+  startUpload(jwtSecret: string, env?: Record<string, string>): Promise<ServiceProcess>;
   stop(): Promise<void>;
+}
+
+/** Keys of the objects under a prefix of a bucket. */
+export async function objectsUnder(bucket: string, prefix: string): Promise<string[]> {
+  const names: string[] = [];
+  for await (const item of testMinioClient().listObjectsV2(bucket, prefix, true)) if (item.name) names.push(item.name);
+  return names;
+}
+
+/** Keys of the unfinished multipart uploads under a prefix of a bucket. */
+export async function incompleteUploads(bucket: string, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const u of testMinioClient().listIncompleteUploads(bucket, prefix, true)) keys.push(u.key);
+  return keys;
 }
 
 export async function startUploadFixtures(name: string, metadataEnv: Record<string, string> = {}): Promise<UploadFixtures> {
@@ -39,6 +59,7 @@ export async function startUploadFixtures(name: string, metadataEnv: Record<stri
   });
   const nc = await connectNats(nats.url, `${name}-test`, nats.seed('admin'));
   const journal = await natsPendingJournal(nc, { refreshMs: 60_000, onError: () => undefined });
+  const started: ServiceProcess[] = [];
   return {
     bucket,
     nats,
@@ -46,7 +67,22 @@ export async function startUploadFixtures(name: string, metadataEnv: Record<stri
     nc,
     journal,
     identities,
+    async startUpload(jwtSecret, env = {}) {
+      const p = await startServiceProcess('upload', {
+        ...s3Env(bucket),
+        JWT_SECRET: jwtSecret,
+        SERVICE_KEY: identities.privateKey('upload'),
+        METADATA_URL: metadata.url,
+        ...nats.env('upload'),
+        AUTH_URL: 'http://127.0.0.1:9',
+        LOG_LEVEL: 'warn',
+        ...env,
+      });
+      started.push(p);
+      return p;
+    },
     async stop() {
+      await Promise.all(started.map((p) => p.stop()));
       await nc.drain();
       await metadata.stop();
       await nats.stop();

@@ -1,9 +1,9 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
 import { createHash, randomBytes } from 'node:crypto';
 import { permissionsFor, signJwt, type Principal } from '@dam/auth-tokens';
-import { createBucket, makePng, s3Env, startInternalStub, startServiceProcess, testMinioClient, waitFor, type InternalStub, type ServiceProcess } from '@dam/testing';
+import { createBucket, makePng, s3Env, startInternalStub, testMinioClient, waitFor, type InternalStub, type ServiceProcess } from '@dam/testing';
 import * as tus from 'tus-js-client';
-import { startUploadFixtures, type UploadFixtures } from './fixtures';
+import { incompleteUploads, objectsUnder, startUploadFixtures, type UploadFixtures } from './fixtures';
 
 const JWT_SECRET = 'jwt-secret-for-tus-tests-0123456789abcdef';
 const UPLOAD_KEY = 'upk_test-upload-key-of-user-5';
@@ -13,7 +13,6 @@ let fx: UploadFixtures;
 let auth: InternalStub;
 let upload: ServiceProcess;
 let endpoint: string;
-const started: ServiceProcess[] = [];
 
 let nextGroup = 700;
 /** Each test its own group; the upload key (answered by the auth stub) acts as user 5 of `keyGroup`. */
@@ -24,20 +23,9 @@ function newCaller() {
   return { gid, headers: { authorization: `Bearer ${token}`, 'tus-resumable': '1.0.0' } };
 }
 
-async function startUpload(bucket: string, env: Record<string, string> = {}): Promise<ServiceProcess> {
-  const p = await startServiceProcess('upload', {
-    ...s3Env(bucket),
-    JWT_SECRET,
-    SERVICE_KEY: fx.identities.privateKey('upload'),
-    METADATA_URL: fx.metadata.url,
-    ...fx.nats.env('upload'),
-    AUTH_URL: auth.url,
-    LOG_LEVEL: process.env.TUS_DEBUG ? 'info' : 'warn',
-    ...env,
-  });
-  started.push(p);
-  return p;
-}
+/** The upload service as a process, authenticating through the auth stub (upload keys). */
+const startUpload = (env: Record<string, string> = {}) =>
+  fx.startUpload(JWT_SECRET, { AUTH_URL: auth.url, LOG_LEVEL: process.env.TUS_DEBUG ? 'info' : 'warn', ...env });
 
 beforeAll(async () => {
   fx = await startUploadFixtures('tus');
@@ -56,13 +44,12 @@ beforeAll(async () => {
       return undefined;
     },
   });
-  upload = await startUpload(fx.bucket, { MAX_UPLOAD_BYTES: String(64 * MiB) });
+  upload = await startUpload({ MAX_UPLOAD_BYTES: String(64 * MiB) });
   endpoint = `${upload.url}/api/v1/uploads/tus`;
 }, 120_000);
 
 afterAll(async () => {
   if (process.env.TUS_DEBUG) console.log(upload.logs().slice(-60).join('\n'));
-  await Promise.all(started.map((p) => p.stop()));
   await auth?.close();
   await fx?.stop();
 });
@@ -70,16 +57,6 @@ afterAll(async () => {
 const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
-async function objectsUnder(bucket: string, prefix: string): Promise<string[]> {
-  const names: string[] = [];
-  for await (const item of testMinioClient().listObjectsV2(bucket, prefix, true)) if (item.name) names.push(item.name);
-  return names;
-}
-async function incompleteUploads(bucket: string, prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  for await (const item of testMinioClient().listIncompleteUploads(bucket, prefix, true)) keys.push(item.key);
-  return keys;
-}
 async function readObject(key: string): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const c of await testMinioClient().getObject(fx.bucket, key)) chunks.push(c as Buffer);
@@ -277,7 +254,7 @@ describe('tus 1.0.0 at {upload}/api/v1/uploads/tus (CONTRACT §12)', () => {
 describe('tus expiration', () => {
   it('removes an unfinished upload (its parts, its state) once TUS_EXPIRY_MS has passed', async () => {
     const bucket = await createBucket('tus-expiry');
-    const short = await startUpload(bucket, { TUS_EXPIRY_MS: '1500', TUS_SWEEP_INTERVAL_MS: '300' });
+    const short = await startUpload({ ...s3Env(bucket), TUS_EXPIRY_MS: '1500', TUS_SWEEP_INTERVAL_MS: '300' });
     const { headers } = newCaller();
     const res = await fetch(`${short.url}/api/v1/uploads/tus`, { method: 'POST', headers: { ...headers, 'upload-length': String(8 * MiB), 'upload-metadata': `filename ${b64('e.bin')}` } });
     expect(res.status).toBe(201);
