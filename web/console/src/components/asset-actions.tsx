@@ -6,6 +6,7 @@ import { singleLink } from '../lib/links';
 import { Link } from '../router';
 import { api, can, errorText, type Session } from '../session';
 import { handler } from '../lib/handler';
+import { ConfirmButton } from './confirm-button';
 
 const EXPIRIES: { value: string; label: string }[] = [
   { value: '3600', label: '1 hour' },
@@ -25,7 +26,6 @@ export function AssetActions({ session, asset, onDeleted }: { session: Session; 
   const [message, setMessage] = useState<{ text: string; error?: boolean; jobId?: number }>();
   const [custom, setCustom] = useState<string[]>([]);
   const [chosen, setChosen] = useState<string[]>([]);
-  const [confirming, setConfirming] = useState(false);
 
   useEffect(() => {
     if (!asset.content_type.startsWith('image/')) return;
@@ -65,7 +65,6 @@ export function AssetActions({ session, asset, onDeleted }: { session: Session; 
   };
 
   const remove = async () => {
-    setConfirming(false);
     const { data, error } = await api(session).POST('/api/v1/assets/{asset_id}/delete', { params: { path: { asset_id: asset.id } }, body: { keys: ['original'] } });
     if (data) onDeleted();
     else fail(error);
@@ -152,21 +151,7 @@ export function AssetActions({ session, asset, onDeleted }: { session: Session; 
 
       {(can(session, 'DELETE_ASSET') || (own && can(session, 'DELETE_OWN_ASSET'))) && (
         <div class="row">
-          {!confirming ? (
-            <button type="button" class="danger" onClick={() => setConfirming(true)}>
-              Delete
-            </button>
-          ) : (
-            <>
-              <span role="alert">Move {asset.name} to the trash?</span>
-              <button type="button" class="danger" onClick={handler(remove, fail)}>
-                Yes, delete
-              </button>
-              <button type="button" class="secondary" onClick={() => setConfirming(false)}>
-                Cancel
-              </button>
-            </>
-          )}
+          <ConfirmButton label="Delete" question={`Move ${asset.name} to the trash?`} confirm="Yes, delete" onConfirm={remove} onError={fail} />
         </div>
       )}
 

@@ -4,6 +4,7 @@ import { runSearch, type SearchPage } from '../lib/search';
 import { Link } from '../router';
 import { api, errorText, type Session } from '../session';
 import { handler } from '../lib/handler';
+import { ConfirmButton } from '../components/confirm-button';
 
 /** The trash (ADMIN): what Search finds with `trashed: true`, Undelete per asset, and Purge for all of it. */
 export function TrashPage({ session }: { session: Session }) {
@@ -11,7 +12,6 @@ export function TrashPage({ session }: { session: Session }) {
   const [result, setResult] = useState<SearchPage>();
   const [message, setMessage] = useState<{ text: string; error?: boolean }>();
   const [tick, setTick] = useState(0);
-  const [confirming, setConfirming] = useState(false);
 
   useEffect(() => {
     runSearch(api(session), { q: '', types: [], statuses: [], sort: 'update_time:desc', page }, { trashed: true })
@@ -26,7 +26,6 @@ export function TrashPage({ session }: { session: Session }) {
   };
 
   const purge = async () => {
-    setConfirming(false);
     const { data, error } = await api(session).DELETE('/api/v1/assets/trash/purge');
     setMessage(data ? { text: `Purge queued as job ${data.job_id}` } : { text: errorText(error), error: true });
     setTick((x) => x + 1);
@@ -42,21 +41,14 @@ export function TrashPage({ session }: { session: Session }) {
       )}
       <div class="panel">
         <div class="row">
-          {!confirming ? (
-            <button type="button" class="danger" disabled={!result || result.total === 0} onClick={() => setConfirming(true)}>
-              Purge the trash
-            </button>
-          ) : (
-            <>
-              <span role="alert">Remove every asset in the trash for good?</span>
-              <button type="button" class="danger" onClick={handler(purge, (err) => setMessage({ text: errorText(err), error: true }))}>
-                Yes, purge
-              </button>
-              <button type="button" class="secondary" onClick={() => setConfirming(false)}>
-                Cancel
-              </button>
-            </>
-          )}
+          <ConfirmButton
+            label="Purge the trash"
+            question="Remove every asset in the trash for good?"
+            confirm="Yes, purge"
+            disabled={!result || result.total === 0}
+            onConfirm={purge}
+            onError={(err) => setMessage({ text: errorText(err), error: true })}
+          />
         </div>
         <table>
           <caption class="muted">{result ? `${result.total} asset${result.total === 1 ? '' : 's'} in the trash` : 'Loading…'}</caption>
