@@ -3,21 +3,10 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { makeVideo, waitFor } from '@dam/testing';
-import { apiClient } from './client';
-import { ADMIN, login, startSuite, type Suite } from './suite';
+import { useSuite } from './suite';
 
-let suite: Suite;
-let jwt: string;
-
-beforeAll(async () => {
-  suite = await startSuite();
-  jwt = await login(suite.base, ADMIN.email, ADMIN.password);
-});
-afterAll(async () => {
-  await suite?.stop();
-});
-
-const { call, upload, settled } = apiClient(() => suite, () => jwt);
+const e2e = useSuite();
+const { call, upload, settled } = e2e.api;
 
 describe('addons through the suite (CONTRACT §6)', () => {
   it('extracts the text of an image as a job, keeps the result and marks the addon available', async () => {
@@ -116,7 +105,7 @@ describe('addons through the suite (CONTRACT §6)', () => {
     expect(result).toEqual({ key: 'background_removal', width: 640, height: 480, size: expect.any(Number) });
     const data = (await call('GET', `/api/v1/assets/${id}/data`)).body;
     expect(data.addons_info.background_removal).toEqual({ available: true });
-    const res = await fetch(`${suite.base}/api/v1/assets/${id}/content/background_removal/download`, { headers: { authorization: `Bearer ${jwt}` } });
+    const res = await fetch(`${e2e.suite.base}/api/v1/assets/${id}/content/background_removal/download`, { headers: { authorization: `Bearer ${e2e.jwt}` } });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('image/png');
     const png = Buffer.from(await res.arrayBuffer());

@@ -20,7 +20,7 @@ import {
   type Page,
   type TusCall,
 } from '../../web/console/test/browser';
-import { ADMIN, startSuite, type Suite } from './suite';
+import { ADMIN, useSuite } from './suite';
 
 /**
  * The web console in a real browser (Debian's Chromium through playwright-core) against the whole suite: sign in,
@@ -36,30 +36,21 @@ const BIG_BYTES = 20 * MiB;
 /** The picker's chunk (web/console/src/picker/picker.ts): the cut PATCH is the second one, at this offset. */
 const CHUNK = 8 * MiB;
 
-let suite: Suite;
+const e2e = useSuite();
 let browser: Browser;
 let dam: DamClient;
-let uploadkey: string;
-let jwt: string;
-let adminId: number;
 let tmp: string;
 
 beforeAll(async () => {
   ensureConsoleBuilt();
   mkdirSync(ARTIFACTS, { recursive: true });
   tmp = mkdtempSync(path.join(os.tmpdir(), 'dam-console-e2e-'));
-  [suite, browser] = await Promise.all([startSuite(), launchChromium()]);
-  const login = await createDamClient({ baseUrl: suite.base }).POST('/api/v1/login', { body: ADMIN });
-  if (!login.data) throw new Error(`login failed: ${JSON.stringify(login.error)}`);
-  dam = createDamClient({ baseUrl: suite.base, token: login.data.jwt });
-  uploadkey = login.data.uploadkey;
-  jwt = login.data.jwt;
-  adminId = login.data.user_id;
+  browser = await launchChromium();
+  dam = createDamClient({ baseUrl: e2e.suite.base, token: e2e.jwt });
 }, 180_000);
+e2e.beforeStop(() => browser?.close());
 
-afterAll(async () => {
-  await browser?.close();
-  await suite?.stop();
+afterAll(() => {
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 
@@ -97,7 +88,7 @@ async function expectAccessible(page: Page, what: string): Promise<void> {
 }
 
 async function signIn(page: Page): Promise<void> {
-  await page.goto(`${suite.base}/console/`);
+  await page.goto(`${e2e.suite.base}/console/`);
   await page.getByLabel('Email').fill(ADMIN.email);
   await page.getByLabel('Password').fill(ADMIN.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
@@ -108,7 +99,7 @@ async function signIn(page: Page): Promise<void> {
 async function uploadDirect(bytes: Buffer, name: string): Promise<string> {
   const form = new FormData();
   form.append('file', new Blob([bytes]), name);
-  const res = await fetch(`${suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: { authorization: `Bearer ${jwt}` }, body: form });
+  const res = await fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: { authorization: `Bearer ${e2e.jwt}` }, body: form });
   if (res.status !== 200) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
   return ((await res.json()) as { files: { id: string }[] }).files[0]?.id as string;
 }
@@ -140,7 +131,7 @@ it('signs in, uploads three files through the picker (one resumed after a cut), 
   const { page, problems } = await watchedPage();
 
   // Sign in.
-  await page.goto(`${suite.base}/console/`);
+  await page.goto(`${e2e.suite.base}/console/`);
   await page.getByLabel('Email').waitFor();
   await expectAccessible(page, 'sign-in page');
   await shot(page, '01-sign-in.png');
@@ -149,7 +140,7 @@ it('signs in, uploads three files through the picker (one resumed after a cut), 
   // The picker: the large file chosen with the keyboard only, two images dropped, a title and description typed.
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Upload' }).click();
   await page.locator('.uppy-Dashboard-inner').waitFor();
-  const tus = await watchTus(page, suite.upload);
+  const tus = await watchTus(page, e2e.suite.upload);
   await tabTo(page, '.uppy-Dashboard-browse');
   const [chooser] = await Promise.all([page.waitForEvent('filechooser'), page.keyboard.press('Enter')]);
   await chooser.setFiles(bigPath);
@@ -170,7 +161,7 @@ it('signs in, uploads three files through the picker (one resumed after a cut), 
       await shot(page, 'failed-upload.png');
       const dashboard = await page.locator('.uppy-Dashboard').innerText();
       const calls = tus.map((c) => `${c.method} ${c.url} offset=${c.offset} -> ${c.status} ${c.aborted ? '(cut)' : ''}`).join('\n');
-      throw new Error(`${String(err)}\npicker says:\n${dashboard}\ntus requests:\n${calls}\nupload log tail:\n${suite.services.upload?.logs().slice(-15).join('\n')}`);
+      throw new Error(`${String(err)}\npicker says:\n${dashboard}\ntus requests:\n${calls}\nupload log tail:\n${e2e.suite.services.upload?.logs().slice(-15).join('\n')}`);
     },
   );
   await shot(page, '03-picker-done.png');
@@ -188,14 +179,14 @@ it('signs in, uploads three files through the picker (one resumed after a cut), 
   const created = tus.filter((c) => c.method === 'POST');
   expect(created).toHaveLength(3);
   for (const c of created) {
-    expect(c.headers['x-upload-key']).toBe(uploadkey);
+    expect(c.headers['x-upload-key']).toBe(e2e.admin.uploadkey);
     expect(c.headers.authorization).toBeUndefined();
   }
 
   const ids = (await page.evaluate(`[...document.querySelectorAll('[data-uploaded-asset]')].map((e) => e.getAttribute('data-uploaded-asset'))`)) as string[];
   const assets = await Promise.all(ids.map(async (id) => (await dam.GET('/api/v1/assets/{asset_id}/data', { params: { path: { asset_id: id } } })).data));
   const byName = Object.fromEntries(assets.map((a) => [a?.name, a]));
-  expect(byName['survey-scan.bin']).toMatchObject({ size: BIG_BYTES, checksum: createHash('md5').update(big).digest('hex'), creator_id: adminId });
+  expect(byName['survey-scan.bin']).toMatchObject({ size: BIG_BYTES, checksum: createHash('md5').update(big).digest('hex'), creator_id: e2e.admin.user_id });
   expect(byName['harbour.png']?.data).toMatchObject({ title: 'Harbour at dusk', description: 'Boats, evening light', rating: 4 });
   expect(byName['forest.png']?.size).toBe(images[1]?.bytes.length);
 
@@ -207,7 +198,7 @@ it('signs in, uploads three files through the picker (one resumed after a cut), 
   for (const name of ['harbour.png', 'forest.png']) {
     const img = page.locator('.card', { hasText: name }).locator('img.picture[data-loaded="true"]');
     await img.waitFor({ timeout: 30_000 });
-    expect(await img.getAttribute('src')).toMatch(new RegExp(`^${suite.cdn}/`));
+    expect(await img.getAttribute('src')).toMatch(new RegExp(`^${e2e.suite.cdn}/`));
   }
   await page.locator('.facets').getByText('image/png').waitFor();
   await expectAccessible(page, 'asset grid');
@@ -237,7 +228,7 @@ it('signs in, uploads three files through the picker (one resumed after a cut), 
 
   // Delete the large file, find it in the trash (ADMIN), undelete it.
   const bigId = byName['survey-scan.bin']?.id as string;
-  await page.goto(`${suite.base}/console/assets/${bigId}`);
+  await page.goto(`${e2e.suite.base}/console/assets/${bigId}`);
   await page.getByRole('button', { name: 'Delete' }).click();
   await page.getByRole('button', { name: 'Yes, delete' }).click();
   await page.getByRole('heading', { name: 'Asset in the trash' }).waitFor();
@@ -258,7 +249,7 @@ it('picker.js uploads from another site with nothing but an uploadkey', async ()
   const page_ = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Partner site</title></head>
 <body><main><h1>Send us your photos</h1><div id="dam-picker"></div></main>
-<script src="${suite.base}/console/picker.js" data-uploadkey="${uploadkey}" data-target="#dam-picker"></script>
+<script src="${e2e.suite.base}/console/picker.js" data-uploadkey="${e2e.admin.uploadkey}" data-target="#dam-picker"></script>
 </body></html>`;
   const server: Server = http.createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
@@ -286,7 +277,7 @@ it('picker.js uploads from another site with nothing but an uploadkey', async ()
     }, { timeoutMs: 60_000, description: 'the dam-picker:uploaded event' })) as { id: string; name: string }[];
     expect(asset?.name).toBe('partner-photo.png');
     const data = await dam.GET('/api/v1/assets/{asset_id}/data', { params: { path: { asset_id: asset?.id as string } } });
-    expect(data.data).toMatchObject({ name: 'partner-photo.png', content_type: 'image/png', creator_id: adminId });
+    expect(data.data).toMatchObject({ name: 'partner-photo.png', content_type: 'image/png', creator_id: e2e.admin.user_id });
     await expectAccessible(page, 'picker.js on another site');
     await shot(page, '08-picker-embedded.png');
     expect(await problems()).toEqual([]);
@@ -306,7 +297,7 @@ it('processes a deep zoom pyramid from the asset page and shows it in the viewer
   await signIn(page);
 
   // Process: deepzoom as a job, followed on the jobs page until it completes.
-  await page.goto(`${suite.base}/console/assets/${imageId}`);
+  await page.goto(`${e2e.suite.base}/console/assets/${imageId}`);
   await page.getByRole('heading', { name: 'zoomable.png', level: 1 }).waitFor();
   await page.getByRole('checkbox', { name: 'deepzoom' }).check();
   await page.getByRole('button', { name: 'Process', exact: true }).click();
@@ -316,8 +307,8 @@ it('processes a deep zoom pyramid from the asset page and shows it in the viewer
   await page.locator(`tr[data-job-id="${jobId}"][data-status="COMPLETED"]`).waitFor({ timeout: 60_000 });
 
   // The viewer reads image.dzi and its tiles through a signed {cdn} link.
-  await page.goto(`${suite.base}/console/assets/${imageId}`);
-  const tile = page.waitForResponse((r) => r.url().startsWith(suite.cdn) && r.url().includes('/image_files/') && r.status() === 200, { timeout: 30_000 });
+  await page.goto(`${e2e.suite.base}/console/assets/${imageId}`);
+  const tile = page.waitForResponse((r) => r.url().startsWith(e2e.suite.cdn) && r.url().includes('/image_files/') && r.status() === 200, { timeout: 30_000 });
   await page.getByRole('button', { name: 'Open deep zoom viewer' }).click();
   await page.locator('[data-deepzoom-state="open"]').waitFor({ timeout: 30_000 });
   await tile;
@@ -336,7 +327,7 @@ it('processes a deep zoom pyramid from the asset page and shows it in the viewer
     },
     { timeoutMs: 120_000, intervalMs: 500, description: 'the hls-video conversion' },
   );
-  await page.goto(`${suite.base}/console/assets/${videoId}`);
+  await page.goto(`${e2e.suite.base}/console/assets/${videoId}`);
   await page.getByRole('button', { name: 'Play HLS stream' }).click();
   await page.locator('[data-hls-state="playable"]').waitFor({ timeout: 30_000 });
   await expectAccessible(page, 'asset page with the HLS player');

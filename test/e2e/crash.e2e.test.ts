@@ -1,28 +1,23 @@
 import sharp from 'sharp';
 import { waitFor } from '@dam/testing';
 import { watchAssetEvents } from './events';
-import { ADMIN, login, startSuite, type Suite } from './suite';
+import { useSuite } from './suite';
 
 // The killed worker's command comes back from JetStream after ACK_WAIT_MS; before that, metadata sees the job's
 // lease run out (no report for JOB_LEASE_MS) and hands the job out again, which is what finishes it here.
 const ACK_WAIT_MS = '10000';
 const JOB_LEASE_MS = '2000';
 
-let suite: Suite;
+const e2e = useSuite({
+  conversion: { ACK_WAIT_MS, CONCURRENCY: '1', JOB_HEARTBEAT_MS: '500' },
+  metadata: { JOB_LEASE_MS, JOB_SWEEP_INTERVAL_MS: '300' },
+});
 let events: Awaited<ReturnType<typeof watchAssetEvents>>;
 
 beforeAll(async () => {
-  suite = await startSuite({
-    conversion: { ACK_WAIT_MS, CONCURRENCY: '1', JOB_HEARTBEAT_MS: '500' },
-    metadata: { JOB_LEASE_MS, JOB_SWEEP_INTERVAL_MS: '300' },
-  });
-  events = await watchAssetEvents(suite.natsUrl, suite.subscriberSeed);
+  events = await watchAssetEvents(e2e.suite.natsUrl, e2e.suite.subscriberSeed);
 });
-
-afterAll(async () => {
-  await events?.close();
-  await suite?.stop();
-});
+e2e.beforeStop(() => events?.close());
 
 interface JobView {
   asset_ids: string[];
@@ -32,12 +27,12 @@ interface JobView {
 }
 
 async function jobOf(jwt: string, assetId: string): Promise<JobView | undefined> {
-  const res = await fetch(`${suite.base}/api/v1/jobs?type=processing&page_size=100`, { headers: { authorization: `Bearer ${jwt}` } });
+  const res = await fetch(`${e2e.suite.base}/api/v1/jobs?type=processing&page_size=100`, { headers: { authorization: `Bearer ${jwt}` } });
   return ((await res.json()) as { items: JobView[] }).items.find((j) => j.asset_ids.includes(assetId));
 }
 
 it('finishes the job and reaches OK with exactly one public file-processed after the worker is killed mid-job', async () => {
-  const jwt = await login(suite.base, ADMIN.email, ADMIN.password);
+  const { jwt } = e2e;
   // Large enough that decoding and resizing take a noticeable time, so the kill lands while it works.
   const png = await sharp({
     create: { width: 4000, height: 4000, channels: 3, background: { r: 0, g: 0, b: 0 }, noise: { type: 'gaussian', mean: 128, sigma: 40 } },
@@ -46,7 +41,7 @@ it('finishes the job and reaches OK with exactly one public file-processed after
     .toBuffer();
   const form = new FormData();
   form.append('file', new Blob([png]), 'big.png');
-  const res = await fetch(`${suite.upload}/api/v1/assets/new/content/original/upload`, {
+  const res = await fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/upload`, {
     method: 'POST',
     headers: { authorization: `Bearer ${jwt}` },
     body: form,
@@ -55,7 +50,7 @@ it('finishes the job and reaches OK with exactly one public file-processed after
   const id = ((await res.json()) as { files: { id: string }[] }).files[0]?.id;
   expect(id).toBeDefined();
 
-  const conversion = suite.services.conversion;
+  const conversion = e2e.suite.services.conversion;
   if (!conversion) throw new Error('conversion service missing');
   await conversion.waitForLog(new RegExp(`conversion started.*${id}|${id}.*conversion started`), 60000);
   // Killed once metadata knows the worker holds the job (its first report renewed the lease).
@@ -63,17 +58,17 @@ it('finishes the job and reaches OK with exactly one public file-processed after
   conversion.kill('SIGKILL');
   expect(conversion.logs().join('\n')).not.toMatch(new RegExp(`conversion finished.*${id}|${id}.*conversion finished`));
 
-  await suite.restart('conversion');
+  await e2e.suite.restart('conversion');
 
   await waitFor(
     async () => {
-      const data = await fetch(`${suite.base}/api/v1/assets/${id}/data`, { headers: { authorization: `Bearer ${jwt}` } });
+      const data = await fetch(`${e2e.suite.base}/api/v1/assets/${id}/data`, { headers: { authorization: `Bearer ${jwt}` } });
       return ((await data.json()) as { status: string }).status === 'OK';
     },
     { timeoutMs: 90000, intervalMs: 500 },
   );
   // The job was handed out again by its lease, not by JetStream's redelivery.
-  expect(suite.services.metadata?.logs().some((l) => l.includes('job lease ran out: handed out again'))).toBe(true);
+  expect(e2e.suite.services.metadata?.logs().some((l) => l.includes('job lease ran out: handed out again'))).toBe(true);
   expect(await jobOf(jwt, id ?? '')).toMatchObject({ status: 'COMPLETED', progress: 100, steps: [{ status: 'COMPLETED' }] });
   // Give the redelivered first command (and its duplicate result) a chance to show up before counting.
   await new Promise((r) => setTimeout(r, Number(ACK_WAIT_MS) + 2000));

@@ -2,28 +2,17 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import path from 'node:path';
 import sharp from 'sharp';
 import { waitFor } from '@dam/testing';
-import { apiClient } from './client';
-import { ADMIN, login, startSuite, type Suite } from './suite';
+import { useSuite } from './suite';
 
 /** examples/subscriber (docs/asyncapi.yaml's delivery rules in practice) against the running suite. */
-let suite: Suite;
-let jwt: string;
+const e2e = useSuite();
+const { upload, settled } = e2e.api;
 let example: ChildProcessWithoutNullStreams | undefined;
-
-beforeAll(async () => {
-  suite = await startSuite();
-  jwt = await login(suite.base, ADMIN.email, ADMIN.password);
-});
-afterAll(async () => {
-  example?.kill('SIGKILL');
-  await suite?.stop();
-});
-
-const { upload, settled } = apiClient(() => suite, () => jwt);
+e2e.beforeStop(() => example?.kill('SIGKILL'));
 
 it('follows an upload from file-saved to file-processed with the read-only subscriber identity, and stops on SIGTERM', async () => {
   const dir = path.join(__dirname, '..', '..', 'examples', 'subscriber');
-  example = spawn(process.execPath, ['--import', 'tsx', 'subscribe.ts'], { cwd: dir, env: { ...process.env, NATS_URL: suite.natsUrl, NATS_NKEY_SEED: suite.subscriberSeed } });
+  example = spawn(process.execPath, ['--import', 'tsx', 'subscribe.ts'], { cwd: dir, env: { ...process.env, NATS_URL: e2e.suite.natsUrl, NATS_NKEY_SEED: e2e.suite.subscriberSeed } });
   const lines: Array<{ type: string; asset_id: string; version: number; status: string | null }> = [];
   let stderr = '';
   let buffered = '';

@@ -3,7 +3,7 @@ import sharp from 'sharp';
 import { createDamClient, type components } from '@dam/client';
 import { waitFor } from '@dam/testing';
 import { watchAssetEvents, type SeenEvent } from './events';
-import { ADMIN, login, startSuite, type Suite } from './suite';
+import { ADMIN, login, useSuite } from './suite';
 
 const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
 
@@ -11,19 +11,16 @@ const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
 type UploadedFile = components['schemas']['UploadResult']['files'][number];
 type AssetData = components['schemas']['AssetData'];
 
-let suite: Suite;
+const e2e = useSuite();
 let events: Awaited<ReturnType<typeof watchAssetEvents>>;
-let jwt: string;
 let png: Buffer;
 let binary: Buffer;
 let files: UploadedFile[];
 
-const auth = () => ({ authorization: `Bearer ${jwt}` });
+const auth = () => ({ authorization: `Bearer ${e2e.jwt}` });
 
 beforeAll(async () => {
-  suite = await startSuite();
-  events = await watchAssetEvents(suite.natsUrl, suite.subscriberSeed);
-  jwt = await login(suite.base, ADMIN.email, ADMIN.password);
+  events = await watchAssetEvents(e2e.suite.natsUrl, e2e.suite.subscriberSeed);
   png = await sharp({ create: { width: 640, height: 480, channels: 3, background: { r: 200, g: 80, b: 20 } } }).png().toBuffer();
   binary = randomBytes(20 * 1024 * 1024);
 
@@ -31,7 +28,7 @@ beforeAll(async () => {
   // Client-declared types are wrong on purpose: the service sniffs the bytes.
   form.append('file1', new Blob([png], { type: 'application/octet-stream' }), 'photo.png');
   form.append('file2', new Blob([binary], { type: 'image/jpeg' }), 'random.bin');
-  const res = await fetch(`${suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: auth(), body: form });
+  const res = await fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: auth(), body: form });
   const body = (await res.json()) as { files: UploadedFile[]; success: boolean; provider: string };
   expect(res.status).toBe(200);
   expect(body.success).toBe(true);
@@ -39,10 +36,7 @@ beforeAll(async () => {
   files = body.files;
 });
 
-afterAll(async () => {
-  await events?.close();
-  await suite?.stop();
-});
+e2e.beforeStop(() => events?.close());
 
 const byName = (name: string) => {
   const f = files.find((x) => x.name === name);
@@ -50,8 +44,8 @@ const byName = (name: string) => {
   return f;
 };
 
-async function getData(id: string, token = jwt): Promise<{ status: number; body: AssetData }> {
-  const { response, data, error } = await createDamClient({ baseUrl: suite.base, token }).GET('/api/v1/assets/{asset_id}/data', { params: { path: { asset_id: id } } });
+async function getData(id: string, token = e2e.jwt): Promise<{ status: number; body: AssetData }> {
+  const { response, data, error } = await createDamClient({ baseUrl: e2e.suite.base, token }).GET('/api/v1/assets/{asset_id}/data', { params: { path: { asset_id: id } } });
   return { status: response.status, body: (data ?? error) as AssetData };
 }
 
@@ -109,27 +103,27 @@ describe('the first asset, end to end', () => {
 
   it('lists the processing job of the image, completed, through {base}', async () => {
     const image = byName('photo.png');
-    const res = await fetch(`${suite.base}/api/v1/jobs?type=processing&page_size=100`, { headers: auth() });
+    const res = await fetch(`${e2e.suite.base}/api/v1/jobs?type=processing&page_size=100`, { headers: auth() });
     expect(res.status).toBe(200);
     const list = (await res.json()) as { items: Array<{ job_id: number; asset_ids: string[]; status: string }>; total: number };
     const job = list.items.find((j) => j.asset_ids.includes(image.id));
     expect(job).toMatchObject({ status: 'COMPLETED' });
     // Nothing processes the binary file: no job for it.
     expect(list.items.some((j) => j.asset_ids.includes(byName('random.bin').id))).toBe(false);
-    const one = await fetch(`${suite.base}/api/v1/jobs/${job?.job_id}`, { headers: auth() });
+    const one = await fetch(`${e2e.suite.base}/api/v1/jobs/${job?.job_id}`, { headers: auth() });
     expect(await one.json()).toMatchObject({ job_id: job?.job_id, type: 'processing', status: 'COMPLETED', progress: 100 });
   });
 
   it('downloads the full content byte for byte, and a range', async () => {
     for (const [name, bytes] of [['photo.png', png], ['random.bin', binary]] as const) {
-      const res = await fetch(`${suite.base}/api/v1/assets/${byName(name).id}/content/original/download`, { headers: auth() });
+      const res = await fetch(`${e2e.suite.base}/api/v1/assets/${byName(name).id}/content/original/download`, { headers: auth() });
       expect(res.status).toBe(200);
       expect(res.headers.get('etag')).toContain(md5(bytes));
       expect(res.headers.get('accept-ranges')).toBe('bytes');
       expect(res.headers.get('content-disposition')).toContain(name);
       expect(Buffer.from(await res.arrayBuffer()).equals(bytes)).toBe(true);
     }
-    const ranged = await fetch(`${suite.base}/api/v1/assets/${byName('random.bin').id}/content/original/download`, {
+    const ranged = await fetch(`${e2e.suite.base}/api/v1/assets/${byName('random.bin').id}/content/original/download`, {
       headers: { ...auth(), range: 'bytes=0-99' },
     });
     expect(ranged.status).toBe(206);
@@ -140,7 +134,7 @@ describe('the first asset, end to end', () => {
   });
 
   it('downloads the thumbnail conversion as a 200x200 WebP', async () => {
-    const res = await fetch(`${suite.base}/api/v1/assets/${byName('photo.png').id}/content/thumb/download`, { headers: auth() });
+    const res = await fetch(`${e2e.suite.base}/api/v1/assets/${byName('photo.png').id}/content/thumb/download`, { headers: auth() });
     expect(res.status).toBe(200);
     const meta = await sharp(Buffer.from(await res.arrayBuffer())).metadata();
     expect(meta).toMatchObject({ format: 'webp', width: 200, height: 200 });
@@ -149,7 +143,7 @@ describe('the first asset, end to end', () => {
   it('keeps one trace from the upload request through conversion to the OK report', () => {
     const id = byName('photo.png').id;
     const lines = (svc: string) =>
-      (suite.services[svc]?.logs() ?? []).flatMap((l) => {
+      (e2e.suite.services[svc]?.logs() ?? []).flatMap((l) => {
         try {
           return [JSON.parse(l) as Record<string, unknown>];
         } catch {
@@ -164,23 +158,23 @@ describe('the first asset, end to end', () => {
   });
 
   it("hides one group's assets from another group's admin (404)", async () => {
-    const created = await fetch(`${suite.base}/api/v1/groups`, {
+    const created = await fetch(`${e2e.suite.base}/api/v1/groups`, {
       method: 'POST',
       headers: { ...auth(), 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'Second', admin: { email: 'second@example.com', password: 'second-password', first_name: 'Sec', last_name: 'Ond' } }),
     });
     expect(created.status).toBe(201);
-    const otherJwt = await login(suite.base, 'second@example.com', 'second-password');
+    const otherJwt = await login(e2e.suite.base, 'second@example.com', 'second-password');
     const { status, body } = await getData(byName('photo.png').id, otherJwt);
     expect(status).toBe(404);
     expect(body).toMatchObject({ error: { code: expect.any(String), message: expect.any(String) } });
-    const download = await fetch(`${suite.base}/api/v1/assets/${byName('photo.png').id}/content/original/download`, {
+    const download = await fetch(`${e2e.suite.base}/api/v1/assets/${byName('photo.png').id}/content/original/download`, {
       headers: { authorization: `Bearer ${otherJwt}` },
     });
     expect(download.status).toBe(404);
     // Nor can it use one as its watermark: auth asks metadata whether the asset is the group's own.
     const patch = (jwt: string) =>
-      fetch(`${suite.base}/api/v1/settings`, {
+      fetch(`${e2e.suite.base}/api/v1/settings`, {
         method: 'PATCH',
         headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' },
         body: JSON.stringify({ conversions: { watermark_asset_id: byName('photo.png').id } }),
@@ -188,46 +182,46 @@ describe('the first asset, end to end', () => {
     const foreign = await patch(otherJwt);
     expect(foreign.status).toBe(400);
     expect(await foreign.json()).toMatchObject({ error: { code: 'VALIDATION_FAILED', details: [{ path: 'conversions.watermark_asset_id' }] } });
-    expect((await patch(jwt)).status).toBe(200);
+    expect((await patch(e2e.jwt)).status).toBe(200);
   });
 
   it('answers 401 without credentials, on both public addresses', async () => {
-    const res = await fetch(`${suite.base}/api/v1/assets/${byName('photo.png').id}/data`);
+    const res = await fetch(`${e2e.suite.base}/api/v1/assets/${byName('photo.png').id}/data`);
     expect(res.status).toBe(401);
     expect(await res.json()).toMatchObject({ error: { code: expect.any(String), message: expect.any(String) } });
-    const up = await fetch(`${suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', body: new FormData() });
+    const up = await fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', body: new FormData() });
     expect(up.status).toBe(401);
   });
 
   it('answers malformed JSON to login with 400 and the error body', async () => {
-    const res = await fetch(`${suite.base}/api/v1/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email": "a@b.c", ' });
+    const res = await fetch(`${e2e.suite.base}/api/v1/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email": "a@b.c", ' });
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual({ error: { code: 'INVALID_JSON', message: expect.any(String) } });
   });
 
   it('answers a NUL character with 400, on unauthenticated login and in a path', async () => {
-    const login = await fetch(`${suite.base}/api/v1/login`, {
+    const login = await fetch(`${e2e.suite.base}/api/v1/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ email: 'a\u0000@b.c', password: 'x' }),
     });
     expect(login.status).toBe(400);
     expect(await login.json()).toMatchObject({ error: { code: 'VALIDATION_FAILED' } });
-    const data = await fetch(`${suite.base}/api/v1/assets/abc%00def/data`, { headers: { authorization: `Bearer ${jwt}` } });
+    const data = await fetch(`${e2e.suite.base}/api/v1/assets/abc%00def/data`, { headers: { authorization: `Bearer ${e2e.jwt}` } });
     expect(data.status).toBe(400);
   });
 
   it('writes no credential to any log line of any service', async () => {
     // The JWT as the `_jwt` query parameter, as the specification allows for validate.
-    const validate = await fetch(`${suite.base}/api/v1/auth/validate?_jwt=${jwt}`);
+    const validate = await fetch(`${e2e.suite.base}/api/v1/auth/validate?_jwt=${e2e.jwt}`);
     expect(validate.status).toBe(200);
     await new Promise((r) => setTimeout(r, 200));
-    const signature = jwt.split('.')[2] ?? jwt;
-    for (const [name, service] of Object.entries(suite.services)) {
+    const signature = e2e.jwt.split('.')[2] ?? e2e.jwt;
+    for (const [name, service] of Object.entries(e2e.suite.services)) {
       const leaks = service.logs().filter((line) => line.includes(signature) || line.includes(ADMIN.password));
       expect({ name, leaks }).toEqual({ name, leaks: [] });
     }
     // The validate request was logged, with the value redacted.
-    expect(Object.values(suite.services).some((s) => s.logs().some((l) => l.includes('_jwt=[redacted]')))).toBe(true);
+    expect(Object.values(e2e.suite.services).some((s) => s.logs().some((l) => l.includes('_jwt=[redacted]')))).toBe(true);
   });
 });

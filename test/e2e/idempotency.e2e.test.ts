@@ -1,27 +1,16 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
-import { apiClient } from './client';
-import { ADMIN, login, startSuite, type Suite } from './suite';
+import { login, useSuite } from './suite';
 
 /** CONTRACT §13: Idempotency-Key on the POSTs of {base} and {upload}. */
-let suite: Suite;
-let jwt: string;
-
-beforeAll(async () => {
-  suite = await startSuite();
-  jwt = await login(suite.base, ADMIN.email, ADMIN.password);
-});
-afterAll(async () => {
-  await suite?.stop();
-});
-
-const { call } = apiClient(() => suite, () => jwt);
-const keyed = (key: string, as = jwt) => ({ authorization: `Bearer ${as}`, 'idempotency-key': key });
+const e2e = useSuite();
+const { call } = e2e.api;
+const keyed = (key: string, as = e2e.jwt) => ({ authorization: `Bearer ${as}`, 'idempotency-key': key });
 
 async function uploadKeyed(key: string, files: Array<{ name: string; bytes: Buffer }>, metadata?: unknown) {
   const form = new FormData();
   if (metadata) form.append('custom_metadata', JSON.stringify(metadata));
   files.forEach((f, i) => form.append(`file${i}`, new Blob([f.bytes]), f.name));
-  const res = await fetch(`${suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: keyed(key), body: form });
+  const res = await fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: keyed(key), body: form });
   return { status: res.status, replayed: res.headers.get('idempotent-replayed'), body: (await res.json()) as any };
 }
 
@@ -41,7 +30,7 @@ describe('Idempotency-Key (CONTRACT §13)', () => {
     });
     // Another user's key of the same name is theirs.
     expect((await call('POST', '/api/v1/users', { email: 'idem@example.com', password: 'idem-password-1', role_id: 2 })).status).toBe(201);
-    const other = await login(suite.base, 'idem@example.com', 'idem-password-1');
+    const other = await login(e2e.suite.base, 'idem@example.com', 'idem-password-1');
     const theirs = await call('POST', '/api/v1/collections', { name: 'Something else' }, keyed('create-once', other));
     expect(theirs.status).toBe(201);
     expect(theirs.body).not.toEqual(first.body);
@@ -72,7 +61,7 @@ describe('Idempotency-Key (CONTRACT §13)', () => {
         push = (chunk) => (chunk ? controller.enqueue(chunk) : controller.close());
       },
     });
-    const slow = fetch(`${suite.upload}/api/v1/assets/new/content/original/upload`, {
+    const slow = fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/upload`, {
       method: 'POST',
       headers: { ...keyed('slow-once'), 'content-type': `multipart/form-data; boundary=${boundary}` },
       body,
@@ -83,7 +72,7 @@ describe('Idempotency-Key (CONTRACT §13)', () => {
     await new Promise((r) => setTimeout(r, 500));
     const form = new FormData();
     form.append('file', new Blob([Buffer.alloc(64 * 1024, 1)]), 'slow.bin');
-    const during = await fetch(`${suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: keyed('slow-once'), body: form });
+    const during = await fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: keyed('slow-once'), body: form });
     expect(during.status).toBe(409);
     expect(((await during.json()) as any).error.code).toBe('IDEMPOTENCY_IN_FLIGHT');
     push(tail);
@@ -91,7 +80,7 @@ describe('Idempotency-Key (CONTRACT §13)', () => {
     const first = await slow;
     expect(first.status).toBe(200);
     const firstBody = (await first.json()) as any;
-    const after = await fetch(`${suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: keyed('slow-once'), body: form });
+    const after = await fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: keyed('slow-once'), body: form });
     expect(after.status).toBe(200);
     expect(after.headers.get('idempotent-replayed')).toBe('true');
     expect(((await after.json()) as any).files[0].id).toBe(firstBody.files[0].id);

@@ -3,12 +3,10 @@ import { createServer, type Server } from 'node:http';
 import { createHash } from 'node:crypto';
 import { createBucket, testMinioClient, waitFor } from '@dam/testing';
 import { watchAssetEvents } from './events';
-import { ADMIN, login, startSuite, type Suite } from './suite';
+import { useSuite } from './suite';
 
-let suite: Suite;
 let source: Server;
 let sourceUrl: string;
-let jwt: string;
 let otherBucket: string;
 let events: Awaited<ReturnType<typeof watchAssetEvents>>;
 const PAYLOAD = Buffer.from('%PDF-1.4\n' + 'ingested bytes '.repeat(500));
@@ -32,30 +30,32 @@ beforeAll(async () => {
   sourceUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
   otherBucket = await createBucket('e2e-ingest-src');
   await testMinioClient().putObject(otherBucket, 'folder/report.txt', Buffer.from('from another bucket'));
-  suite = await startSuite({
-    upload: { INGEST_ALLOW_HOSTS: '127.0.0.1', INGEST_S3_BUCKETS: otherBucket, INGEST_CONNECT_TIMEOUT_MS: '3000' },
-  });
-  jwt = await login(suite.base, ADMIN.email, ADMIN.password);
-  events = await watchAssetEvents(suite.natsUrl, suite.subscriberSeed);
 });
 
+// Started after the hook above, on its bucket.
+const e2e = useSuite(() => ({
+  upload: { INGEST_ALLOW_HOSTS: '127.0.0.1', INGEST_S3_BUCKETS: otherBucket, INGEST_CONNECT_TIMEOUT_MS: '3000' },
+}));
+
+beforeAll(async () => {
+  events = await watchAssetEvents(e2e.suite.natsUrl, e2e.suite.subscriberSeed);
+});
+e2e.beforeStop(() => events?.close());
 afterAll(async () => {
-  await events?.close();
-  await suite?.stop();
   await new Promise((resolve) => source?.close(resolve));
 });
 
 async function ingest(body: unknown): Promise<{ status: number; body: { id: string; status: string; message: string } & Record<string, unknown> }> {
-  const res = await fetch(`${suite.upload}/api/v1/assets/new/content/original/external`, {
+  const res = await fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/external`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${e2e.jwt}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
   return { status: res.status, body: (await res.json()) as never };
 }
 
 const data = async (id: string) =>
-  (await (await fetch(`${suite.base}/api/v1/assets/${id}/data`, { headers: { authorization: `Bearer ${jwt}` } })).json()) as Record<string, any>;
+  (await (await fetch(`${e2e.suite.base}/api/v1/assets/${id}/data`, { headers: { authorization: `Bearer ${e2e.jwt}` } })).json()) as Record<string, any>;
 const settled = (id: string) =>
   waitFor(async () => ((await data(id)).status === 'NOT_READY' ? undefined : data(id)), { timeoutMs: 30_000, intervalMs: 200, description: `asset ${id} settled` });
 
@@ -65,9 +65,9 @@ describe('Ingest from URI (endpoint 3)', () => {
     expect(res).toMatchObject({ status: 202, body: { id: expect.stringMatching(/^[A-Za-z0-9]{32}$/), status: 'QUEUED', message: expect.any(String) } });
     const asset = await settled(res.body.id);
     expect(asset).toMatchObject({ status: 'OK', name: 'report.pdf', size: PAYLOAD.length, checksum: createHash('md5').update(PAYLOAD).digest('hex'), content_type: 'application/pdf' });
-    const download = await fetch(`${suite.base}/api/v1/assets/${res.body.id}/content/original/download`, { headers: { authorization: `Bearer ${jwt}` } });
+    const download = await fetch(`${e2e.suite.base}/api/v1/assets/${res.body.id}/content/original/download`, { headers: { authorization: `Bearer ${e2e.jwt}` } });
     expect(Buffer.from(await download.arrayBuffer())).toEqual(PAYLOAD);
-    const jobs = (await (await fetch(`${suite.base}/api/v1/jobs?type=ingest`, { headers: { authorization: `Bearer ${jwt}` } })).json()) as { items: any[] };
+    const jobs = (await (await fetch(`${e2e.suite.base}/api/v1/jobs?type=ingest`, { headers: { authorization: `Bearer ${e2e.jwt}` } })).json()) as { items: any[] };
     expect(jobs.items.find((j) => j.asset_ids.includes(res.body.id))).toMatchObject({ status: 'COMPLETED', steps: [{ name: 'download', status: 'COMPLETED' }] });
     await waitFor(() => events.seen.some((e) => e.asset_id === res.body.id && e.type === 'file-saved'), { description: 'file-saved' });
   });
@@ -98,7 +98,7 @@ describe('Ingest from URI (endpoint 3)', () => {
     const ok = await ingest({ name: 'report.txt', key: `s3://${otherBucket}/folder/report.txt` });
     expect(ok.status).toBe(202);
     expect(await settled(ok.body.id)).toMatchObject({ status: 'OK', size: 'from another bucket'.length });
-    const own = await ingest({ name: 'steal', key: `s3://${suite.bucket}/originals/1/x` });
+    const own = await ingest({ name: 'steal', key: `s3://${e2e.suite.bucket}/originals/1/x` });
     expect(own).toMatchObject({ status: 200, body: { status: 'ERROR', message: expect.stringMatching(/own/) } });
     const unknown = await ingest({ name: 'x', key: 's3://not-listed-bucket/x' });
     expect(unknown.body).toMatchObject({ status: 'ERROR', message: expect.stringMatching(/INGEST_S3_BUCKETS/) });
@@ -107,7 +107,7 @@ describe('Ingest from URI (endpoint 3)', () => {
   it('answers 400 without name or key, and 401 without credentials', async () => {
     expect((await ingest({ key: `${sourceUrl}/file.pdf` })).status).toBe(400);
     expect((await ingest({ name: 'x' })).status).toBe(400);
-    const anonymous = await fetch(`${suite.upload}/api/v1/assets/new/content/original/external`, { method: 'POST', body: '{}' });
+    const anonymous = await fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/external`, { method: 'POST', body: '{}' });
     expect(anonymous.status).toBe(401);
   });
 });

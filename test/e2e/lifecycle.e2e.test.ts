@@ -5,30 +5,23 @@ import sharp from 'sharp';
 import { ASSET_EVENT_SCHEMAS, type AssetEventType } from '@dam/events';
 import { testMinioClient, waitFor } from '@dam/testing';
 import { watchAssetEvents } from './events';
-import { ADMIN, login, startSuite, type Suite } from './suite';
+import { useSuite } from './suite';
 
-let suite: Suite;
+// Settings at the default (read fresh): the bulk-delete test changes the limits and expects them at once.
+const e2e = useSuite({ metadata: { REPLACED_ORIGINAL_GRACE_MS: '0', OBJECT_DELETIONS_INTERVAL_MS: '200', PUBLIC_POLICY_INTERVAL_MS: '200' } });
 let events: Awaited<ReturnType<typeof watchAssetEvents>>;
-let jwt: string;
 const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
-const auth = () => ({ authorization: `Bearer ${jwt}` });
+const auth = () => ({ authorization: `Bearer ${e2e.jwt}` });
 
 beforeAll(async () => {
-  // Settings at the default (read fresh): the bulk-delete test changes the limits and expects them at once.
-  suite = await startSuite({ metadata: { REPLACED_ORIGINAL_GRACE_MS: '0', OBJECT_DELETIONS_INTERVAL_MS: '200', PUBLIC_POLICY_INTERVAL_MS: '200' } });
-  events = await watchAssetEvents(suite.natsUrl, suite.subscriberSeed);
-  jwt = await login(suite.base, ADMIN.email, ADMIN.password);
+  events = await watchAssetEvents(e2e.suite.natsUrl, e2e.suite.subscriberSeed);
 });
-
-afterAll(async () => {
-  await events?.close();
-  await suite?.stop();
-});
+e2e.beforeStop(() => events?.close());
 
 const png = (r: number) => sharp({ create: { width: 320, height: 240, channels: 3, background: { r, g: 90, b: 30 } } }).png().toBuffer();
 
 async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${suite.base}${path}`, {
+  const res = await fetch(`${e2e.suite.base}${path}`, {
     method,
     headers: { ...auth(), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -40,7 +33,7 @@ async function call(method: string, path: string, body?: unknown): Promise<{ sta
 async function upload(files: Array<[Buffer, string]>, path = '/api/v1/assets/new/content/original/upload'): Promise<any> {
   const form = new FormData();
   files.forEach(([bytes, name], i) => form.append(`file${i}`, new Blob([bytes]), name));
-  const res = await fetch(`${suite.upload}${path}`, { method: 'POST', headers: auth(), body: form });
+  const res = await fetch(`${e2e.suite.upload}${path}`, { method: 'POST', headers: auth(), body: form });
   expect(res.status).toBe(200);
   return res.json();
 }
@@ -49,7 +42,7 @@ const data = (id: string) => call('GET', `/api/v1/assets/${id}/data`);
 const ok = (id: string) => waitFor(async () => (await data(id)).body.status === 'OK', { timeoutMs: 30_000, intervalMs: 200, description: `${id} OK` });
 async function keysUnder(prefix: string): Promise<string[]> {
   const keys: string[] = [];
-  for await (const item of testMinioClient().listObjectsV2(suite.bucket, prefix, true)) if (item.name) keys.push(item.name);
+  for await (const item of testMinioClient().listObjectsV2(e2e.suite.bucket, prefix, true)) if (item.name) keys.push(item.name);
   return keys;
 }
 
@@ -74,23 +67,23 @@ describe('an asset through its whole life, through the public addresses', () => 
 
     const form = new FormData();
     form.append('file', new Blob([await png(200)]), 'poster.png');
-    const added = await fetch(`${suite.base}/api/v1/assets/${id}/content/poster1`, { method: 'POST', headers: auth(), body: form });
+    const added = await fetch(`${e2e.suite.base}/api/v1/assets/${id}/content/poster1`, { method: 'POST', headers: auth(), body: form });
     expect(added.status).toBe(200);
     expect(await added.json()).toMatchObject({ key: 'poster1', width: 320, height: 240, content_type: 'image/png' });
-    const got = await fetch(`${suite.base}/api/v1/assets/${id}/conversions/poster1`, { headers: auth() });
+    const got = await fetch(`${e2e.suite.base}/api/v1/assets/${id}/conversions/poster1`, { headers: auth() });
     expect(got.status).toBe(200);
     expect((await call('POST', `/api/v1/assets/${id}/content/deepzoom`)).status).toBe(409);
   });
 
   it('transforms images on demand on Get Conversion, caches the result and makes identical misses once', async () => {
     const get = (query: string, headers: Record<string, string> = {}) =>
-      fetch(`${suite.base}/api/v1/assets/${id}/conversions/thumb${query}`, { headers: { ...auth(), ...headers } });
+      fetch(`${e2e.suite.base}/api/v1/assets/${id}/conversions/thumb${query}`, { headers: { ...auth(), ...headers } });
     const res = await get('?w=50&format=png');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('image/png');
     const meta = await sharp(Buffer.from(await res.arrayBuffer())).metadata();
     expect(meta).toMatchObject({ format: 'png', width: 50, height: 50 });
-    const made = () => (suite.services.conversion?.logs() ?? []).filter((l) => l.includes('"transform made"')).length;
+    const made = () => (e2e.suite.services.conversion?.logs() ?? []).filter((l) => l.includes('"transform made"')).length;
     const before = made();
     // The same request again is a cache hit: nothing is made.
     expect((await get('?w=50&format=png')).status).toBe(200);
@@ -114,15 +107,15 @@ describe('an asset through its whole life, through the public addresses', () => 
     const after = (await data(id)).body;
     expect(after.conversions.deepzoom).toMatchObject({ width: 320, height: 240 });
     expect(after.addons_info.ON_DEMAND_IMAGE).toEqual({ available: true });
-    const dzi = await fetch(`${suite.base}/api/v1/assets/${id}/content/deepzoom/image.dzi`, { headers: auth() });
+    const dzi = await fetch(`${e2e.suite.base}/api/v1/assets/${id}/content/deepzoom/image.dzi`, { headers: auth() });
     expect(dzi.status).toBe(200);
     expect(dzi.headers.get('content-type')).toMatch(/xml/);
     expect(await dzi.text()).toMatch(/Width="320"[\s\S]*Height="240"|Height="240"[\s\S]*Width="320"/);
-    const tile = await fetch(`${suite.base}/api/v1/assets/${id}/content/deepzoom/image_files/9/0_0.jpeg`, { headers: auth() });
+    const tile = await fetch(`${e2e.suite.base}/api/v1/assets/${id}/content/deepzoom/image_files/9/0_0.jpeg`, { headers: auth() });
     expect(tile.status).toBe(200);
     expect((await sharp(Buffer.from(await tile.arrayBuffer())).metadata()).format).toBe('jpeg');
-    expect((await fetch(`${suite.base}/api/v1/assets/${id}/content/deepzoom/image_files/99/0_0.jpeg`, { headers: auth() })).status).toBe(404);
-    expect((await fetch(`${suite.base}/api/v1/assets/${id}/conversions/deepzoom`, { headers: auth() })).status).toBe(400);
+    expect((await fetch(`${e2e.suite.base}/api/v1/assets/${id}/content/deepzoom/image_files/99/0_0.jpeg`, { headers: auth() })).status).toBe(404);
+    expect((await fetch(`${e2e.suite.base}/api/v1/assets/${id}/conversions/deepzoom`, { headers: auth() })).status).toBe(400);
     expect((await call('POST', `/api/v1/assets/${id}/process`, { keys: ['480p-video'] })).status).toBe(400);
   });
 
@@ -145,7 +138,7 @@ describe('an asset through its whole life, through the public addresses', () => 
     expect(await call('POST', `/api/v1/assets/${id}/delete`, { keys: ['original'] })).toMatchObject({ status: 200, body: { id, keys: ['original'], status: 'OK' } });
     expect((await data(id)).body.error.code).toBe('ASSET_IN_TRASH');
     expect((await call('POST', `/api/v1/assets/trash/${id}/undelete`, { keys: ['original'] })).status).toBe(200);
-    const download = await fetch(`${suite.base}/api/v1/assets/${id}/content/original/download`, { headers: auth() });
+    const download = await fetch(`${e2e.suite.base}/api/v1/assets/${id}/content/original/download`, { headers: auth() });
     expect(Buffer.from(await download.arrayBuffer())).toEqual(second);
     await waitFor(async () => (await data(id)).body.conversions.thumb !== undefined, { timeoutMs: 30_000, description: 'thumb made again' });
   });

@@ -6,23 +6,13 @@ import sharp from 'sharp';
 import { connectNats, DAM_INTERNAL, SUBJECT_USAGE_CDN_BYTES } from '@dam/events';
 import { sampleValue } from '@dam/metrics';
 import { makeVideo, waitFor } from '@dam/testing';
-import { ADMIN, login, startSuite, type Suite } from './suite';
+import { ADMIN, login, useSuite } from './suite';
 
-let suite: Suite;
-let jwt: string;
-const auth = (token = jwt) => ({ authorization: `Bearer ${token}` });
+const e2e = useSuite({ transcode: { HLS_SEGMENT_SECONDS: '1' } });
+const auth = (token = e2e.jwt) => ({ authorization: `Bearer ${token}` });
 
-beforeAll(async () => {
-  suite = await startSuite({ transcode: { HLS_SEGMENT_SECONDS: '1' } });
-  jwt = await login(suite.base, ADMIN.email, ADMIN.password);
-});
-
-afterAll(async () => {
-  await suite?.stop();
-});
-
-async function call(method: string, url: string, body?: unknown, token = jwt): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${suite.base}${url}`, {
+async function call(method: string, url: string, body?: unknown, token = e2e.jwt): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${e2e.suite.base}${url}`, {
     method,
     headers: { ...auth(token), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -31,10 +21,10 @@ async function call(method: string, url: string, body?: unknown, token = jwt): P
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }
 
-async function upload(name: string, bytes: Buffer, token = jwt): Promise<string> {
+async function upload(name: string, bytes: Buffer, token = e2e.jwt): Promise<string> {
   const form = new FormData();
   form.append('file', new Blob([bytes]), name);
-  const res = await fetch(`${suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: auth(token), body: form });
+  const res = await fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: auth(token), body: form });
   expect(res.status).toBe(200);
   return ((await res.json()) as { files: Array<{ id: string }> }).files[0]?.id as string;
 }
@@ -68,7 +58,7 @@ describe('signed links and the edge', () => {
     const got = await link(id);
     expect(got).toMatchObject({ id, key: 'original', link_type: 'cdn' });
     const url = new URL(got.url);
-    expect(`${url.origin}`).toBe(suite.cdn);
+    expect(`${url.origin}`).toBe(e2e.suite.cdn);
     expect(url.pathname).toBe(`/api/v1/files/content/${id}`);
     expect([...url.searchParams.keys()]).toEqual(['key', 'expiry', 'delivery', 'accessId', 'signature']);
     expect(url.searchParams.get('key')).toBe('original');
@@ -77,7 +67,7 @@ describe('signed links and the edge', () => {
     expect(expiry).toBeGreaterThanOrEqual(before + 3600);
     expect(expiry).toBeLessThanOrEqual(before + 3602);
     expect(new Date(got.expires_at).getTime()).toBe(expiry * 1000);
-    const me = await fetch(`${suite.base}/api/v1/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
+    const me = await fetch(`${e2e.suite.base}/api/v1/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
     expect(url.searchParams.get('accessId')).toBe(((await me.json()) as { accessID: string }).accessID);
 
     const res = await fetch(got.url);
@@ -97,7 +87,7 @@ describe('signed links and the edge', () => {
     const fresh = await upload('many.bin', body);
     await settled(fresh);
     const { url } = await link(fresh);
-    const fills = async () => sampleValue(await (await fetch(`${suite.cdn}/metrics`)).text(), 'cdn_cache', { what: 'fills' }) ?? 0;
+    const fills = async () => sampleValue(await (await fetch(`${e2e.suite.cdn}/metrics`)).text(), 'cdn_cache', { what: 'fills' }) ?? 0;
     const before = await fills();
     const answers = await Promise.all(Array.from({ length: 6 }, async () => {
       const res = await fetch(url);
@@ -215,7 +205,7 @@ describe('signed links and the edge', () => {
     expect((await fetch(url)).headers.get('x-cache')).toBe('HIT');
     const form = new FormData();
     form.append('file', new Blob([Buffer.from('second version!')]), 'r.txt');
-    const replaced = await fetch(`${suite.upload}/api/v1/assets/${replId}/content/original/replace`, { method: 'POST', headers: auth(), body: form });
+    const replaced = await fetch(`${e2e.suite.upload}/api/v1/assets/${replId}/content/original/replace`, { method: 'POST', headers: auth(), body: form });
     expect(replaced.status).toBe(200);
     await settled(replId);
     const after = await fetch(url);
@@ -226,7 +216,7 @@ describe('signed links and the edge', () => {
   it('stops every link of an accessID at once when it is rotated or its user is disabled', async () => {
     const created = await call('POST', '/api/v1/users', { email: 'linker@example.com', password: 'linker-password-1', role_id: 3 });
     expect(created.status).toBe(201);
-    const userJwt = await login(suite.base, 'linker@example.com', 'linker-password-1');
+    const userJwt = await login(e2e.suite.base, 'linker@example.com', 'linker-password-1');
     const mine = await upload('mine.txt', Buffer.from('mine'), userJwt);
     await settled(mine);
     const first = await call('GET', `/api/v1/assets/${mine}/get_link`, undefined, userJwt);
@@ -280,7 +270,7 @@ describe('signed links and the edge', () => {
   });
 
   it('counts the bytes it served as cdn_bytes usage records of the group and user', async () => {
-    const nc = await connectNats(suite.natsUrl, 'admin', suite.adminSeed);
+    const nc = await connectNats(e2e.suite.natsUrl, 'admin', e2e.suite.adminSeed);
     try {
       const consumer = await jetstream(nc).consumers.get(DAM_INTERNAL, { filter_subjects: SUBJECT_USAGE_CDN_BYTES });
       const total = await waitFor(async () => {
@@ -330,7 +320,7 @@ describe('multi-file conversions through the edge', () => {
     const text = await master.text();
     const entries = text.split('\n').filter((l) => l && !l.startsWith('#'));
     expect(entries.length).toBeGreaterThan(0);
-    for (const e of entries) expect(e).toMatch(new RegExp(`^${suite.cdn}/api/v1/files/content/${id}/.+\\.m3u8\\?key=hls-video&.*&signature=`));
+    for (const e of entries) expect(e).toMatch(new RegExp(`^${e2e.suite.cdn}/api/v1/files/content/${id}/.+\\.m3u8\\?key=hls-video&.*&signature=`));
     const variant = await (await fetch(entries[0] as string)).text();
     const segments = variant.split('\n').filter((l) => l && !l.startsWith('#'));
     expect(segments.length).toBeGreaterThan(0);

@@ -2,8 +2,7 @@ import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { ASSET_EVENTS, connectNats, DAM_INTERNAL } from '@dam/events';
 import { httpOk, makePng, waitFor, type TestNatsCluster, type TestNatsNode } from '@dam/testing';
-import { apiClient } from './client';
-import { ADMIN, login, startSuite, type Suite } from './suite';
+import { useSuite } from './suite';
 
 // The suite on a 3-node JetStream cluster with every stream at 3 replicas: one node is SIGKILLed in the middle of
 // a series of uploads and comes back a few seconds later; nothing may be lost or announced twice.
@@ -11,27 +10,19 @@ const ASSETS = 20;
 const KILL_AFTER = 6;
 const DOWN_MS = 4000;
 
-let suite: Suite;
+const e2e = useSuite({}, { natsCluster: { nodes: 3 } });
+const { call, upload } = e2e.api;
 let cluster: TestNatsCluster;
-let jwt: string;
 let admin: NatsConnection;
 let jsm: JetStreamManager;
 
 beforeAll(async () => {
-  suite = await startSuite({}, { natsCluster: { nodes: 3 } });
-  if (!suite.natsCluster) throw new Error('the suite runs on no cluster');
-  cluster = suite.natsCluster;
-  jwt = await login(suite.base, ADMIN.email, ADMIN.password);
-  admin = await connectNats(suite.natsUrl, 'admin', suite.adminSeed);
+  if (!e2e.suite.natsCluster) throw new Error('the suite runs on no cluster');
+  cluster = e2e.suite.natsCluster;
+  admin = await connectNats(e2e.suite.natsUrl, 'admin', e2e.suite.adminSeed);
   jsm = await jetstreamManager(admin);
 });
-
-afterAll(async () => {
-  await admin?.close();
-  await suite?.stop();
-});
-
-const { call, upload } = apiClient(() => suite, () => jwt);
+e2e.beforeStop(() => admin?.close());
 
 /** The stream's replicas and its leader, once it has one and every other peer has caught up with it. */
 const streamCluster = (name: string, timeoutMs = 15_000) =>
@@ -49,7 +40,7 @@ it('runs every stream and the upload journal at 3 replicas, one on each node', a
   for (const name of [ASSET_EVENTS, DAM_INTERNAL, 'DATA_SCHEMAS', 'COLLECTIONS', 'ASSET_PURGES', 'KV_UPLOAD_PENDING']) {
     expect({ name, ...(await streamCluster(name)) }).toMatchObject({ name, replicas: 3, peers: 3 });
   }
-  expect(suite.services.metadata?.logs().some((l) => l.includes('streams ready') && l.includes('"replicas":3'))).toBe(true);
+  expect(e2e.suite.services.metadata?.logs().some((l) => l.includes('streams ready') && l.includes('"replicas":3'))).toBe(true);
 });
 
 it('loses no upload and announces each file-processed once when a NATS node is killed mid-way and restarted', async () => {
@@ -136,7 +127,7 @@ it('loses no upload and announces each file-processed once when a NATS node is k
   const after = await streamCluster(ASSET_EVENTS, 30_000);
   for (const name of [DAM_INTERNAL, 'KV_UPLOAD_PENDING']) expect((await streamCluster(name, 30_000)).peers).toBe(3);
   expect(after.peers).toBe(3);
-  for (const [name, service] of Object.entries(suite.services)) {
+  for (const [name, service] of Object.entries(e2e.suite.services)) {
     const exited = await Promise.race([service.exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 10))]);
     expect({ name, exited }).toEqual({ name, exited: false });
     await waitFor(() => httpOk(`${service.url}/readyz`), { timeoutMs: 20_000, description: `${name} ready` });

@@ -1,32 +1,23 @@
-/* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
 import { createHash } from 'node:crypto';
 import sharp from 'sharp';
 import * as tus from 'tus-js-client';
-import { apiClient } from './client';
-import { ADMIN, startSuite, type Suite } from './suite';
+import { useSuite } from './suite';
 
 /** CONTRACT §12: upload keys, and resumable uploads over tus on {upload}, through the whole suite. */
-let suite: Suite;
-let jwt: string;
+const e2e = useSuite();
+const { call, settled } = e2e.api;
+/** The ADMIN's upload key: the rotation test moves it on. */
 let uploadkey: string;
-
-beforeAll(async () => {
-  suite = await startSuite();
-  const res = await fetch(`${suite.base}/api/v1/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
-  ({ jwt, uploadkey } = (await res.json()) as any);
+beforeAll(() => {
+  uploadkey = e2e.admin.uploadkey;
 });
-afterAll(async () => {
-  await suite?.stop();
-});
-
-const { call, settled } = apiClient(() => suite, () => jwt);
 
 /** One resumable upload with tus-js-client (the client Uppy's tus plugin runs); the asset id from X-Asset-Id. */
 function tusUpload(bytes: Buffer, name: string, filetype: string, auth: { headers?: Record<string, string>; query?: string }, chunkSize = 5 * 1024 * 1024): Promise<string> {
   let assetId: string | undefined;
   return new Promise((resolve, reject) => {
     const u = new tus.Upload(bytes, {
-      endpoint: `${suite.upload}/api/v1/uploads/tus${auth.query ?? ''}`,
+      endpoint: `${e2e.suite.upload}/api/v1/uploads/tus${auth.query ?? ''}`,
       chunkSize,
       retryDelays: [],
       ...(auth.headers ? { headers: auth.headers } : {}),
@@ -70,9 +61,9 @@ describe('resumable uploads and upload keys (CONTRACT §12)', () => {
       f.append('file', new Blob([Buffer.from('x')]), 'x.txt');
       return f;
     };
-    const old = await fetch(`${suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: { 'x-upload-key': uploadkey }, body: form() });
+    const old = await fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: { 'x-upload-key': uploadkey }, body: form() });
     expect(old.status).toBe(401);
-    const now = await fetch(`${suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: { 'x-upload-key': fresh }, body: form() });
+    const now = await fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: { 'x-upload-key': fresh }, body: form() });
     expect(now.status).toBe(200);
     await expect(tusUpload(Buffer.from('y'), 'y.txt', 'text/plain', { headers: { 'X-Upload-Key': uploadkey } })).rejects.toThrow(/401/);
     uploadkey = fresh;

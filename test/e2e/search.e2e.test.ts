@@ -1,23 +1,11 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
 import { waitFor } from '@dam/testing';
-import { apiClient } from './client';
-import { ADMIN, login, startSuite, type Suite } from './suite';
+import { login, useSuite } from './suite';
 
-let suite: Suite;
-let jwt: string;
+const e2e = useSuite();
+const { call, upload } = e2e.api;
 
-beforeAll(async () => {
-  suite = await startSuite();
-  jwt = await login(suite.base, ADMIN.email, ADMIN.password);
-});
-
-afterAll(async () => {
-  await suite?.stop();
-});
-
-const { call, upload } = apiClient(() => suite, () => jwt);
-
-const search = (body: unknown, token = jwt) => call('POST', '/api/v1/assets/search', body, token);
+const search = (body: unknown, token = e2e.jwt) => call('POST', '/api/v1/assets/search', body, token);
 const idsOf = (r: { body: any }) => (r.body.results as Array<{ id: string }>).map((x) => x.id);
 /** The read model follows the events: wait until a search sees what it should. */
 const until = <T>(probe: () => Promise<T | undefined>, what: string) => waitFor(probe, { timeoutMs: 15_000, intervalMs: 100, description: what });
@@ -139,7 +127,7 @@ describe('search over the read model', () => {
 
     const created = await call('POST', '/api/v1/users', { email: 'creator@example.com', password: 'creator-password-1', role_id: 4 });
     expect(created.status).toBe(201);
-    const creator = await login(suite.base, 'creator@example.com', 'creator-password-1');
+    const creator = await login(e2e.suite.base, 'creator@example.com', 'creator-password-1');
     const own = await upload(Buffer.from('mine'), 'mine-only.txt', creator);
     await until(async () => (idsOf(await search({}, creator)).length === 1 ? true : undefined), 'the creator\'s upload in the read model');
     expect(idsOf(await search({}, creator))).toEqual([own]);
@@ -191,7 +179,7 @@ describe('collections', () => {
     expect((await call('GET', `/api/v1/collections/${id}`)).body).toMatchObject({ total: 1, items: [{ id: b, name: 'short-b.txt' }] });
 
     // A CREATOR sees the shared collection (only its own assets in it) but may not change collections.
-    const creator = await login(suite.base, 'creator@example.com', 'creator-password-1');
+    const creator = await login(e2e.suite.base, 'creator@example.com', 'creator-password-1');
     expect((await call('GET', `/api/v1/collections/${id}`, undefined, creator)).body).toMatchObject({ collection_id: id, total: 0, items: [] });
     expect((await call('POST', '/api/v1/collections', { name: 'nope' }, creator)).status).toBe(403);
     expect((await call('POST', `/api/v1/collections/${id}/assets`, { ids: [b] }, creator)).status).toBe(403);

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { components } from '@dam/client';
 import { NATS_IDENTITIES } from '@dam/events';
 import {
   createBucket,
@@ -12,6 +13,7 @@ import {
   type ServiceProcess,
   type TestNatsCluster,
 } from '@dam/testing';
+import { apiClient } from './client';
 
 export const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
 
@@ -45,11 +47,14 @@ export interface SuiteOptions {
   natsCluster?: { nodes: number; replicas?: number };
 }
 
+/** Env per service name, over what startSuite gives it. */
+export type Overrides = Record<string, Record<string, string>>;
+
 /**
  * The services of the first asset path as real processes, on fresh infrastructure: a NATS server (or cluster)
  * of its own, fresh databases and a fresh bucket on the shared PostgreSQL and S3 servers of this jest run.
  */
-export async function startSuite(overrides: Record<string, Record<string, string>> = {}, options: SuiteOptions = {}): Promise<Suite> {
+export async function startSuite(overrides: Overrides = {}, options: SuiteOptions = {}): Promise<Suite> {
   const cluster = options.natsCluster ? await startNatsCluster({ nodes: options.natsCluster.nodes }) : undefined;
   const nats = cluster ?? (await startNats());
   const natsCommon: Record<string, string> = options.natsCluster
@@ -161,12 +166,74 @@ export async function startSuite(overrides: Record<string, Record<string, string
   }
 }
 
-export async function login(base: string, email: string, password: string): Promise<string> {
+/** What a login answers (libs/client, from docs/openapi.yaml): the JWT, the uploadkey, the user's id, … */
+export type LoginResult = components['schemas']['LoginResult'];
+
+export async function loginResult(base: string, email: string, password: string): Promise<LoginResult> {
   const res = await fetch(`${base}/api/v1/login`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ email, password }),
   });
   if (res.status !== 200) throw new Error(`login failed: ${res.status} ${await res.text()}`);
-  return ((await res.json()) as { jwt: string }).jwt;
+  return (await res.json()) as LoginResult;
+}
+
+export async function login(base: string, email: string, password: string): Promise<string> {
+  return (await loginResult(base, email, password)).jwt;
+}
+
+/** A test file's suite, from useSuite: each value exists once the helper's beforeAll ran (in tests and later hooks). */
+export interface SuiteInUse {
+  readonly suite: Suite;
+  /** The ADMIN's login (its uploadkey, user_id, …). */
+  readonly admin: LoginResult;
+  /** The ADMIN's JWT. */
+  readonly jwt: string;
+  /** Calls through the public addresses, as the ADMIN by default. */
+  readonly api: ReturnType<typeof apiClient>;
+  /** Runs `fn` in the helper's afterAll, before the suite stops (in the order given); a file's own afterAll runs after the stop. */
+  beforeStop(fn: () => unknown): void;
+}
+
+/**
+ * Starts the suite before the file's tests (startSuite with these arguments) and logs in as the ADMIN, stops it after.
+ * Setup of the file's own goes in a beforeAll after this call: jest runs the hooks in the order they are declared.
+ * `overrides` as a function is called when the suite starts, for values a beforeAll declared before this call made.
+ */
+export function useSuite(overrides: Overrides | (() => Overrides) = {}, options: SuiteOptions = {}): SuiteInUse {
+  let suite: Suite | undefined;
+  let admin: LoginResult | undefined;
+  const cleanups: Array<() => unknown> = [];
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('useSuite: the suite has not started (its values exist in tests and in hooks after useSuite)');
+    return value;
+  };
+  beforeAll(async () => {
+    suite = await startSuite(typeof overrides === 'function' ? overrides() : overrides, options);
+    admin = await loginResult(suite.base, ADMIN.email, ADMIN.password);
+  });
+  afterAll(async () => {
+    try {
+      for (const fn of cleanups) await fn();
+    } finally {
+      await suite?.stop();
+    }
+  });
+  const use: SuiteInUse = {
+    get suite() {
+      return started(suite);
+    },
+    get admin() {
+      return started(admin);
+    },
+    get jwt() {
+      return started(admin).jwt;
+    },
+    api: apiClient(() => use.suite, () => use.jwt),
+    beforeStop(fn) {
+      cleanups.push(fn);
+    },
+  };
+  return use;
 }

@@ -1,26 +1,15 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
 import { makeVideo, waitFor } from '@dam/testing';
-import { apiClient } from './client';
-import { ADMIN, login, startSuite, type Suite } from './suite';
+import { login, useSuite } from './suite';
 
-let suite: Suite;
-let jwt: string;
-
-beforeAll(async () => {
-  // Usage records flushed and storage measured often, so the test sees them in seconds.
-  suite = await startSuite({ gateway: { USAGE_FLUSH_MS: '300' }, metadata: { STORAGE_GAUGE_INTERVAL_MS: '500' } });
-  jwt = await login(suite.base, ADMIN.email, ADMIN.password);
-});
-afterAll(async () => {
-  await suite?.stop();
-});
-
-const { call, upload, settled } = apiClient(() => suite, () => jwt);
+// Usage records flushed and storage measured often, so the test sees them in seconds.
+const e2e = useSuite({ gateway: { USAGE_FLUSH_MS: '300' }, metadata: { STORAGE_GAUGE_INTERVAL_MS: '500' } });
+const { call, upload, settled } = e2e.api;
 const total = async (metric: string, userId: number) => (await call('GET', `/api/v1/usage/${metric}?user_id=${userId}`)).body.total as number;
 describe('usage statistics through the suite (CONTRACT §9)', () => {
   it('counts exactly the API requests a user made', async () => {
     const user = (await call('POST', '/api/v1/users', { email: 'counted@example.com', password: 'counted-password-1', role_id: 3 })).body;
-    const token = await login(suite.base, 'counted@example.com', 'counted-password-1');
+    const token = await login(e2e.suite.base, 'counted@example.com', 'counted-password-1');
     for (let i = 0; i < 7; i++) expect((await call('GET', '/api/v1/users/me', undefined, token)).status).toBe(200);
     expect((await call('GET', '/api/v1/settings', undefined, token)).status).toBe(403); // counted too: a request made
     await waitFor(async () => (await total('api_requests', user.user_id)) === 8, { description: 'eight requests counted' });

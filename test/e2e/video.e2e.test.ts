@@ -4,30 +4,25 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ffprobe, makeVideo, waitFor } from '@dam/testing';
 import { watchAssetEvents } from './events';
-import { ADMIN, login, startSuite, type Suite } from './suite';
+import { useSuite } from './suite';
 
-let suite: Suite;
+// Settings caches at their defaults: a settings change must apply to the very next upload.
+const e2e = useSuite({ metadata: { PUBLIC_POLICY_INTERVAL_MS: '200' }, transcode: { HLS_SEGMENT_SECONDS: '2' } });
 let events: Awaited<ReturnType<typeof watchAssetEvents>>;
-let jwt: string;
 let work: string;
-const auth = () => ({ authorization: `Bearer ${jwt}` });
+const auth = () => ({ authorization: `Bearer ${e2e.jwt}` });
 
 beforeAll(async () => {
-  // Settings caches at their defaults: a settings change must apply to the very next upload.
-  suite = await startSuite({ metadata: { PUBLIC_POLICY_INTERVAL_MS: '200' }, transcode: { HLS_SEGMENT_SECONDS: '2' } });
-  events = await watchAssetEvents(suite.natsUrl, suite.subscriberSeed);
-  jwt = await login(suite.base, ADMIN.email, ADMIN.password);
+  events = await watchAssetEvents(e2e.suite.natsUrl, e2e.suite.subscriberSeed);
   work = await mkdtemp(path.join(tmpdir(), 'video-e2e-'));
 });
-
+e2e.beforeStop(() => events?.close());
 afterAll(async () => {
-  await events?.close();
-  await suite?.stop();
   if (work) await rm(work, { recursive: true, force: true });
 });
 
 async function call(method: string, url: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }> {
-  const res = await fetch(`${suite.base}${url}`, {
+  const res = await fetch(`${e2e.suite.base}${url}`, {
     method,
     headers: { ...auth(), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -58,7 +53,7 @@ describe('a video through the public addresses', () => {
 
     const form = new FormData();
     form.append('file', new Blob([await makeVideo({ seconds: 5, width: 640, height: 360 })]), 'clip.mp4');
-    const res = await fetch(`${suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: auth(), body: form });
+    const res = await fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: auth(), body: form });
     expect(res.status).toBe(200);
     const file = ((await res.json()) as { files: Array<{ id: string; status: string; metadata: Record<string, unknown> }> }).files[0];
     expect(file?.status).toBe('NOT_READY');
@@ -147,7 +142,7 @@ describe('a video through the public addresses', () => {
     const form = new FormData();
     // An MP4 header and nothing playable after it: sniffed as video/mp4, refused by ffprobe.
     form.append('file', new Blob([Buffer.concat([Buffer.from('\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp42isom'), Buffer.alloc(8192, 1)])]), 'broken.mp4');
-    const res = await fetch(`${suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: auth(), body: form });
+    const res = await fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: auth(), body: form });
     const broken = ((await res.json()) as { files: Array<{ id: string; content_type?: string }> }).files[0];
     const asset = await settled(broken?.id ?? '');
     expect(asset.status).toBe('ERROR');

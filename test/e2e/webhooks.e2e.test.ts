@@ -2,18 +2,15 @@ import http, { type IncomingHttpHeaders, type Server } from 'node:http';
 import sharp from 'sharp';
 import { Webhook } from 'standardwebhooks';
 import { listen, waitFor } from '@dam/testing';
-import { apiClient } from './client';
-import { ADMIN, login, startSuite, type Suite } from './suite';
+import { useSuite } from './suite';
 
-let suite: Suite;
-let jwt: string;
+const e2e = useSuite();
+const { call, upload } = e2e.api;
 let server: Server;
 let hookUrl: string;
 const got: Array<{ headers: IncomingHttpHeaders; body: string; event: string }> = [];
 
 beforeAll(async () => {
-  suite = await startSuite();
-  jwt = await login(suite.base, ADMIN.email, ADMIN.password);
   server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -26,11 +23,8 @@ beforeAll(async () => {
   hookUrl = `${await listen(server)}/hooks`;
 });
 afterAll(async () => {
-  await suite?.stop();
   await new Promise((r) => server?.close(r));
 });
-
-const { call, upload } = apiClient(() => suite, () => jwt);
 
 const eventsOf = (id: string) => got.filter((g) => JSON.parse(g.body).id === id);
 

@@ -2,30 +2,21 @@
 import { deflateRawSync } from 'node:zlib';
 import sharp from 'sharp';
 import { httpOk, testMinioClient, waitFor } from '@dam/testing';
-import { ADMIN, login, startSuite, type Suite } from '../suite';
+import { useSuite } from '../suite';
 
 /**
  * Issue 14, hostile uploads: every file below is answered 4xx or stored and processed safely (a final status, a
  * clear error where it cannot be processed), names cannot inject anything into headers, and the suite keeps serving.
  */
 const MAX_UPLOAD_BYTES = 8 * 1024 * 1024;
-let suite: Suite;
-let jwt: string;
+const e2e = useSuite({ upload: { MAX_UPLOAD_BYTES: String(MAX_UPLOAD_BYTES) } });
 
-beforeAll(async () => {
-  suite = await startSuite({ upload: { MAX_UPLOAD_BYTES: String(MAX_UPLOAD_BYTES) } });
-  jwt = await login(suite.base, ADMIN.email, ADMIN.password);
-});
-afterAll(async () => {
-  await suite?.stop();
-});
-
-const auth = () => ({ authorization: `Bearer ${jwt}` });
+const auth = () => ({ authorization: `Bearer ${e2e.jwt}` });
 
 async function upload(bytes: Buffer, name: string, type = 'application/octet-stream'): Promise<{ status: number; body: any }> {
   const form = new FormData();
   form.append('file', new Blob([bytes], { type }), name);
-  const res = await fetch(`${suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: auth(), body: form });
+  const res = await fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: auth(), body: form });
   return { status: res.status, body: await res.json() };
 }
 
@@ -33,7 +24,7 @@ async function upload(bytes: Buffer, name: string, type = 'application/octet-str
 const settled = (id: string) =>
   waitFor(
     async () => {
-      const res = await fetch(`${suite.base}/api/v1/assets/${id}/data`, { headers: auth() });
+      const res = await fetch(`${e2e.suite.base}/api/v1/assets/${id}/data`, { headers: auth() });
       const body = (await res.json()) as any;
       return body.status === 'OK' || body.status === 'ERROR' ? body : undefined;
     },
@@ -42,11 +33,11 @@ const settled = (id: string) =>
 
 async function objectsUnder(prefix: string): Promise<string[]> {
   const names: string[] = [];
-  for await (const item of testMinioClient().listObjectsV2(suite.bucket, prefix, true)) if (item.name) names.push(item.name);
+  for await (const item of testMinioClient().listObjectsV2(e2e.suite.bucket, prefix, true)) if (item.name) names.push(item.name);
   return names.sort();
 }
 
-const download = (id: string) => fetch(`${suite.base}/api/v1/assets/${id}/content/original/download`, { headers: auth() });
+const download = (id: string) => fetch(`${e2e.suite.base}/api/v1/assets/${id}/content/original/download`, { headers: auth() });
 
 /** A ZIP whose one member inflates to `size` zero bytes (a "zip bomb" at small scale), stored by its name. */
 function zipBomb(size: number): Buffer {
@@ -151,7 +142,7 @@ describe('hostile uploads (issue 14)', () => {
   });
 
   it('keeps serving afterwards: every service ready, a normal upload processed', async () => {
-    for (const [name, service] of Object.entries(suite.services)) expect([name, await httpOk(`${service.url}/readyz`)]).toEqual([name, true]);
+    for (const [name, service] of Object.entries(e2e.suite.services)) expect([name, await httpOk(`${service.url}/readyz`)]).toEqual([name, true]);
     const png = await sharp({ create: { width: 300, height: 200, channels: 3, background: '#123456' } }).png().toBuffer();
     const res = await upload(png, 'after.png', 'image/png');
     const data = await settled(res.body.files[0].id);
