@@ -9,7 +9,9 @@ type Job = components['schemas']['Job'];
 type JobStatus = components['schemas']['JobStatus'];
 type JobType = Job['type'];
 const STATUSES: JobStatus[] = ['QUEUED', 'IN_PROGRESS', 'COMPLETED', 'ERROR'];
-const TYPES: JobType[] = ['processing', 'ingest', 'bulk_delete', 'purge', 'cdn_prefetch', 'cdn_purge'];
+/** Every job type the document names (a new one fails to compile until it is listed here). */
+const TYPE_SET: Record<JobType, true> = { processing: true, ingest: true, bulk_delete: true, purge: true, cdn_prefetch: true, cdn_purge: true, reissue_callbacks: true, addon: true };
+const TYPES = Object.keys(TYPE_SET) as JobType[];
 /** Live progress: the page reads the jobs again every 1.5 s while one of them runs, every 5 s otherwise. */
 const POLL_BUSY_MS = 1500;
 const POLL_IDLE_MS = 5000;
