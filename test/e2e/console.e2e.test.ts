@@ -13,7 +13,7 @@ import {
   dropFiles,
   ensureConsoleBuilt,
   launchChromium,
-  tabTo,
+  openChooserWithKeyboard,
   watchTus,
   type Browser,
   type BrowserContext,
@@ -141,8 +141,7 @@ it('signs in, uploads three files through the picker (one resumed after a cut), 
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Upload' }).click();
   await page.locator('.uppy-Dashboard-inner').waitFor();
   const tus = await watchTus(page, e2e.suite.upload);
-  await tabTo(page, '.uppy-Dashboard-browse');
-  const [chooser] = await Promise.all([page.waitForEvent('filechooser'), page.keyboard.press('Enter')]);
+  const chooser = await openChooserWithKeyboard(page, '.uppy-Dashboard-browse');
   await chooser.setFiles(bigPath);
   await dropFiles(page, images);
   await page.locator('.uppy-Dashboard-Item').nth(2).waitFor();

@@ -97,6 +97,22 @@ export async function tabTo(page: Page, selector: string): Promise<void> {
   throw new Error(`${selector} never got the keyboard focus`);
 }
 
+/**
+ * Opens a file chooser from the keyboard only: Tab to `selector`, Enter. The picker may re-render while the focus
+ * travels (a button replaced under it), so a press that opened nothing is tried again from where the focus is.
+ */
+export async function openChooserWithKeyboard(page: Page, selector: string, attempts = 3) {
+  for (let attempt = 1; ; attempt += 1) {
+    await tabTo(page, selector);
+    try {
+      const [chooser] = await Promise.all([page.waitForEvent('filechooser', { timeout: 5_000 }), page.keyboard.press('Enter')]);
+      return chooser;
+    } catch (error) {
+      if (attempt >= attempts) throw error;
+    }
+  }
+}
+
 export interface TusCall {
   method: string;
   url: string;
