@@ -11,6 +11,7 @@ import {
   startNatsCluster,
   startServiceProcess,
   type ServiceProcess,
+  type TestNats,
   type TestNatsCluster,
 } from '@dam/testing';
 import { apiClient } from './client';
@@ -26,6 +27,8 @@ export interface Suite {
   natsUrl: string;
   /** The JetStream cluster the suite runs on, with `natsCluster` (its nodes can be killed and restarted). */
   natsCluster?: TestNatsCluster;
+  /** The single nats-server the suite runs on when it runs on no cluster (it can be paused and resumed). */
+  nats?: TestNats;
   /** The asset bucket every service uses. */
   bucket: string;
   /** The nkey seed of the read-only identity outside subscribers get. */
@@ -143,6 +146,7 @@ export async function startSuite(overrides: Overrides = {}, options: SuiteOption
       cdn: cdn.url,
       natsUrl: nats.url,
       ...(cluster ? { natsCluster: cluster } : {}),
+      ...(cluster ? {} : { nats: nats as TestNats }),
       bucket,
       subscriberSeed: nats.seed('subscriber'),
       adminSeed: nats.seed('admin'),

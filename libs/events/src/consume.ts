@@ -12,6 +12,7 @@ import { nanos, type MsgHdrs, type NatsConnection } from '@nats-io/nats-core';
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { withExtractedContext } from '@dam/telemetry';
 import type { z } from 'zod';
+import { connectionWatch, natsCall } from './connection';
 import { issuesOf } from './errors';
 import { consumeMetrics, type ConsumeOutcome } from './events.metrics';
 import { errorFields, type EventLogger } from './logger';
@@ -94,6 +95,14 @@ export async function consume<S extends z.ZodType>(options: ConsumeOptions<S>): 
   });
   const consumer = await retryTransient(() => jetstream(options.nc).consumers.get(stream, durable), ELECTION_RETRY_MS);
 
+  // An ack, nak or term sent while the connection is down is buffered and then discarded by the reconnection: the
+  // message would come back only when its ack wait ran out. Each waits (up to the ack wait) for the connection.
+  const watch = connectionWatch(options.nc);
+  const settle = async (act: () => void): Promise<void> => {
+    if (!watch.connected()) await watch.whenConnected(ackWaitMs);
+    act();
+  };
+
   const inFlight = new Set<Promise<void>>();
   let stopping = false;
   let current: ConsumerMessages | undefined;
@@ -120,14 +129,14 @@ export async function consume<S extends z.ZodType>(options: ConsumeOptions<S>): 
       const parsed = options.schema.safeParse(msg.json());
       if (!parsed.success) {
         logger.error({ ...log, issues: issuesOf(parsed.error) }, 'invalid event payload: terminated');
-        msg.term();
+        await settle(() => msg.term());
         counted('term');
         return;
       }
       payload = parsed.data;
     } catch (error) {
       logger.error({ ...log, ...errorFields(error) }, 'event payload is not JSON: terminated');
-      msg.term();
+      await settle(() => msg.term());
       counted('term');
       return;
     }
@@ -143,7 +152,7 @@ export async function consume<S extends z.ZodType>(options: ConsumeOptions<S>): 
           const endTimer = metrics.duration.startTimer({ durable });
           await options.handler(payload, ctx).finally(endTimer);
           if (options.onAcked) await confirmAck(payload, ctx);
-          else msg.ack();
+          else await settle(() => msg.ack());
           counted('ack');
         } catch (error) {
           span.setStatus({ code: SpanStatusCode.ERROR, message: String(error) });
@@ -153,7 +162,7 @@ export async function consume<S extends z.ZodType>(options: ConsumeOptions<S>): 
           } else {
             const delay = backoffMs[Math.min(deliveryCount - 1, backoffMs.length - 1)] ?? 0;
             logger.warn({ ...log, ...errorFields(error), retryInMs: delay }, 'event handler failed: will retry');
-            msg.nak(delay);
+            await settle(() => msg.nak(delay));
             counted('nak');
           }
         } finally {
@@ -164,7 +173,7 @@ export async function consume<S extends z.ZodType>(options: ConsumeOptions<S>): 
 
     async function confirmAck(value: z.output<S>, c: MessageContext): Promise<void> {
       try {
-        await msg.ackAck();
+        await natsCall(options.nc, () => msg.ackAck(), { graceMs: ackWaitMs });
       } catch (error) {
         // The handler's work is done; an unconfirmed ack only means the message may come again.
         logger.warn({ ...log, ...errorFields(error) }, 'ack not confirmed');
@@ -177,11 +186,11 @@ export async function consume<S extends z.ZodType>(options: ConsumeOptions<S>): 
       try {
         if (options.onDeadLetter) await options.onDeadLetter(value, error, c);
         else logger.error({ ...log }, 'event dropped after its last delivery (no dead-letter hook)');
-        msg.term();
+        await settle(() => msg.term());
         counted('dead_letter');
       } catch (hookError) {
         logger.error({ ...log, ...errorFields(hookError) }, 'dead-letter hook failed: will retry');
-        msg.nak(backoffMs[backoffMs.length - 1]);
+        await settle(() => msg.nak(backoffMs[backoffMs.length - 1]));
         counted('nak');
       }
     }

@@ -1,5 +1,6 @@
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
+import { natsCall, NatsUnavailableError } from './connection';
 import { ELECTION_RETRY_MS, retryTransient } from './nats';
 
 /** The shape of libs/http's IdempotencyStore (kept structural: this library does not depend on the HTTP one). */
@@ -15,6 +16,12 @@ type Claim = { kind: 'claimed'; token: number } | { kind: 'running' } | { kind: 
 export const IDEMPOTENCY_BUCKET = 'IDEMPOTENCY';
 /** Kept responses live a day (CONTRACT §13): the bucket's TTL counts from the last write of a key. */
 const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** A lost race for a revision reads as no token (read again); NATS being unreachable stays an error (503). */
+const unlessUnavailable = (error: unknown): undefined => {
+  if (error instanceof NatsUnavailableError) throw error;
+  return undefined;
+};
 
 interface Entry {
   state: 'running' | 'done';
@@ -36,30 +43,30 @@ export async function natsIdempotencyStore(nc: NatsConnection, opts: { replicas?
     async claim(key: string): Promise<Claim> {
       for (let attempt = 0; ; attempt++) {
         try {
-          return { kind: 'claimed', token: await kv.create(key, running()) };
+          return { kind: 'claimed', token: await natsCall(nc, () => kv.create(key, running())) };
         } catch (error) {
           if (!/wrong last sequence|key exists/i.test(String(error)) || attempt > 3) throw error;
         }
-        const entry = await kv.get(key);
+        const entry = await natsCall(nc, () => kv.get(key));
         if (!entry) continue;
         if (entry.operation !== 'PUT') {
           // Released: take it again at this revision (another request may race us: then read again).
-          const token = await kv.update(key, running(), entry.revision).catch(() => undefined);
+          const token = await natsCall(nc, () => kv.update(key, running(), entry.revision)).catch(unlessUnavailable);
           if (token !== undefined) return { kind: 'claimed', token };
           continue;
         }
         const value = entry.json<Entry>();
         if (value.state === 'done' && value.response) return { kind: 'done', response: value.response };
         if (Date.now() - value.at < runningTtlMs) return { kind: 'running' };
-        const token = await kv.update(key, running(), entry.revision).catch(() => undefined);
+        const token = await natsCall(nc, () => kv.update(key, running(), entry.revision)).catch(unlessUnavailable);
         if (token !== undefined) return { kind: 'claimed', token };
       }
     },
     async keep(key: string, token: number, response: KeptResponse): Promise<void> {
-      await kv.update(key, JSON.stringify({ state: 'done', at: Date.now(), response } satisfies Entry), token);
+      await natsCall(nc, () => kv.update(key, JSON.stringify({ state: 'done', at: Date.now(), response } satisfies Entry), token));
     },
     async release(key: string, token: number): Promise<void> {
-      await kv.delete(key, { previousSeq: token });
+      await natsCall(nc, () => kv.delete(key, { previousSeq: token }));
     },
   };
 }

@@ -35,6 +35,7 @@ export {
   type StreamOptions,
 } from './nats';
 export { publishEvent, buildHeaders, type PublishOptions } from './publish';
+export { connectionOf, connectionWatch, natsCall, NatsUnavailableError, RECONNECT_GRACE_MS, type ConnectionWatch, type NatsCallOptions } from './connection';
 export { consume, consumerWorker, DEAD_LETTER_RETRIES, type Consumer, type ConsumeOptions, type ConsumerWorker, type MessageContext } from './consume';
 export {
   NATS_IDENTITIES,

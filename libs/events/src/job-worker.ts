@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
+import { connectionOf, natsCall } from './connection';
 import { consumerWorker, type ConsumerWorker, type MessageContext } from './consume';
 import { errorFields, type EventLogger } from './logger';
 import { publishEvent } from './publish';
@@ -10,6 +11,12 @@ import { DAM_INTERNAL, type JobWorker } from './subjects';
 
 /** A worker process as a lease holder (`<kind>@<host>:<pid>`). */
 export const workerId = (kind: string): string => `${kind}@${hostname()}:${process.pid}`;
+
+/**
+ * How long a finished job's final report waits for NATS to come back (and rides out leader elections): the work is
+ * done, so it is reported when NATS returns instead of being thrown away and done again.
+ */
+export const FINAL_REPORT_WAIT_MS = 2 * 60_000;
 
 /** The final report's id: one per job, so a re-run after a crash that publishes it again is stored once. */
 export const resultReportId = (jobId: number): string => `job-${jobId}-done`;
@@ -52,9 +59,14 @@ export function startJobReporter(opts: {
     progress: state === 'COMPLETED' || state === 'FAILED' ? 100 : progress,
     ...extra,
   });
-  const publish = (r: JobReport) => publishEvent(opts.js, JOB_REPORTS.subject, JOB_REPORTS.schema, r, { msgId: r.id });
+  const nc = connectionOf(opts.js);
+  /** Once `waitMs` allows (a heartbeat: now or never; the final report: through an outage), repeatable by its id. */
+  const publish = (r: JobReport, waitMs: number) => {
+    const send = () => publishEvent(opts.js, JOB_REPORTS.subject, JOB_REPORTS.schema, r, { msgId: r.id });
+    return nc ? natsCall(nc, send, { graceMs: waitMs, retryMs: waitMs }) : send();
+  };
   const beat = (state: 'STARTED' | 'PROGRESS') =>
-    void publish(report(state)).catch((error: unknown) => opts.logger.warn({ job_id: command.job_id, ...errorFields(error) }, 'job heartbeat not sent'));
+    void publish(report(state), 0).catch((error: unknown) => opts.logger.warn({ job_id: command.job_id, ...errorFields(error) }, 'job heartbeat not sent'));
   beat('STARTED');
   const timer = setInterval(() => beat('PROGRESS'), opts.heartbeatMs);
   timer.unref();
@@ -72,7 +84,7 @@ export function startJobReporter(opts: {
     },
     async finish(state, extra = {}) {
       clearInterval(timer);
-      await publish(report(state, extra));
+      await publish(report(state, extra), FINAL_REPORT_WAIT_MS);
     },
     stop: () => clearInterval(timer),
   };

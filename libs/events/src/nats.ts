@@ -1,6 +1,7 @@
 import { jetstreamManager, RetentionPolicy, StorageType, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
 import { nanos, nkeyAuthenticator, type NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
+import { connectionWatch } from './connection';
 import { inboxPrefixOf } from './nats-accounts';
 import { ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, DAM_INTERNAL, DAM_INTERNAL_SUBJECTS, DATA_SCHEMAS, DATA_SCHEMAS_SUBJECTS, COLLECTIONS, COLLECTIONS_SUBJECTS, ASSET_PURGES, ASSET_PURGES_SUBJECTS } from './subjects';
 
@@ -24,7 +25,7 @@ export function natsServers(url: string): string[] {
  * read.
  */
 export async function connectNats(url: string, name: string, seed?: string): Promise<NatsConnection> {
-  return connect({
+  const nc = await connect({
     servers: natsServers(url),
     name,
     // Never give up: every server of the list (and those the cluster announces) is tried in turn, each at most
@@ -38,6 +39,9 @@ export async function connectNats(url: string, name: string, seed?: string): Pro
     maxPingOut: 2,
     ...(seed ? { authenticator: nkeyAuthenticator(new TextEncoder().encode(seed)), inboxPrefix: inboxPrefixOf(name) } : {}),
   });
+  // Watched from the start, so that calls know when the connection is down (see natsCall).
+  connectionWatch(nc);
+  return nc;
 }
 
 /**
@@ -103,7 +107,7 @@ export async function waitForStreams(
 
 /** For /readyz: a flush is a round trip to the server; during a reconnect it waits, so it is bounded. */
 export function natsReachable(nc: NatsConnection, timeoutMs = 1000): Promise<boolean> {
-  if (nc.isClosed()) return Promise.resolve(false);
+  if (nc.isClosed() || !connectionWatch(nc).connected()) return Promise.resolve(false);
   return Promise.race([
     nc.flush().then(
       () => true,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { JetStreamClient } from '@nats-io/jetstream';
+import { connectionOf, natsCall } from './connection';
 import { publishEvent } from './publish';
 import { usageOf, type UsageMetric, type UsageRecord } from './schemas/usage.event';
 
@@ -46,6 +47,11 @@ export class UsageMeter {
   /** Publishes what was counted since the last flush on the metric's subject (`dam.internal.usage.<metric>`). */
   flushTo(js: JetStreamClient): Promise<number> {
     const usage = usageOf(this.metric);
-    return this.flush((record) => publishEvent(js, usage.subject, usage.schema, record, { msgId: record.id }));
+    const nc = connectionOf(js);
+    // NATS down: nothing is sent into a buffer the reconnection discards; the counts wait for the next flush.
+    return this.flush((record) => {
+      const send = () => publishEvent(js, usage.subject, usage.schema, record, { msgId: record.id });
+      return nc ? natsCall(nc, send, { graceMs: 0 }) : send();
+    });
   }
 }

@@ -57,7 +57,8 @@ export function createHttpApp(opts: HttpAppOptions): Express {
       serializers: {
         req: (req: { url?: string; query?: unknown }) => ({ ...req, url: req.url && redactUrl(req.url), query: redactQuery(req.query) }),
       },
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
+      // A 503 is a dependency that is down (said once by the error middleware), not a fault of this service.
+      customLogLevel: (_req, res, err) => (err || (res.statusCode >= 500 && res.statusCode !== 503) ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
     }),
   );
 

@@ -52,8 +52,8 @@ function fromFrameworkError(err: { type?: string; status?: number; message?: str
   }
 }
 
-/** Socket errors of a dependency that cannot be reached (PostgreSQL, S3, another service): nothing the client did. */
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND', 'ECONNABORTED']);
+/** Socket errors of a dependency that cannot be reached (PostgreSQL, S3, another service), and @dam/events' NatsUnavailableError: nothing the client did. */
+const UNREACHABLE_CODES = new Set(['NATS_UNAVAILABLE', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND', 'ECONNABORTED']);
 /** PostgreSQL's SQLSTATEs for a server that is gone, shutting down, starting or out of connections. */
 const PG_UNAVAILABLE = /^(08...|57P0[1-3]|53300)$/;
 /** node-postgres' own words for a lost or impossible connection. */

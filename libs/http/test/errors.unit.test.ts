@@ -58,6 +58,7 @@ describe('a dependency that is down is a 503, not a 500', () => {
     ['node-postgres losing its connection', new Error('Connection terminated unexpectedly')],
     ['the pool waiting in vain', new Error('timeout exceeded when trying to connect')],
     ['a refused connection as the cause', new Error('fetch failed', { cause: refused })],
+    ["NATS down (@dam/events' NatsUnavailableError)", Object.assign(new Error('NATS cannot be reached'), { code: 'NATS_UNAVAILABLE' })],
   ])('%s', (_name, err) => {
     const mapped = mapError(err);
     expect(mapped.status).toBe(503);

@@ -3,7 +3,7 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import { currentTraceHeaders } from '@dam/telemetry';
 import type { Pool, PoolClient } from 'pg';
 import type { z } from 'zod';
-import { buildHeaders, errorFields, InvalidEventPayloadError, parsePayload, schemaForSubject, type EventLogger } from '@dam/events';
+import { buildHeaders, connectionWatch, errorFields, InvalidEventPayloadError, parsePayload, schemaForSubject, type EventLogger } from '@dam/events';
 import { outboxMetrics } from './outbox.metrics';
 
 /** Include in the owning service's migrations (the table lives in that service's database). */
@@ -95,6 +95,7 @@ interface OutboxRow {
 export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const { pool, logger } = options;
   const js: JetStreamClient = jetstream(options.nc);
+  const connection = connectionWatch(options.nc);
   const batchSize = options.batchSize ?? 100;
   const intervalMs = options.intervalMs ?? 200;
   const lockKey = options.lockKey ?? OUTBOX_LOCK_KEY;
@@ -122,6 +123,9 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   };
 
   const drainBatch = async (): Promise<number> => {
+    // While NATS is down a publish is buffered, discarded at the reconnection and timed out after 5 s: the rows
+    // wait instead, and the first poll after the reconnection publishes them.
+    if (!connection.connected()) return 0;
     const client = await pool.connect();
     try {
       await client.query('BEGIN');
@@ -138,10 +142,13 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       const published: string[] = [];
       for (const row of rows) {
         try {
-          await js.publish(row.subject, JSON.stringify(row.payload), {
-            msgID: row.id,
-            headers: buildHeaders(row.headers),
-          });
+          // Fails at once when the connection goes while the ack is awaited (the row is published again later).
+          await connection.untilDisconnected(
+            js.publish(row.subject, JSON.stringify(row.payload), {
+              msgID: row.id,
+              headers: buildHeaders(row.headers),
+            }),
+          );
           published.push(row.seq);
         } catch (error) {
           metrics.failures.inc();

@@ -1,7 +1,7 @@
 import type { Express } from 'express';
 import type { ServiceVerifier } from '@dam/auth-tokens';
 import { ping, type Pool } from '@dam/db';
-import { createHttpApp, finishApp } from '@dam/http';
+import { createHttpApp, finishApp, type ReadinessCheck } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import { LoginLimiter, type LoginLimits } from './domain/login-limiter';
 import { apiKeyRoutes } from './routes/api-keys.routes';
@@ -27,6 +27,8 @@ export interface AuthAppDeps {
   /** metadata's view of assets (settings check a watermark asset against it). */
   assets: AssetDirectory;
   webhookAllowHosts: readonly string[];
+  /** The service's whole readiness (runService's: the database, NATS, the usage worker); the database alone by default. */
+  readiness?: ReadinessCheck;
 }
 
 const PRINCIPAL_PATHS = ['/api/v1/users', '/api/v1/groups', '/api/v1/api_keys', '/api/v1/settings', '/api/v1/usage'];
@@ -51,7 +53,7 @@ function guardRoutes(app: Express, verifier: ServiceVerifier): void {
 }
 
 export function createAuthApp(deps: AuthAppDeps): Express {
-  const app = createHttpApp({ logger: deps.logger, readiness: async () => ({ database: await ping(deps.pool) }) });
+  const app = createHttpApp({ logger: deps.logger, readiness: deps.readiness ?? (async () => ({ database: await ping(deps.pool) })) });
   guardRoutes(app, deps.verifier);
   app.use(
     loginRoutes({

@@ -1,7 +1,7 @@
 import { telemetry } from './instrument'; // must stay the first import
 import path from 'node:path';
 import { createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
-import { createPool, migrate } from '@dam/db';
+import { createPool, migrate, ping } from '@dam/db';
 import { parseAllowHosts, runMain, runService, startPoller } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { httpAssetDirectory } from './adapters/metadata-assets.client';
@@ -40,7 +40,7 @@ async function main(): Promise<void> {
     host: config.HOST,
     port: config.PORT,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    ...(nc ? { checks: { nats: () => natsReachable(nc) } } : {}),
+    checks: { database: () => ping(pool), ...(nc ? { nats: () => natsReachable(nc) } : {}) },
     workers: [
       ...(nc ? [usageWorker(nc, usage, logger)] : []),
       {
@@ -55,8 +55,9 @@ async function main(): Promise<void> {
       ...(nc ? [{ name: 'nats', close: () => nc.drain() }] : []),
       { name: 'postgres', close: () => pool.end() },
     ],
-    app: () =>
+    app: (readiness) =>
       createAuthApp({
+        readiness,
         pool,
         logger,
         jwtSecret: config.JWT_SECRET,

@@ -1,6 +1,6 @@
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { ELECTION_RETRY_MS, retryTransient, scaleStream } from '@dam/events';
+import { ELECTION_RETRY_MS, natsCall, retryTransient, scaleStream } from '@dam/events';
 
 export const PENDING_BUCKET = 'UPLOAD_PENDING';
 
@@ -66,15 +66,16 @@ export async function natsPendingJournal(
   return {
     async open(id, upload) {
       // A cluster node that led the bucket died: the upload waits for the new leader (seconds) rather than failing.
-      await retryTransient(() => kv.put(id, encode(upload)), JOURNAL_ELECTION_WAIT_MS);
+      // NATS down (not coming back within a second or two): 503 at once, nothing stored.
+      await natsCall(nc, () => kv.put(id, encode(upload)), { retryMs: JOURNAL_ELECTION_WAIT_MS });
       const timer = setInterval(() => {
-        kv.put(id, encode(upload)).catch((error: unknown) => opts.onError(error, id));
+        natsCall(nc, () => kv.put(id, encode(upload))).catch((error: unknown) => opts.onError(error, id));
       }, opts.refreshMs);
       timer.unref();
       return {
         async close() {
           clearInterval(timer);
-          await kv.delete(id).catch((error: unknown) => opts.onError(error, id));
+          await natsCall(nc, () => kv.delete(id)).catch((error: unknown) => opts.onError(error, id));
         },
         abandon: () => clearInterval(timer),
       };

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { ELECTION_RETRY_MS, retryTransient, scaleStream } from '@dam/events';
+import { ELECTION_RETRY_MS, natsCall, retryTransient, scaleStream } from '@dam/events';
 import type * as TusServer from '@tus/server' with { 'resolution-mode': 'import' };
 
 /** What tus clients retry on (tus-js-client does): the upload is being written by another request. */
@@ -67,7 +67,7 @@ export async function natsTusLocker(nc: NatsConnection, opts: TusLockerOptions =
       try {
         for (;;) {
           try {
-            this.revision = await kv.create(key, token);
+            this.revision = await natsCall(nc, () => kv.create(key, token));
             break;
           } catch (error) {
             if (!taken(error)) throw error;
@@ -80,7 +80,7 @@ export async function natsTusLocker(nc: NatsConnection, opts: TusLockerOptions =
         throw error;
       }
       this.renew = setInterval(() => {
-        kv.update(key, token, this.revision).then(
+        natsCall(nc, () => kv.update(key, token, this.revision)).then(
           (revision) => (this.revision = revision),
           (error: unknown) => opts.onError?.(error, this.id),
         );
@@ -91,7 +91,7 @@ export async function natsTusLocker(nc: NatsConnection, opts: TusLockerOptions =
     async unlock(): Promise<void> {
       clearInterval(this.renew);
       // Only this holder's key: one that expired and was taken by another request stays.
-      await kv.delete(keyOf(this.id), { previousSeq: this.revision }).catch((error: unknown) => {
+      await natsCall(nc, () => kv.delete(keyOf(this.id), { previousSeq: this.revision })).catch((error: unknown) => {
         if (!taken(error)) opts.onError?.(error, this.id);
       });
       held.delete(this.id);

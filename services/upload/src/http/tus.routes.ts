@@ -7,7 +7,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { PERMISSION, callerKey, principalOf, requireAny, type Principal } from '@dam/auth-tokens';
 import { badRequest, isAppError, notFound } from '@dam/errors';
-import { idempotent, mapError, memoryIdempotencyStore, type IdempotencyStore } from '@dam/http';
+import { idempotent, isDependencyUnavailable, mapError, memoryIdempotencyStore, type IdempotencyStore } from '@dam/http';
 import type * as TusServer from '@tus/server' with { 'resolution-mode': 'import' };
 import { Router, type Request as ExpressRequest, type RequestHandler, type Response as ExpressResponse } from 'express';
 import { TUS_PREFIX, type TusS3Store } from '../adapters/tus-store';
@@ -126,7 +126,8 @@ export function tusRoutes(deps: TusDeps, authenticate: RequestHandler): Router {
       }
     },
     onResponseError: (_req, err) => {
-      if (!isAppError(err) && !('status_code' in err)) deps.logger.error({ err }, 'resumable upload failed');
+      if (isDependencyUnavailable(err)) deps.logger.warn({ err }, 'a dependency is unavailable: answered 503');
+      else if (!isAppError(err) && !('status_code' in err)) deps.logger.error({ err }, 'resumable upload failed');
       if (isAppError(err)) {
         const mapped = mapError(err);
         return { status_code: mapped.status, body: JSON.stringify(mapped.body) };
