@@ -9,7 +9,12 @@ import {
   serviceIdentities,
   startNats,
   startNatsCluster,
+  startFaultProxy,
+  startPostgresCluster,
   startServiceProcess,
+  testPgUrl,
+  type FaultProxy,
+  type PostgresCluster,
   type ServiceProcess,
   type TestNats,
   type TestNatsCluster,
@@ -29,6 +34,10 @@ export interface Suite {
   natsCluster?: TestNatsCluster;
   /** The single nats-server the suite runs on when it runs on no cluster (it can be paused and resumed). */
   nats?: TestNats;
+  /** The suite's own PostgreSQL, with `ownPostgres` (it can be paused and resumed). */
+  postgres?: PostgresCluster;
+  /** The fault proxies the services reach PostgreSQL and S3 through, with `proxies`. */
+  proxies: { postgres?: FaultProxy; s3?: FaultProxy };
   /** The asset bucket every service uses. */
   bucket: string;
   /** The nkey seed of the read-only identity outside subscribers get. */
@@ -48,6 +57,10 @@ export interface SuiteOptions {
    * the nodes, at most 3).
    */
   natsCluster?: { nodes: number; replicas?: number };
+  /** A PostgreSQL server of the suite's own instead of the shared one (a test may stop and restart it). */
+  ownPostgres?: boolean;
+  /** The services reach PostgreSQL and/or S3 through a fault proxy each (libs/testing startFaultProxy). */
+  proxies?: { postgres?: boolean; s3?: boolean };
 }
 
 /** Env per service name, over what startSuite gives it. */
@@ -64,13 +77,35 @@ export async function startSuite(overrides: Overrides = {}, options: SuiteOption
     ? { NATS_STREAM_REPLICAS: String(options.natsCluster.replicas ?? Math.min(3, options.natsCluster.nodes)) }
     : {};
   const bucket = await createBucket('e2e');
+  const postgres = options.ownPostgres ? await startPostgresCluster() : undefined;
+  const pgAdmin = postgres?.url ?? testPgUrl();
+  const pgTarget = new URL(pgAdmin);
+  const s3 = s3Env(bucket);
+  const s3Target = new URL(s3.S3_ENDPOINT);
+  const proxies: Suite['proxies'] = {
+    ...(options.proxies?.postgres ? { postgres: await startFaultProxy({ host: pgTarget.hostname, port: Number(pgTarget.port) }) } : {}),
+    ...(options.proxies?.s3 ? { s3: await startFaultProxy({ host: s3Target.hostname, port: Number(s3Target.port) }) } : {}),
+  };
+  const via = (url: string, proxy: FaultProxy | undefined): string => {
+    if (!proxy) return url;
+    const u = new URL(url);
+    u.hostname = proxy.host;
+    u.port = String(proxy.port);
+    return u.toString().replace(/\/$/, '');
+  };
+  /** A fresh database of the suite's PostgreSQL, as the services reach it. */
+  const database = async (prefix: string) => via(await createDatabase(prefix, pgAdmin), proxies.postgres);
   const common: Record<string, string> = {
     NODE_ENV: 'test',
     LOG_LEVEL: 'info',
     JWT_SECRET: randomBytes(24).toString('hex'),
     ADMIN_EMAIL: ADMIN.email,
     ADMIN_PASSWORD: ADMIN.password,
-    ...s3Env(bucket),
+    ...s3,
+    S3_ENDPOINT: via(s3.S3_ENDPOINT, proxies.s3),
+  };
+  const stopInfrastructure = async () => {
+    await Promise.allSettled([nats.stop(), ...Object.values(proxies).map((p) => p.stop()), ...(postgres ? [postgres.stop()] : [])]);
   };
   const services: Record<string, ServiceProcess> = {};
   const envs: Record<string, Record<string, string>> = {};
@@ -92,11 +127,11 @@ export async function startSuite(overrides: Overrides = {}, options: SuiteOption
     const authPort = await freePort();
     const conversionPort = await freePort();
     const metadata = await start('metadata', {
-      DATABASE_URL: await createDatabase('e2e_metadata'),
+      DATABASE_URL: await database('e2e_metadata'),
       AUTH_URL: `http://127.0.0.1:${authPort}`,
       CONVERSION_URL: `http://127.0.0.1:${conversionPort}`,
     });
-    const auth = await start('auth', { DATABASE_URL: await createDatabase('e2e_auth'), METADATA_URL: metadata.url, WEBHOOK_ALLOW_HOSTS: '127.0.0.1' }, authPort);
+    const auth = await start('auth', { DATABASE_URL: await database('e2e_auth'), METADATA_URL: metadata.url, WEBHOOK_ALLOW_HOSTS: '127.0.0.1' }, authPort);
     const cdnPort = await freePort();
     const searchPort = await freePort();
     const webhookPort = await freePort();
@@ -104,7 +139,7 @@ export async function startSuite(overrides: Overrides = {}, options: SuiteOption
     const [upload, , , , gateway, cdn] = await Promise.all([
       start('upload', { AUTH_URL: auth.url, METADATA_URL: metadata.url }, uploadPort),
       start('conversion', { AUTH_URL: auth.url }, conversionPort),
-      start('addon', { DATABASE_URL: await createDatabase('e2e_addon') }),
+      start('addon', { DATABASE_URL: await database('e2e_addon') }),
       start('transcode', { AUTH_URL: auth.url, METADATA_URL: metadata.url }),
       start('gateway', {
         AUTH_URL: auth.url,
@@ -127,11 +162,11 @@ export async function startSuite(overrides: Overrides = {}, options: SuiteOption
         },
         cdnPort,
       ),
-      start('search', { DATABASE_URL: await createDatabase('e2e_search'), SEARCH_SUNSET: 'Wed, 01 Dec 2027 00:00:00 GMT' }, searchPort),
+      start('search', { DATABASE_URL: await database('e2e_search'), SEARCH_SUNSET: 'Wed, 01 Dec 2027 00:00:00 GMT' }, searchPort),
       start(
         'webhook',
         {
-          DATABASE_URL: await createDatabase('e2e_webhook'),
+          DATABASE_URL: await database('e2e_webhook'),
           AUTH_URL: auth.url,
           WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
           WEBHOOK_RETRY_DELAYS_MS: '0,200,200,200,200,200,200,200',
@@ -147,6 +182,8 @@ export async function startSuite(overrides: Overrides = {}, options: SuiteOption
       natsUrl: nats.url,
       ...(cluster ? { natsCluster: cluster } : {}),
       ...(cluster ? {} : { nats: nats as TestNats }),
+      ...(postgres ? { postgres } : {}),
+      proxies,
       bucket,
       subscriberSeed: nats.seed('subscriber'),
       adminSeed: nats.seed('admin'),
@@ -160,12 +197,12 @@ export async function startSuite(overrides: Overrides = {}, options: SuiteOption
       },
       async stop() {
         await Promise.allSettled(Object.values(services).map((s) => s.stop()));
-        await nats.stop();
+        await stopInfrastructure();
       },
     };
   } catch (err) {
     await Promise.allSettled(Object.values(services).map((s) => s.stop()));
-    await nats.stop();
+    await stopInfrastructure();
     throw err;
   }
 }

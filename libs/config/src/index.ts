@@ -84,6 +84,12 @@ export const s3Env = {
   S3_PUBLIC_URL: z.string().url().optional(),
   /** Sign upload bodies with SHA-256 on plain http: `auto` (default) does when the endpoint is not loopback. */
   S3_SIGN_PAYLOAD: z.enum(['auto', 'true', 'false']).default('auto'),
+  /**
+   * How long an S3 request may wait for the server to answer or take data before it fails (a hung server, a
+   * partition): the request ends 503 instead of hanging. Time the service itself spends reading slowly, or waiting
+   * for its own client's bytes, does not count.
+   */
+  S3_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
 };
 
 /** The edges and auth verify or sign user JWTs; services behind them never see one. */

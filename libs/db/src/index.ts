@@ -1,11 +1,23 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Pool, type PoolClient, type PoolConfig } from 'pg';
+import { Pool, type PoolClient, type PoolConfig, type QueryConfig } from 'pg';
+import { isDependencyUnavailable } from '@dam/errors';
 
 export type { Pool, PoolClient } from 'pg';
 
 export function createPool(connectionString: string, opts: Omit<PoolConfig, 'connectionString'> = {}): Pool {
-  const pool = new Pool({ connectionString, max: 10, idleTimeoutMillis: 30000, ...opts });
+  const pool = new Pool({
+    connectionString,
+    max: 10,
+    idleTimeoutMillis: 30000,
+    // A server that is down, hung or unreachable must not hold requests for ever (node-postgres waits without a
+    // bound by default): a connection is waited for 5 s (also when all 10 are busy), a query's answer 30 s; both
+    // end as errors the HTTP layer answers 503, and a timed-out connection is dropped, not reused.
+    connectionTimeoutMillis: 5000,
+    query_timeout: 30_000,
+    keepAlive: true,
+    ...opts,
+  });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
   return pool;
@@ -13,25 +25,34 @@ export function createPool(connectionString: string, opts: Omit<PoolConfig, 'con
 
 export async function withTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  let broken: Error | undefined;
   try {
     await client.query('BEGIN');
     const result = await fn(client);
     await client.query('COMMIT');
     return result;
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
+    // A connection that timed out or broke may still owe an answer: it is destroyed, not handed out again.
+    if (isDependencyUnavailable(err)) broken = err instanceof Error ? err : new Error(String(err));
+    else await client.query('ROLLBACK').catch(() => undefined);
     throw err;
   } finally {
-    client.release();
+    client.release(broken);
   }
 }
 
-export async function ping(pool: Pool): Promise<boolean> {
+/** For /readyz: a round trip, bounded (a hung server answers nothing and the probe must not hang with it). */
+export async function ping(pool: Pool, timeoutMs = 2000): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+  const answered = pool.query('SELECT 1').then(
+    () => true,
+    () => false,
+  );
   try {
-    await pool.query('SELECT 1');
-    return true;
-  } catch {
-    return false;
+    return await Promise.race([answered, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -67,7 +88,9 @@ export async function migrate(pool: Pool, migrations: Migration[] | string): Pro
       if (done.has(m.name)) continue;
       try {
         await client.query('BEGIN');
-        await client.query(m.sql);
+        // A migration may rewrite a large table: no 30 s bound on its statements (node-postgres reads a query's own
+        // query_timeout over the pool's; its types do not list it).
+        await client.query({ text: m.sql, query_timeout: 24 * 60 * 60 * 1000 } as QueryConfig);
         await client.query('INSERT INTO schema_migrations (name) VALUES ($1)', [m.name]);
         await client.query('COMMIT');
         applied.push(m.name);

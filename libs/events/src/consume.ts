@@ -10,6 +10,7 @@ import {
 } from '@nats-io/jetstream';
 import { nanos, type MsgHdrs, type NatsConnection } from '@nats-io/nats-core';
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { isUnavailable } from '@dam/errors';
 import { withExtractedContext } from '@dam/telemetry';
 import type { z } from 'zod';
 import { connectionWatch, natsCall } from './connection';
@@ -58,6 +59,13 @@ export interface ConsumeOptions<S extends z.ZodType> {
   /** How long one pull waits for messages (also bounds how long `stop()` may wait for it). */
   fetchExpiresMs?: number;
   /**
+   * How long a handler failing because a dependency is down (PostgreSQL, S3, NATS, another service: refused, reset,
+   * unreachable) is run again in place, the message kept alive, instead of being nak'ed into the backoff: an outage
+   * neither spends deliveries nor leaves the message waiting out a 30 s backoff after the dependency is back.
+   * 5 minutes by default; past it the failure counts as any other.
+   */
+  outageRetryMs?: number;
+  /**
    * Called once the server has confirmed the ack of a handled message (its consumer's ack floor includes it
    * then): with it, acks are confirmed round trips instead of fire-and-forget.
    */
@@ -79,6 +87,7 @@ export async function consume<S extends z.ZodType>(options: ConsumeOptions<S>): 
   const ackWaitMs = options.ackWaitMs ?? 30_000;
   const maxDeliver = Math.max(1, options.maxDeliver ?? 5);
   const backoffMs = options.backoffMs?.length ? options.backoffMs : [1_000, 5_000, 30_000];
+  const outageRetryMs = options.outageRetryMs ?? 5 * 60_000;
   const { logger, stream, durable } = options;
   const metrics = consumeMetrics();
   const counted = (outcome: ConsumeOutcome) => metrics.handled.inc({ durable, outcome });
@@ -150,7 +159,7 @@ export async function consume<S extends z.ZodType>(options: ConsumeOptions<S>): 
             return;
           }
           const endTimer = metrics.duration.startTimer({ durable });
-          await options.handler(payload, ctx).finally(endTimer);
+          await handleThroughOutages(payload).finally(endTimer);
           if (options.onAcked) await confirmAck(payload, ctx);
           else await settle(() => msg.ack());
           counted('ack');
@@ -170,6 +179,23 @@ export async function consume<S extends z.ZodType>(options: ConsumeOptions<S>): 
         }
       }),
     );
+
+    /** The handler, run again (after 0.5-5 s) while it fails only because a dependency is down, for outageRetryMs. */
+    async function handleThroughOutages(value: z.output<S>): Promise<void> {
+      const since = Date.now();
+      for (let pause = 500; ; pause = Math.min(pause * 2, 5000)) {
+        try {
+          await options.handler(value, ctx);
+          return;
+        } catch (error) {
+          if (stopping || !isUnavailable(error) || Date.now() - since + pause > outageRetryMs) throw error;
+          logger.warn({ ...log, ...errorFields(error), retryInMs: pause }, 'a dependency is unavailable: handling again in place');
+          if (watch.connected()) msg.working();
+          await new Promise((r) => setTimeout(r, pause));
+          if (watch.connected()) msg.working();
+        }
+      }
+    }
 
     async function confirmAck(value: z.output<S>, c: MessageContext): Promise<void> {
       try {

@@ -54,13 +54,13 @@ export function isTransientJetStreamError(error: unknown): boolean {
 }
 
 /** Runs `fn` again after a transient JetStream failure (growing pauses) until `timeoutMs` has passed. */
-export async function retryTransient<T>(fn: () => Promise<T>, timeoutMs: number): Promise<T> {
+export async function retryTransient<T>(fn: () => Promise<T>, timeoutMs: number, isRetryable: (error: unknown) => boolean = isTransientJetStreamError): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (let delay = 250; ; delay = Math.min(delay * 2, 2000)) {
     try {
       return await fn();
     } catch (error) {
-      if (!isTransientJetStreamError(error) || Date.now() + delay > deadline) throw error;
+      if (!isRetryable(error) || Date.now() + delay > deadline) throw error;
       await new Promise((r) => setTimeout(r, delay));
     }
   }
@@ -208,7 +208,7 @@ export async function ensureStreams(nc: NatsConnection, options: StreamOptions =
   for (const config of streamConfigs(options)) {
     const replicas = config.num_replicas ?? 1;
     try {
-      done.push(await retryTransient(() => ensureStream(jsm, config, replicas), ELECTION_RETRY_MS));
+      done.push(await retryTransient(() => ensureStream(jsm, config, replicas), ELECTION_RETRY_MS, isTransientOrRacingCreate));
     } catch (error) {
       throw new Error(`stream ${config.name} (${replicas} replica${replicas === 1 ? '' : 's'}): ${error instanceof Error ? error.message : String(error)}`, {
         cause: error,
@@ -217,6 +217,13 @@ export async function ensureStreams(nc: NatsConnection, options: StreamOptions =
   }
   return done;
 }
+
+/**
+ * Several processes creating the same stream at once on a cluster: while one's create is still being applied the
+ * meta leader may refuse another's update of it as overlapping subjects (seen on a loaded machine); the next try
+ * finds the stream created.
+ */
+const isTransientOrRacingCreate = (error: unknown): boolean => isTransientJetStreamError(error) || /subjects overlap with an existing stream/i.test(String(error));
 
 /** One stream created or updated; repeatable (the whole step runs again after a transient failure). */
 async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }, replicas: number): Promise<EnsuredStream> {

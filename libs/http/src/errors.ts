@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { AppError, type ErrorKind, isAppError } from '@dam/errors';
+import { AppError, type ErrorKind, isAppError, isDependencyUnavailable } from '@dam/errors';
 import { redactUrl, type Logger } from '@dam/logging';
 
 const STATUS: Record<ErrorKind, number> = {
@@ -50,26 +50,6 @@ function fromFrameworkError(err: { type?: string; status?: number; message?: str
       }
       return undefined;
   }
-}
-
-/** Socket errors of a dependency that cannot be reached (PostgreSQL, S3, another service), and @dam/events' NatsUnavailableError: nothing the client did. */
-const UNREACHABLE_CODES = new Set(['NATS_UNAVAILABLE', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND', 'ECONNABORTED']);
-/** PostgreSQL's SQLSTATEs for a server that is gone, shutting down, starting or out of connections. */
-const PG_UNAVAILABLE = /^(08...|57P0[1-3]|53300)$/;
-/** node-postgres' own words for a lost or impossible connection. */
-const PG_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection is closed/i;
-
-/**
- * True for an error that says a dependency is down or unreachable (its cause chain and AggregateError members
- * included): answered 503, retryable, instead of a 500 for a bug.
- */
-export function isDependencyUnavailable(err: unknown, depth = 0): boolean {
-  if (!err || typeof err !== 'object' || depth > 5) return false;
-  const e = err as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
-  if (typeof e.code === 'string' && (UNREACHABLE_CODES.has(e.code) || PG_UNAVAILABLE.test(e.code))) return true;
-  if (typeof e.message === 'string' && PG_MESSAGES.test(e.message)) return true;
-  if (Array.isArray(e.errors) && e.errors.length > 0 && e.errors.every((x) => isDependencyUnavailable(x, depth + 1))) return true;
-  return isDependencyUnavailable(e.cause, depth + 1);
 }
 
 /** Maps anything thrown to the contract's error body. Pure, so the mapping is unit-tested. */

@@ -1,5 +1,5 @@
-import { AppError, notFound, rangeNotSatisfiable, rateLimited, validationFailed } from '@dam/errors';
-import { isDependencyUnavailable, mapError } from '../src/errors';
+import { AppError, isDependencyUnavailable, notFound, rangeNotSatisfiable, rateLimited, validationFailed } from '@dam/errors';
+import { mapError } from '../src/errors';
 
 describe('mapError', () => {
   it.each([

@@ -1,5 +1,8 @@
+import http from 'node:http';
+import type { Socket } from 'node:net';
+import https from 'node:https';
+import type { Duplex, Readable } from 'node:stream';
 import { Client } from 'minio';
-import type { Readable } from 'node:stream';
 
 export interface StorageConfig {
   /** `http(s)://host:port` of the S3 server. */
@@ -18,6 +21,8 @@ export interface StorageConfig {
    * machine, where nobody else can see or alter the traffic anyway.
    */
   signPayload?: boolean;
+  /** How long the server may leave a request unanswered (see S3_TIMEOUT_MS); 30 s by default. */
+  timeoutMs?: number;
 }
 
 /** The S3 variables every service parses (`s3Env` in @dam/config). */
@@ -29,6 +34,7 @@ export interface S3EnvConfig {
   S3_REGION: string;
   S3_PUBLIC_URL?: string | undefined;
   S3_SIGN_PAYLOAD?: 'auto' | 'true' | 'false' | undefined;
+  S3_TIMEOUT_MS?: number | undefined;
 }
 
 export const storageConfigFromEnv = (env: S3EnvConfig, extra: Pick<StorageConfig, 'partSize'> = {}): StorageConfig => ({
@@ -39,6 +45,7 @@ export const storageConfigFromEnv = (env: S3EnvConfig, extra: Pick<StorageConfig
   region: env.S3_REGION,
   ...(env.S3_PUBLIC_URL ? { publicUrl: env.S3_PUBLIC_URL } : {}),
   ...(env.S3_SIGN_PAYLOAD === 'true' || env.S3_SIGN_PAYLOAD === 'false' ? { signPayload: env.S3_SIGN_PAYLOAD === 'true' } : {}),
+  ...(env.S3_TIMEOUT_MS ? { timeoutMs: env.S3_TIMEOUT_MS } : {}),
   ...extra,
 });
 
@@ -108,6 +115,34 @@ export function isNotFoundError(error: unknown): boolean {
 // S3 quotes etags; callers compare them with MD5 hex digests.
 const cleanEtag = (etag: string | undefined): string => (etag ?? '').replace(/^"|"$/g, '');
 
+/**
+ * Keep-alive connections to the S3 server that fail when the server leaves a request unanswered for `idleMs`: the
+ * minio client sets no timeout, so a hung server held every request (and its client) for ever. A socket idle
+ * because this process reads slowly (paused: its own client is slow) or because the request body is still coming
+ * from this process's client is not the server's doing and is left alone.
+ */
+function timedAgent(useSSL: boolean, idleMs: number): http.Agent {
+  // `timeout` too: a kept-alive socket gets the agent's timeout back each time it returns to the pool.
+  const agent = useSSL ? new https.Agent({ keepAlive: true, timeout: idleMs }) : new http.Agent({ keepAlive: true, timeout: idleMs });
+  const create = agent.createConnection.bind(agent) as (options: object, callback?: (error: Error | null, socket: Duplex) => void) => Duplex;
+  agent.createConnection = ((options: object, callback?: (error: Error | null, socket: Duplex) => void) => {
+    const socket = create(options, callback) as Socket;
+    socket.setTimeout(idleMs);
+    socket.on('timeout', () => {
+      const request = (socket as unknown as { _httpMessage?: http.ClientRequest })._httpMessage;
+      if (!request) {
+        socket.destroy(); // idle in the pool
+        return;
+      }
+      if (socket.isPaused()) return;
+      if (!request.writableEnded && !socket.writableNeedDrain) return;
+      socket.destroy(Object.assign(new Error(`the S3 server answered nothing for ${idleMs} ms`), { code: 'ETIMEDOUT' }));
+    });
+    return socket;
+  }) as typeof agent.createConnection;
+  return agent;
+}
+
 export function createStorage(config: StorageConfig): Storage {
   const url = new URL(config.endpoint);
   const useSSL = url.protocol === 'https:';
@@ -122,6 +157,7 @@ export function createStorage(config: StorageConfig): Storage {
     region,
     pathStyle: true,
     partSize,
+    transportAgent: timedAgent(useSSL, config.timeoutMs ?? 30_000),
   });
   const loopback = ['127.0.0.1', 'localhost', '::1', '[::1]'].includes(url.hostname);
   // minio hashes every uploaded byte with SHA-256 on plain http; UNSIGNED-PAYLOAD skips it (S3 accepts both).

@@ -10,17 +10,17 @@ export function testPgUrl(): string {
   return url;
 }
 
-/** Creates a fresh, empty database on the shared cluster and returns its URL. */
-export async function createDatabase(prefix = 'test'): Promise<string> {
+/** Creates a fresh, empty database on the shared cluster (or on the cluster of `adminUrl`) and returns its URL. */
+export async function createDatabase(prefix = 'test', adminUrl = testPgUrl()): Promise<string> {
   const name = `${prefix.toLowerCase().replace(/[^a-z0-9_]/g, '_').slice(0, 40)}_${randomBytes(5).toString('hex')}`;
-  const admin = new Client({ connectionString: testPgUrl() });
+  const admin = new Client({ connectionString: adminUrl });
   await admin.connect();
   try {
     await admin.query(`CREATE DATABASE "${name}"`);
   } finally {
     await admin.end();
   }
-  const url = new URL(testPgUrl());
+  const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return url.toString();
 }

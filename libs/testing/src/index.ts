@@ -14,3 +14,4 @@ export { ffprobe, makeVideo, writeVideo, type ProbedStream, type VideoSpec } fro
 
 export { listen } from './listen';
 export { startPostgresCluster, type PostgresCluster } from './postgres-cluster';
+export { startFaultProxy, type FaultMode, type FaultProxy } from './fault-proxy';

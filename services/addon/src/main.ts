@@ -71,7 +71,7 @@ async function main(): Promise<void> {
     checks: {
       postgres: () => ping(pool),
       nats: () => natsReachable(nc),
-      storage: () => storage.reachable(),
+      s3: () => storage.reachable(),
       text_extraction: ready('text_extraction'),
       auto_tagging: ready('auto_tagging'),
       face_recognition: ready('face_recognition'),

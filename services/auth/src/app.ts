@@ -53,7 +53,7 @@ function guardRoutes(app: Express, verifier: ServiceVerifier): void {
 }
 
 export function createAuthApp(deps: AuthAppDeps): Express {
-  const app = createHttpApp({ logger: deps.logger, readiness: deps.readiness ?? (async () => ({ database: await ping(deps.pool) })) });
+  const app = createHttpApp({ logger: deps.logger, readiness: deps.readiness ?? (async () => ({ postgres: await ping(deps.pool) })) });
   guardRoutes(app, deps.verifier);
   app.use(
     loginRoutes({

@@ -40,7 +40,7 @@ async function main(): Promise<void> {
     host: config.HOST,
     port: config.PORT,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    checks: { database: () => ping(pool), ...(nc ? { nats: () => natsReachable(nc) } : {}) },
+    checks: { postgres: () => ping(pool), ...(nc ? { nats: () => natsReachable(nc) } : {}) },
     workers: [
       ...(nc ? [usageWorker(nc, usage, logger)] : []),
       {

@@ -27,7 +27,7 @@ async function main(): Promise<void> {
     host: config.HOST,
     port: config.PORT,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    checks: { nats: () => natsReachable(nc), storage: () => storage.reachable() },
+    checks: { nats: () => natsReachable(nc), s3: () => storage.reachable() },
     // Stopping pulls no more; in-flight images finish and are acked before the connection drains.
     workers: [
       conversionJobWorker(

@@ -26,6 +26,8 @@ export interface GatewayAppDeps {
   /** Upstreams whose /healthz decides our /readyz: the ones nearly every request needs. */
   readinessUpstreams?: readonly Upstream[];
   upstreamTimeoutMs?: number;
+  /** Idle time on an object-store socket (downloads the gateway streams itself) before it is abandoned. */
+  storeTimeoutMs?: number;
   /**
    * Per caller (user, API key, or address for login and validate), per address before credentials are
    * checked, and failed authentications per address; each off when absent or 0 per minute.
@@ -71,7 +73,7 @@ export function createGatewayApp(deps: GatewayAppDeps): { app: Express; close():
       return Object.fromEntries(results);
     },
   });
-  const proxy = createProxy({ logger: deps.logger, timeoutMs: deps.upstreamTimeoutMs ?? 60_000 });
+  const proxy = createProxy({ logger: deps.logger, timeoutMs: deps.upstreamTimeoutMs ?? 60_000, storeTimeoutMs: deps.storeTimeoutMs ?? 30_000 });
   const authenticate = createAuthenticator({
     jwtSecret: deps.jwtSecret,
     authUrl: deps.upstreams.auth,

@@ -21,6 +21,8 @@ const schema = z.object({
   USAGE_FLUSH_MS: z.coerce.number().int().positive().default(10_000),
   /** Idle time on an upstream socket before the request is abandoned (503 if nothing was sent yet). */
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
+  /** The same for the object store, when the gateway streams an object's bytes itself (downloads): as S3_TIMEOUT_MS elsewhere. */
+  S3_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
   /** `{upload}` and `{cdn}` as browsers reach them: the console's config.json and its Content-Security-Policy. */
   PUBLIC_UPLOAD_URL: z.string().url().default('http://127.0.0.1:8081'),
   PUBLIC_CDN_URL: z.string().url().default('http://127.0.0.1:8082'),

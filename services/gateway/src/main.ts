@@ -29,6 +29,7 @@ async function main(): Promise<void> {
       webhook: config.WEBHOOK_URL,
     },
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
+    storeTimeoutMs: config.S3_TIMEOUT_MS,
     limits: edgeLimitsFromConfig(config),
     userStatusTtlMs: config.USER_STATUS_TTL_MS,
     idempotency,

@@ -33,7 +33,7 @@ function fakeMetadata(): Server {
       return;
     }
     // An internal redirect, as metadata answers when the gateway offers to stream (x-dam-accel).
-    const accel = /\/content\/(thumb|gone)\/download/.exec(req.url ?? '');
+    const accel = /\/content\/(thumb|gone|hung)\/download/.exec(req.url ?? '');
     if (accel && req.headers['x-dam-accel'] === 's3') {
       const range = /bytes=(\d+)-(\d+)/.exec(req.headers.range ?? '');
       const [start, end] = range ? [Number(range[1]), Number(range[2])] : [0, STORED.length - 1];
@@ -139,6 +139,8 @@ beforeAll(async () => {
   });
   store = http.createServer((req, res) => {
     storeRanges.push(req.headers.range);
+    // An object store that accepted the request and answers nothing (hung, partitioned).
+    if (req.url?.startsWith('/hung')) return;
     if (!req.url?.startsWith('/thumb')) {
       res.writeHead(404, { 'content-type': 'application/xml' }).end('<Error><Code>NoSuchKey</Code></Error>');
       return;
@@ -276,6 +278,32 @@ describe('gateway proxying', () => {
     expect(part.headers.get('etag')).toBe('"abc123"');
     expect(part.headers.get('content-disposition')).toBe('attachment; filename="big.bin"');
     expect((await part.arrayBuffer()).byteLength).toBe(100);
+  });
+
+  it('abandons an upstream or object store that answers nothing after its timeout (503), but not a download whose own client reads slowly', async () => {
+    const { server, url } = await startGateway(metadataUrl, undefined, { upstreamTimeoutMs: 400, storeTimeoutMs: 400 });
+    try {
+      const jwt = await adminJwt();
+      const started = Date.now();
+      const hung = await fetch(`${url}/api/v1/assets/abc/content/hung/download`, { headers: { authorization: `Bearer ${jwt}` } });
+      expect(hung.status).toBe(503);
+      expect(Date.now() - started).toBeLessThan(3000);
+
+      // 8 MiB read a piece at a time, with pauses several times the timeout: the sockets idle because of us.
+      const slow = await fetch(`${url}/api/v1/assets/abc/content/original/download`, { headers: { authorization: `Bearer ${jwt}` } });
+      expect(slow.status).toBe(200);
+      const reader = (slow.body as ReadableStream<Uint8Array>).getReader();
+      let received = 0;
+      for (let pauses = 0; ; pauses++) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        received += value.length;
+        if (pauses < 3) await new Promise((r) => setTimeout(r, 1200));
+      }
+      expect(received).toBe(BIG);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 
   it('streams a download metadata redirects to the object store: its headers, the granted range, nothing internal leaks', async () => {

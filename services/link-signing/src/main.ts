@@ -34,7 +34,7 @@ async function main(): Promise<void> {
     host: config.HOST,
     port: config.PORT,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    checks: { nats: () => natsReachable(nc), storage: () => storage.reachable() },
+    checks: { nats: () => natsReachable(nc), s3: () => storage.reachable() },
     workers: [
       cdnJobWorker(nc, { js, clients, storage, cache, logger, heartbeatMs: config.JOB_HEARTBEAT_MS }, { concurrency: 2, ackWaitMs: config.ACK_WAIT_MS, maxDeliver: config.MAX_DELIVER, backoffMs: config.RETRY_BACKOFF_MS }),
       cacheInvalidation(nc, cache, logger),

@@ -29,7 +29,7 @@ async function main(): Promise<void> {
     host: config.HOST,
     port: config.PORT,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    checks: { nats: () => natsReachable(nc), storage: () => storage.reachable() },
+    checks: { nats: () => natsReachable(nc), s3: () => storage.reachable() },
     // Stopping pulls no more; a running transcode finishes (or its job is handed out again after a kill).
     workers: [
       transcodeJobWorker(

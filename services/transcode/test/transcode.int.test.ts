@@ -228,7 +228,7 @@ describe('transcode service (real ffmpeg, NATS, S3)', () => {
   it('answers /readyz, and stops on SIGTERM with exit code 0', async () => {
     const ready = await fetch(`${service.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toMatchObject({ status: 'ok', checks: { nats: true, storage: true, 'consumer:transcode-jobs': true } });
+    expect(await ready.json()).toMatchObject({ status: 'ok', checks: { nats: true, s3: true, 'consumer:transcode-jobs': true } });
     service.kill('SIGTERM');
     await expect(service.exited).resolves.toEqual({ code: 0, signal: null });
   });

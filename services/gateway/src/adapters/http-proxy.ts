@@ -13,7 +13,21 @@ const HOP_BY_HOP = new Set([
 
 export interface ProxyOptions {
   logger: Logger;
+  /** Idle time on an upstream service's socket before the request is abandoned. */
   timeoutMs: number;
+  /** The same for the object store's (ACCEL downloads). */
+  storeTimeoutMs: number;
+}
+
+/**
+ * Abandons `request` once its socket has been idle `ms` because of the other side, not because our own client
+ * reads slowly (then the response is paused and the socket idles by our doing: a slow download is no fault).
+ */
+function abandonWhenIdle(request: http.ClientRequest, ms: number, why: string): void {
+  request.setTimeout(ms, () => {
+    if (request.socket?.isPaused()) return;
+    request.destroy(Object.assign(new Error(why), { code: 'ETIMEDOUT' }));
+  });
 }
 
 export interface ForwardOptions {
@@ -95,7 +109,7 @@ export function createProxy(opts: ProxyOptions) {
       delete headers['content-encoding'];
     }
     const upstream = requestTo(url, { method: req.method, headers });
-    upstream.setTimeout(opts.timeoutMs, () => upstream.destroy(new Error(`${fwd.serviceName} timed out`)));
+    abandonWhenIdle(upstream, opts.timeoutMs, `${fwd.serviceName} timed out`);
 
     let failed = false;
     const fail = (err: Error): void => {
@@ -145,7 +159,7 @@ export function createProxy(opts: ProxyOptions) {
       method: 'GET',
       headers: upRes.statusCode === 206 && granted ? { range: `bytes=${granted[1]}-${granted[2]}` } : {},
     });
-    store.setTimeout(opts.timeoutMs, () => store.destroy(new Error('the object store timed out')));
+    abandonWhenIdle(store, opts.storeTimeoutMs, 'the object store timed out');
     store.on('error', fail);
     store.on('response', (body) => {
       if (body.statusCode !== 200 && body.statusCode !== 206) {
