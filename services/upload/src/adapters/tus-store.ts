@@ -77,6 +77,9 @@ export function createTusStore(storage: StorageConfig, opts: { expiryMs: number;
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
       credentials: { accessKeyId: storage.accessKey, secretAccessKey: storage.secretKey },
+      // The SDK waits without a bound by default: a hung S3 server would hold a PATCH for ever (S3_TIMEOUT_MS, as
+      // for every other S3 call; the parts it sends are spooled to disk first, so the source never idles).
+      requestHandler: { connectionTimeout: 5000, requestTimeout: storage.timeoutMs ?? 30_000 },
     },
   });
 }
