@@ -116,8 +116,9 @@ export async function startSuite(overrides: Overrides = {}, options: SuiteOption
     const natsIdentity = NATS_IDENTITIES.find((n) => n === name);
     const natsAccess = natsIdentity ? { ...nats.env(natsIdentity), ...natsCommon } : {};
     envs[name] = { ...common, ...natsAccess, ...identities.env(name), ...env, ...overrides[name] };
-    if (port !== undefined) ports[name] = port;
     services[name] = await startServiceProcess(name, envs[name], port === undefined ? {} : { port });
+    // A restart comes back on the same address: the other services and the tests know this one.
+    ports[name] = services[name].port;
     return services[name];
   };
 

@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
 import { createHash } from 'node:crypto';
 import { ASSET_EVENTS, DAM_INTERNAL, FILE_DELETED, jobCommandSubject } from '@dam/events';
-import { conversionKey, originalKey } from '@dam/storage';
+import { conversionKey, conversionsPrefix, originalKey } from '@dam/storage';
 import { waitFor } from '@dam/testing';
 import { assetId, collect, finalReport, principal, publishReport, signedFetch, startMetadata, type Harness } from './harness';
 
@@ -94,6 +94,34 @@ describe('Delete (endpoint 6)', () => {
     expect(deletionEvents(id)[1]?.data).toMatchObject({ id, event: 'file-undeleted', keys: ['original'], status: 'OK' });
     const again = await signedFetch(`${h.url}/api/v1/assets/${id}/content/original/download`, admin);
     expect(Buffer.from(await again.arrayBuffer())).toEqual(bytes);
+  });
+
+  it('removes the outputs a worker still busy with a trashed asset wrote after the trash deleted its conversions', async () => {
+    // An image still processing: its job is open when the asset goes to the trash. A group of its own, so the purge
+    // below finds only its own assets in the trash.
+    const group = String(GROUP + 30);
+    const owner = principal({ group_id: GROUP + 30, user_id: 1 });
+    const id = assetId();
+    const bytes = Buffer.from(`original bytes of ${id}`);
+    const checksum = createHash('md5').update(bytes).digest('hex');
+    await h.storage.putBuffer(originalKey(group, id), bytes, { contentType: 'image/png' });
+    const file = { id, name: 'late.png', size: bytes.length, checksum, content_type: 'image/png', object_key: originalKey(group, id), metadata: {} };
+    const created = await signedFetch(`${h.url}/internal/v1/assets`, owner, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ files: [file] }) });
+    expect(created.status).toBe(201);
+    expect((await call('POST', `/api/v1/assets/${id}/delete`, { keys: ['original'] }, owner)).status).toBe(200);
+    // The trash's own deletion of the (still empty) outputs prefix has run.
+    const queued = async () => (await h.pool.query('SELECT 1 FROM object_deletions WHERE starts_with(key, $1)', [conversionsPrefix(group, id)])).rowCount;
+    await waitFor(async () => (await queued()) === 0, { description: 'the trash\'s deletions done' });
+
+    // The worker that had taken the job finishes now: its thumbnail lands in the bucket, then its report.
+    const thumbKey = conversionKey(group, id, checksum, 'thumb', 'webp');
+    await h.storage.putBuffer(thumbKey, Buffer.from('thumb'), { contentType: 'image/webp' });
+    const made = { id: 'r', asset_id: id, group_id: group, source_checksum: checksum, image: { width: 2, height: 2 }, errors: {} };
+    publishReport(h, await finalReport(h, { ...made, conversions: { thumb: { object_key: thumbKey, content_type: 'image/webp', width: 2, height: 2, size: 5 } } }));
+
+    await gone(thumbKey);
+    expect(await h.storage.stat(originalKey(group, id))).not.toBeNull();
+    expect((await call('GET', `/api/v1/assets/${id}/data`, undefined, owner)).body.error.code).toBe('ASSET_IN_TRASH');
   });
 
   it('answers 400 for a bad body, 404 for unknown and foreign ids, 403 for a USER on another\'s asset, 409 undeleting a live asset', async () => {

@@ -1,6 +1,6 @@
-import { request } from 'node:http';
+import { createServer, request } from 'node:http';
 import { signJwt } from '@dam/auth-tokens';
-import { waitFor } from '@dam/testing';
+import { listen, waitFor } from '@dam/testing';
 import type { PendingJournal } from '../src/adapters/pending-upload.journal';
 import { incompleteUploads, objectsUnder, startUploadFixtures, type UploadFixtures } from './fixtures';
 
@@ -87,4 +87,61 @@ describe('crash safety of uploads', () => {
     await waitFor(async () => (await pendingIds()).length === 0, { timeoutMs: 30_000, description: 'the left-over entries reaped' });
     expect(await objectsUnder(bucket, `originals/${gid}/`)).toEqual([key]);
   }, 60_000);
+
+  it('leaves the objects of a registration whose answer was lost to the reaper, which keeps what metadata registered', async () => {
+    // Between upload and metadata: registrations of group `lostAnswer` reach metadata and its answer is cut (metadata
+    // killed after its commit); those of group `lostRequest` are cut before metadata sees them. Every other call passes.
+    const lostAnswer = 703;
+    const lostRequest = 704;
+    const target = new URL(fx.metadata.url);
+    const proxy = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks);
+        const registration = req.method === 'POST' && req.url === '/internal/v1/assets';
+        const group = registration ? /"object_key":"originals\/(\d+)\//.exec(body.toString())?.[1] : undefined;
+        if (group === String(lostRequest)) {
+          req.socket.destroy();
+          return;
+        }
+        const upstream = request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
+          if (group === String(lostAnswer)) {
+            answer.resume();
+            answer.on('end', () => req.socket.destroy());
+            return;
+          }
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        });
+        upstream.on('error', () => req.socket.destroy());
+        upstream.end(body);
+      });
+    });
+    const proxyUrl = await listen(proxy);
+    try {
+      const upload = await fx.startUpload(JWT_SECRET, { METADATA_URL: proxyUrl, ORPHAN_GRACE_MS: '1500', ORPHAN_REAP_INTERVAL_MS: '300' });
+      const send = async (gid: number) => {
+        const form = new FormData();
+        form.append('file', new Blob([Buffer.from(`content of group ${gid}`)]), 'cut.txt');
+        const res = await fetch(`${upload.url}${UPLOAD_PATH}`, { method: 'POST', headers: { authorization: bearer(gid) }, body: form });
+        return { status: res.status, body: (await res.json()) as { error?: { code?: string } } };
+      };
+      // The client sees the failure either way.
+      expect(await send(lostAnswer)).toMatchObject({ status: 503, body: { error: { code: 'METADATA_UNAVAILABLE' } } });
+      expect(await send(lostRequest)).toMatchObject({ status: 503, body: { error: { code: 'METADATA_UNAVAILABLE' } } });
+      // Nothing is removed at once: metadata may have the asset.
+      const [registered] = await objectsUnder(bucket, `originals/${lostAnswer}/`);
+      expect(registered).toBeDefined();
+      expect(await objectsUnder(bucket, `originals/${lostRequest}/`)).toHaveLength(1);
+
+      await waitFor(async () => (await pendingIds()).length === 0, { timeoutMs: 30_000, description: 'the entries reaped' });
+      // The asset metadata registered keeps its original; the one it never saw leaves nothing behind.
+      expect(await objectsUnder(bucket, `originals/${lostAnswer}/`)).toEqual([registered]);
+      expect(await objectsUnder(bucket, `originals/${lostRequest}/`)).toEqual([]);
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise((r) => proxy.close(r));
+    }
+  }, 90_000);
 });

@@ -1,4 +1,5 @@
 import type { ConversionsCompleted, JobReport } from '@dam/events';
+import { conversionsPrefix } from '@dam/storage';
 import { isImage, type Asset, type StoredConversion } from './asset';
 import { addonResultsAfter } from './addon-labels';
 import { CONVERSION_ADDONS, openAddonJobs } from './addons.use-case';
@@ -58,7 +59,10 @@ export async function applyJobReport(runInTransaction: RunInTransaction, report:
     const job = await tx.jobs.findForUpdate(groupId, report.job_id);
     // A report names one of the job's assets, or none for a job without any (a reissue).
     if (!job || !(job.assetIds.includes(report.asset_id) || (job.assetIds.length === 0 && report.asset_id === ''))) return 'unknown-job';
-    if (job.status === 'COMPLETED' || job.status === 'ERROR') return 'job-ended';
+    if (job.status === 'COMPLETED' || job.status === 'ERROR') {
+      await discardOutputsOfTrashed(tx, groupId, report.asset_id);
+      return 'job-ended';
+    }
     if (job.type === 'ingest') return finishIngest(tx, job, report);
     if (job.type === 'addon') return finishAddon(tx, job, report);
     if (changesNoAsset(job)) {
@@ -127,6 +131,18 @@ async function recordOutputs(tx: Tx, asset: Asset, made: ConversionsCompleted): 
 }
 
 /**
+ * Moving an asset to the trash ends its open jobs and queues every output for deletion, but a worker that had already
+ * taken the job keeps going and writes its outputs after that deletion ran (the kill scenario of issue 14 found
+ * thumbnails of trashed assets left in the bucket, owned by no record). Its report, ignored otherwise, queues them
+ * again. Undelete drops queued deletions under the prefix before it has the outputs made again, and the asset's lock
+ * orders this against it.
+ */
+async function discardOutputsOfTrashed(tx: Tx, groupId: number, assetId: string): Promise<void> {
+  const asset = await tx.assets.findForUpdate(groupId, assetId);
+  if (asset?.deletedAt) await tx.deletions.enqueue([conversionsPrefix(String(groupId), assetId)]);
+}
+
+/**
  * A final report that could not be applied after every retry: the job ends in ERROR and the asset must not
  * stay NOT_READY for ever (subscribers hear file-processed with status ERROR) unless it already left it.
  */
@@ -161,7 +177,10 @@ async function finishAddon(tx: Tx, job: Job, report: JobReport): Promise<ReportO
   if (CONVERSION_ADDONS.has(addon)) {
     // Its result is a conversion of the original it read: kept only while that original is still the asset's.
     if (!made?.conversions[addon]) return fail(`the ${addon} addon reported no conversion`);
-    if (current.deletedAt || made.source_checksum !== current.checksum) return fail(`the asset changed while the ${addon} addon ran: run it again`);
+    if (current.deletedAt || made.source_checksum !== current.checksum) {
+      await discardOutputsOfTrashed(tx, job.groupId, report.asset_id);
+      return fail(`the asset changed while the ${addon} addon ran: run it again`);
+    }
     await recordOutputs(tx, current, made);
   }
   const results = addonResultsAfter(current.addonResults, addon, report.addon_result.result);

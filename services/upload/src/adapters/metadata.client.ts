@@ -31,6 +31,16 @@ export interface MetadataClient {
   startIngest(principal: Principal, req: { id: string; name: string; source: string; refused?: string }): Promise<{ id: string; status: 'QUEUED' | 'ERROR'; message: string }>;
 }
 
+/**
+ * A registration (create or replace) that got no answer: a timeout, or the connection lost after the request went
+ * out (metadata killed after its commit). metadata may have done it, so the objects it names must not be removed
+ * on the spot; the client sees the same 503 as for any unavailable metadata.
+ */
+export class RegistrationUnknown extends AppError {}
+
+const unknownOutcome = (error: unknown): unknown =>
+  error instanceof AppError ? new RegistrationUnknown(error.kind, error.code, error.message, error.details, error.headers) : error;
+
 // Client errors metadata answers are the caller's fault: they reach the client as they are.
 const PASS_THROUGH: Record<number, ErrorKind> = { 400: 'BAD_REQUEST', 403: 'FORBIDDEN', 404: 'NOT_FOUND', 413: 'PAYLOAD_TOO_LARGE' };
 
@@ -45,13 +55,17 @@ export function httpMetadataClient(opts: { baseUrl: string; signer: ServiceSigne
   const metadata = internalClient({ baseUrl: opts.baseUrl, audience: 'metadata', signer: opts.signer, timeoutMs: opts.timeoutMs ?? 15_000 });
   return {
     async createAssets(principal, files, customMetadata) {
-      const res = await metadata.call({
-        method: 'POST',
-        path: INTERNAL_PATHS.assets,
-        principal,
-        body: { files, ...(customMetadata === undefined ? {} : { custom_metadata: customMetadata }) },
-        response: createAssetsResponse,
-      });
+      const res = await metadata
+        .call({
+          method: 'POST',
+          path: INTERNAL_PATHS.assets,
+          principal,
+          body: { files, ...(customMetadata === undefined ? {} : { custom_metadata: customMetadata }) },
+          response: createAssetsResponse,
+        })
+        .catch((error: unknown) => {
+          throw unknownOutcome(error);
+        });
       if (res.ok) return res.body.assets;
       throw failure(res);
     },
@@ -70,13 +84,17 @@ export function httpMetadataClient(opts: { baseUrl: string; signer: ServiceSigne
       if (!res.ok) throw failure(res);
     },
     async replaceOriginal(principal, assetId, file, customMetadata) {
-      const res = await metadata.call({
-        method: 'POST',
-        path: INTERNAL_PATHS.replaceOriginal(assetId),
-        principal,
-        body: { ...file, ...(customMetadata === undefined ? {} : { custom_metadata: customMetadata }) },
-        response: replaceOriginalResponse,
-      });
+      const res = await metadata
+        .call({
+          method: 'POST',
+          path: INTERNAL_PATHS.replaceOriginal(assetId),
+          principal,
+          body: { ...file, ...(customMetadata === undefined ? {} : { custom_metadata: customMetadata }) },
+          response: replaceOriginalResponse,
+        })
+        .catch((error: unknown) => {
+          throw unknownOutcome(error);
+        });
       if (res.ok) return res.body.asset;
       throw failure(res);
     },

@@ -1,6 +1,6 @@
 import type { Principal } from '@dam/auth-tokens';
 import type { PendingHandle } from '../adapters/pending-upload.journal';
-import { removeAll, storeNewOriginal, uploadedFile, type UploadDeps, type UploadedFile } from './upload-assets.use-case';
+import { cleanUpFailed, storeNewOriginal, uploadedFile, type UploadDeps, type UploadedFile } from './upload-assets.use-case';
 
 /** A finished resumable upload as the tus store holds it. */
 export interface FinishedUpload {
@@ -15,7 +15,7 @@ export interface FinishedUpload {
  * The last byte of a resumable upload has arrived (CONTRACT §12): the asset is made exactly as Upload Asset makes
  * it: its original streamed from the finished upload through the same checks (MD5, size, type sniffing, what the
  * stored original says), registered with metadata (same statuses and events). The upload's own objects are the
- * caller's to remove afterwards; on failure, this removes what it stored, as Upload Asset does.
+ * caller's to remove afterwards; on failure, this cleans up what it stored, as Upload Asset does.
  */
 export async function finishResumableUpload(deps: UploadDeps, principal: Principal, upload: FinishedUpload): Promise<UploadedFile> {
   const stored: string[] = [];
@@ -27,7 +27,7 @@ export async function finishResumableUpload(deps: UploadDeps, principal: Princip
     await Promise.all([...pending.values()].map((h) => h.close()));
     return uploadedFile(file);
   } catch (error) {
-    await removeAll(deps, stored, pending);
+    await cleanUpFailed(deps, error, stored, pending);
     throw error;
   }
 }

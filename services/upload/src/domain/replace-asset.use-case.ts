@@ -4,6 +4,7 @@ import type { Principal } from '@dam/auth-tokens';
 import { badRequest, unavailable } from '@dam/errors';
 import { receiveMultipart } from '@dam/http';
 import { replacementKey, storeOriginal } from '@dam/storage';
+import { RegistrationUnknown } from '../adapters/metadata.client';
 import type { PendingHandle } from '../adapters/pending-upload.journal';
 import { parseCustomMetadata, type UploadDeps, type UploadResult } from './upload-assets.use-case';
 import { noFile, requestBudget } from './upload.errors';
@@ -14,8 +15,9 @@ export const replacementJournalId = (assetId: string, token: string): string => 
 /**
  * Endpoint 4: the new original streams to a key of its own next to the live one (MD5, size, sniffed type on the
  * fly), then metadata switches the asset to it in one transaction. The permission and the asset are checked
- * before the body is read. On any failure the new object is removed; if this process dies first, the orphan
- * reaper removes it (its journal entry names the key, which metadata then does not know as live).
+ * before the body is read. On a failure the new object is removed (when metadata's answer was lost, the reaper
+ * decides); if this process dies first, the orphan reaper removes it (its journal entry names the key, which
+ * metadata then does not know as live).
  */
 export async function replaceAsset(deps: UploadDeps, principal: Principal, assetId: string, req: IncomingMessage): Promise<UploadResult> {
   await deps.metadata.checkReplaceable(principal, assetId);
@@ -59,7 +61,11 @@ export async function replaceAsset(deps: UploadDeps, principal: Principal, asset
       provider: 'local',
     };
   } catch (error) {
-    if (handle) {
+    if (handle && error instanceof RegistrationUnknown) {
+      // metadata may have switched the asset to the new object: the reaper keeps it if it is the live original.
+      deps.logger.warn({ object_key: key }, 'metadata may have registered the replace: its object is left to the orphan reaper');
+      handle.abandon();
+    } else if (handle) {
       await deps.storage.remove(key).then(
         () => handle?.close(),
         (removeError: unknown) => {

@@ -5,7 +5,7 @@ import { unavailable, validationFailed } from '@dam/errors';
 import { findNul, receiveMultipart } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import { originalKey, storeOriginal, type Storage } from '@dam/storage';
-import type { MetadataClient, RegisteredFile } from '../adapters/metadata.client';
+import { RegistrationUnknown, type MetadataClient, type RegisteredFile } from '../adapters/metadata.client';
 import type { StoredDescriber } from '../adapters/video-describer';
 import type { PendingHandle, PendingJournal } from '../adapters/pending-upload.journal';
 import { newAssetId } from './asset-id';
@@ -54,9 +54,9 @@ export function parseCustomMetadata(value: string): unknown {
 
 /**
  * Endpoint 2: every file part becomes one asset. Originals stream to S3 while the body arrives; metadata
- * registers them all at once. Any failure removes every object this request stored, so nothing is orphaned.
- * Each object is in the pending journal until it is registered or removed: if this process dies meanwhile,
- * the orphan reaper (here or in another replica) removes it.
+ * registers them all at once. A failure removes every object this request stored, so nothing is orphaned (unless
+ * metadata may have registered them: see cleanUpFailed). Each object is in the pending journal until it is
+ * registered or removed: if this process dies meanwhile, the orphan reaper (here or in another replica) removes it.
  */
 export async function uploadAssets(deps: UploadDeps, principal: Principal, req: IncomingMessage): Promise<UploadResult> {
   const stored: string[] = [];
@@ -77,9 +77,21 @@ export async function uploadAssets(deps: UploadDeps, principal: Principal, req: 
     await Promise.all([...pending.values()].map((h) => h.close()));
     return { files: results.map(uploadedFile), success: true, provider: 'local' };
   } catch (error) {
-    await removeAll(deps, stored, pending);
+    await cleanUpFailed(deps, error, stored, pending);
     throw error;
   }
+}
+
+/**
+ * After a failed request: its objects are removed at once, unless metadata may have registered them although its
+ * answer never came (RegistrationUnknown). Removing those would leave assets without their originals, processed
+ * into ERROR while the client was told 503. Their journal entries stay instead: once stale, the reaper asks
+ * metadata and removes only the objects of assets it does not have.
+ */
+export async function cleanUpFailed(deps: UploadDeps, error: unknown, keys: string[], pending: Map<string, PendingHandle>): Promise<void> {
+  if (!(error instanceof RegistrationUnknown)) return removeAll(deps, keys, pending);
+  deps.logger.warn({ object_keys: keys }, 'metadata may have registered the upload: its objects are left to the orphan reaper');
+  for (const h of pending.values()) h.abandon();
 }
 
 /** What Upload Asset answers of one registered file. */
