@@ -1,0 +1,5 @@
+import { describeOutage, S3_OUTAGE } from '../faults/outage';
+
+// S3 away for a minute under the running suite: past every ack wait (30 s) and job lease, so redeliveries and
+// lease sweeps happen while it is gone; the same promises as the 8 s version in test/faults/.
+describeOutage({ ...S3_OUTAGE, outageMs: 60_000 });
