@@ -46,6 +46,11 @@ export function answerParserErrors(server: Server, logger?: Logger): void {
 /** Listens and installs SIGTERM/SIGINT handling: stop taking work, finish in-flight requests, close, exit. */
 export async function serve(app: Express, opts: ServeOptions): Promise<Served> {
   const server = app.listen(opts.port, opts.host);
+  // The server keeps an idle kept-alive connection longer than any client of it (the gateway's agent 4 s, undici's
+  // 4 s, load balancers 60 s): with Node's 5 s, a request sent as the server closed the connection failed with
+  // ECONNRESET (seen under load by bench/load.bench.ts, upload → metadata with its event loop 2 s behind).
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   answerParserErrors(server, opts.logger);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);

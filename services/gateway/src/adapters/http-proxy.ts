@@ -93,7 +93,11 @@ function relay(body: http.IncomingMessage, res: Response, request: http.ClientRe
  * client connection is cut so a truncated body is never taken for a whole one.
  */
 export function createProxy(opts: ProxyOptions) {
-  const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+  // Idle kept-alive sockets are closed here before the upstream closes them: without `timeout` Node's agent keeps a
+  // free socket until the server's keep-alive timeout (Node's 5 s) ends it, and a request that takes the socket at
+  // that moment fails with ECONNRESET or "socket hang up" (503 to the client; seen under load, bench/load.bench.ts).
+  // Requests set their own timeout (abandonWhenIdle); this one applies to sockets back in the pool.
+  const agents = { http: new http.Agent({ keepAlive: true, timeout: 4000 }), https: new https.Agent({ keepAlive: true, timeout: 4000 }) };
   /** A request over the kept-alive agent of the URL's scheme. */
   const requestTo = (url: URL, options: { method: string; headers: OutgoingHttpHeaders }): http.ClientRequest =>
     url.protocol === 'https:' ? https.request(url, { ...options, agent: agents.https }) : http.request(url, { ...options, agent: agents.http });

@@ -1,0 +1,567 @@
+/**
+ * Load (issue 14), against a suite started with `RATE_LIMIT_PER_MINUTE=0 RATE_LIMIT_ADDRESS_PER_MINUTE=0
+ * deploy/local/up` (the edges limit each caller to 600-1200 requests a minute by default). Prints one JSON line.
+ *   pnpm exec tsx bench/load.bench.ts [uploaders=50] [readers=20] [seconds=120]
+ * env: LOAD_SEED (14), READ_PAUSE_MS (0: readers send their next request at once), DRAIN_TIMEOUT_S (300)
+ *
+ * - `uploaders` clients, each with an API key of its own (the upload service lets one principal run 8 uploads at
+ *   once: 50 uploaders are 50 principals), upload one file per request to {upload} in a loop for `seconds`. Sizes
+ *   10 KB-20 MB, seeded, log-uniform in u³ (about two thirds under 100 KB, 85 % under 1 MB, 6-7 % over 5 MB); up to
+ *   3 MB six in ten are real images (PNG and JPEG made with sharp once, the nearest in size) so processing runs,
+ *   the rest random bytes named .bin.
+ * - `readers` clients (the admin's JWT) loop through {base}: three in four Get Data of an asset uploaded so far,
+ *   one in four a search (keyword, keyword + filter + facets, filter + sort, newest first).
+ * - Every non-2xx answer and network error counts as an error (samples printed); latency p50/p99, count and
+ *   requests/s per endpoint, upload MB/s and latency by size class.
+ * - Every service's RSS (VmRSS) and open file descriptors (/proc/<pid>/fd) each second: before, after warm-up
+ *   (median of 15-25 % of the run), at the end (median of the last 10 %), the maximum, and after the drain;
+ *   `held` when end ≤ warm-up × 1.2; the RSS trend after warm-up (MiB/min) and the JavaScript heap in use at
+ *   warm-up and end (/metrics, every 5 s, with the longest event-loop delay). CPU seconds per service, the
+ *   infrastructure and the rest of the machine during the load; the load average.
+ * - After the load: time until no uploaded asset is NOT_READY (metadata's database), until metadata's outbox is
+ *   empty (its /metrics gauge) and until every durable consumer's num_pending + num_ack_pending is 0 (as the
+ *   operators' NATS identity); target: backlogs drained within 10 s.
+ * Then deletes the uploaded assets, purges the trash and revokes the keys.
+ */
+import { randomBytes, randomFillSync } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import sharp from 'sharp';
+import { createPool } from '@dam/db';
+import { connectNats } from '@dam/events';
+import { api, BASE, DATA, login, percentile, photo, UPLOAD } from './support';
+
+const uploaders = Number(process.argv[2] ?? 50);
+const readers = Number(process.argv[3] ?? 20);
+const seconds = Number(process.argv[4] ?? 120);
+const SEED = Number(process.env.LOAD_SEED ?? 14);
+const READ_PAUSE_MS = Number(process.env.READ_PAUSE_MS ?? 0);
+const DRAIN_TIMEOUT_S = Number(process.env.DRAIN_TIMEOUT_S ?? 300);
+const SERVICES = ['gateway', 'upload', 'link-signing', 'auth', 'metadata', 'search', 'conversion', 'transcode', 'addon', 'webhook'];
+const PORTS: Record<string, number> = { gateway: 8080, upload: 8081, 'link-signing': 8082, auth: 8090, metadata: 8091, search: 8092, conversion: 8093, transcode: 8094, addon: 8095, webhook: 8096 };
+const METADATA_METRICS = `${process.env.METADATA_URL ?? 'http://127.0.0.1:8091'}/metrics`;
+const KB = 1000;
+const MAX_BYTES = 20_000_000;
+const WORDS = ['harbour', 'sunset', 'mountain', 'city', 'portrait', 'product', 'launch', 'forest', 'river', 'studio'];
+
+/** mulberry32: a small seeded generator, so every run draws the same sizes and kinds. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function envOf(file: string): Record<string, string> {
+  return Object.fromEntries(
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('='))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1).replace(/^'|'$/g, '')]),
+  );
+}
+
+const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const median = (values: readonly number[]) => percentile(values, 50);
+
+// --- files -------------------------------------------------------------------------------------------------------
+
+interface Image {
+  bytes: Buffer;
+  ext: string;
+}
+
+/** Real images from 11 KB to 2 MB (JPEG photos and PNG noise), made once and reused. */
+async function imagePool(): Promise<Image[]> {
+  const pool: Image[] = [];
+  for (const [i, mp] of [0.02, 0.05, 0.1, 0.3, 1, 3, 8].entries()) pool.push({ bytes: await photo(i + 1, mp), ext: 'jpg' });
+  for (const side of [60, 100, 180, 300, 500]) {
+    pool.push({ bytes: await sharp(randomBytes(side * side * 3), { raw: { width: side, height: side, channels: 3 } }).png().toBuffer(), ext: 'png' });
+  }
+  return pool.sort((a, b) => a.bytes.length - b.bytes.length);
+}
+
+const NOISE = randomFillSync(Buffer.allocUnsafe(MAX_BYTES));
+
+/** The next file of one uploader: a size 10 KB-20 MB (log-uniform in u³), a real image for six in ten up to 3 MB. */
+function nextFile(random: () => number, images: readonly Image[], n: number): { body: Blob; name: string; size: number; kind: 'image' | 'bin' } {
+  const wanted = Math.round(10 * KB * (MAX_BYTES / (10 * KB)) ** (random() ** 3));
+  const word = WORDS[Math.floor(random() * WORDS.length)] as string;
+  if (wanted <= 3_000_000 && random() < 0.6) {
+    const image = images.reduce((best, i) => (Math.abs(Math.log(i.bytes.length / wanted)) < Math.abs(Math.log(best.bytes.length / wanted)) ? i : best));
+    return { body: new Blob([image.bytes]), name: `load-${word}-${n}.${image.ext}`, size: image.bytes.length, kind: 'image' };
+  }
+  // Random bytes: a unique head, then a window of the noise buffer.
+  const offset = Math.floor(random() * (MAX_BYTES - wanted));
+  return { body: new Blob([randomBytes(16), NOISE.subarray(offset, offset + wanted - 16)]), name: `load-${word}-${n}.bin`, size: wanted, kind: 'bin' };
+}
+
+// --- process sampling ----------------------------------------------------------------------------------------------
+
+interface ProcSample {
+  t: number;
+  rssKb: number;
+  fds: number;
+}
+
+function pidOf(service: string): number | undefined {
+  try {
+    return Number(readFileSync(path.join(DATA, 'run', `${service}.pid`), 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+function procSample(pid: number, t: number): ProcSample {
+  const rssKb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
+  return { t, rssKb, fds: readdirSync(`/proc/${pid}/fd`).length };
+}
+
+/** utime + stime of a process, seconds. */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** CPU seconds of a process and every descendant (PostgreSQL's backends, ffmpeg children), from /proc. */
+function treeCpuSeconds(root: number): number {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    const p = Number(entry);
+    if (!Number.isInteger(p)) continue;
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), p]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  let total = 0;
+  const queue = [root];
+  while (queue.length > 0) {
+    const p = queue.pop() as number;
+    try {
+      total += cpuSeconds(p);
+    } catch {
+      // gone meanwhile
+    }
+    queue.push(...(children.get(p) ?? []));
+  }
+  return total;
+}
+
+/** The infrastructure deploy/local started (pid files under the data folder). */
+function infraPids(): Record<string, number> {
+  const files: Record<string, string> = {
+    nats: 'nats/nats.pid',
+    postgres: 'pg/postmaster.pid',
+    radosgw: 's3/run/client.rgw.a.pid',
+    'ceph-osd': 's3/run/osd.0.pid',
+    'ceph-mon': 's3/run/mon.a.pid',
+  };
+  const out: Record<string, number> = {};
+  for (const [name, file] of Object.entries(files)) {
+    try {
+      const pid = Number(readFileSync(path.join(DATA, file), 'utf8').split('\n')[0]?.trim());
+      if (Number.isInteger(pid) && pid > 0) out[name] = pid;
+    } catch {
+      // not started by deploy/local
+    }
+  }
+  return out;
+}
+
+/** The machine's CPU time (seconds, all cores): busy, iowait, and total, from /proc/stat. */
+function machineCpu(): { busy: number; iowait: number; total: number } {
+  const [, ...fields] = (readFileSync('/proc/stat', 'utf8').split('\n')[0] as string).trim().split(/\s+/);
+  const v = fields.map(Number);
+  const total = v.slice(0, 8).reduce((a, b) => a + b, 0) / 100;
+  const idle = (v[3] ?? 0) / 100;
+  const iowait = (v[4] ?? 0) / 100;
+  return { busy: total - idle - iowait, iowait, total };
+}
+
+const loadAverage = (): number[] => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).map(Number);
+
+// --- backlogs ------------------------------------------------------------------------------------------------------
+
+/**
+ * From a service's /metrics (prom-client's defaults): the longest event-loop delay since the previous scrape
+ * (nodejs_eventloop_lag_max_seconds) and the JavaScript heap in use (nodejs_heap_size_used_bytes).
+ */
+async function runtimeMetrics(service: string): Promise<{ lagMaxS: number; heapUsedBytes: number }> {
+  const text = await (await fetch(`http://127.0.0.1:${PORTS[service] ?? 0}/metrics`)).text();
+  const value = (name: string) => {
+    const line = text.split('\n').find((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
+    return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : NaN;
+  };
+  return { lagMaxS: value('nodejs_eventloop_lag_max_seconds'), heapUsedBytes: value('nodejs_heap_size_used_bytes') };
+}
+
+/** Least-squares slope of y over t (per second). */
+function slope(points: ReadonlyArray<{ t: number; y: number }>): number {
+  const n = points.length;
+  if (n < 2) return NaN;
+  const mt = points.reduce((a, p) => a + p.t, 0) / n;
+  const my = points.reduce((a, p) => a + p.y, 0) / n;
+  const num = points.reduce((a, p) => a + (p.t - mt) * (p.y - my), 0);
+  const den = points.reduce((a, p) => a + (p.t - mt) ** 2, 0);
+  return den === 0 ? NaN : num / den;
+}
+
+async function outboxRows(): Promise<number> {
+  const text = await (await fetch(METADATA_METRICS)).text();
+  const line = text.split('\n').find((l) => l.startsWith('outbox_unpublished_rows'));
+  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : NaN;
+}
+
+/** num_pending + num_ack_pending of every durable consumer of every stream; ephemeral consumers counted apart. */
+async function consumerBacklog(jsm: JetStreamManager): Promise<{ total: number; byConsumer: Record<string, number>; ephemeral: number }> {
+  const byConsumer: Record<string, number> = {};
+  let ephemeral = 0;
+  for await (const stream of jsm.streams.list()) {
+    for await (const c of jsm.consumers.list(stream.config.name)) {
+      if (!c.config.durable_name) {
+        ephemeral += 1;
+        continue;
+      }
+      byConsumer[`${stream.config.name}/${c.name}`] = c.num_pending + c.num_ack_pending;
+    }
+  }
+  return { total: Object.values(byConsumer).reduce((a, b) => a + b, 0), byConsumer, ephemeral };
+}
+
+// --- load ------------------------------------------------------------------------------------------------------------
+
+type Endpoint = 'upload' | 'getData' | 'search';
+
+interface Failure {
+  endpoint: Endpoint;
+  status: number;
+  body: string;
+}
+
+const SIZE_CLASSES = [
+  { name: '<=100KB', max: 100 * KB },
+  { name: '<=1MB', max: 1_000_000 },
+  { name: '<=5MB', max: 5_000_000 },
+  { name: '<=20MB', max: Infinity },
+];
+
+function latency(times: readonly number[], forSeconds: number) {
+  return { count: times.length, rps: round(times.length / forSeconds), p50: round(percentile(times, 50)), p99: round(percentile(times, 99)) };
+}
+
+function searchBody(random: () => number): unknown {
+  const word = WORDS[Math.floor(random() * WORDS.length)] as string;
+  switch (Math.floor(random() * 4)) {
+    case 0:
+      return { query: word };
+    case 1:
+      return { query: word, filters: { content_type: ['image/*'] }, facets: ['content_type', 'status'], page_size: 25 };
+    case 2:
+      return { filters: { name: 'load-*' }, sort: [{ field: 'size', order: 'desc' }], page_size: 25 };
+    default:
+      return { page_size: 25 };
+  }
+}
+
+async function main(): Promise<void> {
+  const jwt = await login();
+  const auth = { authorization: `Bearer ${jwt}` };
+  const seeds = envOf(path.join(DATA, 'secrets', 'nats-users.env'));
+  const nc = await connectNats(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', 'admin', seeds.NATS_NKEY_SEED_ADMIN);
+  const jsm = await jetstreamManager(nc);
+  const db = createPool(`postgres://postgres@127.0.0.1:${readFileSync(path.join(DATA, 'run', 'pg-port'), 'utf8').trim()}/dam_metadata`, { max: 2 });
+  const pids = Object.fromEntries(SERVICES.flatMap((s) => (pidOf(s) ? [[s, pidOf(s) as number]] : []))) as Record<string, number>;
+
+  // One API key per uploader: each is a principal of its own, as 50 separate uploaders would be.
+  const keys: Array<{ key_id: string; key: string }> = [];
+  for (let i = 0; i < uploaders; i++) {
+    const r = await api(jwt, 'POST', '/api/v1/api_keys', { name: `load-bench-${i}`, role: 'USER' });
+    if (r.status !== 201) throw new Error(`api key answered ${r.status}: ${JSON.stringify(r.body)}`);
+    keys.push({ key_id: r.body.key_id as string, key: r.body.key as string });
+  }
+
+  const images = await imagePool();
+  const ids: string[] = [];
+  const failures: Failure[] = [];
+  const failed: Record<Endpoint, number> = { upload: 0, getData: 0, search: 0 };
+  const times: Record<Endpoint, number[]> = { upload: [], getData: [], search: [] };
+  const bySize = SIZE_CLASSES.map(() => [] as number[]);
+  const kinds = { image: 0, bin: 0 };
+  let uploadedBytes = 0;
+  const fail = (endpoint: Endpoint, status: number, body: string) => {
+    failed[endpoint] += 1;
+    if (failures.length < 20) failures.push({ endpoint, status, body: body.slice(0, 300) });
+  };
+
+  // A few assets first, so readers have something to read from the first second.
+  for (let i = 0; i < 4; i++) {
+    const form = new FormData();
+    form.append('file', new Blob([(images[i] as Image).bytes]), `load-seed-${i}.${(images[i] as Image).ext}`);
+    const res = await fetch(`${UPLOAD}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: auth, body: form });
+    if (res.status !== 200) throw new Error(`seed upload answered ${res.status}: ${await res.text()}`);
+    ids.push(...((await res.json()) as { files: Array<{ id: string }> }).files.map((f) => f.id));
+  }
+
+  // Sampling: every service each second, and the backlogs during the run.
+  const samples: Record<string, ProcSample[]> = Object.fromEntries(Object.keys(pids).map((s) => [s, []]));
+  const baseline = Object.fromEntries(Object.entries(pids).map(([s, pid]) => [s, procSample(pid, 0)]));
+  const cpuBefore = Object.fromEntries(Object.entries(pids).map(([s, pid]) => [s, cpuSeconds(pid)]));
+  const benchCpuBefore = process.cpuUsage();
+  const infra = infraPids();
+  const infraCpuBefore = Object.fromEntries(Object.entries(infra).map(([s, pid]) => [s, treeCpuSeconds(pid)]));
+  const machineBefore = machineCpu();
+  const lagMax: Record<string, number> = Object.fromEntries(Object.keys(pids).map((s) => [s, 0]));
+  const heap: Record<string, Array<{ t: number; bytes: number }>> = Object.fromEntries(Object.keys(pids).map((s) => [s, []]));
+  await Promise.all(Object.keys(pids).map((s) => runtimeMetrics(s).catch(() => undefined))); // resets each service's maximum
+  const loadBefore = loadAverage();
+  let loadMax = loadBefore[0] as number;
+  const backlogDuring = { outboxMax: 0, consumersMax: 0, consumersMaxBy: {} as Record<string, number> };
+  const ephemeralBefore = (await consumerBacklog(jsm)).ephemeral;
+  const t0 = performance.now();
+  const elapsed = () => (performance.now() - t0) / 1000;
+  const deadline = t0 + seconds * 1000;
+  const sampler = setInterval(() => {
+    const t = elapsed();
+    for (const [s, pid] of Object.entries(pids)) samples[s]?.push(procSample(pid, t));
+    loadMax = Math.max(loadMax, loadAverage()[0] as number);
+  }, 1000);
+  // Event-loop delay (prom-client's maximum since the previous scrape) and heap in use, every 5 s.
+  const lagSampler = setInterval(() => {
+    for (const s of Object.keys(pids)) {
+      const t = elapsed();
+      void runtimeMetrics(s)
+        .then((m) => {
+          lagMax[s] = Math.max(lagMax[s] ?? 0, m.lagMaxS);
+          heap[s]?.push({ t, bytes: m.heapUsedBytes });
+        })
+        .catch(() => undefined);
+    }
+  }, 5000);
+  let backlogBusy = false;
+  const backlogSampler = setInterval(() => {
+    if (backlogBusy) return;
+    backlogBusy = true;
+    void Promise.all([outboxRows(), consumerBacklog(jsm)])
+      .then(([outbox, consumers]) => {
+        backlogDuring.outboxMax = Math.max(backlogDuring.outboxMax, outbox);
+        if (consumers.total > backlogDuring.consumersMax) {
+          backlogDuring.consumersMax = consumers.total;
+          backlogDuring.consumersMaxBy = Object.fromEntries(Object.entries(consumers.byConsumer).filter(([, n]) => n > 0));
+        }
+      })
+      .catch(() => undefined)
+      .finally(() => {
+        backlogBusy = false;
+      });
+  }, 1000);
+
+  const uploader = async (index: number) => {
+    const random = rng(SEED * 1000 + index);
+    const key = (keys[index] as { key: string }).key;
+    for (let n = 0; performance.now() < deadline; n++) {
+      const file = nextFile(random, images, index * 100_000 + n);
+      const form = new FormData();
+      form.append('file', file.body, file.name);
+      const start = performance.now();
+      try {
+        const res = await fetch(`${UPLOAD}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: { 'x-service-api-key': key }, body: form });
+        const text = await res.text();
+        const ms = performance.now() - start;
+        if (res.status !== 200) {
+          fail('upload', res.status, text);
+          continue;
+        }
+        times.upload.push(ms);
+        bySize[SIZE_CLASSES.findIndex((c) => file.size <= c.max)]?.push(ms);
+        uploadedBytes += file.size;
+        kinds[file.kind] += 1;
+        ids.push(...(JSON.parse(text) as { files: Array<{ id: string }> }).files.map((f) => f.id));
+      } catch (error) {
+        fail('upload', 0, String(error));
+      }
+    }
+  };
+
+  const reader = async (index: number) => {
+    const random = rng(SEED * 1000 + 500 + index);
+    while (performance.now() < deadline) {
+      const getData = random() < 0.75;
+      const endpoint: Endpoint = getData ? 'getData' : 'search';
+      const start = performance.now();
+      try {
+        const res = getData
+          ? await fetch(`${BASE}/api/v1/assets/${ids[Math.floor(random() * ids.length)] as string}/data`, { headers: auth })
+          : await fetch(`${BASE}/api/v1/assets/search`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(searchBody(random)) });
+        const text = await res.text();
+        if (res.status >= 200 && res.status < 300) times[endpoint].push(performance.now() - start);
+        else fail(endpoint, res.status, text);
+      } catch (error) {
+        fail(endpoint, 0, String(error));
+      }
+      if (READ_PAUSE_MS > 0) await sleep(READ_PAUSE_MS);
+    }
+  };
+
+  await Promise.all([...Array.from({ length: uploaders }, (_, i) => uploader(i)), ...Array.from({ length: readers }, (_, i) => reader(i))]);
+  const loadSeconds = elapsed();
+  clearInterval(sampler);
+  clearInterval(backlogSampler);
+  clearInterval(lagSampler);
+  const machineAfter = machineCpu();
+  const infraCpu = Object.fromEntries(Object.entries(infra).map(([s, pid]) => [s, round(treeCpuSeconds(pid) - (infraCpuBefore[s] as number))]));
+  const loadAfter = loadAverage();
+  const cpu = Object.fromEntries(Object.entries(pids).map(([s, pid]) => [s, round(cpuSeconds(pid) - (cpuBefore[s] as number))]));
+  const benchCpu = process.cpuUsage(benchCpuBefore);
+  const benchCpuS = round((benchCpu.user + benchCpu.system) / 1e6);
+  const machineBusy = machineAfter.busy - machineBefore.busy;
+  const ours = [...Object.values(cpu), ...Object.values(infraCpu), benchCpuS].reduce((a, b) => a + b, 0);
+
+  // The drain: from the end of the load until nothing uploaded is NOT_READY, the outbox is empty and every durable
+  // consumer has nothing pending nor unacknowledged.
+  const tEnd = performance.now();
+  const sinceEnd = () => round((performance.now() - tEnd) / 1000, 2);
+  const notReadyCount = async () =>
+    Number((await db.query<{ n: number }>("SELECT count(*)::int AS n FROM assets WHERE id = ANY($1::text[]) AND status = 'NOT_READY'", [ids])).rows[0]?.n);
+  const atEnd = { notReady: await notReadyCount(), outbox: await outboxRows(), consumers: (await consumerBacklog(jsm)).total };
+  const drained: { processedS: number | null; outboxS: number | null; consumersS: number | null; backlogsS: number | null } = { processedS: null, outboxS: null, consumersS: null, backlogsS: null };
+  let lastConsumers: Record<string, number> = {};
+  let lastNotReady = atEnd.notReady;
+  let lastOutbox = atEnd.outbox;
+  while (sinceEnd() < DRAIN_TIMEOUT_S) {
+    const [notReady, outbox, consumers] = await Promise.all([notReadyCount(), outboxRows(), consumerBacklog(jsm)]);
+    const at = sinceEnd();
+    [lastNotReady, lastOutbox, lastConsumers] = [notReady, outbox, consumers.byConsumer];
+    if (notReady === 0) drained.processedS ??= at;
+    if (outbox === 0) drained.outboxS ??= at;
+    if (consumers.total === 0) drained.consumersS ??= at;
+    if (outbox === 0 && consumers.total === 0) drained.backlogsS ??= at;
+    if (notReady === 0 && outbox === 0 && consumers.total === 0) break;
+    await sleep(250);
+  }
+  const ephemeralAfter = (await consumerBacklog(jsm)).ephemeral;
+  const inError = Number((await db.query<{ n: number }>("SELECT count(*)::int AS n FROM assets WHERE id = ANY($1::text[]) AND status = 'ERROR'", [ids])).rows[0]?.n);
+  const statuses = Object.fromEntries((await db.query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM assets WHERE id = ANY($1::text[]) GROUP BY status', [ids])).rows.map((r) => [r.status, r.n]));
+  await sleep(2000); // let the last requests' sockets and pool connections settle before the "after" reading
+  const after = Object.fromEntries(Object.entries(pids).map(([s, pid]) => [s, procSample(pid, elapsed())]));
+
+  const memory: Record<string, unknown> = {};
+  const descriptors: Record<string, unknown> = {};
+  const rssHeld: string[] = [];
+  const rssGrew: string[] = [];
+  const fdsHeld: string[] = [];
+  const fdsGrew: string[] = [];
+  for (const [s, list] of Object.entries(samples)) {
+    const warm = list.filter((x) => x.t >= 0.15 * loadSeconds && x.t <= 0.25 * loadSeconds);
+    const end = list.filter((x) => x.t >= 0.9 * loadSeconds);
+    const mib = (kb: number) => round(kb / 1024, 0);
+    const rss = { before: mib(baseline[s]?.rssKb ?? NaN), warmUp: mib(median(warm.map((x) => x.rssKb))), end: mib(median(end.map((x) => x.rssKb))), max: mib(Math.max(...list.map((x) => x.rssKb))), after: mib(after[s]?.rssKb ?? NaN) };
+    const fds = { before: baseline[s]?.fds ?? NaN, warmUp: median(warm.map((x) => x.fds)), end: median(end.map((x) => x.fds)), max: Math.max(...list.map((x) => x.fds)), after: after[s]?.fds ?? NaN };
+    const rssOk = rss.end <= rss.warmUp * 1.2;
+    const fdsOk = fds.end <= fds.warmUp * 1.2;
+    const heapOf = (from: number, to: number) => mib(median((heap[s] ?? []).filter((x) => x.t >= from * loadSeconds && x.t <= to * loadSeconds).map((x) => x.bytes / 1024)));
+    memory[s] = {
+      ...rss,
+      held: rssOk,
+      // MiB per minute from the warm-up to the end (least squares over the 1 s samples): growth that goes on, or not.
+      trendPerMin: round(slope(list.filter((x) => x.t >= 0.2 * loadSeconds).map((x) => ({ t: x.t, y: x.rssKb / 1024 }))) * 60),
+      heapUsed: { warmUp: heapOf(0.1, 0.3), end: heapOf(0.85, 1) },
+    };
+    descriptors[s] = { ...fds, held: fdsOk };
+    (rssOk ? rssHeld : rssGrew).push(s);
+    (fdsOk ? fdsHeld : fdsGrew).push(s);
+  }
+  const failedTotal = failed.upload + failed.getData + failed.search;
+
+  // Clean up: every uploaded asset to the trash, the trash purged, the keys revoked.
+  const cleanup = { deleted: 0, errors: 0, purge: '' };
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (next < ids.length) {
+        const id = ids[next++] as string;
+        const r = await api(jwt, 'POST', `/api/v1/assets/${id}/delete`, { keys: ['original'] }).catch(() => ({ status: 0 }));
+        if (r.status === 200) cleanup.deleted += 1;
+        else cleanup.errors += 1;
+      }
+    }),
+  );
+  const purge = await api(jwt, 'DELETE', '/api/v1/assets/trash/purge');
+  cleanup.purge = String(purge.status);
+  if (purge.status === 202) {
+    for (let i = 0; i < 600; i++) {
+      const job = await api(jwt, 'GET', `/api/v1/jobs/${purge.body.job_id as number}`);
+      if (job.body?.status === 'COMPLETED' || job.body?.status === 'ERROR') {
+        cleanup.purge = job.body.status as string;
+        break;
+      }
+      await sleep(500);
+    }
+  }
+  for (const k of keys) await api(jwt, 'DELETE', `/api/v1/api_keys/${k.key_id}`);
+  // Memory once the suite has been quiet a while (the drain, then the clean-up): what the services give back.
+  const idleRss = Object.fromEntries(Object.entries(pids).map(([s, pid]) => [s, round(procSample(pid, elapsed()).rssKb / 1024, 0)]));
+  await nc.close();
+  await db.end();
+
+  console.log(
+    JSON.stringify({
+      uploaders,
+      readers,
+      seconds: round(loadSeconds),
+      seed: SEED,
+      errors: failedTotal,
+      errorsBy: failed,
+      errorSamples: failures,
+      upload: {
+        ...latency(times.upload, loadSeconds),
+        MBps: round(uploadedBytes / 1e6 / loadSeconds),
+        MB: round(uploadedBytes / 1e6, 0),
+        images: kinds.image,
+        bin: kinds.bin,
+        bySize: Object.fromEntries(SIZE_CLASSES.map((c, i) => [c.name, latency(bySize[i] as number[], loadSeconds)])),
+      },
+      getData: latency(times.getData, loadSeconds),
+      search: latency(times.search, loadSeconds),
+      drain: {
+        target: 'outbox and consumers at 0 within 10 s',
+        atEnd,
+        ...drained,
+        met: drained.backlogsS !== null && drained.backlogsS <= 10,
+        ...(drained.processedS === null || drained.backlogsS === null ? { left: { notReady: lastNotReady, outbox: lastOutbox, consumers: Object.fromEntries(Object.entries(lastConsumers).filter(([, n]) => n > 0)) } } : {}),
+        duringLoad: backlogDuring,
+        ephemeralConsumers: { before: ephemeralBefore, after: ephemeralAfter },
+      },
+      assets: { uploaded: ids.length, statuses, inError },
+      rssMiB: memory,
+      rssFlat: { held: rssHeld, grew: rssGrew },
+      rssAfterCleanupMiB: idleRss,
+      fds: descriptors,
+      fdsFlat: { held: fdsHeld, grew: fdsGrew },
+      cpuSeconds: {
+        services: cpu,
+        infra: infraCpu,
+        bench: benchCpuS,
+        machine: { available: round(machineAfter.total - machineBefore.total), busy: round(machineBusy), iowait: round(machineAfter.iowait - machineBefore.iowait), otherProcesses: round(machineBusy - ours) },
+      },
+      eventLoopLagMaxS: Object.fromEntries(Object.entries(lagMax).map(([s, v]) => [s, round(v, 2)])),
+      loadAverage: { before: loadBefore, after: loadAfter, max1m: loadMax },
+      cleanup,
+    }),
+  );
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
