@@ -30,7 +30,7 @@ import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import sharp from 'sharp';
 import { createPool } from '@dam/db';
 import { connectNats } from '@dam/events';
-import { api, BASE, DATA, login, percentile, photo, UPLOAD } from './support';
+import { api, BASE, DATA, envOf, login, percentile, photo, sumOverTree, UPLOAD } from './support';
 
 const uploaders = Number(process.argv[2] ?? 50);
 const readers = Number(process.argv[3] ?? 20);
@@ -55,15 +55,6 @@ function rng(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-}
-
-function envOf(file: string): Record<string, string> {
-  return Object.fromEntries(
-    readFileSync(file, 'utf8')
-      .split('\n')
-      .filter((l) => l.includes('='))
-      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1).replace(/^'|'$/g, '')]),
-  );
 }
 
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
@@ -131,32 +122,7 @@ function cpuSeconds(pid: number): number {
 }
 
 /** CPU seconds of a process and every descendant (PostgreSQL's backends, ffmpeg children), from /proc. */
-function treeCpuSeconds(root: number): number {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    const p = Number(entry);
-    if (!Number.isInteger(p)) continue;
-    try {
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), p]);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  let total = 0;
-  const queue = [root];
-  while (queue.length > 0) {
-    const p = queue.pop() as number;
-    try {
-      total += cpuSeconds(p);
-    } catch {
-      // gone meanwhile
-    }
-    queue.push(...(children.get(p) ?? []));
-  }
-  return total;
-}
+const treeCpuSeconds = (root: number): number => sumOverTree(root, cpuSeconds);
 
 /** The infrastructure deploy/local started (pid files under the data folder). */
 function infraPids(): Record<string, number> {

@@ -17,7 +17,7 @@ import { createPool } from '@dam/db';
 import { assetEventSubject, connectNats } from '@dam/events';
 import { SearchIndexRepository } from '../services/search/src/adapters/search-index.repository';
 import { replayIndex } from '../services/search/src/replay.use-case';
-import { api, DATA, login, percentile } from './support';
+import { api, DATA, envOf, login, percentile } from './support';
 
 const count = Number(process.argv[2] ?? 100_000);
 const requests = Number(process.argv[3] ?? 200);
@@ -26,15 +26,6 @@ const WORDS = ['beach', 'sunset', 'mountain', 'city', 'portrait', 'product', 'la
 const TYPES = ['image/jpeg', 'image/png', 'image/webp', 'video/mp4', 'application/pdf', 'text/plain'];
 const CAMERAS = ['X100', 'A7', 'R5', 'Z6', 'GR3'];
 const pick = <T>(list: readonly T[], i: number): T => list[i % list.length] as T;
-
-function envOf(file: string): Record<string, string> {
-  return Object.fromEntries(
-    readFileSync(file, 'utf8')
-      .split('\n')
-      .filter((l) => l.includes('='))
-      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1).replace(/^'|'$/g, '')]),
-  );
-}
 
 function assetEvent(i: number, version = 1) {
   const id = `bench${randomBytes(14).toString('hex')}`.slice(0, 32);

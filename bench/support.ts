@@ -123,8 +123,8 @@ export async function uploadEach(jwt: string, files: Array<{ bytes: Buffer; name
 /** The pid of a service started by deploy/local/up. */
 export const servicePid = (service: string): number => Number(readFileSync(path.join(DATA, 'run', `${service}.pid`), 'utf8'));
 
-/** Resident memory (kB) of a process and all its descendants (ffmpeg children included), from /proc. */
-export function treeRssKb(pid: number): number {
+/** A process and every descendant (PostgreSQL's backends, ffmpeg children), from /proc; ones gone meanwhile are skipped. */
+export function processTree(root: number): number[] {
   const children = new Map<number, number[]>();
   for (const entry of readdirSync('/proc')) {
     const p = Number(entry);
@@ -137,18 +137,42 @@ export function treeRssKb(pid: number): number {
       // gone meanwhile
     }
   }
-  let rss = 0;
-  const queue = [pid];
+  const tree: number[] = [];
+  const queue = [root];
   while (queue.length > 0) {
     const p = queue.pop() as number;
+    tree.push(p);
+    queue.push(...(children.get(p) ?? []));
+  }
+  return tree;
+}
+
+/** Sums `read(pid)` over a process tree; a process gone meanwhile counts 0. */
+export function sumOverTree(root: number, read: (pid: number) => number): number {
+  let total = 0;
+  for (const p of processTree(root)) {
     try {
-      rss += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
+      total += read(p);
     } catch {
       // gone meanwhile
     }
-    queue.push(...(children.get(p) ?? []));
   }
-  return rss;
+  return total;
+}
+
+/** Resident memory (kB) of a process and all its descendants (ffmpeg children included), from /proc. */
+export function treeRssKb(pid: number): number {
+  return sumOverTree(pid, (p) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0));
+}
+
+/** `KEY=value` lines of an env file deploy/local wrote (values may be single-quoted). */
+export function envOf(file: string): Record<string, string> {
+  return Object.fromEntries(
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('='))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1).replace(/^'|'$/g, '')]),
+  );
 }
 
 /** Samples a service's memory (with its children) every `intervalMs` until stopped; returns MiB figures. */
