@@ -68,6 +68,11 @@ export const jobWorkerEnv = {
     .default('1000,5000,30000')
     .transform((v) => v.split(',').map(Number)),
   /**
+   * How long a job failing only because a dependency is down (PostgreSQL, S3, NATS, a service answering 503) is run
+   * again in place before the failure counts as a delivery (see consume() in @dam/events); 0 counts it at once.
+   */
+  OUTAGE_RETRY_MS: z.coerce.number().int().nonnegative().default(300_000),
+  /**
    * How long a group's settings are reused. 0 (default): every job reads them fresh (one call to auth), so a
    * settings change applies to the very next upload; a cache spares auth under load, and delays changes by as much.
    */

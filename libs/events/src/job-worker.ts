@@ -96,6 +96,8 @@ export interface JobConsumerOptions {
   ackWaitMs: number;
   maxDeliver: number;
   backoffMs?: number[];
+  /** How long a failure only because a dependency is down is retried in place (consume()'s outageRetryMs). */
+  outageRetryMs?: number;
 }
 
 /**
@@ -127,5 +129,6 @@ export function jobCommandWorker(
     ackWaitMs: opts.ackWaitMs,
     maxDeliver: opts.maxDeliver,
     ...(opts.backoffMs ? { backoffMs: opts.backoffMs } : {}),
+    ...(opts.outageRetryMs === undefined ? {} : { outageRetryMs: opts.outageRetryMs }),
   });
 }

@@ -1,6 +1,7 @@
 import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { trace } from '@opentelemetry/api';
+import { AppError } from '@dam/errors';
 import { currentTraceIds, startTelemetry, type Telemetry } from '@dam/telemetry';
 import { startNats, type TestNats } from '@dam/testing';
 import {
@@ -153,6 +154,45 @@ describe('publish and consume against nats-server', () => {
     expect(await metric('events_messages_handled_total', { durable, outcome: 'nak' })).toBe(2);
     expect(await metric('events_messages_handled_total', { durable, outcome: 'ack' })).toBe(1);
     expect(await metric('events_handler_duration_seconds_count', { durable })).toBe(3);
+  });
+
+  it('runs a handler failing because a dependency is down again in place (same delivery), and counts it as a delivery past outageRetryMs', async () => {
+    const { group, durable, subject } = setup();
+    const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const outage: number[] = [];
+    consumers.push(
+      await consume({
+        nc, stream: ASSET_EVENTS, durable, filterSubjects: subject, schema: FILE_SAVED.schema, logger: captureLogger(),
+        backoffMs: [200], maxDeliver: 5,
+        handler: async (event, ctx) => {
+          outage.push(ctx.deliveryCount);
+          // The dependency is back on the third try; a service's 503 counts as down too.
+          if (event.id === 'e8' && outage.length === 1) throw refused();
+          if (event.id === 'e8' && outage.length === 2) throw new AppError('UNAVAILABLE', 'SETTINGS_UNAVAILABLE', 'auth answered 503');
+        },
+      }),
+    );
+    await publishEvent(js, subject, FILE_SAVED.schema, fileSavedEvent('e8', group), { msgId: 'e8' });
+    await until(() => outage.length === 3);
+    expect(outage).toEqual([1, 1, 1]);
+    expect(await metric('events_messages_handled_total', { durable, outcome: 'nak' })).toBe(0);
+
+    // With no time to retry in place, the same failure is a failed delivery, nak'ed into the backoff.
+    const second = setup();
+    const counted: number[] = [];
+    consumers.push(
+      await consume({
+        nc, stream: ASSET_EVENTS, durable: second.durable, filterSubjects: second.subject, schema: FILE_SAVED.schema, logger: captureLogger(),
+        backoffMs: [200], maxDeliver: 5, outageRetryMs: 0,
+        handler: async (_event, ctx) => {
+          counted.push(ctx.deliveryCount);
+          if (ctx.deliveryCount < 2) throw refused();
+        },
+      }),
+    );
+    await publishEvent(js, second.subject, FILE_SAVED.schema, fileSavedEvent('e9', second.group), { msgId: 'e9' });
+    await until(() => counted.length === 2);
+    expect(counted).toEqual([1, 2]);
   });
 
   it('hands the message to onDeadLetter after the last delivery, then terminates it', async () => {

@@ -94,7 +94,7 @@ async function main(): Promise<void> {
           faceMatchThreshold: config.FACE_MATCH_THRESHOLD,
           background,
         },
-        { concurrency: config.CONCURRENCY, ackWaitMs: config.ACK_WAIT_MS, maxDeliver: config.MAX_DELIVER, backoffMs: config.RETRY_BACKOFF_MS },
+        { concurrency: config.CONCURRENCY, ackWaitMs: config.ACK_WAIT_MS, maxDeliver: config.MAX_DELIVER, backoffMs: config.RETRY_BACKOFF_MS, outageRetryMs: config.OUTAGE_RETRY_MS },
       ),
     ],
     resources: [

@@ -41,7 +41,7 @@ async function main(): Promise<void> {
           images,
           maxOutputPixels: config.MAX_OUTPUT_PIXELS,
         },
-        { concurrency: config.CONCURRENCY, ackWaitMs: config.ACK_WAIT_MS, maxDeliver: config.MAX_DELIVER, backoffMs: config.RETRY_BACKOFF_MS },
+        { concurrency: config.CONCURRENCY, ackWaitMs: config.ACK_WAIT_MS, maxDeliver: config.MAX_DELIVER, backoffMs: config.RETRY_BACKOFF_MS, outageRetryMs: config.OUTAGE_RETRY_MS },
       ),
     ],
     resources: [

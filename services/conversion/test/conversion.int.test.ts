@@ -34,7 +34,8 @@ describe('conversion service (real NATS, S3, sharp)', () => {
     auth = await startSettingsStub(h.identities, answer);
     service = await startServiceProcess(
       'conversion',
-      h.env({ AUTH_URL: auth.url, MAX_DELIVER: '3', RETRY_BACKOFF_MS: '200', SETTINGS_CACHE_MS: '0' }),
+      // OUTAGE_RETRY_MS 0: each failure counts as a delivery here (the retry in place through outages: test/faults).
+      h.env({ AUTH_URL: auth.url, MAX_DELIVER: '3', RETRY_BACKOFF_MS: '200', SETTINGS_CACHE_MS: '0', OUTAGE_RETRY_MS: '0' }),
     );
   });
 

@@ -46,7 +46,7 @@ async function main(): Promise<void> {
           clipSeconds: config.CLIP_PREVIEW_SECONDS,
           ...(config.WORK_DIR ? { workDir: config.WORK_DIR } : {}),
         },
-        { concurrency: config.CONCURRENCY, ackWaitMs: config.ACK_WAIT_MS, maxDeliver: config.MAX_DELIVER, backoffMs: config.RETRY_BACKOFF_MS },
+        { concurrency: config.CONCURRENCY, ackWaitMs: config.ACK_WAIT_MS, maxDeliver: config.MAX_DELIVER, backoffMs: config.RETRY_BACKOFF_MS, outageRetryMs: config.OUTAGE_RETRY_MS },
       ),
     ],
     resources: [
