@@ -2,7 +2,7 @@ import sharp from 'sharp';
 import type { ConversionSpec } from '../domain/conversion-spec';
 import { UnprocessableImageError } from '../domain/conversion.errors';
 import { orientedSize, type Size } from '../domain/output-size';
-import type { ImageInput } from './image-describer';
+import { openImage, type DecodedImage, type ImageInput, type ImageSource } from './image-describer';
 
 /** ~16384 x 16384: a larger image is refused before its pixels are decoded (decompression bombs). */
 export const DEFAULT_MAX_INPUT_PIXELS = 268_402_689;
@@ -24,7 +24,18 @@ export interface ImageInfo extends Size {
   format: string;
   /** Frames of an animated GIF or WebP (1 for anything else). */
   pages: number;
+  /** Bits a channel as libvips names them: `uchar` (8), `ushort` (16), ... */
+  depth: string;
 }
+
+/**
+ * Most pixels an original is decoded into memory at for the outputs to share (48 MiB as RGB): above it each
+ * output decodes the original again, streaming, so memory does not follow the image size.
+ */
+export const SHARED_DECODE_MAX_PIXELS = 16_000_000;
+
+/** Formats whose one decode into 8-bit pixels loses nothing the outputs would keep (one frame, 8 bits). */
+const SHARED_DECODE_FORMATS: ReadonlySet<string> = new Set(['jpeg', 'png', 'webp']);
 
 export interface ProducedImage extends Size {
   size: number;
@@ -37,8 +48,8 @@ export class ImageProcessor {
 
   // `failOn: 'error'` makes a truncated or corrupt file fail instead of yielding a half-grey image. `animated`
   // reads every frame (animated GIF or WebP); otherwise the first frame only.
-  private open(path: ImageInput, limitInputPixels: number | false = this.maxInputPixels, animated = false): sharp.Sharp {
-    return sharp(path, { failOn: 'error', limitInputPixels, sequentialRead: true, ...(animated ? { animated: true } : {}) });
+  private open(path: ImageSource, limitInputPixels: number | false = this.maxInputPixels, animated = false): sharp.Sharp {
+    return openImage(path, { failOn: 'error', limitInputPixels, sequentialRead: true, ...(animated ? { animated: true } : {}) });
   }
 
   /**
@@ -60,7 +71,38 @@ export class ImageProcessor {
         `the original has ${width}x${height} pixels, more than the limit of ${this.maxInputPixels}`,
       );
     }
-    return { ...orientedSize({ width, height }, meta.orientation), format: meta.format ?? 'unknown', pages: meta.pages ?? 1 };
+    return {
+      ...orientedSize({ width, height }, meta.orientation),
+      format: meta.format ?? 'unknown',
+      pages: meta.pages ?? 1,
+      depth: meta.depth ?? 'unknown',
+    };
+  }
+
+  /**
+   * Whether `decode` may stand in for the original at `size`: one 8-bit frame of a format whose entropy decoding
+   * dominates (JPEG, PNG, WebP), at a size whose pixels fit the memory bound.
+   */
+  canDecodeOnce(image: ImageInfo, size: Size): boolean {
+    return SHARED_DECODE_FORMATS.has(image.format) && image.pages === 1 && image.depth === 'uchar' && size.width * size.height <= SHARED_DECODE_MAX_PIXELS;
+  }
+
+  /**
+   * The original decoded once into raw pixels at `size` (EXIF orientation applied; JPEG and WebP shrink on load,
+   * so a small `size` decodes a fraction of the coefficients): every output and the hashes are then made from
+   * these pixels, and the original's entropy data (most of the CPU for a camera JPEG) is decoded once per job
+   * instead of once per output. `image`: the original's oriented size, as `probe` read it.
+   */
+  async decode(path: ImageInput, image: Size, size: Size): Promise<DecodedImage> {
+    const pipeline = this.open(path).rotate();
+    if (size.width !== image.width || size.height !== image.height) pipeline.resize({ width: size.width, height: size.height, fit: 'fill' });
+    try {
+      const { data, info } = await pipeline.raw().toBuffer({ resolveWithObject: true });
+      return { pixels: data, width: info.width, height: info.height, channels: info.channels };
+    } catch (error) {
+      if (isDecodeError(error)) throw new UnprocessableImageError(`the original cannot be decoded: ${messageOf(error)}`, error);
+      throw error;
+    }
   }
 
   /**
@@ -82,7 +124,7 @@ export class ImageProcessor {
    * looks at one frame); JPEG, PNG and AVIF outputs are made of its first frame. `pages`: the original's frames,
    * as `probe` read them.
    */
-  async convert(path: ImageInput, spec: ConversionSpec, target: string, pages = 1): Promise<ProducedImage> {
+  async convert(path: ImageSource, spec: ConversionSpec, target: string, pages = 1): Promise<ProducedImage> {
     const frames = spec.format === 'webp' && spec.position !== 'attention' ? pages : 1;
     // `.rotate()` without an angle applies the EXIF orientation, so the output looks as the camera meant.
     const pipeline = this.open(path, this.maxInputPixels, frames > 1).rotate();

@@ -8,11 +8,11 @@ import type { CompletedConversion, ConversionsCompleted } from '@dam/events';
 import type { Logger } from '@dam/logging';
 import { conversionKey, conversionsPrefix, isOwnOriginalKey, originalKey, type Storage } from '@dam/storage';
 import type { GroupSettingsClient } from '@dam/internal-api';
-import { describeImage, type ImageInput } from '../adapters/image-describer';
+import { describeImage, HASH_BOX, type ImageInput } from '../adapters/image-describer';
 import type { ImageProcessor } from '../adapters/image-processor';
-import { DEEPZOOM_KEY, DEEPZOOM_OVERLAP, DEEPZOOM_TILE, outputFormat, planConversions, smartImagingSpec, type ImageSettings } from '../domain/conversion-spec';
+import { DEEPZOOM_KEY, DEEPZOOM_OVERLAP, DEEPZOOM_TILE, outputFormat, planConversions, smartImagingSpec, type ConversionSpec, type ImageSettings } from '../domain/conversion-spec';
 import { UnprocessableImageError } from '../domain/conversion.errors';
-import { outputSize } from '../domain/output-size';
+import { boxForScaled, outputSize, sharedDecodeSize, type Size } from '../domain/output-size';
 
 export interface ConvertAssetInput {
   groupId: string;
@@ -162,13 +162,10 @@ export async function convertAsset(
     progress(done, total);
 
     const image = await deps.images.probe(source);
-    // A re-run of some keys does not need the description again; a full run records it.
     lap('probe');
-    const description = keys ? undefined : await describeImage(source, { keepGps: settings.metadata?.keep_gps === true });
-    lap('describe');
     const conversions: Record<string, CompletedConversion> = {};
     const errors: Record<string, string> = { ...plan.errors };
-
+    const outputs: Array<{ spec: ConversionSpec; expected: Size }> = [];
     for (const planned of plan.specs) {
       const spec = planned.smart ? smartImagingSpec(image) : planned;
       const expected = outputSize(image, spec);
@@ -176,9 +173,24 @@ export async function convertAsset(
         errors[spec.key] = `output would be ${expected.width}x${expected.height}, over the limit of ${deps.maxOutputPixels} pixels`;
         continue;
       }
+      outputs.push({ spec, expected });
+    }
+    // A re-run of some keys does not need the description again; a full run records it.
+    const describe = !keys;
+    // Two or more readers of the pixels (outputs, hashes) share one decode at the largest size any of them uses.
+    const decodeSize = sharedDecodeSize(image, [...outputs.map((o) => o.spec), ...(describe ? [HASH_BOX] : [])]);
+    const shared = outputs.length + (describe ? 1 : 0) > 1 && deps.images.canDecodeOnce(image, decodeSize);
+    const decoded = shared ? await deps.images.decode(source, image, decodeSize) : undefined;
+    lap('decode');
+    const description = describe ? await describeImage(source, { keepGps: settings.metadata?.keep_gps === true, ...(decoded ? { decoded } : {}) }) : undefined;
+    lap('describe');
+
+    for (const { spec, expected } of outputs) {
       const { ext, contentType } = outputFormat(spec.format);
       const file = path.join(dir, `${spec.key}.${ext}`);
-      const produced = await deps.images.convert(source, spec, file, image.pages);
+      const produced = decoded
+        ? await deps.images.convert(decoded, boxForScaled(spec, expected), file)
+        : await deps.images.convert(source, spec, file, image.pages);
       lap('convert');
       progress(++done, total);
       const objectKey = conversionKey(input.groupId, input.assetId, input.checksum, spec.key, ext);
