@@ -26,8 +26,7 @@ for (const [net, prefix] of [
   BLOCKED.addSubnet(net, prefix, 'ipv4');
 }
 for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
+  ['::', 96], // unspecified, loopback, and IPv4-compatible `::a.b.c.d` (the URL parser writes `::10.0.0.5` as `::a00:5`)
   ['64:ff9b::', 96], // NAT64
   ['100::', 64], // discard
   ['2001:db8::', 32], // documentation
@@ -47,7 +46,7 @@ export function isForbiddenAddress(ip: string): boolean {
   const family = isIP(bare);
   if (family === 0) return true;
   if (family === 4) return BLOCKED.check(bare, 'ipv4');
-  // IPv4-mapped and -compatible forms (`::ffff:10.0.0.5`, `::ffff:a00:5`, `::10.0.0.5`) are refused outright.
+  // IPv4-mapped forms (`::ffff:10.0.0.5`, `::ffff:a00:5`) are refused outright; IPv4-compatible ones by `::/96`.
   const v6 = bare.toLowerCase();
   if (v6.startsWith('::ffff:') || /^::[0-9.]+$/.test(v6) || /^(0{1,4}:){5}ffff:/.test(v6)) return true;
   return BLOCKED.check(v6, 'ipv6');

@@ -1,7 +1,7 @@
 import { isForbiddenAddress, outboundUrlProblem, parseAllowHosts } from '../src/outbound-address';
 
 describe('outbound guard (CONTRACT §11)', () => {
-  it.each(['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1', '::1', '::', '::ffff:127.0.0.1', 'fd00:ec2::254', 'fe80::1', 'not-an-ip'])(
+  it.each(['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1', '::1', '::', '::ffff:127.0.0.1', '::127.0.0.2', '::7f00:2', '::a00:1', 'fd00:ec2::254', 'fe80::1', 'not-an-ip'])(
     '%s is forbidden',
     (ip) => expect(isForbiddenAddress(ip)).toBe(true),
   );
@@ -26,6 +26,9 @@ describe('outbound guard (CONTRACT §11)', () => {
       'https://[::ffff:169.254.169.254]/x',
       'https://0/x',
       'https://[::]/x',
+      // IPv4-compatible: the parser writes these as [::7f00:2] and [::a00:1].
+      'https://[::127.0.0.2]/x',
+      'https://[::10.0.0.1]/x',
       'https://intranet/x',
       'http://hooks.example.com/x',
       'https://user:pw@hooks.example.com/x',
