@@ -1,4 +1,4 @@
-import { withTransaction, type Pool } from '@dam/db';
+import { withTransaction, type Pool, type PoolClient } from '@dam/db';
 
 /** An asset event as the webhook service keeps it. */
 export interface LoggedEvent {
@@ -16,6 +16,7 @@ export interface LoggedEvent {
 /** One delivery taken for an attempt. */
 export interface DueDelivery {
   id: number;
+  assetId: string;
   webhookId: string;
   groupId: number;
   eventType: string;
@@ -68,6 +69,31 @@ export interface DeliveryView {
   attempts: Array<{ attempt: number; at: string; response_code: number | null; error: string | null; duration_ms: number }>;
 }
 
+/**
+ * The dispatcher's claim (parameters: limit, per URL, busy URLs, lease seconds, floor). Heads only, through their
+ * index. The NOT EXISTS stays as a guard, cheap on so few rows: two events of one asset recorded at once, neither
+ * seeing the other, may both mark themselves head until the chain changes again. `picked` tests status and lease
+ * again on the row it locks: a claim or an end committed after `candidates` read its snapshot is seen there.
+ */
+export const CLAIM_DUE_SQL = `WITH candidates AS (
+     SELECT d.id, d.url, row_number() OVER (PARTITION BY d.url ORDER BY d.next_attempt_at, d.id) AS n
+     FROM deliveries d
+     WHERE d.status = 'pending' AND d.head AND d.next_attempt_at <= now() AND (d.lease_until IS NULL OR d.lease_until < now())
+       AND d.url <> ALL($3::text[])
+       AND ($5::bigint IS NULL OR d.seq <= $5 OR d.reissue_job_id IS NOT NULL)
+       AND NOT EXISTS (SELECT 1 FROM deliveries e WHERE e.status = 'pending' AND e.url = d.url AND e.asset_id = d.asset_id AND e.seq < d.seq)
+     ORDER BY d.next_attempt_at, d.id
+     LIMIT $1 * 4
+   ), picked AS (
+     SELECT id FROM deliveries WHERE id IN (SELECT id FROM candidates WHERE n <= $2 ORDER BY id LIMIT $1)
+       AND status = 'pending' AND (lease_until IS NULL OR lease_until < now())
+     FOR UPDATE SKIP LOCKED
+   )
+   UPDATE deliveries d SET lease_until = now() + make_interval(secs => $4)
+   FROM picked, events ev
+   WHERE d.id = picked.id AND ev.id = d.event_id
+   RETURNING d.id, d.asset_id, d.webhook_id, d.group_id, d.event_type, d.url, d.attempts, ev.body`;
+
 /** `events`, `asset_creators`, `deliveries` and `delivery_attempts`. */
 export class DeliveryRepository {
   constructor(private readonly pool: Pool) {}
@@ -87,11 +113,14 @@ export class DeliveryRepository {
         [e.id, e.groupId, e.assetId, e.type, e.time, e.seq, e.creatorId ?? null, e.body],
       );
       if (urls.length === 0) return 0;
+      const chains = { urls, assetIds: urls.map(() => e.assetId) };
+      await lockChains(client, chains);
       const r = await client.query(
         `INSERT INTO deliveries (webhook_id, group_id, event_id, event_type, asset_id, url, seq)
          SELECT $1, $2, $1, $3, $4, url, $5 FROM unnest($6::text[]) AS u(url) ON CONFLICT (webhook_id, url) DO NOTHING`,
         [e.id, e.groupId, e.type, e.assetId, e.seq, urls],
       );
+      if ((r.rowCount ?? 0) > 0) await markHeads(client, chains);
       return r.rowCount ?? 0;
     });
   }
@@ -103,27 +132,11 @@ export class DeliveryRepository {
    * earlier event of its asset may still be on its way in (reissues, made of recorded events, never wait).
    */
   async claimDue(limit: number, perUrl: number, busyUrls: readonly string[], leaseMs: number, floor?: number): Promise<DueDelivery[]> {
-    const { rows } = await this.pool.query<{ id: string; webhook_id: string; group_id: number; event_type: string; url: string; attempts: number; body: string }>(
-      `WITH candidates AS (
-         SELECT d.id, d.url, row_number() OVER (PARTITION BY d.url ORDER BY d.next_attempt_at, d.id) AS n
-         FROM deliveries d
-         WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND (d.lease_until IS NULL OR d.lease_until < now())
-           AND d.url <> ALL($3::text[])
-           AND ($5::bigint IS NULL OR d.seq <= $5 OR d.reissue_job_id IS NOT NULL)
-           AND NOT EXISTS (SELECT 1 FROM deliveries e WHERE e.status = 'pending' AND e.url = d.url AND e.asset_id = d.asset_id AND e.seq < d.seq)
-         ORDER BY d.next_attempt_at, d.id
-         LIMIT $1 * 4
-       ), picked AS (
-         SELECT id FROM deliveries WHERE id IN (SELECT id FROM candidates WHERE n <= $2 ORDER BY id LIMIT $1)
-         FOR UPDATE SKIP LOCKED
-       )
-       UPDATE deliveries d SET lease_until = now() + make_interval(secs => $4)
-       FROM picked, events ev
-       WHERE d.id = picked.id AND ev.id = d.event_id
-       RETURNING d.id, d.webhook_id, d.group_id, d.event_type, d.url, d.attempts, ev.body`,
+    const { rows } = await this.pool.query<{ id: string; asset_id: string; webhook_id: string; group_id: number; event_type: string; url: string; attempts: number; body: string }>(
+      CLAIM_DUE_SQL,
       [limit, perUrl, busyUrls, leaseMs / 1000, floor ?? null],
     );
-    return rows.map((r) => ({ id: Number(r.id), webhookId: r.webhook_id, groupId: r.group_id, eventType: r.event_type, url: r.url, attempts: r.attempts, body: r.body }));
+    return rows.map((r) => ({ id: Number(r.id), assetId: r.asset_id, webhookId: r.webhook_id, groupId: r.group_id, eventType: r.event_type, url: r.url, attempts: r.attempts, body: r.body }));
   }
 
   /** Records one attempt and what follows: delivered, a retry at its time, or failed for good. */
@@ -131,6 +144,9 @@ export class DeliveryRepository {
     const attempt = d.attempts + 1;
     const status = result.delivered ? 'delivered' : result.retryInMs === undefined ? 'failed' : 'pending';
     await withTransaction(this.pool, async (client) => {
+      // A delivery that ends hands the head of its chain on; a retry keeps it.
+      const chain = { urls: [d.url], assetIds: [d.assetId] };
+      if (status !== 'pending') await lockChains(client, chain);
       await client.query(
         `INSERT INTO delivery_attempts (delivery_id, attempt, at, status, error, duration_ms) VALUES ($1, $2, now() - make_interval(secs => $3), $4, $5, $6)
          ON CONFLICT DO NOTHING`,
@@ -139,16 +155,21 @@ export class DeliveryRepository {
       await client.query(
         `UPDATE deliveries SET attempts = $2, status = $3, last_status = $4, last_error = $5, lease_until = NULL,
            next_attempt_at = CASE WHEN $3 = 'pending' THEN now() + make_interval(secs => $6) ELSE next_attempt_at END,
-           finished_at = CASE WHEN $3 = 'pending' THEN NULL ELSE now() END
+           finished_at = CASE WHEN $3 = 'pending' THEN NULL ELSE now() END,
+           head = head AND $3 = 'pending'
          WHERE id = $1`,
         [d.id, attempt, status, result.status ?? null, result.error ?? null, (result.retryInMs ?? 0) / 1000],
       );
+      if (status !== 'pending') await markHeads(client, chain);
     });
   }
 
   /** Gives a taken delivery back untried (this process is stopping, or its URL is full). */
   async release(ids: readonly number[]): Promise<void> {
-    if (ids.length > 0) await this.pool.query('UPDATE deliveries SET lease_until = NULL WHERE id = ANY($1)', [ids]);
+    // Rows locked in id order, as every other writer of a chain locks them (no deadlock with a chain's change).
+    if (ids.length > 0) {
+      await this.pool.query('UPDATE deliveries SET lease_until = NULL WHERE id IN (SELECT id FROM deliveries WHERE id = ANY($1) ORDER BY id FOR UPDATE)', [ids]);
+    }
   }
 
   /**
@@ -157,17 +178,26 @@ export class DeliveryRepository {
    */
   async reissue(input: { groupId: number; userId: number; from: string; to: string; jobId: number; urls: readonly string[] }): Promise<number> {
     if (input.urls.length === 0) return 0;
-    const r = await this.pool.query(
-      `INSERT INTO deliveries (webhook_id, group_id, event_id, event_type, asset_id, url, seq, reissue_job_id)
-       SELECT 'reissue-' || $5::int || '-' || ev.id, ev.group_id, ev.id, ev.type, ev.asset_id, u.url, ev.seq, $5::int
-       FROM events ev CROSS JOIN unnest($6::text[]) AS u(url)
+    // The events of the range (parameters $1-$5), each with every URL.
+    const selected = `FROM events ev CROSS JOIN unnest($5::text[]) AS u(url)
        WHERE ev.group_id = $1 AND ev.time >= $3 AND ev.time < $4
-         AND coalesce(ev.creator_id, (SELECT creator_id FROM asset_creators c WHERE c.asset_id = ev.asset_id)) = $2
-       ORDER BY ev.seq
-       ON CONFLICT (webhook_id, url) DO NOTHING`,
-      [input.groupId, input.userId, input.from, input.to, input.jobId, input.urls],
-    );
-    return r.rowCount ?? 0;
+         AND coalesce(ev.creator_id, (SELECT creator_id FROM asset_creators c WHERE c.asset_id = ev.asset_id)) = $2`;
+    const params = [input.groupId, input.userId, input.from, input.to, input.urls];
+    return withTransaction(this.pool, async (client) => {
+      const { rows } = await client.query<{ url: string; asset_id: string }>(`SELECT DISTINCT u.url, ev.asset_id ${selected}`, params);
+      const chains = { urls: rows.map((c) => c.url), assetIds: rows.map((c) => c.asset_id) };
+      await lockChains(client, chains);
+      const r = await client.query(
+        `INSERT INTO deliveries (webhook_id, group_id, event_id, event_type, asset_id, url, seq, reissue_job_id)
+         SELECT 'reissue-' || $6::int || '-' || ev.id, ev.group_id, ev.id, ev.type, ev.asset_id, u.url, ev.seq, $6::int
+         ${selected}
+         ORDER BY ev.seq
+         ON CONFLICT (webhook_id, url) DO NOTHING`,
+        [...params, input.jobId],
+      );
+      if ((r.rowCount ?? 0) > 0) await markHeads(client, chains);
+      return r.rowCount ?? 0;
+    });
   }
 
   async log(groupId: number, status: string | undefined, offset: number, limit: number): Promise<{ items: DeliveryView[]; total: number }> {
@@ -194,6 +224,38 @@ export class DeliveryRepository {
     );
     return r.rowCount ?? 0;
   }
+}
+
+/** Chains of deliveries: the i-th URL with the i-th asset. */
+interface Chains {
+  urls: readonly string[];
+  assetIds: readonly string[];
+}
+
+/**
+ * Locks the pending deliveries of `chains`, in id order as every writer of a chain does: a concurrent change to
+ * one of them (an ending head, a new event) waits for this transaction, and its `markHeads` then sees this one's rows.
+ */
+async function lockChains(client: PoolClient, chains: Chains): Promise<void> {
+  if (chains.urls.length === 0) return;
+  await client.query(
+    `SELECT d.id FROM deliveries d JOIN unnest($1::text[], $2::text[]) AS c(url, asset_id) ON d.url = c.url AND d.asset_id = c.asset_id
+     WHERE d.status = 'pending' ORDER BY d.id FOR UPDATE OF d`,
+    [chains.urls, chains.assetIds],
+  );
+}
+
+/** Marks the head of each of `chains` (its pending deliveries with the lowest seq) and unmarks the rest. */
+async function markHeads(client: PoolClient, chains: Chains): Promise<void> {
+  if (chains.urls.length === 0) return;
+  await client.query(
+    `UPDATE deliveries d SET head = (d.seq = m.first)
+     FROM (SELECT e.url, e.asset_id, min(e.seq) AS first
+           FROM deliveries e JOIN unnest($1::text[], $2::text[]) AS c(url, asset_id) ON e.url = c.url AND e.asset_id = c.asset_id
+           WHERE e.status = 'pending' GROUP BY e.url, e.asset_id) m
+     WHERE d.status = 'pending' AND d.url = m.url AND d.asset_id = m.asset_id AND d.head <> (d.seq = m.first)`,
+    [chains.urls, chains.assetIds],
+  );
 }
 
 const toView = (r: DeliveryRow): DeliveryView => ({
