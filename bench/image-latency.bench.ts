@@ -5,7 +5,7 @@
  * Runs against a suite started with deploy/local/up; prints one JSON line.
  *   pnpm exec tsx bench/image-latency.bench.ts [count=12] [megapixels=12]
  */
-import { benchMinio, login, photo, profileSpecs, sharpConvert, untilOk, uploadEach, uploadFiles, type ConversionSpec } from './support';
+import { benchMinio, login, meterSuiteCpu, photo, profileSpecs, sharpConvert, untilOk, uploadEach, uploadFiles, type ConversionSpec } from './support';
 
 const count = Number(process.argv[2] ?? 12);
 const megapixels = Number(process.argv[3] ?? 12);
@@ -50,15 +50,23 @@ async function sharpAlone(files: Buffer[], specs: ConversionSpec[]): Promise<num
   return performance.now() - started;
 }
 
+const sum = (cpu: Record<string, number>): number => Math.round(Object.values(cpu).reduce((a, b) => a + b, 0) * 100) / 100;
+
 async function main(): Promise<void> {
   const jwt = await login();
   const specs = await profileSpecs(jwt);
   const files = await Promise.all(Array.from({ length: count }, (_, i) => photo(i, megapixels)));
   const bucket = `bench-${Date.now()}`;
   await minio.makeBucket(bucket, 'us-east-1');
+  const meter = meterSuiteCpu();
   const service = await viaService(jwt, files, false);
+  const serviceCpu = meter.stop();
   const serviceOneRequest = await viaService(jwt, files, true);
+  const bareMeter = meterSuiteCpu();
+  const bareCpuBefore = process.cpuUsage();
   const tools = await bare(files, specs, bucket);
+  const bareCpu = process.cpuUsage(bareCpuBefore);
+  const bareStore = bareMeter.stop();
   const alone = await sharpAlone(files, specs);
   const round = (ms: number) => Math.round(ms);
   console.log(
@@ -74,6 +82,13 @@ async function main(): Promise<void> {
       service_vs_bare: Number((service / tools).toFixed(2)),
       one_request_vs_bare: Number((serviceOneRequest / tools).toFixed(2)),
       service_vs_sharp: Number((service / alone).toFixed(2)),
+      // Where the CPU went (seconds): every service and piece of infrastructure during the request-per-file run
+      // (its polling included), and the bench process plus the S3 server during the bare tools' run.
+      cpu_s: {
+        suite: sum(serviceCpu),
+        suite_by_process: serviceCpu,
+        bare_tools: Math.round(((bareCpu.user + bareCpu.system) / 1e6 + sum(bareStore)) * 100) / 100,
+      },
     }),
   );
 }

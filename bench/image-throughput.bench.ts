@@ -11,7 +11,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { api, applySettings, login, photo, profileSpecs, sharpConvert, untilJobsDone, untilOk, uploadFiles, type ConversionSpec } from './support';
+import { api, applySettings, login, meterSuiteCpu, photo, profileSpecs, sharpConvert, untilJobsDone, untilOk, uploadFiles, type ConversionSpec } from './support';
 
 const exec = promisify(execFile);
 const count = Number(process.argv[2] ?? 20);
@@ -79,8 +79,12 @@ async function main(): Promise<void> {
   const files = await Promise.all(Array.from({ length: count }, (_, i) => photo(i, megapixels)));
   const ids = await uploadFiles(jwt, files.map((bytes, i) => ({ bytes, name: `throughput-${i}.jpg` })));
   await untilOk(jwt, ids);
+  const meter = meterSuiteCpu();
   const service = await viaService(jwt, ids);
+  const serviceCpu = meter.stop();
+  const sharpCpuBefore = process.cpuUsage();
   const sharpMs = await plainSharp(files, specs);
+  const sharpCpu = process.cpuUsage(sharpCpuBefore);
   const magickMs = await imageMagick(files);
   const conversions = count * specs.length;
   const perSecond = (ms: number) => Math.round((conversions / (ms / 1000)) * 100) / 100;
@@ -94,6 +98,13 @@ async function main(): Promise<void> {
       sharp_per_s: perSecond(sharpMs),
       imagemagick_per_s: magickMs === undefined ? 'not installed' : perSecond(magickMs),
       service_vs_sharp: Math.round((sharpMs / service) * 100) / 100,
+      // Where the CPU went (seconds): every service and piece of infrastructure during the suite's run, and the
+      // bench process (sharp's threads) during plain sharp's.
+      cpu_s: {
+        suite: Math.round(Object.values(serviceCpu).reduce((a, b) => a + b, 0) * 100) / 100,
+        suite_by_process: serviceCpu,
+        plain_sharp: Math.round((sharpCpu.user + sharpCpu.system) / 1e4) / 100,
+      },
     }),
   );
 }

@@ -30,7 +30,7 @@ import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import sharp from 'sharp';
 import { createPool } from '@dam/db';
 import { connectNats } from '@dam/events';
-import { api, BASE, DATA, envOf, login, percentile, photo, sumOverTree, UPLOAD } from './support';
+import { api, BASE, cpuSeconds, DATA, envOf, infraPids, login, machineCpu, percentile, photo, SERVICES, treeCpuSeconds, UPLOAD } from './support';
 
 const uploaders = Number(process.argv[2] ?? 50);
 const readers = Number(process.argv[3] ?? 20);
@@ -38,7 +38,6 @@ const seconds = Number(process.argv[4] ?? 120);
 const SEED = Number(process.env.LOAD_SEED ?? 14);
 const READ_PAUSE_MS = Number(process.env.READ_PAUSE_MS ?? 0);
 const DRAIN_TIMEOUT_S = Number(process.env.DRAIN_TIMEOUT_S ?? 300);
-const SERVICES = ['gateway', 'upload', 'link-signing', 'auth', 'metadata', 'search', 'conversion', 'transcode', 'addon', 'webhook'];
 const PORTS: Record<string, number> = { gateway: 8080, upload: 8081, 'link-signing': 8082, auth: 8090, metadata: 8091, search: 8092, conversion: 8093, transcode: 8094, addon: 8095, webhook: 8096 };
 const METADATA_METRICS = `${process.env.METADATA_URL ?? 'http://127.0.0.1:8091'}/metrics`;
 const KB = 1000;
@@ -112,47 +111,6 @@ function pidOf(service: string): number | undefined {
 function procSample(pid: number, t: number): ProcSample {
   const rssKb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
   return { t, rssKb, fds: readdirSync(`/proc/${pid}/fd`).length };
-}
-
-/** utime + stime of a process, seconds. */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-/** CPU seconds of a process and every descendant (PostgreSQL's backends, ffmpeg children), from /proc. */
-const treeCpuSeconds = (root: number): number => sumOverTree(root, cpuSeconds);
-
-/** The infrastructure deploy/local started (pid files under the data folder). */
-function infraPids(): Record<string, number> {
-  const files: Record<string, string> = {
-    nats: 'nats/nats.pid',
-    postgres: 'pg/postmaster.pid',
-    radosgw: 's3/run/client.rgw.a.pid',
-    'ceph-osd': 's3/run/osd.0.pid',
-    'ceph-mon': 's3/run/mon.a.pid',
-  };
-  const out: Record<string, number> = {};
-  for (const [name, file] of Object.entries(files)) {
-    try {
-      const pid = Number(readFileSync(path.join(DATA, file), 'utf8').split('\n')[0]?.trim());
-      if (Number.isInteger(pid) && pid > 0) out[name] = pid;
-    } catch {
-      // not started by deploy/local
-    }
-  }
-  return out;
-}
-
-/** The machine's CPU time (seconds, all cores): busy, iowait, and total, from /proc/stat. */
-function machineCpu(): { busy: number; iowait: number; total: number } {
-  const [, ...fields] = (readFileSync('/proc/stat', 'utf8').split('\n')[0] as string).trim().split(/\s+/);
-  const v = fields.map(Number);
-  const total = v.slice(0, 8).reduce((a, b) => a + b, 0) / 100;
-  const idle = (v[3] ?? 0) / 100;
-  const iowait = (v[4] ?? 0) / 100;
-  return { busy: total - idle - iowait, iowait, total };
 }
 
 const loadAverage = (): number[] => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).map(Number);

@@ -160,6 +160,78 @@ export function sumOverTree(root: number, read: (pid: number) => number): number
   return total;
 }
 
+/** utime + stime of a process, seconds. */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** CPU seconds of a process and every descendant (PostgreSQL's backends, ffmpeg children), from /proc. */
+export const treeCpuSeconds = (root: number): number => sumOverTree(root, cpuSeconds);
+
+/** The infrastructure deploy/local started (pid files under the data folder). */
+export function infraPids(): Record<string, number> {
+  const files: Record<string, string> = {
+    nats: 'nats/nats.pid',
+    postgres: 'pg/postmaster.pid',
+    radosgw: 's3/run/client.rgw.a.pid',
+    'ceph-osd': 's3/run/osd.0.pid',
+    'ceph-mon': 's3/run/mon.a.pid',
+  };
+  const out: Record<string, number> = {};
+  for (const [name, file] of Object.entries(files)) {
+    try {
+      const pid = Number(readFileSync(path.join(DATA, file), 'utf8').split('\n')[0]?.trim());
+      if (Number.isInteger(pid) && pid > 0) out[name] = pid;
+    } catch {
+      // not started by deploy/local
+    }
+  }
+  return out;
+}
+
+/** The machine's CPU time (seconds, all cores): busy, iowait, and total, from /proc/stat. */
+export function machineCpu(): { busy: number; iowait: number; total: number } {
+  const [, ...fields] = (readFileSync('/proc/stat', 'utf8').split('\n')[0] as string).trim().split(/\s+/);
+  const v = fields.map(Number);
+  const total = v.slice(0, 8).reduce((a, b) => a + b, 0) / 100;
+  const idle = (v[3] ?? 0) / 100;
+  const iowait = (v[4] ?? 0) / 100;
+  return { busy: total - idle - iowait, iowait, total };
+}
+
+/** The services deploy/local/up starts. */
+export const SERVICES = ['gateway', 'upload', 'link-signing', 'auth', 'metadata', 'search', 'conversion', 'transcode', 'addon', 'webhook'] as const;
+
+/**
+ * CPU seconds used by each service and each piece of infrastructure deploy/local started (with their children)
+ * from now until `stop()`: where the time of a run went.
+ */
+export function meterSuiteCpu(): { stop(): Record<string, number> } {
+  const roots: Record<string, number> = { ...infraPids() };
+  for (const s of SERVICES) {
+    try {
+      roots[s] = servicePid(s);
+    } catch {
+      // not started
+    }
+  }
+  const read = () => Object.fromEntries(Object.entries(roots).map(([name, pid]) => [name, treeCpuSeconds(pid)]));
+  const before = read();
+  return {
+    stop() {
+      const after = read();
+      return Object.fromEntries(
+        Object.entries(after)
+          .map(([name, s]) => [name, Math.round((s - (before[name] ?? 0)) * 100) / 100] as const)
+          .filter(([, s]) => s > 0)
+          .sort((a, b) => b[1] - a[1]),
+      );
+    },
+  };
+}
+
 /** Resident memory (kB) of a process and all its descendants (ffmpeg children included), from /proc. */
 export function treeRssKb(pid: number): number {
   return sumOverTree(pid, (p) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0));

@@ -106,8 +106,9 @@ describe('ImageProcessor (real sharp)', () => {
       const image = await images.probe(file);
       const size = sharedDecodeSize(image, specs);
       expect(images.canDecodeOnce(image, size)).toBe(true);
-      const decoded = await images.decode(file, image, size);
-      expect({ width: decoded.width, height: decoded.height }).toEqual(size);
+      const decoded = await images.decode(file, image, size, path.join(dir, 'decoded.v'));
+      const meta = await sharp(decoded).metadata();
+      expect({ width: meta.width, height: meta.height, format: meta.format }).toEqual({ ...size, format: 'vips' });
       for (const spec of specs) {
         const direct = path.join(dir, `direct-${spec.key}.${spec.format}`);
         const viaShared = path.join(dir, `shared-${spec.key}.${spec.format}`);

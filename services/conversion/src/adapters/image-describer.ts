@@ -28,28 +28,6 @@ function colorMode(meta: sharp.Metadata): string {
 /** An original as libvips reads it: a file, or its bytes in memory. */
 export type ImageInput = string | Buffer;
 
-/**
- * An original decoded once into raw pixels (EXIF orientation applied, sRGB or grey, 8 bits a channel), which
- * several outputs and the hashes are then made from instead of decoding the original again for each.
- */
-export interface DecodedImage {
-  pixels: Buffer;
-  width: number;
-  height: number;
-  channels: 1 | 2 | 3 | 4;
-}
-
-/** What a pipeline reads: the original itself, or its pixels decoded once. */
-export type ImageSource = ImageInput | DecodedImage;
-
-const isDecoded = (source: ImageSource): source is DecodedImage => typeof source === 'object' && !Buffer.isBuffer(source);
-
-/** A sharp pipeline over `source`; `options` apply to an original (decoded pixels are read as they are). */
-export function openImage(source: ImageSource, options: sharp.SharpOptions = {}): sharp.Sharp {
-  if (!isDecoded(source)) return sharp(source, options);
-  return sharp(source.pixels, { raw: { width: source.width, height: source.height, channels: source.channels } });
-}
-
 /** The box the hashes are made from (the ThumbHash's pixels). */
 export const HASH_BOX = { width: 100, height: 100, fit: 'inside' } as const;
 
@@ -88,8 +66,8 @@ export function perceptualHashOf(pixels: Uint8Array): string {
  * ThumbHash (base64, a ~25-byte placeholder clients paint while the image loads), and the same pixels in
  * greyscale at 32x32 the perceptual hash.
  */
-export async function imageHashes(input: ImageSource): Promise<{ thumbhash: string; phash: string }> {
-  const { data, info } = await openImage(input, { failOn: 'error' })
+export async function imageHashes(input: ImageInput): Promise<{ thumbhash: string; phash: string }> {
+  const { data, info } = await sharp(input, { failOn: 'error' })
     .rotate()
     .resize(HASH_BOX.width, HASH_BOX.height, { fit: HASH_BOX.fit })
     .ensureAlpha()
@@ -136,9 +114,9 @@ async function selectedTags(input: ImageInput, keepGps: boolean): Promise<Record
 
 /**
  * Everything processing learns about one image. A field that cannot be read is left out, never an error.
- * `decoded`: the original's pixels when they were decoded already (the hashes are made from them).
+ * `decoded`: the original decoded already (`ImageProcessor.decode`), which the hashes are then made from.
  */
-export async function describeImage(input: ImageInput, opts: { keepGps: boolean; decoded?: DecodedImage }): Promise<ImageDescription> {
+export async function describeImage(input: ImageInput, opts: { keepGps: boolean; decoded?: string }): Promise<ImageDescription> {
   const out: ImageDescription = {};
   const meta = await sharp(input).metadata().catch(() => undefined);
   if (meta) {

@@ -2,7 +2,7 @@ import sharp from 'sharp';
 import type { ConversionSpec } from '../domain/conversion-spec';
 import { UnprocessableImageError } from '../domain/conversion.errors';
 import { orientedSize, type Size } from '../domain/output-size';
-import { openImage, type DecodedImage, type ImageInput, type ImageSource } from './image-describer';
+import type { ImageInput } from './image-describer';
 
 /** ~16384 x 16384: a larger image is refused before its pixels are decoded (decompression bombs). */
 export const DEFAULT_MAX_INPUT_PIXELS = 268_402_689;
@@ -29,8 +29,8 @@ export interface ImageInfo extends Size {
 }
 
 /**
- * Most pixels an original is decoded into memory at for the outputs to share (48 MiB as RGB): above it each
- * output decodes the original again, streaming, so memory does not follow the image size.
+ * Most pixels an original is decoded at for the outputs to share (48 MiB as RGB, in the job's folder): above it
+ * each output decodes the original again, streaming.
  */
 export const SHARED_DECODE_MAX_PIXELS = 16_000_000;
 
@@ -48,8 +48,8 @@ export class ImageProcessor {
 
   // `failOn: 'error'` makes a truncated or corrupt file fail instead of yielding a half-grey image. `animated`
   // reads every frame (animated GIF or WebP); otherwise the first frame only.
-  private open(path: ImageSource, limitInputPixels: number | false = this.maxInputPixels, animated = false): sharp.Sharp {
-    return openImage(path, { failOn: 'error', limitInputPixels, sequentialRead: true, ...(animated ? { animated: true } : {}) });
+  private open(path: ImageInput, limitInputPixels: number | false = this.maxInputPixels, animated = false): sharp.Sharp {
+    return sharp(path, { failOn: 'error', limitInputPixels, sequentialRead: true, ...(animated ? { animated: true } : {}) });
   }
 
   /**
@@ -88,17 +88,20 @@ export class ImageProcessor {
   }
 
   /**
-   * The original decoded once into raw pixels at `size` (EXIF orientation applied; JPEG and WebP shrink on load,
-   * so a small `size` decodes a fraction of the coefficients): every output and the hashes are then made from
-   * these pixels, and the original's entropy data (most of the CPU for a camera JPEG) is decoded once per job
-   * instead of once per output. `image`: the original's oriented size, as `probe` read it.
+   * The original decoded once at `size` (EXIF orientation applied; JPEG and WebP shrink on load, so a small `size`
+   * decodes a fraction of the coefficients) into `target`, a file in libvips' own format (`.v`: the pixels and
+   * their interpretation, read back mapped, without decoding). Every output and the hashes are then made from
+   * it, so the original's entropy data (most of the CPU for a camera JPEG) is decoded once per job instead of once
+   * per output; the pixels never pass through the JS heap (several MB a job there made the garbage collector
+   * compact the heap over and over). `image`: the original's oriented size, as `probe` read it.
    */
-  async decode(path: ImageInput, image: Size, size: Size): Promise<DecodedImage> {
+  async decode(path: ImageInput, image: Size, size: Size, target: string): Promise<string> {
+    if (!target.endsWith('.v')) throw new Error(`decode writes a libvips file (.v), not ${target}`);
     const pipeline = this.open(path).rotate();
     if (size.width !== image.width || size.height !== image.height) pipeline.resize({ width: size.width, height: size.height, fit: 'fill' });
     try {
-      const { data, info } = await pipeline.raw().toBuffer({ resolveWithObject: true });
-      return { pixels: data, width: info.width, height: info.height, channels: info.channels };
+      await pipeline.toFile(target);
+      return target;
     } catch (error) {
       if (isDecodeError(error)) throw new UnprocessableImageError(`the original cannot be decoded: ${messageOf(error)}`, error);
       throw error;
@@ -124,7 +127,7 @@ export class ImageProcessor {
    * looks at one frame); JPEG, PNG and AVIF outputs are made of its first frame. `pages`: the original's frames,
    * as `probe` read them.
    */
-  async convert(path: ImageSource, spec: ConversionSpec, target: string, pages = 1): Promise<ProducedImage> {
+  async convert(path: ImageInput, spec: ConversionSpec, target: string, pages = 1): Promise<ProducedImage> {
     const frames = spec.format === 'webp' && spec.position !== 'attention' ? pages : 1;
     // `.rotate()` without an angle applies the EXIF orientation, so the output looks as the camera meant.
     const pipeline = this.open(path, this.maxInputPixels, frames > 1).rotate();

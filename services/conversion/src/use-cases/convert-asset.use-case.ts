@@ -180,7 +180,7 @@ export async function convertAsset(
     // Two or more readers of the pixels (outputs, hashes) share one decode at the largest size any of them uses.
     const decodeSize = sharedDecodeSize(image, [...outputs.map((o) => o.spec), ...(describe ? [HASH_BOX] : [])]);
     const shared = outputs.length + (describe ? 1 : 0) > 1 && deps.images.canDecodeOnce(image, decodeSize);
-    const decoded = shared ? await deps.images.decode(source, image, decodeSize) : undefined;
+    const decoded = shared ? await deps.images.decode(source, image, decodeSize, path.join(dir, 'decoded.v')) : undefined;
     lap('decode');
     const description = describe ? await describeImage(source, { keepGps: settings.metadata?.keep_gps === true, ...(decoded ? { decoded } : {}) }) : undefined;
     lap('describe');
