@@ -18,9 +18,16 @@ if [ "$cmd" = stop ]; then
   exit 0
 fi
 
-if [ -f "$D/postmaster.pid" ] && as_pg "$BIN/pg_ctl" -D "$D" status >/dev/null 2>&1; then
-  echo "PostgreSQL already running: $D"
-  exit 0
+if [ -f "$D/postmaster.pid" ]; then
+  pid=$(head -n 1 "$D/postmaster.pid")
+  if grep -qa postgres "/proc/$pid/cmdline" 2>/dev/null && as_pg "$BIN/pg_ctl" -D "$D" status >/dev/null 2>&1; then
+    echo "PostgreSQL already running: $D"
+    exit 0
+  fi
+  # Stale: the postmaster died without removing its lock file (SIGKILL, power loss), and its pid is gone or now
+  # names another process (which pg_ctl and the server would take for a running postmaster and refuse to start).
+  echo "PostgreSQL: removing the stale $D/postmaster.pid (pid $pid is not a postmaster)"
+  rm -f "$D/postmaster.pid"
 fi
 mkdir -p "$D"
 if [ "$(id -u)" = 0 ]; then

@@ -1,10 +1,10 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseSigningKey, parseTrustedKeys } from '@dam/auth-tokens';
 import { publicKeyOfSeed } from '@dam/events';
-import { freePort, repoRoot } from '@dam/testing';
+import { freePort, repoRoot, waitFor } from '@dam/testing';
 
 const mode = (file: string): string => (statSync(file).mode & 0o777).toString(8);
 
@@ -89,4 +89,37 @@ describe('deploy/infra/nats.sh', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('starts PostgreSQL again after a SIGKILL, also when the dead postmaster\'s pid now names another process', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dam-pg-'));
+    execFileSync('chmod', ['755', dir]);
+    const port = await freePort();
+    const pg = (cmd: string) => execFileSync(path.join(repoRoot, 'deploy/infra/postgres.sh'), [cmd, path.join(dir, 'pg'), String(port)], { encoding: 'utf8' });
+    const pidFile = path.join(dir, 'pg', 'postmaster.pid');
+    const answers = () => execFileSync('psql', ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-tAc', 'SELECT 42'], { encoding: 'utf8' }).trim();
+    // Another process of the same user (postgres when run as root, as deploy/infra runs the server): pg_ctl and the
+    // server can signal it, so they take it for a running postmaster.
+    const asPostgres = process.getuid?.() === 0;
+    const other = asPostgres ? spawn('setpriv', ['--reuid=postgres', '--regid=postgres', '--clear-groups', 'sleep', '600'], { stdio: 'ignore' }) : spawn('sleep', ['600'], { stdio: 'ignore' });
+    try {
+      expect(pg('start')).toContain('PostgreSQL ready');
+      expect(pg('start')).toContain('PostgreSQL already running');
+      const postmaster = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+      process.kill(postmaster, 'SIGKILL');
+      await waitFor(async () => execFileSync('bash', ['-c', `kill -0 ${postmaster} 2>/dev/null && echo alive || echo gone`], { encoding: 'utf8' }).trim() === 'gone', { description: 'the postmaster gone' });
+      // Its children notice and leave; the lock file stays, naming a pid that now belongs to another process.
+      const lines = readFileSync(pidFile, 'utf8').split('\n');
+      lines[0] = String(other.pid);
+      writeFileSync(pidFile, lines.join('\n'));
+      await waitFor(async () => !execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).includes(`-D ${path.join(dir, 'pg')}`), { timeoutMs: 15_000, description: 'the old backends gone' });
+      const out = pg('start');
+      expect(out).toContain('removing the stale');
+      expect(out).toContain('PostgreSQL ready');
+      expect(answers()).toBe('42');
+    } finally {
+      other.kill();
+      pg('stop');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
