@@ -61,6 +61,8 @@ export const dbEnv = {
 export const jobWorkerEnv = {
   ACK_WAIT_MS: z.coerce.number().int().positive().default(30_000),
   JOB_HEARTBEAT_MS: z.coerce.number().int().positive().default(10_000),
+  /** Least time between two progress reports of one job (each is a transaction in metadata); 0 reports every change. */
+  JOB_PROGRESS_INTERVAL_MS: z.coerce.number().int().nonnegative().default(500),
   MAX_DELIVER: z.coerce.number().int().positive().default(5),
   RETRY_BACKOFF_MS: z
     .string()

@@ -31,10 +31,14 @@ export interface JobReporter {
   stop(): void;
 }
 
+/** Least time between two PROGRESS reports of one job (each is a transaction in metadata). */
+export const PROGRESS_INTERVAL_MS = 500;
+
 /**
- * How a worker talks about one job to metadata (dam.internal.jobs.reports): STARTED at once, PROGRESS when it
- * grows and at least every `heartbeatMs` (the lease), then one final report with a fixed id. A lost heartbeat
- * only costs a lease renewal, never the job.
+ * How a worker talks about one job to metadata (dam.internal.jobs.reports): STARTED at once, PROGRESS when the
+ * step changes, when progress grows (at most every `progressIntervalMs`, the latest value sent at the end of the
+ * interval, so a job done sooner costs metadata two reports, not one per output) and at least every `heartbeatMs`
+ * (the lease), then one final report with a fixed id. A lost heartbeat only costs a lease renewal, never the job.
  */
 export function startJobReporter(opts: {
   js: JetStreamClient;
@@ -43,6 +47,7 @@ export function startJobReporter(opts: {
   step: string;
   heartbeatMs: number;
   logger: EventLogger;
+  progressIntervalMs?: number;
 }): JobReporter {
   const { command } = opts;
   let progress = 0;
@@ -65,8 +70,29 @@ export function startJobReporter(opts: {
     const send = () => publishEvent(opts.js, JOB_REPORTS.subject, JOB_REPORTS.schema, r, { msgId: r.id });
     return nc ? natsCall(nc, send, { graceMs: waitMs, retryMs: waitMs }) : send();
   };
-  const beat = (state: 'STARTED' | 'PROGRESS') =>
+  const interval = opts.progressIntervalMs ?? PROGRESS_INTERVAL_MS;
+  let sentAt = 0;
+  let trailing: NodeJS.Timeout | undefined;
+  const beat = (state: 'STARTED' | 'PROGRESS') => {
+    if (trailing) clearTimeout(trailing);
+    trailing = undefined;
+    sentAt = Date.now();
     void publish(report(state), 0).catch((error: unknown) => opts.logger.warn({ job_id: command.job_id, ...errorFields(error) }, 'job heartbeat not sent'));
+  };
+  /** A change to tell: now, or at the end of the interval since the last report (with the state then). */
+  const changed = () => {
+    const wait = sentAt + interval - Date.now();
+    if (wait <= 0) beat('PROGRESS');
+    else if (!trailing) {
+      trailing = setTimeout(() => beat('PROGRESS'), wait);
+      trailing.unref();
+    }
+  };
+  const stop = () => {
+    clearInterval(timer);
+    if (trailing) clearTimeout(trailing);
+    trailing = undefined;
+  };
   beat('STARTED');
   const timer = setInterval(() => beat('PROGRESS'), opts.heartbeatMs);
   timer.unref();
@@ -75,7 +101,7 @@ export function startJobReporter(opts: {
       const next = Math.min(99, Math.floor((100 * done) / Math.max(1, total)));
       if (next <= progress) return;
       progress = next;
-      beat('PROGRESS');
+      changed();
     },
     step(name) {
       if (name === step) return;
@@ -83,10 +109,10 @@ export function startJobReporter(opts: {
       beat('PROGRESS');
     },
     async finish(state, extra = {}) {
-      clearInterval(timer);
+      stop();
       await publish(report(state, extra), FINAL_REPORT_WAIT_MS);
     },
-    stop: () => clearInterval(timer),
+    stop,
   };
 }
 

@@ -84,7 +84,7 @@ async function main(): Promise<void> {
           js: jetstream(nc),
           storage,
           logger,
-          heartbeatMs: config.JOB_HEARTBEAT_MS,
+          heartbeatMs: config.JOB_HEARTBEAT_MS, progressIntervalMs: config.JOB_PROGRESS_INTERVAL_MS,
           maxInputPixels: config.MAX_INPUT_PIXELS,
           ocr: (png) => runTesseract(png, { path: config.TESSERACT_PATH, language: config.OCR_LANGUAGE, timeoutMs: config.OCR_TIMEOUT_MS }),
           objects: () => objectModels,

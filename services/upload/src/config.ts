@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { serviceKeyEnv } from '@dam/auth-tokens';
-import { baseEnv, edgeLimitEnv, jwtEnv, loadConfig, natsEnv, s3Env, serviceUrl } from '@dam/config';
+import { baseEnv, edgeLimitEnv, jobWorkerEnv, jwtEnv, loadConfig, natsEnv, s3Env, serviceUrl } from '@dam/config';
 
 const MiB = 1024 * 1024;
 
@@ -49,6 +49,7 @@ export const configSchema = z.object({
   INGEST_MAX_DELIVER: z.coerce.number().int().min(1).default(3),
   /** How often a running ingest renews its job's lease at metadata. */
   JOB_HEARTBEAT_MS: z.coerce.number().int().min(100).default(10_000),
+  JOB_PROGRESS_INTERVAL_MS: jobWorkerEnv.JOB_PROGRESS_INTERVAL_MS,
   /** Resumable uploads (tus, CONTRACT §12): an unfinished upload expires this long after its creation. */
   TUS_EXPIRY_MS: z.coerce.number().int().min(1000).default(24 * 3600_000),
   /** How often expired uploads are swept from the store (their parts, state and any leftover). */

@@ -64,7 +64,7 @@ async function main(): Promise<void> {
     workers: [
       ingestJobWorker(
         nc,
-        { js: jetstream(nc), storage, logger, ingest, ownBucket: storage.bucket, heartbeatMs: config.JOB_HEARTBEAT_MS },
+        { js: jetstream(nc), storage, logger, ingest, ownBucket: storage.bucket, heartbeatMs: config.JOB_HEARTBEAT_MS, progressIntervalMs: config.JOB_PROGRESS_INTERVAL_MS },
         { concurrency: config.INGEST_CONCURRENCY, ackWaitMs: config.INGEST_ACK_WAIT_MS, maxDeliver: config.INGEST_MAX_DELIVER },
       ),
       {

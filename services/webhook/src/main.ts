@@ -53,7 +53,7 @@ async function main(): Promise<void> {
     checks: { postgres: () => ping(pool), nats: () => natsReachable(nc) },
     workers: [
       assetEventsWorker(nc, { repo, settings, wake, logger }),
-      reissueWorker(nc, { js, repo, settings, wake, logger, heartbeatMs: config.JOB_HEARTBEAT_MS }, { concurrency: 1, ackWaitMs: config.ACK_WAIT_MS, maxDeliver: config.MAX_DELIVER, backoffMs: config.RETRY_BACKOFF_MS, outageRetryMs: config.OUTAGE_RETRY_MS }),
+      reissueWorker(nc, { js, repo, settings, wake, logger, heartbeatMs: config.JOB_HEARTBEAT_MS, progressIntervalMs: config.JOB_PROGRESS_INTERVAL_MS }, { concurrency: 1, ackWaitMs: config.ACK_WAIT_MS, maxDeliver: config.MAX_DELIVER, backoffMs: config.RETRY_BACKOFF_MS, outageRetryMs: config.OUTAGE_RETRY_MS }),
       { kind: 'poller', name: 'webhook-dispatcher', start: () => dispatcher.start() },
       {
         kind: 'poller',

@@ -34,6 +34,8 @@ export interface AddonDeps {
   storage: Storage;
   logger: Logger;
   heartbeatMs: number;
+  /** Least time between two progress reports (JOB_PROGRESS_INTERVAL_MS). */
+  progressIntervalMs: number;
   maxInputPixels: number;
   /** OCR of an image (PNG bytes) to tesseract's TSV. */
   ocr: (png: Buffer) => Promise<string>;
@@ -131,7 +133,7 @@ async function removeBackground(deps: AddonDeps, model: BackgroundRemoval, image
 export function handleAddonJob(deps: AddonDeps) {
   return async (command: JobCommand): Promise<void> => {
     const addon = command.keys?.[0] ?? '';
-    const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: addon || 'addon', heartbeatMs: deps.heartbeatMs, logger: deps.logger });
+    const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: addon || 'addon', heartbeatMs: deps.heartbeatMs, progressIntervalMs: deps.progressIntervalMs, logger: deps.logger });
     const started = Date.now();
     try {
       if (!IMPLEMENTED.has(addon)) {
@@ -186,7 +188,7 @@ export function addonJobWorker(nc: NatsConnection, deps: AddonDeps, options: Job
     durable: ADDON_JOBS_DURABLE,
     handler: handleAddonJob(deps),
     onDeadLetter: async (command, error) => {
-      const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: command.keys?.[0] ?? 'addon', heartbeatMs: deps.heartbeatMs, logger: deps.logger });
+      const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: command.keys?.[0] ?? 'addon', heartbeatMs: deps.heartbeatMs, progressIntervalMs: deps.progressIntervalMs, logger: deps.logger });
       await reporter.finish('FAILED', { error: `the addon failed after every retry: ${error instanceof Error ? error.message : String(error)}` });
     },
     logger: deps.logger,

@@ -33,6 +33,8 @@ export interface JobConsumerDeps extends ConvertAssetDeps {
   logger: Logger;
   /** How often a running job tells metadata it is alive (keep it well under metadata's JOB_LEASE_MS). */
   heartbeatMs: number;
+  /** Least time between two progress reports (JOB_PROGRESS_INTERVAL_MS). */
+  progressIntervalMs: number;
 }
 
 /**
@@ -61,7 +63,7 @@ const describe = (errors: Record<string, string>): string =>
     .join('; ');
 
 const reporterFor = (deps: JobConsumerDeps, command: JobCommand) =>
-  startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: CONVERSIONS_STEP, heartbeatMs: deps.heartbeatMs, logger: deps.logger });
+  startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: CONVERSIONS_STEP, heartbeatMs: deps.heartbeatMs, progressIntervalMs: deps.progressIntervalMs, logger: deps.logger });
 
 export function handleJobCommand(deps: JobConsumerDeps) {
   return async (command: JobCommand, ctx: MessageContext): Promise<void> => {

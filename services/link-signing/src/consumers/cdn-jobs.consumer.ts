@@ -20,6 +20,8 @@ export interface CdnJobDeps {
   cache: ByteCache;
   logger: Logger;
   heartbeatMs: number;
+  /** Least time between two progress reports (JOB_PROGRESS_INTERVAL_MS). */
+  progressIntervalMs: number;
 }
 
 /**
@@ -30,7 +32,7 @@ export interface CdnJobDeps {
  */
 export function handleCdnJob(deps: CdnJobDeps) {
   return async (command: JobCommand): Promise<void> => {
-    const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: command.type, heartbeatMs: deps.heartbeatMs, logger: deps.logger });
+    const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: command.type, heartbeatMs: deps.heartbeatMs, progressIntervalMs: deps.progressIntervalMs, logger: deps.logger });
     const urls = command.urls ?? [];
     const failures: string[] = [];
     try {
@@ -100,7 +102,7 @@ export function cdnJobWorker(nc: Parameters<typeof jobCommandWorker>[0]['nc'], d
     durable: CDN_JOBS_DURABLE,
     handler: handleCdnJob(deps),
     onDeadLetter: async (command, error) => {
-      const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: command.type, heartbeatMs: deps.heartbeatMs, logger: deps.logger });
+      const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: command.type, heartbeatMs: deps.heartbeatMs, progressIntervalMs: deps.progressIntervalMs, logger: deps.logger });
       await reporter.finish('FAILED', { error: `the CDN job failed after every retry: ${error instanceof Error ? error.message : String(error)}` });
     },
     logger: deps.logger,

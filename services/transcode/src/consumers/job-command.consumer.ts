@@ -14,6 +14,8 @@ export interface TranscodeConsumerDeps extends TranscodeDeps {
   js: JetStreamClient;
   logger: Logger;
   heartbeatMs: number;
+  /** Least time between two progress reports (JOB_PROGRESS_INTERVAL_MS). */
+  progressIntervalMs: number;
 }
 
 const inputOf = (command: JobCommand): TranscodeInput => ({
@@ -37,7 +39,7 @@ const failure = (command: JobCommand, message: string): ConversionsCompleted => 
 });
 
 const reporterFor = (deps: TranscodeConsumerDeps, command: JobCommand) =>
-  startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: TRANSCODE_STEPS.preprocess, heartbeatMs: deps.heartbeatMs, logger: deps.logger });
+  startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: TRANSCODE_STEPS.preprocess, heartbeatMs: deps.heartbeatMs, progressIntervalMs: deps.progressIntervalMs, logger: deps.logger });
 
 /**
  * Runs one transcode job. A file ffprobe cannot read, or that ffmpeg refuses, is reported FAILED at once with

@@ -17,13 +17,15 @@ export interface IngestConsumerDeps {
   ingest: IngestConfig;
   ownBucket: string;
   heartbeatMs: number;
+  /** Least time between two progress reports (JOB_PROGRESS_INTERVAL_MS). */
+  progressIntervalMs: number;
 }
 
 function handle(deps: IngestConsumerDeps) {
   return async (command: JobCommand, ctx: MessageContext): Promise<void> => {
     const log = { job_id: command.job_id, asset_id: command.asset_id, group_id: command.group_id, attempt: command.attempt, delivery: ctx.deliveryCount };
     const source = command.params?.key ?? '';
-    const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: STEP, heartbeatMs: deps.heartbeatMs, logger: deps.logger });
+    const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: STEP, heartbeatMs: deps.heartbeatMs, progressIntervalMs: deps.progressIntervalMs, logger: deps.logger });
     const stopKeepAlive = ctx.keepAlive();
     deps.logger.info(log, 'ingest started');
     try {
@@ -57,7 +59,7 @@ export function ingestJobWorker(nc: NatsConnection, deps: IngestConsumerDeps, op
     ...options,
     // Storage kept failing for every delivery: the job fails, so the asset does not stay NOT_READY.
     onDeadLetter: async (command, error) => {
-      const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: STEP, heartbeatMs: deps.heartbeatMs, logger: deps.logger });
+      const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: STEP, heartbeatMs: deps.heartbeatMs, progressIntervalMs: deps.progressIntervalMs, logger: deps.logger });
       await reporter.finish('FAILED', { error: `the download failed after every retry: ${error instanceof Error ? error.message : String(error)}` });
     },
   });

@@ -16,6 +16,8 @@ export interface ReissueDeps {
   wake: () => void;
   logger: Logger;
   heartbeatMs: number;
+  /** Least time between two progress reports (JOB_PROGRESS_INTERVAL_MS). */
+  progressIntervalMs: number;
 }
 
 /**
@@ -24,7 +26,7 @@ export interface ReissueDeps {
  */
 export function handleReissue(deps: ReissueDeps) {
   return async (command: JobCommand): Promise<void> => {
-    const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: command.type, heartbeatMs: deps.heartbeatMs, logger: deps.logger });
+    const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: command.type, heartbeatMs: deps.heartbeatMs, progressIntervalMs: deps.progressIntervalMs, logger: deps.logger });
     try {
       if (command.type !== 'reissue_callbacks' || !command.range || !command.requested_by) {
         await reporter.finish('FAILED', { error: `a ${command.type} job without a range and a requester cannot run here` });
@@ -49,7 +51,7 @@ export function reissueWorker(nc: NatsConnection, deps: ReissueDeps, options: Jo
     durable: REISSUE_DURABLE,
     handler: handleReissue(deps),
     onDeadLetter: async (command, error) => {
-      const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: command.type, heartbeatMs: deps.heartbeatMs, logger: deps.logger });
+      const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: command.type, heartbeatMs: deps.heartbeatMs, progressIntervalMs: deps.progressIntervalMs, logger: deps.logger });
       await reporter.finish('FAILED', { error: `the reissue failed after every retry: ${error instanceof Error ? error.message : String(error)}` });
     },
     logger: deps.logger,

@@ -1,0 +1,67 @@
+import type { JetStreamClient } from '@nats-io/jetstream';
+import { startJobReporter, type JobCommand } from '../src';
+
+// The reporter's pacing, with the clock faked and the stream client replaced by a recorder of what is published.
+const command = { job_id: 7, attempt: 0, group_id: '1', asset_id: 'a1', type: 'conversions' } as unknown as JobCommand;
+const logger = { warn: jest.fn(), info: jest.fn(), error: jest.fn(), debug: jest.fn() };
+
+function recorder() {
+  const sent: Array<{ state: string; progress: number; step: string; at: number }> = [];
+  const js = {
+    publish: async (_subject: string, data: string) => {
+      const r = JSON.parse(data) as { state: string; progress: number; step: string };
+      sent.push({ state: r.state, progress: r.progress, step: r.step, at: Date.now() });
+      return { seq: sent.length, stream: 'DAM_INTERNAL', duplicate: false };
+    },
+  } as unknown as JetStreamClient;
+  return { js, sent };
+}
+
+beforeEach(() => jest.useFakeTimers({ now: 1_000_000 }));
+afterEach(() => jest.useRealTimers());
+
+describe('job reporter', () => {
+  it('sends STARTED at once and the final report, and no PROGRESS for a job done within the interval', async () => {
+    const { js, sent } = recorder();
+    const r = startJobReporter({ js, command, worker: 'w', step: 'conversions', heartbeatMs: 10_000, logger, progressIntervalMs: 500 });
+    r.progress(1, 3);
+    await jest.advanceTimersByTimeAsync(100);
+    r.progress(2, 3);
+    await jest.advanceTimersByTimeAsync(100);
+    await r.finish('COMPLETED');
+    await jest.advanceTimersByTimeAsync(2_000);
+    expect(sent.map((s) => [s.state, s.progress])).toEqual([
+      ['STARTED', 0],
+      ['COMPLETED', 100],
+    ]);
+  });
+
+  it('sends the latest progress at most once an interval, moving forward, a new step and a change after a quiet interval at once', async () => {
+    const { js, sent } = recorder();
+    const r = startJobReporter({ js, command, worker: 'w', step: 'preprocess', heartbeatMs: 10_000, logger, progressIntervalMs: 500 });
+    for (let i = 1; i <= 20; i++) {
+      r.progress(i, 40);
+      await jest.advanceTimersByTimeAsync(100);
+    }
+    r.step('transcodes');
+    await jest.advanceTimersByTimeAsync(2_000);
+    r.progress(30, 40);
+    await r.finish('COMPLETED');
+    const progress = sent.filter((s) => s.state === 'PROGRESS');
+    // Two seconds of changes every 100 ms: a report each 500 ms with what was true then; a step change goes at
+    // once (2,000 ms), and so does a change after a quiet interval (4,000 ms).
+    expect(progress.map((s) => s.at - 1_000_000)).toEqual([500, 1000, 1500, 2000, 2000, 4000]);
+    expect(progress.map((s) => s.progress)).toEqual([12, 25, 37, 50, 50, 75]);
+    expect(progress.map((s) => s.step)).toEqual(['preprocess', 'preprocess', 'preprocess', 'preprocess', 'transcodes', 'transcodes']);
+    expect(sent.at(-1)).toMatchObject({ state: 'COMPLETED', progress: 100 });
+  });
+
+  it('keeps the lease with heartbeats while nothing changes', async () => {
+    const { js, sent } = recorder();
+    const r = startJobReporter({ js, command, worker: 'w', step: 's', heartbeatMs: 1_000, logger });
+    await jest.advanceTimersByTimeAsync(3_500);
+    r.stop();
+    await jest.advanceTimersByTimeAsync(3_000);
+    expect(sent.map((s) => s.state)).toEqual(['STARTED', 'PROGRESS', 'PROGRESS', 'PROGRESS']);
+  });
+});
