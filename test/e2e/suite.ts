@@ -42,6 +42,10 @@ export interface Suite {
   bucket: string;
   /** The nkey seed of the read-only identity outside subscribers get. */
   subscriberSeed: string;
+  /** The secret user JWTs are signed with (JWT_SECRET), for tokens a test forges. */
+  jwtSecret: string;
+  /** The services' public keys every verifier trusts (SERVICE_TRUSTED_KEYS). */
+  trustedKeys: string;
   /** The operators' identity: reads DAM_INTERNAL too (usage records). */
   adminSeed: string;
   services: Record<string, ServiceProcess>;
@@ -187,6 +191,8 @@ export async function startSuite(overrides: Overrides = {}, options: SuiteOption
       proxies,
       bucket,
       subscriberSeed: nats.seed('subscriber'),
+      jwtSecret: common.JWT_SECRET as string,
+      trustedKeys: identities.env('gateway').SERVICE_TRUSTED_KEYS,
       adminSeed: nats.seed('admin'),
       services,
       async restart(name) {

@@ -1,5 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
 import { ROUTES } from '../../../services/gateway/src/domain/route-table';
+import { createHmac, createPublicKey, type JsonWebKey } from 'node:crypto';
 import sharp from 'sharp';
 import { waitFor } from '@dam/testing';
 import { ADMIN, startSuite, type Suite } from '../suite';
@@ -36,6 +37,12 @@ async function as(headers: Record<string, string>, method: string, path: string,
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     }),
   );
+}
+/** A JWT of `claims` signed with HMAC `alg` and `key`, as anyone holding the key could make it. */
+function forge(alg: 'HS256' | 'HS512', claims: Record<string, unknown>, key: string): string {
+  const part = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+  const body = `${part({ alg, typ: 'JWT' })}.${part(claims)}`;
+  return `${body}.${createHmac(alg === 'HS256' ? 'sha256' : 'sha512', key).update(body).digest('base64url')}`;
 }
 async function loginAs(email: string, password: string) {
   return (await as({}, 'POST', '/api/v1/login', { email, password })).body as { jwt: string; uploadkey: string; permissions: string[] };
@@ -86,10 +93,23 @@ beforeAll(async () => {
   const [head, payload, signature] = admin.jwt.split('.') as [string, string, string];
   const unsigned = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')}.${payload}.`;
   const tampered = `${head}.${payload}.${signature.slice(0, -4)}${signature.slice(-4) === 'AAAA' ? 'BBBB' : 'AAAA'}`;
+  // The ADMIN's own claims, signed with the suite's real secret but expired; with the right secret under another
+  // HMAC algorithm; and with a public key every service trusts (as PEM) used as the HMAC secret (key confusion).
+  const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as Record<string, unknown>;
+  const now = Math.floor(Date.now() / 1000);
+  const expired = forge('HS256', { ...claims, iat: now - 7200, exp: now - 60 }, suite.jwtSecret);
+  const otherAlgorithm = forge('HS512', claims, suite.jwtSecret);
+  const jwk = (JSON.parse(suite.trustedKeys) as { keys: JsonWebKey[] }).keys[0] as JsonWebKey;
+  const confused = forge('HS256', claims, createPublicKey({ key: jwk, format: 'jwk' }).export({ type: 'spki', format: 'pem' }) as string);
+  // The forger is right: the same claims with HS256 and the real secret pass.
+  expect((await as({ authorization: `Bearer ${forge('HS256', claims, suite.jwtSecret)}` }, 'GET', '/api/v1/users/me')).status).toBe(200);
   callers.push(
     { name: 'no credentials', headers: {}, expect: [401] },
     { name: 'a tampered JWT', headers: { authorization: `Bearer ${tampered}` }, expect: [401] },
     { name: 'an unsigned JWT (alg none)', headers: { authorization: `Bearer ${unsigned}` }, expect: [401] },
+    { name: 'an expired JWT', headers: { authorization: `Bearer ${expired}` }, expect: [401] },
+    { name: 'a JWT signed HS512 with the right secret', headers: { authorization: `Bearer ${otherAlgorithm}` }, expect: [401] },
+    { name: 'a JWT signed with a trusted public key as HMAC secret', headers: { authorization: `Bearer ${confused}` }, expect: [401] },
     { name: 'a malformed Authorization header', headers: { authorization: 'Basic YWRtaW46YWRtaW4=' }, expect: [401] },
     { name: 'a revoked API key', headers: { 'x-service-api-key': revoked.key }, expect: [401] },
     { name: 'an upload key', headers: { 'x-upload-key': admin.uploadkey }, expect: [401] },
