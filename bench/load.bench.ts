@@ -2,7 +2,8 @@
  * Load (issue 14), against a suite started with `RATE_LIMIT_PER_MINUTE=0 RATE_LIMIT_ADDRESS_PER_MINUTE=0
  * deploy/local/up` (the edges limit each caller to 600-1200 requests a minute by default). Prints one JSON line.
  *   pnpm exec tsx bench/load.bench.ts [uploaders=50] [readers=20] [seconds=120]
- * env: LOAD_SEED (14), READ_PAUSE_MS (0: readers send their next request at once), DRAIN_TIMEOUT_S (300)
+ * env: LOAD_SEED (14), READ_PAUSE_MS (0: readers send their next request at once), DRAIN_TIMEOUT_S (300), IDLE_WAIT_S
+ *   (60: quiet time after the clean-up before the idle RSS is read)
  *
  * - `uploaders` clients, each with an API key of its own (the upload service lets one principal run 8 uploads at
  *   once: 50 uploaders are 50 principals), upload one file per request to {upload} in a loop for `seconds`. Sizes
@@ -16,7 +17,9 @@
  * - Every service's RSS (VmRSS) and open file descriptors (/proc/<pid>/fd) each second: before, after warm-up
  *   (median of 15-25 % of the run), at the end (median of the last 10 %), the maximum, and after the drain;
  *   `held` when end ≤ warm-up × 1.2; the RSS trend after warm-up (MiB/min) and the JavaScript heap in use at
- *   warm-up and end (/metrics, every 5 s, with the longest event-loop delay). CPU seconds per service, the
+ *   warm-up and end (/metrics, every 5 s, with the longest event-loop delay); RSS once the suite has been quiet
+ *   IDLE_WAIT_S after the clean-up: a service that grew under load but is back within 1.2 × its RSS before the
+ *   load `returnedWhenIdle` (working set given back, not a leak), otherwise it `grew`. CPU seconds per service, the
  *   infrastructure and the rest of the machine during the load; the load average.
  * - After the load: time until no uploaded asset is NOT_READY (metadata's database), until metadata's outbox is
  *   empty (its /metrics gauge) and until every durable consumer's num_pending + num_ack_pending is 0 (as the
@@ -38,6 +41,7 @@ const seconds = Number(process.argv[4] ?? 120);
 const SEED = Number(process.env.LOAD_SEED ?? 14);
 const READ_PAUSE_MS = Number(process.env.READ_PAUSE_MS ?? 0);
 const DRAIN_TIMEOUT_S = Number(process.env.DRAIN_TIMEOUT_S ?? 300);
+const IDLE_WAIT_S = Number(process.env.IDLE_WAIT_S ?? 60);
 const PORTS: Record<string, number> = { gateway: 8080, upload: 8081, 'link-signing': 8082, auth: 8090, metadata: 8091, search: 8092, conversion: 8093, transcode: 8094, addon: 8095, webhook: 8096 };
 const METADATA_METRICS = `${process.env.METADATA_URL ?? 'http://127.0.0.1:8091'}/metrics`;
 const KB = 1000;
@@ -433,8 +437,12 @@ async function main(): Promise<void> {
     }
   }
   for (const k of keys) await api(jwt, 'DELETE', `/api/v1/api_keys/${k.key_id}`);
-  // Memory once the suite has been quiet a while (the drain, then the clean-up): what the services give back.
+  // Memory once the suite has been quiet a while (the drain, the clean-up, then IDLE_WAIT_S): what the services
+  // give back. A service that grew under load and is back near where it started kept no growth.
+  await sleep(IDLE_WAIT_S * 1000);
   const idleRss = Object.fromEntries(Object.entries(pids).map(([s, pid]) => [s, round(procSample(pid, elapsed()).rssKb / 1024, 0)]));
+  const returnedWhenIdle = rssGrew.filter((s) => (idleRss[s] as number) <= ((baseline[s]?.rssKb ?? 0) / 1024) * 1.2);
+  const grewForGood = rssGrew.filter((s) => !returnedWhenIdle.includes(s));
   await nc.close();
   await db.end();
 
@@ -468,8 +476,8 @@ async function main(): Promise<void> {
       },
       assets: { uploaded: ids.length, statuses, inError },
       rssMiB: memory,
-      rssFlat: { held: rssHeld, grew: rssGrew },
-      rssAfterCleanupMiB: idleRss,
+      rssFlat: { held: rssHeld, returnedWhenIdle, grew: grewForGood },
+      rssIdleMiB: { afterS: IDLE_WAIT_S, ...idleRss },
       fds: descriptors,
       fdsFlat: { held: fdsHeld, grew: fdsGrew },
       cpuSeconds: {
