@@ -17,6 +17,9 @@ SECRET=${S3_SECRET_KEY:-localsecret123}
 MEM=${S3_MEM_BYTES:-4294967296}
 MONPORT=${S3_MON_PORT:-$((PORT + 100))}
 DURABLE=${S3_DURABLE:-0}
+# Deleted objects give their space back within about two minutes (radosgw's defaults keep them two hours, so a
+# store that deletes as much as it writes fills up, and a full Ceph store makes every write wait).
+RGW_GC=(--rgw_gc_obj_min_wait=60 --rgw_gc_processor_period=60 --rgw_gc_processor_max_time=60)
 
 # Stop every daemon at once: the in-memory store has nothing worth a slow shutdown (the OSD takes ~7 s on TERM).
 stop_all() {
@@ -71,7 +74,7 @@ if [ "$DURABLE" = 1 ] && [ -f "$D/durable" ] && [ -f "$D/ceph.conf" ]; then
   ceph-mon -c "$D/ceph.conf" -i a 2>>"$D/log/start.log" || fail "monitor did not start"
   ceph-osd -c "$D/ceph.conf" -i 0 2>>"$D/log/start.log" || fail "osd did not start"
   wait_osd_up || fail "osd not up after 60 s"
-  radosgw -c "$D/ceph.conf" -n client.rgw.a 2>>"$D/log/start.log" || fail "radosgw did not start"
+  radosgw -c "$D/ceph.conf" -n client.rgw.a "${RGW_GC[@]}" 2>>"$D/log/start.log" || fail "radosgw did not start"
   wait_http_any "http://127.0.0.1:$PORT/" || fail "radosgw not answering after 60 s"
   touch "$D/ready"
   ready
@@ -139,7 +142,7 @@ OSD_ID=$(timeout 60 ceph -c "$D/ceph.conf" osd create) || fail "monitor did not 
 ceph-osd -c "$D/ceph.conf" -i "$OSD_ID" --mkfs >/dev/null 2>&1 || fail "osd mkfs failed"
 ceph-osd -c "$D/ceph.conf" -i "$OSD_ID" 2>>"$D/log/start.log"
 wait_osd_up || fail "osd not up after 60 s"
-radosgw -c "$D/ceph.conf" -n client.rgw.a 2>>"$D/log/start.log"
+radosgw -c "$D/ceph.conf" -n client.rgw.a "${RGW_GC[@]}" 2>>"$D/log/start.log"
 wait_http_any "http://127.0.0.1:$PORT/" || fail "radosgw not answering after 60 s"
 timeout 60 radosgw-admin -c "$D/ceph.conf" user create --uid=local --display-name=local \
   --access-key="$ACCESS" --secret="$SECRET" >/dev/null || fail "radosgw-admin user create failed"
