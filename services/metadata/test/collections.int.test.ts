@@ -121,11 +121,14 @@ describe('collections (CONTRACT §9)', () => {
       const one = (await call('POST', '/api/v1/collections', { name: 'one', shared: true })).body.collection_id;
       const two = (await call('POST', '/api/v1/collections', { name: 'two' })).body.collection_id;
       const [a] = await assets(1);
-      await call('POST', `/api/v1/collections/${one}/assets`, { ids: [a] });
-      await call('POST', `/api/v1/collections/${two}/assets`, { ids: [a] });
-      await call('DELETE', `/api/v1/collections/${one}`);
+      // Each change answered (a failed one would publish nothing, and the wait below would only say so later).
+      expect((await call('POST', `/api/v1/collections/${one}/assets`, { ids: [a] })).status).toBe(200);
+      expect((await call('POST', `/api/v1/collections/${two}/assets`, { ids: [a] })).status).toBe(200);
+      expect((await call('DELETE', `/api/v1/collections/${one}`)).status).toBe(200);
       const of = () => seen.messages.filter((m) => m.subject === collectionMembershipSubject(GROUP, a!)).map((m) => m.payload);
-      await waitFor(async () => of().length === 3, { description: 'three membership messages' });
+      // Through the outbox relay and JetStream to a pull consumer: seconds at most, but the whole suite shares two
+      // cores (a run in CI once took over 10 s).
+      await waitFor(async () => of().length === 3, { timeoutMs: 30_000, description: 'three membership messages' });
       expect(of().map((m: any) => m.collection_ids)).toEqual([[one], [one, two].sort(), [two]]);
       const versions = of().map((m: any) => m.version);
       expect([...versions].sort((x, y) => x - y)).toEqual(versions);
