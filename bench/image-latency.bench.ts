@@ -5,7 +5,7 @@
  * Runs against a suite started with deploy/local/up; prints one JSON line.
  *   pnpm exec tsx bench/image-latency.bench.ts [count=12] [megapixels=12]
  */
-import { benchMinio, login, meterSuiteCpu, photo, profileSpecs, sharpConvert, untilOk, uploadEach, uploadFiles, type ConversionSpec } from './support';
+import { benchMinio, login, meterSuiteCpu, photo, profileSpecs, sharpConvert, untilOk, uploadEach, uploadFiles, totalCpu, type ConversionSpec } from './support';
 
 const count = Number(process.argv[2] ?? 12);
 const megapixels = Number(process.argv[3] ?? 12);
@@ -50,8 +50,6 @@ async function sharpAlone(files: Buffer[], specs: ConversionSpec[]): Promise<num
   return performance.now() - started;
 }
 
-const sum = (cpu: Record<string, number>): number => Math.round(Object.values(cpu).reduce((a, b) => a + b, 0) * 100) / 100;
-
 async function main(): Promise<void> {
   const jwt = await login();
   const specs = await profileSpecs(jwt);
@@ -85,9 +83,9 @@ async function main(): Promise<void> {
       // Where the CPU went (seconds): every service and piece of infrastructure during the request-per-file run
       // (its polling included), and the bench process plus the S3 server during the bare tools' run.
       cpu_s: {
-        suite: sum(serviceCpu),
+        suite: totalCpu(serviceCpu),
         suite_by_process: serviceCpu,
-        bare_tools: Math.round(((bareCpu.user + bareCpu.system) / 1e6 + sum(bareStore)) * 100) / 100,
+        bare_tools: totalCpu({ ...bareStore, bench: (bareCpu.user + bareCpu.system) / 1e6 }),
       },
     }),
   );

@@ -11,7 +11,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { api, applySettings, login, meterSuiteCpu, photo, profileSpecs, sharpConvert, untilJobsDone, untilOk, uploadFiles, type ConversionSpec } from './support';
+import { api, applySettings, login, meterSuiteCpu, photo, profileSpecs, sharpConvert, untilJobsDone, untilOk, uploadFiles, totalCpu, type ConversionSpec } from './support';
 
 const exec = promisify(execFile);
 const count = Number(process.argv[2] ?? 20);
@@ -101,7 +101,7 @@ async function main(): Promise<void> {
       // Where the CPU went (seconds): every service and piece of infrastructure during the suite's run, and the
       // bench process (sharp's threads) during plain sharp's.
       cpu_s: {
-        suite: Math.round(Object.values(serviceCpu).reduce((a, b) => a + b, 0) * 100) / 100,
+        suite: totalCpu(serviceCpu),
         suite_by_process: serviceCpu,
         plain_sharp: Math.round((sharpCpu.user + sharpCpu.system) / 1e4) / 100,
       },

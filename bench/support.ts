@@ -232,6 +232,9 @@ export function meterSuiteCpu(): { stop(): Record<string, number> } {
   };
 }
 
+/** The CPU seconds of a `meterSuiteCpu` reading (or several processes) added up, to the hundredth. */
+export const totalCpu = (cpu: Record<string, number>): number => Math.round(Object.values(cpu).reduce((a, b) => a + b, 0) * 100) / 100;
+
 /** Resident memory (kB) of a process and all its descendants (ffmpeg children included), from /proc. */
 export function treeRssKb(pid: number): number {
   return sumOverTree(pid, (p) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0));

@@ -34,7 +34,8 @@ async function main(): Promise<void> {
         nc,
         {
           js: jetstream(nc),
-          heartbeatMs: config.JOB_HEARTBEAT_MS, progressIntervalMs: config.JOB_PROGRESS_INTERVAL_MS,
+          heartbeatMs: config.JOB_HEARTBEAT_MS,
+          progressIntervalMs: config.JOB_PROGRESS_INTERVAL_MS,
           logger,
           storage,
           settings: new GroupSettingsClient({ authUrl: config.AUTH_URL, signer: createServiceSigner(config.SERVICE_KEY), ttlMs: config.SETTINGS_CACHE_MS }),

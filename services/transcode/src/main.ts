@@ -36,7 +36,8 @@ async function main(): Promise<void> {
         nc,
         {
           js: jetstream(nc),
-          heartbeatMs: config.JOB_HEARTBEAT_MS, progressIntervalMs: config.JOB_PROGRESS_INTERVAL_MS,
+          heartbeatMs: config.JOB_HEARTBEAT_MS,
+          progressIntervalMs: config.JOB_PROGRESS_INTERVAL_MS,
           logger,
           storage,
           ffmpeg,
