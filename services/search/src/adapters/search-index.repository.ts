@@ -12,7 +12,9 @@ export interface AddonTerms {
 
 /**
  * Writes of the read model. Every write carries the event's asset version and changes the row only when that
- * version is newer than the row's: events may arrive twice or out of order, the row ends the same.
+ * version is newer than the row's: events may arrive twice or out of order, the row ends the same. The asset as
+ * events carry it (`version`) and its place in or out of the trash (`trash_version`) are versioned apart, so a
+ * deletion that overtakes the asset's earlier events does not keep them out; a purge's tombstone sets both.
  */
 export class SearchIndexRepository {
   constructor(private readonly pool: Pool) {}
@@ -56,12 +58,15 @@ export class SearchIndexRepository {
     return (r.rowCount ?? 0) > 0;
   }
 
-  /** file-deleted of the original (the asset goes to the trash) and file-undeleted (it comes back). */
+  /**
+   * file-deleted of the original (the asset goes to the trash) and file-undeleted (it comes back). Seen before the
+   * asset's data, a placeholder row (not `indexed`) that the earlier events then fill.
+   */
   async setDeleted(groupId: number, assetId: string, version: number, deleted: boolean): Promise<boolean> {
     const r = await this.pool.query(
-      `INSERT INTO search_index AS s (asset_id, group_id, version, deleted) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (asset_id) DO UPDATE SET version = EXCLUDED.version, deleted = EXCLUDED.deleted
-       WHERE s.version < EXCLUDED.version AND s.group_id = EXCLUDED.group_id`,
+      `INSERT INTO search_index AS s (asset_id, group_id, version, trash_version, deleted) VALUES ($1, $2, 0, $3, $4)
+       ON CONFLICT (asset_id) DO UPDATE SET trash_version = EXCLUDED.trash_version, deleted = EXCLUDED.deleted
+       WHERE s.trash_version < EXCLUDED.trash_version AND s.group_id = EXCLUDED.group_id`,
       [assetId, groupId, version, deleted],
     );
     return (r.rowCount ?? 0) > 0;
@@ -106,11 +111,11 @@ export class SearchIndexRepository {
    */
   async setPurged(groupId: number, assetId: string, version: number): Promise<boolean> {
     const r = await this.pool.query(
-      `INSERT INTO search_index AS s (asset_id, group_id, version, indexed, deleted) VALUES ($1, $2, $3, false, true)
-       ON CONFLICT (asset_id) DO UPDATE SET version = EXCLUDED.version, indexed = false, deleted = true, status = NULL, name = NULL,
+      `INSERT INTO search_index AS s (asset_id, group_id, version, trash_version, indexed, deleted) VALUES ($1, $2, $3, $3, false, true)
+       ON CONFLICT (asset_id) DO UPDATE SET version = EXCLUDED.version, trash_version = EXCLUDED.trash_version, indexed = false, deleted = true, status = NULL, name = NULL,
          content_type = NULL, size = NULL, creator_id = NULL, upload_time = NULL, update_time = NULL, data = '{}'::jsonb, doc = NULL,
          data_schema_id = 0, labels = '{}', tsv = ''::tsvector, collection_ids = '{}'
-       WHERE s.version < EXCLUDED.version AND s.group_id = EXCLUDED.group_id`,
+       WHERE s.version < EXCLUDED.version AND s.trash_version < EXCLUDED.version AND s.group_id = EXCLUDED.group_id`,
       [assetId, groupId, version],
     );
     return (r.rowCount ?? 0) > 0;
