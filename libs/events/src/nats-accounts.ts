@@ -48,6 +48,9 @@ function kvBucket(bucket: string): string[] {
     `${API}.CONSUMER.CREATE.${stream}.>`,
     `${API}.CONSUMER.DELETE.${stream}.>`,
     `${API}.CONSUMER.INFO.${stream}.>`,
+    // Key listings and watches are push consumers: without answering their flow control, a listing longer than
+    // the server's window stalls for good.
+    `$JS.FC.${stream}.>`,
     `$KV.${bucket}.>`,
   ];
 }
@@ -103,7 +106,16 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
   },
   upload: {
     // Its pending-upload journal, the locks of resumable uploads, and ingest jobs: their commands in, their reports out.
-    publish: [JS_INFO, ...kvBucket('UPLOAD_PENDING'), ...kvBucket('TUS_LOCKS'), ...kvBucket('IDEMPOTENCY'), SUBJECT_JOB_REPORTS, ...durableConsumer(DAM_INTERNAL, 'upload-jobs')],
+    // Finished journal entries are purged key by key (no delete marker left behind).
+    publish: [
+      JS_INFO,
+      ...kvBucket('UPLOAD_PENDING'),
+      `${API}.STREAM.PURGE.KV_UPLOAD_PENDING`,
+      ...kvBucket('TUS_LOCKS'),
+      ...kvBucket('IDEMPOTENCY'),
+      SUBJECT_JOB_REPORTS,
+      ...durableConsumer(DAM_INTERNAL, 'upload-jobs'),
+    ],
     subscribe: [],
   },
   conversion: {

@@ -58,7 +58,9 @@ export async function startUploadFixtures(name: string, metadataEnv: Record<stri
     ...metadataEnv,
   });
   const nc = await connectNats(nats.url, `${name}-test`, nats.seed('admin'));
-  const journal = await natsPendingJournal(nc, { refreshMs: 60_000, onError: () => undefined });
+  // The journal as the upload service holds it: under its NATS identity, so its permissions are checked too.
+  const journalNc = await connectNats(nats.url, 'upload', nats.seed('upload'));
+  const journal = await natsPendingJournal(journalNc, { refreshMs: 60_000, onError: () => undefined });
   const started: ServiceProcess[] = [];
   return {
     bucket,
@@ -83,7 +85,7 @@ export async function startUploadFixtures(name: string, metadataEnv: Record<stri
     },
     async stop() {
       await Promise.all(started.map((p) => p.stop()));
-      await nc.drain();
+      await Promise.all([nc.drain(), journalNc.drain()]);
       await metadata.stop();
       await nats.stop();
     },

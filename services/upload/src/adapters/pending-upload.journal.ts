@@ -1,3 +1,4 @@
+import { jetstreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { ELECTION_RETRY_MS, natsCall, retryTransient, scaleStream } from '@dam/events';
@@ -37,14 +38,19 @@ export interface PendingJournal {
   remove(id: string, revision: number): Promise<boolean>;
 }
 
-// Entries are refreshed long before this; it only bounds delete markers and entries of a bucket nobody reaps.
+// Entries are refreshed long before this; it only bounds entries of a bucket nobody reaps (and the delete markers
+// of a version that left one per upload).
 const BUCKET_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+/** A listing of the journal that takes longer than this fails (the pass is retried), so the reaper never stalls. */
+export const LIST_TIMEOUT_MS = 60_000;
 /** How long an upload waits for the journal's stream to elect a leader before it answers 503 (elections take 4-9 s). */
 const JOURNAL_ELECTION_WAIT_MS = 12_000;
 
 /**
  * The durable list of objects stored but not yet registered with metadata (JetStream KV, one key per asset
  * id). It survives the upload process, so a restarted or other replica can remove what a crash left behind.
+ * A finished entry is purged from the bucket's stream rather than deleted: a KV delete leaves a marker per key
+ * that every listing reads again until the bucket's TTL, and the journal sees one key per upload.
  */
 export async function natsPendingJournal(
   nc: NatsConnection,
@@ -60,9 +66,15 @@ export async function natsPendingJournal(
   // Creating an identical bucket that another replica just created is no error; an existing one is only bound (at
   // the replicas it has, so it is scaled below). A cluster electing a leader is waited out.
   const kv: KV = await retryTransient(() => new Kvm(nc).create(PENDING_BUCKET, { history: 1, ttl: BUCKET_TTL_MS, replicas }), ELECTION_RETRY_MS);
-  const previous = await scaleStream(nc, `KV_${PENDING_BUCKET}`, replicas);
+  const stream = `KV_${PENDING_BUCKET}`;
+  const previous = await scaleStream(nc, stream, replicas);
   if (previous !== undefined) opts.onScaled?.(previous, replicas);
+  const jsm = await jetstreamManager(nc);
   const encode = (u: PendingUpload) => JSON.stringify(u);
+  /** Every message of the key, entries and markers alike, gone: the key no longer exists and costs nothing. */
+  const purge = async (id: string): Promise<void> => {
+    await jsm.streams.purge(stream, { filter: `$KV.${PENDING_BUCKET}.${id}` });
+  };
   return {
     async open(id, upload) {
       // A cluster node that led the bucket died: the upload waits for the new leader (seconds) rather than failing.
@@ -75,7 +87,7 @@ export async function natsPendingJournal(
       return {
         async close() {
           clearInterval(timer);
-          await natsCall(nc, () => kv.delete(id)).catch((error: unknown) => opts.onError(error, id));
+          await natsCall(nc, () => purge(id)).catch((error: unknown) => opts.onError(error, id));
         },
         abandon: () => clearInterval(timer),
       };
@@ -83,7 +95,13 @@ export async function natsPendingJournal(
     async stale(olderThanMs) {
       const cutoff = Date.now() - olderThanMs;
       const keys: string[] = [];
-      for await (const key of await kv.keys()) keys.push(key);
+      const listing = await kv.keys();
+      const timer = setTimeout(() => listing.stop(new Error(`listing the ${PENDING_BUCKET} bucket took over ${LIST_TIMEOUT_MS} ms`)), LIST_TIMEOUT_MS);
+      try {
+        for await (const key of listing) keys.push(key);
+      } finally {
+        clearTimeout(timer);
+      }
       const out: StalePending[] = [];
       for (const key of keys) {
         const entry = await kv.get(key);
@@ -94,7 +112,9 @@ export async function natsPendingJournal(
     },
     async remove(id, revision) {
       try {
+        // Only if nobody wrote it since (the delete checks the revision), then the marker the delete left.
         await kv.delete(id, { previousSeq: revision });
+        await purge(id);
         return true;
       } catch (error) {
         // Another replica reaped it, or the request wrote it again: either way not ours to delete now.
