@@ -79,6 +79,11 @@ export const jobWorkerEnv = {
    * settings change applies to the very next upload; a cache spares auth under load, and delays changes by as much.
    */
   SETTINGS_CACHE_MS: z.coerce.number().int().nonnegative().default(0),
+  /**
+   * While the service hears auth's settings notices (NATS connected), a group's settings are reused until the
+   * group's next notice, and at most this long (a bound on a notice lost anyway); 0 reads them fresh every time.
+   */
+  SETTINGS_MAX_AGE_MS: z.coerce.number().int().nonnegative().default(300_000),
 };
 
 export const s3Env = {

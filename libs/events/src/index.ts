@@ -19,6 +19,7 @@ export * from './schemas/collection.event';
 export * from './schemas/asset-purge.event';
 export * from './schemas/schema-registry';
 export { addonStatusClient, serveAddonStatus, type AddonState } from './addon-status';
+export { announceSettingsChanged, followSettingsChanges, settingsNoticeSubject, SETTINGS_NOTICES_SUBJECTS, type SettingsChangeFeed } from './settings-notices';
 export { IDEMPOTENCY_BUCKET, natsIdempotencyStore } from './idempotency-store';
 export {
   connectNats,

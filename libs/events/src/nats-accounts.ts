@@ -1,4 +1,5 @@
 import { nkeys } from '@nats-io/nats-core';
+import { SETTINGS_NOTICES_SUBJECTS } from './settings-notices';
 import { ASSET_EVENTS, ASSET_PURGES, ASSET_PURGES_SUBJECTS, COLLECTIONS, COLLECTIONS_SUBJECTS, DAM_INTERNAL, DATA_SCHEMAS, DATA_SCHEMAS_SUBJECTS, SUBJECT_ADDON_STATUS, SUBJECT_CDN_EVICT, SUBJECT_JOB_REPORTS, SUBJECT_USAGE_CDN_BYTES, SUBJECT_USAGE_PREFIX, usageSubject } from './subjects';
 
 /**
@@ -84,6 +85,8 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
       `${API}.CONSUMER.DURABLE.CREATE.${DAM_INTERNAL}.auth-usage`,
       `${API}.CONSUMER.MSG.NEXT.${DAM_INTERNAL}.auth-usage`,
       `$JS.ACK.${DAM_INTERNAL}.auth-usage.>`,
+      // Its notices of group settings changes, to every service that keeps settings.
+      SETTINGS_NOTICES_SUBJECTS,
     ],
     subscribe: [],
   },
@@ -102,7 +105,7 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
       SUBJECT_ADDON_STATUS,
       ...durableConsumer(DAM_INTERNAL, 'metadata-job-reports'),
     ],
-    subscribe: [],
+    subscribe: [SETTINGS_NOTICES_SUBJECTS],
   },
   upload: {
     // Its pending-upload journal, the locks of resumable uploads, and ingest jobs: their commands in, their reports out.
@@ -121,12 +124,12 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
   conversion: {
     // Takes its job commands from DAM_INTERNAL and reports on the one report subject; nothing on ASSET_EVENTS.
     publish: [JS_INFO, SUBJECT_JOB_REPORTS, ...durableConsumer(DAM_INTERNAL, 'conversion-jobs')],
-    subscribe: [],
+    subscribe: [SETTINGS_NOTICES_SUBJECTS],
   },
   transcode: {
     // As conversion: its job commands from DAM_INTERNAL, its reports on the one report subject.
     publish: [JS_INFO, SUBJECT_JOB_REPORTS, usageSubject('transcode_seconds'), ...durableConsumer(DAM_INTERNAL, 'transcode-jobs')],
-    subscribe: [],
+    subscribe: [SETTINGS_NOTICES_SUBJECTS],
   },
   'link-signing': {
     // Follows ASSET_EVENTS to drop cached bytes of replaced and deleted assets (every replica its own cache);
@@ -156,7 +159,7 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
   // Deliveries of every asset event (its durable), and reissue jobs: their commands in, their reports out.
   webhook: {
     publish: [JS_INFO, ...durableConsumer(ASSET_EVENTS, 'webhook-deliveries'), ...durableConsumer(DAM_INTERNAL, 'webhook-jobs'), SUBJECT_JOB_REPORTS],
-    subscribe: [],
+    subscribe: [SETTINGS_NOTICES_SUBJECTS],
   },
   search: {
     // Its read model: a durable consumer per stream, and ordered consumers of each for the replay command.

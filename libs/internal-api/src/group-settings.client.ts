@@ -5,12 +5,27 @@ import { groupSettingsResponse, INTERNAL_PATHS } from './schemas';
 /** A group's settings record as auth keeps it (CONTRACT §3); each reader picks and checks what it needs. */
 export type GroupSettings = Record<string, unknown>;
 
+/** Auth's notices of settings changes (followSettingsChanges in @dam/events). */
+export interface SettingsChanges {
+  /** Notices can arrive now (subscribed, connected). */
+  live(): boolean;
+  /** `groupId`'s settings changed; without one, any group's may have. */
+  onChange(listener: (groupId?: string) => void): void;
+}
+
 export interface GroupSettingsClientOptions {
   authUrl: string;
   /** This service's identity: auth answers settings (they hold the webhook secret) only to known workers. */
   signer: InternalClientOptions['signer'];
-  /** How long a group's settings are reused (default 0: read fresh every time, so a change applies at once). */
+  /**
+   * How long a group's settings are reused without notices (default 0: read fresh every time, so a change applies
+   * at once).
+   */
   ttlMs?: number;
+  /** Auth's change notices: while they can arrive, settings are reused until their group's notice (or `maxAgeMs`). */
+  changes?: SettingsChanges;
+  /** The longest settings are reused while following notices (default 300000), a bound on a notice lost anyway. */
+  maxAgeMs?: number;
   timeoutMs?: number;
   now?: () => number;
 }
@@ -18,29 +33,48 @@ export interface GroupSettingsClientOptions {
 /**
  * Reads a group's settings from auth (`GET /internal/v1/groups/:id/settings`), the owner of the record.
  * Failures throw UNAVAILABLE (503 to a request, a retry to a consumer): acting on guessed settings would make
- * the wrong outputs or let a bulk delete past the group's limits.
+ * the wrong outputs or let a bulk delete past the group's limits. With `changes`, a group's settings are read
+ * once and reused until auth announces a change of that group: a job or event then costs no call to auth, and a
+ * change still applies to the next one.
  */
 export class GroupSettingsClient {
-  private readonly cache = new Map<string, { value: GroupSettings; expires: number }>();
+  /** `followed`: kept on the strength of notices, so good only while they can arrive. */
+  private readonly cache = new Map<string, { value: GroupSettings; expires: number; followed: boolean }>();
   private readonly ttlMs: number;
+  private readonly maxAgeMs: number;
+  private readonly changes: SettingsChanges | undefined;
   private readonly timeoutMs: number;
   private readonly now: () => number;
   private readonly auth: InternalClient;
+  /** Counts notices: a read that a notice overtook is used once but not kept (it may predate the change). */
+  private noticesSeen = 0;
 
   constructor(options: GroupSettingsClientOptions) {
     this.auth = internalClient({ baseUrl: options.authUrl, audience: 'auth', signer: options.signer });
     this.ttlMs = options.ttlMs ?? 0;
+    this.maxAgeMs = options.maxAgeMs ?? 300_000;
+    this.changes = options.changes;
     this.timeoutMs = options.timeoutMs ?? 5_000;
     this.now = options.now ?? Date.now;
+    this.changes?.onChange((groupId) => {
+      this.noticesSeen += 1;
+      if (groupId === undefined) this.cache.clear();
+      else this.cache.delete(groupId);
+    });
   }
 
   async get(groupId: string): Promise<GroupSettings> {
     const hit = this.cache.get(groupId);
-    if (hit && hit.expires > this.now()) return hit.value;
+    if (hit && hit.expires > this.now() && (!hit.followed || this.changes?.live())) return hit.value;
+    const seen = this.noticesSeen;
     const value = await this.fetchSettings(groupId);
-    this.cache.set(groupId, { value, expires: this.now() + this.ttlMs });
-    // Bounded: groups that stopped uploading do not pile up.
-    if (this.cache.size > 10_000) this.evictExpired();
+    const followed = this.changes?.live() === true;
+    const keepMs = followed ? this.maxAgeMs : this.ttlMs;
+    if (keepMs > 0 && seen === this.noticesSeen) {
+      this.cache.set(groupId, { value, expires: this.now() + keepMs, followed });
+      // Bounded: groups that stopped uploading do not pile up.
+      if (this.cache.size > 10_000) this.evictExpired();
+    }
     return value;
   }
 

@@ -27,6 +27,8 @@ export interface AuthAppDeps {
   /** metadata's view of assets (settings check a watermark asset against it). */
   assets: AssetDirectory;
   webhookAllowHosts: readonly string[];
+  /** Tells the services that keep group settings that a group's changed (NATS); without it they read them fresh. */
+  announceSettingsChange?: (groupId: number) => Promise<void>;
   /** The service's whole readiness (runService's: the database, NATS, the usage worker); the database alone by default. */
   readiness?: ReadinessCheck;
 }
@@ -67,7 +69,15 @@ export function createAuthApp(deps: AuthAppDeps): Express {
   app.use(userRoutes(deps.pool));
   app.use(groupRoutes(deps.pool));
   app.use(apiKeyRoutes(deps.pool));
-  app.use(settingsRoutes({ pool: deps.pool, assets: deps.assets, webhookAllowHosts: deps.webhookAllowHosts }));
+  app.use(
+    settingsRoutes({
+      pool: deps.pool,
+      assets: deps.assets,
+      webhookAllowHosts: deps.webhookAllowHosts,
+      logger: deps.logger,
+      ...(deps.announceSettingsChange ? { announce: deps.announceSettingsChange } : {}),
+    }),
+  );
   app.use(usageRoutes(new UsageRepository(deps.pool)));
   return finishApp(app, deps.logger);
 }

@@ -7,7 +7,7 @@ import { createLogger } from '@dam/logging';
 import { httpAssetDirectory } from './adapters/metadata-assets.client';
 import { createAuthApp } from './app';
 import { isDefaultAdmin, loadAuthConfig } from './config';
-import { connectNats, DAM_INTERNAL, natsReachable, waitForStreams } from '@dam/events';
+import { announceSettingsChanged, connectNats, DAM_INTERNAL, natsReachable, waitForStreams } from '@dam/events';
 import { UsageRepository } from './adapters/usage.repository';
 import { usageWorker } from './consumers/usage.consumer';
 import { bootstrap } from './use-cases/bootstrap.use-case';
@@ -65,6 +65,7 @@ async function main(): Promise<void> {
         jwtTtlSeconds: config.JWT_TTL,
         assets: httpAssetDirectory({ baseUrl: config.METADATA_URL, signer: createServiceSigner(config.SERVICE_KEY) }),
         webhookAllowHosts: parseAllowHosts(config.WEBHOOK_ALLOW_HOSTS),
+        ...(nc ? { announceSettingsChange: (groupId: number) => announceSettingsChanged(nc, groupId) } : {}),
         loginLimits: {
           maxPerEmail: config.LOGIN_MAX_FAILURES_PER_EMAIL,
           maxPerAddress: config.LOGIN_MAX_FAILURES_PER_ADDRESS,

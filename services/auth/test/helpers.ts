@@ -31,6 +31,8 @@ export async function migratedPool(): Promise<Pool> {
 export const knownAssets = new Map<number, Set<string>>();
 
 export interface StartOptions {
+  /** Receives auth's settings notices (NATS in the service). */
+  announceSettingsChange?: (groupId: number) => Promise<void>;
   /** The login limiter's clock. */
   now?: () => number;
   /** metadata's view of assets; by default the `knownAssets` table. */
@@ -52,6 +54,7 @@ export async function startAuth(limits: Partial<LoginLimits> = {}, opts: StartOp
     // metadata's answer, as a table: group id → its asset ids (the real client: settings.int.test.ts).
     assets: opts.assets ?? { existing: async (p, ids) => ids.filter((id) => knownAssets.get(p.group_id)?.has(id)) },
     webhookAllowHosts: ['127.0.0.1'],
+    ...(opts.announceSettingsChange ? { announceSettingsChange: opts.announceSettingsChange } : {}),
   });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));

@@ -118,3 +118,43 @@ describe('PATCH /api/v1/settings: watermark_asset_id, asked of metadata', () => 
     expect(ftp.body.error.details[0].path).toMatch(/^webhooks\.urls/);
   });
 });
+
+describe('PATCH /api/v1/settings: notices to the services that keep settings', () => {
+  it('announces each committed change of a group before answering, and nothing for a refused one', async () => {
+    const announced: number[] = [];
+    let answered = false;
+    let announcedBeforeAnswer = false;
+    let failNext = false;
+    const auth = await startAuth(
+      {},
+      {
+        announceSettingsChange: async (groupId) => {
+          announcedBeforeAnswer = !answered;
+          announced.push(groupId);
+          if (failNext) throw new Error('NATS cannot be reached');
+        },
+      },
+    );
+    try {
+      const patch = async (group: number, body: unknown) => {
+        answered = false;
+        const res = await call(`${auth.url}/api/v1/settings`, 'PATCH', body, principalHeaders(group, 1, 1));
+        answered = true;
+        return res;
+      };
+      expect((await patch(1, { conversions: { profile: { image: ['thumb'] } } })).status).toBe(200);
+      expect(announced).toEqual([1]);
+      expect(announcedBeforeAnswer).toBe(true);
+      expect((await patch(1, { webhooks: { urls: ['https://[::1]/x'] } })).status).toBe(400);
+      expect(announced).toEqual([1]);
+      // A notice that cannot go out does not undo the committed change (readers' max age bounds it).
+      failNext = true;
+      const res = await patch(1, { conversions: { profile: { image: [] } } });
+      expect(res.status).toBe(200);
+      expect(res.body.conversions.profile.image).toEqual([]);
+      expect(announced).toEqual([1, 1]);
+    } finally {
+      await auth.close();
+    }
+  });
+});

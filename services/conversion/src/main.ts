@@ -1,7 +1,7 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { jetstream } from '@nats-io/jetstream';
 import { createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
-import { connectNats, DAM_INTERNAL, natsReachable, waitForStreams } from '@dam/events';
+import { connectNats, DAM_INTERNAL, natsReachable, waitForStreams, followSettingsChanges } from '@dam/events';
 import { runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
@@ -38,7 +38,13 @@ async function main(): Promise<void> {
           progressIntervalMs: config.JOB_PROGRESS_INTERVAL_MS,
           logger,
           storage,
-          settings: new GroupSettingsClient({ authUrl: config.AUTH_URL, signer: createServiceSigner(config.SERVICE_KEY), ttlMs: config.SETTINGS_CACHE_MS }),
+          settings: new GroupSettingsClient({
+            authUrl: config.AUTH_URL,
+            signer: createServiceSigner(config.SERVICE_KEY),
+            ttlMs: config.SETTINGS_CACHE_MS,
+            maxAgeMs: config.SETTINGS_MAX_AGE_MS,
+            changes: followSettingsChanges(nc),
+          }),
           images,
           maxOutputPixels: config.MAX_OUTPUT_PIXELS,
         },

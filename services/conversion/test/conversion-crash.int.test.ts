@@ -39,7 +39,7 @@ describe('conversion crash mid-work', () => {
       .png({ compressionLevel: 1 })
       .toBuffer();
     const checksum = await h.putOriginal('g1', 'big', bytes);
-    const env = h.env({ AUTH_URL: auth.url, ACK_WAIT_MS: '2000' });
+    const env = h.env({ AUTH_URL: auth.url, SETTINGS_MAX_AGE_MS: '0', ACK_WAIT_MS: '2000' });
 
     const first = await startServiceProcess('conversion', env);
     services.push(first);

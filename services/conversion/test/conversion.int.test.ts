@@ -36,7 +36,7 @@ describe('conversion service (real NATS, S3, sharp)', () => {
       'conversion',
       // OUTAGE_RETRY_MS 0: each failure counts as a delivery here (the retry in place through outages: test/faults).
       // JOB_PROGRESS_INTERVAL_MS 0: every progress step reported (a job this short is otherwise STARTED, COMPLETED).
-      h.env({ AUTH_URL: auth.url, MAX_DELIVER: '3', RETRY_BACKOFF_MS: '200', SETTINGS_CACHE_MS: '0', OUTAGE_RETRY_MS: '0', JOB_PROGRESS_INTERVAL_MS: '0' }),
+      h.env({ AUTH_URL: auth.url, MAX_DELIVER: '3', RETRY_BACKOFF_MS: '200', SETTINGS_CACHE_MS: '0', SETTINGS_MAX_AGE_MS: '0', OUTAGE_RETRY_MS: '0', JOB_PROGRESS_INTERVAL_MS: '0' }),
     );
   });
 

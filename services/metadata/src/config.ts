@@ -15,6 +15,8 @@ export const configSchema = z.object({
   CONVERSION_URL: serviceUrl(8093),
   /** 0 (default): `process` and bulk deletes read the group's settings fresh; see jobWorkerEnv. */
   SETTINGS_CACHE_MS: z.coerce.number().int().nonnegative().default(0),
+  /** Reuse of a group's settings while auth's notices can arrive; see jobWorkerEnv. */
+  SETTINGS_MAX_AGE_MS: z.coerce.number().int().nonnegative().default(300_000),
   /** How often queued object-store deletions (delete, purge, replace) are carried out. */
   OBJECT_DELETIONS_INTERVAL_MS: z.coerce.number().int().min(50).default(1_000),
   /** How often the bytes stored per group and user are measured for usage statistics (`storage_bytes`, daily). */

@@ -2,7 +2,7 @@ import { telemetry } from './instrument'; // must stay the first import
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
 import { createPool, ping } from '@dam/db';
-import { ASSET_EVENTS, connectNats, DAM_INTERNAL, natsReachable, waitForStreams } from '@dam/events';
+import { ASSET_EVENTS, connectNats, DAM_INTERNAL, natsReachable, waitForStreams, followSettingsChanges } from '@dam/events';
 import { guardedPost, parseAllowHosts, runMain, runService, startPoller } from '@dam/http';
 import { GroupSettingsClient } from '@dam/internal-api';
 import { createLogger } from '@dam/logging';
@@ -26,9 +26,15 @@ async function main(): Promise<void> {
   const js = jetstream(nc);
   const jsm = await jetstreamManager(nc, { timeout: 2_000 });
   const repo = new DeliveryRepository(pool);
-  // Settings are read fresh by default (a changed URL list or secret applies to the next event and attempt);
-  // SETTINGS_CACHE_MS reuses them, sparing auth under load and delaying changes by as much.
-  const groupSettings = new GroupSettingsClient({ authUrl: config.AUTH_URL, signer: createServiceSigner(config.SERVICE_KEY), ttlMs: config.SETTINGS_CACHE_MS });
+  // Settings are reused until auth announces a change of the group (a changed URL list or secret still applies to
+  // the next event and attempt); without NATS connected they are read fresh (or reused for SETTINGS_CACHE_MS).
+  const groupSettings = new GroupSettingsClient({
+    authUrl: config.AUTH_URL,
+    signer: createServiceSigner(config.SERVICE_KEY),
+    ttlMs: config.SETTINGS_CACHE_MS,
+    maxAgeMs: config.SETTINGS_MAX_AGE_MS,
+    changes: followSettingsChanges(nc),
+  });
   const settings = async (groupId: number) => webhookSettingsOf(await groupSettings.get(String(groupId)));
   const allowHosts = parseAllowHosts(config.WEBHOOK_ALLOW_HOSTS);
   const dispatcher = new Dispatcher({

@@ -91,6 +91,8 @@ beforeAll(async () => {
     ...identities.env('webhook'),
     DATABASE_URL: await createDatabase('webhook'),
     AUTH_URL: stub.url,
+    // The stub announces no settings change: read them fresh, as tests change them between events.
+    SETTINGS_MAX_AGE_MS: '0',
     WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
     WEBHOOK_RETRY_DELAYS_MS: '0,300,300,300,300,300,300,300',
     WEBHOOK_TIMEOUT_MS: '1500',

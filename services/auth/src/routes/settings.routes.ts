@@ -6,6 +6,7 @@ import { withTransaction, type Pool } from '@dam/db';
 import type { AssetDirectory } from '../adapters/metadata-assets.client';
 import { SettingsRepository } from '../adapters/settings.repository';
 import { applySettingsPatch, settingsPatchSchema } from '../domain/settings';
+import type { Logger } from '@dam/logging';
 
 export const patchSchemas = { body: settingsPatchSchema };
 const settingsNotFound = () => notFound('SETTINGS_NOT_FOUND', 'Settings not found');
@@ -16,10 +17,13 @@ export interface SettingsRoutesDeps {
   assets: AssetDirectory;
   /** WEBHOOK_ALLOW_HOSTS: the only hosts a webhook URL may name despite the outbound guard (and over http). */
   webhookAllowHosts: readonly string[];
+  /** Announces a committed change to the services that keep group settings (before the answer goes out). */
+  announce?: (groupId: number) => Promise<void>;
+  logger: Pick<Logger, 'warn'>;
 }
 
 /** Reading is MANAGE_SETTINGS too: the record carries the webhook signing secret. */
-export function settingsRoutes({ pool, assets, webhookAllowHosts }: SettingsRoutesDeps): Router {
+export function settingsRoutes({ pool, assets, webhookAllowHosts, announce, logger }: SettingsRoutesDeps): Router {
   const router = Router();
 
   router.get('/api/v1/settings', async (_req, res) => {
@@ -57,6 +61,9 @@ export function settingsRoutes({ pool, assets, webhookAllowHosts }: SettingsRout
       await repo.replace(p.group_id, updated);
       return updated;
     });
+    // Workers reuse settings until they hear of a change: the notice is out before the caller can act on the
+    // answer. The change is committed either way; a notice that cannot go out is bounded by their max age.
+    await announce?.(p.group_id).catch((error: unknown) => logger.warn({ err: error, group_id: p.group_id }, 'settings change not announced'));
     res.json(next);
   });
 
