@@ -36,7 +36,7 @@ export interface ConvertAssetDeps {
 }
 
 /** Originals up to this size are converted from memory; larger ones from a file, which libvips streams. */
-export const IN_MEMORY_MAX_BYTES = 0;
+export const IN_MEMORY_MAX_BYTES = 32 * 1024 * 1024;
 
 /**
  * The original's bytes in memory when they are at most `maxMemory`, else spooled to `file` (what came so far,
