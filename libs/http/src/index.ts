@@ -6,6 +6,7 @@ export { parsed, validate, zodDetails } from './validate';
 export { answerParserErrors, serve, type ServeOptions, type Served } from './serve';
 export { parseRange, rangeUnlessChanged, type ByteRange, type RangeResult } from './range';
 export { runMain } from './run-main';
+export { collectGarbageInFewFullPauses } from './gc';
 export { findNul, hasNul, rejectNul } from './nul';
 export { parseTrustProxy, type TrustProxy } from './trust-proxy';
 export { ACTIVE_CONTENT_CSP, contentDisposition, isActiveContentType, safeDisposition } from './content-safety';

@@ -1,9 +1,8 @@
 import { telemetry } from './instrument'; // must stay the first import
-import { setFlagsFromString } from 'node:v8';
 import { jetstream } from '@nats-io/jetstream';
 import { createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
 import { connectNats, DAM_INTERNAL, natsReachable, waitForStreams, followSettingsChanges } from '@dam/events';
-import { runMain, runService } from '@dam/http';
+import { collectGarbageInFewFullPauses, runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
 import { GroupSettingsClient } from '@dam/internal-api';
@@ -13,14 +12,8 @@ import { loadConversionConfig } from './config';
 import { conversionJobWorker } from './consumers/job-command.consumer';
 import { transformer } from './use-cases/transform.use-case';
 
-/**
- * No incremental marking: this process's JavaScript does little (libvips works on its own threads), so V8 judges
- * its collections cheap, keeps the old generation's limit a few MB above what lives, and started a full mark every
- * few hundred milliseconds under load (20-30 per 20 three-output jobs, about 1 s of main-thread time: 6 % of the
- * service's CPU). Without it a full collection runs only when the old generation is really full (2 per run), a
- * pause of 10-40 ms on a ~60 MB heap, which jobs and on-demand transforms do not notice.
- */
-setFlagsFromString('--no-incremental-marking');
+// Few full pauses instead of frequent incremental marks: its JavaScript does little (see the function).
+collectGarbageInFewFullPauses();
 
 async function main(): Promise<void> {
   const config = loadConversionConfig();

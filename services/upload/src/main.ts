@@ -2,7 +2,7 @@ import { telemetry } from './instrument'; // must stay the first import
 import { createAuthenticator, createServiceSigner, type AuthenticatorOptions } from '@dam/auth-tokens';
 import { jetstream } from '@nats-io/jetstream';
 import { connectNats, DAM_INTERNAL, natsIdempotencyStore, natsReachable, waitForStreams } from '@dam/events';
-import { edgeLimitsFromConfig, HostRateLimiter, parseAllowHosts, runMain, runService, startPoller } from '@dam/http';
+import { collectGarbageInFewFullPauses, edgeLimitsFromConfig, HostRateLimiter, parseAllowHosts, runMain, runService, startPoller } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { Ffmpeg, resolveTools } from '@dam/media';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
@@ -16,6 +16,9 @@ import { tusRoutes } from './http/tus.routes';
 import { loadUploadConfig } from './config';
 import { ingestJobWorker } from './consumers/ingest-job.consumer';
 import { startOrphanReaper } from './domain/orphan-reaper';
+
+// Few full pauses instead of frequent incremental marks: its work is streams of bytes (see the function).
+collectGarbageInFewFullPauses();
 
 async function main(): Promise<void> {
   const config = loadUploadConfig();
