@@ -33,6 +33,8 @@ export const HASH_BOX = { width: 100, height: 100, fit: 'inside' } as const;
 
 /** Side of the greyscale square the perceptual hash is computed from. */
 const PHASH_SIZE = 32;
+/** cos((2i + 1)uπ / 2N) for the 8 lowest frequencies u, row by row. */
+const PHASH_COS = Float64Array.from({ length: 8 * PHASH_SIZE }, (_, k) => Math.cos(((2 * (k % PHASH_SIZE) + 1) * Math.floor(k / PHASH_SIZE) * Math.PI) / (2 * PHASH_SIZE)));
 
 /**
  * The 64-bit perceptual hash (pHash) of a 32x32 greyscale image: its DCT, the 8x8 lowest frequencies against
@@ -40,12 +42,20 @@ const PHASH_SIZE = 32;
  */
 export function perceptualHashOf(pixels: Uint8Array): string {
   const N = PHASH_SIZE;
-  const cos = (i: number, u: number) => Math.cos(((2 * i + 1) * u * Math.PI) / (2 * N));
+  // The 2-D DCT is separable: along the rows first (8 frequencies of each of the N rows), then down the columns.
+  const rows = new Float64Array(N * 8);
+  for (let y = 0; y < N; y++) {
+    for (let u = 0; u < 8; u++) {
+      let sum = 0;
+      for (let x = 0; x < N; x++) sum += (pixels[y * N + x] ?? 0) * PHASH_COS[u * N + x]!;
+      rows[y * 8 + u] = sum;
+    }
+  }
   const coefficients: number[] = [];
   for (let u = 0; u < 8; u++) {
     for (let v = 0; v < 8; v++) {
       let sum = 0;
-      for (let x = 0; x < N; x++) for (let y = 0; y < N; y++) sum += (pixels[y * N + x] ?? 0) * cos(x, u) * cos(y, v);
+      for (let y = 0; y < N; y++) sum += rows[y * 8 + u]! * PHASH_COS[v * N + y]!;
       coefficients.push(sum);
     }
   }
