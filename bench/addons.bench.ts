@@ -4,7 +4,7 @@
  * bare call: tesseract on the file, Human's detector on the decoded pixels, imgly's removeBackground on the JPEG as
  * its README shows); peak RSS of the addon service over the whole run.
  * Runs against a suite started with deploy/local/up; prints one JSON line.
- *   pnpm exec tsx bench/addons.bench.ts [runs=5]
+ *   pnpm exec tsx bench/addons.bench.ts [runs=5] [addons=text_extraction,auto_tagging,face_recognition,background_removal]
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -17,6 +17,8 @@ import { HumanModels } from '../services/addon/src/adapters/human-models';
 import { api, login, percentile, sampleRss, servicePid, untilOk, uploadFiles } from './support';
 
 const runs = Number(process.argv[2] ?? 5);
+/** Some addons only, comma-separated (default: all four). */
+const only = process.argv[3]?.split(',');
 const FIXTURES = path.join(__dirname, '..', 'test', 'fixtures', 'images');
 // The addon service's own copies of the model packages, as it loads them.
 const addonRequire = createRequire(path.join(__dirname, '..', 'services', 'addon', 'package.json'));
@@ -94,7 +96,7 @@ async function main(): Promise<void> {
   const jwt = await login();
   const rss = sampleRss(servicePid('addon'));
   const figures: Record<string, unknown> = {};
-  for (const addon of ['text_extraction', 'auto_tagging', 'face_recognition', 'background_removal']) {
+  for (const addon of only ?? ['text_extraction', 'auto_tagging', 'face_recognition', 'background_removal']) {
     const photo = await photoFor(addon);
     const [id] = await uploadFiles(jwt, [{ bytes: photo, name: `addon-bench-${addon}.jpg` }]);
     await untilOk(jwt, [id as string]);
