@@ -53,6 +53,20 @@ export const dbEnv = {
   DATABASE_URL: z.string().url(),
 };
 
+/** Every reader of group settings (GroupSettingsClient): how long they are kept. */
+export const groupSettingsEnv = {
+  /**
+   * How long a group's settings are reused without auth's notices (NATS down). 0 (default): they are read fresh
+   * then, so a settings change applies to the very next upload; a cache spares auth, and delays changes by as much.
+   */
+  SETTINGS_CACHE_MS: z.coerce.number().int().nonnegative().default(0),
+  /**
+   * While the service hears auth's settings notices (NATS connected), a group's settings are reused until the
+   * group's next notice, and at most this long (a bound on a notice lost anyway); 0 reads them fresh every time.
+   */
+  SETTINGS_MAX_AGE_MS: z.coerce.number().int().nonnegative().default(300_000),
+};
+
 /**
  * A job worker's consumer (conversion, transcode): how long a job may go without `working()` before NATS hands
  * it out again, how often it tells metadata it is alive (keep it under a third of metadata's JOB_LEASE_MS),
@@ -74,16 +88,7 @@ export const jobWorkerEnv = {
    * again in place before the failure counts as a delivery (see consume() in @dam/events); 0 counts it at once.
    */
   OUTAGE_RETRY_MS: z.coerce.number().int().nonnegative().default(300_000),
-  /**
-   * How long a group's settings are reused. 0 (default): every job reads them fresh (one call to auth), so a
-   * settings change applies to the very next upload; a cache spares auth under load, and delays changes by as much.
-   */
-  SETTINGS_CACHE_MS: z.coerce.number().int().nonnegative().default(0),
-  /**
-   * While the service hears auth's settings notices (NATS connected), a group's settings are reused until the
-   * group's next notice, and at most this long (a bound on a notice lost anyway); 0 reads them fresh every time.
-   */
-  SETTINGS_MAX_AGE_MS: z.coerce.number().int().nonnegative().default(300_000),
+  ...groupSettingsEnv,
 };
 
 export const s3Env = {

@@ -35,6 +35,8 @@ export interface ConnectionWatch {
   whenConnected(timeoutMs: number): Promise<boolean>;
   /** `operation`'s outcome, or a rejection as soon as the connection goes down while it is pending. */
   untilDisconnected<T>(operation: Promise<T>): Promise<T>;
+  /** Told every time the connection goes down (false) or comes back (true), `connected()` already answering so. */
+  onChange(listener: (up: boolean) => void): void;
 }
 
 const watches = new WeakMap<NatsConnection, ConnectionWatch>();
@@ -50,6 +52,7 @@ export function connectionWatch(nc: NatsConnection): ConnectionWatch {
   let closed = nc.isClosed();
   const onUp = new Set<() => void>();
   const onDown = new Set<() => void>();
+  const listeners = new Set<(up: boolean) => void>();
   const fire = (set: Set<() => void>) => {
     for (const f of [...set]) f();
     set.clear();
@@ -57,6 +60,7 @@ export function connectionWatch(nc: NatsConnection): ConnectionWatch {
   const down = () => {
     up = false;
     fire(onDown);
+    for (const listener of listeners) listener(false);
   };
   void (async () => {
     for await (const status of nc.status()) {
@@ -64,6 +68,7 @@ export function connectionWatch(nc: NatsConnection): ConnectionWatch {
       else if (status.type === 'reconnect') {
         up = true;
         fire(onUp);
+        for (const listener of listeners) listener(true);
       }
     }
   })().catch(() => undefined);
@@ -75,6 +80,7 @@ export function connectionWatch(nc: NatsConnection): ConnectionWatch {
 
   const watch: ConnectionWatch = {
     connected: () => up && !closed,
+    onChange: (listener) => void listeners.add(listener),
     whenConnected(timeoutMs) {
       if (up && !closed) return Promise.resolve(true);
       if (closed || timeoutMs <= 0) return Promise.resolve(false);

@@ -1,5 +1,5 @@
 import type { NatsConnection, Subscription } from '@nats-io/nats-core';
-import { natsCall } from './connection';
+import { connectionWatch, natsCall } from './connection';
 import { assertSubjectToken } from './subjects';
 
 /**
@@ -36,44 +36,25 @@ export interface SettingsChangeFeed {
  * down and again when it comes back every listener hears "any group" (notices sent meanwhile are lost).
  */
 export function followSettingsChanges(nc: NatsConnection): SettingsChangeFeed {
+  const watch = connectionWatch(nc);
   const listeners = new Set<(groupId?: string) => void>();
   const tell = (groupId?: string) => {
     for (const listener of listeners) listener(groupId);
   };
-  let up = !nc.isClosed();
   let closed = false;
   const sub: Subscription = nc.subscribe(SETTINGS_NOTICES_SUBJECTS, {
-    callback: (error, msg) => {
-      if (error) {
-        up = false;
-        tell();
-        return;
-      }
-      tell(msg.subject.split('.')[3]);
-    },
+    // An error closes the subscription (the feed is no longer live): whatever readers keep may be stale.
+    callback: (error, msg) => tell(error ? undefined : msg.subject.split('.')[3]),
   });
-  void (async () => {
-    for await (const status of nc.status()) {
-      if (closed) break;
-      if (status.type === 'disconnect' || status.type === 'staleConnection' || status.type === 'forceReconnect') {
-        up = false;
-        tell();
-      } else if (status.type === 'reconnect') {
-        tell();
-        up = true;
-      }
-    }
-  })().catch(() => undefined);
-  void nc.closed().then(() => {
-    up = false;
-    tell();
+  // Down, or back (notices sent meanwhile are lost): either way, any group.
+  watch.onChange(() => {
+    if (!closed) tell();
   });
   return {
-    live: () => up && !closed && !sub.isClosed(),
+    live: () => watch.connected() && !closed && !sub.isClosed(),
     onChange: (listener) => void listeners.add(listener),
     close() {
       closed = true;
-      up = false;
       sub.unsubscribe();
       tell();
     },

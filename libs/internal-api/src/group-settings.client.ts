@@ -93,3 +93,21 @@ export class GroupSettingsClient {
     for (const [key, entry] of this.cache) if (entry.expires <= now) this.cache.delete(key);
   }
 }
+
+/**
+ * The client as each settings reader builds it: auth at `AUTH_URL`, kept per `groupSettingsEnv` (@dam/config),
+ * following auth's notices (`followSettingsChanges` in @dam/events) when given.
+ */
+export function groupSettingsClient(
+  config: { AUTH_URL: string; SETTINGS_CACHE_MS: number; SETTINGS_MAX_AGE_MS: number },
+  signer: GroupSettingsClientOptions['signer'],
+  changes?: SettingsChanges,
+): GroupSettingsClient {
+  return new GroupSettingsClient({
+    authUrl: config.AUTH_URL,
+    signer,
+    ttlMs: config.SETTINGS_CACHE_MS,
+    maxAgeMs: config.SETTINGS_MAX_AGE_MS,
+    ...(changes ? { changes } : {}),
+  });
+}

@@ -5,7 +5,7 @@ import { connectNats, DAM_INTERNAL, natsReachable, waitForStreams, followSetting
 import { collectGarbageInFewFullPauses, runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
-import { GroupSettingsClient } from '@dam/internal-api';
+import { groupSettingsClient } from '@dam/internal-api';
 import { ImageProcessor } from './adapters/image-processor';
 import { buildConversionApp } from './app';
 import { loadConversionConfig } from './config';
@@ -41,13 +41,7 @@ async function main(): Promise<void> {
           progressIntervalMs: config.JOB_PROGRESS_INTERVAL_MS,
           logger,
           storage,
-          settings: new GroupSettingsClient({
-            authUrl: config.AUTH_URL,
-            signer: createServiceSigner(config.SERVICE_KEY),
-            ttlMs: config.SETTINGS_CACHE_MS,
-            maxAgeMs: config.SETTINGS_MAX_AGE_MS,
-            changes: followSettingsChanges(nc),
-          }),
+          settings: groupSettingsClient(config, createServiceSigner(config.SERVICE_KEY), followSettingsChanges(nc)),
           images,
           maxOutputPixels: config.MAX_OUTPUT_PIXELS,
         },

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { serviceKeyEnv, trustedKeysEnv } from '@dam/auth-tokens';
-import { baseEnv, dbEnv, loadConfig, natsEnv, s3Env, serviceUrl } from '@dam/config';
+import { baseEnv, dbEnv, groupSettingsEnv, loadConfig, natsEnv, s3Env, serviceUrl } from '@dam/config';
 
 export const configSchema = z.object({
   ...baseEnv(8091),
@@ -13,10 +13,8 @@ export const configSchema = z.object({
   AUTH_URL: serviceUrl(8090),
   /** On-demand image transforms are made by the conversion service. */
   CONVERSION_URL: serviceUrl(8093),
-  /** 0 (default): `process` and bulk deletes read the group's settings fresh; see jobWorkerEnv. */
-  SETTINGS_CACHE_MS: z.coerce.number().int().nonnegative().default(0),
-  /** Reuse of a group's settings while auth's notices can arrive; see jobWorkerEnv. */
-  SETTINGS_MAX_AGE_MS: z.coerce.number().int().nonnegative().default(300_000),
+  /** How long `process`, addon requests and bulk deletes reuse a group's settings. */
+  ...groupSettingsEnv,
   /** How often queued object-store deletions (delete, purge, replace) are carried out. */
   OBJECT_DELETIONS_INTERVAL_MS: z.coerce.number().int().min(50).default(1_000),
   /** How often the bytes stored per group and user are measured for usage statistics (`storage_bytes`, daily). */

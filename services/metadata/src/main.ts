@@ -1,6 +1,6 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
-import { GroupSettingsClient } from '@dam/internal-api';
+import { groupSettingsClient } from '@dam/internal-api';
 import { createPool, ping } from '@dam/db';
 import { addonStatusClient, connectNats, ensureStreams, natsReachable, followSettingsChanges } from '@dam/events';
 import { startOutboxRelay } from '@dam/outbox';
@@ -39,13 +39,7 @@ async function main(): Promise<void> {
   const timings = { queuedMs: config.JOB_QUEUED_TIMEOUT_MS, leaseMs: config.JOB_LEASE_MS, maxAttempts: config.JOB_MAX_ATTEMPTS };
   const transactions = pgTransactions(pool, timings);
   // Reused until auth announces a change of the group (SETTINGS_MAX_AGE_MS at most).
-  const groupSettings = new GroupSettingsClient({
-    authUrl: config.AUTH_URL,
-    signer: createServiceSigner(config.SERVICE_KEY),
-    ttlMs: config.SETTINGS_CACHE_MS,
-    maxAgeMs: config.SETTINGS_MAX_AGE_MS,
-    changes: followSettingsChanges(nc),
-  });
+  const groupSettings = groupSettingsClient(config, createServiceSigner(config.SERVICE_KEY), followSettingsChanges(nc));
   // CONTRACT §3 `addons.auto.image`: the image addons that run after every upload and replace.
   const autoAddons = async (groupId: number): Promise<string[]> => {
     const auto = ((await groupSettings.get(String(groupId))).addons as { auto?: { image?: unknown } } | undefined)?.auto?.image;

@@ -3,7 +3,7 @@ import { jetstream } from '@nats-io/jetstream';
 import { createServiceSigner } from '@dam/auth-tokens';
 import { connectNats, DAM_INTERNAL, natsReachable, waitForStreams, followSettingsChanges } from '@dam/events';
 import { runMain, runService } from '@dam/http';
-import { GroupSettingsClient } from '@dam/internal-api';
+import { groupSettingsClient } from '@dam/internal-api';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
 import { Ffmpeg, resolveTools } from '@dam/media';
@@ -41,7 +41,7 @@ async function main(): Promise<void> {
           logger,
           storage,
           ffmpeg,
-          settings: new GroupSettingsClient({ authUrl: config.AUTH_URL, signer, ttlMs: config.SETTINGS_CACHE_MS, maxAgeMs: config.SETTINGS_MAX_AGE_MS, changes: followSettingsChanges(nc) }),
+          settings: groupSettingsClient(config, signer, followSettingsChanges(nc)),
           watermarkSource: metadataWatermarkSource({ metadataUrl: config.METADATA_URL, signer }),
           encoder: { preset: config.X264_PRESET, crf: config.X264_CRF, segmentSeconds: config.HLS_SEGMENT_SECONDS, threads: config.FFMPEG_THREADS },
           clipSeconds: config.CLIP_PREVIEW_SECONDS,

@@ -4,7 +4,7 @@ import { createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
 import { createPool, ping } from '@dam/db';
 import { ASSET_EVENTS, connectNats, DAM_INTERNAL, natsReachable, waitForStreams, followSettingsChanges } from '@dam/events';
 import { guardedPost, parseAllowHosts, runMain, runService, startPoller } from '@dam/http';
-import { GroupSettingsClient } from '@dam/internal-api';
+import { groupSettingsClient } from '@dam/internal-api';
 import { createLogger } from '@dam/logging';
 import { DeliveryRepository } from './adapters/delivery.repository';
 import { Dispatcher } from './adapters/dispatcher';
@@ -28,13 +28,7 @@ async function main(): Promise<void> {
   const repo = new DeliveryRepository(pool);
   // Settings are reused until auth announces a change of the group (a changed URL list or secret still applies to
   // the next event and attempt); without NATS connected they are read fresh (or reused for SETTINGS_CACHE_MS).
-  const groupSettings = new GroupSettingsClient({
-    authUrl: config.AUTH_URL,
-    signer: createServiceSigner(config.SERVICE_KEY),
-    ttlMs: config.SETTINGS_CACHE_MS,
-    maxAgeMs: config.SETTINGS_MAX_AGE_MS,
-    changes: followSettingsChanges(nc),
-  });
+  const groupSettings = groupSettingsClient(config, createServiceSigner(config.SERVICE_KEY), followSettingsChanges(nc));
   const settings = async (groupId: number) => webhookSettingsOf(await groupSettings.get(String(groupId)));
   const allowHosts = parseAllowHosts(config.WEBHOOK_ALLOW_HOSTS);
   const dispatcher = new Dispatcher({
