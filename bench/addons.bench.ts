@@ -3,6 +3,8 @@
  * job COMPLETED (the server's time of the job's end), against the same model called directly in this process (the
  * bare call: tesseract on the file, Human's detector on the decoded pixels, imgly's removeBackground on the JPEG as
  * its README shows); peak RSS of the addon service over the whole run.
+ * Both sides get the same warm-up first (WARM_UP runs, default 3, not counted): the bare call's first run loads and
+ * compiles, and the service's first jobs after a start are slower too (their figures are printed apart, `cold_ms`).
  * Runs against a suite started with deploy/local/up; prints one JSON line.
  *   pnpm exec tsx bench/addons.bench.ts [runs=5] [addons=text_extraction,auto_tagging,face_recognition,background_removal]
  */
@@ -17,6 +19,7 @@ import { HumanModels } from '../services/addon/src/adapters/human-models';
 import { api, login, percentile, sampleRss, servicePid, untilOk, uploadFiles } from './support';
 
 const runs = Number(process.argv[2] ?? 5);
+const warmUp = Number(process.env.WARM_UP ?? 3);
 /** Some addons only, comma-separated (default: all four). */
 const only = process.argv[3]?.split(',');
 const FIXTURES = path.join(__dirname, '..', 'test', 'fixtures', 'images');
@@ -39,10 +42,10 @@ async function photoFor(addon: string): Promise<Buffer> {
   return sharp(path.join(FIXTURES, fixture)).resize(WIDTH, HEIGHT, { fit: 'cover', position: 'north' }).jpeg({ quality: 90 }).toBuffer();
 }
 
-/** Request → job COMPLETED, `runs` times one after the other (ms). */
-async function viaService(jwt: string, id: string, addon: string): Promise<number[]> {
+/** Request → job COMPLETED, `count` times one after the other (ms). */
+async function viaService(jwt: string, id: string, addon: string, count: number): Promise<number[]> {
   const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
+  for (let i = 0; i < count; i++) {
     const started = Date.now();
     const run = await api(jwt, 'POST', `/api/v1/assets/${id}/addons/${addon}`);
     if (run.status !== 202) throw new Error(`${addon} answered ${run.status}: ${JSON.stringify(run.body)}`);
@@ -81,7 +84,7 @@ async function bare(addon: string, photo: Buffer): Promise<number[]> {
       return addon === 'auto_tagging' ? models.objects(data, info.width, info.height) : models.faces(data, info.width, info.height);
     };
   }
-  await call(); // warm-up (model load, first inference)
+  for (let i = 0; i < warmUp; i++) await call(); // warm-up (first inference), as the service's
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
     const started = performance.now();
@@ -100,9 +103,10 @@ async function main(): Promise<void> {
     const photo = await photoFor(addon);
     const [id] = await uploadFiles(jwt, [{ bytes: photo, name: `addon-bench-${addon}.jpg` }]);
     await untilOk(jwt, [id as string]);
-    const service = percentile(await viaService(jwt, id as string, addon), 50);
+    const cold = await viaService(jwt, id as string, addon, warmUp);
+    const service = percentile(await viaService(jwt, id as string, addon, runs), 50);
     const direct = percentile(await bare(addon, photo), 50);
-    figures[addon] = { service_p50_ms: Math.round(service), bare_p50_ms: Math.round(direct), overhead: Number((service / direct - 1).toFixed(3)) };
+    figures[addon] = { service_p50_ms: Math.round(service), bare_p50_ms: Math.round(direct), overhead: Number((service / direct - 1).toFixed(3)), cold_ms: cold };
     await api(jwt, 'POST', `/api/v1/assets/${id}/delete`, { keys: ['original'] });
   }
   const memory = rss.stop();

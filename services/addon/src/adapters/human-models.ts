@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import sharp from 'sharp';
 
 /** One object the detector found, COCO-80 label and score (0-1). */
 export interface DetectedObject {
@@ -73,7 +74,16 @@ function registerFileLoader(human: HumanLike): void {
 
 type Kind = 'objects' | 'faces';
 
-const WARM_UP_SIDE = 256;
+/** The longest side an image is analysed at (the detectors work on a few hundred pixels; more only costs time). */
+export const ANALYSIS_SIDE = 1024;
+/** The picture the models are warmed up on: a person (public domain, NASA; see assets/README.md). */
+const WARM_UP_PICTURE = path.join(__dirname, '..', '..', 'assets', 'warm-up.jpg');
+/**
+ * Detections run at start, on the warm-up picture at the size jobs are analysed at. The first compiles the kernels
+ * (about 400 ms more); the next ones still got faster for a while (docs/benchmarks.md, addons): one run on a blank
+ * 256-pixel square left the first jobs after a start 20-35 % slower than the warm service.
+ */
+const WARM_UP_RUNS = 5;
 
 /**
  * The models that ship inside `@vladmandic/human`, on the tfjs WASM backend (CPU, no native download): COCO-80
@@ -120,9 +130,10 @@ export class HumanModels {
     registerFileLoader(human);
     await human.load();
     const models = new HumanModels(human);
-    // One run on a blank picture: the first detection compiles and tiers up the kernels (about 400 ms more), paid
-    // here at start rather than by the first job.
-    await models.run(Buffer.alloc(WARM_UP_SIDE * WARM_UP_SIDE * 3, 128), WARM_UP_SIDE, WARM_UP_SIDE, () => undefined);
+    // Warmed up on a real picture at the size jobs are analysed at (a face runs the mesh and description models
+    // too), paid here at start rather than by the first jobs.
+    const { data, info } = await sharp(WARM_UP_PICTURE).resize(ANALYSIS_SIDE, Math.round((ANALYSIS_SIDE * 2) / 3), { fit: 'cover' }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    for (let run = 0; run < WARM_UP_RUNS; run++) await models.run(data, info.width, info.height, () => undefined);
     return models;
   }
 

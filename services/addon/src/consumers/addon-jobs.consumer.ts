@@ -6,7 +6,7 @@ import type { Worker } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import { conversionKey, type Storage } from '@dam/storage';
 import type { BackgroundRemoval } from '../adapters/background-removal';
-import type { HumanModels } from '../adapters/human-models';
+import { ANALYSIS_SIDE, type HumanModels } from '../adapters/human-models';
 import type { PeopleRepository } from '../adapters/people.repository';
 import { ocrResultOf } from '../domain/ocr';
 import { taggingOf } from '../domain/tagging';
@@ -61,8 +61,6 @@ interface Analysis {
 
 /** The side of the thumbnail the dominant colour is read from. */
 const DOMINANT_SIDE = 128;
-/** The longest side an image is analysed at (detectors work on a few hundred pixels; more only costs time). */
-const ANALYSIS_SIDE = 1024;
 
 /** What one addon finds in an image (the original's bytes); throws with the reason it cannot. */
 async function analyse(deps: AddonDeps, addon: string, bytes: Buffer, command: JobCommand): Promise<Analysis> {
@@ -74,8 +72,7 @@ async function analyse(deps: AddonDeps, addon: string, bytes: Buffer, command: J
   }
   if (addon === 'background_removal') return removeBackground(deps, await deps.background(), image, command);
   const models = await (addon === 'auto_tagging' ? deps.objects() : deps.faces());
-  // One decode: upright and scaled down straight to raw pixels; the upright size comes from the header.
-  const { autoOrient } = await sharp(bytes, { limitInputPixels: deps.maxInputPixels }).metadata();
+  // One decode: upright and scaled down straight to raw pixels.
   const { data, info } = await image().resize(ANALYSIS_SIDE, ANALYSIS_SIDE, { fit: 'inside', withoutEnlargement: true }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
   if (addon === 'auto_tagging') {
     // The dominant colour of a thumbnail is the picture's (its histogram over a million pixels costs 20 ms more),
@@ -86,6 +83,8 @@ async function analyse(deps: AddonDeps, addon: string, bytes: Buffer, command: J
   }
   // face_recognition: boxes in the original's (upright) pixels, and a person per face across the group.
   const faces = await models.faces(data, info.width, info.height);
+  // The upright size comes from the header.
+  const { autoOrient } = await sharp(bytes, { limitInputPixels: deps.maxInputPixels }).metadata();
   const scale = autoOrient.width / info.width;
   const people = await deps.people
     .assign({ groupId: Number(command.group_id), assetId: command.asset_id, checksum: command.source_checksum, embeddings: faces.map((f) => f.embedding), threshold: deps.faceMatchThreshold })
