@@ -9,19 +9,23 @@
  * - Get Data through {base} and the gateway's bare /healthz at 32 connections (requests/s, p50, p99);
  * - peak RSS of upload, gateway, metadata and link-signing;
  * - a bare Node proxy (http.request piped to the response, nothing else, in a process of its own) in front of the
- *   same S3 GET: what any Node hop in a byte path costs on this machine.
+ *   same S3 GET, and one piping a request body into a presigned S3 PUT: what any Node hop in a byte path costs on
+ *   this machine, each way; and the same file stored as an S3 multipart upload by the suite's own storage code
+ *   (`putStream`, parts of UPLOAD_PART_SIZE, 5 MiB by default): how a file part of a form, whose length nobody
+ *   knows in advance, has to reach S3.
  * The bench deletes and purges what it stored (the local S3 server keeps objects in memory).
  */
 import { execFile, spawn } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
 import { once } from 'node:events';
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
+import { createStorage, storageConfigFromEnv } from '../libs/storage/src';
 import { BASE, UPLOAD, api, benchMinio, login, percentile, sampleRss, servicePid } from './support';
 
 const sizeMiB = Number(process.argv[2] ?? 256);
@@ -106,8 +110,20 @@ const server = http.createServer((req, res) => {
   }).end();
 }).listen(0, '127.0.0.1', () => console.log(server.address().port));`;
 
-async function bareProxy(target: string): Promise<{ url: string; stop(): void }> {
-  const child = spawn(process.execPath, ['-e', BARE_PROXY], { env: { ...process.env, TARGET: target }, stdio: ['ignore', 'pipe', 'inherit'] });
+/** The smallest Node proxy for uploads: each request's body piped into one PUT of `target`. */
+const BARE_PUT_PROXY = `
+const http = require('node:http');
+const agent = new http.Agent({ keepAlive: true });
+const server = http.createServer((req, res) => {
+  const put = http.request(process.env.TARGET, { method: 'PUT', agent, headers: { 'content-length': req.headers['content-length'] } }, (answer) => {
+    res.writeHead(answer.statusCode);
+    answer.pipe(res);
+  });
+  req.pipe(put);
+}).listen(0, '127.0.0.1', () => console.log(server.address().port));`;
+
+async function bareProxy(target: string, script = BARE_PROXY): Promise<{ url: string; stop(): void }> {
+  const child = spawn(process.execPath, ['-e', script], { env: { ...process.env, TARGET: target }, stdio: ['ignore', 'pipe', 'inherit'] });
   const [line] = (await once(child.stdout, 'data')) as [Buffer];
   return { url: `http://127.0.0.1:${line.toString().trim()}/`, stop: () => child.kill() };
 }
@@ -136,7 +152,21 @@ async function main(): Promise<void> {
   const putUrl = await minio.presignedPutObject(BUCKET, putKey, 600);
   const s3Put = await curl(['-T', file, putUrl]);
   const up = await curl(['-H', `authorization: Bearer ${jwt}`, '-F', `file=@${file};filename=delivery.bin`, `${UPLOAD}/api/v1/assets/new/content/original/upload`], path.join(dir, 'up.json'));
-  if (s3Put.code !== 200 || up.code !== 200) throw new Error(`S3 PUT ${s3Put.code}, upload ${up.code}`);
+  const proxiedKey = `bench/delivery-proxied-${Date.now()}.bin`;
+  const putProxy = await bareProxy(await minio.presignedPutObject(BUCKET, proxiedKey, 600), BARE_PUT_PROXY);
+  const proxiedPut = await curl(['-T', file, putProxy.url]);
+  putProxy.stop();
+  if (s3Put.code !== 200 || up.code !== 200 || proxiedPut.code !== 200) throw new Error(`S3 PUT ${s3Put.code}, upload ${up.code}, proxied PUT ${proxiedPut.code}`);
+  const storage = createStorage(
+    storageConfigFromEnv(
+      { S3_ENDPOINT: process.env.S3_ENDPOINT ?? 'http://127.0.0.1:7480', S3_ACCESS_KEY: process.env.S3_ACCESS_KEY ?? 'localaccess', S3_SECRET_KEY: process.env.S3_SECRET_KEY ?? 'localsecret123', S3_BUCKET: BUCKET, S3_REGION: 'us-east-1' },
+      { partSize: Number(process.env.UPLOAD_PART_SIZE ?? 5 * CHUNK) },
+    ),
+  );
+  const multipartKey = `bench/delivery-multipart-${Date.now()}.bin`;
+  const multipartStarted = performance.now();
+  await storage.putStream(multipartKey, createReadStream(file, { highWaterMark: CHUNK }), { contentType: 'application/octet-stream' });
+  const multipartSeconds = (performance.now() - multipartStarted) / 1000;
   const id = (JSON.parse(await readFile(path.join(dir, 'up.json'), 'utf8')) as { files: Array<{ id: string }> }).files[0]?.id as string;
   await untilOk(jwt, id);
 
@@ -176,6 +206,8 @@ async function main(): Promise<void> {
 
   // The local S3 server keeps objects in memory: leave nothing behind.
   await minio.removeObject(BUCKET, putKey);
+  await minio.removeObject(BUCKET, proxiedKey);
+  await minio.removeObject(BUCKET, multipartKey);
   for (const asset of [id, smallId]) await api(jwt, 'POST', `/api/v1/assets/${asset}/delete`, { keys: ['original'] });
   await api(jwt, 'DELETE', '/api/v1/assets/trash/purge');
 
@@ -183,7 +215,15 @@ async function main(): Promise<void> {
   console.log(
     JSON.stringify({
       sizeMiB,
-      upload: { viaUpload: mibps(bytes, up.seconds), s3Put: mibps(bytes, s3Put.seconds), ratio: ratio(s3Put.seconds, up.seconds) },
+      upload: {
+        viaUpload: mibps(bytes, up.seconds),
+        s3Put: mibps(bytes, s3Put.seconds),
+        bareNodeProxy: mibps(bytes, proxiedPut.seconds),
+        ratio: ratio(s3Put.seconds, up.seconds),
+        bareNodeProxyRatio: ratio(s3Put.seconds, proxiedPut.seconds),
+        s3Multipart: mibps(bytes, multipartSeconds),
+        s3MultipartRatio: ratio(s3Put.seconds, multipartSeconds),
+      },
       download: {
         s3Get: mibps(bytes, s3Seconds),
         viaBase: mibps(bytes, base.seconds),
