@@ -80,8 +80,8 @@ export const ANALYSIS_SIDE = 1024;
 const WARM_UP_PICTURE = path.join(__dirname, '..', '..', 'assets', 'warm-up.jpg');
 /**
  * Detections run at start, on the warm-up picture at the size jobs are analysed at. The first compiles the kernels
- * (about 400 ms more); the next ones still got faster for a while (docs/benchmarks.md, addons): one run on a blank
- * 256-pixel square left the first jobs after a start 20-35 % slower than the warm service.
+ * (about 400 ms more); the next ones still got faster for a while: with one run on a blank 256-pixel square, the
+ * first tagging benchmark after a start measured a p50 of 228-253 ms, with these five 212-226 (docs/benchmarks.md).
  */
 const WARM_UP_RUNS = 5;
 
