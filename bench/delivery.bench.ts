@@ -25,8 +25,8 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
-import { createStorage, storageConfigFromEnv } from '../libs/storage/src';
-import { BASE, UPLOAD, api, benchMinio, login, percentile, sampleRss, servicePid } from './support';
+import { createStorage } from '../libs/storage/src';
+import { BASE, BENCH_S3, UPLOAD, api, benchMinio, login, percentile, sampleRss, servicePid } from './support';
 
 const sizeMiB = Number(process.argv[2] ?? 256);
 const clients = Number(process.argv[3] ?? 50);
@@ -157,12 +157,7 @@ async function main(): Promise<void> {
   const proxiedPut = await curl(['-T', file, putProxy.url]);
   putProxy.stop();
   if (s3Put.code !== 200 || up.code !== 200 || proxiedPut.code !== 200) throw new Error(`S3 PUT ${s3Put.code}, upload ${up.code}, proxied PUT ${proxiedPut.code}`);
-  const storage = createStorage(
-    storageConfigFromEnv(
-      { S3_ENDPOINT: process.env.S3_ENDPOINT ?? 'http://127.0.0.1:7480', S3_ACCESS_KEY: process.env.S3_ACCESS_KEY ?? 'localaccess', S3_SECRET_KEY: process.env.S3_SECRET_KEY ?? 'localsecret123', S3_BUCKET: BUCKET, S3_REGION: 'us-east-1' },
-      { partSize: Number(process.env.UPLOAD_PART_SIZE ?? 5 * CHUNK) },
-    ),
-  );
+  const storage = createStorage({ ...BENCH_S3, bucket: BUCKET, partSize: Number(process.env.UPLOAD_PART_SIZE ?? 5 * CHUNK) });
   const multipartKey = `bench/delivery-multipart-${Date.now()}.bin`;
   const multipartStarted = performance.now();
   await storage.putStream(multipartKey, createReadStream(file, { highWaterMark: CHUNK }), { contentType: 'application/octet-stream' });

@@ -298,16 +298,24 @@ export async function profileSpecs(jwt: string): Promise<ConversionSpec[]> {
 export const sharpConvert = (bytes: Buffer, spec: ConversionSpec): Promise<Buffer> =>
   sharp(bytes).rotate().resize({ width: spec.width, height: spec.height, fit: spec.fit as never }).toFormat(spec.format as never, { quality: spec.quality }).toBuffer();
 
-/** The suite's S3 server (deploy/local's credentials unless S3_* say otherwise). */
+/** The suite's S3 server: deploy/local's address and credentials unless S3_* say otherwise. */
+export const BENCH_S3 = {
+  endpoint: process.env.S3_ENDPOINT ?? 'http://127.0.0.1:7480',
+  accessKey: process.env.S3_ACCESS_KEY ?? 'localaccess',
+  secretKey: process.env.S3_SECRET_KEY ?? 'localsecret123',
+  region: 'us-east-1',
+};
+
+/** A minio client of the suite's S3 server (BENCH_S3). */
 export function benchMinio(): Client {
-  const s3 = new URL(process.env.S3_ENDPOINT ?? 'http://127.0.0.1:7480');
+  const s3 = new URL(BENCH_S3.endpoint);
   return new Client({
     endPoint: s3.hostname,
     port: Number(s3.port || 80),
     useSSL: s3.protocol === 'https:',
-    accessKey: process.env.S3_ACCESS_KEY ?? 'localaccess',
-    secretKey: process.env.S3_SECRET_KEY ?? 'localsecret123',
-    region: 'us-east-1',
+    accessKey: BENCH_S3.accessKey,
+    secretKey: BENCH_S3.secretKey,
+    region: BENCH_S3.region,
     pathStyle: true,
   });
 }

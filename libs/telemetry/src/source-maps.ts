@@ -4,8 +4,9 @@ import Module from 'node:module';
  * Source maps for this project's own code only. tsx turns Node's source maps on for the whole process, and Node 20
  * then reads and keeps the map of every module it compiles, the dependencies' too (their `sourcesContent` and, once
  * a stack is formatted, every mapping as an array): 12-43 MB of heap per service (addon 90 → 47 MB, metadata 60 →
- * 41, gateway 42 → 30; docs/benchmarks.md), which every full garbage collection marks again. Stack traces need the maps of our
- * TypeScript (tsx's transpiled lines differ from the source), not those of packages shipped as JavaScript.
+ * 41, gateway 42 → 30; docs/benchmarks.md), which every full garbage collection marks again. Stack traces need the
+ * maps of our TypeScript (tsx's transpiled lines differ from the source), not those of packages shipped as
+ * JavaScript.
  *
  * Installed by importing this module before anything else (libs/telemetry's index imports it first, and every
  * service's main imports its instrument module first): dependencies compiled afterwards (CommonJS, by far most of
@@ -26,7 +27,7 @@ export function isDependencyFile(filename: string): boolean {
 }
 
 /** Wraps Module.prototype._compile once per process (idempotent). */
-export function keepSourceMapsForOwnCodeOnly(): void {
+function keepSourceMapsForOwnCodeOnly(): void {
   const registry = globalThis as { [marker]?: true };
   if (registry[marker]) return;
   registry[marker] = true;
