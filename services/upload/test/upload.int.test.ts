@@ -103,6 +103,28 @@ const memory = () => {
   const m = process.memoryUsage();
   return m.heapUsed + m.arrayBuffers;
 };
+/**
+ * Samples memory() until stopped; returns the peak. Each full collection is followed by a pause four times as long
+ * (at least 100 ms): in a jest worker that has loaded many suites a collection can take longer than a fixed 100 ms
+ * period, and back-to-back collections then starved the upload they measure (it hung past the test's 2 minutes in
+ * a full run on two busy cores).
+ */
+function memoryPeak(): { stop(): number } {
+  let peak = memory();
+  let timer: NodeJS.Timeout | undefined;
+  const sample = () => {
+    const started = performance.now();
+    peak = Math.max(peak, memory());
+    timer = setTimeout(sample, Math.max(100, 4 * (performance.now() - started)));
+  };
+  timer = setTimeout(sample, 100);
+  return {
+    stop() {
+      clearTimeout(timer);
+      return peak;
+    },
+  };
+}
 function httpPost(target: string, headers: Record<string, string>, body: Readable): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(target, { method: 'POST', headers }, (res) => {
@@ -283,11 +305,10 @@ describe('POST /api/v1/assets/new/content/original/upload', () => {
       const expected = createHash('md5');
       for (let n = 0; n < total; n += 64 * 1024) expected.update(Buffer.alloc(64 * 1024, 7));
       const base = memory();
-      let peak = base;
-      const sampler = setInterval(() => (peak = Math.max(peak, memory())), 100);
+      const sampler = memoryPeak();
       // node:http rather than fetch: it writes with back-pressure, so the client holds no more than a socket buffer.
       const res = await httpPost(big.url, { ...auth, 'content-type': streamed.contentType }, nodeBody);
-      clearInterval(sampler);
+      const peak = sampler.stop();
       expect(res.status).toBe(200);
       const { files } = JSON.parse(res.body) as any;
       expect(files[1]).toMatchObject({ name: 'big.bin', size: total, checksum: expected.digest('hex') });
