@@ -262,7 +262,14 @@ export function describeOutage(outage: Outage): void {
     const o = await timed('upload after', uploadUrl(), uploadInit(999));
     expect({ status: o.status, body: o.body.slice(0, 300) }).toMatchObject({ status: 200 });
     afterRecovery = assetIdOf(o);
-    expect((await e2e.api.settled(afterRecovery, 30_000)).status).toBe('OK');
+    const settled = await e2e.api.settled(afterRecovery, 30_000).catch((error: unknown) => ({ status: `not settled: ${String(error)}` }));
+    if (settled.status !== 'OK') {
+      const jobs = await e2e.api.call('GET', '/api/v1/jobs?type=processing&page_size=100');
+      const items = (jobs.body?.items ?? []) as Array<{ asset_ids: string[] }>;
+      console.log(`the upload after the recovery: ${JSON.stringify(settled)}\nits jobs: ${JSON.stringify(items.filter((j) => j.asset_ids.includes(afterRecovery)))}`);
+      console.log(`service warnings and errors:\n${JSON.stringify(problems(), null, 2)}`);
+    }
+    expect(settled.status).toBe('OK');
   });
 
   it('announces exactly one file-processed per asset on ASSET_EVENTS', async () => {
@@ -272,6 +279,11 @@ export function describeOutage(outage: Outage): void {
       const ids = [baseAsset, ...accepted.map((a) => a.id), afterRecovery];
       const processed = (id: string) => events.seen.filter((e) => e.asset_id === id && e.type === 'file-processed').map((e) => e.status);
       await waitFor(() => ids.every((id) => processed(id).length > 0), { timeoutMs: 10_000 }).catch(() => undefined);
+      const odd = ids.filter((id) => processed(id).join() !== 'OK');
+      if (odd.length > 0) {
+        console.log(`events of the assets without one OK file-processed:\n${JSON.stringify(events.seen.filter((e) => odd.includes(String(e.asset_id))))}`);
+        console.log(`service warnings and errors:\n${JSON.stringify(problems(), null, 2)}`);
+      }
       expect(ids.map((id) => ({ id, processed: processed(id) }))).toEqual(ids.map((id) => ({ id, processed: ['OK'] })));
       // Nor for any other asset twice (an upload the client saw fail that was registered after all).
       const all = events.seen.filter((e) => e.type === 'file-processed').map((e) => e.asset_id);
