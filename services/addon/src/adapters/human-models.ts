@@ -19,7 +19,7 @@ export interface DetectedFace {
 interface HumanLike {
   tf: {
     io: { registerLoadRouter(router: (url: string | string[]) => unknown): void };
-    tensor4d(values: Uint8Array, shape: [number, number, number, number], dtype: 'int32'): { dispose(): void };
+    tensor4d(values: Int32Array, shape: [number, number, number, number], dtype: 'int32'): { dispose(): void };
     dispose(t: unknown): void;
   };
   load(): Promise<void>;
@@ -91,6 +91,8 @@ const WARM_UP_RUNS = 5;
  */
 export class HumanModels {
   private queue: Promise<unknown> = Promise.resolve();
+  /** The last image's pixels as int32, the input type the models take (runs are one at a time: see `queue`). */
+  private pixels = new Int32Array(0);
 
   private constructor(private readonly human: HumanLike) {}
 
@@ -139,7 +141,12 @@ export class HumanModels {
 
   private run<T>(rgb: Buffer, width: number, height: number, pick: (r: Awaited<ReturnType<HumanLike['detect']>>) => T): Promise<T> {
     const run = this.queue.then(async () => {
-      const tensor = this.human.tf.tensor4d(new Uint8Array(rgb.buffer, rgb.byteOffset, rgb.byteLength), [1, height, width, 3], 'int32');
+      // tfjs would convert the bytes into a new Int32Array (4 bytes a value, 8 MB at the analysis size) per image; one
+      // buffer, kept and grown as needed, takes them instead (tfjs copies it into WASM memory and keeps no reference).
+      if (this.pixels.length < rgb.length) this.pixels = new Int32Array(rgb.length);
+      const pixels = this.pixels.subarray(0, rgb.length);
+      pixels.set(rgb);
+      const tensor = this.human.tf.tensor4d(pixels, [1, height, width, 3], 'int32');
       try {
         const result = await this.human.detect(tensor);
         if (result.error) throw new Error(result.error);
