@@ -20,6 +20,11 @@ export function createPool(connectionString: string, opts: Omit<PoolConfig, 'con
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
+  // Nor a checked-out one: between two queries (a transaction awaiting something else, the outbox relay awaiting
+  // NATS acks) a client has no error listener of the pool's, and the server ending its connection (a restart, a fast
+  // shutdown) emitted an 'error' nobody listened to, which ended the process. With this listener its next query fails
+  // instead, and the pool drops it when it is released (it is no longer queryable).
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 

@@ -47,6 +47,21 @@ describe('withTransaction', () => {
   });
 });
 
+describe('a connection the server ends', () => {
+  it('fails the checked-out client\'s next query instead of crashing the process, and the pool replaces it', async () => {
+    // A client checked out between two queries (a transaction waiting on something else, the outbox relay awaiting
+    // NATS acks) when PostgreSQL stops or restarts: node-postgres emits 'error' on it, with no listener of its own.
+    const client = await pool.connect();
+    const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid;
+    const ended = new Promise((resolve) => client.once('end', resolve));
+    await pool.query('SELECT pg_terminate_backend($1)', [pid]);
+    await ended;
+    await expect(client.query('SELECT 1')).rejects.toThrow();
+    client.release();
+    expect((await pool.query<{ ok: number }>('SELECT 1 AS ok')).rows[0]?.ok).toBe(1);
+  });
+});
+
 describe('migrate-cli (the init container of a service\'s pod)', () => {
   const run = (args: string[], env: Record<string, string>) =>
     new Promise<{ code: number | null; out: string }>((resolve) => {
