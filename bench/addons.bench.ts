@@ -15,7 +15,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { HumanModels } from '../services/addon/src/adapters/human-models';
+import { ANALYSIS_SIDE, HumanModels } from '../services/addon/src/adapters/human-models';
 import { api, login, percentile, sampleRss, servicePid, untilOk, uploadFiles } from './support';
 
 const runs = Number(process.argv[2] ?? 5);
@@ -80,7 +80,7 @@ async function bare(addon: string, photo: Buffer): Promise<number[]> {
     const models = await HumanModels.load(addon === 'auto_tagging' ? 'objects' : 'faces');
     call = async () => {
       // Human's own input is pixels: the decode (at the detector's working size) is part of the call.
-      const { data, info } = await sharp(readFileSync(file)).resize(1024, 1024, { fit: 'inside' }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+      const { data, info } = await sharp(readFileSync(file)).resize(ANALYSIS_SIDE, ANALYSIS_SIDE, { fit: 'inside' }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
       return addon === 'auto_tagging' ? models.objects(data, info.width, info.height) : models.faces(data, info.width, info.height);
     };
   }

@@ -132,6 +132,12 @@ export function describeOutage(outage: Outage): void {
       }),
     );
 
+  /** The processing jobs of some assets (the latest 100 jobs): evidence for a failure. */
+  async function processingJobsOf(ids: string[]): Promise<unknown[]> {
+    const jobs = await e2e.api.call('GET', '/api/v1/jobs?type=processing&page_size=100');
+    return ((jobs.body?.items ?? []) as Array<{ asset_ids: string[] }>).filter((j) => j.asset_ids.some((id) => ids.includes(id)));
+  }
+
   // What the tests below share, in order.
   let baseAsset = '';
   let cdnLink = '';
@@ -248,9 +254,7 @@ export function describeOutage(outage: Outage): void {
     console.log(JSON.stringify({ readyMs: Object.fromEntries(ready.map((r) => [r.name, r.ms])), assets: statuses.map((s) => `${s.when} ${s.status} ${s.ms}ms`) }));
     const late = statuses.filter((s) => s.status !== 'OK');
     if (late.length > 0) {
-      const jobs = await e2e.api.call('GET', '/api/v1/jobs?type=processing&page_size=100');
-      const items = (jobs.body?.items ?? []) as Array<{ asset_ids: string[] }>;
-      console.log(`jobs of the assets not OK:\n${JSON.stringify(items.filter((j) => late.some((s) => j.asset_ids.includes(s.id))))}`);
+      console.log(`jobs of the assets not OK:\n${JSON.stringify(await processingJobsOf(late.map((s) => s.id)))}`);
       console.log(`service warnings and errors:\n${JSON.stringify(problems(), null, 2)}`);
     }
     expect(accepted.filter((a) => a.when === 'before')).toHaveLength(UPLOADS_BEFORE);
@@ -264,9 +268,7 @@ export function describeOutage(outage: Outage): void {
     afterRecovery = assetIdOf(o);
     const settled = await e2e.api.settled(afterRecovery, 30_000).catch((error: unknown) => ({ status: `not settled: ${String(error)}` }));
     if (settled.status !== 'OK') {
-      const jobs = await e2e.api.call('GET', '/api/v1/jobs?type=processing&page_size=100');
-      const items = (jobs.body?.items ?? []) as Array<{ asset_ids: string[] }>;
-      console.log(`the upload after the recovery: ${JSON.stringify(settled)}\nits jobs: ${JSON.stringify(items.filter((j) => j.asset_ids.includes(afterRecovery)))}`);
+      console.log(`the upload after the recovery: ${JSON.stringify(settled)}\nits jobs: ${JSON.stringify(await processingJobsOf([afterRecovery]))}`);
       console.log(`service warnings and errors:\n${JSON.stringify(problems(), null, 2)}`);
     }
     expect(settled.status).toBe('OK');
