@@ -1,7 +1,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import http, { type Server } from 'node:http';
 import path from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
 import sharp from 'sharp';
+import { ASSET_EVENTS, connectNats } from '@dam/events';
 import { listen, makePng, makeVideo, repoRoot, testMinioClient, type ServiceProcess } from '@dam/testing';
 import { watchAssetEvents, type SeenEvent } from '../e2e/events';
 import type { Overrides, SuiteInUse } from '../e2e/suite';
@@ -655,6 +657,9 @@ export async function runKillScenario(e2e: SuiteInUse, opts: KillScenarioOptions
       await sleep(2000);
     }
     violations.push(...last.violations);
+    // CI shows the end of its log: what the webhook service holds of a missing event goes into the violation itself.
+    const missing = last.snapshot.events.filter((e) => !last.snapshot.delivered.has((e.envelope as { id: string }).id));
+    if (missing.length > 0) violations.push(`the webhook's view of them: ${await webhookView(missing)}`);
 
     const outcomes: Record<string, Record<string, number>> = {};
     for (const e of exchanges) {
@@ -689,6 +694,35 @@ export async function runKillScenario(e2e: SuiteInUse, opts: KillScenarioOptions
       log(`every log line, and every request: ${await keepEvidence(seed, all, exchanges)}`);
     }
     return report;
+
+    /** The deliveries the webhook service logged for `missing` events, and its asset-events durable's state. */
+    async function webhookView(missing: SeenEvent[]): Promise<string> {
+      const byId = new Map<string, unknown[]>();
+      for (let page = 1, pages = 1; page <= pages && page <= 20; page++) {
+        const r = await send('read', 'deliveries', `${suite.base}/api/v1/webhooks/deliveries?page=${page}&page_size=100`, { headers: auth() });
+        if (r.status !== 200) return `the delivery log answered ${describeExchange(r)}`;
+        pages = Math.ceil(Number(r.json.total) / 100);
+        for (const d of r.json.items as Array<Record<string, unknown> & { webhook_id: string }>) {
+          const { status, attempt_count, error, next_retry_at, created_at, finished_at } = d;
+          byId.set(d.webhook_id, [...(byId.get(d.webhook_id) ?? []), { status, attempt_count, error, next_retry_at, created_at, finished_at }]);
+        }
+      }
+      let durable: string;
+      const nc = await connectNats(suite.natsUrl, 'admin', suite.adminSeed).catch(() => undefined);
+      try {
+        const info = nc ? await (await jetstreamManager(nc)).consumers.info(ASSET_EVENTS, 'webhook-deliveries') : undefined;
+        durable = info ? JSON.stringify({ delivered: info.delivered, ack_floor: info.ack_floor, ack_pending: info.num_ack_pending, redelivered: info.num_redelivered, pending: info.num_pending }) : 'not read';
+      } catch (error) {
+        durable = `not read: ${String(error)}`;
+      } finally {
+        await nc?.close();
+      }
+      const rows = missing.slice(0, 5).map((e) => {
+        const id = (e.envelope as { id: string }).id;
+        return `${e.type} ${e.asset_id} (stream seq ${e.seq}, event ${id}): ${JSON.stringify(byId.get(id) ?? 'no delivery recorded')}`;
+      });
+      return `${rows.join('; ')}; durable webhook-deliveries ${durable}`;
+    }
   }
 }
 
