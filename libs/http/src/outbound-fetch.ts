@@ -104,7 +104,24 @@ interface RequestShape {
   userAgent?: string;
 }
 
-function requestOnce(url: URL, address: LookupAddress, opts: RequestShape): Promise<IncomingMessage> {
+/**
+ * One request. A kept-alive connection the server closed just as it was reused (a receiver's idle timeout, e.g.
+ * Node's 5 s, meeting our next request) fails before the server read anything: the request is sent once more on a
+ * new connection, as Node's documentation advises, instead of counting as a failed attempt.
+ */
+async function requestOnce(url: URL, address: LookupAddress, opts: RequestShape): Promise<IncomingMessage> {
+  try {
+    return await sendRequest(url, address, opts, false);
+  } catch (error) {
+    if (!(error instanceof StaleConnection)) throw error;
+    return sendRequest(url, address, opts, true);
+  }
+}
+
+/** The server ended a reused idle connection before answering (the request went no further). */
+class StaleConnection extends Error {}
+
+function sendRequest(url: URL, address: LookupAddress, opts: RequestShape, fresh: boolean): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     const pinned: LookupFunction = (_host, options, callback) => {
       if ((options as { all?: boolean }).all) (callback as (e: null, a: LookupAddress[]) => void)(null, [address]);
@@ -114,6 +131,7 @@ function requestOnce(url: URL, address: LookupAddress, opts: RequestShape): Prom
     const req = send(url, {
       method: opts.method ?? 'GET',
       lookup: pinned,
+      ...(fresh ? { agent: false } : {}),
       headers: { 'user-agent': opts.userAgent ?? 'dam-ingest/1', accept: '*/*', ...opts.headers },
     });
     const timer = setTimeout(() => req.destroy(new OutboundError('TIMEOUT', `no answer from ${url.hostname} within ${opts.connectTimeoutMs} ms`)), opts.connectTimeoutMs);
@@ -130,6 +148,10 @@ function requestOnce(url: URL, address: LookupAddress, opts: RequestShape): Prom
     });
     req.on('error', (error) => {
       clearTimeout(timer);
+      if (req.reusedSocket && (error as NodeJS.ErrnoException).code === 'ECONNRESET') {
+        reject(new StaleConnection(error.message));
+        return;
+      }
       reject(error instanceof OutboundError ? error : new OutboundError('NETWORK', `${url.hostname}: ${(error as NodeJS.ErrnoException).code ?? error.message}`));
     });
     req.end(opts.body);

@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { HostRateLimiter, openGuardedDownload, OutboundError, type GuardedDownloadOptions } from '../src/outbound-fetch';
+import { guardedPost, HostRateLimiter, openGuardedDownload, OutboundError, type GuardedDownloadOptions } from '../src/outbound-fetch';
 
 let server: Server;
 let base: string;
@@ -101,5 +101,53 @@ describe('HostRateLimiter', () => {
     now += 1000;
     expect(limiter.take('a')).toBe(true);
     expect(limiter.take('a')).toBe(false);
+  });
+});
+
+describe('guardedPost', () => {
+  it('sends again on a new connection when the server closed the kept-alive one as it was reused', async () => {
+    // A receiver that drops an idle connection just as the next request arrives on it (its idle timeout meeting
+    // that request): the second request on a connection is met by the socket's end; a new connection is answered.
+    const got: string[] = [];
+    const perSocket = new WeakMap<object, number>();
+    const receiver = createServer((req, res) => {
+      const n = (perSocket.get(req.socket) ?? 0) + 1;
+      perSocket.set(req.socket, n);
+      if (n > 1) {
+        req.socket.destroy();
+        return;
+      }
+      req.on('data', (c: Buffer) => got.push(String(c)));
+      req.on('end', () => res.end());
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const address = receiver.address();
+    const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/hook`;
+    const post = (body: string) => guardedPost(url, { allowHosts: ['127.0.0.1'], headers: { 'content-type': 'text/plain' }, body: Buffer.from(body), timeoutMs: 2000 });
+    try {
+      expect(await post('first')).toEqual({ status: 200 });
+      // The first answer's connection is kept alive and reused by the second request, which the receiver drops.
+      expect(await post('second')).toEqual({ status: 200 });
+      expect(got).toEqual(['first', 'second']);
+    } finally {
+      receiver.closeAllConnections();
+      await new Promise((resolve) => receiver.close(resolve));
+    }
+  });
+
+  it('does not send again when a new connection fails', async () => {
+    const refused = createServer((req) => req.socket.destroy());
+    await new Promise<void>((resolve) => refused.listen(0, '127.0.0.1', resolve));
+    const address = refused.address();
+    const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/hook`;
+    let requests = 0;
+    refused.on('request', () => requests++);
+    try {
+      expect(await failure(guardedPost(url, { allowHosts: ['127.0.0.1'], headers: {}, body: Buffer.from('x'), timeoutMs: 2000 }))).toBe('NETWORK');
+      expect(requests).toBe(1);
+    } finally {
+      refused.closeAllConnections();
+      await new Promise((resolve) => refused.close(resolve));
+    }
   });
 });
