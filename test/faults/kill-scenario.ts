@@ -703,8 +703,8 @@ export async function runKillScenario(e2e: SuiteInUse, opts: KillScenarioOptions
         if (r.status !== 200) return `the delivery log answered ${describeExchange(r)}`;
         pages = Math.ceil(Number(r.json.total) / 100);
         for (const d of r.json.items as Array<Record<string, unknown> & { webhook_id: string }>) {
-          const { status, attempt_count, error, next_retry_at, created_at, finished_at } = d;
-          byId.set(d.webhook_id, [...(byId.get(d.webhook_id) ?? []), { status, attempt_count, error, next_retry_at, created_at, finished_at }]);
+          const { id, status, attempt_count, error, next_retry_at, created_at, finished_at } = d;
+          byId.set(d.webhook_id, [...(byId.get(d.webhook_id) ?? []), { id, status, attempt_count, error, next_retry_at, created_at, finished_at }]);
         }
       }
       let durable: string;
@@ -717,11 +717,19 @@ export async function runKillScenario(e2e: SuiteInUse, opts: KillScenarioOptions
       } finally {
         await nc?.close();
       }
+      const webhooks = [...retired, suite.services.webhook].filter((p): p is ServiceProcess => p?.name === 'webhook');
+      const short = (l: string) => l.replace(/"service":"webhook","trace_id":"\w+","span_id":"\w+",/, '').slice(0, 300);
       const rows = missing.slice(0, 5).map((e) => {
         const id = (e.envelope as { id: string }).id;
-        return `${e.type} ${e.asset_id} (stream seq ${e.seq}, event ${id}): ${JSON.stringify(byId.get(id) ?? 'no delivery recorded')}`;
+        // Its lines in the webhook's logs: its deliveries are logged by id, its message's troubles by stream seq.
+        const ids = ((byId.get(id) ?? []) as Array<{ id?: number }>).map((d) => `"delivery":${d.id},`);
+        const lines = webhooks.flatMap((p) => p.logs().filter((l) => l.includes(id) || l.includes(`"seq":${e.seq},`) || ids.some((d) => l.includes(d))).map((l) => `${p.pid}: ${short(l)}`));
+        return `${e.type} ${e.asset_id} (stream seq ${e.seq}, event ${id}): ${JSON.stringify(byId.get(id) ?? 'no delivery recorded')}; log lines ${JSON.stringify(lines.slice(-4))}`;
       });
-      return `${rows.join('; ')}; durable webhook-deliveries ${durable}`;
+      const current = suite.services.webhook;
+      const state = current ? await Promise.race([current.exited.then((x) => `exited ${JSON.stringify(x)}`), sleep(50).then(() => 'running')]) : 'absent';
+      const last = webhooks.flatMap((p) => p.logs().filter((l) => /"level":"(warn|error|fatal)"/.test(l)).map((l) => `${p.pid}: ${short(l)}`)).slice(-3);
+      return `${rows.join('; ')}; durable webhook-deliveries ${durable}; the webhook service (pid ${current?.pid}) ${state}, its last warnings ${JSON.stringify(last)}`;
     }
   }
 }
