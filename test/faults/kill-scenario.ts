@@ -646,6 +646,7 @@ export async function runKillScenario(e2e: SuiteInUse, opts: KillScenarioOptions
     const endOfWorkload = Date.now();
     let last: ReturnType<typeof judge> & { snapshot: Snapshot };
     let convergedMs: number | undefined;
+    let lastPending = '';
     for (;;) {
       const s = await snapshot();
       last = { ...judge(s), snapshot: s };
@@ -654,6 +655,10 @@ export async function runKillScenario(e2e: SuiteInUse, opts: KillScenarioOptions
         break;
       }
       if (Date.now() - endOfWorkload > convergeMs) break;
+      // What is still to come, when it changes: the slow part of a convergence is visible in a passing run too.
+      const pending = last.violations.join('\n    ');
+      if (pending !== lastPending) log(`not converged after ${Date.now() - endOfWorkload} ms:\n    ${pending}`);
+      lastPending = pending;
       await sleep(2000);
     }
     violations.push(...last.violations);
