@@ -5,6 +5,7 @@
  * its README shows); peak RSS of the addon service over the whole run.
  * Both sides get the same warm-up first (WARM_UP runs, default 3, not counted): the bare call's first run loads and
  * compiles, and the service's first jobs after a start are slower too (their figures are printed apart, `cold_ms`).
+ * Then one service run and one bare call in turn, `runs` times.
  * Runs against a suite started with deploy/local/up; prints one JSON line.
  *   pnpm exec tsx bench/addons.bench.ts [runs=5] [addons=text_extraction,auto_tagging,face_recognition,background_removal]
  */
@@ -64,35 +65,37 @@ async function viaService(jwt: string, id: string, addon: string, count: number)
   return times;
 }
 
-/** The same model called directly, `runs` times (the first load not counted: the service loads at start too). */
-async function bare(addon: string, photo: Buffer): Promise<number[]> {
+/**
+ * The same model called directly: a call that runs it once (loaded here first, as the service loads at start), and
+ * a clean-up. Human's own input is pixels: for the detectors the decode (at the service's working size) is part of
+ * the call.
+ */
+async function bareCall(addon: string, photo: Buffer): Promise<{ call: () => Promise<unknown>; done: () => void }> {
   const dir = mkdtempSync(path.join(tmpdir(), 'addon-bench-'));
   const file = path.join(dir, 'photo.jpg');
   writeFileSync(file, photo);
-  let call: () => Promise<unknown>;
+  const done = () => rmSync(dir, { recursive: true, force: true });
   if (addon === 'text_extraction') {
-    call = () => promisify(execFile)('tesseract', [file, 'stdout', '-l', 'eng', '--psm', '3', 'tsv']);
-  } else if (addon === 'background_removal') {
+    return { call: () => promisify(execFile)('tesseract', [file, 'stdout', '-l', 'eng', '--psm', '3', 'tsv']), done };
+  }
+  if (addon === 'background_removal') {
     const imgly = addonRequire('@imgly/background-removal-node') as { removeBackground(image: Blob, config: unknown): Promise<Blob> };
     const config = { publicPath: `file://${path.dirname(addonRequire.resolve('@imgly/background-removal-node'))}/`, model: 'medium', output: { format: 'image/png' } };
-    call = async () => (await imgly.removeBackground(new Blob([readFileSync(file)], { type: 'image/jpeg' }), config)).arrayBuffer();
-  } else {
-    const models = await HumanModels.load(addon === 'auto_tagging' ? 'objects' : 'faces');
-    call = async () => {
-      // Human's own input is pixels: the decode (at the detector's working size) is part of the call.
-      const { data, info } = await sharp(readFileSync(file)).resize(ANALYSIS_SIDE, ANALYSIS_SIDE, { fit: 'inside' }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-      return addon === 'auto_tagging' ? models.objects(data, info.width, info.height) : models.faces(data, info.width, info.height);
-    };
+    return { call: async () => (await imgly.removeBackground(new Blob([readFileSync(file)], { type: 'image/jpeg' }), config)).arrayBuffer(), done };
   }
-  for (let i = 0; i < warmUp; i++) await call(); // warm-up (first inference), as the service's
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const started = performance.now();
-    await call();
-    times.push(performance.now() - started);
-  }
-  rmSync(dir, { recursive: true, force: true });
-  return times;
+  const models = await HumanModels.load(addon === 'auto_tagging' ? 'objects' : 'faces');
+  const call = async () => {
+    const { data, info } = await sharp(readFileSync(file)).resize(ANALYSIS_SIDE, ANALYSIS_SIDE, { fit: 'inside' }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    return addon === 'auto_tagging' ? models.objects(data, info.width, info.height) : models.faces(data, info.width, info.height);
+  };
+  return { call, done };
+}
+
+/** One bare call's time (ms). */
+async function timed(call: () => Promise<unknown>): Promise<number> {
+  const started = performance.now();
+  await call();
+  return performance.now() - started;
 }
 
 async function main(): Promise<void> {
@@ -104,8 +107,19 @@ async function main(): Promise<void> {
     const [id] = await uploadFiles(jwt, [{ bytes: photo, name: `addon-bench-${addon}.jpg` }]);
     await untilOk(jwt, [id as string]);
     const cold = await viaService(jwt, id as string, addon, warmUp);
-    const service = percentile(await viaService(jwt, id as string, addon, runs), 50);
-    const direct = percentile(await bare(addon, photo), 50);
+    const bare = await bareCall(addon, photo);
+    for (let i = 0; i < warmUp; i++) await bare.call(); // the same warm-up (first inference) as the service's
+    // Interleaved, one run of each in turn: both sides see the same machine (the speed of these shared cores drifts
+    // by 10-15 % from one minute to the next, as much as the overhead measured).
+    const serviceTimes: number[] = [];
+    const bareTimes: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      serviceTimes.push(...(await viaService(jwt, id as string, addon, 1)));
+      bareTimes.push(await timed(bare.call));
+    }
+    bare.done();
+    const service = percentile(serviceTimes, 50);
+    const direct = percentile(bareTimes, 50);
     figures[addon] = { service_p50_ms: Math.round(service), bare_p50_ms: Math.round(direct), overhead: Number((service / direct - 1).toFixed(3)), cold_ms: cold };
     await api(jwt, 'POST', `/api/v1/assets/${id}/delete`, { keys: ['original'] });
   }

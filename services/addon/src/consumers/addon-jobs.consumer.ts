@@ -57,6 +57,8 @@ export interface AddonDeps {
 interface Analysis {
   result: Record<string, unknown>;
   conversion?: CompletedConversion;
+  /** For the detectors: the decode's and the model's share of the analysis (ms), for the job's log line. */
+  steps?: { decode: number; model: number };
 }
 
 /** The side of the thumbnail the dominant colour is read from. */
@@ -73,16 +75,20 @@ async function analyse(deps: AddonDeps, addon: string, bytes: Buffer, command: J
   if (addon === 'background_removal') return removeBackground(deps, await deps.background(), image, command);
   const models = await (addon === 'auto_tagging' ? deps.objects() : deps.faces());
   // One decode: upright and scaled down straight to raw pixels.
+  const decoding = performance.now();
   const { data, info } = await image().resize(ANALYSIS_SIDE, ANALYSIS_SIDE, { fit: 'inside', withoutEnlargement: true }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const decoded = performance.now();
+  const steps = () => ({ decode: Math.round(decoded - decoding), model: Math.round(performance.now() - decoded) });
   if (addon === 'auto_tagging') {
     // The dominant colour of a thumbnail is the picture's (its histogram over a million pixels costs 20 ms more),
     // read by libvips on its own thread while the detector runs.
     const colour = sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } }).resize(DOMINANT_SIDE, DOMINANT_SIDE, { fit: 'inside' }).stats();
     const [objects, { dominant }] = await Promise.all([models.objects(data, info.width, info.height), colour]);
-    return { result: { ...taggingOf({ objects, dominant, width: info.width, height: info.height, minConfidence: deps.minConfidence }) } };
+    return { result: { ...taggingOf({ objects, dominant, width: info.width, height: info.height, minConfidence: deps.minConfidence }) }, steps: steps() };
   }
   // face_recognition: boxes in the original's (upright) pixels, and a person per face across the group.
   const faces = await models.faces(data, info.width, info.height);
+  const timing = steps();
   // The upright size comes from the header.
   const { autoOrient } = await sharp(bytes, { limitInputPixels: deps.maxInputPixels }).metadata();
   const scale = autoOrient.width / info.width;
@@ -99,6 +105,7 @@ async function analyse(deps: AddonDeps, addon: string, bytes: Buffer, command: J
         person_id: people[i] as string,
       })),
     },
+    steps: timing,
   };
 }
 
@@ -165,7 +172,7 @@ export function handleAddonJob(deps: AddonDeps) {
       };
       await reporter.finish('COMPLETED', { addon_result: { addon, result }, ...(made ? { conversions: made } : {}) });
       await countRun(deps, command, new Date(started)).catch((error: unknown) => deps.logger.warn({ err: error, job_id: command.job_id }, 'addon usage not published'));
-      const ms = { read: read - started, analyse: analysed - read, report: Date.now() - analysed };
+      const ms = { read: read - started, analyse: analysed - read, ...analysis.steps, report: Date.now() - analysed };
       deps.logger.info({ job_id: command.job_id, asset_id: command.asset_id, addon, ms: Date.now() - started, steps_ms: ms }, 'addon finished');
     } finally {
       reporter.stop();
