@@ -4,7 +4,7 @@ import path from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import sharp from 'sharp';
 import { ASSET_EVENTS, connectNats } from '@dam/events';
-import { listen, makePng, makeVideo, repoRoot, testMinioClient, type ServiceProcess } from '@dam/testing';
+import { listen, makePng, makeVideo, repoRoot, testMinioClient, warningLines, type ServiceProcess } from '@dam/testing';
 import { watchAssetEvents, type SeenEvent } from '../e2e/events';
 import type { Overrides, SuiteInUse } from '../e2e/suite';
 
@@ -732,7 +732,7 @@ export async function runKillScenario(e2e: SuiteInUse, opts: KillScenarioOptions
       });
       const current = suite.services.webhook;
       const state = current ? await Promise.race([current.exited.then((x) => `exited ${JSON.stringify(x)}`), sleep(50).then(() => 'running')]) : 'absent';
-      const warnings = webhooks.flatMap((p) => p.logs().filter((l) => /"level":"(warn|error|fatal)"/.test(l)).map((l) => `${p.pid}: ${short(l)}`)).slice(-3);
+      const warnings = webhooks.flatMap((p) => warningLines(p).map((l) => `${p.pid}: ${short(l)}`)).slice(-3);
       return `${rows.join('; ')}; durable webhook-deliveries ${durable}; the webhook service (pid ${current?.pid}) ${state}, its last warnings ${JSON.stringify(warnings)}`;
     }
   }
@@ -788,6 +788,6 @@ async function keepEvidence(seed: number, processes: ServiceProcess[], exchanges
 /** The warnings and errors each service logged lately: evidence for a report. */
 function problems(processes: ServiceProcess[]): string {
   return processes
-    .flatMap((s) => s.logs().filter((l) => /"level":"(warn|error|fatal)"/.test(l)).slice(-8).map((l) => `  ${s.name} (pid ${s.pid}): ${l.slice(0, 400)}`))
+    .flatMap((s) => warningLines(s).slice(-8).map((l) => `  ${s.name} (pid ${s.pid}): ${l.slice(0, 400)}`))
     .join('\n');
 }

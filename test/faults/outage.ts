@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import sharp from 'sharp';
-import { makePng, waitFor } from '@dam/testing';
+import { makePng, waitFor, warningLines } from '@dam/testing';
 import { watchAssetEvents } from '../e2e/events';
 import { ADMIN, useSuite, type Suite, type SuiteOptions } from '../e2e/suite';
 
@@ -123,14 +123,16 @@ export function describeOutage(outage: Outage): void {
     return { ok: met, last: last ?? (await readyz(name)), ms: Date.now() - started };
   }
 
-  /** The warnings and errors a service logged lately: evidence for a failure. */
-  const problems = (): Record<string, string[]> =>
-    Object.fromEntries(
+  /** Prints the warnings and errors each service logged lately: evidence for a failure. */
+  const logProblems = (): void => {
+    const problems = Object.fromEntries(
       Object.entries(e2e.suite.services).flatMap(([name, s]) => {
-        const lines = s.logs().filter((l) => /"level":"(warn|error|fatal)"/.test(l)).slice(-3).map((l) => l.slice(0, 300));
+        const lines = warningLines(s).slice(-3).map((l) => l.slice(0, 300));
         return lines.length > 0 ? [[name, lines]] : [];
       }),
     );
+    console.log(`service warnings and errors:\n${JSON.stringify(problems, null, 2)}`);
+  };
 
   /** The processing jobs of some assets (the latest 100 jobs): evidence for a failure. */
   async function processingJobsOf(ids: string[]): Promise<unknown[]> {
@@ -231,7 +233,7 @@ export function describeOutage(outage: Outage): void {
 
     const notDown = down.filter((d) => !d.ok).map((d) => ({ name: d.last.name, status: d.last.status, body: d.last.body }));
     const broken = outcomes.map(violation).filter((v) => v !== undefined);
-    if (notDown.length > 0 || broken.length > 0) console.log(`service warnings and errors:\n${JSON.stringify(problems(), null, 2)}`);
+    if (notDown.length > 0 || broken.length > 0) logProblems();
     expect(outcomes.length).toBeGreaterThanOrEqual(Math.floor(OUTAGE_MS / 1000 - 3) * 12);
     // One assertion, so that a failure lists every problem at once.
     const slowReadyz = down.filter((d) => d.last.ms > 2000).map((d) => ({ name: d.last.name, ms: d.last.ms }));
@@ -255,7 +257,7 @@ export function describeOutage(outage: Outage): void {
     const late = statuses.filter((s) => s.status !== 'OK');
     if (late.length > 0) {
       console.log(`jobs of the assets not OK:\n${JSON.stringify(await processingJobsOf(late.map((s) => s.id)))}`);
-      console.log(`service warnings and errors:\n${JSON.stringify(problems(), null, 2)}`);
+      logProblems();
     }
     expect(accepted.filter((a) => a.when === 'before')).toHaveLength(UPLOADS_BEFORE);
     const notReady = ready.filter((r) => !r.ok).map((r) => ({ name: r.name, status: r.last.status, body: r.last.body }));
@@ -269,7 +271,7 @@ export function describeOutage(outage: Outage): void {
     const settled = await e2e.api.settled(afterRecovery, 30_000).catch((error: unknown) => ({ status: `not settled: ${String(error)}` }));
     if (settled.status !== 'OK') {
       console.log(`the upload after the recovery: ${JSON.stringify(settled)}\nits jobs: ${JSON.stringify(await processingJobsOf([afterRecovery]))}`);
-      console.log(`service warnings and errors:\n${JSON.stringify(problems(), null, 2)}`);
+      logProblems();
     }
     expect(settled.status).toBe('OK');
   });
@@ -284,7 +286,7 @@ export function describeOutage(outage: Outage): void {
       const odd = ids.filter((id) => processed(id).join() !== 'OK');
       if (odd.length > 0) {
         console.log(`events of the assets without one OK file-processed:\n${JSON.stringify(events.seen.filter((e) => odd.includes(String(e.asset_id))))}`);
-        console.log(`service warnings and errors:\n${JSON.stringify(problems(), null, 2)}`);
+        logProblems();
       }
       expect(ids.map((id) => ({ id, processed: processed(id) }))).toEqual(ids.map((id) => ({ id, processed: ['OK'] })));
       // Nor for any other asset twice (an upload the client saw fail that was registered after all).

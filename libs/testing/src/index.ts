@@ -4,7 +4,7 @@ export { startNats, type TestNats } from './nats-server';
 export { startNatsCluster, type TestNatsCluster, type TestNatsNode } from './nats-cluster';
 export { createDatabase, testPgUrl } from './database';
 export { createBucket, testS3Config, s3Env, testMinioClient, type TestS3Config } from './s3-bucket';
-export { startServiceProcess, type ServiceProcess, type ServiceProcessOptions } from './service-process';
+export { startServiceProcess, warningLines, type ServiceProcess, type ServiceProcessOptions } from './service-process';
 export { repoRoot } from './paths';
 export { serviceIdentities, type ServiceIdentities } from './service-identities';
 export { makePng } from './png';

@@ -36,6 +36,11 @@ export interface ServiceProcess {
   waitForLog(pattern: RegExp, timeoutMs?: number): Promise<string>;
 }
 
+/** The lines a service logged at warn level or above (pino's JSON lines): evidence for a failed test. */
+export function warningLines(p: Pick<ServiceProcess, 'logs'>): string[] {
+  return p.logs().filter((l) => /"level":"(warn|error|fatal)"/.test(l));
+}
+
 const MAX_LINES = 20_000;
 // Resolve tsx's loader by absolute path so the child needs no particular working directory.
 const tsxLoader = (): string => pathToFileURL(require.resolve('tsx', { paths: [repoRoot] })).href;
