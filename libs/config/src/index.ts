@@ -77,6 +77,11 @@ export const jobWorkerEnv = {
   JOB_HEARTBEAT_MS: z.coerce.number().int().positive().default(10_000),
   /** Least time between two progress reports of one job (each is a transaction in metadata); 0 reports every change. */
   JOB_PROGRESS_INTERVAL_MS: z.coerce.number().int().nonnegative().default(500),
+  /**
+   * How long a job runs before its worker tells metadata it started (IN_PROGRESS); a job done sooner sends only its
+   * end. 0 reports the start at once.
+   */
+  JOB_START_REPORT_DELAY_MS: z.coerce.number().int().nonnegative().default(1000),
   MAX_DELIVER: z.coerce.number().int().positive().default(5),
   RETRY_BACKOFF_MS: z
     .string()

@@ -49,4 +49,4 @@ export {
   type NatsUser,
   type SubjectPermissions,
 } from './nats-accounts';
-export { jobCommandWorker, resultReportId, startJobReporter, workerId, type JobConsumerOptions, type JobReporter } from './job-worker';
+export { jobCommandWorker, reportPacingOf, resultReportId, startJobReporter, workerId, type JobConsumerOptions, type JobReporter, type ReportPacing } from './job-worker';

@@ -1,6 +1,6 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { jetstream } from '@nats-io/jetstream';
-import { connectNats, DAM_INTERNAL, natsReachable, serveAddonStatus, waitForStreams, type AddonState } from '@dam/events';
+import { connectNats, DAM_INTERNAL, natsReachable, reportPacingOf, serveAddonStatus, waitForStreams, type AddonState } from '@dam/events';
 import { runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
@@ -84,8 +84,7 @@ async function main(): Promise<void> {
           js: jetstream(nc),
           storage,
           logger,
-          heartbeatMs: config.JOB_HEARTBEAT_MS,
-          progressIntervalMs: config.JOB_PROGRESS_INTERVAL_MS,
+          pacing: reportPacingOf(config),
           maxInputPixels: config.MAX_INPUT_PIXELS,
           ocr: (png) => runTesseract(png, { path: config.TESSERACT_PATH, language: config.OCR_LANGUAGE, timeoutMs: config.OCR_TIMEOUT_MS }),
           objects: () => objectModels,

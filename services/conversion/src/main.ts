@@ -1,7 +1,7 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { jetstream } from '@nats-io/jetstream';
 import { createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
-import { connectNats, DAM_INTERNAL, natsReachable, waitForStreams, followSettingsChanges } from '@dam/events';
+import { connectNats, DAM_INTERNAL, natsReachable, reportPacingOf, waitForStreams, followSettingsChanges } from '@dam/events';
 import { collectGarbageInFewFullPauses, runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
@@ -37,8 +37,7 @@ async function main(): Promise<void> {
         nc,
         {
           js: jetstream(nc),
-          heartbeatMs: config.JOB_HEARTBEAT_MS,
-          progressIntervalMs: config.JOB_PROGRESS_INTERVAL_MS,
+          pacing: reportPacingOf(config),
           logger,
           storage,
           settings: groupSettingsClient(config, createServiceSigner(config.SERVICE_KEY), followSettingsChanges(nc)),

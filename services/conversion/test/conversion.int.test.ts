@@ -35,8 +35,9 @@ describe('conversion service (real NATS, S3, sharp)', () => {
     service = await startServiceProcess(
       'conversion',
       // OUTAGE_RETRY_MS 0: each failure counts as a delivery here (the retry in place through outages: test/faults).
-      // JOB_PROGRESS_INTERVAL_MS 0: every progress step reported (a job this short is otherwise STARTED, COMPLETED).
-      h.env({ AUTH_URL: auth.url, MAX_DELIVER: '3', RETRY_BACKOFF_MS: '200', SETTINGS_CACHE_MS: '0', SETTINGS_MAX_AGE_MS: '0', OUTAGE_RETRY_MS: '0', JOB_PROGRESS_INTERVAL_MS: '0' }),
+      // JOB_PROGRESS_INTERVAL_MS and JOB_START_REPORT_DELAY_MS 0: every report sent (a job this short otherwise sends
+      // only COMPLETED).
+      h.env({ AUTH_URL: auth.url, MAX_DELIVER: '3', RETRY_BACKOFF_MS: '200', SETTINGS_CACHE_MS: '0', SETTINGS_MAX_AGE_MS: '0', OUTAGE_RETRY_MS: '0', JOB_PROGRESS_INTERVAL_MS: '0', JOB_START_REPORT_DELAY_MS: '0' }),
     );
   });
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { jetstream } from '@nats-io/jetstream';
 import { createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
-import { ASSET_EVENTS, connectNats, DAM_INTERNAL, natsReachable, UsageMeter, waitForStreams } from '@dam/events';
+import { ASSET_EVENTS, connectNats, DAM_INTERNAL, natsReachable, reportPacingOf, UsageMeter, waitForStreams } from '@dam/events';
 import { runMain, runService, startPoller } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
@@ -36,7 +36,7 @@ async function main(): Promise<void> {
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     checks: { nats: () => natsReachable(nc), s3: () => storage.reachable() },
     workers: [
-      cdnJobWorker(nc, { js, clients, storage, cache, logger, heartbeatMs: config.JOB_HEARTBEAT_MS, progressIntervalMs: config.JOB_PROGRESS_INTERVAL_MS }, { concurrency: 2, ackWaitMs: config.ACK_WAIT_MS, maxDeliver: config.MAX_DELIVER, backoffMs: config.RETRY_BACKOFF_MS, outageRetryMs: config.OUTAGE_RETRY_MS }),
+      cdnJobWorker(nc, { js, clients, storage, cache, logger, pacing: reportPacingOf(config) }, { concurrency: 2, ackWaitMs: config.ACK_WAIT_MS, maxDeliver: config.MAX_DELIVER, backoffMs: config.RETRY_BACKOFF_MS, outageRetryMs: config.OUTAGE_RETRY_MS }),
       cacheInvalidation(nc, cache, logger),
       evictionFollower(nc, cache, logger),
       // The bytes served, published every USAGE_FLUSH_MS and once more at shutdown.

@@ -77,6 +77,27 @@ describe('jobs (CONTRACT §6)', () => {
     expect(Date.parse(done.updated_at)).toBeGreaterThanOrEqual(Date.parse(queued.updated_at));
   });
 
+  it('a job reported only at its end (done within the start delay): its step started when the worker says, kept within the job\'s life', async () => {
+    const finished = async (startedAt: (created: number) => number) => {
+      const id = await create(admin);
+      const [queued] = await jobsOf(id);
+      const created = Date.parse(queued.created_at);
+      await new Promise((r) => setTimeout(r, 300));
+      publishReport(h, await finalReport(h, made(id), { started_at: new Date(startedAt(created)).toISOString() }));
+      await waitFor(async () => (await get(`/api/v1/jobs/${queued.job_id}`)).body.status === 'COMPLETED', { description: 'job completed' });
+      const [step] = (await get(`/api/v1/jobs/${queued.job_id}`)).body.steps;
+      return { created, started: Date.parse(step.started_at), finished: Date.parse(step.finished_at) };
+    };
+    const told = await finished((created) => created + 100);
+    expect(told.started).toBe(told.created + 100);
+    expect(told.finished).toBeGreaterThanOrEqual(told.created + 300);
+    // A worker's clock behind the database's: not before the job existed; ahead of it: not after its end.
+    const early = await finished((created) => created - 60_000);
+    expect(early.started).toBe(early.created);
+    const late = await finished((created) => created + 60_000);
+    expect(late.started).toBe(late.finished);
+  });
+
   it('ends the job in ERROR with the reason when every conversion failed', async () => {
     const id = await create(admin);
     publishReport(h, await finalReport(h, made(id, { conversions: {}, image: null, errors: { thumb: 'corrupt image' } })));

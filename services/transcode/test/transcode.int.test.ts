@@ -94,7 +94,8 @@ describe('transcode service (real ffmpeg, NATS, S3)', () => {
     const wm = path.join(work, 'wm.png');
     await exec('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'color=white:s=200x100,drawbox=x=0:y=0:w=200:h=100:color=black:t=10', '-frames:v', '1', wm]);
     await h.storage.putBuffer('originals/g1/wmasset', await readFile(wm), { contentType: 'image/png' });
-    service = await startServiceProcess('transcode', h.env({ AUTH_URL: auth.url, SETTINGS_MAX_AGE_MS: '0', METADATA_URL: metadata.url, HLS_SEGMENT_SECONDS: '2' }));
+    // JOB_START_REPORT_DELAY_MS 0: the first step is reported too, however soon the next begins.
+    service = await startServiceProcess('transcode', h.env({ AUTH_URL: auth.url, SETTINGS_MAX_AGE_MS: '0', METADATA_URL: metadata.url, HLS_SEGMENT_SECONDS: '2', JOB_START_REPORT_DELAY_MS: '0' }));
   });
 
   afterAll(async () => {

@@ -50,6 +50,7 @@ export const configSchema = z.object({
   /** How often a running ingest renews its job's lease at metadata. */
   JOB_HEARTBEAT_MS: z.coerce.number().int().min(100).default(10_000),
   JOB_PROGRESS_INTERVAL_MS: jobWorkerEnv.JOB_PROGRESS_INTERVAL_MS,
+  JOB_START_REPORT_DELAY_MS: jobWorkerEnv.JOB_START_REPORT_DELAY_MS,
   /** Resumable uploads (tus, CONTRACT §12): an unfinished upload expires this long after its creation. */
   TUS_EXPIRY_MS: z.coerce.number().int().min(1000).default(24 * 3600_000),
   /** How often expired uploads are swept from the store (their parts, state and any leftover). */

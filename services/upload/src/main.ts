@@ -1,7 +1,7 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { createAuthenticator, createServiceSigner, type AuthenticatorOptions } from '@dam/auth-tokens';
 import { jetstream } from '@nats-io/jetstream';
-import { connectNats, DAM_INTERNAL, natsIdempotencyStore, natsReachable, waitForStreams } from '@dam/events';
+import { connectNats, DAM_INTERNAL, natsIdempotencyStore, natsReachable, reportPacingOf, waitForStreams } from '@dam/events';
 import { collectGarbageInFewFullPauses, edgeLimitsFromConfig, HostRateLimiter, parseAllowHosts, runMain, runService, startPoller } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { Ffmpeg, resolveTools } from '@dam/media';
@@ -67,7 +67,7 @@ async function main(): Promise<void> {
     workers: [
       ingestJobWorker(
         nc,
-        { js: jetstream(nc), storage, logger, ingest, ownBucket: storage.bucket, heartbeatMs: config.JOB_HEARTBEAT_MS, progressIntervalMs: config.JOB_PROGRESS_INTERVAL_MS },
+        { js: jetstream(nc), storage, logger, ingest, ownBucket: storage.bucket, pacing: reportPacingOf(config) },
         { concurrency: config.INGEST_CONCURRENCY, ackWaitMs: config.INGEST_ACK_WAIT_MS, maxDeliver: config.INGEST_MAX_DELIVER },
       ),
       {

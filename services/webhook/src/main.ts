@@ -2,7 +2,7 @@ import { telemetry } from './instrument'; // must stay the first import
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
 import { createPool, ping } from '@dam/db';
-import { ASSET_EVENTS, connectNats, DAM_INTERNAL, natsReachable, waitForStreams, followSettingsChanges } from '@dam/events';
+import { ASSET_EVENTS, connectNats, DAM_INTERNAL, natsReachable, reportPacingOf, waitForStreams, followSettingsChanges } from '@dam/events';
 import { guardedPost, parseAllowHosts, runMain, runService, startPoller } from '@dam/http';
 import { groupSettingsClient } from '@dam/internal-api';
 import { createLogger } from '@dam/logging';
@@ -53,7 +53,7 @@ async function main(): Promise<void> {
     checks: { postgres: () => ping(pool), nats: () => natsReachable(nc) },
     workers: [
       assetEventsWorker(nc, { repo, settings, wake, logger }),
-      reissueWorker(nc, { js, repo, settings, wake, logger, heartbeatMs: config.JOB_HEARTBEAT_MS, progressIntervalMs: config.JOB_PROGRESS_INTERVAL_MS }, { concurrency: 1, ackWaitMs: config.ACK_WAIT_MS, maxDeliver: config.MAX_DELIVER, backoffMs: config.RETRY_BACKOFF_MS, outageRetryMs: config.OUTAGE_RETRY_MS }),
+      reissueWorker(nc, { js, repo, settings, wake, logger, pacing: reportPacingOf(config) }, { concurrency: 1, ackWaitMs: config.ACK_WAIT_MS, maxDeliver: config.MAX_DELIVER, backoffMs: config.RETRY_BACKOFF_MS, outageRetryMs: config.OUTAGE_RETRY_MS }),
       { kind: 'poller', name: 'webhook-dispatcher', start: () => dispatcher.start() },
       {
         kind: 'poller',

@@ -1,7 +1,7 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import sharp from 'sharp';
-import { jobCommandWorker, publishEvent, startJobReporter, usageOf, workerId, type CompletedConversion, type JobCommand, type JobConsumerOptions } from '@dam/events';
+import { jobCommandWorker, publishEvent, startJobReporter, usageOf, workerId, type CompletedConversion, type JobCommand, type JobConsumerOptions, type ReportPacing } from '@dam/events';
 import type { Worker } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import { conversionKey, type Storage } from '@dam/storage';
@@ -9,7 +9,7 @@ import type { BackgroundRemoval } from '../adapters/background-removal';
 import { ANALYSIS_SIDE, type HumanModels } from '../adapters/human-models';
 import type { PeopleRepository } from '../adapters/people.repository';
 import { ocrResultOf } from '../domain/ocr';
-import { taggingOf } from '../domain/tagging';
+import { dominantColour, taggingOf } from '../domain/tagging';
 
 export const ADDON_JOBS_DURABLE = 'addon-jobs';
 /** The addons this version runs. */
@@ -33,9 +33,8 @@ export interface AddonDeps {
   js: JetStreamClient;
   storage: Storage;
   logger: Logger;
-  heartbeatMs: number;
-  /** Least time between two progress reports (JOB_PROGRESS_INTERVAL_MS). */
-  progressIntervalMs: number;
+  /** How its reports about a job are paced (JOB_HEARTBEAT_MS, JOB_PROGRESS_INTERVAL_MS, JOB_START_REPORT_DELAY_MS). */
+  pacing: ReportPacing;
   maxInputPixels: number;
   /** OCR of an image (PNG bytes) to tesseract's TSV. */
   ocr: (png: Buffer) => Promise<string>;
@@ -61,9 +60,6 @@ interface Analysis {
   steps?: { decode: number; model: number };
 }
 
-/** The side of the thumbnail the dominant colour is read from. */
-const DOMINANT_SIDE = 128;
-
 /** What one addon finds in an image (the original's bytes); throws with the reason it cannot. */
 async function analyse(deps: AddonDeps, addon: string, bytes: Buffer, command: JobCommand): Promise<Analysis> {
   const image = () => sharp(bytes, { limitInputPixels: deps.maxInputPixels }).rotate();
@@ -80,10 +76,8 @@ async function analyse(deps: AddonDeps, addon: string, bytes: Buffer, command: J
   const decoded = performance.now();
   const steps = () => ({ decode: Math.round(decoded - decoding), model: Math.round(performance.now() - decoded) });
   if (addon === 'auto_tagging') {
-    // The dominant colour of a thumbnail is the picture's (its histogram over a million pixels costs 20 ms more),
-    // read by libvips on its own thread while the detector runs.
-    const colour = sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } }).resize(DOMINANT_SIDE, DOMINANT_SIDE, { fit: 'inside' }).stats();
-    const [objects, { dominant }] = await Promise.all([models.objects(data, info.width, info.height), colour]);
+    const objects = await models.objects(data, info.width, info.height);
+    const dominant = dominantColour(data, info.width, info.height);
     return { result: { ...taggingOf({ objects, dominant, width: info.width, height: info.height, minConfidence: deps.minConfidence }) }, steps: steps() };
   }
   // face_recognition: boxes in the original's (upright) pixels, and a person per face across the group.
@@ -140,7 +134,7 @@ async function removeBackground(deps: AddonDeps, model: BackgroundRemoval, image
 export function handleAddonJob(deps: AddonDeps) {
   return async (command: JobCommand): Promise<void> => {
     const addon = command.keys?.[0] ?? '';
-    const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: addon || 'addon', heartbeatMs: deps.heartbeatMs, progressIntervalMs: deps.progressIntervalMs, logger: deps.logger });
+    const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: addon || 'addon', pacing: deps.pacing, logger: deps.logger });
     const started = Date.now();
     try {
       if (!IMPLEMENTED.has(addon)) {
@@ -195,7 +189,7 @@ export function addonJobWorker(nc: NatsConnection, deps: AddonDeps, options: Job
     durable: ADDON_JOBS_DURABLE,
     handler: handleAddonJob(deps),
     onDeadLetter: async (command, error) => {
-      const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: command.keys?.[0] ?? 'addon', heartbeatMs: deps.heartbeatMs, progressIntervalMs: deps.progressIntervalMs, logger: deps.logger });
+      const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: command.keys?.[0] ?? 'addon', pacing: deps.pacing, logger: deps.logger });
       await reporter.finish('FAILED', { error: `the addon failed after every retry: ${error instanceof Error ? error.message : String(error)}` });
     },
     logger: deps.logger,

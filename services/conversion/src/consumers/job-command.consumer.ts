@@ -8,6 +8,7 @@ import {
   type JobConsumerOptions,
   type JobReport,
   type MessageContext,
+  type ReportPacing,
 } from '@dam/events';
 import type { Worker } from '@dam/http';
 import type { Logger } from '@dam/logging';
@@ -31,10 +32,8 @@ export const WORKER_ID = workerId('conversion');
 export interface JobConsumerDeps extends ConvertAssetDeps {
   js: JetStreamClient;
   logger: Logger;
-  /** How often a running job tells metadata it is alive (keep it well under metadata's JOB_LEASE_MS). */
-  heartbeatMs: number;
-  /** Least time between two progress reports (JOB_PROGRESS_INTERVAL_MS). */
-  progressIntervalMs: number;
+  /** How its reports about a job are paced (JOB_HEARTBEAT_MS, JOB_PROGRESS_INTERVAL_MS, JOB_START_REPORT_DELAY_MS). */
+  pacing: ReportPacing;
 }
 
 /**
@@ -63,7 +62,7 @@ const describe = (errors: Record<string, string>): string =>
     .join('; ');
 
 const reporterFor = (deps: JobConsumerDeps, command: JobCommand) =>
-  startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: CONVERSIONS_STEP, heartbeatMs: deps.heartbeatMs, progressIntervalMs: deps.progressIntervalMs, logger: deps.logger });
+  startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: CONVERSIONS_STEP, pacing: deps.pacing, logger: deps.logger });
 
 export function handleJobCommand(deps: JobConsumerDeps) {
   return async (command: JobCommand, ctx: MessageContext): Promise<void> => {

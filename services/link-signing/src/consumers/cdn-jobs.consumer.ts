@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { JetStreamClient } from '@nats-io/jetstream';
-import { CDN_EVICT, jobCommandWorker, publishEvent, startJobReporter, workerId, type CdnEvict, type JobCommand, type JobConsumerOptions } from '@dam/events';
+import { CDN_EVICT, jobCommandWorker, publishEvent, startJobReporter, workerId, type CdnEvict, type JobCommand, type JobConsumerOptions, type ReportPacing } from '@dam/events';
 import type { Worker } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import { parseCdnEntry } from '@dam/internal-api';
@@ -19,9 +19,8 @@ export interface CdnJobDeps {
   storage: Storage;
   cache: ByteCache;
   logger: Logger;
-  heartbeatMs: number;
-  /** Least time between two progress reports (JOB_PROGRESS_INTERVAL_MS). */
-  progressIntervalMs: number;
+  /** How its reports about a job are paced (JOB_HEARTBEAT_MS, JOB_PROGRESS_INTERVAL_MS, JOB_START_REPORT_DELAY_MS). */
+  pacing: ReportPacing;
 }
 
 /**
@@ -32,7 +31,7 @@ export interface CdnJobDeps {
  */
 export function handleCdnJob(deps: CdnJobDeps) {
   return async (command: JobCommand): Promise<void> => {
-    const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: command.type, heartbeatMs: deps.heartbeatMs, progressIntervalMs: deps.progressIntervalMs, logger: deps.logger });
+    const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: command.type, pacing: deps.pacing, logger: deps.logger });
     const urls = command.urls ?? [];
     const failures: string[] = [];
     try {
@@ -102,7 +101,7 @@ export function cdnJobWorker(nc: Parameters<typeof jobCommandWorker>[0]['nc'], d
     durable: CDN_JOBS_DURABLE,
     handler: handleCdnJob(deps),
     onDeadLetter: async (command, error) => {
-      const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: command.type, heartbeatMs: deps.heartbeatMs, progressIntervalMs: deps.progressIntervalMs, logger: deps.logger });
+      const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: command.type, pacing: deps.pacing, logger: deps.logger });
       await reporter.finish('FAILED', { error: `the CDN job failed after every retry: ${error instanceof Error ? error.message : String(error)}` });
     },
     logger: deps.logger,

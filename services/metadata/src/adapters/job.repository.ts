@@ -44,10 +44,13 @@ const toJob = (r: JobRow): Job => ({
   updatedAt: r.updated_at,
 });
 
-/** `steps` with every open step ended as `$status` (the job ends with them). */
-const endSteps = (status: string) => `(SELECT coalesce(jsonb_agg(CASE WHEN s->>'status' IN ('COMPLETED', 'ERROR') THEN s
+/**
+ * `steps` with every open step ended as `$status` (the job ends with them); a step never reported started began
+ * at `startedAt` (the worker's word, kept between the job's creation and now), or now.
+ */
+const endSteps = (status: string, startedAt = 'now()') => `(SELECT coalesce(jsonb_agg(CASE WHEN s->>'status' IN ('COMPLETED', 'ERROR') THEN s
     ELSE s || jsonb_build_object('status', ${status}::text, 'finished_at', to_jsonb(now()),
-                                 'started_at', CASE WHEN s->>'started_at' IS NULL THEN to_jsonb(now()) ELSE s->'started_at' END) END
+                                 'started_at', CASE WHEN s->>'started_at' IS NULL THEN to_jsonb(${startedAt}) ELSE s->'started_at' END) END
     ORDER BY i), '[]'::jsonb)
   FROM jsonb_array_elements(steps) WITH ORDINALITY AS e(s, i))`;
 
@@ -103,9 +106,10 @@ export class JobRepository implements JobStore, JobReader {
 
   async finish(groupId: number, jobId: number, outcome: JobOutcome): Promise<boolean> {
     const { rowCount } = await this.db.query(
-      `UPDATE jobs SET status = $3, progress = 100, error = $4, skipped = $5, lease_owner = NULL, lease_until = NULL, steps = ${endSteps('$3')}
+      `UPDATE jobs SET status = $3, progress = 100, error = $4, skipped = $5, lease_owner = NULL, lease_until = NULL,
+         steps = ${endSteps('$3', 'GREATEST(created_at, LEAST(coalesce($6::timestamptz, now()), now()))')}
        WHERE group_id = $1 AND id = $2 AND ${OPEN}`,
-      [groupId, jobId, outcome.status, outcome.error ?? null, outcome.skipped && Object.keys(outcome.skipped).length > 0 ? JSON.stringify(outcome.skipped) : null],
+      [groupId, jobId, outcome.status, outcome.error ?? null, outcome.skipped && Object.keys(outcome.skipped).length > 0 ? JSON.stringify(outcome.skipped) : null, outcome.startedAt ?? null],
     );
     return (rowCount ?? 0) > 0;
   }

@@ -3,7 +3,7 @@ import { conversionsPrefix } from '@dam/storage';
 import { isImage, type Asset, type StoredConversion } from './asset';
 import { addonResultsAfter } from './addon-labels';
 import { CONVERSION_ADDONS, openAddonJobs } from './addons.use-case';
-import { changesNoAsset, describeErrors, type Job } from './job';
+import { changesNoAsset, describeErrors, startedBy, type Job } from './job';
 import { isOwnConversionKey } from './object-keys';
 import type { RunInTransaction, Tx } from './ports';
 import { finishIngest } from './ingest.use-case';
@@ -67,7 +67,13 @@ export async function applyJobReport(runInTransaction: RunInTransaction, report:
     if (job.type === 'addon') return finishAddon(tx, job, report);
     if (changesNoAsset(job)) {
       // Only the job ends: the cache is the edge's, the deliveries the webhook service's; no asset changes.
-      await tx.jobs.finish(groupId, job.id, report.state === 'FAILED' ? { status: 'ERROR', error: report.error ?? `the ${job.type} job failed` } : { status: 'COMPLETED', ...(report.error ? { error: report.error } : {}) });
+      await tx.jobs.finish(
+        groupId,
+        job.id,
+        report.state === 'FAILED'
+          ? { status: 'ERROR', error: report.error ?? `the ${job.type} job failed`, ...startedBy(report) }
+          : { status: 'COMPLETED', ...(report.error ? { error: report.error } : {}), ...startedBy(report) },
+      );
       return 'recorded';
     }
     const asset = await tx.assets.findForUpdate(groupId, report.asset_id);
@@ -81,11 +87,11 @@ export async function applyJobReport(runInTransaction: RunInTransaction, report:
     const errors = made?.errors ?? {};
     if (report.state === 'FAILED') {
       const failed = Object.keys(errors).length > 0 ? errors : { original: report.error ?? 'processing failed' };
-      await tx.jobs.finish(groupId, job.id, { status: 'ERROR', error: report.error ?? describeErrors(failed) });
+      await tx.jobs.finish(groupId, job.id, { status: 'ERROR', error: report.error ?? describeErrors(failed), ...startedBy(report) });
       return (await settleAsset(tx, groupId, asset.id, failed)) === 'failed' ? 'failed' : 'recorded';
     }
     const partial = Object.keys(errors).length > 0 ? describeErrors(errors) : undefined;
-    await tx.jobs.finish(groupId, job.id, { status: 'COMPLETED', ...(partial ? { error: partial } : {}), ...(made?.skipped ? { skipped: made.skipped } : {}) });
+    await tx.jobs.finish(groupId, job.id, { status: 'COMPLETED', ...(partial ? { error: partial } : {}), ...(made?.skipped ? { skipped: made.skipped } : {}), ...startedBy(report) });
     const settled = await settleAsset(tx, groupId, asset.id);
     // After an upload, replace or undelete (not a `process` of named keys), the group's automatic addons run.
     if (job.type === 'processing' && !job.params.keys && isImage(asset.contentType) && deps.autoAddons) {
@@ -168,7 +174,7 @@ async function finishAddon(tx: Tx, job: Job, report: JobReport): Promise<ReportO
   const addon = job.params.keys?.[0] ?? '';
   const made = report.conversions;
   const fail = async (error: string): Promise<ReportOutcome> => {
-    await tx.jobs.finish(job.groupId, job.id, { status: 'ERROR', error });
+    await tx.jobs.finish(job.groupId, job.id, { status: 'ERROR', error, ...startedBy(report) });
     return 'failed';
   };
   if (report.state === 'FAILED' || !report.addon_result || report.addon_result.addon !== addon) return fail(report.error ?? `the ${addon} addon reported no result`);
@@ -186,7 +192,7 @@ async function finishAddon(tx: Tx, job: Job, report: JobReport): Promise<ReportO
   const results = addonResultsAfter(current.addonResults, addon, report.addon_result.result);
   const asset = await tx.assets.saveAddonResult(job.groupId, report.asset_id, addon, results);
   if (asset && !asset.deletedAt) await tx.events.write('addon-processed', asset);
-  await tx.jobs.finish(job.groupId, job.id, { status: 'COMPLETED' });
+  await tx.jobs.finish(job.groupId, job.id, { status: 'COMPLETED', ...startedBy(report) });
   return 'recorded';
 }
 

@@ -1,7 +1,7 @@
 import type { Principal } from '@dam/auth-tokens';
 import type { IngestedFile, JobReport } from '@dam/events';
 import { originalKey } from '@dam/storage';
-import type { Job } from './job';
+import { startedBy, type Job } from './job';
 import { isOwnOriginalKey } from './object-keys';
 import type { RunInTransaction, Tx } from './ports';
 import { settleAsset, startProcessing } from './processing';
@@ -72,13 +72,13 @@ export async function finishIngest(tx: Tx, job: Job, report: JobReport): Promise
   const file: IngestedFile | undefined = report.ingested;
   if (report.state === 'FAILED' || !file) {
     const why = report.error ?? 'the download failed';
-    await tx.jobs.finish(job.groupId, job.id, { status: 'ERROR', error: why });
+    await tx.jobs.finish(job.groupId, job.id, { status: 'ERROR', error: why, ...startedBy(report) });
     // Whatever a crashed attempt may have left at the original's key goes.
     await tx.deletions.enqueue([asset.objectKey]);
     return (await settleAsset(tx, job.groupId, asset.id, { original: why })) === 'failed' ? 'failed' : 'recorded';
   }
   if (!isOwnOriginalKey(job.groupId, asset.id, file.object_key)) return 'foreign-object-key';
-  await tx.jobs.finish(job.groupId, job.id, { status: 'COMPLETED' });
+  await tx.jobs.finish(job.groupId, job.id, { status: 'COMPLETED', ...startedBy(report) });
   const stored = await tx.assets.replaceOriginal(job.groupId, asset.id, {
     name: asset.name,
     size: file.size,

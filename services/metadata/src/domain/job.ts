@@ -1,7 +1,10 @@
-import type { JobWorker } from '@dam/events';
+import type { JobReport, JobWorker } from '@dam/events';
 
 export const JOB_STATUSES = ['QUEUED', 'IN_PROGRESS', 'COMPLETED', 'ERROR'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
+
+/** A final report's word on when its worker took the job, for `JobOutcome` (a short job may have sent no STARTED). */
+export const startedBy = (report: JobReport): { startedAt?: string } => (report.started_at ? { startedAt: report.started_at } : {});
 
 /**
  * `processing`: the profile's conversions of a new, replaced or restored original (transcodes and addons join

@@ -165,6 +165,8 @@ export interface JobOutcome {
   error?: string;
   /** Outputs not made because they do not apply to the original, with why. */
   skipped?: Record<string, string>;
+  /** When the worker took the job (its final report says), for the steps it never reported started. */
+  startedAt?: string;
 }
 
 /** A worker's sign of life: who, how far, in which step. */

@@ -1,5 +1,5 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
-import { jobCommandWorker, publishEvent, startJobReporter, usageOf, workerId, type ConversionsCompleted, type JobCommand, type JobConsumerOptions, type MessageContext } from '@dam/events';
+import { jobCommandWorker, publishEvent, startJobReporter, usageOf, workerId, type ConversionsCompleted, type JobCommand, type JobConsumerOptions, type MessageContext, type ReportPacing } from '@dam/events';
 import type { Worker } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import { ToolFailedError, ToolStalledError, UnprocessableVideoError } from '@dam/media';
@@ -13,9 +13,8 @@ export const WORKER_ID = workerId('transcode');
 export interface TranscodeConsumerDeps extends TranscodeDeps {
   js: JetStreamClient;
   logger: Logger;
-  heartbeatMs: number;
-  /** Least time between two progress reports (JOB_PROGRESS_INTERVAL_MS). */
-  progressIntervalMs: number;
+  /** How its reports about a job are paced (JOB_HEARTBEAT_MS, JOB_PROGRESS_INTERVAL_MS, JOB_START_REPORT_DELAY_MS). */
+  pacing: ReportPacing;
 }
 
 const inputOf = (command: JobCommand): TranscodeInput => ({
@@ -39,7 +38,7 @@ const failure = (command: JobCommand, message: string): ConversionsCompleted => 
 });
 
 const reporterFor = (deps: TranscodeConsumerDeps, command: JobCommand) =>
-  startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: TRANSCODE_STEPS.preprocess, heartbeatMs: deps.heartbeatMs, progressIntervalMs: deps.progressIntervalMs, logger: deps.logger });
+  startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: TRANSCODE_STEPS.preprocess, pacing: deps.pacing, logger: deps.logger });
 
 /**
  * Runs one transcode job. A file ffprobe cannot read, or that ffmpeg refuses, is reported FAILED at once with

@@ -1,6 +1,6 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { jobCommandWorker, startJobReporter, workerId, type JobCommand, type JobConsumerOptions, type MessageContext } from '@dam/events';
+import { jobCommandWorker, startJobReporter, workerId, type JobCommand, type JobConsumerOptions, type MessageContext, type ReportPacing } from '@dam/events';
 import type { Worker } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import type { Storage } from '@dam/storage';
@@ -16,16 +16,15 @@ export interface IngestConsumerDeps {
   logger: Logger;
   ingest: IngestConfig;
   ownBucket: string;
-  heartbeatMs: number;
-  /** Least time between two progress reports (JOB_PROGRESS_INTERVAL_MS). */
-  progressIntervalMs: number;
+  /** How its reports about a job are paced (JOB_HEARTBEAT_MS, JOB_PROGRESS_INTERVAL_MS, JOB_START_REPORT_DELAY_MS). */
+  pacing: ReportPacing;
 }
 
 function handle(deps: IngestConsumerDeps) {
   return async (command: JobCommand, ctx: MessageContext): Promise<void> => {
     const log = { job_id: command.job_id, asset_id: command.asset_id, group_id: command.group_id, attempt: command.attempt, delivery: ctx.deliveryCount };
     const source = command.params?.key ?? '';
-    const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: STEP, heartbeatMs: deps.heartbeatMs, progressIntervalMs: deps.progressIntervalMs, logger: deps.logger });
+    const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: STEP, pacing: deps.pacing, logger: deps.logger });
     const stopKeepAlive = ctx.keepAlive();
     deps.logger.info(log, 'ingest started');
     try {
@@ -59,7 +58,7 @@ export function ingestJobWorker(nc: NatsConnection, deps: IngestConsumerDeps, op
     ...options,
     // Storage kept failing for every delivery: the job fails, so the asset does not stay NOT_READY.
     onDeadLetter: async (command, error) => {
-      const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: STEP, heartbeatMs: deps.heartbeatMs, progressIntervalMs: deps.progressIntervalMs, logger: deps.logger });
+      const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: STEP, pacing: deps.pacing, logger: deps.logger });
       await reporter.finish('FAILED', { error: `the download failed after every retry: ${error instanceof Error ? error.message : String(error)}` });
     },
   });

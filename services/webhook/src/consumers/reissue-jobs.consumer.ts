@@ -1,6 +1,6 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { jobCommandWorker, startJobReporter, workerId, type JobCommand, type JobConsumerOptions } from '@dam/events';
+import { jobCommandWorker, startJobReporter, workerId, type JobCommand, type JobConsumerOptions, type ReportPacing } from '@dam/events';
 import type { Worker } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import type { DeliveryRepository } from '../adapters/delivery.repository';
@@ -15,9 +15,8 @@ export interface ReissueDeps {
   settings: (groupId: number) => Promise<WebhookSettings>;
   wake: () => void;
   logger: Logger;
-  heartbeatMs: number;
-  /** Least time between two progress reports (JOB_PROGRESS_INTERVAL_MS). */
-  progressIntervalMs: number;
+  /** How its reports about a job are paced (JOB_HEARTBEAT_MS, JOB_PROGRESS_INTERVAL_MS, JOB_START_REPORT_DELAY_MS). */
+  pacing: ReportPacing;
 }
 
 /**
@@ -26,7 +25,7 @@ export interface ReissueDeps {
  */
 export function handleReissue(deps: ReissueDeps) {
   return async (command: JobCommand): Promise<void> => {
-    const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: command.type, heartbeatMs: deps.heartbeatMs, progressIntervalMs: deps.progressIntervalMs, logger: deps.logger });
+    const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: command.type, pacing: deps.pacing, logger: deps.logger });
     try {
       if (command.type !== 'reissue_callbacks' || !command.range || !command.requested_by) {
         await reporter.finish('FAILED', { error: `a ${command.type} job without a range and a requester cannot run here` });
@@ -51,7 +50,7 @@ export function reissueWorker(nc: NatsConnection, deps: ReissueDeps, options: Jo
     durable: REISSUE_DURABLE,
     handler: handleReissue(deps),
     onDeadLetter: async (command, error) => {
-      const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: command.type, heartbeatMs: deps.heartbeatMs, progressIntervalMs: deps.progressIntervalMs, logger: deps.logger });
+      const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: command.type, pacing: deps.pacing, logger: deps.logger });
       await reporter.finish('FAILED', { error: `the reissue failed after every retry: ${error instanceof Error ? error.message : String(error)}` });
     },
     logger: deps.logger,
