@@ -1,5 +1,6 @@
 import { MAX_INDEXED_WORDS, ocrResultOf } from '../src/domain/ocr';
-import { colourName, taggingOf } from '../src/domain/tagging';
+import sharp from 'sharp';
+import { colourName, dominantColour, taggingOf } from '../src/domain/tagging';
 
 describe('colour names', () => {
   it('name the dominant colour by hue, saturation and lightness', () => {
@@ -12,6 +13,28 @@ describe('colour names', () => {
       'blue',
     ]);
     expect([colourName(230, 140, 20), colourName(120, 70, 20), colourName(240, 220, 40), colourName(140, 40, 200)]).toEqual(['orange', 'brown', 'yellow', 'purple']);
+  });
+});
+
+describe('dominant colour', () => {
+  /** Raw RGB of `width`×`height`: the top `share` of the rows one colour, the rest another. */
+  const split = (width: number, height: number, share: number, top: number[], bottom: number[]) => {
+    const rgb = new Uint8Array(width * height * 3);
+    for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) rgb.set(y < height * share ? top : bottom, (y * width + x) * 3);
+    return rgb;
+  };
+
+  it('is the fullest bin of a 16-level histogram, at its centre, as sharp finds it', async () => {
+    const rgb = split(1024, 683, 0.6, [200, 30, 40], [20, 60, 210]);
+    expect(dominantColour(rgb, 1024, 683)).toEqual({ r: 200, g: 24, b: 40 });
+    const { dominant } = await sharp(Buffer.from(rgb), { raw: { width: 1024, height: 683, channels: 3 } }).stats();
+    expect(dominantColour(rgb, 1024, 683)).toEqual(dominant);
+    expect(dominantColour(split(1024, 683, 0.3, [200, 30, 40], [20, 60, 210]), 1024, 683)).toEqual({ r: 24, g: 56, b: 216 });
+  });
+
+  it('reads images smaller than its grid, down to one pixel', () => {
+    expect(dominantColour(new Uint8Array([255, 255, 255]), 1, 1)).toEqual({ r: 248, g: 248, b: 248 });
+    expect(dominantColour(split(3, 50, 0.6, [0, 0, 0], [100, 100, 100]), 3, 50)).toEqual({ r: 8, g: 8, b: 8 });
   });
 });
 
