@@ -8,7 +8,9 @@ import { setFlagsFromString } from 'node:v8';
  * service's CPU), 9 in upload for 24 uploads of 4 MB. Without it a full collection runs only when the old
  * generation is really full (2-4 in the same runs), one pause of 10-40 ms on a heap of ~60 MB, which jobs and
  * uploads do not notice. Measured: image throughput 0.78-0.81 → 0.86-0.87 of plain sharp; upload CPU per 12
- * uploads 0.55-0.72 → 0.37-0.47 s (docs/benchmarks.md). Call it first thing in main.
+ * uploads 0.55-0.72 → 0.37-0.47 s (docs/benchmarks.md). The addon service too (WASM and native
+ * models): a full mark came about every 4 s there and put 20-40 ms of marking steps into the detection it fell in
+ * (docs/benchmarks.md, Addons). Call it first thing in main.
  */
 export function collectGarbageInFewFullPauses(env: NodeJS.ProcessEnv = process.env): void {
   // GC_INCREMENTAL_MARKING=true keeps V8's default (less memory between collections, more CPU).
