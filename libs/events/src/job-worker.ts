@@ -52,7 +52,7 @@ export const reportPacingOf = (config: { JOB_HEARTBEAT_MS: number; JOB_PROGRESS_
  * How a worker talks about one job to metadata (dam.internal.jobs.reports): STARTED once the job has run
  * `startDelayMs`, PROGRESS when the step changes, when progress grows (at most every `progressIntervalMs`, the latest
  * value sent at the end of the interval, so a job done sooner costs metadata two reports, not one per output) and at
- * least every `heartbeatMs` (the lease), then one final report with a fixed id, which says when the work started.
+ * least every `heartbeatMs` (the lease), then one final report with a fixed id; each says when the work started.
  * A job done within `startDelayMs` sends its final report only: one NATS message and one metadata transaction
  * fewer, and none of that work runs beside the job's own (an addon's model ran ~5 % slower with it, on two cores).
  * Until then the job shows QUEUED, as while its command waits; what changed meanwhile goes with the STARTED report.
@@ -82,7 +82,7 @@ export function startJobReporter(opts: {
     state,
     step,
     progress: state === 'COMPLETED' || state === 'FAILED' ? 100 : progress,
-    ...(state === 'COMPLETED' || state === 'FAILED' ? { started_at: startedAt } : {}),
+    started_at: startedAt,
     ...extra,
   });
   const nc = connectionOf(opts.js);

@@ -77,13 +77,22 @@ describe('jobs (CONTRACT §6)', () => {
     expect(Date.parse(done.updated_at)).toBeGreaterThanOrEqual(Date.parse(queued.updated_at));
   });
 
-  it('a job reported only at its end (done within the start delay): its step started when the worker says, kept within the job\'s life', async () => {
-    const finished = async (startedAt: (created: number) => number) => {
+  it('a job reported late or only at its end (the start delay): its step started when the worker says, kept within the job\'s life', async () => {
+    const finished = async (startedAt: (created: number) => number, reportStart = false) => {
       const id = await create(admin);
       const [queued] = await jobsOf(id);
       const created = Date.parse(queued.created_at);
       await new Promise((r) => setTimeout(r, 300));
-      publishReport(h, await finalReport(h, made(id), { started_at: new Date(startedAt(created)).toISOString() }));
+      const told = { started_at: new Date(startedAt(created)).toISOString() };
+      if (reportStart) {
+        const started = await finalReport(h, made(id), { ...told, id: randomUUID(), state: 'STARTED', progress: 0 });
+        delete started.conversions;
+        publishReport(h, started);
+        await waitFor(async () => (await get(`/api/v1/jobs/${queued.job_id}`)).body.status === 'IN_PROGRESS', { description: 'job started' });
+        expect((await get(`/api/v1/jobs/${queued.job_id}`)).body.steps[0].started_at).toBe(told.started_at.replace('Z', '+00:00'));
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      publishReport(h, await finalReport(h, made(id), told));
       await waitFor(async () => (await get(`/api/v1/jobs/${queued.job_id}`)).body.status === 'COMPLETED', { description: 'job completed' });
       const [step] = (await get(`/api/v1/jobs/${queued.job_id}`)).body.steps;
       return { created, started: Date.parse(step.started_at), finished: Date.parse(step.finished_at) };
@@ -96,6 +105,10 @@ describe('jobs (CONTRACT §6)', () => {
     expect(early.started).toBe(early.created);
     const late = await finished((created) => created + 60_000);
     expect(late.started).toBe(late.finished);
+    // STARTED sent late (the job outlived the delay): the step began when the worker took the job, not at the report.
+    const slow = await finished((created) => created + 50, true);
+    expect(slow.started).toBe(slow.created + 50);
+    expect(slow.finished).toBeGreaterThanOrEqual(slow.created + 400);
   });
 
   it('ends the job in ERROR with the reason when every conversion failed', async () => {

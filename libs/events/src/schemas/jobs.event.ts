@@ -97,7 +97,7 @@ export const jobReportSchema = z.object({
   /** An addon job's COMPLETED: what the addon found (CONTRACT §6 shapes), kept with the asset by metadata. */
   addon_result: z.object({ addon: z.string().min(1), result: z.record(z.string(), z.unknown()) }).optional(),
   error: z.string().max(4000).optional(),
-  /** COMPLETED and FAILED: when the worker took the job (a job this short may have sent no STARTED). */
+  /** When the worker took the job: its STARTED may come later (JOB_START_REPORT_DELAY_MS) or not at all. */
   started_at: z.iso.datetime({ offset: true }).optional(),
 });
 

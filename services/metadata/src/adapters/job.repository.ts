@@ -46,7 +46,7 @@ const toJob = (r: JobRow): Job => ({
 
 /**
  * `steps` with every open step ended as `$status` (the job ends with them); a step never reported started began
- * at `startedAt` (the worker's word, kept between the job's creation and now), or now.
+ * at `startedAt` (the worker's start: a job done within its start delay reports only its end), or now.
  */
 const endSteps = (status: string, startedAt = 'now()') => `(SELECT coalesce(jsonb_agg(CASE WHEN s->>'status' IN ('COMPLETED', 'ERROR') THEN s
     ELSE s || jsonb_build_object('status', ${status}::text, 'finished_at', to_jsonb(now()),
@@ -54,17 +54,21 @@ const endSteps = (status: string, startedAt = 'now()') => `(SELECT coalesce(json
     ORDER BY i), '[]'::jsonb)
   FROM jsonb_array_elements(steps) WITH ORDINALITY AS e(s, i))`;
 
+/** When the worker says it took the job, kept between the job's creation and now (its clock may be off); or now. */
+const workerStart = (param: string) => `GREATEST(created_at, LEAST(coalesce(${param}::timestamptz, now()), now()))`;
+
 /**
  * `steps` with the named step started (if it was still QUEUED) and the open steps before it completed: a worker
- * that reports a later step is done with the earlier ones.
+ * that reports a later step is done with the earlier ones. A step never reported started began at `startedAt`
+ * (the worker's start) when it is the job's first, else now.
  */
-const startStep = (name: string) => `(SELECT coalesce(jsonb_agg(CASE
+const startStep = (name: string, startedAt: string) => `(SELECT coalesce(jsonb_agg(CASE
     WHEN s->>'name' = ${name}::text AND s->>'status' = 'QUEUED'
-      THEN s || jsonb_build_object('status', 'IN_PROGRESS', 'started_at', to_jsonb(now()))
+      THEN s || jsonb_build_object('status', 'IN_PROGRESS', 'started_at', to_jsonb(CASE WHEN i = 1 THEN ${startedAt} ELSE now() END))
     WHEN s->>'status' IN ('QUEUED', 'IN_PROGRESS')
          AND i < (SELECT min(j) FROM jsonb_array_elements(steps) WITH ORDINALITY AS f(t, j) WHERE t->>'name' = ${name}::text)
       THEN s || jsonb_build_object('status', 'COMPLETED', 'finished_at', to_jsonb(now()),
-                                   'started_at', CASE WHEN s->>'started_at' IS NULL THEN to_jsonb(now()) ELSE s->'started_at' END)
+                                   'started_at', CASE WHEN s->>'started_at' IS NULL THEN to_jsonb(${startedAt}) ELSE s->'started_at' END)
     ELSE s END ORDER BY i), '[]'::jsonb)
   FROM jsonb_array_elements(steps) WITH ORDINALITY AS e(s, i))`;
 
@@ -91,10 +95,10 @@ export class JobRepository implements JobStore, JobReader {
     // The first holder keeps the lease while it reports; another worker takes over only once it ran out.
     const { rowCount } = await this.db.query(
       `UPDATE jobs SET status = 'IN_PROGRESS', progress = GREATEST(progress, $4), lease_owner = $3,
-         lease_until = now() + make_interval(secs => $6 / 1000.0), steps = ${startStep('$5')}
+         lease_until = now() + make_interval(secs => $6 / 1000.0), steps = ${startStep('$5', workerStart('$7'))}
        WHERE group_id = $1 AND id = $2 AND ${OPEN}
          AND (lease_owner IS NULL OR lease_owner = $3 OR lease_until < now())`,
-      [groupId, jobId, r.worker, r.progress, r.step, this.timings.leaseMs],
+      [groupId, jobId, r.worker, r.progress, r.step, this.timings.leaseMs, r.startedAt ?? null],
     );
     return (rowCount ?? 0) > 0;
   }
@@ -107,7 +111,7 @@ export class JobRepository implements JobStore, JobReader {
   async finish(groupId: number, jobId: number, outcome: JobOutcome): Promise<boolean> {
     const { rowCount } = await this.db.query(
       `UPDATE jobs SET status = $3, progress = 100, error = $4, skipped = $5, lease_owner = NULL, lease_until = NULL,
-         steps = ${endSteps('$3', 'GREATEST(created_at, LEAST(coalesce($6::timestamptz, now()), now()))')}
+         steps = ${endSteps('$3', workerStart('$6'))}
        WHERE group_id = $1 AND id = $2 AND ${OPEN}`,
       [groupId, jobId, outcome.status, outcome.error ?? null, outcome.skipped && Object.keys(outcome.skipped).length > 0 ? JSON.stringify(outcome.skipped) : null, outcome.startedAt ?? null],
     );

@@ -41,7 +41,7 @@ export async function applyJobReport(runInTransaction: RunInTransaction, report:
   if (groupId === undefined) return 'unknown-job';
   if (report.state === 'STARTED' || report.state === 'PROGRESS') {
     const renewed = await runInTransaction((tx) =>
-      tx.jobs.renew(groupId, report.job_id, { worker: report.worker, progress: report.progress, step: report.step }),
+      tx.jobs.renew(groupId, report.job_id, { worker: report.worker, progress: report.progress, step: report.step, ...startedBy(report) }),
     );
     return renewed ? 'renewed' : 'not-holder';
   }

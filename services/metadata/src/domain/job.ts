@@ -3,7 +3,7 @@ import type { JobReport, JobWorker } from '@dam/events';
 export const JOB_STATUSES = ['QUEUED', 'IN_PROGRESS', 'COMPLETED', 'ERROR'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
-/** A final report's word on when its worker took the job, for `JobOutcome` (a short job may have sent no STARTED). */
+/** A report's word on when its worker took the job: a short job sends no STARTED, a longer one sends it late. */
 export const startedBy = (report: JobReport): { startedAt?: string } => (report.started_at ? { startedAt: report.started_at } : {});
 
 /**

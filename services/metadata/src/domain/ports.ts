@@ -174,6 +174,8 @@ export interface JobRenewal {
   worker: string;
   progress: number;
   step: string;
+  /** When the worker took the job (its report says): the start of the steps it never reported started. */
+  startedAt?: string;
 }
 
 /** Jobs, written in the transaction of the asset change that asks for them. */
