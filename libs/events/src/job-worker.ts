@@ -70,8 +70,6 @@ export function startJobReporter(opts: {
   const startedAt = new Date().toISOString();
   let progress = 0;
   let step = opts.step;
-  /** Whether metadata has been told (the STARTED report sent): until then changes only wait for it. */
-  let told = false;
   const report = (state: JobReport['state'], extra: Partial<JobReport> = {}): JobReport => ({
     id: state === 'COMPLETED' || state === 'FAILED' ? resultReportId(command.job_id) : randomUUID(),
     job_id: command.job_id,
@@ -91,22 +89,25 @@ export function startJobReporter(opts: {
     const send = () => publishEvent(opts.js, JOB_REPORTS.subject, JOB_REPORTS.schema, r, { msgId: r.id });
     return nc ? natsCall(nc, send, { graceMs: waitMs, retryMs: waitMs }) : send();
   };
+  /** When the last report went out; 0 while metadata has not been told (until then changes wait for STARTED). */
   let sentAt = 0;
   let trailing: NodeJS.Timeout | undefined;
   let starting: NodeJS.Timeout | undefined;
-  const beat = () => {
-    if (trailing) clearTimeout(trailing);
-    if (starting) clearTimeout(starting);
+  const clearPending = () => {
+    clearTimeout(trailing);
+    clearTimeout(starting);
     trailing = undefined;
     starting = undefined;
+  };
+  const beat = () => {
+    clearPending();
+    const state = sentAt === 0 ? 'STARTED' : 'PROGRESS';
     sentAt = Date.now();
-    const state = told ? 'PROGRESS' : 'STARTED';
-    told = true;
     void publish(report(state), 0).catch((error: unknown) => opts.logger.warn({ job_id: command.job_id, ...errorFields(error) }, 'job heartbeat not sent'));
   };
   /** A change to tell: now, or at the end of the interval since the last report (with the state then). */
   const changed = () => {
-    if (!told) return; // the STARTED report will carry it
+    if (sentAt === 0) return; // the STARTED report will carry it
     const wait = sentAt + pacing.progressIntervalMs - Date.now();
     if (wait <= 0) beat();
     else if (!trailing) {
@@ -116,10 +117,7 @@ export function startJobReporter(opts: {
   };
   const stop = () => {
     clearInterval(timer);
-    if (trailing) clearTimeout(trailing);
-    if (starting) clearTimeout(starting);
-    trailing = undefined;
-    starting = undefined;
+    clearPending();
   };
   if (pacing.startDelayMs > 0) {
     starting = setTimeout(beat, pacing.startDelayMs);
@@ -137,7 +135,7 @@ export function startJobReporter(opts: {
     step(name) {
       if (name === step) return;
       step = name;
-      if (told) beat();
+      if (sentAt !== 0) beat();
     },
     async finish(state, extra = {}) {
       stop();
