@@ -1613,7 +1613,7 @@ export interface components {
             status: "QUEUED";
         };
         /**
-         * @description Moves only forward (QUEUED → IN_PROGRESS → COMPLETED or ERROR).
+         * @description Moves only forward (QUEUED → IN_PROGRESS → COMPLETED or ERROR). A job shows IN_PROGRESS once its worker has run it for a second (JOB_START_REPORT_DELAY_MS); one done sooner goes from QUEUED to COMPLETED or ERROR directly.
          * @enum {string}
          */
         JobStatus: "QUEUED" | "IN_PROGRESS" | "COMPLETED" | "ERROR";
