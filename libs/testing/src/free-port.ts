@@ -4,20 +4,30 @@ import net from 'node:net';
 /**
  * Where free ports are looked for: below the kernel's ephemeral range (outbound connections take their local
  * ports there, so a port picked inside it can be taken by any connection before the server under test binds it,
- * which made tests fail with EADDRINUSE).
+ * which made tests fail with EADDRINUSE), and within that, a slice of its own for each jest worker (and one for
+ * the global setup): two workers each checked that a port was free and handed it out, and the server started
+ * second failed with EADDRINUSE (a service that loads models binds its port seconds after the check).
  */
-function pickRange(): [number, number] {
-  let ephemeralLow = 32768;
+export function portRange(ephemeralLow: number, workerId: string | undefined): [number, number] {
+  const high = Math.min(ephemeralLow, 32768);
+  const low = Math.max(1024, high - 12_000);
+  const worker = Number(workerId);
+  const slice = Number.isInteger(worker) && worker > 0 ? 1 + ((worker - 1) % (SLICES - 1)) : 0;
+  const size = Math.floor((high - low) / SLICES);
+  return [low + slice * size, low + (slice + 1) * size];
+}
+const SLICES = 5;
+
+function ephemeralLow(): number {
   try {
     const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
-    if (low !== undefined && Number.isInteger(low)) ephemeralLow = low;
+    if (low !== undefined && Number.isInteger(low)) return low;
   } catch {
     // Not Linux: the usual default.
   }
-  const high = Math.min(ephemeralLow, 32768);
-  return [Math.max(1024, high - 12_000), high];
+  return 32768;
 }
-const [LOW, HIGH] = pickRange();
+const [LOW, HIGH] = portRange(ephemeralLow(), process.env.JEST_WORKER_ID);
 
 function canBind(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -48,8 +58,8 @@ function osPort(): Promise<number> {
 const handedOut = new Set<number>();
 
 /**
- * A TCP port free on 127.0.0.1 right now, chosen at random below the ephemeral range and never handed out twice
- * by this process; a race remains only with another test process picking the same port in the same instant.
+ * A TCP port free on 127.0.0.1 right now, chosen at random in this process's slice below the ephemeral range and
+ * never handed out twice by it; a race remains only with a process outside jest's workers.
  */
 export async function freePort(): Promise<number> {
   for (let i = 0; i < 50; i += 1) {
