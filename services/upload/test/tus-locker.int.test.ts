@@ -58,13 +58,15 @@ describe('the tus locker shared by upload replicas (JetStream KV TUS_LOCKS)', ()
   it('keeps the lock while its holder renews it, and frees it after the TTL once the holder died', async () => {
     const doomed = await replica();
     const a = await natsTusLocker(doomed, { ttlMs: 1_500 });
-    const b = await natsTusLocker(await replica(), { ttlMs: 1_500, pollMs: 50, acquireTimeoutMs: 10_000 });
+    const b = await natsTusLocker(await replica(), { ttlMs: 1_500, pollMs: 50, acquireTimeoutMs: 30_000 });
     await a.newLock('tus/89ab').lock(never, () => undefined);
     const waiting = b.newLock('tus/89ab').lock(never, () => undefined);
     // Renewed past its TTL: still held.
     expect(await settledWithin(waiting, 2_500)).toBe(false);
     await doomed.close(); // the process holding it dies: no unlock, no renewal
-    expect(await settledWithin(waiting, 5_000)).toBe(true);
+    // About 1-1.5 s here (the TTL, counted from the last renewal); once, in CI beside the other suites, over 5 s:
+    // the bound only has to tell "freed" from "held for good" (the acquire timeout, 30 s).
+    expect(await settledWithin(waiting, 20_000)).toBe(true);
   });
 
   it('answers 423 (tus clients retry it) when the lock cannot be had in time', async () => {
