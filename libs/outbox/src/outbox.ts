@@ -46,14 +46,14 @@ export async function writeOutbox(client: Queryable, entry: OutboxEntry): Promis
   }
   const payload = parsePayload(entry.subject, schema, entry.payload);
   const headers = { ...currentTraceHeaders(), ...entry.headers };
-  await client.query('INSERT INTO outbox (id, subject, payload, headers) VALUES ($1, $2, $3, $4)', [
+  // The notification wakes the relays when the transaction commits (several of one transaction arrive as one); it
+  // goes with the row, one round trip.
+  await client.query(`INSERT INTO outbox (id, subject, payload, headers) VALUES ($1, $2, $3, $4) RETURNING pg_notify('${OUTBOX_CHANNEL}', '')`, [
     entry.id,
     entry.subject,
     JSON.stringify(payload),
     JSON.stringify(headers),
   ]);
-  // Wakes the relays when the transaction commits (several notifications of one transaction arrive as one).
-  await client.query(`SELECT pg_notify('${OUTBOX_CHANNEL}', '')`);
 }
 
 /** The channel relays LISTEN on: a commit with outbox rows wakes them instead of waiting for the next poll. */

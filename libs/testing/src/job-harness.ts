@@ -41,6 +41,8 @@ export interface JobHarness {
   publishJob(groupId: string, assetId: string, file: { checksum: string; contentType: string }, extra?: Partial<JobCommand>): Promise<number>;
   reportFor(assetId: string, timeoutMs?: number): Promise<ConversionsCompleted>;
   finalReportFor(assetId: string, timeoutMs?: number): Promise<JobReport>;
+  /** The final report of one job (an asset's later job, where finalReportFor gives its first). */
+  finalReportOfJob(jobId: number, timeoutMs?: number): Promise<JobReport>;
   close(): Promise<void>;
 }
 
@@ -112,6 +114,11 @@ export async function startJobHarness(worker: JobWorker, identities: ServiceIden
       waitFor(() => jobReports.find((r) => r.asset_id === assetId && (r.state === 'COMPLETED' || r.state === 'FAILED')), {
         timeoutMs,
         description: `final report for ${assetId}`,
+      }),
+    finalReportOfJob: (jobId, timeoutMs = 30_000) =>
+      waitFor(() => jobReports.find((r) => r.job_id === jobId && (r.state === 'COMPLETED' || r.state === 'FAILED')), {
+        timeoutMs,
+        description: `final report of job ${jobId}`,
       }),
     async close() {
       messages.stop();

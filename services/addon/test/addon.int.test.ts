@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
+import { createPool, type Pool } from '@dam/db';
 import { addonStatusClient, connectNats } from '@dam/events';
 import { conversionKey, originalKey } from '@dam/storage';
 import { createDatabase, startJobHarness, startServiceProcess, waitFor, type JobHarness, type ServiceProcess } from '@dam/testing';
@@ -10,12 +11,16 @@ const FIXTURES = path.join(__dirname, '..', '..', '..', 'test', 'fixtures', 'ima
 
 let h: JobHarness;
 let service: ServiceProcess;
+let db: Pool;
 
 beforeAll(async () => {
   h = await startJobHarness('addon');
-  service = await startServiceProcess('addon', h.env({ MAX_DELIVER: '2', RETRY_BACKOFF_MS: '200', DATABASE_URL: await createDatabase('addon') }));
+  const databaseUrl = await createDatabase('addon');
+  db = createPool(databaseUrl);
+  service = await startServiceProcess('addon', h.env({ MAX_DELIVER: '2', RETRY_BACKOFF_MS: '200', DATABASE_URL: databaseUrl }));
 });
 afterAll(async () => {
+  await db?.end();
   await service?.stop();
   await h?.close();
 });
@@ -69,6 +74,11 @@ describe('the face_recognition addon', () => {
     const [first] = await facesOf('face-a', astronaut);
     expect(first).toMatchObject({ confidence: expect.any(Number), person_id: expect.stringMatching(/^person_[0-9a-f]{16}$/) });
     expect(first!.confidence).toBeGreaterThan(0.8);
+    // Run again on the same original: the same person, who is not given the face a second time.
+    const rerun = await h.publishJob('7', 'face-a', { checksum: await h.putOriginal('7', 'face-a', astronaut), contentType: 'image/jpeg' }, { type: 'addon', keys: ['face_recognition'], source_key: originalKey('7', 'face-a'), created_by: 3 });
+    const rerunFaces = ((await h.finalReportOfJob(rerun, 60_000)).addon_result?.result as Faces).faces;
+    expect(rerunFaces).toEqual([first]);
+    expect((await db.query('SELECT faces FROM people WHERE person_id = $1', [first!.person_id])).rows).toEqual([{ faces: 1 }]);
     // The face is in the upper middle of the 384-pixel picture.
     expect(first!.box.x).toBeGreaterThan(60);
     expect(first!.box.x + first!.box.width).toBeLessThan(384);

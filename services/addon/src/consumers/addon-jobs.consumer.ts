@@ -70,6 +70,9 @@ async function analyse(deps: AddonDeps, addon: string, bytes: Buffer, command: J
   }
   if (addon === 'background_removal') return removeBackground(deps, await deps.background(), image, command);
   const models = await (addon === 'auto_tagging' ? deps.objects() : deps.faces());
+  // face_recognition gives boxes in the original's upright pixels: its size, from the header, read beside the decode.
+  const header = addon === 'face_recognition' ? sharp(bytes, { limitInputPixels: deps.maxInputPixels }).metadata() : undefined;
+  header?.catch(() => undefined); // a bad image fails the decode below, which says why
   // One decode: upright and scaled down straight to raw pixels.
   const decoding = performance.now();
   const { data, info } = await image().resize(ANALYSIS_SIDE, ANALYSIS_SIDE, { fit: 'inside', withoutEnlargement: true }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
@@ -83,8 +86,7 @@ async function analyse(deps: AddonDeps, addon: string, bytes: Buffer, command: J
   // face_recognition: boxes in the original's (upright) pixels, and a person per face across the group.
   const faces = await models.faces(data, info.width, info.height);
   const timing = steps();
-  // The upright size comes from the header.
-  const { autoOrient } = await sharp(bytes, { limitInputPixels: deps.maxInputPixels }).metadata();
+  const { autoOrient } = await (header as Promise<sharp.Metadata>);
   const scale = autoOrient.width / info.width;
   const people = await deps.people
     .assign({ groupId: Number(command.group_id), assetId: command.asset_id, checksum: command.source_checksum, embeddings: faces.map((f) => f.embedding), threshold: deps.faceMatchThreshold })
