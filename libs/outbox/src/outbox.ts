@@ -102,17 +102,23 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const retentionSeconds = (options.retentionMs ?? 7 * 24 * 3600 * 1000) / 1000;
   const metrics = outboxMetrics();
 
-  /** The lag gauges, read from the table itself so every relay (lock holder or not) reports the truth. */
-  const measure = async (): Promise<void> => {
+  /**
+   * The lag gauges, read from the table itself so every relay (lock holder or not) reports the truth; returns how
+   * many rows wait (undefined when the query failed).
+   */
+  const measure = async (): Promise<number | undefined> => {
     try {
       const { rows } = await pool.query<{ n: number; age: number | null }>(
         `SELECT count(*)::int AS n, EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS age
            FROM outbox WHERE published_at IS NULL`,
       );
-      metrics.unpublished.set(rows[0]?.n ?? 0);
+      const n = rows[0]?.n ?? 0;
+      metrics.unpublished.set(n);
       metrics.oldestAge.set(Math.max(0, rows[0]?.age ?? 0));
+      return n;
     } catch (error) {
       logger.warn({ ...errorFields(error) }, 'outbox lag query failed');
+      return undefined;
     }
   };
 
@@ -190,10 +196,15 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   let woken = false;
   let listener: PoolClient | undefined;
 
-  const runCycle = async (): Promise<void> => {
+  /**
+   * A poll measures first and drains only when rows wait: an idle relay costs one query per poll, not five. A wake
+   * (a commit wrote rows) drains at once and leaves the gauges to the next poll, off the path of what it publishes.
+   */
+  const runCycle = async (kind: 'poll' | 'wake'): Promise<void> => {
     try {
+      const waiting = kind === 'poll' ? await measure() : undefined;
       // A full batch means more may be waiting: keep going without the pause.
-      while (!stopping && (await drainOnce()) === batchSize);
+      if (waiting !== 0) while (!stopping && (await drainBatch()) === batchSize);
       if (Date.now() - lastPruneMs > 60_000) {
         lastPruneMs = Date.now();
         await pruneOnce();
@@ -202,13 +213,13 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       logger.warn({ ...errorFields(error) }, 'outbox drain failed: retrying');
     }
   };
-  const start = () => {
+  const start = (kind: 'poll' | 'wake') => {
     running = true;
-    cycle = runCycle().finally(() => {
+    cycle = runCycle(kind).finally(() => {
       running = false;
       if (woken && !stopping) {
         woken = false;
-        start();
+        start('wake');
       } else schedule();
     });
   };
@@ -216,7 +227,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     if (stopping) return;
     timer = setTimeout(() => {
       timer = undefined;
-      start();
+      start('poll');
     }, intervalMs);
   };
   /** A commit wrote outbox rows: drain now rather than at the next poll (the poll stays, as a safety net). */
@@ -228,7 +239,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     }
     if (timer) clearTimeout(timer);
     timer = undefined;
-    start();
+    start('wake');
   };
   const listen = async (): Promise<void> => {
     if (stopping) return;

@@ -82,6 +82,27 @@ describe('outbox against PostgreSQL and nats-server', () => {
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
+  it('polls an empty outbox with one query, taking no connection and no lock, and still publishes what a poll finds', async () => {
+    let connects = 0;
+    // The relay's pool as seen by it: its own connect() calls (a transaction, or the listener) counted, not the
+    // pool's internal ones (a pool.query).
+    const counted = new Proxy(pool, {
+      get: (target, key) => {
+        if (key === 'connect') return () => ((connects += 1), target.connect());
+        const value = Reflect.get(target, key) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const relay = startOutboxRelay({ pool: counted, nc, logger: captureLogger(), intervalMs: 20 });
+    relays.push(relay);
+    await new Promise((r) => setTimeout(r, 400)); // about 20 polls
+    expect(connects).toBeLessThanOrEqual(1); // the listener's connection only
+    // A row committed without a notification: the next poll sees it waiting and drains it.
+    await pool.query(`INSERT INTO outbox (id, subject, payload) VALUES ('polled', $1, $2)`, [subject, JSON.stringify(fileSavedEvent('polled'))]);
+    await until(async () => (await readStream()).length === 1);
+    expect((await readStream()).map((m) => m.id)).toEqual(['polled']);
+  });
+
   it('prunes published rows past the retention and never unpublished ones', async () => {
     for (const id of ['old-published', 'new-published', 'old-unpublished']) {
       await inTransaction(async (c) => writeOutbox(c, { id, subject, payload: fileSavedEvent(id) }));

@@ -7,6 +7,7 @@ import { startOutboxRelay } from '@dam/outbox';
 import { runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
+import { DataUpdateRepository } from './adapters/data-update.repository';
 import { pgTransactions } from './adapters/transaction';
 import { buildMetadataApp } from './app';
 import { loadMetadataConfig } from './config';
@@ -58,7 +59,7 @@ async function main(): Promise<void> {
       jobReportsWorker(nc, transactions, logger, config.JOB_REPORTS_CONCURRENCY, { autoAddons }),
       jobLeaseSweeper(transactions, timings, logger, config.JOB_SWEEP_INTERVAL_MS),
       localJobsPoller(transactions, logger, config.LOCAL_JOBS_INTERVAL_MS),
-      dataUpdatesPoller(transactions, logger, config.DATA_UPDATES_INTERVAL_MS),
+      dataUpdatesPoller(transactions, new DataUpdateRepository(pool), logger, config.DATA_UPDATES_INTERVAL_MS),
       objectDeletionsPoller(pool, storage, logger, config.OBJECT_DELETIONS_INTERVAL_MS),
       publicPolicyPoller(syncPublicPolicy, logger, config.PUBLIC_POLICY_INTERVAL_MS),
       storageGaugePoller(pool, logger, config.STORAGE_GAUGE_INTERVAL_MS),

@@ -9,6 +9,7 @@ import { createLogger } from '@dam/logging';
 import { createStorage, type Storage } from '@dam/storage';
 import { createBucket, createDatabase, serviceIdentities, startNats, testS3Config, type TestNats } from '@dam/testing';
 import { z } from 'zod';
+import { DataUpdateRepository } from '../src/adapters/data-update.repository';
 import { pgTransactions } from '../src/adapters/transaction';
 import { buildMetadataApp } from '../src/app';
 import { publicPolicySync } from '../src/adapters/public-object.repository';
@@ -57,7 +58,7 @@ export async function startMetadata(options: { timings?: Partial<JobTimings> } =
   const pollers = await Promise.all(
     [
       localJobsPoller(transactions, logger, 100),
-      dataUpdatesPoller(transactions, logger, 50),
+      dataUpdatesPoller(transactions, new DataUpdateRepository(pool), logger, 50),
       objectDeletionsPoller(pool, storage, logger, 100),
       publicPolicyPoller(publicPolicySync(pool, storage), logger, 100),
     ].map((w) => w.start()),

@@ -21,6 +21,12 @@ export class DataUpdateRepository implements DataUpdateQueue {
     return rows.length > 0;
   }
 
+  /** Whether any update waits (one cheap read, outside any transaction: what the poller asks first). */
+  async anyQueued(): Promise<boolean> {
+    const { rows } = await this.db.query('SELECT 1 FROM data_updates LIMIT 1');
+    return rows.length > 0;
+  }
+
   async claimNext(): Promise<QueuedDataUpdate | undefined> {
     // The head of some asset's queue (nothing older for that asset), skipping heads another applier holds.
     const { rows } = await this.db.query<{ id: string; group_id: number; asset_id: string; principal: Principal; body: unknown }>(

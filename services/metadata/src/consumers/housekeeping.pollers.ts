@@ -5,6 +5,7 @@ import { writeOutbox } from '@dam/outbox';
 import { startPoller, type Worker } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import type { Storage } from '@dam/storage';
+import { DataUpdateRepository } from '../adapters/data-update.repository';
 import { drainObjectDeletions } from '../adapters/object-deletion.repository';
 import type { RunInTransaction } from '../domain/ports';
 import { runNextLocalJob } from '../domain/run-local-jobs.use-case';
@@ -28,9 +29,13 @@ export function publicPolicyPoller(sync: () => Promise<unknown>, logger: Logger,
   return { kind: 'poller', name: 'public-policy', start: () => startPoller({ name: 'public-policy', intervalMs, logger, run: sync }) };
 }
 
-/** Applies queued Update Data requests, oldest first per asset (several assets' queues drain side by side). */
-export function dataUpdatesPoller(transactions: RunInTransaction, logger: Logger, intervalMs: number): Worker {
+/**
+ * Applies queued Update Data requests, oldest first per asset (several assets' queues drain side by side). A poll
+ * with nothing queued is one read, not a transaction (five polls a second at the default interval).
+ */
+export function dataUpdatesPoller(transactions: RunInTransaction, queue: Pick<DataUpdateRepository, 'anyQueued'>, logger: Logger, intervalMs: number): Worker {
   const run = async () => {
+    if (!(await queue.anyQueued())) return;
     while (await applyNextQueuedUpdate(transactions, logger));
   };
   return { kind: 'poller', name: 'data-updates', start: () => startPoller({ name: 'data-updates', intervalMs, logger, run }) };
