@@ -1,16 +1,32 @@
 import { randomBytes } from 'node:crypto';
-import { withTransaction, type Pool } from '@dam/db';
+import { withTransaction, type Pool, type PoolClient } from '@dam/db';
 import { nearestPerson, withFace, type Person } from '../domain/people';
+
+/** How many people, over all groups, a replica keeps in memory (some 8 KB each); a larger group is read per job. */
+const CACHED_PEOPLE_MAX = 5_000;
+
+/** A group's people as this replica last read them, and the highest version among them. */
+interface CachedGroup {
+  version: string;
+  people: Map<string, Person>;
+}
 
 /** `people` and `face_assignments`: who each face is, per group, clustered as faces arrive. */
 export class PeopleRepository {
-  constructor(private readonly pool: Pool) {}
+  /** Groups' people by recent use (a Map keeps insertion order: the first is the least recently used). */
+  private readonly cache = new Map<number, CachedGroup>();
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly cachedPeopleMax = CACHED_PEOPLE_MAX,
+  ) {}
 
   /**
    * A person for each face of one original, in order: the one already given to that face (a re-run), else the
    * group's most similar person at or above `threshold` (its centroid moves towards the face), else a new person.
    * One group at a time (an advisory lock), so two assets never create two people for one face; a re-run whose faces
-   * all have their person only reads them.
+   * all have their person only reads them. The group's people come from memory plus those changed since (by version,
+   * under the lock: every change of the group was committed before it was granted).
    */
   async assign(input: { groupId: number; assetId: string; checksum: string; embeddings: number[][]; threshold: number }): Promise<string[]> {
     const knownFaces = 'SELECT face_index, person_id FROM face_assignments WHERE group_id = $1 AND asset_id = $2 AND checksum = $3';
@@ -25,8 +41,8 @@ export class PeopleRepository {
       await client.query(`SELECT pg_advisory_xact_lock(hashtextextended('people:' || $1, 0))`, [input.groupId]);
       const known = await client.query<{ face_index: number; person_id: string }>(knownFaces, keys);
       const given = new Map(known.rows.map((r) => [r.face_index, r.person_id]));
-      const { rows } = await client.query<{ person_id: string; centroid: number[]; faces: number }>('SELECT person_id, centroid, faces FROM people WHERE group_id = $1', [input.groupId]);
-      const people: Person[] = rows.map((r) => ({ personId: r.person_id, centroid: r.centroid, faces: r.faces }));
+      // Working copies: what this transaction changes reaches the cache only through the next read (after commit).
+      const people = [...(await this.peopleOf(client, input.groupId)).values()];
       const out: string[] = [];
       for (const [i, embedding] of input.embeddings.entries()) {
         const already = given.get(i);
@@ -37,10 +53,15 @@ export class PeopleRepository {
         const match = nearestPerson(people, embedding, input.threshold);
         let personId: string;
         if (match) {
-          match.centroid = withFace(match, embedding);
-          match.faces += 1;
+          const moved: Person = { personId: match.personId, centroid: withFace(match, embedding), faces: match.faces + 1 };
+          people[people.indexOf(match)] = moved;
           personId = match.personId;
-          await client.query('UPDATE people SET centroid = $3, faces = $4 WHERE group_id = $1 AND person_id = $2', [input.groupId, personId, match.centroid, match.faces]);
+          await client.query(`UPDATE people SET centroid = $3, faces = $4, version = nextval('people_version_seq') WHERE group_id = $1 AND person_id = $2`, [
+            input.groupId,
+            personId,
+            moved.centroid,
+            moved.faces,
+          ]);
         } else {
           personId = `person_${randomBytes(8).toString('hex')}`;
           people.push({ personId, centroid: [...embedding], faces: 1 });
@@ -57,5 +78,33 @@ export class PeopleRepository {
       }
       return out;
     });
+  }
+
+  /** The group's people (call under the group's lock): the cached ones brought up to date, or all of them read. */
+  private async peopleOf(client: Pick<PoolClient, 'query'>, groupId: number): Promise<ReadonlyMap<string, Person>> {
+    const cached = this.cache.get(groupId);
+    const { rows } = await client.query<{ person_id: string; centroid: number[]; faces: number; version: string }>(
+      'SELECT person_id, centroid, faces, version FROM people WHERE group_id = $1 AND version > $2',
+      [groupId, cached?.version ?? '0'],
+    );
+    const group: CachedGroup = cached ?? { version: '0', people: new Map() };
+    for (const r of rows) {
+      group.people.set(r.person_id, { personId: r.person_id, centroid: r.centroid, faces: r.faces });
+      if (BigInt(r.version) > BigInt(group.version)) group.version = r.version;
+    }
+    this.cache.delete(groupId);
+    this.cache.set(groupId, group);
+    this.evict();
+    return group.people;
+  }
+
+  /** The least recently used groups go while the cache holds more people than it may (the group just used last). */
+  private evict(): void {
+    let total = [...this.cache.values()].reduce((n, g) => n + g.people.size, 0);
+    for (const [groupId, group] of this.cache) {
+      if (total <= this.cachedPeopleMax) break;
+      this.cache.delete(groupId);
+      total -= group.people.size;
+    }
   }
 }
