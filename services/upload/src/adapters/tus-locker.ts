@@ -44,7 +44,7 @@ export async function natsTusLocker(nc: NatsConnection, opts: TusLockerOptions =
   // An existing bucket keeps the TTL it was created with: a lock renewed every ttlMs / 3 in a bucket whose keys
   // expire sooner would be lost while held, so the bucket is given this locker's TTL (and, as a new bucket has, a
   // duplicate window no longer than it).
-  if ((await kv.status()).ttl !== ttlMs) {
+  if ((await retryTransient(() => kv.status(), ELECTION_RETRY_MS)).ttl !== ttlMs) {
     const jsm = await retryTransient(() => jetstreamManager(nc), ELECTION_RETRY_MS);
     await retryTransient(() => jsm.streams.update(`KV_${TUS_LOCKS_BUCKET}`, { max_age: nanos(ttlMs), duplicate_window: nanos(Math.min(ttlMs, 120_000)) }), ELECTION_RETRY_MS);
   }
