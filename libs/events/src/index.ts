@@ -29,7 +29,7 @@ export {
   retryTransient,
   natsReachable,
   natsServers,
-  scaleStream,
+  conformStream,
   streamConfigs,
   waitForStreams,
   type EnsuredStream,

@@ -252,18 +252,25 @@ async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig>
 }
 
 /**
- * Scales an existing stream (a KV bucket's `KV_<bucket>`) to `replicas`, waiting out leader elections; returns the
- * replicas it had when it had others, undefined when it already had these.
+ * Brings an existing stream (a KV bucket's `KV_<bucket>`) to `replicas` and, given `maxAgeMs`, to that TTL (with a
+ * duplicate window no longer than it, as a new bucket has): a bucket keeps the configuration it was created with.
+ * Waits out leader elections; returns the replicas it had when it had others, undefined when it already had these.
  */
-export async function scaleStream(nc: NatsConnection, name: string, replicas: number): Promise<number | undefined> {
+export async function conformStream(nc: NatsConnection, name: string, want: { replicas: number; maxAgeMs?: number }): Promise<number | undefined> {
   const jsm = await retryTransient(() => jetstreamManager(nc), ELECTION_RETRY_MS);
   let previous: number | undefined;
   await retryTransient(async () => {
-    const current = (await jsm.streams.info(name)).config.num_replicas;
-    if (current === replicas) return;
+    const { config } = await jsm.streams.info(name);
+    const change: Partial<StreamConfig> = {};
+    if (config.num_replicas !== want.replicas) change.num_replicas = want.replicas;
+    if (want.maxAgeMs !== undefined && config.max_age !== nanos(want.maxAgeMs)) {
+      change.max_age = nanos(want.maxAgeMs);
+      change.duplicate_window = nanos(Math.min(want.maxAgeMs, 120_000));
+    }
+    if (Object.keys(change).length === 0) return;
     // Another process may scale it at the same time: the first answer seen counts.
-    previous ??= current;
-    await jsm.streams.update(name, { num_replicas: replicas });
+    if (change.num_replicas !== undefined) previous ??= config.num_replicas;
+    await jsm.streams.update(name, change);
   }, ELECTION_RETRY_MS);
   return previous;
 }

@@ -1,7 +1,7 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { ELECTION_RETRY_MS, natsCall, retryTransient, scaleStream } from '@dam/events';
+import { ELECTION_RETRY_MS, natsCall, retryTransient, conformStream } from '@dam/events';
 
 export const PENDING_BUCKET = 'UPLOAD_PENDING';
 
@@ -67,7 +67,7 @@ export async function natsPendingJournal(
   // the replicas it has, so it is scaled below). A cluster electing a leader is waited out.
   const kv: KV = await retryTransient(() => new Kvm(nc).create(PENDING_BUCKET, { history: 1, ttl: BUCKET_TTL_MS, replicas }), ELECTION_RETRY_MS);
   const stream = `KV_${PENDING_BUCKET}`;
-  const previous = await scaleStream(nc, stream, replicas);
+  const previous = await conformStream(nc, stream, { replicas });
   if (previous !== undefined) opts.onScaled?.(previous, replicas);
   const jsm = await jetstreamManager(nc);
   const encode = (u: PendingUpload) => JSON.stringify(u);

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Kvm, type KV } from '@nats-io/kv';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { nanos, type NatsConnection } from '@nats-io/nats-core';
-import { ELECTION_RETRY_MS, natsCall, retryTransient, scaleStream } from '@dam/events';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { ELECTION_RETRY_MS, natsCall, retryTransient, conformStream } from '@dam/events';
 import type * as TusServer from '@tus/server' with { 'resolution-mode': 'import' };
 
 /** What tus clients retry on (tus-js-client does): the upload is being written by another request. */
@@ -40,14 +39,9 @@ export async function natsTusLocker(nc: NatsConnection, opts: TusLockerOptions =
   const pollMs = opts.pollMs ?? 100;
   const replicas = opts.replicas ?? 1;
   const kv: KV = await retryTransient(() => new Kvm(nc).create(TUS_LOCKS_BUCKET, { history: 1, ttl: ttlMs, replicas }), ELECTION_RETRY_MS);
-  await scaleStream(nc, `KV_${TUS_LOCKS_BUCKET}`, replicas);
   // An existing bucket keeps the TTL it was created with: a lock renewed every ttlMs / 3 in a bucket whose keys
-  // expire sooner would be lost while held, so the bucket is given this locker's TTL (and, as a new bucket has, a
-  // duplicate window no longer than it).
-  if ((await retryTransient(() => kv.status(), ELECTION_RETRY_MS)).ttl !== ttlMs) {
-    const jsm = await retryTransient(() => jetstreamManager(nc), ELECTION_RETRY_MS);
-    await retryTransient(() => jsm.streams.update(`KV_${TUS_LOCKS_BUCKET}`, { max_age: nanos(ttlMs), duplicate_window: nanos(Math.min(ttlMs, 120_000)) }), ELECTION_RETRY_MS);
-  }
+  // expire sooner would be lost while held, so the bucket is given this locker's TTL.
+  await conformStream(nc, `KV_${TUS_LOCKS_BUCKET}`, { replicas, maxAgeMs: ttlMs });
   /** Uploads locked in this process, with how to ask their holder to let go. */
   const held = new Map<string, () => Promise<void> | void>();
   const keyOf = (id: string) => id.replace(/[^-/_=.a-zA-Z0-9]/g, '_');
