@@ -71,6 +71,9 @@ export async function startJobHarness(worker: JobWorker, identities: ServiceIden
   let nextJobId = 1;
   const commands = jobCommand(worker);
 
+  /** The first COMPLETED or FAILED report that `matches`. */
+  const finalReport = (matches: (r: JobReport) => boolean, description: string, timeoutMs: number) =>
+    waitFor(() => jobReports.find((r) => matches(r) && (r.state === 'COMPLETED' || r.state === 'FAILED')), { timeoutMs, description });
   return {
     identities,
     nats,
@@ -110,16 +113,8 @@ export async function startJobHarness(worker: JobWorker, identities: ServiceIden
     },
     reportFor: (assetId, timeoutMs = 30_000) =>
       waitFor(() => reports.find((r) => r.asset_id === assetId), { timeoutMs, description: `report for ${assetId}` }),
-    finalReportFor: (assetId, timeoutMs = 30_000) =>
-      waitFor(() => jobReports.find((r) => r.asset_id === assetId && (r.state === 'COMPLETED' || r.state === 'FAILED')), {
-        timeoutMs,
-        description: `final report for ${assetId}`,
-      }),
-    finalReportOfJob: (jobId, timeoutMs = 30_000) =>
-      waitFor(() => jobReports.find((r) => r.job_id === jobId && (r.state === 'COMPLETED' || r.state === 'FAILED')), {
-        timeoutMs,
-        description: `final report of job ${jobId}`,
-      }),
+    finalReportFor: (assetId, timeoutMs = 30_000) => finalReport((r) => r.asset_id === assetId, `final report for ${assetId}`, timeoutMs),
+    finalReportOfJob: (jobId, timeoutMs = 30_000) => finalReport((r) => r.job_id === jobId, `final report of job ${jobId}`, timeoutMs),
     async close() {
       messages.stop();
       await nc.drain();
