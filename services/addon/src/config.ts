@@ -20,6 +20,13 @@ export const configSchema = z.object({
   FACE_MATCH_THRESHOLD: z.coerce.number().min(0).max(1).default(0.55),
   /** background_removal: ISNet quantised (`small`, 8-bit) or half precision (`medium`, finer edges). */
   BACKGROUND_REMOVAL_MODEL: z.enum(['small', 'medium']).default('medium'),
+  /**
+   * Originals kept in memory for the addons of one asset (the automatic ones after an upload, a run again): one
+   * read of the object store serves them all. 0 keeps none. An original over a quarter of this is not kept.
+   */
+  ORIGINALS_CACHE_BYTES: z.coerce.number().int().min(0).default(64 * 1024 * 1024),
+  /** A kept original is read again after this long. */
+  ORIGINALS_CACHE_TTL_MS: z.coerce.number().int().positive().default(5 * 60_000),
   /** Larger images are refused (decompression bombs), as conversion does. */
   MAX_INPUT_PIXELS: z.coerce.number().int().positive().default(268_402_689),
 });

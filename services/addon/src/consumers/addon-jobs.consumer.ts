@@ -7,6 +7,7 @@ import type { Logger } from '@dam/logging';
 import { conversionKey, type Storage } from '@dam/storage';
 import type { BackgroundRemoval } from '../adapters/background-removal';
 import { ANALYSIS_SIDE, type HumanModels } from '../adapters/human-models';
+import type { ReadOriginal } from '../adapters/originals-cache';
 import type { PeopleRepository } from '../adapters/people.repository';
 import { ocrResultOf } from '../domain/ocr';
 import { dominantColour, taggingOf } from '../domain/tagging';
@@ -31,7 +32,10 @@ class RetryableError extends Error {
 
 export interface AddonDeps {
   js: JetStreamClient;
+  /** Where background_removal stores its PNG. */
   storage: Storage;
+  /** An asset's original (its object key and checksum), from the object store or the addon's cache of originals. */
+  readOriginal: ReadOriginal;
   logger: Logger;
   /** How its reports about a job are paced (JOB_HEARTBEAT_MS, JOB_PROGRESS_INTERVAL_MS, JOB_START_REPORT_DELAY_MS). */
   pacing: ReportPacing;
@@ -144,7 +148,7 @@ export function handleAddonJob(deps: AddonDeps) {
         return;
       }
       // Whole, in memory: images only, bounded by the upload limit and the pixel limit.
-      const bytes = await deps.storage.getBuffer(command.source_key ?? '');
+      const bytes = await deps.readOriginal(command.source_key ?? '', command.source_checksum);
       const read = Date.now();
       let analysis: Analysis;
       try {
