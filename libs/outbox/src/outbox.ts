@@ -101,6 +101,10 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const lockKey = options.lockKey ?? OUTBOX_LOCK_KEY;
   const retentionSeconds = (options.retentionMs ?? 7 * 24 * 3600 * 1000) / 1000;
   const metrics = outboxMetrics();
+  if (!Number.isSafeInteger(lockKey) || !Number.isSafeInteger(batchSize) || batchSize < 1) throw new RangeError('lockKey and batchSize must be integers');
+  // Sent as a simple query (no parameters) after BEGIN, in the same round trip; both numbers are checked above.
+  const claimBatch = `SELECT seq, id, subject, payload, headers FROM outbox
+    WHERE (SELECT pg_try_advisory_xact_lock(${lockKey})) AND published_at IS NULL ORDER BY seq LIMIT ${batchSize} FOR UPDATE`;
 
   /**
    * The lag gauges, read from the table itself so every relay (lock holder or not) reports the truth; returns how
@@ -134,17 +138,10 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     if (!connection.connected()) return 0;
     const client = await pool.connect();
     try {
-      await client.query('BEGIN');
-      const lock = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS ok', [lockKey]);
-      if (!lock.rows[0]?.ok) {
-        await client.query('ROLLBACK');
-        return 0;
-      }
-      const { rows } = await client.query<OutboxRow>(
-        `SELECT seq, id, subject, payload, headers FROM outbox
-          WHERE published_at IS NULL ORDER BY seq LIMIT $1 FOR UPDATE`,
-        [batchSize],
-      );
+      // One round trip: the transaction, the drainers' lock (its one-time filter runs first: without the lock no row
+      // is read or locked) and the batch. A relay that did not get the lock sees no rows, as with an empty outbox.
+      const [, batch] = (await client.query(`BEGIN; ${claimBatch}`)) as unknown as [unknown, { rows: OutboxRow[] }];
+      const rows = batch.rows;
       const published: string[] = [];
       for (const row of rows) {
         try {
@@ -163,10 +160,8 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
           break;
         }
       }
-      if (published.length > 0) {
-        await client.query('UPDATE outbox SET published_at = now() WHERE seq = ANY($1::bigint[])', [published]);
-      }
-      await client.query('COMMIT');
+      // The mark and the commit in one round trip (the sequence numbers are PostgreSQL's own bigints).
+      await client.query(published.length > 0 ? `UPDATE outbox SET published_at = now() WHERE seq = ANY('{${published.map((seq) => BigInt(seq).toString()).join(',')}}'::bigint[]); COMMIT` : 'COMMIT');
       metrics.published.inc(published.length);
       return published.length;
     } catch (error) {

@@ -161,6 +161,34 @@ describe('outbox against PostgreSQL and nats-server', () => {
     expect(await streamMessages(nc, ASSET_EVENTS)).toBe(40);
   });
 
+  it('publishes nothing and locks no row while another drainer holds the lock, and drains once it is free', async () => {
+    const relay = startOutboxRelay({ pool, nc, logger: captureLogger(), intervalMs: 60_000, lockKey: 4242 });
+    relays.push(relay);
+    const holder = await pool.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT pg_advisory_xact_lock(4242)');
+      await pool.query(`INSERT INTO outbox (id, subject, payload) VALUES ('held', $1, $2)`, [subject, JSON.stringify(fileSavedEvent('held'))]);
+      expect(await relay.drainOnce()).toBe(0);
+      // The row was neither published nor left locked by the relay that lost.
+      const free = await pool.connect();
+      try {
+        await free.query('BEGIN');
+        expect((await free.query(`SELECT id FROM outbox WHERE id = 'held' FOR UPDATE NOWAIT`)).rows).toHaveLength(1);
+        await free.query('ROLLBACK');
+      } finally {
+        free.release();
+      }
+      expect(await streamMessages(nc, ASSET_EVENTS)).toBe(0);
+    } finally {
+      await holder.query('ROLLBACK');
+      holder.release();
+    }
+    expect(await relay.drainOnce()).toBe(1);
+    expect((await pool.query(`SELECT published_at FROM outbox WHERE id = 'held'`)).rows[0].published_at).not.toBeNull();
+    expect(await streamMessages(nc, ASSET_EVENTS)).toBe(1);
+  });
+
   it('keeps rows when JetStream refuses them and publishes them once it accepts', async () => {
     const jsm = await jetstreamManager(nc);
     await jsm.streams.delete(ASSET_EVENTS);
