@@ -150,7 +150,7 @@ export const SERVICES: readonly ServiceSpec[] = [
     database: true,
     nats: true,
     s3: true,
-    memory: { request: '1536Mi', limit: '2Gi' }, // 1.09 GiB with every model, peak 1.21 GiB
+    memory: { request: '1536Mi', limit: '2Gi' }, // 1.09 GiB with every model, peak 1.21 GiB, plus up to 64 MiB of originals (ORIGINALS_CACHE_BYTES)
     cpu: '1000m',
     scratch: { '/tmp': '1Gi' },
     env: { TMPDIR: '/tmp' },
