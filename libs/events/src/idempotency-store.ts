@@ -1,7 +1,7 @@
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { natsCall, NatsUnavailableError } from './connection';
-import { ELECTION_RETRY_MS, retryTransient } from './nats';
+import { conformStream, ELECTION_RETRY_MS, retryTransient } from './nats';
 
 /** The shape of libs/http's IdempotencyStore (kept structural: this library does not depend on the HTTP one). */
 interface KeptResponse {
@@ -35,9 +35,21 @@ interface Entry {
  * a `create` (one winner), a kept response or a release an update of that revision (the token), so a request
  * whose claim was taken over after it stalled cannot overwrite its successor.
  */
-export async function natsIdempotencyStore(nc: NatsConnection, opts: { replicas?: number; runningTtlMs?: number } = {}) {
+export async function natsIdempotencyStore(
+  nc: NatsConnection,
+  opts: {
+    /** Copies of the bucket in a JetStream cluster (NATS_STREAM_REPLICAS); an existing bucket is scaled to it. */
+    replicas?: number;
+    runningTtlMs?: number;
+    onScaled?(from: number, to: number): void;
+  } = {},
+) {
   const runningTtlMs = opts.runningTtlMs ?? 2 * 60 * 60 * 1000;
-  const kv: KV = await retryTransient(() => new Kvm(nc).create(IDEMPOTENCY_BUCKET, { history: 1, ttl: DAY_MS, replicas: opts.replicas ?? 1 }), ELECTION_RETRY_MS);
+  const replicas = opts.replicas ?? 1;
+  // An existing bucket is only bound, at the replicas it was created with: it is brought to these below.
+  const kv: KV = await retryTransient(() => new Kvm(nc).create(IDEMPOTENCY_BUCKET, { history: 1, ttl: DAY_MS, replicas }), ELECTION_RETRY_MS);
+  const previous = await conformStream(nc, `KV_${IDEMPOTENCY_BUCKET}`, { replicas });
+  if (previous !== undefined) opts.onScaled?.(previous, replicas);
   const running = (): string => JSON.stringify({ state: 'running', at: Date.now() } satisfies Entry);
   return {
     async claim(key: string): Promise<Claim> {

@@ -1,7 +1,7 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { startNatsCluster, type TestNatsCluster } from '@dam/testing';
-import { ASSET_EVENTS, assetEventSubject, connectNats, consume, DAM_INTERNAL, ensureStreams, FILE_SAVED, natsServers, streamConfigs, type Consumer } from '../src';
+import { ASSET_EVENTS, assetEventSubject, connectNats, consume, DAM_INTERNAL, ensureStreams, FILE_SAVED, IDEMPOTENCY_BUCKET, natsIdempotencyStore, natsServers, streamConfigs, type Consumer } from '../src';
 import { fileSavedEvent } from './fixtures';
 import { captureLogger, until } from './helpers';
 
@@ -59,6 +59,25 @@ describe('on a 3-node JetStream cluster', () => {
     } finally {
       await Promise.all(others.map((o) => o.close()));
     }
+  });
+
+  it('brings an existing IDEMPOTENCY bucket to the configured replicas, saying so, and keeps what it holds', async () => {
+    const jsm = await jetstreamManager(nc);
+    const scaled: Array<[number, number]> = [];
+    const first = await natsIdempotencyStore(nc, { replicas: 1, onScaled: (from, to) => scaled.push([from, to]) });
+    const claim = await first.claim('g1.u1.key-1');
+    if (claim.kind !== 'claimed') throw new Error(`claimed nothing: ${claim.kind}`);
+    await first.keep('g1.u1.key-1', claim.token, { fingerprint: 'f', status: 201, contentType: 'application/json', body: '{"id":1}' });
+    expect(scaled).toEqual([]);
+    // NATS_STREAM_REPLICAS raised to 3: the next start scales the bucket it finds.
+    const again = await natsIdempotencyStore(nc, { replicas: 3, onScaled: (from, to) => scaled.push([from, to]) });
+    expect(scaled).toEqual([[1, 3]]);
+    expect((await jsm.streams.info(`KV_${IDEMPOTENCY_BUCKET}`)).config.num_replicas).toBe(3);
+    await until(async () => (await jsm.streams.info(`KV_${IDEMPOTENCY_BUCKET}`)).cluster?.replicas?.length === 2, 15_000);
+    expect(await again.claim('g1.u1.key-1')).toMatchObject({ kind: 'done', response: { status: 201, body: '{"id":1}' } });
+    // Already there: nothing to say.
+    await natsIdempotencyStore(nc, { replicas: 3, onScaled: (from, to) => scaled.push([from, to]) });
+    expect(scaled).toEqual([[1, 3]]);
   });
 
   it('reconnects to another node when its server is killed, and publishes once a leader is elected', async () => {

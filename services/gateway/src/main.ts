@@ -15,7 +15,8 @@ async function main(): Promise<void> {
   if (!nc) logger.warn('NATS_URL is not set: API requests are not counted');
   const requests = new UsageMeter('api_requests');
   // Idempotency-Key (CONTRACT §13): responses kept in NATS for every replica; in this process only without NATS.
-  const idempotency = nc ? await natsIdempotencyStore(nc, { replicas: config.NATS_STREAM_REPLICAS }) : memoryIdempotencyStore();
+  const onScaled = (from: number, to: number) => logger.warn({ bucket: 'IDEMPOTENCY', from, to }, 'KV bucket scaled to NATS_STREAM_REPLICAS');
+  const idempotency = nc ? await natsIdempotencyStore(nc, { replicas: config.NATS_STREAM_REPLICAS, onScaled }) : memoryIdempotencyStore();
   const { app } = createGatewayApp({
     ...(nc ? { countRequest: (p) => requests.add(p.group_id, p.user_id, 1) } : {}),
     logger,

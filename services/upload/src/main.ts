@@ -40,7 +40,10 @@ async function main(): Promise<void> {
     replicas: config.NATS_STREAM_REPLICAS,
     onScaled: (from, to) => logger.warn({ bucket: 'UPLOAD_PENDING', from, to }, 'KV bucket scaled to NATS_STREAM_REPLICAS'),
   });
-  const idempotency = await natsIdempotencyStore(nc, { replicas: config.NATS_STREAM_REPLICAS });
+  const idempotency = await natsIdempotencyStore(nc, {
+    replicas: config.NATS_STREAM_REPLICAS,
+    onScaled: (from, to) => logger.warn({ bucket: 'IDEMPOTENCY', from, to }, 'KV bucket scaled to NATS_STREAM_REPLICAS'),
+  });
   const tusLocker = await natsTusLocker(nc, {
     replicas: config.NATS_STREAM_REPLICAS,
     onError: (err, id) => logger.warn({ err, upload: id }, 'could not renew or release a resumable upload\'s lock'),
