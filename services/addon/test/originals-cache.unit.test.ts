@@ -73,11 +73,11 @@ describe('the addon cache of originals', () => {
 
   it('reads an original again once it was kept longer than the TTL', async () => {
     const s = store({ a: Buffer.alloc(KB) });
-    const read = cachedOriginals(s.read, { maxBytes: 100 * KB, ttlMs: 50 });
+    const read = cachedOriginals(s.read, { maxBytes: 100 * KB, ttlMs: 300 });
     await read('a', 'x');
     await read('a', 'x');
     expect(s.reads).toEqual(['a']);
-    await new Promise((r) => setTimeout(r, 80));
+    await new Promise((r) => setTimeout(r, 400));
     await read('a', 'x');
     expect(s.reads).toEqual(['a', 'a']);
   });
