@@ -1,7 +1,7 @@
-import { Kvm, type KV } from '@nats-io/kv';
+import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { natsCall, NatsUnavailableError } from './connection';
-import { conformStream, ELECTION_RETRY_MS, retryTransient } from './nats';
+import { openKvBucket } from './nats';
 
 /** The shape of libs/http's IdempotencyStore (kept structural: this library does not depend on the HTTP one). */
 interface KeptResponse {
@@ -45,11 +45,7 @@ export async function natsIdempotencyStore(
   } = {},
 ) {
   const runningTtlMs = opts.runningTtlMs ?? 2 * 60 * 60 * 1000;
-  const replicas = opts.replicas ?? 1;
-  // An existing bucket is only bound, at the replicas it was created with: it is brought to these below.
-  const kv: KV = await retryTransient(() => new Kvm(nc).create(IDEMPOTENCY_BUCKET, { history: 1, ttl: DAY_MS, replicas }), ELECTION_RETRY_MS);
-  const previous = await conformStream(nc, `KV_${IDEMPOTENCY_BUCKET}`, { replicas });
-  if (previous !== undefined) opts.onScaled?.(previous, replicas);
+  const kv: KV = await openKvBucket(nc, IDEMPOTENCY_BUCKET, { ttlMs: DAY_MS, replicas: opts.replicas ?? 1, onScaled: opts.onScaled });
   const running = (): string => JSON.stringify({ state: 'running', at: Date.now() } satisfies Entry);
   return {
     async claim(key: string): Promise<Claim> {

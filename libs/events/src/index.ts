@@ -29,7 +29,7 @@ export {
   retryTransient,
   natsReachable,
   natsServers,
-  conformStream,
+  openKvBucket,
   streamConfigs,
   waitForStreams,
   type EnsuredStream,

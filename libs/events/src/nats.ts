@@ -1,4 +1,5 @@
 import { jetstreamManager, RetentionPolicy, StorageType, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
 import { nanos, nkeyAuthenticator, type NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import { connectionWatch } from './connection';
@@ -252,11 +253,28 @@ async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig>
 }
 
 /**
+ * A JetStream KV bucket (history 1) as this process wants it: created when missing (an identical bucket another
+ * replica just created is no error), else bound, and either way brought to `replicas` and, with `conformTtl`, to
+ * `ttlMs` (see conformStream: a bucket keeps the configuration it was created with). Waits out leader elections;
+ * `onScaled` hears of a change of replicas.
+ */
+export async function openKvBucket(
+  nc: NatsConnection,
+  bucket: string,
+  opts: { ttlMs: number; replicas: number; conformTtl?: boolean; onScaled?: ((from: number, to: number) => void) | undefined },
+): Promise<KV> {
+  const kv = await retryTransient(() => new Kvm(nc).create(bucket, { history: 1, ttl: opts.ttlMs, replicas: opts.replicas }), ELECTION_RETRY_MS);
+  const previous = await conformStream(nc, `KV_${bucket}`, { replicas: opts.replicas, ...(opts.conformTtl ? { maxAgeMs: opts.ttlMs } : {}) });
+  if (previous !== undefined) opts.onScaled?.(previous, opts.replicas);
+  return kv;
+}
+
+/**
  * Brings an existing stream (a KV bucket's `KV_<bucket>`) to `replicas` and, given `maxAgeMs`, to that TTL (with a
  * duplicate window no longer than it, as a new bucket has): a bucket keeps the configuration it was created with.
  * Waits out leader elections; returns the replicas it had when it had others, undefined when it already had these.
  */
-export async function conformStream(nc: NatsConnection, name: string, want: { replicas: number; maxAgeMs?: number }): Promise<number | undefined> {
+async function conformStream(nc: NatsConnection, name: string, want: { replicas: number; maxAgeMs?: number }): Promise<number | undefined> {
   const jsm = await retryTransient(() => jetstreamManager(nc), ELECTION_RETRY_MS);
   let previous: number | undefined;
   await retryTransient(async () => {

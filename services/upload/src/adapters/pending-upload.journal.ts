@@ -1,7 +1,7 @@
 import { jetstreamManager } from '@nats-io/jetstream';
-import { Kvm, type KV } from '@nats-io/kv';
+import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { ELECTION_RETRY_MS, natsCall, retryTransient, conformStream } from '@dam/events';
+import { natsCall, openKvBucket } from '@dam/events';
 
 export const PENDING_BUCKET = 'UPLOAD_PENDING';
 
@@ -62,13 +62,8 @@ export async function natsPendingJournal(
     onScaled?(from: number, to: number): void;
   },
 ): Promise<PendingJournal> {
-  const replicas = opts.replicas ?? 1;
-  // Creating an identical bucket that another replica just created is no error; an existing one is only bound (at
-  // the replicas it has, so it is scaled below). A cluster electing a leader is waited out.
-  const kv: KV = await retryTransient(() => new Kvm(nc).create(PENDING_BUCKET, { history: 1, ttl: BUCKET_TTL_MS, replicas }), ELECTION_RETRY_MS);
+  const kv: KV = await openKvBucket(nc, PENDING_BUCKET, { ttlMs: BUCKET_TTL_MS, replicas: opts.replicas ?? 1, onScaled: opts.onScaled });
   const stream = `KV_${PENDING_BUCKET}`;
-  const previous = await conformStream(nc, stream, { replicas });
-  if (previous !== undefined) opts.onScaled?.(previous, replicas);
   const jsm = await jetstreamManager(nc);
   const encode = (u: PendingUpload) => JSON.stringify(u);
   /** Every message of the key, entries and markers alike, gone: the key no longer exists and costs nothing. */

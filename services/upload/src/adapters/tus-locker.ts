@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { Kvm, type KV } from '@nats-io/kv';
+import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { ELECTION_RETRY_MS, natsCall, retryTransient, conformStream } from '@dam/events';
+import { natsCall, openKvBucket } from '@dam/events';
 import type * as TusServer from '@tus/server' with { 'resolution-mode': 'import' };
 
 /** What tus clients retry on (tus-js-client does): the upload is being written by another request. */
@@ -37,11 +37,9 @@ export async function natsTusLocker(nc: NatsConnection, opts: TusLockerOptions =
   const ttlMs = opts.ttlMs ?? 30_000;
   const acquireTimeoutMs = opts.acquireTimeoutMs ?? 30_000;
   const pollMs = opts.pollMs ?? 100;
-  const replicas = opts.replicas ?? 1;
-  const kv: KV = await retryTransient(() => new Kvm(nc).create(TUS_LOCKS_BUCKET, { history: 1, ttl: ttlMs, replicas }), ELECTION_RETRY_MS);
   // An existing bucket keeps the TTL it was created with: a lock renewed every ttlMs / 3 in a bucket whose keys
   // expire sooner would be lost while held, so the bucket is given this locker's TTL.
-  await conformStream(nc, `KV_${TUS_LOCKS_BUCKET}`, { replicas, maxAgeMs: ttlMs });
+  const kv: KV = await openKvBucket(nc, TUS_LOCKS_BUCKET, { ttlMs, replicas: opts.replicas ?? 1, conformTtl: true });
   /** Uploads locked in this process, with how to ask their holder to let go. */
   const held = new Map<string, () => Promise<void> | void>();
   const keyOf = (id: string) => id.replace(/[^-/_=.a-zA-Z0-9]/g, '_');
