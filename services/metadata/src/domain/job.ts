@@ -112,12 +112,15 @@ export interface JobView {
   skipped?: Record<string, string>;
 }
 
+/** A step's time as the job's own are written (`…T…:….123Z`): the database keeps them in JSON with microseconds. */
+const stepTime = (t: string | null): string | null => (t === null ? null : new Date(t).toISOString());
+
 export const toJobView = (j: Job): JobView => ({
   job_id: j.id,
   type: j.type,
   status: j.status,
   asset_ids: j.assetIds,
-  steps: j.steps,
+  steps: j.steps.map((s) => ({ ...s, started_at: stepTime(s.started_at), finished_at: stepTime(s.finished_at) })),
   progress: j.progress,
   created_at: j.createdAt.toISOString(),
   updated_at: j.updatedAt.toISOString(),
