@@ -209,7 +209,8 @@ describe('transcode service (real ffmpeg, NATS, S3)', () => {
     await h.publishJob('g1', 'describe-only', { checksum, contentType: 'video/mp4' }, { keys: [] });
     const report = await h.reportFor('describe-only', 60_000);
     expect(report).toMatchObject({ conversions: {}, errors: {}, metadata: { width: 480, height: 270, video_codec: 'h264' } });
-    const phases = service.logs().find((l) => l.includes('"transcode phases"') && l.includes('"describe-only"'));
+    // The line was written before the report was sent, but reaches this process through the child's pipe.
+    const phases = await service.waitForLog(/"transcode phases".*"describe-only"|"describe-only".*"transcode phases"/);
     expect(phases).toMatch(/"probe_remote":\d+/);
     expect(phases).not.toMatch(/"download"/);
   });
