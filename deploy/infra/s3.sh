@@ -71,6 +71,8 @@ wait_osd_up() {
 # A durable store made earlier: start its daemons again on its data (the objects, buckets and user are there).
 if [ "$DURABLE" = 1 ] && [ -f "$D/durable" ] && [ -f "$D/ceph.conf" ]; then
   mkdir -p "$D/run" "$D/log"
+  # A store made before tcp_nodelay was set (see [client.rgw.a] below) gets it now.
+  grep -q '^rgw frontends = .*tcp_nodelay' "$D/ceph.conf" || sed -i 's|^\(rgw frontends = beast .*\)$|\1 tcp_nodelay=1|' "$D/ceph.conf"
   ceph-mon -c "$D/ceph.conf" -i a 2>>"$D/log/start.log" || fail "monitor did not start"
   ceph-osd -c "$D/ceph.conf" -i 0 2>>"$D/log/start.log" || fail "osd did not start"
   wait_osd_up || fail "osd not up after 60 s"
@@ -131,7 +133,9 @@ mon data = $D/mon.a
 [osd.0]
 osd data = $D/osd.0
 [client.rgw.a]
-rgw frontends = beast endpoint=127.0.0.1:$PORT
+# tcp_nodelay: without it a GET of a small object (a JSON marker, a thumbnail) waits ~40 ms on Nagle and the
+# client's delayed ACK (44 ms against 1.6 ms for a 100-byte object, measured here).
+rgw frontends = beast endpoint=127.0.0.1:$PORT tcp_nodelay=1
 rgw dns name = localhost
 CONF
 monmaptool --create --fsid "$FSID" --addv a "[v2:127.0.0.1:$MONPORT]" "$D/monmap" >/dev/null
