@@ -77,6 +77,7 @@ it('logs none of the secrets a run used', async () => {
   const logOf = (service: string) => suite.services[service]?.logs().join('\n') ?? '';
   await waitFor(() => logOf('upload').includes('uploadkey=[redacted]') && logOf('upload').includes('"x-upload-key":"[redacted]"'), { description: "the upload requests' log lines" });
   await waitFor(() => logOf('link-signing').includes('signature=[redacted]'), { description: "the signed link's log line" });
+  await waitFor(() => Object.keys(suite.services).some((s) => logOf(s).includes('_jwt=[redacted]')), { description: "validate's log line" });
 
   const secrets: Record<string, string> = {
     'the admin password': ADMIN.password,
