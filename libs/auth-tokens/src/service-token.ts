@@ -30,17 +30,23 @@ export interface ServiceJwk extends JsonWebKey {
   kid: string;
 }
 
+/** generateKeyPairSync encoding to JWK (in Node since 16.9), which @types/node has no overload for. */
+const generateJwkPair = generateKeyPairSync as unknown as (
+  type: 'ec',
+  options: { namedCurve: string; publicKeyEncoding: { format: 'jwk' }; privateKeyEncoding: { format: 'jwk' } },
+) => { privateKey: JsonWebKey; publicKey: JsonWebKey };
+
 /** A new P-256 key pair for `service`, as JWKs: the private one for the service, the public one for verifiers. */
 export function generateServiceKey(service: string, suffix: string = randomUUID().slice(0, 8)): { privateJwk: ServiceJwk; publicJwk: ServiceJwk } {
   if (!SERVICE_NAME.test(service)) throw new Error(`"${service}" is not a service name`);
   const kid = `${service}.${suffix}`;
   if (!serviceOfKeyId(kid)) throw new Error(`"${suffix}" cannot be part of a key id`);
-  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  // Encoded as JWKs by the generation itself. Exporting the KeyObjects it returns can hang Node 20 for good: the
+  // export holds the key's mutex while it allocates, a garbage collection then finalizes the generation job, and the
+  // job's destructor waits for the same mutex (seen in CI; a loop of generate + export hangs within ~2,000 keys).
+  const { privateKey, publicKey } = generateJwkPair('ec', { namedCurve: 'P-256', publicKeyEncoding: { format: 'jwk' }, privateKeyEncoding: { format: 'jwk' } });
   const meta = { kid, alg: 'ES256', use: 'sig' };
-  return {
-    privateJwk: { ...privateKey.export({ format: 'jwk' }), ...meta },
-    publicJwk: { ...publicKey.export({ format: 'jwk' }), ...meta },
-  };
+  return { privateJwk: { ...privateKey, ...meta }, publicJwk: { ...publicKey, ...meta } };
 }
 
 function ecKey(jwk: JsonWebKey, kind: 'private' | 'public'): KeyObject {
