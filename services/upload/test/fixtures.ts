@@ -28,6 +28,8 @@ export interface UploadFixtures {
    * metadata and a dead AUTH_URL (JWTs are checked locally); stopped by `stop()`.
    */
   startUpload(jwtSecret: string, env?: Record<string, string>): Promise<ServiceProcess>;
+  /** Stops the upload processes started so far (each runs an orphan reaper on the shared journal and bucket). */
+  stopUploads(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -82,6 +84,9 @@ export async function startUploadFixtures(name: string, metadataEnv: Record<stri
       });
       started.push(p);
       return p;
+    },
+    async stopUploads() {
+      await Promise.all(started.splice(0).map((p) => p.stop()));
     },
     async stop() {
       await Promise.all(started.map((p) => p.stop()));
