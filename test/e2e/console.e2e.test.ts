@@ -82,12 +82,16 @@ async function watchedPage(): Promise<Watched> {
   };
 }
 
+/** True once every finite animation of the page has ended; a spinner's never does, so it does not count. */
+const ANIMATIONS_ENDED = "document.getAnimations().every((a) => a.playState !== 'running' || a.effect?.getTiming().iterations === Infinity)";
+
 async function expectAccessible(page: Page, what: string): Promise<void> {
-  // axe reads colours as drawn: mid-transition (Uppy fades its panels in) a button has part of its contrast. Finite
-  // animations end first; a spinner's never does, so it is not waited for.
-  await page
-    .waitForFunction("document.getAnimations().every((a) => a.playState !== 'running' || a.effect?.getTiming().iterations === Infinity)", undefined, { timeout: 5000 })
-    .catch(() => undefined);
+  // axe reads colours as drawn: mid-transition (Uppy fades its panels in) a button has part of its contrast, so
+  // finite animations end first. Polled from here, one evaluate at a time (the string is evaluated within that
+  // DevTools call, which the page's CSP does not govern), not with page.waitForFunction: given a string, that
+  // evaluates it again inside the page on each poll after the first, with eval, which the console's CSP refuses
+  // (an EvalError the page reports, on a machine slow enough for the animations to outlast the first check).
+  await waitFor(async () => (await page.evaluate(ANIMATIONS_ENDED)) === true, { timeoutMs: 5000, description: 'finite animations ended' }).catch(() => undefined);
   let violations = blocking(await axeViolations(page));
   // A state Uppy passes through (its header's back button while a panel closes) can be caught once: what stays a
   // second later is what a user sees.

@@ -1,4 +1,5 @@
 import { defineConfig } from 'vite';
+import { noStringEval } from './vite-no-string-eval.mts';
 
 // `vite` (pnpm --filter @dam/console dev) serves the sources and passes the API and config.json to a running gateway.
 const gateway = process.env.DAM_BASE_URL ?? 'http://127.0.0.1:8080';
@@ -12,6 +13,8 @@ export default defineConfig({
   base: '/console/',
   server: { proxy: { '/api': gateway, '/console/config.json': gateway } },
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+  // The gateway's CSP has no 'unsafe-eval': no library may evaluate a string as code (vite-no-string-eval.mts).
+  plugins: [noStringEval()],
   build: {
     outDir: 'dist',
     assetsDir: 'static',

@@ -1,4 +1,5 @@
 import { defineConfig } from 'vite';
+import { noStringEval } from './vite-no-string-eval.mts';
 
 /**
  * `{base}/console/picker.js`: the file picker for other sites' pages, one self-contained IIFE (no imports, no
@@ -7,6 +8,8 @@ import { defineConfig } from 'vite';
  */
 export default defineConfig({
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+  // Host pages may have a CSP without 'unsafe-eval' as well (vite-no-string-eval.mts).
+  plugins: [noStringEval()],
   // A library build leaves process.env.NODE_ENV for the host to define; nothing here reads it at run time.
   define: { 'process.env.NODE_ENV': JSON.stringify('production') },
   build: {
