@@ -3,9 +3,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { makeVideo, waitFor } from '@dam/testing';
-import { useSuite } from './suite';
+import { ALL_SERVICES, useSuite } from './suite';
 
-const e2e = useSuite();
+const e2e = useSuite({}, { services: ALL_SERVICES });
 const { call, upload, settled } = e2e.api;
 
 describe('addons through the suite (CONTRACT §6)', () => {

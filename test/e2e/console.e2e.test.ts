@@ -20,7 +20,7 @@ import {
   type Page,
   type TusCall,
 } from '../../web/console/test/browser';
-import { ADMIN, useSuite } from './suite';
+import { ADMIN, CORE_SERVICES, useSuite } from './suite';
 
 /**
  * The web console in a real browser (Debian's Chromium through playwright-core) against the whole suite: sign in,
@@ -36,7 +36,7 @@ const BIG_BYTES = 20 * MiB;
 /** The picker's chunk (web/console/src/picker/picker.ts): the cut PATCH is the second one, at this offset. */
 const CHUNK = 8 * MiB;
 
-const e2e = useSuite();
+const e2e = useSuite({}, { services: [...CORE_SERVICES, 'transcode'] });
 let browser: Browser;
 let dam: DamClient;
 let tmp: string;

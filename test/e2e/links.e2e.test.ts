@@ -6,9 +6,9 @@ import sharp from 'sharp';
 import { connectNats, DAM_INTERNAL, SUBJECT_USAGE_CDN_BYTES } from '@dam/events';
 import { sampleValue } from '@dam/metrics';
 import { makeVideo, waitFor } from '@dam/testing';
-import { ADMIN, login, useSuite } from './suite';
+import { ADMIN, CORE_SERVICES, login, useSuite } from './suite';
 
-const e2e = useSuite({ transcode: { HLS_SEGMENT_SECONDS: '1' } });
+const e2e = useSuite({ transcode: { HLS_SEGMENT_SECONDS: '1' } }, { services: [...CORE_SERVICES, 'transcode'] });
 const auth = (token = e2e.jwt) => ({ authorization: `Bearer ${token}` });
 
 async function call(method: string, url: string, body?: unknown, token = e2e.jwt): Promise<{ status: number; body: any }> {

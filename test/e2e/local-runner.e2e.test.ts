@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseSigningKey, parseTrustedKeys } from '@dam/auth-tokens';
 import { publicKeyOfSeed } from '@dam/events';
-import { freePort, repoRoot, waitFor } from '@dam/testing';
+import { freePort, repoRoot, scaled, waitFor } from '@dam/testing';
 
 const mode = (file: string): string => (statSync(file).mode & 0o777).toString(8);
 
@@ -121,5 +121,5 @@ describe('deploy/infra/nats.sh', () => {
       pg('stop');
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 60_000);
+  }, scaled(60_000));
 });

@@ -54,7 +54,24 @@ export interface Suite {
   stop(): Promise<void>;
 }
 
+/** Every service of the suite. */
+export const ALL_SERVICES = ['gateway', 'upload', 'metadata', 'conversion', 'transcode', 'addon', 'search', 'webhook', 'link-signing', 'auth'] as const;
+export type SuiteServiceName = (typeof ALL_SERVICES)[number];
+/**
+ * What a file gets unless it asks for more: the image path and every public address. Video transcodes and the
+ * analysis addons are left out, since their workers cost CPU at start (the addon loads its models for seconds) that
+ * every other test on the machine would pay for; a file that uploads videos or runs addons adds them.
+ */
+export const CORE_SERVICES: readonly SuiteServiceName[] = ['gateway', 'upload', 'metadata', 'conversion', 'search', 'webhook', 'link-signing', 'auth'];
+/** The services metadata's and the gateway's wiring needs in any suite. */
+const ALWAYS: readonly SuiteServiceName[] = ['metadata', 'auth', 'gateway'];
+
 export interface SuiteOptions {
+  /**
+   * The services to start (metadata, auth and the gateway always are): CORE_SERVICES by default. The gateway and
+   * the others are still given the addresses of those not started, which then answer as a service that is down.
+   */
+  services?: readonly SuiteServiceName[];
   /**
    * Runs on a JetStream cluster of this many nats-servers instead of one server: every service gets all of
    * them in NATS_URL, and NATS_STREAM_REPLICAS (the streams' and KV buckets' replicas, default: as many as
@@ -116,6 +133,9 @@ export async function startSuite(overrides: Overrides = {}, options: SuiteOption
   // Each service its own key pair; every verifier trusts the suite's public keys, as deploy/local sets them up.
   const identities = serviceIdentities();
   const ports: Record<string, number> = {};
+  const wanted = new Set<string>([...ALWAYS, ...(options.services ?? CORE_SERVICES)]);
+  /** Starts `name` when the file wants it (its env, databases included, is made only then). */
+  const startWanted = async (name: SuiteServiceName, env: () => Promise<Record<string, string>>, port?: number) => (wanted.has(name) ? start(name, await env(), port) : undefined);
   const start = async (name: string, env: Record<string, string>, port?: number) => {
     const natsIdentity = NATS_IDENTITIES.find((n) => n === name);
     const natsAccess = natsIdentity ? { ...nats.env(natsIdentity), ...natsCommon } : {};
@@ -141,11 +161,7 @@ export async function startSuite(overrides: Overrides = {}, options: SuiteOption
     const searchPort = await freePort();
     const webhookPort = await freePort();
     const uploadPort = await freePort();
-    const [upload, , , , gateway, cdn] = await Promise.all([
-      start('upload', { AUTH_URL: auth.url, METADATA_URL: metadata.url }, uploadPort),
-      start('conversion', { AUTH_URL: auth.url }, conversionPort),
-      start('addon', { DATABASE_URL: await database('e2e_addon') }),
-      start('transcode', { AUTH_URL: auth.url, METADATA_URL: metadata.url }),
+    const [gateway] = await Promise.all([
       start('gateway', {
         AUTH_URL: auth.url,
         METADATA_URL: metadata.url,
@@ -156,34 +172,38 @@ export async function startSuite(overrides: Overrides = {}, options: SuiteOption
         PUBLIC_UPLOAD_URL: `http://127.0.0.1:${uploadPort}`,
         PUBLIC_CDN_URL: `http://127.0.0.1:${cdnPort}`,
       }),
-      start(
+      startWanted('upload', async () => ({ AUTH_URL: auth.url, METADATA_URL: metadata.url }), uploadPort),
+      startWanted('conversion', async () => ({ AUTH_URL: auth.url }), conversionPort),
+      startWanted('addon', async () => ({ DATABASE_URL: await database('e2e_addon') })),
+      startWanted('transcode', async () => ({ AUTH_URL: auth.url, METADATA_URL: metadata.url })),
+      startWanted(
         'link-signing',
-        {
+        async () => ({
           AUTH_URL: auth.url,
           METADATA_URL: metadata.url,
           PUBLIC_CDN_URL: `http://127.0.0.1:${cdnPort}`,
           LINK_SIGNING_KEYS: randomBytes(32).toString('hex'),
           USAGE_FLUSH_MS: '500',
-        },
+        }),
         cdnPort,
       ),
-      start('search', { DATABASE_URL: await database('e2e_search'), SEARCH_SUNSET: 'Wed, 01 Dec 2027 00:00:00 GMT' }, searchPort),
-      start(
+      startWanted('search', async () => ({ DATABASE_URL: await database('e2e_search'), SEARCH_SUNSET: 'Wed, 01 Dec 2027 00:00:00 GMT' }), searchPort),
+      startWanted(
         'webhook',
-        {
+        async () => ({
           DATABASE_URL: await database('e2e_webhook'),
           AUTH_URL: auth.url,
           WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
           WEBHOOK_RETRY_DELAYS_MS: '0,200,200,200,200,200,200,200',
           DISPATCH_INTERVAL_MS: '100',
-        },
+        }),
         webhookPort,
       ),
     ]);
     return {
       base: gateway.url,
-      upload: upload.url,
-      cdn: cdn.url,
+      upload: `http://127.0.0.1:${uploadPort}`,
+      cdn: `http://127.0.0.1:${cdnPort}`,
       natsUrl: nats.url,
       ...(cluster ? { natsCluster: cluster } : {}),
       ...(cluster ? {} : { nats: nats as TestNats }),

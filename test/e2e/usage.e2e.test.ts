@@ -1,9 +1,9 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
 import { makeVideo, waitFor } from '@dam/testing';
-import { login, useSuite } from './suite';
+import { CORE_SERVICES, login, useSuite } from './suite';
 
 // Usage records flushed and storage measured often, so the test sees them in seconds.
-const e2e = useSuite({ gateway: { USAGE_FLUSH_MS: '300' }, metadata: { STORAGE_GAUGE_INTERVAL_MS: '500' } });
+const e2e = useSuite({ gateway: { USAGE_FLUSH_MS: '300' }, metadata: { STORAGE_GAUGE_INTERVAL_MS: '500' } }, { services: [...CORE_SERVICES, 'transcode'] });
 const { call, upload, settled } = e2e.api;
 const total = async (metric: string, userId: number) => (await call('GET', `/api/v1/usage/${metric}?user_id=${userId}`)).body.total as number;
 describe('usage statistics through the suite (CONTRACT §9)', () => {

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ffprobe, makeVideo, waitFor } from '@dam/testing';
 import { watchAssetEvents } from './events';
-import { useSuite } from './suite';
+import { CORE_SERVICES, useSuite } from './suite';
 
 // Settings caches at their defaults: a settings change must apply to the very next upload.
-const e2e = useSuite({ metadata: { PUBLIC_POLICY_INTERVAL_MS: '200' }, transcode: { HLS_SEGMENT_SECONDS: '2' } });
+const e2e = useSuite({ metadata: { PUBLIC_POLICY_INTERVAL_MS: '200' }, transcode: { HLS_SEGMENT_SECONDS: '2' } }, { services: [...CORE_SERVICES, 'transcode'] });
 let events: Awaited<ReturnType<typeof watchAssetEvents>>;
 let work: string;
 const auth = () => ({ authorization: `Bearer ${e2e.jwt}` });

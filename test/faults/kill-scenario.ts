@@ -4,7 +4,7 @@ import path from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import sharp from 'sharp';
 import { ASSET_EVENTS, connectNats } from '@dam/events';
-import { listen, makePng, makeVideo, repoRoot, testMinioClient, warningLines, type ServiceProcess } from '@dam/testing';
+import { listen, makePng, makeVideo, repoRoot, scaled, testMinioClient, warningLines, type ServiceProcess } from '@dam/testing';
 import { watchAssetEvents, type SeenEvent } from '../e2e/events';
 import type { Overrides, SuiteInUse } from '../e2e/suite';
 
@@ -314,7 +314,7 @@ export async function runKillScenario(e2e: SuiteInUse, opts: KillScenarioOptions
       const started = Date.now();
       const e: Exchange = { op, ref, sentAt: started - t0, ms: 0, status: 0, text: '' };
       try {
-        const res = await fetch(url, { ...init, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+        const res = await fetch(url, { ...init, signal: AbortSignal.timeout(scaled(REQUEST_TIMEOUT_MS)) });
         e.status = res.status;
         e.text = await res.text();
         if (res.headers.get('content-type')?.includes('json') && e.text) {
@@ -526,7 +526,7 @@ export async function runKillScenario(e2e: SuiteInUse, opts: KillScenarioOptions
       for (const [id, o] of perAsset) {
         for (const l of o.links) {
           if (!ok(l) || typeof l.json?.url !== 'string') continue;
-          const r = await fetch(String(l.json.url), { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }).catch(() => undefined);
+          const r = await fetch(String(l.json.url), { signal: AbortSignal.timeout(scaled(REQUEST_TIMEOUT_MS)) }).catch(() => undefined);
           links.set(id, { status: r?.status ?? 0, bytes: r ? (await r.arrayBuffer()).byteLength : 0 });
         }
       }

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import sharp from 'sharp';
-import { makePng, waitFor, warningLines } from '@dam/testing';
+import { makePng, scaled, waitFor, warningLines } from '@dam/testing';
 import { watchAssetEvents } from '../e2e/events';
-import { ADMIN, useSuite, type Suite, type SuiteOptions } from '../e2e/suite';
+import { ADMIN, ALL_SERVICES, useSuite, type Suite, type SuiteOptions } from '../e2e/suite';
 
 /** One dependency of a running suite that goes away and comes back (issue 14, "Faults"). */
 export interface Outage {
@@ -36,7 +36,8 @@ export function describeOutage(outage: Outage): void {
   const UPLOADS_BEFORE = 3;
   const dependents = Object.keys(outage.readiness).sort();
 
-  const e2e = useSuite({}, outage.suiteOptions);
+  // Every service: the outage's readiness table names the workers too.
+  const e2e = useSuite({}, { services: ALL_SERVICES, ...outage.suiteOptions });
 
   interface Outcome {
     probe: string;
@@ -54,7 +55,7 @@ export function describeOutage(outage: Outage): void {
   async function timed(probe: string, url: string, init: RequestInit = {}): Promise<Outcome> {
     const started = Date.now();
     try {
-      const res = await fetch(url, { ...init, signal: AbortSignal.timeout(ABANDON_MS) });
+      const res = await fetch(url, { ...init, signal: AbortSignal.timeout(scaled(ABANDON_MS)) });
       const body = await res.text();
       return { probe, status: res.status, ms: Date.now() - started, contentType: res.headers.get('content-type') ?? '', body };
     } catch (error) {

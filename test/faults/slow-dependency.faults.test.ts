@@ -1,4 +1,4 @@
-import { makePng, waitFor, type FaultProxy } from '@dam/testing';
+import { makePng, scaled, waitFor, type FaultProxy } from '@dam/testing';
 import { useSuite } from '../e2e/suite';
 
 // Issue 14: a slow or hung dependency. The services reach PostgreSQL and S3 through fault proxies that slow every
@@ -18,7 +18,7 @@ interface Answer {
 async function timed(url: string, init: RequestInit = {}): Promise<Answer> {
   const started = Date.now();
   try {
-    const res = await fetch(url, { ...init, signal: AbortSignal.timeout(60_000) });
+    const res = await fetch(url, { ...init, signal: AbortSignal.timeout(scaled(60_000)) });
     const text = await res.text();
     let code: string | undefined;
     try {

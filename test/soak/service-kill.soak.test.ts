@@ -3,7 +3,7 @@ import { ALL_SERVICES, killScenarioOverrides, runKillScenario } from '../faults/
 
 // Issue 14, long version of test/faults/service-kill.faults.test.ts: 200 uploads, every service SIGKILLed twice at
 // seeded random moments. `pnpm test:soak test/soak/service-kill.soak.test.ts`; replay with KILL_SEED=<printed seed>.
-const e2e = useSuite(killScenarioOverrides());
+const e2e = useSuite(killScenarioOverrides(), { services: ALL_SERVICES });
 
 it('keeps every promise made to clients through two SIGKILLs of each service', async () => {
   const kills = [...ALL_SERVICES, ...ALL_SERVICES];

@@ -1,2 +1,4 @@
+import { scaled } from '../../libs/testing/src/time-scale';
+
 // A soak scenario runs for minutes; each test sets its own bound below this one.
-jest.setTimeout(30 * 60_000);
+jest.setTimeout(scaled(30 * 60_000));

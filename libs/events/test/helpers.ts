@@ -1,6 +1,7 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { renderMetrics, sampleValue } from '@dam/metrics';
+import { scaled } from '@dam/testing';
 import type { EventLogger } from '../src';
 
 export interface CapturedLog {
@@ -15,8 +16,9 @@ export function captureLogger(): EventLogger & { lines: CapturedLog[] } {
   return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
 
+/** Polls `check` until it holds; `timeoutMs` is stretched by TEST_TIME_SCALE. */
 export async function until(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + scaled(timeoutMs);
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error('condition not reached in time');
     await new Promise((r) => setTimeout(r, 25));

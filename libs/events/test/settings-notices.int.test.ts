@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/nats-core';
-import { startNats, type TestNats } from '@dam/testing';
+import { scaled, startNats, type TestNats } from '@dam/testing';
 import { announceSettingsChanged, connectionWatch, connectNats, followSettingsChanges, settingsNoticeSubject, type NatsIdentity, type SettingsChangeFeed } from '../src';
 import { until } from './helpers';
 
@@ -61,5 +61,5 @@ describe('settings notices (auth → the services that keep group settings)', ()
     await until(() => connectionWatch(auth).connected(), 20_000);
     await announceSettingsChanged(auth, 8);
     await until(() => heard.includes('8'), 5_000);
-  }, 60_000);
+  }, scaled(60_000));
 });

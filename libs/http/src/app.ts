@@ -13,6 +13,11 @@ export type ReadinessCheck = () => Promise<Record<string, boolean>>;
 export interface HttpAppOptions {
   logger: Logger;
   readiness?: ReadinessCheck;
+  /**
+   * More of the service's state for `/readyz`'s body that does not decide readiness (the addon's models, which load
+   * while it already takes jobs): each key beside `status` and `checks`.
+   */
+  readinessDetails?: () => Record<string, unknown>;
   /** Largest JSON body accepted; larger ones answer 413. */
   jsonLimit?: string;
   /** The `service` label of every metric; defaults to the logger's `service` binding. */
@@ -75,7 +80,7 @@ export function createHttpApp(opts: HttpAppOptions): Express {
       checks = { readiness: false };
     }
     const ok = Object.values(checks).every(Boolean);
-    res.status(ok ? 200 : 503).json({ status: ok ? 'ok' : 'unavailable', checks });
+    res.status(ok ? 200 : 503).json({ ...opts.readinessDetails?.(), status: ok ? 'ok' : 'unavailable', checks });
   });
 
   app.use(rejectNulInTarget);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { isDependencyFile } from '../src/source-maps';
+import { scaled } from '@dam/testing/src/time-scale';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const HOOK = path.join(ROOT, 'libs', 'telemetry', 'src', 'source-maps.ts');
@@ -54,11 +55,11 @@ describe('source maps for our own code only', () => {
     expect(seen.dependency).toBe(false);
     expect(seen.own).toBe(true);
     expect(seen.frame).toContain('script.ts:6:');
-  }, 30_000);
+  }, scaled(30_000));
 
   it('without it, tsx has Node keep every dependency map', async () => {
     expect((await run(false)).dependency).toBe(true);
-  }, 30_000);
+  }, scaled(30_000));
 
   it('tells dependencies by a node_modules directory in their path', () => {
     expect(isDependencyFile('/app/node_modules/.pnpm/x@1/node_modules/x/index.js')).toBe(true);

@@ -1,10 +1,11 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
+import { scaled } from './time-scale';
 
-/** Runs a command; rejects with its stdout and stderr in the message when it fails. */
+/** Runs a command; rejects with its stdout and stderr in the message when it fails (or after `timeoutMs`, stretched by TEST_TIME_SCALE). */
 export function run(file: string, args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 120_000): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(file, args, { env: { ...process.env, ...env }, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+    execFile(file, args, { env: { ...process.env, ...env }, timeout: scaled(timeoutMs), maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
       if (error) {
         reject(new Error(`${file} ${args.join(' ')} failed: ${error.message}\n${stdout}\n${stderr}`.trim()));
         return;

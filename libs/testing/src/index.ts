@@ -1,4 +1,5 @@
 export { freePort } from './free-port';
+export { scaled, timeScale } from './time-scale';
 export { waitFor, httpOk, type WaitForOptions } from './wait-for';
 export { startNats, type TestNats } from './nats-server';
 export { startNatsCluster, type TestNatsCluster, type TestNatsNode } from './nats-cluster';

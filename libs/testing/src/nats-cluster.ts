@@ -7,6 +7,7 @@ import type { Readable, Writable } from 'node:stream';
 import { generateNatsUsers, type NatsIdentity, renderNatsAuthorization } from '@dam/events';
 import { onProcessExit } from './cleanup';
 import { freePort } from './free-port';
+import { scaled } from './time-scale';
 
 /** One server of a TestNatsCluster. */
 export interface TestNatsNode {
@@ -47,11 +48,11 @@ interface JszMeta {
   meta_cluster?: { leader?: string; cluster_size?: number };
 }
 
-const READY_TIMEOUT_MS = 30_000;
+const READY_TIMEOUT_MS = scaled(30_000);
 
 async function getJson<T>(url: string): Promise<{ status: number; body: T | undefined }> {
   try {
-    const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
+    const res = await fetch(url, { signal: AbortSignal.timeout(scaled(2000)) });
     const text = await res.text();
     return { status: res.status, body: text ? (JSON.parse(text) as T) : undefined };
   } catch {
@@ -236,7 +237,7 @@ class ClusterNode implements TestNatsNode {
     const child = this.child;
     if (!child || !this.running()) return;
     child.stdin.end();
-    await Promise.race([this.exited, new Promise((r) => setTimeout(r, 5000))]);
+    await Promise.race([this.exited, new Promise((r) => setTimeout(r, scaled(5000)))]);
     if (this.running()) {
       child.kill('SIGKILL');
       await this.exited;

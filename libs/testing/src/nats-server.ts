@@ -6,6 +6,7 @@ import type { Readable, Writable } from 'node:stream';
 import { generateNatsUsers, type NatsIdentity, renderNatsAuthorization } from '@dam/events';
 import { onProcessExit } from './cleanup';
 import { freePort } from './free-port';
+import { scaled } from './time-scale';
 import { httpOk } from './wait-for';
 
 export interface TestNats {
@@ -32,7 +33,7 @@ export interface TestNats {
   stop(): Promise<void>;
 }
 
-const READY_TIMEOUT_MS = 15_000;
+const READY_TIMEOUT_MS = scaled(15_000);
 
 /** One nats-server process, through the watchdog wrapper; its stderr goes to `output`. */
 class ServerProcess {
@@ -71,7 +72,7 @@ class ServerProcess {
   async halt(): Promise<void> {
     if (!this.running()) return;
     this.child.stdin.end();
-    await Promise.race([this.exited, new Promise((r) => setTimeout(r, 5000))]);
+    await Promise.race([this.exited, new Promise((r) => setTimeout(r, scaled(5000)))]);
     if (this.running()) {
       this.child.kill('SIGKILL');
       await this.exited;

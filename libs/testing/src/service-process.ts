@@ -6,12 +6,13 @@ import { pathToFileURL } from 'node:url';
 import { onProcessExit } from './cleanup';
 import { freePort } from './free-port';
 import { repoRoot } from './paths';
+import { scaled } from './time-scale';
 import { httpOk } from './wait-for';
 
 export interface ServiceProcessOptions {
   /** Port to listen on; a free one by default. */
   port?: number;
-  /** How long to wait for GET /readyz to answer 200 (30 s). */
+  /** How long to wait for GET /readyz to answer 200 (30 s on the reference machine, stretched by TEST_TIME_SCALE). */
   readyTimeoutMs?: number;
   /** Skip the readiness wait (for tests of a start that must fail). */
   waitReady?: boolean;
@@ -32,7 +33,7 @@ export interface ServiceProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Every stdout/stderr line so far. */
   logs(): string[];
-  /** Resolves with the first line (past or future) matching `pattern`. */
+  /** Resolves with the first line (past or future) matching `pattern`; `timeoutMs` (10 s) is stretched by TEST_TIME_SCALE. */
   waitForLog(pattern: RegExp, timeoutMs?: number): Promise<string>;
 }
 
@@ -104,12 +105,13 @@ export async function startServiceProcess(
     async stop() {
       if (!isRunning()) return;
       child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      const timer = setTimeout(() => child.kill('SIGKILL'), scaled(10_000));
       await exited;
       clearTimeout(timer);
     },
     logs: () => [...lines],
-    waitForLog(pattern, timeoutMs = 10_000) {
+    waitForLog(pattern, baseTimeoutMs = 10_000) {
+      const timeoutMs = scaled(baseTimeoutMs);
       const seen = lines.find((l) => pattern.test(l));
       if (seen !== undefined) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {
@@ -129,7 +131,8 @@ export async function startServiceProcess(
   };
 
   if (opts.waitReady === false) return service;
-  const deadline = Date.now() + (opts.readyTimeoutMs ?? 30_000);
+  const readyTimeoutMs = scaled(opts.readyTimeoutMs ?? 30_000);
+  const deadline = Date.now() + readyTimeoutMs;
   // A plain loop rather than waitFor: a process that exited must fail at once, not after the timeout.
   for (;;) {
     if (!isRunning()) {
@@ -139,7 +142,7 @@ export async function startServiceProcess(
     if (await httpOk(`${url}/readyz`)) break;
     if (Date.now() > deadline) {
       await service.stop();
-      throw new Error(`startServiceProcess(${name}): /readyz not 200 after ${opts.readyTimeoutMs ?? 30_000} ms; log tail:\n${tail()}`);
+      throw new Error(`startServiceProcess(${name}): /readyz not 200 after ${readyTimeoutMs} ms; log tail:\n${tail()}`);
     }
     await new Promise((r) => setTimeout(r, 200));
   }

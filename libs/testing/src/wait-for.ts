@@ -1,4 +1,7 @@
+import { scaled } from './time-scale';
+
 export interface WaitForOptions {
+  /** The limit on the reference machine (10 s by default), stretched by TEST_TIME_SCALE (time-scale.ts). */
   timeoutMs?: number;
   intervalMs?: number;
   /** Used in the timeout error message. */
@@ -10,7 +13,7 @@ export interface WaitForOptions {
  * "not yet". Returns that value; on timeout throws, naming the last error seen.
  */
 export async function waitFor<T>(fn: () => T | Promise<T>, options: WaitForOptions = {}): Promise<Exclude<T, false | null | undefined>> {
-  const timeoutMs = options.timeoutMs ?? 10_000;
+  const timeoutMs = scaled(options.timeoutMs ?? 10_000);
   const intervalMs = options.intervalMs ?? 100;
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
@@ -33,7 +36,7 @@ export async function waitFor<T>(fn: () => T | Promise<T>, options: WaitForOptio
 /** true when GET url answers 200. */
 export async function httpOk(url: string): Promise<boolean> {
   try {
-    const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
+    const res = await fetch(url, { signal: AbortSignal.timeout(scaled(2000)) });
     await res.arrayBuffer();
     return res.status === 200;
   } catch {

@@ -7,9 +7,10 @@ import { Client } from 'minio';
 import { run } from '../src/exec';
 import { freePort } from '../src/free-port';
 import { infraScript } from '../src/paths';
+import { scaled } from '../src/time-scale';
 
 // The S3 server deploy/local/up starts keeps what it stores (issue 14): radosgw on BlueStore in a sparse file.
-jest.setTimeout(240_000);
+jest.setTimeout(scaled(240_000));
 
 const script = infraScript('s3.sh');
 const base = mkdtempSync(path.join(os.tmpdir(), 'dam-s3-durable-'));

@@ -17,13 +17,14 @@ import {
   testS3Config,
   httpOk,
   repoRoot,
+  scaled,
   waitFor,
   type TestNats,
   type TestNatsCluster,
 } from '../src';
 
 // Servers start for real here; the per-project testTimeout in jest.config.js does not apply (jest reads it globally).
-jest.setTimeout(60_000);
+jest.setTimeout(scaled(60_000));
 
 const fixture = path.join(__dirname, 'fixtures', 'fake-service.fixture.ts');
 

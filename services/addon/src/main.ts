@@ -31,8 +31,10 @@ async function main(): Promise<void> {
   const pool = createPool(config.DATABASE_URL);
   const applied = await migrateAddon(pool);
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
-  // The models load once, in the background; /readyz says whether they did, and their jobs fail with the reason
-  // when they did not (the service itself keeps running).
+  // The models load once, in the background, while the service already takes jobs: a job that needs a model waits
+  // for it (under the job's keep-alive), and a start is never held back by a slow machine. /readyz reports each
+  // addon's state in `models` without being decided by it; jobs fail with the reason when a model could not load
+  // (the service itself keeps running).
   // What metadata is told when asked (a failed model makes a run request answer 503 with the reason).
   const status: Record<string, AddonState> = {
     text_extraction: ocrReady ? { state: 'ready' } : { state: 'failed', reason: `tesseract with the ${config.OCR_LANGUAGE} language is not installed` },
@@ -55,7 +57,6 @@ async function main(): Promise<void> {
     return models;
   };
   serveAddonStatus(nc, () => status); // ends with the connection's drain
-  const ready = (addon: string) => async () => status[addon]?.state === 'ready';
   // One after the other: models loading at once on two cores gain nothing.
   const objectModels = load('auto_tagging', () => HumanModels.load('objects'));
   const faceModels = objectModels.catch(() => undefined).then(() => load('face_recognition', () => HumanModels.load('faces')));
@@ -76,10 +77,6 @@ async function main(): Promise<void> {
       postgres: () => ping(pool),
       nats: () => natsReachable(nc),
       s3: () => storage.reachable(),
-      text_extraction: ready('text_extraction'),
-      auto_tagging: ready('auto_tagging'),
-      face_recognition: ready('face_recognition'),
-      background_removal: ready('background_removal'),
     },
     workers: [
       addonJobWorker(
@@ -107,7 +104,7 @@ async function main(): Promise<void> {
       { name: 'nats', close: () => nc.drain() },
       { name: 'postgres', close: () => pool.end() },
     ],
-    app: (readiness) => buildAddonApp({ logger, readiness }),
+    app: (readiness) => buildAddonApp({ logger, readiness, models: () => ({ ...status }) }),
   });
 }
 

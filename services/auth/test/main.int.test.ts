@@ -1,8 +1,8 @@
-import { createDatabase, startServiceProcess } from '@dam/testing';
+import { createDatabase, scaled, startServiceProcess } from '@dam/testing';
 import { JWT_SECRET, identities } from './helpers';
 
 // Process starts take seconds on a 2-core machine.
-jest.setTimeout(60_000);
+jest.setTimeout(scaled(60_000));
 
 const env = (databaseUrl: string) => ({
   DATABASE_URL: databaseUrl,

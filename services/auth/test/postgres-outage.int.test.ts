@@ -1,5 +1,5 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
-import { serviceIdentities, startPostgresCluster, startServiceProcess, waitFor, type PostgresCluster, type ServiceProcess } from '@dam/testing';
+import { scaled, serviceIdentities, startPostgresCluster, startServiceProcess, waitFor, type PostgresCluster, type ServiceProcess } from '@dam/testing';
 import { ADMIN } from './helpers';
 
 /** Issue 14: with its PostgreSQL down, auth answers 503 with the contract's body (never a 500), and recovers alone. */
@@ -17,7 +17,7 @@ beforeAll(async () => {
     ADMIN_PASSWORD: ADMIN.password,
     LOG_LEVEL: 'warn',
   });
-}, 60_000);
+}, scaled(60_000));
 afterAll(async () => {
   await auth?.stop();
   await pg?.stop();

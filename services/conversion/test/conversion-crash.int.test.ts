@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import sharp from 'sharp';
 import { JOB_REPORTS, publishEvent } from '@dam/events';
-import { startJobHarness, startServiceProcess, startSettingsStub, type JobHarness, type ServiceProcess } from '@dam/testing';
+import { scaled, startJobHarness, startServiceProcess, startSettingsStub, type JobHarness, type ServiceProcess } from '@dam/testing';
 
-jest.setTimeout(120_000);
+jest.setTimeout(scaled(120_000));
 
 const SETTINGS = {
   conversions: {

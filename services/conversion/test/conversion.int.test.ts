@@ -1,8 +1,8 @@
 import sharp from 'sharp';
 import { sampleValue } from '@dam/metrics';
-import { startJobHarness, startServiceProcess, startSettingsStub, waitFor, type JobHarness, type ServiceProcess, type StubAnswer } from '@dam/testing';
+import { scaled, startJobHarness, startServiceProcess, startSettingsStub, waitFor, type JobHarness, type ServiceProcess, type StubAnswer } from '@dam/testing';
 
-jest.setTimeout(90_000);
+jest.setTimeout(scaled(90_000));
 
 const SETTINGS = {
   conversions: {

@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import http, { type Server } from 'node:http';
 import { SERVICE_TOKEN_HEADER, createServiceVerifier, parseTrustedKeys, type ServiceCall } from '@dam/auth-tokens';
 import { createLogger } from '@dam/logging';
-import { createDatabase, freePort, listen, serviceIdentities, startServiceProcess, type ServiceProcess } from '@dam/testing';
+import { createDatabase, freePort, listen, scaled, serviceIdentities, startServiceProcess, type ServiceProcess } from '@dam/testing';
 import { createGatewayApp, type GatewayAppDeps } from '../src/app';
 
 // Starting the auth process takes seconds on a 2-core machine.
-jest.setTimeout(60_000);
+jest.setTimeout(scaled(60_000));
 
 const JWT_SECRET = 'gw-test-jwt-secret-0123456789';
 const identities = serviceIdentities();

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { scaled } from '@dam/testing/src/time-scale';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const REDOCLY = path.join(ROOT, 'node_modules', '.bin', 'redocly');
@@ -20,7 +21,7 @@ describe('docs/openapi.yaml under @redocly/cli lint (recommended rules, redocly.
     const { code, out } = await lint('docs/openapi.yaml');
     expect([code, out]).toEqual([0, expect.stringContaining('Your API description is valid')]);
     expect(out).not.toMatch(/\b(error|warning) [a-z0-9-]+: \d+/);
-  }, 150_000);
+  }, scaled(150_000));
 
   it('fails a broken document (the lint can fail)', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'openapi-lint-'));
@@ -29,5 +30,5 @@ describe('docs/openapi.yaml under @redocly/cli lint (recommended rules, redocly.
     const { code, out } = await lint(broken);
     expect(code).not.toBe(0);
     expect(out).toMatch(/no-unresolved-refs/);
-  }, 150_000);
+  }, scaled(150_000));
 });

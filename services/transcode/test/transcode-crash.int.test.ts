@@ -1,11 +1,11 @@
-import { startJobHarness, startServiceProcess, startSettingsStub, ffprobe, makeVideo, waitFor, type JobHarness, type ServiceProcess } from '@dam/testing';
+import { ffprobe, makeVideo, scaled, startJobHarness, startServiceProcess, startSettingsStub, waitFor, type JobHarness, type ServiceProcess } from '@dam/testing';
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 
-jest.setTimeout(240_000);
+jest.setTimeout(scaled(240_000));
 
 // The 360p rendition is made in the first pass; the preview and the storyboard come after it.
 const SETTINGS = { conversions: { profile: { video: ['360p-video', 'clip_preview'] } }, addons: { auto: { video: ['storyboard'] } } };

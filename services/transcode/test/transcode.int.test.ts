@@ -6,19 +6,9 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import type { Storage } from '@dam/storage';
-import {
-  ffprobe,
-  makeVideo,
-  startInternalStub,
-  startJobHarness,
-  startServiceProcess,
-  startSettingsStub,
-  type InternalStub,
-  type JobHarness,
-  type ServiceProcess,
-} from '@dam/testing';
+import { ffprobe, makeVideo, scaled, startInternalStub, startJobHarness, startServiceProcess, startSettingsStub, type InternalStub, type JobHarness, type ServiceProcess } from '@dam/testing';
 
-jest.setTimeout(180_000);
+jest.setTimeout(scaled(180_000));
 
 const exec = promisify(execFile);
 

@@ -1,6 +1,6 @@
 import { createServer, request } from 'node:http';
 import { signJwt } from '@dam/auth-tokens';
-import { listen, waitFor } from '@dam/testing';
+import { listen, scaled, waitFor } from '@dam/testing';
 import type { PendingJournal } from '../src/adapters/pending-upload.journal';
 import { incompleteUploads, objectsUnder, startUploadFixtures, type UploadFixtures } from './fixtures';
 
@@ -15,7 +15,7 @@ let journal: PendingJournal;
 beforeAll(async () => {
   fx = await startUploadFixtures('upload-crash');
   ({ bucket, journal } = fx);
-}, 120_000);
+}, scaled(120_000));
 
 // Each test's upload processes go with it: a reaper left running from an earlier test (a shorter grace, metadata
 // reached directly) would race the next test's own and could take an entry of a request still in flight.
@@ -66,7 +66,7 @@ describe('crash safety of uploads', () => {
     await waitFor(async () => (await pendingIds()).length === 0, { timeoutMs: 30_000, description: 'the pending entries reaped' });
     expect(await objectsUnder(bucket, prefix)).toEqual([]);
     expect(await incompleteUploads(bucket, prefix)).toEqual([]);
-  }, 90_000);
+  }, scaled(90_000));
 
   it('keeps the object of a registered asset and only drops its left-over entry', async () => {
     const upload = await fx.startUpload(JWT_SECRET, { ORPHAN_GRACE_MS: '1000', ORPHAN_REAP_INTERVAL_MS: '300' });
@@ -89,7 +89,7 @@ describe('crash safety of uploads', () => {
 
     await waitFor(async () => (await pendingIds()).length === 0, { timeoutMs: 30_000, description: 'the left-over entries reaped' });
     expect(await objectsUnder(bucket, `originals/${gid}/`)).toEqual([key]);
-  }, 60_000);
+  }, scaled(60_000));
 
   it('leaves the objects of a registration whose answer was lost to the reaper, which keeps what metadata registered', async () => {
     // Between upload and metadata: registrations of group `lostAnswer` reach metadata and its answer is cut (metadata
@@ -148,5 +148,5 @@ describe('crash safety of uploads', () => {
       proxy.closeAllConnections();
       await new Promise((r) => proxy.close(r));
     }
-  }, 90_000);
+  }, scaled(90_000));
 });

@@ -1,7 +1,7 @@
 import { connectNats } from '@dam/events';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { startNats, type TestNats } from '@dam/testing';
+import { scaled, startNats, type TestNats } from '@dam/testing';
 import { natsPendingJournal, PENDING_BUCKET, type PendingJournal, type PendingUpload } from '../src/adapters/pending-upload.journal';
 
 let nats: TestNats;
@@ -15,7 +15,7 @@ beforeAll(async () => {
   nc = await connectNats(nats.url, 'upload', nats.seed('upload'));
   admin = await connectNats(nats.url, 'pending-journal-test', nats.seed('admin'));
   journal = await natsPendingJournal(nc, { refreshMs: 3_600_000, onError: () => undefined });
-}, 60_000);
+}, scaled(60_000));
 
 afterAll(async () => {
   await Promise.all([nc?.drain(), admin?.drain()]);
@@ -59,5 +59,5 @@ describe('the pending-upload journal', () => {
     expect(await messagesInBucket()).toBe(0);
     expect(await journal.stale(-60_000)).toEqual([]);
     handles[count - 1]!.abandon();
-  }, 120_000);
+  }, scaled(120_000));
 });

@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import { createAuthenticator, permissionsFor, signJwt } from '@dam/auth-tokens';
 import { createLogger } from '@dam/logging';
 import { createStorage } from '@dam/storage';
-import { testMinioClient, testS3Config, waitFor } from '@dam/testing';
+import { scaled, testMinioClient, testS3Config, waitFor } from '@dam/testing';
 import { httpMetadataClient } from '../src/adapters/metadata.client';
 import { buildUploadApp } from '../src/app';
 import { startOrphanReaper } from '../src/domain/orphan-reaper';
@@ -34,7 +34,7 @@ beforeAll(async () => {
   });
   const address = server.address();
   base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-}, 120_000);
+}, scaled(120_000));
 
 afterAll(async () => {
   server?.closeAllConnections();

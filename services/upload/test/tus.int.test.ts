@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
 import { createHash, randomBytes } from 'node:crypto';
 import { permissionsFor, signJwt, type Principal } from '@dam/auth-tokens';
-import { createBucket, makePng, s3Env, startInternalStub, testMinioClient, waitFor, type InternalStub, type ServiceProcess } from '@dam/testing';
+import { createBucket, makePng, s3Env, scaled, startInternalStub, testMinioClient, waitFor, type InternalStub, type ServiceProcess } from '@dam/testing';
 import * as tus from 'tus-js-client';
 import { incompleteUploads, objectsUnder, startUploadFixtures, type UploadFixtures } from './fixtures';
 
@@ -46,7 +46,7 @@ beforeAll(async () => {
   });
   upload = await startUpload({ MAX_UPLOAD_BYTES: String(64 * MiB) });
   endpoint = `${upload.url}/api/v1/uploads/tus`;
-}, 120_000);
+}, scaled(120_000));
 
 afterAll(async () => {
   if (process.env.TUS_DEBUG) console.log(upload.logs().slice(-60).join('\n'));

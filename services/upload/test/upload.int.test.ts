@@ -8,14 +8,7 @@ import { createAuthenticator, permissionsFor, signJwt } from '@dam/auth-tokens';
 import { createLogger } from '@dam/logging';
 import { sampleValue } from '@dam/metrics';
 import { createStorage } from '@dam/storage';
-import {
-  s3Env,
-  startServiceProcess,
-  testMinioClient,
-  testS3Config,
-  waitFor,
-  type ServiceProcess,
-} from '@dam/testing';
+import { s3Env, scaled, startServiceProcess, testMinioClient, testS3Config, waitFor, type ServiceProcess } from '@dam/testing';
 import { httpMetadataClient } from '../src/adapters/metadata.client';
 import type { PendingJournal } from '../src/adapters/pending-upload.journal';
 import { buildUploadApp, type UploadAppDeps } from '../src/app';
@@ -36,7 +29,7 @@ beforeAll(async () => {
   fx = await startUploadFixtures('upload');
   ({ bucket, metadata, journal } = fx);
   ({ server, url } = await startUpload(MAX_UPLOAD_BYTES));
-}, 120_000);
+}, scaled(120_000));
 
 async function startUpload(maxUploadBytes: number, extra: Partial<UploadAppDeps> = {}): Promise<{ server: Server; url: string }> {
   const s3 = testS3Config(bucket);
@@ -318,7 +311,7 @@ describe('POST /api/v1/assets/new/content/original/upload', () => {
     } finally {
       await stopServer(big.server);
     }
-  }, 120_000);
+  }, scaled(120_000));
 
   it('removes every stored object when the client aborts mid-upload', async () => {
     const big = await startUpload(64 * 1024 * 1024);

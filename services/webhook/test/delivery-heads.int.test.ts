@@ -1,5 +1,5 @@
 import { createPool, type Pool } from '@dam/db';
-import { createDatabase } from '@dam/testing';
+import { createDatabase, scaled } from '@dam/testing';
 import { CLAIM_DUE_SQL, DeliveryRepository, type DueDelivery, type LoggedEvent } from '../src/adapters/delivery.repository';
 import { migrateWebhook } from '../src/migrations';
 
@@ -126,7 +126,7 @@ describe('the head of each asset and URL (webhook dispatcher)', () => {
     for (const s of sent) byChain.set(s.key, [...(byChain.get(s.key) ?? []), s.seq]);
     for (const seqs of byChain.values()) expect([...seqs].sort((x, y) => x - y)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
     expect(await headProblems()).toEqual({ unmarked: 0, wrong: 0 });
-  }, 60_000);
+  }, scaled(60_000));
 
   it('reads the heads only, not the deliveries queued behind them', async () => {
     // A receiver that is down: 2,000 assets whose head waits for its next retry, 10 more events each behind it.

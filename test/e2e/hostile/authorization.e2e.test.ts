@@ -2,7 +2,7 @@
 import { ROUTES } from '../../../services/gateway/src/domain/route-table';
 import { createHmac, createPublicKey, type JsonWebKey } from 'node:crypto';
 import sharp from 'sharp';
-import { waitFor } from '@dam/testing';
+import { scaled, waitFor } from '@dam/testing';
 import { ADMIN, startSuite, type Suite } from '../suite';
 
 /**
@@ -120,7 +120,7 @@ beforeAll(async () => {
   expect(group.status).toBe(201);
   const other = await loginAs('other-admin@example.com', 'password-123');
   otherAdmin = { name: "another group's ADMIN", headers: { authorization: `Bearer ${other.jwt}` }, permissions: other.permissions };
-}, 180_000);
+}, scaled(180_000));
 afterAll(async () => {
   await suite?.stop();
 });

@@ -6,7 +6,7 @@ import addFormats from 'ajv-formats';
 import fc from 'fast-check';
 import sharp from 'sharp';
 import { parse } from 'yaml';
-import { repoRoot, waitFor } from '@dam/testing';
+import { repoRoot, scaled, waitFor } from '@dam/testing';
 import { useSuite } from '../suite';
 
 /**
@@ -174,7 +174,7 @@ it(`answers ${REQUESTS} generated requests across every documented operation wit
       let text = '';
       let contentType = '';
       try {
-        const res = await fetch(url, { method: op.method, headers, ...(s.body ? { body: s.body.body } : {}), signal: AbortSignal.timeout(15_000) });
+        const res = await fetch(url, { method: op.method, headers, ...(s.body ? { body: s.body.body } : {}), signal: AbortSignal.timeout(scaled(15_000)) });
         status = res.status;
         contentType = res.headers.get('content-type') ?? '';
         text = status >= 400 || (op.answers[String(status)] && contentType.includes('json')) ? await res.text() : (await res.body?.cancel(), '');

@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
 import http from 'node:http';
 import { listen, waitFor } from '@dam/testing';
-import { ADMIN, startSuite, type Suite } from '../suite';
+import { ADMIN, ALL_SERVICES, startSuite, type Suite } from '../suite';
 
 /**
  * Issue 14: credentials and secrets never reach a log line. A run uses every kind (a password, a JWT, an upload key
@@ -15,8 +15,7 @@ let delivered = 0;
 
 beforeAll(async () => {
   const debug = { LOG_LEVEL: 'debug' };
-  const names = ['gateway', 'auth', 'upload', 'metadata', 'search', 'conversion', 'transcode', 'addon', 'link-signing', 'webhook'];
-  suite = await startSuite(Object.fromEntries(names.map((n) => [n, debug])));
+  suite = await startSuite(Object.fromEntries(ALL_SERVICES.map((n) => [n, debug])), { services: ALL_SERVICES });
   receiver = http.createServer((req, res) => {
     req.resume();
     req.on('end', () => {

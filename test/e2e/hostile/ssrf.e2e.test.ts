@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
 import http, { type Server } from 'node:http';
-import { freePort, listen, waitFor } from '@dam/testing';
+import { freePort, listen, scaled, waitFor } from '@dam/testing';
 import { useSuite } from '../suite';
 
 /**
@@ -199,7 +199,7 @@ async function ingest(key: string): Promise<{ status: number; body: any; ms: num
     method: 'POST',
     headers: { authorization: `Bearer ${e2e.jwt}`, 'content-type': 'application/json' },
     body: JSON.stringify({ name: 'ssrf.bin', key }),
-    signal: AbortSignal.timeout(30_000),
+    signal: AbortSignal.timeout(scaled(30_000)),
   });
   const text = await res.text();
   let body: any = text;
