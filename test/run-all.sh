@@ -6,6 +6,13 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export CI=${CI:-true}
 
+# Every time limit of the tests is stretched by TEST_TIME_SCALE (libs/testing/src/time-scale.ts); unless given, it
+# is measured here from how fast this machine runs a fixed workload now (test/time-scale.mjs), so a slower or
+# busier machine gets more time without editing a test.
+if [ -z "${TEST_TIME_SCALE:-}" ]; then TEST_TIME_SCALE=$(node test/time-scale.mjs --explain); fi
+export TEST_TIME_SCALE
+echo "=== TEST_TIME_SCALE=$TEST_TIME_SCALE (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
+
 failed_steps=()
 step() {
   local name=$1; shift

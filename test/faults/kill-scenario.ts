@@ -31,7 +31,7 @@ import type { Overrides, SuiteInUse } from '../e2e/suite';
  */
 
 /** The suite's services, every one of which the scenario can kill. */
-export const ALL_SERVICES = ['gateway', 'upload', 'metadata', 'conversion', 'transcode', 'addon', 'search', 'webhook', 'link-signing', 'auth'] as const;
+export { ALL_SERVICES } from '../e2e/suite';
 
 export interface KillScenarioOptions {
   /** Upload requests (a few carry two files). */
@@ -291,7 +291,8 @@ interface AssetView {
 export async function runKillScenario(e2e: SuiteInUse, opts: KillScenarioOptions): Promise<KillScenarioReport> {
   const seed = scenarioSeed(opts.seed);
   const log = opts.log ?? ((line: string) => console.log(line));
-  const convergeMs = opts.convergeMs ?? 60_000;
+  // Stretched by TEST_TIME_SCALE: a slower machine replays the kills' work more slowly.
+  const convergeMs = scaled(opts.convergeMs ?? 60_000);
   const { suite } = e2e;
   log(`kill scenario: seed=${seed} (replay the same plan and kill moments with KILL_SEED=${seed}); ${opts.uploads} uploads, concurrency ${opts.concurrency}, kills ${opts.kills.join(',')}`);
   const plan = planOf(seed, opts);
@@ -365,7 +366,7 @@ export async function runKillScenario(e2e: SuiteInUse, opts: KillScenarioOptions
 
     /** Polls Get Data until the asset left NOT_READY (or the bound passed); failed reads while a service is down are expected. */
     async function settled(id: string, timeoutMs: number): Promise<boolean> {
-      const deadline = Date.now() + timeoutMs;
+      const deadline = Date.now() + scaled(timeoutMs);
       while (Date.now() < deadline) {
         const r = await send('read', id, `${suite.base}/api/v1/assets/${id}/data`, { headers: auth() });
         if (r.status === 200 && r.json?.status !== 'NOT_READY') return true;
@@ -743,7 +744,8 @@ function sorted(o: Record<string, unknown> | undefined): Array<[string, unknown]
   return Object.entries(o ?? {}).sort(([a], [b]) => a.localeCompare(b));
 }
 
-async function until(cond: () => boolean, timeoutMs: number, what: string): Promise<void> {
+async function until(cond: () => boolean, baseTimeoutMs: number, what: string): Promise<void> {
+  const timeoutMs = scaled(baseTimeoutMs);
   const deadline = Date.now() + timeoutMs;
   while (!cond()) {
     if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
