@@ -1,7 +1,7 @@
 import { jetstream } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { startNats, type TestNats } from '@dam/testing';
+import { scaled, startNats, type TestNats } from '@dam/testing';
 import { connectionWatch, connectNats, consume, ensureStreams, natsCall, NatsUnavailableError, natsReachable, publishEvent } from '../src';
 import { captureLogger, until } from './helpers';
 import { z } from 'zod';
@@ -109,7 +109,8 @@ describe('NATS calls across a restart of the server', () => {
       await server.pause();
       await until(() => !connectionWatch(nc).connected(), 5000);
       release();
-      await new Promise((r) => setTimeout(r, 500));
+      // Time for the handler to finish and try its ack while the server is down (longer on a slower machine).
+      await new Promise((r) => setTimeout(r, scaled(500)));
       await server.resume();
       await until(async () => {
         const info = await natsCall(nc, () => jetstream(nc).consumers.get('DAM_INTERNAL', 'connection-test').then((c) => c.info())).catch(() => undefined);

@@ -38,10 +38,11 @@ describe('natsIdempotencyStore', () => {
   });
 
   it('takes over a key whose request stalled longer than the running limit (its process died), and the stale one cannot write', async () => {
-    const store = await natsIdempotencyStore(await as('gateway'), { runningTtlMs: 200 });
+    // The second claim (two KV round trips) must come within the running limit: 1 s leaves a loaded machine room.
+    const store = await natsIdempotencyStore(await as('gateway'), { runningTtlMs: 1_000 });
     const first = (await store.claim('k3')) as { kind: 'claimed'; token: number };
     expect((await store.claim('k3')).kind).toBe('running');
-    await new Promise((r) => setTimeout(r, 300));
+    await new Promise((r) => setTimeout(r, 1_100));
     const next = await store.claim('k3');
     expect(next.kind).toBe('claimed');
     await expect(store.keep('k3', first.token, response)).rejects.toThrow();

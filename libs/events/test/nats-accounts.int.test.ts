@@ -1,7 +1,7 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { startNats, type TestNats } from '@dam/testing';
+import { scaled, startNats, type TestNats } from '@dam/testing';
 import { z } from 'zod';
 import {
   ASSET_EVENTS,
@@ -135,7 +135,8 @@ describe('NATS identities and permissions', () => {
 
   it('lets metadata ask the addon service which models loaded, and nobody else answer or ask', async () => {
     const addon = await as('addon');
-    const ask = addonStatusClient(await as('metadata'), { timeoutMs: 500, cacheMs: 0 });
+    // The answer comes from this process: the limit leaves a loaded machine room (no answer means "nobody knows").
+    const ask = addonStatusClient(await as('metadata'), { timeoutMs: scaled(1000), cacheMs: 0 });
     // No addon replica: nobody knows, the run is queued.
     expect(await ask('background_removal')).toBeUndefined();
     const stored = await streamMessages(admin, DAM_INTERNAL);

@@ -3,7 +3,7 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import { trace } from '@opentelemetry/api';
 import { AppError } from '@dam/errors';
 import { currentTraceIds, startTelemetry, type Telemetry } from '@dam/telemetry';
-import { startNats, type TestNats } from '@dam/testing';
+import { scaled, startNats, type TestNats } from '@dam/testing';
 import {
   ASSET_EVENTS,
   assetEventSubject,
@@ -102,8 +102,14 @@ describe('publish and consume against nats-server', () => {
     await publishEvent(js, subject, FILE_SAVED.schema, fileSavedEvent('ok-1', group), { msgId: 'ok-1' });
     await until(() => handled.length === 1);
     await until(() => logger.lines.filter((l) => l.level === 'error').length === 2);
-    // Terminated messages are not redelivered after ack_wait.
-    await new Promise((r) => setTimeout(r, 1500));
+    // Counted once the term or ack is sent, and taken by the server after that: waited for, not assumed.
+    await until(async () => (await metric('events_messages_handled_total', { durable, outcome: 'term' })) === 2);
+    await until(async () => (await metric('events_messages_handled_total', { durable, outcome: 'ack' })) === 1);
+    const settled = async () => (await (await jetstreamManager(nc)).consumers.info(ASSET_EVENTS, durable)).num_ack_pending === 0;
+    await until(settled);
+    // Terminated messages are not redelivered after ack_wait: the wait covers the 1 s ack wait (the server's clock)
+    // and then the time a wrong redelivery would take this process to handle (stretched on a slower machine).
+    await new Promise((r) => setTimeout(r, 1000 + scaled(500)));
     expect(handled).toEqual(['ok-1']);
     expect(logger.lines.filter((l) => l.level === 'error')).toHaveLength(2);
     expect(await metric('events_messages_handled_total', { durable, outcome: 'term' })).toBe(2);
@@ -149,6 +155,8 @@ describe('publish and consume against nats-server', () => {
     await until(() => attempts.length === 3);
     expect(attempts).toEqual([1, 2, 3]);
     expect(Date.now() - started).toBeGreaterThanOrEqual(400); // two backoffs of 200 ms
+    // The third attempt is pushed when the handler starts; its ack and metrics come after it returns.
+    await until(async () => (await metric('events_messages_handled_total', { durable, outcome: 'ack' })) === 1);
     await new Promise((r) => setTimeout(r, 500));
     expect(attempts).toHaveLength(3); // acked after the success
     expect(await metric('events_messages_handled_total', { durable, outcome: 'nak' })).toBe(2);
@@ -219,6 +227,9 @@ describe('publish and consume against nats-server', () => {
     await until(() => dead.length === 1);
     expect(attempts).toEqual([1, 2, 3]);
     expect(dead[0]?.id).toBe('e4');
+    // The hook returns before the term is sent and counted, and the server takes the term after that.
+    await until(async () => (await metric('events_messages_handled_total', { durable, outcome: 'dead_letter' })) === 1);
+    await until(async () => (await (await jetstreamManager(nc)).consumers.info(ASSET_EVENTS, durable)).num_ack_pending === 0);
     await new Promise((r) => setTimeout(r, 500));
     expect(dead).toHaveLength(1);
     // Two failed attempts and one failed dead-letter hook were nak'ed; the hook's retry ended it.
@@ -240,7 +251,8 @@ describe('publish and consume against nats-server', () => {
       handler: async () => {
         running += 1;
         peak = Math.max(peak, running);
-        await new Promise((r) => setTimeout(r, 100));
+        // Long enough for the next publishes to arrive while it runs, also on a slower machine.
+        await new Promise((r) => setTimeout(r, scaled(100)));
         running -= 1;
         done += 1;
       },
@@ -261,7 +273,8 @@ describe('publish and consume against nats-server', () => {
       logger: captureLogger(), deliverPolicy: 'new',
       handler: async (_e, ctx) => {
         const release = ctx.keepAlive();
-        await new Promise((r) => setTimeout(r, 500));
+        // Still running when stop() is called below, also on a slower machine.
+        await new Promise((r) => setTimeout(r, scaled(500)));
         release();
         finished = true;
       },

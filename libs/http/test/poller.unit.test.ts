@@ -22,7 +22,8 @@ describe('startPoller', () => {
         finished++;
       },
     });
-    await new Promise((r) => setTimeout(r, 100));
+    // Two passes (30 ms each, 5 ms apart) take about 65 ms: waited for rather than assumed within a fixed 100 ms.
+    for (const until = Date.now() + 10_000; passes < 2 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
     await poller.stop();
     expect(passes).toBeGreaterThanOrEqual(2);
     expect(most).toBe(1);
