@@ -39,7 +39,9 @@ describe('conversion crash mid-work', () => {
       .png({ compressionLevel: 1 })
       .toBuffer();
     const checksum = await h.putOriginal('g1', 'big', bytes);
-    const env = h.env({ AUTH_URL: auth.url, SETTINGS_MAX_AGE_MS: '0', ACK_WAIT_MS: '2000' });
+    // A short ack wait brings the killed process's message back soon; scaled, so that the survivor's own work (kept
+    // alive every second) is not taken for a dead worker's on a slower machine.
+    const env = h.env({ AUTH_URL: auth.url, SETTINGS_MAX_AGE_MS: '0', ACK_WAIT_MS: String(scaled(2000)) });
 
     const first = await startServiceProcess('conversion', env);
     services.push(first);

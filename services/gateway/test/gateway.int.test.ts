@@ -286,13 +286,16 @@ describe('gateway proxying', () => {
   });
 
   it('abandons an upstream or object store that answers nothing after its timeout (503), but not a download whose own client reads slowly', async () => {
-    const { server, url } = await startGateway(metadataUrl, undefined, { upstreamTimeoutMs: 400, storeTimeoutMs: 400 });
+    // Short so the hung store is abandoned soon, scaled so that the answers that do come (from this process) are not
+    // abandoned too on a slower machine; the client's pauses below stay several times longer than it.
+    const timeoutMs = scaled(400);
+    const { server, url } = await startGateway(metadataUrl, undefined, { upstreamTimeoutMs: timeoutMs, storeTimeoutMs: timeoutMs });
     try {
       const jwt = await adminJwt();
       const started = Date.now();
       const hung = await fetch(`${url}/api/v1/assets/abc/content/hung/download`, { headers: { authorization: `Bearer ${jwt}` } });
       expect(hung.status).toBe(503);
-      expect(Date.now() - started).toBeLessThan(3000);
+      expect(Date.now() - started).toBeLessThan(scaled(3000));
 
       // 8 MiB read a piece at a time, with pauses several times the timeout: the sockets idle because of us.
       const slow = await fetch(`${url}/api/v1/assets/abc/content/original/download`, { headers: { authorization: `Bearer ${jwt}` } });
@@ -303,7 +306,7 @@ describe('gateway proxying', () => {
         const { done, value } = await reader.read();
         if (done) break;
         received += value.length;
-        if (pauses < 3) await new Promise((r) => setTimeout(r, 1200));
+        if (pauses < 3) await new Promise((r) => setTimeout(r, 3 * timeoutMs));
       }
       expect(received).toBe(BIG);
     } finally {

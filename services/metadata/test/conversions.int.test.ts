@@ -2,7 +2,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { ASSET_EVENTS, FILE_PROCESSED, type ConversionsCompleted, type JobReport } from '@dam/events';
 import { originalKey } from '@dam/storage';
-import { waitFor } from '@dam/testing';
+import { scaled, waitFor } from '@dam/testing';
 import { failUnappliedReport } from '../src/domain/apply-job-report.use-case';
 import { assetId, collect, finalReport, publishReport, signedFetch, principal, startMetadata, type Harness } from './harness';
 
@@ -62,7 +62,10 @@ describe('conversion job results (dam.internal.jobs.reports)', () => {
 
     await waitFor(async () => (await data(id)).status === 'OK', { description: 'asset OK' });
     await waitFor(async () => (await h.pool.query('SELECT count(*)::int AS n FROM processed_messages')).rows[0].n >= 2);
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // The one file-processed goes through the outbox relay and NATS to the collector: waited for. Then time for a
+    // wrong second one to take the same way (longer on a slower machine).
+    await waitFor(() => events.messages.some((m) => m.payload.asset_id === id), { description: 'file-processed' });
+    await new Promise((resolve) => setTimeout(resolve, scaled(1000)));
     await events.stop();
     const mine = events.messages.filter((m) => m.payload.asset_id === id);
     expect(mine).toHaveLength(1);

@@ -7,7 +7,7 @@ import { addonStatusClient, connectNats, consume, ensureStreams, SUBJECT_JOB_REP
 import { startOutboxRelay, type OutboxRelay } from '@dam/outbox';
 import { createLogger } from '@dam/logging';
 import { createStorage, type Storage } from '@dam/storage';
-import { createBucket, createDatabase, serviceIdentities, startNats, testS3Config, type TestNats } from '@dam/testing';
+import { createBucket, createDatabase, scaled, serviceIdentities, startNats, testS3Config, type TestNats } from '@dam/testing';
 import { z } from 'zod';
 import { DataUpdateRepository } from '../src/adapters/data-update.repository';
 import { pgTransactions } from '../src/adapters/transaction';
@@ -70,7 +70,8 @@ export async function startMetadata(options: { timings?: Partial<JobTimings> } =
     jobTimings: timings,
     groupSettings: { get: async (groupId) => settings.get(groupId) ?? {} },
     // Asked of whoever answers as the addon service (tests play it), as in production.
-    addonUnavailable: addonStatusClient(service, { timeoutMs: 300, cacheMs: 0 }),
+    // Answered from the test's own process: room for a loaded machine (a late answer reads as "nobody knows").
+    addonUnavailable: addonStatusClient(service, { timeoutMs: scaled(1000), cacheMs: 0 }),
     verifier: createServiceVerifier({ service: 'metadata', trusted: parseTrustedKeys(identities.trustedKeys()) }),
   });
   const server: Server = await new Promise((resolve) => {

@@ -249,8 +249,12 @@ describe('jobs (CONTRACT §6)', () => {
     await waitFor(() => events.messages.some((m) => m.payload.asset_id === id), { description: 'file-processed ERROR' });
     expect(events.messages.find((m) => m.payload.asset_id === id)?.payload.data.status).toBe('ERROR');
     // A late result of the first worker changes nothing now.
-    publishReport(h, await finalReport(h, made(id)));
-    await new Promise((r) => setTimeout(r, 500));
+    const late = await finalReport(h, made(id));
+    publishReport(h, late);
+    // Once it was handled (its id recorded with whatever it did), not after a fixed 500 ms.
+    await waitFor(async () => (await h.pool.query('SELECT count(*)::int AS n FROM processed_messages WHERE id = $1', [late.id])).rows[0].n === 1, {
+      description: 'the late report handled',
+    });
     expect((await get(`/api/v1/assets/${id}/data`)).body.status).toBe('ERROR');
     await commands.stop();
     await events.stop();

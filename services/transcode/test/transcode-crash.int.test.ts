@@ -31,7 +31,9 @@ describe('transcode crash mid-job', () => {
   it('a worker SIGKILLed after its first output: the next one keeps that output, makes the rest, reports once', async () => {
     const seconds = 20;
     const checksum = await h.putOriginal('g1', 'long', await makeVideo({ seconds, width: 640, height: 360 }));
-    const env = h.env({ AUTH_URL: auth.url, SETTINGS_MAX_AGE_MS: '0', ACK_WAIT_MS: '2000', FFMPEG_THREADS: '1' });
+    // A short ack wait brings the killed process's message back soon; scaled, so that the survivor's own work (kept
+    // alive every second) is not taken for a dead worker's on a slower machine.
+    const env = h.env({ AUTH_URL: auth.url, SETTINGS_MAX_AGE_MS: '0', ACK_WAIT_MS: String(scaled(2000)), FFMPEG_THREADS: '1' });
     const first = await startServiceProcess('transcode', env);
     services.push(first);
     const jobId = await h.publishJob('g1', 'long', { checksum, contentType: 'video/mp4' });

@@ -69,7 +69,8 @@ describe('crash safety of uploads', () => {
   }, scaled(90_000));
 
   it('keeps the object of a registered asset and only drops its left-over entry', async () => {
-    const upload = await fx.startUpload(JWT_SECRET, { ORPHAN_GRACE_MS: '1000', ORPHAN_REAP_INTERVAL_MS: '300' });
+    // The grace must outlast the upload and the two entries written below until they are listed: scaled with the machine.
+    const upload = await fx.startUpload(JWT_SECRET, { ORPHAN_GRACE_MS: String(scaled(1000)), ORPHAN_REAP_INTERVAL_MS: '300' });
     const gid = 702;
     const form = new FormData();
     form.append('file', new Blob([Buffer.from('registered content')]), 'kept.txt');
@@ -123,7 +124,9 @@ describe('crash safety of uploads', () => {
     });
     const proxyUrl = await listen(proxy);
     try {
-      const upload = await fx.startUpload(JWT_SECRET, { METADATA_URL: proxyUrl, ORPHAN_GRACE_MS: '1500', ORPHAN_REAP_INTERVAL_MS: '300' });
+      // The grace must outlast both failed uploads and the listings after them ("nothing is removed at once"):
+      // scaled with the machine.
+      const upload = await fx.startUpload(JWT_SECRET, { METADATA_URL: proxyUrl, ORPHAN_GRACE_MS: String(scaled(1500)), ORPHAN_REAP_INTERVAL_MS: '300' });
       const send = async (gid: number) => {
         const form = new FormData();
         form.append('file', new Blob([Buffer.from(`content of group ${gid}`)]), 'cut.txt');

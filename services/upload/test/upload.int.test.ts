@@ -326,8 +326,8 @@ describe('POST /api/v1/assets/new/content/original/upload', () => {
         timeoutMs: 15_000,
         description: 'no object left after the abort',
       });
-      // Give a late writer the chance to prove us wrong.
-      await new Promise((r) => setTimeout(r, 1500));
+      // Give a late writer the chance to prove us wrong (a slower machine's writer is later).
+      await new Promise((r) => setTimeout(r, scaled(1500)));
       expect(await objectsUnder(`originals/${gid}/`)).toEqual([]);
     } finally {
       await stopServer(big.server);
@@ -410,12 +410,17 @@ describe('upload limits', () => {
   });
 
   it('answers 429 past the concurrent uploads of one principal, and serves others meanwhile', async () => {
-    const capped = await startUpload(64 * 1024 * 1024, { idleTimeoutMs: 3000, maxConcurrentPerPrincipal: 2 });
+    // The stalled uploads must outlive the requests below: their idle timeout is scaled for a slower machine.
+    const capped = await startUpload(64 * 1024 * 1024, { idleTimeoutMs: scaled(3000), maxConcurrentPerPrincipal: 2 });
     try {
-      const { auth } = newCaller();
+      const { gid, auth } = newCaller();
       const first = stalledUpload(capped.url, auth);
       const second = stalledUpload(capped.url, auth);
-      await new Promise((r) => setTimeout(r, 300));
+      // Both counted by the server (each has its pending-journal entry, written once its upload runs), not assumed
+      // to be after 300 ms.
+      await waitFor(async () => (await journal.stale(-60_000)).filter((e) => e.upload.group_id === gid).length === 2, {
+        description: 'both stalled uploads running',
+      });
       const form = () => {
         const f = new FormData();
         f.append('file', new Blob([Buffer.from('hello')]), 'hello.txt');
