@@ -1,16 +1,20 @@
-import { createPool, type Pool } from '@dam/db';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { createPool, type Pool, type PoolClient } from '@dam/db';
 import { createDatabase, scaled } from '@dam/testing';
 import { CLAIM_DUE_SQL, DeliveryRepository, type DueDelivery, type LoggedEvent } from '../src/adapters/delivery.repository';
 import { migrateWebhook } from '../src/migrations';
 
 // The dispatcher's query against real PostgreSQL: only the head of each asset's pending deliveries to one URL goes
 // out, heads are handed on when a delivery ends, and the query reads the heads, not every pending delivery.
+let databaseUrl: string;
 let pool: Pool;
 let repo: DeliveryRepository;
 let n = 0;
 
 beforeAll(async () => {
-  pool = createPool(await createDatabase('webhook_heads'));
+  databaseUrl = await createDatabase('webhook_heads');
+  pool = createPool(databaseUrl);
   await migrateWebhook(pool);
   repo = new DeliveryRepository(pool);
 });
@@ -128,6 +132,60 @@ describe('the head of each asset and URL (webhook dispatcher)', () => {
     expect(await headProblems()).toEqual({ unmarked: 0, wrong: 0 });
   }, scaled(60_000));
 
+  it('hands the head on to a later event recorded while an earlier one of its asset was sent and ended', async () => {
+    // The later event (a deletion: no creator to upsert, so nothing else orders the two) finds its chain empty,
+    // the earlier one is recorded meanwhile, and that one goes out and ends before the later one commits. Each
+    // transaction must see the other: the later delivery is then the chain's head and goes out too (it stayed
+    // pending for ever, unmarked, when each decided the head alone).
+    const url = 'http://r/1';
+    const beforeHeads = gate();
+    const beforeCommit = gate();
+    const held = createPool(databaseUrl, { max: 1 });
+    try {
+      const { creatorId: _creator, ...deletion } = event('w', 2);
+      const later = new DeliveryRepository(pausing(held, [{ sql: /^UPDATE deliveries d SET head/, gate: beforeHeads }, { sql: /^COMMIT$/, gate: beforeCommit }])).recordEvent(deletion, [url]);
+      await beforeHeads.reached;
+      const earlier = repo.recordEvent(event('w', 1), [url]);
+      // Recorded at once, or held until the later one is done: either way the later one goes on now.
+      await Promise.race([earlier, sleep(300)]);
+      beforeHeads.open();
+      await beforeCommit.reached;
+      // What is due now goes out and ends, as the dispatcher would, while the later event is still uncommitted.
+      const ended = Promise.all(
+        (await claim()).map(async (d) => {
+          const seq = await seqOf(d);
+          await delivered(d);
+          return seq;
+        }),
+      );
+      await Promise.race([ended, sleep(300)]);
+      beforeCommit.open();
+      await Promise.all([later, earlier]);
+      const sent = await ended;
+      for (let i = 0; i < 4; i++) {
+        const due = await claim();
+        sent.push(...(await Promise.all(due.map(seqOf))));
+        await Promise.all(due.map(delivered));
+      }
+      expect(sent).toEqual([1, 2]);
+      expect(await headProblems()).toEqual({ unmarked: 0, wrong: 0 });
+    } finally {
+      await held.end();
+    }
+  });
+
+  it('marks again, on migrating, a chain head lost before chains were locked', async () => {
+    await repo.recordEvent(event('v', 1), ['http://r/1']);
+    await repo.recordEvent(event('v', 2), ['http://r/1']);
+    await delivered((await claim())[0] as DueDelivery);
+    // What the lost hand-over left: the one pending delivery of its chain, unmarked.
+    await pool.query("UPDATE deliveries SET head = false WHERE asset_id = 'v'");
+    expect(await claim()).toEqual([]);
+    await pool.query(await readFile(path.join(__dirname, '../src/migrations/003_repair_heads.sql'), 'utf8'));
+    expect(await Promise.all((await claim()).map(seqOf))).toEqual([2]);
+    expect(await headProblems()).toEqual({ unmarked: 0, wrong: 0 });
+  });
+
   it('reads the heads only, not the deliveries queued behind them', async () => {
     // A receiver that is down: 2,000 assets whose head waits for its next retry, 10 more events each behind it.
     await pool.query(
@@ -158,6 +216,46 @@ describe('the head of each asset and URL (webhook dispatcher)', () => {
     }
   });
 });
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** A point a transaction stops at until the test opens it. */
+interface Gate {
+  reached: Promise<void>;
+  arrive(): void;
+  opened: Promise<void>;
+  open(): void;
+}
+
+function gate(): Gate {
+  let arrive = () => undefined as void;
+  let open = () => undefined as void;
+  const reached = new Promise<void>((resolve) => (arrive = resolve));
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { reached, arrive, opened, open };
+}
+
+/** `pool`, whose clients stop before the first statement matching each gate's `sql` until that gate is opened. */
+function pausing(pool: Pool, gates: Array<{ sql: RegExp; gate: Gate }>): Pool {
+  const waiting = [...gates];
+  const connect = pool.connect.bind(pool) as () => Promise<PoolClient>;
+  const paused = async (): Promise<PoolClient> => {
+    const client = await connect();
+    const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+    const stopping = async (...args: unknown[]): Promise<unknown> => {
+      const text = typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: unknown }).text ?? '');
+      const at = waiting.findIndex((g) => g.sql.test(text.trim()));
+      if (at >= 0) {
+        const [{ gate: g }] = waiting.splice(at, 1) as [{ sql: RegExp; gate: Gate }];
+        g.arrive();
+        await g.opened;
+      }
+      return query(...args);
+    };
+    return Object.assign(client, { query: stopping });
+  };
+  return Object.assign(pool, { connect: paused });
+}
 
 /** Rows a plan read from `relation` (returned times loops, plus those its filters removed). */
 function rowsRead(plan: unknown, relation: string): number {

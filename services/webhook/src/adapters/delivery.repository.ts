@@ -71,8 +71,8 @@ export interface DeliveryView {
 
 /**
  * The dispatcher's claim (parameters: limit, per URL, busy URLs, lease seconds, floor). Heads only, through their
- * index. The NOT EXISTS stays as a guard, cheap on so few rows: two events of one asset recorded at once, neither
- * seeing the other, may both mark themselves head until the chain changes again. `picked` tests status and lease
+ * index. The NOT EXISTS stays as a guard, cheap on so few rows, against a chain with two heads (every writer of a
+ * chain now locks it first, see `lockChains`, so none should arise). `picked` tests status and lease
  * again on the row it locks: a claim or an end committed after `candidates` read its snapshot is seen there.
  */
 export const CLAIM_DUE_SQL = `WITH candidates AS (
@@ -233,11 +233,33 @@ interface Chains {
 }
 
 /**
- * Locks the pending deliveries of `chains`, in id order as every writer of a chain does: a concurrent change to
- * one of them (an ending head, a new event) waits for this transaction, and its `markHeads` then sees this one's rows.
+ * The class of the chains' advisory locks (two-key form, so apart from the migrations' one-key lock); the second key
+ * is a hash of the chain, and two chains sharing one only wait for each other.
+ */
+const CHAIN_LOCK_CLASS = 0x7768_6b63;
+
+/**
+ * Locks `chains` for the rest of the transaction, as every writer of a chain does before it reads or changes one: a
+ * concurrent change to one of them (an ending head, a new event) waits for this transaction, and its `markHeads`
+ * then sees this one's rows.
+ *
+ * Each chain by an advisory lock, in key order (two writers of several chains cannot deadlock): locking its pending
+ * deliveries alone locks nothing when it has none, and then two writers decide its head each without the other's
+ * row. An event recorded while an earlier one of its asset is recorded, sent and ended saw that one pending and did
+ * not mark itself head, while the end, not seeing the new row, handed the head to nobody: the later delivery (the
+ * last of its asset, so no later event marks it either) stayed pending and was never sent. Its pending deliveries
+ * are locked too, in id order, so that a claim skips a chain while it changes; after the advisory lock, as this
+ * statement takes a new snapshot, they include those of the previous writer.
  */
 async function lockChains(client: PoolClient, chains: Chains): Promise<void> {
   if (chains.urls.length === 0) return;
+  // Evaluated after the sort (a volatile output expression not named in ORDER BY): the locks go in key order.
+  await client.query(
+    `SELECT pg_advisory_xact_lock(${CHAIN_LOCK_CLASS}, k)
+     FROM (SELECT DISTINCT hashtext(c.url || chr(10) || c.asset_id) AS k FROM unnest($1::text[], $2::text[]) AS c(url, asset_id)) chains
+     ORDER BY k`,
+    [chains.urls, chains.assetIds],
+  );
   await client.query(
     `SELECT d.id FROM deliveries d JOIN unnest($1::text[], $2::text[]) AS c(url, asset_id) ON d.url = c.url AND d.asset_id = c.asset_id
      WHERE d.status = 'pending' ORDER BY d.id FOR UPDATE OF d`,
