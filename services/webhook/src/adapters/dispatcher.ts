@@ -80,14 +80,18 @@ export class Dispatcher {
       }
       this.inflight.set(d.url, (this.inflight.get(d.url) ?? 0) + 1);
       this.running += 1;
-      const p = this.attempt(d).finally(() => {
-        const left = (this.inflight.get(d.url) ?? 1) - 1;
-        if (left > 0) this.inflight.set(d.url, left);
-        else this.inflight.delete(d.url);
-        this.running -= 1;
-        this.active.delete(p);
-        this.wake();
-      });
+      // An attempt whose record fails (PostgreSQL away) is not lost: its lease runs out and it is claimed again. It
+      // must not reject unhandled, which would end the process for every other delivery.
+      const p = this.attempt(d)
+        .catch((error: unknown) => this.deps.logger.warn({ err: error, delivery: d.id }, 'webhook attempt not recorded: sent again once its lease runs out'))
+        .finally(() => {
+          const left = (this.inflight.get(d.url) ?? 1) - 1;
+          if (left > 0) this.inflight.set(d.url, left);
+          else this.inflight.delete(d.url);
+          this.running -= 1;
+          this.active.delete(p);
+          this.wake();
+        });
       this.active.add(p);
     }
     await this.deps.repo.release(giveBack);
