@@ -1,5 +1,5 @@
 import sharp from 'sharp';
-import { waitFor } from '@dam/testing';
+import { scaled, waitFor } from '@dam/testing';
 import { watchAssetEvents } from './events';
 import { useSuite } from './suite';
 
@@ -70,8 +70,9 @@ it('finishes the job and reaches OK with exactly one public file-processed after
   // The job was handed out again by its lease, not by JetStream's redelivery.
   expect(e2e.suite.services.metadata?.logs().some((l) => l.includes('job lease ran out: handed out again'))).toBe(true);
   expect(await jobOf(jwt, id ?? '')).toMatchObject({ status: 'COMPLETED', progress: 100, steps: [{ status: 'COMPLETED' }] });
-  // Give the redelivered first command (and its duplicate result) a chance to show up before counting.
-  await new Promise((r) => setTimeout(r, Number(ACK_WAIT_MS) + 2000));
+  // Give the redelivered first command (and its duplicate result) a chance to show up before counting: the ack wait
+  // (the server's clock), then the time its conversion and report would take (longer on a slower machine).
+  await new Promise((r) => setTimeout(r, Number(ACK_WAIT_MS) + scaled(2000)));
   const processed = events.seen.filter((e) => e.asset_id === id && e.type === 'file-processed');
   expect(processed).toHaveLength(1);
   expect(processed[0]?.status).toBe('OK');

@@ -1,10 +1,30 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connectNats, IDEMPOTENCY_BUCKET } from '@dam/events';
+import { waitFor } from '@dam/testing';
 import { login, useSuite } from './suite';
 
 /** CONTRACT §13: Idempotency-Key on the POSTs of {base} and {upload}. */
 const e2e = useSuite();
 const { call } = e2e.api;
 const keyed = (key: string, as = e2e.jwt) => ({ authorization: `Bearer ${as}`, 'idempotency-key': key });
+
+/** Whether a request holds an Idempotency-Key now: an entry `running` in the services' KV bucket (history 1). */
+async function someKeyRunning(): Promise<boolean> {
+  const nc = await connectNats(e2e.suite.natsUrl, 'admin', e2e.suite.adminSeed);
+  try {
+    const jsm = await jetstreamManager(nc);
+    const stream = `KV_${IDEMPOTENCY_BUCKET}`;
+    const { state } = await jsm.streams.info(stream);
+    for (let seq = state.first_seq; seq <= state.last_seq && state.messages > 0; seq++) {
+      const m = await jsm.streams.getMessage(stream, { seq }).catch(() => null);
+      if (m && m.data.length > 0 && (m.json() as { state?: string }).state === 'running') return true;
+    }
+    return false;
+  } finally {
+    await nc.close();
+  }
+}
 
 async function uploadKeyed(key: string, files: Array<{ name: string; bytes: Buffer }>, metadata?: unknown) {
   const form = new FormData();
@@ -61,6 +81,7 @@ describe('Idempotency-Key (CONTRACT §13)', () => {
         push = (chunk) => (chunk ? controller.enqueue(chunk) : controller.close());
       },
     });
+    expect(await someKeyRunning()).toBe(false); // what the wait below waits for is this request's doing
     const slow = fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/upload`, {
       method: 'POST',
       headers: { ...keyed('slow-once'), 'content-type': `multipart/form-data; boundary=${boundary}` },
@@ -69,7 +90,8 @@ describe('Idempotency-Key (CONTRACT §13)', () => {
     } as RequestInit);
     push(head);
     push(Buffer.alloc(64 * 1024, 1));
-    await new Promise((r) => setTimeout(r, 500));
+    // The repeat must come once the first holds the key (it is the only request in flight), not after a fixed 500 ms.
+    await waitFor(someKeyRunning, { description: 'the first upload holding its key' });
     const form = new FormData();
     form.append('file', new Blob([Buffer.alloc(64 * 1024, 1)]), 'slow.bin');
     const during = await fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: keyed('slow-once'), body: form });

@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
 import { createServer, type Server } from 'node:http';
 import { createHash } from 'node:crypto';
-import { createBucket, testMinioClient, waitFor } from '@dam/testing';
+import { createBucket, scaled, testMinioClient, waitFor } from '@dam/testing';
 import { watchAssetEvents } from './events';
 import { useSuite } from './suite';
 
@@ -32,9 +32,10 @@ beforeAll(async () => {
   await testMinioClient().putObject(otherBucket, 'folder/report.txt', Buffer.from('from another bucket'));
 });
 
-// Started after the hook above, on its bucket.
+// Started after the hook above, on its bucket. The source answers from this process: its answer must not be taken
+// for a timeout on a slower machine.
 const e2e = useSuite(() => ({
-  upload: { INGEST_ALLOW_HOSTS: '127.0.0.1', INGEST_S3_BUCKETS: otherBucket, INGEST_CONNECT_TIMEOUT_MS: '3000' },
+  upload: { INGEST_ALLOW_HOSTS: '127.0.0.1', INGEST_S3_BUCKETS: otherBucket, INGEST_CONNECT_TIMEOUT_MS: String(scaled(3000)) },
 }));
 
 beforeAll(async () => {
