@@ -115,8 +115,9 @@ it('answers 503 within S3_TIMEOUT_MS while S3 hangs, and heals', async () => {
     { status: 503, code: 'UNAVAILABLE' },
     { status: 503, code: 'UNAVAILABLE' },
   ]);
-  // The timeout, plus what the request does before and after its S3 call.
-  expect(answers.filter((a) => a.ms >= S3_TIMEOUT_MS * 2 + 3000)).toEqual([]);
+  // The timeout (up to two S3 calls in a row: wall-clock), plus what the request does before and after its S3 calls
+  // (this machine's work, stretched; the sum stays well under the 30 s default timeout it must not wait for).
+  expect(answers.filter((a) => a.ms >= S3_TIMEOUT_MS * 2 + scaled(3000))).toEqual([]);
 
   await waitFor(async () => (await timed(`${e2e.suite.base}/api/v1/assets/${asset}/content/original/download`, { headers: auth() })).status === 200, {
     timeoutMs: 15_000,
