@@ -630,7 +630,7 @@ export interface paths {
         put?: never;
         /**
          * Create an asset schema (MANAGE_SCHEMAS)
-         * @description `schema` must be a valid draft 2020-12 JSON Schema (400 with the reason otherwise), at most 64 KiB.
+         * @description `schema` must be a valid draft 2020-12 JSON Schema (400 with the reason otherwise), at most 64 KiB. Its `pattern` and `patternProperties` run in linear time (RE2 syntax): a pattern that needs backtracking (a back-reference, look-ahead or look-behind) answers 400 `VALIDATION_FAILED` naming it.
          */
         post: operations["createSchema"];
         delete?: never;

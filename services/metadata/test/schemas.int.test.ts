@@ -69,6 +69,10 @@ describe('asset schemas (CONTRACT §5)', () => {
     }
     const res = await call('POST', '/api/v1/schemas', { name: 'x', schema: { type: 'strange' } });
     expect(res.body.error.details[0]).toMatchObject({ path: expect.stringMatching(/^schema/), message: expect.any(String) });
+    // A pattern that needs backtracking (security review F2): refused, named; a linear-time one is kept.
+    const lookahead = await call('POST', '/api/v1/schemas', { name: 'x', schema: { properties: { p: { type: 'string', pattern: '^(?=.*\\d).+$' } } } });
+    expect(lookahead).toMatchObject({ status: 400, body: { error: { code: 'VALIDATION_FAILED', details: [{ path: 'schema', message: expect.stringContaining('"^(?=.*\\\\d).+$"') }] } } });
+    expect((await call('POST', '/api/v1/schemas', { name: 'x', schema: { properties: { p: { type: 'string', pattern: '^(a|a)*$' } } } })).status).toBe(201);
   });
 
   it('updates a schema (schema 0 answers 403), and keeps schemas per group (404 elsewhere)', async () => {
