@@ -7,7 +7,7 @@ export { answerParserErrors, serve, type ServeOptions, type Served } from './ser
 export { parseRange, rangeUnlessChanged, type ByteRange, type RangeResult } from './range';
 export { runMain } from './run-main';
 export { collectGarbageInFewFullPauses } from './gc';
-export { findNul, hasNul, rejectNul } from './nul';
+export { hasNul, jsonProblem, MAX_JSON_DEPTH, rejectNul, type JsonProblem } from './nul';
 export { parseTrustProxy, type TrustProxy } from './trust-proxy';
 export { ACTIVE_CONTENT_CSP, contentDisposition, isActiveContentType, safeDisposition } from './content-safety';
 export { createEdgeLimits, edgeLimitsFromConfig, RateLimiter, type Budget, type EdgeLimitOptions, type EdgeLimits, type RateLimitDecision } from './rate-limit';

@@ -12,22 +12,37 @@ export function rejectNul(value: string, field: string): void {
   if (hasNul(value)) throw validationFailed([{ path: field, message: 'must not contain a NUL character' }]);
 }
 
-/** The path of the first string (or key) holding a NUL inside a parsed JSON value, or undefined. */
-export function findNul(value: unknown, path = ''): string | undefined {
-  if (typeof value === 'string') return hasNul(value) ? path || '(body)' : undefined;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = findNul(value[i], path ? `${path}.${i}` : String(i));
-      if (found) return found;
+/**
+ * How deep a JSON value may nest. No document of the contract comes near it; a deeper one (a 12 KB `[[[…]]]` is
+ * 6,000 levels) would overflow the stack of whatever walks it next (this check, JSON.stringify, a schema validator)
+ * and answer 500.
+ */
+export const MAX_JSON_DEPTH = 100;
+
+/** What is wrong with a parsed JSON value: the first string (or key) holding a NUL, or nesting past MAX_JSON_DEPTH. */
+export interface JsonProblem {
+  path: string;
+  message: string;
+}
+
+/** Walks a parsed JSON value without recursion (any depth is safe to inspect) for a NUL or too deep a nesting. */
+export function jsonProblem(value: unknown): JsonProblem | undefined {
+  const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value, path: '', depth: 0 }];
+  while (stack.length > 0) {
+    const { value: v, path, depth } = stack.pop() as { value: unknown; path: string; depth: number };
+    if (typeof v === 'string') {
+      if (hasNul(v)) return { path: path || '(body)', message: 'must not contain a NUL character' };
+      continue;
     }
-    return undefined;
-  }
-  if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    if (!v || typeof v !== 'object') continue;
+    if (depth >= MAX_JSON_DEPTH) return { path: path || '(body)', message: `must not nest deeper than ${MAX_JSON_DEPTH} levels` };
+    const entries = Array.isArray(v) ? v.map((item, i) => [String(i), item] as const) : Object.entries(v as Record<string, unknown>);
+    // Pushed in reverse, so the first problem in document order is found first.
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [k, item] = entries[i] as readonly [string, unknown];
       const at = path ? `${path}.${k}` : k;
-      if (hasNul(k)) return at;
-      const found = findNul(v, at);
-      if (found) return found;
+      if (!Array.isArray(v) && hasNul(k)) return { path: at, message: 'must not contain a NUL character' };
+      stack.push({ value: item, path: at, depth: depth + 1 });
     }
   }
   return undefined;
@@ -48,11 +63,11 @@ export const rejectNulInTarget: RequestHandler = (req, _res, next) => {
   next();
 };
 
-/** Rejects a NUL in any string or key of a parsed JSON body; runs after the JSON parser. */
+/** Rejects a NUL in any string or key of a parsed JSON body, or a body nested too deep; runs after the JSON parser. */
 export const rejectNulInBody: RequestHandler = (req, _res, next) => {
-  const at = req.body === undefined ? undefined : findNul(req.body);
-  if (at) {
-    next(validationFailed([{ path: at, message: 'must not contain a NUL character' }]));
+  const problem = req.body === undefined ? undefined : jsonProblem(req.body);
+  if (problem) {
+    next(validationFailed([problem]));
     return;
   }
   next();

@@ -2,7 +2,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { createLogger } from '@dam/logging';
-import { answerParserErrors, createHttpApp, finishApp, parseTrustProxy, rejectNul, type TrustProxy } from '../src';
+import { answerParserErrors, createHttpApp, finishApp, MAX_JSON_DEPTH, parseTrustProxy, rejectNul, type TrustProxy } from '../src';
 
 /** An app with a few routes, its log lines captured; `fn` gets its base URL. */
 async function withApp(fn: (base: string, logs: string[]) => Promise<void>, trustProxy?: TrustProxy): Promise<void> {
@@ -64,6 +64,22 @@ describe('NUL characters', () => {
       expect(res.status).toBe(400);
       res = await fetch(`${base}/things/a`, { method: 'POST', headers: json, body: JSON.stringify({ name: 'ok' }) });
       expect(res.status).toBe(200);
+    });
+  });
+
+  it('answers 400 VALIDATION_FAILED, not 500, for JSON nested past MAX_JSON_DEPTH (security review F11)', async () => {
+    await withApp(async (base) => {
+      // 6,000 levels in 12 KB overflowed the recursive NUL check's stack: 500 INTERNAL_ERROR on every JSON route.
+      for (const body of ['['.repeat(6000) + ']'.repeat(6000), `{"name":"ok","deep":${'{"a":'.repeat(6000)}1${'}'.repeat(6000)}}`]) {
+        const res = await fetch(`${base}/things/a`, { method: 'POST', headers: json, body });
+        expect(res.status).toBe(400);
+        expect(await errorOf(res)).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ message: `must not nest deeper than ${MAX_JSON_DEPTH} levels` }] });
+      }
+      // At the limit still taken; a NUL is still found first where it comes first.
+      const atLimit = `{"name":"ok","deep":${'['.repeat(MAX_JSON_DEPTH - 1)}${']'.repeat(MAX_JSON_DEPTH - 1)}}`;
+      expect((await fetch(`${base}/things/a`, { method: 'POST', headers: json, body: atLimit })).status).toBe(200);
+      const nulFirst = await fetch(`${base}/things/a`, { method: 'POST', headers: json, body: `{"a":"x\\u0000","b":${'['.repeat(500)}${']'.repeat(500)}}` });
+      expect(await errorOf(nulFirst)).toMatchObject({ details: [{ path: 'a', message: 'must not contain a NUL character' }] });
     });
   });
 

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Principal } from '@dam/auth-tokens';
 import { unavailable, validationFailed } from '@dam/errors';
-import { findNul, receiveMultipart } from '@dam/http';
+import { jsonProblem, receiveMultipart } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import { originalKey, storeOriginal, type Storage } from '@dam/storage';
 import { RegistrationUnknown, type MetadataClient, type RegisteredFile } from '../adapters/metadata.client';
@@ -46,9 +46,9 @@ export function parseCustomMetadata(value: string): unknown {
   } catch (error) {
     throw invalidCustomMetadata((error as Error).message);
   }
-  // A NUL written as JSON's own escape (\u0000) arrives only now; PostgreSQL cannot store it.
-  const at = findNul(parsed);
-  if (at) throw validationFailed([{ path: `custom_metadata.${at}`, message: 'must not contain a NUL character' }]);
+  // A NUL written as JSON's own escape (\u0000) arrives only now (PostgreSQL cannot store it), and so does the nesting.
+  const problem = jsonProblem(parsed);
+  if (problem) throw validationFailed([{ path: `custom_metadata.${problem.path}`, message: problem.message }]);
   return parsed;
 }
 
