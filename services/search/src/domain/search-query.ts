@@ -52,10 +52,19 @@ export const searchRequest = z.strictObject({
 });
 export type SearchRequest = z.infer<typeof searchRequest>;
 
-/** A keyword query as a prefix tsquery: every word must match the start of a word (accents folded in SQL). */
-export function prefixQuery(query: string): string | undefined {
-  const words = query.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean).slice(0, 20);
-  return words.length > 0 ? words.map((w) => `${w}:*`).join(' & ') : undefined;
+/** A keyword query's words (letters and digits, lowercased, at most 20); the SQL makes them a prefix tsquery. */
+export function queryWords(query: string): string[] {
+  return query.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean).slice(0, 20);
+}
+
+/**
+ * The prefix tsquery of the words in parameter `param` (a text[]): every word must match the start of a word, its
+ * accents folded. Each word is folded first, then quoted as one lexeme: unaccent turns some letters into tsquery's
+ * own syntax (ʼ into ', ː into :, ⑴ into (1)), which unquoted made the query invalid (500). A word that folds to
+ * nothing a lexeme can hold drops out of the query.
+ */
+export function prefixTsquery(param: string): string {
+  return `to_tsquery('simple', (SELECT string_agg('''' || replace(replace(unaccent(w), '\\', '\\\\'), '''', '''''') || ''':*', ' & ') FROM unnest(${param}::text[]) AS w))`;
 }
 
 /** A name glob (`IMG_*`, `?`) as a LIKE pattern, with LIKE's own characters escaped. */
@@ -72,7 +81,7 @@ export interface Scope {
 }
 
 /** WHERE clause and parameters for a request; `$1` is always the group. */
-export function whereOf(req: SearchRequest, scope: Scope): { sql: string; params: unknown[]; tsqueryParam?: string } {
+export function whereOf(req: SearchRequest, scope: Scope): { sql: string; params: unknown[]; tsquery?: string } {
   const params: unknown[] = [scope.groupId];
   const p = (v: unknown) => {
     params.push(v);
@@ -80,9 +89,9 @@ export function whereOf(req: SearchRequest, scope: Scope): { sql: string; params
   };
   const clauses = ['group_id = $1', 'indexed', req.trashed ? 'deleted' : 'NOT deleted'];
   if (scope.creatorId !== undefined) clauses.push(`creator_id = ${p(scope.creatorId)}`);
-  const tsquery = req.query ? prefixQuery(req.query) : undefined;
-  const tsqueryParam = tsquery ? p(tsquery) : undefined;
-  if (tsqueryParam) clauses.push(`tsv @@ to_tsquery('simple', unaccent(${tsqueryParam}))`);
+  const words = req.query ? queryWords(req.query) : [];
+  const tsquery = words.length > 0 ? prefixTsquery(p(words)) : undefined;
+  if (tsquery) clauses.push(`tsv @@ ${tsquery}`);
   const f = req.filters;
   if (f.name) clauses.push(`name ILIKE ${p(globToLike(f.name))}`);
   if (f.content_type?.length) {
@@ -121,7 +130,7 @@ export function whereOf(req: SearchRequest, scope: Scope): { sql: string; params
       clauses.push(`data @> ${p(JSON.stringify({ [field]: want }))}::jsonb`);
     }
   }
-  return { sql: clauses.join(' AND '), params, ...(tsqueryParam ? { tsqueryParam } : {}) };
+  return { sql: clauses.join(' AND '), params, ...(tsquery ? { tsquery } : {}) };
 }
 
 /** ORDER BY for the sorts asked (default: relevance with a keyword, else newest first); ties by id. */

@@ -105,10 +105,10 @@ export function searchRoutes(deps: SearchRouteDeps): Router {
   const run = async (res: Response, body: SearchRequest) => {
     const p = principalOf(res);
     if (body.trashed && !hasPermission(p, PERMISSION.PURGE_TRASH)) throw forbidden('Only administrators search the trash', 'TRASH_SEARCH_FORBIDDEN');
-    const { sql, params, tsqueryParam } = whereOf(body, { groupId: p.group_id, userId: p.user_id, ...(readsOwnOnly(p) ? { creatorId: p.user_id } : {}) });
-    const score = tsqueryParam ? `ts_rank_cd(tsv, to_tsquery('simple', unaccent(${tsqueryParam})))` : '0';
+    const { sql, params, tsquery } = whereOf(body, { groupId: p.group_id, userId: p.user_id, ...(readsOwnOnly(p) ? { creatorId: p.user_id } : {}) });
+    const score = tsquery ? `ts_rank_cd(tsv, ${tsquery})` : '0';
     const orderParams = [...params];
-    const order = orderOf(body, orderParams, tsqueryParam !== undefined);
+    const order = orderOf(body, orderParams, tsquery !== undefined);
     // The match and the facets are two queries on two connections, run side by side.
     const [matched, facets] = await Promise.all([
       pool.query<{ asset_id: string; score: number }>(
