@@ -36,6 +36,18 @@ export interface HttpAppOptions {
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
+/** Response headers whose value is a URL that may carry a credential in its query. */
+const URL_HEADERS = ['location', 'content-location', 'x-dam-accel-redirect'];
+
+function redactHeaderUrls(headers: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...headers };
+  for (const name of URL_HEADERS) {
+    const value = out[name];
+    if (typeof value === 'string') out[name] = redactUrl(value);
+  }
+  return out;
+}
+
 export function createHttpApp(opts: HttpAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -61,6 +73,9 @@ export function createHttpApp(opts: HttpAppOptions): Express {
       // Credentials in URLs (`_jwt`, `uploadkey`, signatures...) never reach a log line.
       serializers: {
         req: (req: { url?: string; query?: unknown }) => ({ ...req, url: req.url && redactUrl(req.url), query: redactQuery(req.query) }),
+        // And in the response's URLs: a tus Location made with `?uploadkey`, the presigned download the gateway is
+        // told to serve (`x-dam-accel-redirect`, any tenant's bytes for 300 s).
+        res: (res: { statusCode?: number; headers?: Record<string, unknown> }) => ({ statusCode: res.statusCode, headers: res.headers && redactHeaderUrls(res.headers) }),
       },
       // A 503 is a dependency that is down (said once by the error middleware), not a fault of this service.
       customLogLevel: (_req, res, err) => (err || (res.statusCode >= 500 && res.statusCode !== 503) ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),

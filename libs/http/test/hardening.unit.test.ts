@@ -27,6 +27,12 @@ async function withApp(fn: (base: string, logs: string[]) => Promise<void>, trus
   app.get('/boom', () => {
     throw new Error('kaboom');
   });
+  // Headers that carry a credential in a URL: a tus Location made with ?uploadkey, and the gateway's presigned download.
+  app.get('/made', (_req, res) => {
+    res.setHeader('Location', 'http://127.0.0.1:8081/api/v1/uploads/tus/abc?uploadkey=upk_SECRETLOCATION');
+    res.setHeader('x-dam-accel-redirect', 'http://s3/dam/originals/1/a?X-Amz-Credential=SECRETCRED&X-Amz-Signature=SECRETAMZ&X-Amz-Expires=300');
+    res.status(201).json({});
+  });
   finishApp(app, logger);
   const server = app.listen(0, '127.0.0.1');
   answerParserErrors(server);
@@ -144,12 +150,16 @@ describe('credentials in logs', () => {
       await fetch(`${base}/ip?_jwt=eyJSECRETJWT&n=1`);
       await fetch(`${base}/boom?uploadkey=SECRETUPLOADKEY&signature=SECRETSIG`);
       await fetch(`${base}/ip`, { headers: { authorization: 'Bearer SECRETBEARER', 'x-service-api-key': 'SECRETAPIKEY', 'x-upload-key': 'SECRETUK' } });
+      // Security review F10: credentials in response headers' URLs, logged with the response.
+      await fetch(`${base}/made`);
       // The access lines are written once each response has finished, after fetch has it: waited for.
-      for (const until = Date.now() + 10_000; logs.filter((l) => l.includes('"responseTime"')).length < 3 && Date.now() < until; ) {
+      for (const until = Date.now() + 10_000; logs.filter((l) => l.includes('"responseTime"')).length < 4 && Date.now() < until; ) {
         await new Promise((r) => setTimeout(r, 20));
       }
       const all = logs.join('');
       expect(all).toContain('/ip?_jwt=[redacted]&n=1');
+      expect(all).toContain('"location":"http://127.0.0.1:8081/api/v1/uploads/tus/abc?uploadkey=[redacted]"');
+      expect(all).toContain('X-Amz-Signature=[redacted]');
       expect(all).toContain('kaboom');
       expect(all).not.toMatch(/SECRET/);
     });
