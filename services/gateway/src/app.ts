@@ -11,9 +11,10 @@ import {
   type ServiceSigner,
 } from '@dam/auth-tokens';
 import { createEdgeLimits, createHttpApp, finishApp, idempotent, memoryIdempotencyStore, setMetricsRoute, type EdgeLimitOptions, type IdempotencyStore, type TrustProxy } from '@dam/http';
+import { validationFailed } from '@dam/errors';
 import type { Logger } from '@dam/logging';
 import { createProxy } from './adapters/http-proxy';
-import { resolveRoute, type Upstream } from './domain/route-table';
+import { canonicalPath, resolveRoute, type Upstream } from './domain/route-table';
 import { consoleRoutes, type ConsoleRoutesOptions } from './http/console.routes';
 import { openApiRoutes } from './http/openapi.routes';
 
@@ -85,6 +86,14 @@ export function createGatewayApp(deps: GatewayAppDeps): { app: Express; close():
   const authenticated = limits.authenticated(authenticate, (res) => callerKey(principalOf(res)));
 
   const route: RequestHandler = (req, res, next) => {
+    // Routed and authorized on exactly the path that is forwarded: the upstream request is built with the URL parser,
+    // which reads `\` as `/` and resolves dot segments, so a path it would change (`/assets/a\..\..\schemas` became
+    // `/schemas`, past the permission of the route it matched here) is refused instead.
+    const forwardedPath = canonicalPath(req.originalUrl);
+    if (forwardedPath !== req.path) {
+      next(validationFailed([{ path: 'path', message: 'must be in canonical form: no backslash, dot segment or character the URL parser would rewrite' }]));
+      return;
+    }
     const match = resolveRoute(req.method, req.path);
     if (!match) {
       next(); // the trailing 404 handler answers with the contract body

@@ -266,6 +266,27 @@ describe('gateway proxying', () => {
     expect(JSON.parse(res.body.body)).toEqual({ data: { a: 1 }, mode: 'APPEND' });
   });
 
+  it('refuses a path the forwarding would rewrite (backslashes, dot segments): 400, nothing forwarded (security review F3)', async () => {
+    const jwt = await adminJwt();
+    // Sent raw: fetch would rewrite them itself, as the gateway's URL parser did when forwarding.
+    const raw = (path: string) =>
+      new Promise<{ status: number; body: Json }>((resolve, reject) => {
+        const { port } = new URL(gw);
+        const req = http.request({ host: '127.0.0.1', port, method: 'POST', path, headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' } }, (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Json }));
+        });
+        req.on('error', reject);
+        req.end('{"name":"x","schema":{}}');
+      });
+    for (const path of ['/api/v1/assets/a\\..\\..\\schemas', '/api/v1/assets/a/..\\..\\schemas', '/api/v1/assets/%2e%2e/schemas', '/api/v1/assets/a\\data/update']) {
+      const res = await raw(path);
+      expect({ path, status: res.status, code: res.body.error?.code }).toEqual({ path, status: 400, code: 'VALIDATION_FAILED' });
+      expect(res.body.url).toBeUndefined(); // the fake metadata echoes what reached it: nothing did
+    }
+  });
+
   it('streams large downloads with Range, 206 and the content headers', async () => {
     const jwt = await adminJwt();
     const full = await fetch(`${gw}/api/v1/assets/abc/content/original/download`, { headers: { authorization: `Bearer ${jwt}` } });

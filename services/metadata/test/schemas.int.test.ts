@@ -75,6 +75,17 @@ describe('asset schemas (CONTRACT §5)', () => {
     expect((await call('POST', '/api/v1/schemas', { name: 'x', schema: { properties: { p: { type: 'string', pattern: '^(a|a)*$' } } } })).status).toBe(201);
   });
 
+  it('refuses a caller without MANAGE_SCHEMAS itself, not only at the gateway (security review F3)', async () => {
+    const { body: s } = await call('POST', '/api/v1/schemas', { name: 'kept', schema: productSchema });
+    for (const role of ['USER', 'CREATOR'] as const) {
+      const p = principal({ group_id: GROUP, user_id: 9, role });
+      expect(await call('POST', '/api/v1/schemas', { name: 'x', schema: {} }, p)).toMatchObject({ status: 403, body: { error: { code: 'FORBIDDEN' } } });
+      expect(await call('PUT', `/api/v1/schemas/${s.schema_id}`, { name: 'x', schema: {} }, p)).toMatchObject({ status: 403, body: { error: { code: 'FORBIDDEN' } } });
+      expect((await call('GET', `/api/v1/schemas/${s.schema_id}`, undefined, p)).body.name).toBe('kept');
+    }
+    expect((await call('PUT', `/api/v1/schemas/${s.schema_id}`, { name: 'v2', schema: {} }, principal({ group_id: GROUP, role: 'MANAGER' }))).status).toBe(200);
+  });
+
   it('updates a schema (schema 0 answers 403), and keeps schemas per group (404 elsewhere)', async () => {
     const { body: s } = await call('POST', '/api/v1/schemas', { name: 'v1', schema: productSchema });
     const updated = await call('PUT', `/api/v1/schemas/${s.schema_id}`, { name: 'v2', schema: { ...productSchema, required: ['sku'] }, service_properties: {} });

@@ -128,6 +128,14 @@ export function pathSegments(path: string): string[] | undefined {
   return segments;
 }
 
+/**
+ * The path of a request target as the URL parser reads it, which is the path the gateway forwards: `\` as `/`, dot
+ * segments (also `%2e`) resolved, characters outside the path set percent-encoded.
+ */
+export function canonicalPath(target: string): string {
+  return new URL(target, 'http://gateway.invalid').pathname;
+}
+
 /** The rule for a request, or undefined (the gateway answers 404). */
 export function resolveRoute(method: string, path: string, routes: readonly RouteRule[] = ROUTES): RouteMatch | undefined {
   const segments = pathSegments(path);

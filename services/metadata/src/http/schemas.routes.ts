@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { principalOf } from '@dam/auth-tokens';
+import { hasPermission, PERMISSION, principalOf, type Principal } from '@dam/auth-tokens';
 import { forbidden, notFound, payloadTooLarge } from '@dam/errors';
 import { parsed, validate } from '@dam/http';
 import { compileSchema, defaultSchema, toSchemaView } from '../domain/asset-schema';
@@ -28,7 +28,16 @@ export const schemaListSchemas = {
 export const schemaOneSchemas = { params: z.object({ schema_id: z.coerce.number().int().nonnegative().max(2 ** 31 - 1) }) };
 export const schemaUpdateSchemas = { params: schemaOneSchemas.params, body };
 
-/** CONTRACT §5 schemas: create, list, get, update (MANAGE_SCHEMAS is checked at the gateway); schema 0 is built in. */
+/**
+ * Creating and changing schemas needs MANAGE_SCHEMAS, checked here as well as at the gateway: a route "checked at the
+ * gateway only" is open to any request that reaches it another way (security review F3: a path the gateway matched
+ * to one route and forwarded to another).
+ */
+const mayManageSchemas = (caller: Principal): void => {
+  if (!hasPermission(caller, PERMISSION.MANAGE_SCHEMAS)) throw forbidden('Creating or changing schemas needs the MANAGE_SCHEMAS permission');
+};
+
+/** CONTRACT §5 schemas: create, list, get, update (MANAGE_SCHEMAS to create and update); schema 0 is built in. */
 export function schemaRoutes(transactions: RunInTransaction): Router {
   const router = Router();
   const checked = (b: z.output<typeof body>) => {
@@ -40,6 +49,7 @@ export function schemaRoutes(transactions: RunInTransaction): Router {
   router.post('/api/v1/schemas', validate(schemaCreateSchemas), async (req, res) => {
     const { body: b } = parsed(schemaCreateSchemas, req, res);
     const caller = principalOf(res);
+    mayManageSchemas(caller);
     const s = await transactions(async (tx) => {
       const created = await tx.schemas.create(caller.group_id, checked(b));
       await tx.events.writeSchemaSaved(created);
@@ -71,6 +81,7 @@ export function schemaRoutes(transactions: RunInTransaction): Router {
 
   router.put('/api/v1/schemas/:schema_id', validate(schemaUpdateSchemas), async (req, res) => {
     const { params, body: b } = parsed(schemaUpdateSchemas, req, res);
+    mayManageSchemas(principalOf(res));
     if (params.schema_id === 0) throw forbidden('Schema 0 is the built-in default and cannot be changed', 'SCHEMA_READ_ONLY');
     const groupId = principalOf(res).group_id;
     // Assets already valid under the old version stay as they are; their next update is checked against this one.
