@@ -18,9 +18,9 @@ const GROUP = 23;
 const admin = principal({ group_id: GROUP, user_id: 1 });
 const checksum = createHash('md5').update('img').digest('hex');
 
-async function create(contentType: string): Promise<string> {
+async function create(contentType: string, owner = admin): Promise<string> {
   const id = assetId();
-  const res = await signedFetch(`${h.url}/internal/v1/assets`, admin, {
+  const res = await signedFetch(`${h.url}/internal/v1/assets`, owner, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ files: [{ id, name: 'i.png', size: 3, checksum, content_type: contentType, object_key: originalKey(String(GROUP), id), metadata: {} }] }),
@@ -83,6 +83,26 @@ describe('POST /api/v1/assets/{id}/process (CONTRACT §6)', () => {
     }
     expect((await call(`/api/v1/assets/${'0'.repeat(32)}/process`, { keys: ['banner'] })).status).toBe(404);
     expect((await call(`/api/v1/assets/${image}/process`, { keys: ['banner'] }, principal({ group_id: GROUP + 1 }))).status).toBe(404);
+  });
+});
+
+describe('who may process or run addons (security review F19)', () => {
+  it('a USER only on assets it may edit (its own), as Update Data: 403 on another user\'s', async () => {
+    const user = principal({ group_id: GROUP, user_id: 5, role: 'USER' });
+    const ok = async (owner = admin) => {
+      const id = await create('image/png', owner);
+      publishReport(h, await finalReport(h, made(id, {})));
+      await waitFor(async () => (await data(id)).status === 'OK', { description: 'OK' });
+      return id;
+    };
+    const others = await ok();
+    expect(await call(`/api/v1/assets/${others}/process`, { keys: ['banner'] }, user)).toMatchObject({ status: 403, body: { error: { code: 'FORBIDDEN' } } });
+    for (const addon of ['auto_tagging', 'background_removal']) {
+      expect((await call(`/api/v1/assets/${others}/addons/${addon}`, {}, user)).status).toBe(403);
+    }
+    const own = await ok(user);
+    expect((await call(`/api/v1/assets/${own}/process`, { keys: ['banner'] }, user)).status).toBe(202);
+    expect((await call(`/api/v1/assets/${others}/process`, { keys: ['banner'] }, principal({ group_id: GROUP, user_id: 6, role: 'MANAGER' }))).status).toBe(202);
   });
 });
 

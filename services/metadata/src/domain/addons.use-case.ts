@@ -1,5 +1,5 @@
-import type { Principal } from '@dam/auth-tokens';
-import { badRequest, notFound, unavailable } from '@dam/errors';
+import { canEditAsset, type Principal } from '@dam/auth-tokens';
+import { badRequest, forbidden, notFound, unavailable } from '@dam/errors';
 import { IMAGE_ADDONS, VIDEO_ADDONS, type GroupSettings } from '@dam/internal-api';
 import { isImage, isVideo, type Asset } from './asset';
 import { canRead } from './asset-access';
@@ -65,6 +65,8 @@ async function checkRunnable(runInTransaction: RunInTransaction, caller: Princip
 
 function runnable(caller: Principal, asset: Asset | undefined, addon: string, applies: (contentType: string) => boolean): asserts asset is Asset {
   if (!asset || !canRead(caller, asset)) throw assetNotFound();
+  // A run rewrites the asset's addon results (and raises events in its name): the right to edit it, as Update Data.
+  if (!canEditAsset(caller, asset.creatorId)) throw forbidden('You may run addons only on assets you may edit');
   if (asset.deletedAt) throw assetInTrash();
   if (!applies(asset.contentType)) throw badRequest('ADDON_NOT_APPLICABLE', `The ${addon} addon does not apply to ${asset.contentType}`);
   if (asset.status !== 'OK') throw badRequest('ASSET_NOT_READY', `The asset is ${asset.status}: addons run on assets that are OK`);

@@ -1,5 +1,5 @@
-import type { Principal } from '@dam/auth-tokens';
-import { badRequest, validationFailed } from '@dam/errors';
+import { canEditAsset, type Principal } from '@dam/auth-tokens';
+import { badRequest, forbidden, validationFailed } from '@dam/errors';
 import { BUILTIN_VIDEO_KEYS, type GroupSettings } from '@dam/internal-api';
 import { isImage, isVideo } from './asset';
 import { canRead } from './asset-access';
@@ -34,6 +34,8 @@ export async function requestProcessing(
   return runInTransaction(async (tx) => {
     const asset = await tx.assets.findForUpdate(caller.group_id, id);
     if (!asset || !canRead(caller, asset)) throw assetNotFound();
+    // Processing rewrites the asset's conversions and raises events in its name: the right to edit it, as Update Data.
+    if (!canEditAsset(caller, asset.creatorId)) throw forbidden('You may process only assets you may edit');
     if (asset.deletedAt) throw assetInTrash();
     if (asset.status === 'NOT_READY') throw badRequest('ASSET_NOT_READY', 'The asset is still being processed');
     const allowed = applicableKeys(asset.contentType, await settingsOf(asset.groupId));
