@@ -129,6 +129,7 @@ describe('signed links and the edge', () => {
     const tampered = [
       changed('key', 'thumb'),
       changed('expiry', String(Number(new URL(url).searchParams.get('expiry')) + 1)),
+      changed('expiry', `0${new URL(url).searchParams.get('expiry')}`),
       changed('delivery', 'display'),
       changed('accessId', 'a'.repeat(32)),
       changed('signature', `${sig.slice(0, 10)}${sig[10] === 'A' ? 'B' : 'A'}${sig.slice(11)}`),

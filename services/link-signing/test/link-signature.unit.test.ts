@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { accessSecret, CDN_MAX_EXPIRY, cdnUrl, resolveExpiry, signLink, verifyLink, type LinkParams } from '../src/domain/link-signature';
 import { resolveInFolder, rewritePlaylist } from '../src/domain/playlist';
+import { linkOf } from '../src/http/edge.routes';
 
 const id = 'a'.repeat(32);
 const params: LinkParams = { key: 'original', expiry: 1_900_000_000, delivery: 'download', accessId: 'f'.repeat(32) };
@@ -77,5 +78,17 @@ describe('playlists', () => {
     ].join('\n');
     const out = rewritePlaylist(text, 'master.m3u8', (f) => `https://cdn/${f}?sig`);
     expect(out.split('\n')).toEqual(['#EXTM3U', '#EXT-X-MAP:URI="https://cdn/init.mp4?sig"', '#EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=640x360', 'https://cdn/360p/index.m3u8?sig', '', '#EXT-X-ENDLIST']);
+  });
+});
+
+describe('a link as the edge reads it', () => {
+  const query = (expiry: string) => ({ key: 'original', expiry, delivery: 'download', accessId: 'f'.repeat(32), signature: 's'.repeat(43) });
+
+  it('takes the expiry only as it is signed: digits without leading zeros (security review I1)', () => {
+    expect(linkOf(query('1900000000')).params.expiry).toBe(1_900_000_000);
+    expect(linkOf(query('0')).params.expiry).toBe(0);
+    for (const expiry of ['01900000000', '00', '1e9', ' 1900000000', '1900000000.0', '-1', '1234567890123']) {
+      expect(() => linkOf(query(expiry))).toThrow(expect.objectContaining({ code: 'LINK_INVALID' }));
+    }
   });
 });

@@ -43,7 +43,9 @@ export function linkOf(query: Request['query']): { params: LinkParams; signature
   };
   const expiry = get('expiry');
   const delivery = get('delivery');
-  if (!/^[0-9]{1,12}$/.test(expiry)) throw invalidLink('expiry is not a time');
+  // Written as signed, without leading zeros: `expiry=0<n>` verified as well (it is signed as a number), and several
+  // URLs naming one link escape a cache's key and a purge by URL (security review I1).
+  if (!/^(0|[1-9][0-9]{0,11})$/.test(expiry)) throw invalidLink('expiry is not a time in its canonical form');
   if (delivery !== 'display' && delivery !== 'download') throw invalidLink('delivery is neither display nor download');
   return { params: { key: get('key'), expiry: Number(expiry), delivery, accessId: get('accessId') }, signature: get('signature') };
 }
