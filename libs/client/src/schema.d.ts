@@ -588,7 +588,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Make the named outputs (again), as a job (CONTRACT §6, RUN_JOBS)
+         * Make the named outputs (again), as a job (CONTRACT §6, RUN_JOBS, on an asset the caller may edit)
          * @description Keys: for images `smart_imaging` (the delivery rendition; `addons_info.ON_DEMAND_IMAGE.available` once it exists), `deepzoom` (a Deep Zoom pyramid served below `/content/deepzoom/`) and the group's custom conversions from settings; for videos `360p-video`, `480p-video`, `720p-video`, `1080p-video` (H.264/AAC MP4, never upscaled: a rendition taller than the source is skipped and listed in the job's `skipped`), `hls-video`, the watermarked `*-wm-video` (the image of `conversions.watermark_asset_id`), `clip_preview` (six muted seconds, at most 360p) and `storyboard`. A video job has the steps `preprocess`, `transcodes`, `addons`, `postprocess`. Unknown or inapplicable keys → 400; a `NOT_READY` asset → 400 `ASSET_NOT_READY`. `file-processed` is raised when the outputs exist; the job is `GET /api/v1/jobs/{job_id}`.
          */
         post: operations["processAsset"];
@@ -817,7 +817,7 @@ export interface paths {
         get: operations["getAddonResult"];
         put?: never;
         /**
-         * Run an addon on an asset, as a job (RUN_JOBS)
+         * Run an addon on an asset, as a job (RUN_JOBS, on an asset the caller may edit)
          * @description 202 `{job_id, status}`; the job ends COMPLETED with the result kept (`GET` below), `addons_info.<addon>.available` true in Get Data and the event `addon-processed`, or ERROR with the reason. Image addons apply to images, `storyboard` (a transcode) to videos: otherwise 400 `ADDON_NOT_APPLICABLE`; an asset that is not `OK` 400 `ASSET_NOT_READY`; an unknown addon 404 `ADDON_NOT_FOUND`. This version ships `text_extraction` (tesseract, English), `auto_tagging` (COCO-80 objects, dominant colour, orientation), `face_recognition` (a `person_id` the same for the same person across the group's assets), `background_removal` (the image as a PNG with alpha, kept as the conversion `background_removal`) and `storyboard`. An addon whose model failed to load on this deployment answers 503 `ADDON_UNAVAILABLE` with the reason; one still loading queues the run. The image addons named in the settings' `addons.auto.image` also run by themselves after every upload, replace and undelete, each as a job of its own (the asset is `OK` without waiting for them).
          */
         post: operations["runAddon"];
