@@ -8,7 +8,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { CONTAINER_PORT, envName, SERVICES, urlOf, type ServiceSpec } from './services';
+import { CONTAINER_PORT, envName, SERVICES, trustProxyOf, urlOf, type ServiceSpec } from './services';
 
 export const BASE_DIR = path.resolve(__dirname, '..', '..', 'k8s', 'base');
 const IMAGE = { runtime: 'ghcr.io/dam-project/dam', media: 'ghcr.io/dam-project/dam-media' } as const;
@@ -55,6 +55,8 @@ export function sharedConfig(): Obj {
       PUBLIC_UPLOAD_URL: 'https://upload.dam.example.com',
       PUBLIC_CDN_URL: 'https://cdn.dam.example.com',
       MAX_UPLOAD_BYTES: String(5 * 1024 ** 3),
+      // No proxy trusted unless a Deployment says otherwise (those behind the Ingress do: trustProxyOf in services.ts).
+      TRUST_PROXY: 'none',
       WEBHOOK_ALLOW_HOSTS: '',
       ...urls,
     },
@@ -72,7 +74,7 @@ function deployment(s: ServiceSpec): Obj {
   const scratch = Object.entries(s.scratch).map(([mountPath, size], i) => ({ name: `scratch-${i}`, mountPath, size }));
   const secretEnv = (key: string, secret: string) => ({ name: key, valueFrom: { secretKeyRef: { name: secret, key } } });
   const env = [
-    ...Object.entries({ ...s.env, SHUTDOWN_TIMEOUT_MS: String(s.drainSeconds * 1000) }).map(([name, value]) => ({ name, value })),
+    ...Object.entries({ ...s.env, SHUTDOWN_TIMEOUT_MS: String(s.drainSeconds * 1000), TRUST_PROXY: trustProxyOf(s) }).map(([name, value]) => ({ name, value })),
     // Of the shared secrets, only what the service uses: the JWT secret for the edges and auth, S3 keys for S3 users.
     ...SHARED_SECRET_KEYS.filter((k) => (k === 'JWT_SECRET' ? s.jwt : k.startsWith('S3_') ? s.s3 : true)).map((k) => secretEnv(k, 'dam-shared')),
     ...secretKeysOf(s).map((k) => secretEnv(k, `dam-${s.name}`)),

@@ -178,3 +178,18 @@ export const CONTAINER_PORT = 8080;
 /** `http://auth` for auth: how services find each other inside the namespace. */
 export const urlOf = (name: ServiceName): string => `http://${name}`;
 export const envName = (name: string): string => name.replace(/-/g, '_').toUpperCase();
+
+/**
+ * `TRUST_PROXY` of a service (libs/http/src/trust-proxy.ts): which hops may tell it the client's address.
+ * - Behind the Ingress (gateway, upload, the {cdn} edge): `1`, exactly the ingress-nginx hop. ingress-nginx sets
+ *   `X-Forwarded-For` to the address it saw (it does not pass on a client's own header unless
+ *   `use-forwarded-headers` is turned on), and the service takes the last entry, so a client cannot choose its
+ *   rate-limit bucket. A hop count rather than the controller's CIDR: pod CIDRs differ per cluster and change with
+ *   node pools, and the NetworkPolicy already admits only the ingress namespace (and for the edge the gateway,
+ *   which overwrites the header with the address it determined) as the one hop in front. If a load balancer in
+ *   front of ingress-nginx hides the clients, fix that at the controller (PROXY protocol, or
+ *   `externalTrafficPolicy: Local`), never by trusting more hops here.
+ * - Everything else is reached only by other pods: `none` (the peer is the caller; explicit, as production
+ *   requires a value).
+ */
+export const trustProxyOf = (s: Pick<ServiceSpec, 'public'>): string => (s.public ? '1' : 'none');

@@ -199,6 +199,30 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     for (const [caller, callee] of calls) expect([caller, callee, SERVICES.find((s) => s.name === callee)?.callers.includes(caller as ServiceName)]).toEqual([caller, callee, true]);
   });
 
+  it('sets TRUST_PROXY wherever NODE_ENV=production: the one ingress hop for what the Ingress reaches, none elsewhere', () => {
+    const configMaps = byKind('ConfigMap');
+    const envOf = (c: any): Record<string, string> => {
+      const env: Record<string, string> = {};
+      for (const f of c.envFrom ?? []) Object.assign(env, configMaps.find((cm) => cm.metadata.name === f.configMapRef?.name)?.data ?? {});
+      for (const e of c.env ?? []) env[e.name] = e.value ?? `<${e.valueFrom?.secretKeyRef?.name ?? 'ref'}>`;
+      return env;
+    };
+    const behindIngress = new Set(byKind('Ingress').flatMap((i) => i.spec.rules.flatMap((r: any) => r.http.paths.map((p: any) => p.backend.service.name))));
+    expect([...behindIngress].filter((n) => n !== 'minio').sort()).toEqual(['gateway', 'link-signing', 'upload']);
+    const seen: string[] = [];
+    for (const o of podsOf(objects)) {
+      for (const c of containersOf(o)) {
+        const env = envOf(c);
+        if (env.NODE_ENV !== 'production') continue;
+        const served = behindIngress.has(o.metadata.name) && c === o.spec.template.spec.containers[0];
+        // Exactly the ingress-nginx hop where the Ingress is in front (a client's own X-Forwarded-For never counts).
+        expect([o.metadata.name, c.name, env.TRUST_PROXY]).toEqual([o.metadata.name, c.name, served ? '1' : 'none']);
+        seen.push(`${o.metadata.name}/${c.name}`);
+      }
+    }
+    expect(seen.length).toBeGreaterThanOrEqual(SERVICES.length);
+  });
+
   it('routes only the API paths of {base}, {upload} and {cdn} (and the console of {base}) through the Ingress, uploads unbuffered and unlimited', () => {
     const paths = byKind('Ingress').flatMap((i) => i.spec.rules.flatMap((r: any) => r.http.paths.map((p: any) => `${p.backend.service.name}${p.path}`)));
     expect(paths.sort()).toEqual(['gateway/api', 'gateway/console', 'link-signing/api/v1/files', 'minio/', 'upload/api']);
