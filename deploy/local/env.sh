@@ -91,7 +91,10 @@ dam_export_env() {
   export S3_ENDPOINT="http://127.0.0.1:$S3_PORT" S3_ACCESS_KEY=$S3_LOCAL_ACCESS_KEY S3_SECRET_KEY=$S3_LOCAL_SECRET_KEY
   export S3_BUCKET=dam-assets S3_REGION=us-east-1
   export ADMIN_EMAIL=${ADMIN_EMAIL:-$ADMIN_EMAIL_DEFAULT} ADMIN_PASSWORD=${ADMIN_PASSWORD:-$ADMIN_PASSWORD_DEFAULT}
-  export WEBHOOK_ALLOW_HOSTS=${WEBHOOK_ALLOW_HOSTS:-127.0.0.1,localhost}
+  # Empty, as in production: naming 127.0.0.1 here would let every tenant admin point webhooks at any loopback port
+  # (the services, NATS monitoring) and read the answers' status in the deliveries log. To try webhooks against a
+  # receiver on this machine, set WEBHOOK_ALLOW_HOSTS=127.0.0.1 for that run, knowing it opens loopback to tenants.
+  export WEBHOOK_ALLOW_HOSTS=${WEBHOOK_ALLOW_HOSTS:-}
   export MAX_UPLOAD_BYTES=${MAX_UPLOAD_BYTES:-5368709120}
   export PG_BASE_URL="postgres://postgres@127.0.0.1:$(dam_pg_port)"
   # <SERVICE>_URL for every service: how services find each other.
