@@ -14,7 +14,7 @@ export { createEdgeLimits, edgeLimitsFromConfig, RateLimiter, type Budget, type 
 export { isForbiddenAddress, outboundUrlProblem, parseAllowHosts } from './outbound-address';
 export { checkWorkers, runService, type Resource, type Running, type ServiceDefinition, type Worker } from './run-service';
 export { startPoller, type Poller, type PollerOptions } from './poller';
-export { malformedUpload, notMultipart, receiveMultipart, uploadIdle, type FilePart, type Received, type ReceiveOptions } from './multipart/receiver';
+export { malformedUpload, notMultipart, receiveMultipart, uploadIdle, watchIdle, type FilePart, type Received, type ReceiveOptions } from './multipart/receiver';
 export {
   guardedPost,
   HostRateLimiter,

@@ -11,6 +11,43 @@ export const uploadIdle = (ms: number): AppError =>
   requestTimeout(`No part of the upload arrived for ${Math.round(ms / 1000)} s: the upload was abandoned`, 'UPLOAD_IDLE_TIMEOUT');
 import { boundaryOf, partHeaderNulError, RecentBytes } from './part-header-nul';
 
+/**
+ * Calls `onIdle` (once) when no byte of `req`'s body arrived for `idleMs` while we were ready to read: time spent
+ * paused by back-pressure (the store slower than the client) or with bytes waiting for us is not the client's. Off
+ * when `idleMs` is 0; stops at the body's end, when the request closes or when the returned function is called.
+ */
+export function watchIdle(req: Readable, idleMs: number, onIdle: (error: AppError) => void): () => void {
+  if (idleMs <= 0) return () => undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const arm = () => {
+    if (stopped) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      if (stopped) return;
+      if (req.readableFlowing === false || req.readableLength > 0) arm();
+      else {
+        stop();
+        onIdle(uploadIdle(idleMs));
+      }
+    }, idleMs);
+    timer.unref();
+  };
+  const stop = () => {
+    stopped = true;
+    clearTimeout(timer);
+    req.off('data', arm);
+    req.off('end', stop);
+    req.off('close', stop);
+  };
+  arm();
+  // A 'data' listener starts the flow: callers watch a body in the same tick as its reader starts.
+  req.on('data', arm);
+  req.once('end', stop);
+  req.once('close', stop);
+  return stop;
+}
+
 export interface FilePart {
   field: string;
   /** The client's file name (the field name when the part has none). */
@@ -67,8 +104,7 @@ export function receiveMultipart<T>(req: IncomingMessage, options: ReceiveOption
       });
     };
 
-    let idle: NodeJS.Timeout | undefined;
-    const stopIdle = () => clearTimeout(idle);
+    let stopIdle = (): void => undefined;
     const fail = (error: unknown) => {
       if (failure !== undefined) return;
       failure = error;
@@ -79,20 +115,7 @@ export function receiveMultipart<T>(req: IncomingMessage, options: ReceiveOption
       finish();
     };
 
-    const idleMs = options.idleTimeoutMs ?? 0;
-    const armIdle = () => {
-      if (idleMs <= 0 || failure !== undefined) return;
-      stopIdle();
-      idle = setTimeout(() => {
-        // Paused by back-pressure (S3 slower than the client) or bytes waiting for us: we are the slow side.
-        if (req.readableFlowing === false || req.readableLength > 0) armIdle();
-        else fail(uploadIdle(idleMs));
-      }, idleMs);
-      idle.unref();
-    };
-    armIdle();
-    req.on('data', armIdle);
-    req.on('end', stopIdle);
+    stopIdle = watchIdle(req, options.idleTimeoutMs ?? 0, (error) => fail(error));
     // Registered before the pipe below, so it sees each chunk before the parser does.
     const recent = new RecentBytes(() => parser.writableLength);
     req.on('data', (chunk: Buffer) => recent.push(chunk));
