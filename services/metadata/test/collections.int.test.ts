@@ -92,6 +92,21 @@ describe('collections (CONTRACT §9)', () => {
     expect((await call('GET', `/api/v1/collections/${shared}`)).body.asset_count).toBe(1);
   });
 
+  it('counts for a CREATOR only the assets it may see (security review I5): a shared collection of others\' assets is empty to it', async () => {
+    const creator = principal({ group_id: GROUP, user_id: 5, role: 'CREATOR' });
+    const shared = (await call('POST', '/api/v1/collections', { name: 'shared with a creator', shared: true })).body.collection_id;
+    const [mine] = await assets(1, GROUP, 5);
+    expect((await call('POST', `/api/v1/collections/${shared}/assets`, { ids: [...(await assets(2)), mine] })).body.asset_count).toBe(3);
+    // Before: asset_count 3 with one item, the two hidden ones counted.
+    expect((await call('GET', `/api/v1/collections/${shared}`, undefined, creator)).body).toMatchObject({ asset_count: 1, total: 1, items: [{ id: mine }] });
+    const listed = (await call('GET', '/api/v1/collections?page_size=100', undefined, creator)).body.items.find((c: any) => c.collection_id === shared);
+    expect(listed).toMatchObject({ asset_count: 1 });
+    // Every answer that shows the collection counts the same way (a creator's own basket included).
+    expect((await call('DELETE', `/api/v1/collections/${shared}/assets`, { ids: [assetId()] }, creator)).body.asset_count).toBe(1);
+    // Readers of every asset still count them all.
+    expect((await call('GET', `/api/v1/collections/${shared}`, undefined, colleague)).body).toMatchObject({ asset_count: 3, total: 3 });
+  });
+
   it('holds at most 300 assets: more answers 409 and adds nothing', async () => {
     const id = (await call('POST', '/api/v1/collections', { name: 'big' })).body.collection_id;
     const first = await assets(299);

@@ -26,9 +26,14 @@ const toCollection = (r: CollectionRow): Collection => ({
   createdAt: r.created_at,
 });
 
-/** The collection's columns and the count of its members that are not in the trash. */
-const SELECT = `SELECT c.id, c.group_id, c.owner_id, c.name, c.shared, c.basket, c.created_at,
-  (SELECT count(*) FROM collection_assets m JOIN assets a ON a.id = m.asset_id WHERE m.collection_id = c.id AND a.deleted_at IS NULL)::int AS asset_count
+/**
+ * The collection's columns and the count of its members that are not in the trash and that its reader sees: every
+ * one, or with `$creator` (the parameter's number) only those that user created (a reader of its own assets only
+ * must not learn how many of the others a shared collection holds).
+ */
+const select = (creator: number) => `SELECT c.id, c.group_id, c.owner_id, c.name, c.shared, c.basket, c.created_at,
+  (SELECT count(*) FROM collection_assets m JOIN assets a ON a.id = m.asset_id
+    WHERE m.collection_id = c.id AND a.deleted_at IS NULL AND ($${creator}::int IS NULL OR a.creator_id = $${creator}))::int AS asset_count
   FROM collections c`;
 
 /** `collections` and `collection_assets`, scoped by group. */
@@ -49,34 +54,40 @@ export class CollectionRepository implements CollectionStore {
     return (r.rowCount ?? 0) > 0 ? this.find(c.groupId, c.id) : undefined;
   }
 
-  async findBasket(groupId: number, ownerId: number): Promise<Collection | undefined> {
-    const { rows } = await this.db.query<CollectionRow>(`${SELECT} WHERE c.group_id = $1 AND c.owner_id = $2 AND c.basket`, [groupId, ownerId]);
+  async findBasket(groupId: number, ownerId: number, creatorId?: number): Promise<Collection | undefined> {
+    const { rows } = await this.db.query<CollectionRow>(`${select(3)} WHERE c.group_id = $1 AND c.owner_id = $2 AND c.basket`, [groupId, ownerId, creatorId ?? null]);
     return rows[0] ? toCollection(rows[0]) : undefined;
   }
 
-  async find(groupId: number, id: string, lock = false): Promise<Collection | undefined> {
+  async find(groupId: number, id: string, lock = false, creatorId?: number): Promise<Collection | undefined> {
     if (lock) await this.db.query('SELECT 1 FROM collections WHERE group_id = $1 AND id = $2 FOR UPDATE', [groupId, id]);
-    const { rows } = await this.db.query<CollectionRow>(`${SELECT} WHERE c.group_id = $1 AND c.id = $2`, [groupId, id]);
+    const { rows } = await this.db.query<CollectionRow>(`${select(3)} WHERE c.group_id = $1 AND c.id = $2`, [groupId, id, creatorId ?? null]);
     return rows[0] ? toCollection(rows[0]) : undefined;
   }
 
-  async listVisible(groupId: number, userId: number, offset: number, limit: number): Promise<{ items: Collection[]; total: number }> {
+  async listVisible(groupId: number, userId: number, offset: number, limit: number, creatorId?: number): Promise<{ items: Collection[]; total: number }> {
     const where = 'c.group_id = $1 AND (c.owner_id = $2 OR c.shared)';
     const [page, count] = await Promise.all([
-      this.db.query<CollectionRow>(`${SELECT} WHERE ${where} ORDER BY (c.basket AND c.owner_id = $2) DESC, c.created_at, c.id OFFSET $3 LIMIT $4`, [groupId, userId, offset, limit]),
+      this.db.query<CollectionRow>(`${select(5)} WHERE ${where} ORDER BY (c.basket AND c.owner_id = $2) DESC, c.created_at, c.id OFFSET $3 LIMIT $4`, [
+        groupId,
+        userId,
+        offset,
+        limit,
+        creatorId ?? null,
+      ]),
       this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM collections c WHERE ${where}`, [groupId, userId]),
     ]);
     return { items: page.rows.map(toCollection), total: count.rows[0]?.n ?? 0 };
   }
 
-  async update(groupId: number, id: string, change: { name?: string; shared?: boolean }): Promise<Collection | undefined> {
+  async update(groupId: number, id: string, change: { name?: string; shared?: boolean }, creatorId?: number): Promise<Collection | undefined> {
     await this.db.query('UPDATE collections SET name = coalesce($3, name), shared = coalesce($4, shared) WHERE group_id = $1 AND id = $2', [
       groupId,
       id,
       change.name ?? null,
       change.shared ?? null,
     ]);
-    return this.find(groupId, id);
+    return this.find(groupId, id, false, creatorId);
   }
 
   async delete(groupId: number, id: string): Promise<void> {

@@ -10,22 +10,25 @@ const basketFixed = () => badRequest('SELECTED_ASSETS_FIXED', `${BASKET_NAME} ca
 
 /** The caller's SELECTED_ASSETS, made on first use. */
 export async function basketOf(tx: Tx, caller: Principal): Promise<Collection> {
-  const existing = await tx.collections.findBasket(caller.group_id, caller.user_id);
+  const existing = await tx.collections.findBasket(caller.group_id, caller.user_id, countedFor(caller));
   if (existing) return existing;
   const made = await tx.collections.createBasket({ id: newCollectionId(), groupId: caller.group_id, ownerId: caller.user_id, name: BASKET_NAME });
   if (made) await tx.events.writeCollectionState(made, false);
-  return (await tx.collections.findBasket(caller.group_id, caller.user_id)) as Collection;
+  return (await tx.collections.findBasket(caller.group_id, caller.user_id, countedFor(caller))) as Collection;
 }
 
 const newCollectionId = (): string => randomBytes(16).toString('hex');
+
+/** Whose members a collection's `asset_count` counts for this caller: a reader of its own assets only counts those. */
+export const countedFor = (caller: Principal): number | undefined => (readsOwnOnly(caller) ? caller.user_id : undefined);
 
 /** A collection the caller sees (its own, or shared in its group); `SELECTED_ASSETS` names the caller's basket. */
 export async function visibleCollection(tx: Tx, caller: Principal, id: string, lock = false): Promise<Collection> {
   if (id === BASKET_NAME) {
     const basket = await basketOf(tx, caller);
-    return lock ? ((await tx.collections.find(caller.group_id, basket.id, true)) as Collection) : basket;
+    return lock ? ((await tx.collections.find(caller.group_id, basket.id, true, countedFor(caller))) as Collection) : basket;
   }
-  const c = await tx.collections.find(caller.group_id, id, lock);
+  const c = await tx.collections.find(caller.group_id, id, lock, countedFor(caller));
   if (!c || (!c.shared && c.ownerId !== caller.user_id)) throw collectionNotFound();
   return c;
 }
@@ -49,7 +52,7 @@ export async function updateCollection(tx: Tx, caller: Principal, id: string, ch
   if (c.basket) throw basketFixed();
   mayChange(caller, c);
   if (change.name === BASKET_NAME) throw badRequest('NAME_RESERVED', `${BASKET_NAME} is every user's own basket`, [{ path: 'name', message: 'reserved' }]);
-  const updated = (await tx.collections.update(c.groupId, c.id, change)) as Collection;
+  const updated = (await tx.collections.update(c.groupId, c.id, change, countedFor(caller))) as Collection;
   if (updated.shared !== c.shared) await tx.events.writeCollectionState(updated, false);
   return updated;
 }
@@ -90,7 +93,7 @@ export async function addToCollection(tx: Tx, caller: Principal, id: string, ids
   }
   await tx.collections.addMembers(c.id, fresh);
   await publishMemberships(tx, c.groupId, fresh);
-  return (await tx.collections.find(c.groupId, c.id)) as Collection;
+  return (await tx.collections.find(c.groupId, c.id, false, countedFor(caller))) as Collection;
 }
 
 /** Removes assets; ids that are not in it are ignored. */
@@ -100,7 +103,7 @@ export async function removeFromCollection(tx: Tx, caller: Principal, id: string
   await tx.collections.lockMemberships(wanted);
   const removed = await tx.collections.removeMembers(c.id, wanted);
   await publishMemberships(tx, c.groupId, removed);
-  return (await tx.collections.find(c.groupId, c.id)) as Collection;
+  return (await tx.collections.find(c.groupId, c.id, false, countedFor(caller))) as Collection;
 }
 
 /** After a change of these assets' memberships (their locks held): each asset's whole list, for search. */
@@ -118,6 +121,6 @@ export async function collectionPage(
   pageSize: number,
 ): Promise<{ collection: Collection; items: CollectionAssetView[]; total: number }> {
   const collection = await visibleCollection(tx, caller, id);
-  const { items, total } = await tx.collections.pageAssets(collection.id, (page - 1) * pageSize, pageSize, readsOwnOnly(caller) ? caller.user_id : undefined);
+  const { items, total } = await tx.collections.pageAssets(collection.id, (page - 1) * pageSize, pageSize, countedFor(caller));
   return { collection, items, total };
 }

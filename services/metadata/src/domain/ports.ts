@@ -90,12 +90,13 @@ export interface CollectionStore {
   create(c: Pick<Collection, 'id' | 'groupId' | 'ownerId' | 'name' | 'shared'>): Promise<Collection>;
   /** The user's SELECTED_ASSETS; undefined when another transaction made it first. */
   createBasket(c: Pick<Collection, 'id' | 'groupId' | 'ownerId' | 'name'>): Promise<Collection | undefined>;
-  findBasket(groupId: number, ownerId: number): Promise<Collection | undefined>;
+  /** A `creatorId` counts only the members that user created in `assetCount` (a caller who reads its own only). */
+  findBasket(groupId: number, ownerId: number, creatorId?: number): Promise<Collection | undefined>;
   /** With `lock`, the row stays locked to the end of the transaction (changes of one collection in turn). */
-  find(groupId: number, id: string, lock?: boolean): Promise<Collection | undefined>;
+  find(groupId: number, id: string, lock?: boolean, creatorId?: number): Promise<Collection | undefined>;
   /** The user's own collections and the group's shared ones, oldest first (the basket first of all). */
-  listVisible(groupId: number, userId: number, offset: number, limit: number): Promise<{ items: Collection[]; total: number }>;
-  update(groupId: number, id: string, change: { name?: string; shared?: boolean }): Promise<Collection | undefined>;
+  listVisible(groupId: number, userId: number, offset: number, limit: number, creatorId?: number): Promise<{ items: Collection[]; total: number }>;
+  update(groupId: number, id: string, change: { name?: string; shared?: boolean }, creatorId?: number): Promise<Collection | undefined>;
   delete(groupId: number, id: string): Promise<void>;
   memberIds(id: string): Promise<string[]>;
   memberCount(id: string): Promise<number>;

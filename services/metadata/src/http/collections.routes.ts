@@ -7,6 +7,7 @@ import {
   addToCollection,
   basketOf,
   collectionPage,
+  countedFor,
   createCollection,
   deleteCollection,
   removeFromCollection,
@@ -52,7 +53,7 @@ export function collectionRoutes(transactions: RunInTransaction): Router {
     const caller = principalOf(res);
     const { items, total } = await transactions(async (tx) => {
       await basketOf(tx, caller);
-      return tx.collections.listVisible(caller.group_id, caller.user_id, (query.page - 1) * query.page_size, query.page_size);
+      return tx.collections.listVisible(caller.group_id, caller.user_id, (query.page - 1) * query.page_size, query.page_size, countedFor(caller));
     });
     res.json({ items: items.map(toCollectionView), page: query.page, page_size: query.page_size, total });
   });
