@@ -34,6 +34,18 @@ export const configSchema = z.object({
   CDN_CACHE_MAX_BYTES: positiveInt(2 * 1024 ** 3),
   /** Objects larger than this are streamed through, never cached (default: a quarter of the cache). */
   CDN_CACHE_MAX_OBJECT_BYTES: z.coerce.number().int().positive().optional(),
+  /**
+   * `{cdn}`'s request budget per client address (X-Forwarded-For believed only from TRUST_PROXY's hops), spent by
+   * every request of the edge before its link is checked; beyond it 429 with Retry-After. Generous: a page of
+   * thumbnails or a video player's segments stay far below it. 0 per minute turns it off.
+   */
+  CDN_RATE_LIMIT_ADDRESS_PER_MINUTE: z.coerce.number().int().min(0).default(6000),
+  CDN_RATE_LIMIT_ADDRESS_BURST: positiveInt(1000),
+  /**
+   * How long auth's answer about a link's accessID is reused by the edge: the longest a link still works after
+   * its accessID was rotated or its user disabled. 0 asks auth on every request.
+   */
+  CDN_ACCESS_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5000),
   /** How often the bytes served are published for usage (cdn_bytes). */
   USAGE_FLUSH_MS: positiveInt(10_000),
   /** CDN prefetch and purge jobs: acknowledgement, deliveries, heartbeat. */

@@ -61,6 +61,8 @@ async function main(): Promise<void> {
         usage,
         cdnBase: config.PUBLIC_CDN_URL,
         signingKeys: config.LINK_SIGNING_KEYS,
+        edgeLimit: { perMinute: config.CDN_RATE_LIMIT_ADDRESS_PER_MINUTE, burst: config.CDN_RATE_LIMIT_ADDRESS_BURST },
+        accessCacheTtlMs: config.CDN_ACCESS_CACHE_TTL_MS,
       }),
   });
 }

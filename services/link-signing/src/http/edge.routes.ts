@@ -50,10 +50,13 @@ export function linkOf(query: Request['query']): { params: LinkParams; signature
   return { params: { key: get('key'), expiry: Number(expiry), delivery, accessId: get('accessId') }, signature: get('signature') };
 }
 
-function cors(res: Response): void {
+/** Where the edge's routes are (under `{cdn}`). */
+export const EDGE_PREFIX = '/api/v1/files/content';
+
+export function cors(res: Response): void {
   // A signed link is its own credential: any page may embed or fetch it (players and viewers fetch by script).
   res.setHeader('Access-Control-Allow-Origin', '*');
-  res.setHeader('Access-Control-Expose-Headers', 'Content-Length, Content-Range, Accept-Ranges, ETag, X-Cache');
+  res.setHeader('Access-Control-Expose-Headers', 'Content-Length, Content-Range, Accept-Ranges, ETag, X-Cache, Retry-After');
 }
 
 /**
@@ -65,7 +68,7 @@ function cors(res: Response): void {
 export function edgeRoutes(deps: EdgeDeps): Router {
   const router = Router();
   const nowSeconds = () => Math.floor((deps.now?.() ?? Date.now()) / 1000);
-  const paths = ['/api/v1/files/content/:id', '/api/v1/files/content/:id/*file'];
+  const paths = [`${EDGE_PREFIX}/:id`, `${EDGE_PREFIX}/:id/*file`];
 
   router.options(paths, (_req, res) => {
     cors(res);
