@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import { trustProxyProblem } from './trust-proxy';
+
+export { parseTrustProxy, trustProxyProblem, type TrustProxy } from './trust-proxy';
 
 /** Thrown once at start-up, listing every bad variable, so an operator fixes them all in one go. */
 export class ConfigError extends Error {
@@ -8,10 +11,17 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * Parses a service's environment. Besides the schema, the variables every service's HTTP app reads from the
+ * environment itself (`TRUST_PROXY`, see createHttpApp in @dam/http) are checked here, so a bad one stops the
+ * start in the same list.
+ */
 export function loadConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
   const result = schema.safeParse(env);
-  if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  const trustProxy = trustProxyProblem(env);
+  if (result.success && !trustProxy) return result.data;
+  const problems = result.success ? [] : result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  if (trustProxy) problems.push(trustProxy);
   throw new ConfigError(problems);
 }
 

@@ -23,6 +23,40 @@ describe('loadConfig', () => {
   });
 });
 
+describe('TRUST_PROXY at start-up', () => {
+  const vars = { S3_ACCESS_KEY: 'a', S3_SECRET_KEY: 'b', JWT_SECRET: 'x'.repeat(16) };
+  const problemsOf = (env: NodeJS.ProcessEnv): string[] => {
+    try {
+      loadConfig(schema, env);
+      return [];
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError);
+      return (e as ConfigError).problems;
+    }
+  };
+
+  it('refuses production without TRUST_PROXY (unset or empty), in the one list of problems', () => {
+    for (const unset of [{}, { TRUST_PROXY: '' }, { TRUST_PROXY: '  ' }]) {
+      expect(problemsOf({ ...vars, NODE_ENV: 'production', ...unset })).toEqual([expect.stringMatching(/^TRUST_PROXY: must be set when NODE_ENV=production.*`none`/)]);
+    }
+    // Listed beside the schema's problems, not instead of them.
+    const both = problemsOf({ NODE_ENV: 'production', ...vars, JWT_SECRET: 'short' }).map((p) => p.split(':')[0]);
+    expect(both).toEqual(['JWT_SECRET', 'TRUST_PROXY']);
+  });
+
+  it('starts production with any explicit value, `none` (no proxy: the peer is the client) included', () => {
+    for (const value of ['none', 'false', '0', '1', '10.0.0.0/8, loopback']) {
+      expect(problemsOf({ ...vars, NODE_ENV: 'production', TRUST_PROXY: value })).toEqual([]);
+    }
+  });
+
+  it('keeps unset meaning none outside production, and refuses `true` anywhere', () => {
+    expect(problemsOf({ ...vars, NODE_ENV: 'development' })).toEqual([]);
+    expect(problemsOf({ ...vars, NODE_ENV: 'test', TRUST_PROXY: '' })).toEqual([]);
+    expect(problemsOf({ ...vars, TRUST_PROXY: 'true' })).toEqual([expect.stringMatching(/^TRUST_PROXY: .*hop count/)]);
+  });
+});
+
 describe('natsEnv', () => {
   const nats = z.object(natsEnv);
 

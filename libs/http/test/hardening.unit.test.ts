@@ -138,6 +138,8 @@ describe('client address', () => {
     expect(parseTrustProxy('')).toBe(false);
     expect(parseTrustProxy('false')).toBe(false);
     expect(parseTrustProxy('0')).toBe(false);
+    expect(parseTrustProxy('none')).toBe(false);
+    expect(parseTrustProxy(' NONE ')).toBe(false);
     expect(parseTrustProxy('2')).toBe(2);
     expect(parseTrustProxy('10.0.0.0/8, loopback')).toEqual(['10.0.0.0/8', 'loopback']);
     expect(() => parseTrustProxy('true')).toThrow(/hop count/);

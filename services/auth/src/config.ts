@@ -24,10 +24,15 @@ const schema = z
     JWT_TTL: z.coerce.number().int().min(60).max(30 * 86400).default(3600),
     ADMIN_EMAIL: z.email().default(DEFAULT_ADMIN_EMAIL),
     ADMIN_PASSWORD: z.string().min(8).default(DEFAULT_ADMIN_PASSWORD),
-    /** Failed logins of one email from all addresses in a window before it answers 429 (a loose bound). */
+    /**
+     * Failed logins of one email from all addresses in a window (a loose bound) before its logins are held
+     * LOGIN_BOUND_DELAY_MS; past it a wrong password answers 429, a right one still logs in.
+     */
     LOGIN_MAX_FAILURES_PER_EMAIL: z.coerce.number().int().positive().default(100),
-    /** Failed logins from one address (an IPv6 client: its /64) across all emails in a window before it answers 429. */
+    /** The same for failed logins from one address (an IPv6 client: its /64) across all emails. */
     LOGIN_MAX_FAILURES_PER_ADDRESS: z.coerce.number().int().positive().default(50),
+    /** How long a login past either bound is held before its password is checked (at most 10 s). */
+    LOGIN_BOUND_DELAY_MS: z.coerce.number().int().min(0).max(10_000).default(2000),
     LOGIN_WINDOW_SECONDS: z.coerce.number().int().positive().default(900),
     /**
      * Failures of one (email, address) before its next attempt waits 1 s, then twice as long after each further

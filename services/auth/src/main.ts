@@ -72,6 +72,7 @@ async function main(): Promise<void> {
           windowSeconds: config.LOGIN_WINDOW_SECONDS,
           freeFailures: config.LOGIN_FREE_FAILURES,
           maxDelaySeconds: config.LOGIN_MAX_DELAY_SECONDS,
+          boundDelayMs: config.LOGIN_BOUND_DELAY_MS,
         },
       }),
   });

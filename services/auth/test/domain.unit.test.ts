@@ -67,29 +67,48 @@ describe('LoginLimiter', () => {
     expect(admitted).toEqual([0, 1, 2]);
   });
 
+  // Past a bound an attempt is admitted, held, and a wrong password then answers 429 (never a right one).
+  const held = (l: LoginLimiter, email: string, address: string): number => {
+    const attempt = l.begin(email, address);
+    attempt.abandoned();
+    return attempt.holdMs;
+  };
+
   it('a right password or an attempt without a verdict counts for nothing', () => {
-    const l = new LoginLimiter({ maxPerEmail: 100, maxPerAddress: 3, windowSeconds: 60, freeFailures: 2 });
+    const l = new LoginLimiter({ maxPerEmail: 100, maxPerAddress: 3, windowSeconds: 60, freeFailures: 2, boundDelayMs: 1500 });
     fail(l, 'a', 'ip');
     for (let i = 0; i < 5; i += 1) l.begin('a', 'ip').succeeded();
     for (let i = 0; i < 5; i += 1) l.begin('b', 'ip').abandoned();
     fail(l, 'c', 'ip');
-    expect(tryIt(l, 'd', 'ip')).not.toThrow();
+    expect(held(l, 'd', 'ip')).toBe(0);
     fail(l, 'd', 'ip');
-    expect(tryIt(l, 'e', 'ip')).toThrow(expect.objectContaining({ kind: 'RATE_LIMITED' }));
+    expect(held(l, 'e', 'ip')).toBe(1500);
   });
 
-  it('bounds one email over all addresses, loosely', () => {
-    const l = new LoginLimiter({ maxPerEmail: 5, maxPerAddress: 100, windowSeconds: 60 });
+  it('past the bound of one email over all addresses, holds its attempts and fails a wrong one with 429', () => {
+    let now = 0;
+    const l = new LoginLimiter({ maxPerEmail: 5, maxPerAddress: 100, windowSeconds: 60 }, () => now);
     for (let i = 0; i < 5; i += 1) fail(l, 'a', `10.0.0.${i}`);
-    expect(tryIt(l, 'a', 'elsewhere')).toThrow(expect.objectContaining({ kind: 'RATE_LIMITED' }));
-    expect(tryIt(l, 'b', 'elsewhere')).not.toThrow();
+    now += 20_000;
+    const wrong = l.begin('a', 'elsewhere');
+    expect(wrong.holdMs).toBe(2000);
+    expect(wrong.failed()).toEqual(expect.objectContaining({ kind: 'RATE_LIMITED', headers: { 'Retry-After': '40' } }));
+    const right = l.begin('a', 'another');
+    expect(right.holdMs).toBe(2000);
+    expect(() => right.succeeded()).not.toThrow();
+    expect(held(l, 'b', 'elsewhere')).toBe(0);
+    // Below the bound a wrong password is a plain 401: no error from the limiter.
+    expect(l.begin('b', 'elsewhere').failed()).toBeUndefined();
+    now += 40_000;
+    expect(held(l, 'a', 'yet-another')).toBe(0);
   });
 
-  it('bounds an address across emails', () => {
+  it('past the bound of an address across emails, holds its attempts', () => {
     const l = new LoginLimiter({ maxPerEmail: 100, maxPerAddress: 3, windowSeconds: 60 });
     ['a', 'b', 'c'].forEach((e) => fail(l, e, 'ip'));
-    expect(tryIt(l, 'z', 'ip')).toThrow(expect.objectContaining({ kind: 'RATE_LIMITED' }));
-    expect(tryIt(l, 'z', 'other')).not.toThrow();
+    expect(held(l, 'z', 'ip')).toBe(2000);
+    expect(l.begin('z', 'ip').failed()).toEqual(expect.objectContaining({ kind: 'RATE_LIMITED' }));
+    expect(held(l, 'z', 'other')).toBe(0);
   });
 
   it('counts an IPv6 client by its /64, and an IPv4-mapped address as the IPv4 one', () => {
@@ -141,7 +160,10 @@ describe('config', () => {
   };
   it('refuses the default admin in production', () => {
     expect(() => loadAuthConfig({ ...base, NODE_ENV: 'production' })).toThrow(/ADMIN_EMAIL and ADMIN_PASSWORD/);
-    expect(loadAuthConfig({ ...base, NODE_ENV: 'production', ADMIN_EMAIL: 'ops@corp.test', ADMIN_PASSWORD: 'long-secret-pw' }).PORT).toBe(8090);
+    const prod = { ...base, NODE_ENV: 'production', ADMIN_EMAIL: 'ops@corp.test', ADMIN_PASSWORD: 'long-secret-pw' };
+    expect(loadAuthConfig({ ...prod, TRUST_PROXY: 'none' }).PORT).toBe(8090);
+    // Production says which proxies it is behind, if any (security review F1).
+    expect(() => loadAuthConfig(prod)).toThrow(/TRUST_PROXY: must be set when NODE_ENV=production/);
     expect(loadAuthConfig(base).ADMIN_EMAIL).toBe('admin@example.com');
   });
 });

@@ -1,4 +1,5 @@
 import { verifyJwt } from '@dam/auth-tokens';
+import { scaled } from '@dam/testing';
 import { ADMIN, JWT_SECRET, asService, call, migratedPool, principalHeaders, startAuth, type TestAuth } from './helpers';
 import { bootstrap } from '../src/use-cases/bootstrap.use-case';
 
@@ -169,5 +170,46 @@ describe('login guessing, with the limiter at its configured defaults and a cloc
     for (let i = 1; i <= 5; i += 1) statuses.push((await login('six@example.com', 'wrong-password', `2001:db8:42:7::${i}`)).status);
     expect(statuses).toEqual([401, 401, 401, 429, 429]);
     expect((await login('six@example.com', 'right-password', '2001:db8:42:8::1')).status).toBe(200);
+  });
+});
+
+describe('login bounds strangers share (an address, an email) hold logins but never refuse the right password', () => {
+  let auth: TestAuth;
+  const hold = scaled(300);
+  beforeAll(async () => {
+    auth = await startAuth({ maxPerEmail: 5, maxPerAddress: 5, windowSeconds: 900, freeFailures: 3, boundDelayMs: hold });
+  });
+  afterAll(async () => auth.close());
+
+  const login = (email: string, password: string, clientAddress: string) =>
+    call(`${auth.url}/api/v1/login`, 'POST', { email, password }, asService({ caller: 'gateway', clientAddress }));
+
+  it('after both bounds are spent with wrong passwords, the right password logs in; a wrong one answers 429 after the hold', async () => {
+    const created = await call(`${auth.url}/api/v1/users`, 'POST', { email: 'shared@example.com', password: 'right-password', role_id: 3 }, principalHeaders(1, 1, 1));
+    expect(created.status).toBe(201);
+    // Behind one ingress or NAT (the shared address), strangers spend its bound on any emails...
+    const shared = '198.51.100.200';
+    for (let i = 0; i < 5; i += 1) expect((await login(`nobody-${i}@example.com`, 'wrong-pass', shared)).status).toBe(401);
+    // ...and the account's own bound from elsewhere, one failure per address (no pair is delayed).
+    for (let i = 0; i < 5; i += 1) expect((await login('shared@example.com', 'wrong-pass', `203.0.113.${i + 10}`)).status).toBe(401);
+
+    // Both bounds are spent for this (email, address): the right password still logs in (it answered 429 before).
+    const started = Date.now();
+    const right = await login('shared@example.com', 'right-password', shared);
+    expect(right.status).toBe(200);
+    expect(right.body.user_email).toBe('shared@example.com');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(hold - 5);
+    // From any other address too.
+    expect((await login('shared@example.com', 'right-password', '192.0.2.77')).status).toBe(200);
+
+    // A wrong password past a bound is held as long, then answers 429 with Retry-After: no faster verdict than a right one.
+    const wrongStarted = Date.now();
+    const wrong = await login('shared@example.com', 'wrong-again', '192.0.2.78');
+    expect(Date.now() - wrongStarted).toBeGreaterThanOrEqual(hold - 5);
+    expect(wrong.status).toBe(429);
+    expect(wrong.body).toEqual({ error: { code: 'RATE_LIMITED', message: expect.any(String) } });
+    expect(Number(wrong.headers.get('retry-after'))).toBeGreaterThan(0);
+    // Another email from the shared address: its right password logs in as well.
+    expect((await login(ADMIN.email, ADMIN.password, shared)).status).toBe(200);
   });
 });

@@ -36,5 +36,7 @@ describe('auth main.ts', () => {
     const p = await startServiceProcess('auth', { ...env(await createDatabase('auth_prod')), NODE_ENV: 'production' }, { waitReady: false });
     expect((await p.exited).code).toBe(1);
     expect(p.logs().join('\n')).toMatch(/ADMIN_EMAIL and ADMIN_PASSWORD must be set/);
+    // In the same one list: production must say which proxies it is behind, or `none` (security review F1).
+    expect(p.logs().join('\n')).toMatch(/Invalid configuration:[\s\S]*TRUST_PROXY: must be set when NODE_ENV=production/);
   });
 });

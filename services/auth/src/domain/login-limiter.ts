@@ -2,21 +2,27 @@ import { isIP } from 'node:net';
 import { rateLimited } from '@dam/errors';
 
 export interface LoginLimits {
-  /** Failures of one email from all addresses together before it is refused (loose: a distributed guess bound). */
+  /** Failures of one email from all addresses together before its attempts are held (a distributed guess bound). */
   maxPerEmail: number;
-  /** Failures from one address across all emails before it is refused (password spraying). */
+  /** Failures from one address across all emails before its attempts are held (password spraying). */
   maxPerAddress: number;
   windowSeconds: number;
   /** Failures of one (email, address) pair before its next attempt must wait 1 s, then 2 s, 4 s... after each further one. */
   freeFailures?: number;
   /** The longest wait of a pair. */
   maxDelaySeconds?: number;
+  /** How long an attempt past the per-address or per-email bound is held before its password is checked. */
+  boundDelayMs?: number;
 }
 
 /** One admitted login attempt: it counts as a failure from the start, so a burst cannot outrun the bounds. */
 export interface LoginAttempt {
+  /** Past the per-address or per-email bound: how long to hold the attempt before checking its password (else 0). */
+  readonly holdMs: number;
   /** The password was right: the attempt is no failure, and the pair's earlier failures are forgotten. */
   succeeded(): void;
+  /** The password was wrong: the error to answer past a bound (429 with Retry-After), else undefined. */
+  failed(): Error | undefined;
   /** No verdict on the password (an internal error): the attempt does not count. */
   abandoned(): void;
 }
@@ -34,6 +40,8 @@ interface Pair {
   resetAt: number;
 }
 
+const TOO_MANY = 'Too many failed login attempts; try again later';
+
 const SWEEP_AT = 10_000;
 
 /**
@@ -43,6 +51,10 @@ const SWEEP_AT = 10_000;
  *   password from another address is unaffected: an attacker's failures delay only the attacker.
  * - Per address: a bound over all emails (spraying one password across many accounts).
  * - Per email: a much looser bound over all addresses, against a guess distributed over many addresses.
+ * The last two are shared by strangers (everyone behind one NAT; every account an attacker names), so past them
+ * an attempt is held a bounded delay and then checked: a right password still logs in, a wrong one answers 429.
+ * Refusing them outright let anyone lock out every login of an address or an account (security review F1).
+ * Holding before the check means a verdict past a bound costs the guesser the delay too.
  * An attempt counts as a failure from the moment it is admitted until its password checks out: checking the
  * password takes a while, and parallel requests would otherwise all pass before the first failure is known.
  */
@@ -51,6 +63,7 @@ export class LoginLimiter {
   private readonly pairs = new Map<string, Pair>();
   private readonly free: number;
   private readonly maxDelayMs: number;
+  private readonly boundDelayMs: number;
 
   constructor(
     private readonly limits: LoginLimits,
@@ -58,11 +71,12 @@ export class LoginLimiter {
   ) {
     this.free = limits.freeFailures ?? 3;
     this.maxDelayMs = (limits.maxDelaySeconds ?? 900) * 1000;
+    this.boundDelayMs = limits.boundDelayMs ?? 2000;
   }
 
   /**
-   * Admits an attempt, or throws rateLimited() while the pair must wait or the address or email is over its
-   * bound (refused attempts count for nothing: waiting is all an attacker can do).
+   * Admits an attempt, or throws rateLimited() while the pair must wait (refused attempts count for nothing:
+   * waiting is all an attacker can do). Past the address's or the email's bound the attempt is admitted but held.
    */
   begin(email: string, address: string): LoginAttempt {
     const now = this.now();
@@ -70,12 +84,11 @@ export class LoginLimiter {
     const key = pairKey(email, who);
     const previous = this.pairs.get(key);
     const live = previous && previous.resetAt > now ? previous : undefined;
-    const longest = Math.max(
-      live ? live.nextAt - now : 0,
+    if (live && live.nextAt > now) throw rateLimited((live.nextAt - now) / 1000, TOO_MANY);
+    const overBoundMs = Math.max(
       this.overBound(`a:${who}`, this.limits.maxPerAddress, now),
       this.overBound(`e:${email}`, this.limits.maxPerEmail, now),
     );
-    if (longest > 0) throw rateLimited(longest / 1000, 'Too many failed login attempts; try again later');
 
     if (this.counts.size + this.pairs.size >= SWEEP_AT) this.sweep(now);
     const counted = [this.bump(`e:${email}`, now), this.bump(`a:${who}`, now)];
@@ -94,6 +107,7 @@ export class LoginLimiter {
       return true;
     };
     return {
+      holdMs: overBoundMs > 0 ? this.boundDelayMs : 0,
       // Not the address's count of other emails: one address may try many of them.
       succeeded: () => {
         if (uncount()) this.pairs.delete(key);
@@ -107,6 +121,10 @@ export class LoginLimiter {
         } else if (current) {
           current.failures = Math.max(0, current.failures - 1);
         }
+      },
+      failed: () => {
+        settled = true;
+        return overBoundMs > 0 ? rateLimited(overBoundMs / 1000, TOO_MANY) : undefined;
       },
     };
   }

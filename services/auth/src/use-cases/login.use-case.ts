@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ROLE_NAMES, permissionsFor, signJwt } from '@dam/auth-tokens';
 import { forbidden, unauthenticated } from '@dam/errors';
 import type { UserRepository } from '../adapters/user.repository';
@@ -49,13 +50,17 @@ export async function login(deps: LoginDeps, input: { email: string; password: s
   const attempt = deps.limiter.begin(email, input.address);
   let user: UserRecord | undefined;
   try {
+    // Past a bound strangers share (an address, an email), held before the check whatever the password: a right one
+    // still logs in, and a guess's verdict costs the guesser this wait as well.
+    if (attempt.holdMs > 0) await sleep(attempt.holdMs);
     user = await accountOf(deps.users, email, input.password);
   } catch (err) {
     attempt.abandoned();
     throw err;
   }
   // One message for both cases: the answer must not reveal which emails exist. (The attempt already counts.)
-  if (!user) throw unauthenticated(WRONG, 'INVALID_CREDENTIALS');
+  // Past a bound a wrong password answers 429 with Retry-After, never a right one.
+  if (!user) throw attempt.failed() ?? unauthenticated(WRONG, 'INVALID_CREDENTIALS');
   // The password was right, whatever follows: no guess to slow down.
   attempt.succeeded();
   // Checked after the password so a stranger cannot learn that an account exists but is disabled.
