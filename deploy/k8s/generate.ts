@@ -8,9 +8,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { stringify } from 'yaml';
+import { METRICS_POLICY, METRICS_USER, minioUsersScript, policyName, s3Policy } from './object-store';
 import { CONTAINER_PORT, envName, SERVICES, trustProxyOf, urlOf, type ServiceSpec } from './services';
 
 export const BASE_DIR = path.resolve(__dirname, '..', '..', 'k8s', 'base');
+/** The one bucket (S3_BUCKET); the object store's Ingress exposes only it. */
+export const BUCKET = 'dam-assets';
 const IMAGE = { runtime: 'ghcr.io/dam-project/dam', media: 'ghcr.io/dam-project/dam-media' } as const;
 const PART_OF = { 'app.kubernetes.io/part-of': 'dam' };
 const labels = (name: string, component = 'service') => ({ 'app.kubernetes.io/name': name, 'app.kubernetes.io/component': component, ...PART_OF });
@@ -48,7 +51,7 @@ export function sharedConfig(): Obj {
       NATS_URL: [0, 1, 2].map((i) => `nats://nats-${i}.nats:4222`).join(','),
       NATS_STREAM_REPLICAS: '3',
       S3_ENDPOINT: 'http://minio:9000',
-      S3_BUCKET: 'dam-assets',
+      S3_BUCKET: BUCKET,
       S3_REGION: 'us-east-1',
       S3_PUBLIC_URL: 'https://s3.dam.example.com',
       PUBLIC_BASE_URL: 'https://dam.example.com',
@@ -63,20 +66,25 @@ export function sharedConfig(): Obj {
   };
 }
 
+/** The keys of its own object-store user, in a service's Secret (never the root user's: object-store.ts). */
+export const S3_SECRET_KEYS = ['S3_ACCESS_KEY', 'S3_SECRET_KEY'] as const;
 /** What each service's own Secret `dam-<name>` holds (deploy/k8s/secrets.ts makes them). */
 export function secretKeysOf(s: ServiceSpec): string[] {
-  return ['SERVICE_KEY', ...(s.nats ? ['NATS_NKEY_SEED'] : []), ...(s.database ? ['DATABASE_URL'] : []), ...(s.secretKeys ?? [])];
+  return ['SERVICE_KEY', ...(s.nats ? ['NATS_NKEY_SEED'] : []), ...(s.database ? ['DATABASE_URL'] : []), ...(s.s3 ? S3_SECRET_KEYS : []), ...(s.secretKeys ?? [])];
 }
-/** The Secret every service reads: the JWT secret, the trusted service keys, the object store's credentials. */
-export const SHARED_SECRET_KEYS = ['JWT_SECRET', 'SERVICE_TRUSTED_KEYS', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'];
+/** The Secret every service reads: the JWT secret and the trusted service keys. */
+export const SHARED_SECRET_KEYS = ['JWT_SECRET', 'SERVICE_TRUSTED_KEYS'];
+/** MinIO's root user (only MinIO and the minio-users Job read it), and Prometheus' MinIO user. */
+export const MINIO_ROOT_SECRET = 'dam-minio';
+export const MINIO_METRICS_SECRET = 'dam-minio-metrics';
 
 function deployment(s: ServiceSpec): Obj {
   const scratch = Object.entries(s.scratch).map(([mountPath, size], i) => ({ name: `scratch-${i}`, mountPath, size }));
   const secretEnv = (key: string, secret: string) => ({ name: key, valueFrom: { secretKeyRef: { name: secret, key } } });
   const env = [
     ...Object.entries({ ...s.env, SHUTDOWN_TIMEOUT_MS: String(s.drainSeconds * 1000), TRUST_PROXY: trustProxyOf(s) }).map(([name, value]) => ({ name, value })),
-    // Of the shared secrets, only what the service uses: the JWT secret for the edges and auth, S3 keys for S3 users.
-    ...SHARED_SECRET_KEYS.filter((k) => (k === 'JWT_SECRET' ? s.jwt : k.startsWith('S3_') ? s.s3 : true)).map((k) => secretEnv(k, 'dam-shared')),
+    // Of the shared secrets, only what the service uses: the JWT secret for the edges and auth.
+    ...SHARED_SECRET_KEYS.filter((k) => (k === 'JWT_SECRET' ? s.jwt : true)).map((k) => secretEnv(k, 'dam-shared')),
     ...secretKeysOf(s).map((k) => secretEnv(k, `dam-${s.name}`)),
   ];
   const image = `${IMAGE[s.image]}:0.1.0`;
@@ -246,8 +254,10 @@ function ingresses(): Obj[] {
       'nginx.ingress.kubernetes.io/proxy-read-timeout': '3600',
       'nginx.ingress.kubernetes.io/proxy-send-timeout': '3600',
     }),
-    // Presigned `object_storage` links and public URLs of Set Public Access go to the object store itself.
-    one('dam-s3', [{ host: 's3.dam.example.com', service: 'minio', paths: ['/'] }], {
+    // Presigned `object_storage` links and public URLs of Set Public Access go to the object store itself: its
+    // bucket path only (path-style URLs, libs/storage), never `/minio/` (admin API, metrics, health) or the rest of
+    // the S3 API (listing buckets); the console has no Service at all.
+    one('dam-s3', [{ host: 's3.dam.example.com', service: 'minio', paths: [`/${BUCKET}`] }], {
       'nginx.ingress.kubernetes.io/proxy-body-size': '0',
       'nginx.ingress.kubernetes.io/proxy-request-buffering': 'off',
     }),
@@ -372,9 +382,10 @@ function minio(): Obj[] {
                 args: ['server', 'http://minio-{0...3}.minio-hl.$(POD_NAMESPACE).svc.cluster.local/data', '--address', ':9000', '--console-address', ':9001'],
                 env: [
                   { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
-                  { name: 'MINIO_ROOT_USER', valueFrom: { secretKeyRef: { name: 'dam-minio', key: 'MINIO_ROOT_USER' } } },
-                  { name: 'MINIO_ROOT_PASSWORD', valueFrom: { secretKeyRef: { name: 'dam-minio', key: 'MINIO_ROOT_PASSWORD' } } },
-                  { name: 'MINIO_PROMETHEUS_AUTH_TYPE', value: 'public' },
+                  { name: 'MINIO_ROOT_USER', valueFrom: { secretKeyRef: { name: MINIO_ROOT_SECRET, key: 'MINIO_ROOT_USER' } } },
+                  { name: 'MINIO_ROOT_PASSWORD', valueFrom: { secretKeyRef: { name: MINIO_ROOT_SECRET, key: 'MINIO_ROOT_PASSWORD' } } },
+                  // Metrics need a bearer token made for the `metrics` user (mc admin prometheus generate): k8s/README.md.
+                  { name: 'MINIO_PROMETHEUS_AUTH_TYPE', value: 'jwt' },
                 ],
                 ports: [
                   { name: 'api', containerPort: 9000 },
@@ -401,12 +412,86 @@ function minio(): Obj[] {
       },
     },
     pdb(name, { maxUnavailable: 1 }),
+    ...minioUsers(),
     ingressPolicy(name, 'storage', [
-      { from: fromPods(...s3Users), ports: [{ port: 9000 }] },
+      { from: fromPods(...s3Users, MINIO_USERS_JOB), ports: [{ port: 9000 }] },
       { from: fromPods(name), ports: [{ port: 9000 }] },
       // Presigned object_storage links and public URLs reach the store through the ingress controller.
       { from: [fromNamespace(INGRESS_NAMESPACE), fromNamespace(MONITORING_NAMESPACE)], ports: [{ port: 9000 }] },
     ]),
+  ];
+}
+
+const MINIO_USERS_JOB = 'minio-users';
+
+/**
+ * Each service's own MinIO user (object-store.ts): the policies as a ConfigMap, and a Job that makes the bucket,
+ * the policies and the users with the root credentials, which no service ever gets. The Job removes itself an
+ * hour after it ends, so the next `kubectl apply -k` runs it again (after new Secrets: the keys are rotated).
+ */
+function minioUsers(): Obj[] {
+  const users = SERVICES.filter((s) => s.s3).map((s) => ({ name: s.name, policy: s3Policy(s.s3 ?? { read: [] }), secret: `dam-${s.name}`, prefix: envName(s.name) }));
+  const secretEnv = (name: string, secret: string, key: string) => ({ name, valueFrom: { secretKeyRef: { name: secret, key } } });
+  const policies: Record<string, string> = {
+    ...Object.fromEntries(users.map((u) => [`${policyName(u.name)}.json`, JSON.stringify(u.policy, null, 2)])),
+    [`${policyName(METRICS_USER)}.json`]: JSON.stringify(METRICS_POLICY, null, 2),
+  };
+  const script = minioUsersScript([
+    ...users.map((u) => ({ policy: policyName(u.name), accessVar: `${u.prefix}_S3_ACCESS_KEY`, secretVar: `${u.prefix}_S3_SECRET_KEY` })),
+    { policy: policyName(METRICS_USER), accessVar: 'MINIO_METRICS_ACCESS_KEY', secretVar: 'MINIO_METRICS_SECRET_KEY' },
+  ]);
+  return [
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'minio-policies', labels: labels('minio-policies', 'storage') }, data: policies },
+    {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: MINIO_USERS_JOB, labels: labels(MINIO_USERS_JOB, 'storage') },
+      spec: {
+        backoffLimit: 30,
+        activeDeadlineSeconds: 1800,
+        ttlSecondsAfterFinished: 3600,
+        template: {
+          metadata: { labels: labels(MINIO_USERS_JOB, 'storage') },
+          spec: {
+            restartPolicy: 'OnFailure',
+            automountServiceAccountToken: false,
+            enableServiceLinks: false,
+            securityContext: podSecurity(1000),
+            containers: [
+              {
+                name: 'mc',
+                image: 'quay.io/minio/mc:RELEASE.2024-11-21T17-21-54Z',
+                command: ['/bin/sh', '-c', script],
+                env: [
+                  secretEnv('MINIO_ROOT_USER', MINIO_ROOT_SECRET, 'MINIO_ROOT_USER'),
+                  secretEnv('MINIO_ROOT_PASSWORD', MINIO_ROOT_SECRET, 'MINIO_ROOT_PASSWORD'),
+                  // mc's alias `dam` from the environment (Kubernetes expands the two variables above).
+                  { name: 'MC_HOST_dam', value: 'http://$(MINIO_ROOT_USER):$(MINIO_ROOT_PASSWORD)@minio:9000' },
+                  { name: 'MC_CONFIG_DIR', value: '/tmp/.mc' },
+                  { name: 'S3_BUCKET', valueFrom: { configMapKeyRef: { name: 'dam-config', key: 'S3_BUCKET' } } },
+                  ...users.flatMap((u) => [
+                    secretEnv(`${u.prefix}_S3_ACCESS_KEY`, u.secret, 'S3_ACCESS_KEY'),
+                    secretEnv(`${u.prefix}_S3_SECRET_KEY`, u.secret, 'S3_SECRET_KEY'),
+                  ]),
+                  secretEnv('MINIO_METRICS_ACCESS_KEY', MINIO_METRICS_SECRET, 'MINIO_METRICS_ACCESS_KEY'),
+                  secretEnv('MINIO_METRICS_SECRET_KEY', MINIO_METRICS_SECRET, 'MINIO_METRICS_SECRET_KEY'),
+                ],
+                resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } },
+                securityContext: restricted,
+                volumeMounts: [
+                  { name: 'policies', mountPath: '/policies', readOnly: true },
+                  { name: 'tmp', mountPath: '/tmp' },
+                ],
+              },
+            ],
+            volumes: [
+              { name: 'policies', configMap: { name: 'minio-policies' } },
+              { name: 'tmp', emptyDir: { sizeLimit: '16Mi' } },
+            ],
+          },
+        },
+      },
+    },
   ];
 }
 

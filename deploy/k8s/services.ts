@@ -4,6 +4,8 @@
  * what is the same for all lives in the generator.
  */
 
+import type { S3Access } from './object-store';
+
 export type ServiceName = 'gateway' | 'upload' | 'link-signing' | 'auth' | 'metadata' | 'search' | 'conversion' | 'transcode' | 'addon' | 'webhook';
 
 export interface ServiceSpec {
@@ -18,7 +20,8 @@ export interface ServiceSpec {
   /** Owns a PostgreSQL database (DATABASE_URL in its Secret; migrations run in an init container first). */
   database?: boolean;
   nats?: boolean;
-  s3?: boolean;
+  /** What it does in the object store: its own MinIO user gets exactly this (deploy/k8s/object-store.ts). */
+  s3?: S3Access;
   /** Verifies or signs user JWTs (the edges and auth): gets JWT_SECRET. */
   jwt?: boolean;
   /** Measured peak RSS (docs/benchmarks.md) → memory request and limit. */
@@ -59,7 +62,7 @@ export const SERVICES: readonly ServiceSpec[] = [
     public: { host: 'upload', paths: ['/api'] },
     callers: [],
     nats: true,
-    s3: true,
+    s3: { read: ['originals/', 'tus/'], write: ['originals/', 'tus/'], remove: ['originals/', 'tus/'], listUploads: true },
     memory: { request: '256Mi', limit: '512Mi' }, // peak 206-223 MiB, flat with the file size
     cpu: '250m',
     scratch: { '/tmp': '256Mi' },
@@ -72,7 +75,7 @@ export const SERVICES: readonly ServiceSpec[] = [
     public: { host: 'cdn', paths: ['/api/v1/files'] },
     callers: ['gateway'],
     nats: true,
-    s3: true,
+    s3: { read: ['originals/', 'conversions/'] }, // the internet-facing edge only reads
     memory: { request: '256Mi', limit: '512Mi' }, // peak 207-241 MiB
     cpu: '250m',
     scratch: { '/tmp': '64Mi', '/var/cache/dam': '3Gi' },
@@ -100,7 +103,8 @@ export const SERVICES: readonly ServiceSpec[] = [
     callers: ['gateway', 'upload', 'auth', 'link-signing', 'transcode'],
     database: true,
     nats: true,
-    s3: true,
+    // Add Conversion writes conversions; housekeeping removes both; Set Public Access writes the bucket policy.
+    s3: { read: ['originals/', 'conversions/'], write: ['conversions/'], remove: ['originals/', 'conversions/'], bucketPolicy: true },
     memory: { request: '384Mi', limit: '768Mi' }, // peak 324-364 MiB
     cpu: '250m',
     scratch: { '/tmp': '64Mi' },
@@ -122,7 +126,8 @@ export const SERVICES: readonly ServiceSpec[] = [
     image: 'runtime', // sharp (libvips) ships in node_modules
     callers: ['metadata'],
     nats: true,
-    s3: true,
+    // Transforms may start from a conversion; old variants of its transform cache (`_t/`) are pruned.
+    s3: { read: ['originals/', 'conversions/'], write: ['conversions/'], remove: ['conversions/*/_t/'] },
     memory: { request: '512Mi', limit: '1Gi' }, // 338 MiB on a 100-megapixel JPEG
     cpu: '500m',
     scratch: { '/tmp': '4Gi' },
@@ -135,7 +140,7 @@ export const SERVICES: readonly ServiceSpec[] = [
     image: 'media',
     callers: [],
     nats: true,
-    s3: true,
+    s3: { read: ['originals/', 'conversions/'], write: ['conversions/'] }, // its _transcode/ markers are under conversions/
     memory: { request: '1Gi', limit: '2Gi' }, // 680-707 MiB with ffmpeg on 1080p
     cpu: '1000m',
     scratch: { '/tmp': '20Gi' },
@@ -149,7 +154,7 @@ export const SERVICES: readonly ServiceSpec[] = [
     callers: [],
     database: true,
     nats: true,
-    s3: true,
+    s3: { read: ['originals/'], write: ['conversions/'] },
     memory: { request: '1536Mi', limit: '2Gi' }, // 1.09 GiB with every model, peak 1.21 GiB, plus up to 64 MiB of originals (ORIGINALS_CACHE_BYTES)
     cpu: '1000m',
     scratch: { '/tmp': '1Gi' },

@@ -3,7 +3,9 @@
  * k8s/ proven without a cluster: the base is what the generator makes, every overlay builds with kubectl's
  * kustomize, every object it yields is valid against the Kubernetes (and KEDA) OpenAPI schemas, and the rules of the
  * issue hold: probes, limits, non-root and read-only pods, no secret in a ConfigMap, every pod behind a
- * NetworkPolicy, every variable each service's config requires provided, every Secret they read generated.
+ * NetworkPolicy, every variable each service's config requires provided, every Secret they read generated, each
+ * service its own object-store user with the least it needs (never MinIO's root user), the object store's admin API
+ * and metrics kept from the internet.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -11,12 +13,14 @@ import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { ConfigMap, Namespace, Secret, Service } from 'kubernetes-models/v1';
 import { Deployment, StatefulSet } from 'kubernetes-models/apps/v1';
+import { Job } from 'kubernetes-models/batch/v1';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { Ingress, NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { ScaledObject } from '@kubernetes-models/keda/keda.sh/v1alpha1';
 import { natsPermissions } from '@dam/events';
-import { BASE_DIR, INGRESS_NAMESPACE, renderBase } from '../k8s/generate';
+import { BASE_DIR, BUCKET, INGRESS_NAMESPACE, MINIO_ROOT_SECRET, renderBase } from '../k8s/generate';
+import { BUCKET_PLACEHOLDER, policyName, type PolicyDocument } from '../k8s/object-store';
 import { generateSecrets } from '../k8s/secrets';
 import { SERVICES, type ServiceName } from '../k8s/services';
 import { loadAddonConfig } from '../../services/addon/src/config';
@@ -40,6 +44,7 @@ const MODELS: Record<string, { validate(): void } & (new (o: any) => { validate(
   'v1/Namespace': Namespace as any,
   'apps/v1/Deployment': Deployment as any,
   'apps/v1/StatefulSet': StatefulSet as any,
+  'batch/v1/Job': Job as any,
   'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler as any,
   'networking.k8s.io/v1/Ingress': Ingress as any,
   'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy as any,
@@ -67,6 +72,8 @@ const build = (overlay: string): any[] =>
 const secrets = generateSecrets();
 const secretData = (name: string): Record<string, string> | undefined => secrets.find((s) => s.metadata.name === name)?.stringData;
 const podsOf = (objects: any[]) => objects.filter((o) => o.kind === 'Deployment' || o.kind === 'StatefulSet');
+/** Also the Jobs: run to completion, so without probes, but held to the same rules otherwise. */
+const workloadsOf = (objects: any[]) => [...podsOf(objects), ...objects.filter((o) => o.kind === 'Job')];
 const containersOf = (o: any): any[] => [...(o.spec.template.spec.initContainers ?? []), ...o.spec.template.spec.containers];
 
 it('k8s/base is what deploy/k8s/generate.ts makes from deploy/k8s/services.ts', () => {
@@ -108,16 +115,19 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       const init = d.spec.template.spec.initContainers ?? [];
       expect(init.map((c: any) => c.args)).toEqual(s.database ? [['migrate', s.name]] : []);
     }
-    for (const o of podsOf(objects)) {
+    for (const o of workloadsOf(objects)) {
       for (const c of containersOf(o)) {
         expect([o.metadata.name, c.name, c.resources?.requests?.cpu, c.resources?.requests?.memory, c.resources?.limits?.memory].every(Boolean)).toBe(true);
       }
+    }
+    for (const o of podsOf(objects)) {
       for (const c of o.spec.template.spec.containers) expect([o.metadata.name, Boolean(c.readinessProbe && c.livenessProbe)]).toEqual([o.metadata.name, true]);
     }
   });
 
   it('runs every pod as non-root on a read-only root filesystem without privileges, writing only to its volumes', () => {
-    for (const o of podsOf(objects)) {
+    expect(workloadsOf(objects).some((o) => o.kind === 'Job')).toBe(true);
+    for (const o of workloadsOf(objects)) {
       const pod = o.spec.template.spec;
       expect([o.metadata.name, pod.securityContext.runAsNonRoot, pod.securityContext.runAsUser > 0, pod.automountServiceAccountToken]).toEqual([o.metadata.name, true, true, false]);
       for (const c of containersOf(o)) {
@@ -146,7 +156,7 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       }
     }
     const refs: Array<[string, string | undefined]> = [];
-    for (const o of podsOf(objects)) {
+    for (const o of workloadsOf(objects)) {
       for (const c of containersOf(o)) for (const e of c.env ?? []) if (e.valueFrom?.secretKeyRef) refs.push([e.valueFrom.secretKeyRef.name, e.valueFrom.secretKeyRef.key]);
       for (const v of o.spec.template.spec.volumes ?? []) if (v.secret) refs.push([v.secret.secretName, undefined]);
     }
@@ -225,10 +235,119 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
 
   it('routes only the API paths of {base}, {upload} and {cdn} (and the console of {base}) through the Ingress, uploads unbuffered and unlimited', () => {
     const paths = byKind('Ingress').flatMap((i) => i.spec.rules.flatMap((r: any) => r.http.paths.map((p: any) => `${p.backend.service.name}${p.path}`)));
-    expect(paths.sort()).toEqual(['gateway/api', 'gateway/console', 'link-signing/api/v1/files', 'minio/', 'upload/api']);
+    expect(paths.sort()).toEqual(['gateway/api', 'gateway/console', 'link-signing/api/v1/files', `minio/${BUCKET}`, 'upload/api']);
     expect(named('Ingress', 'dam-upload').metadata.annotations).toMatchObject({
       'nginx.ingress.kubernetes.io/proxy-body-size': '0',
       'nginx.ingress.kubernetes.io/proxy-request-buffering': 'off',
+    });
+  });
+
+  describe('the object store (security review F8)', () => {
+    const root = secretData(MINIO_ROOT_SECRET) as Record<string, string>;
+    const s3Services = SERVICES.filter((s) => s.s3).map((s) => s.name);
+    const policyOf = (name: string): PolicyDocument | undefined => {
+      const text = named('ConfigMap', 'minio-policies')?.data?.[`${policyName(name)}.json`];
+      return text === undefined ? undefined : JSON.parse(text);
+    };
+    const actionsOn = (policy: PolicyDocument | undefined, resource: RegExp) =>
+      (policy?.Statement ?? []).filter((st) => (st.Resource ?? []).some((r) => resource.test(r))).flatMap((st) => st.Action);
+    const objectArn = (prefix: string) => `arn:aws:s3:::${BUCKET_PLACEHOLDER}/${prefix}*`;
+
+    it('gives every service that uses the bucket its own user, never the root user', () => {
+      expect(s3Services.sort()).toEqual(['addon', 'conversion', 'link-signing', 'metadata', 'transcode', 'upload']);
+      const accessKeys: string[] = [];
+      for (const o of byKind('Deployment')) {
+        for (const c of containersOf(o)) {
+          const secretsRead = [
+            ...(c.env ?? []).map((e: any) => e.valueFrom?.secretKeyRef?.name),
+            ...(c.envFrom ?? []).map((f: any) => f.secretRef?.name),
+          ].filter(Boolean);
+          expect([o.metadata.name, c.name, secretsRead.includes(MINIO_ROOT_SECRET)]).toEqual([o.metadata.name, c.name, false]);
+          for (const e of c.env ?? []) {
+            if (e.name !== 'S3_ACCESS_KEY' && e.name !== 'S3_SECRET_KEY') continue;
+            // From the service's own Secret, and not the root user's keys under another name.
+            expect([o.metadata.name, e.name, e.valueFrom?.secretKeyRef?.name]).toEqual([o.metadata.name, e.name, `dam-${o.metadata.name}`]);
+            const value = secretData(e.valueFrom.secretKeyRef.name)?.[e.valueFrom.secretKeyRef.key];
+            expect([o.metadata.name, e.name, value === root.MINIO_ROOT_USER || value === root.MINIO_ROOT_PASSWORD]).toEqual([o.metadata.name, e.name, false]);
+            if (e.name === 'S3_ACCESS_KEY') accessKeys.push(value as string);
+          }
+        }
+        for (const v of o.spec.template.spec.volumes ?? []) expect([o.metadata.name, v.secret?.secretName]).not.toEqual([o.metadata.name, MINIO_ROOT_SECRET]);
+      }
+      expect(accessKeys).toHaveLength(s3Services.length);
+      expect(new Set(accessKeys).size).toBe(accessKeys.length);
+      // MinIO's limits on keys.
+      for (const k of accessKeys) expect(k.length).toBeLessThanOrEqual(20);
+      for (const s of s3Services) expect((secretData(`dam-${s}`)?.S3_SECRET_KEY ?? '').length).toBe(40);
+    });
+
+    it('makes each user with its policy in a Job, the only pod besides MinIO that reads the root user', () => {
+      const job = named('Job', 'minio-users');
+      expect(job).toBeDefined();
+      const readers = workloadsOf(objects)
+        .filter((o) => containersOf(o).some((c) => (c.env ?? []).some((e: any) => e.valueFrom?.secretKeyRef?.name === MINIO_ROOT_SECRET)))
+        .map((o) => `${o.kind}/${o.metadata.name}`);
+      expect(readers.sort()).toEqual(['Job/minio-users', 'StatefulSet/minio']);
+      const [mc] = job.spec.template.spec.containers;
+      const script: string = mc.command[2];
+      expect(() => execFileSync('sh', ['-n', '-c', script])).not.toThrow();
+      expect(script).toMatch(/mc mb --ignore-existing "dam\/\$S3_BUCKET"/);
+      for (const s of SERVICES.filter((x) => x.s3)) {
+        const prefix = s.name.replace(/-/g, '_').toUpperCase();
+        expect(script).toContain(`user ${policyName(s.name)} "$${prefix}_S3_ACCESS_KEY" "$${prefix}_S3_SECRET_KEY"`);
+        // The variables hold the keys the service itself reads.
+        const ref = (v: string) => mc.env.find((e: any) => e.name === v)?.valueFrom?.secretKeyRef;
+        expect(ref(`${prefix}_S3_ACCESS_KEY`)).toEqual({ name: `dam-${s.name}`, key: 'S3_ACCESS_KEY' });
+        expect(ref(`${prefix}_S3_SECRET_KEY`)).toEqual({ name: `dam-${s.name}`, key: 'S3_SECRET_KEY' });
+        expect(policyOf(s.name)).toBeDefined();
+      }
+      // The Job may reach MinIO.
+      const minioPolicy = named('NetworkPolicy', 'minio');
+      const allowed = minioPolicy.spec.ingress.flatMap((r: any) => (r.from ?? []).map((f: any) => f.podSelector?.matchLabels?.['app.kubernetes.io/name'])).filter(Boolean);
+      expect(allowed).toContain('minio-users');
+    });
+
+    it('lets each user do only what its service does: the edge reads, writers write only their prefixes, nobody administers', () => {
+      const WRITE = /^s3:(Put|Delete|Abort|Create|Replicate|Restore)|^s3:\*$|^\*$/;
+      for (const s of s3Services) {
+        const policy = policyOf(s) as PolicyDocument;
+        for (const st of policy.Statement) {
+          expect([s, st.Effect]).toEqual([s, 'Allow']);
+          // Only this bucket and its objects, no wildcard actions, no admin rights.
+          for (const r of st.Resource ?? []) expect([s, r.startsWith(`arn:aws:s3:::${BUCKET_PLACEHOLDER}`)]).toEqual([s, true]);
+          for (const a of st.Action) expect([s, a, /\*|^admin:/.test(a)]).toEqual([s, a, false]);
+        }
+      }
+      // The internet-facing edge: no write action at all.
+      expect(policyOf('link-signing')?.Statement.flatMap((st) => st.Action).filter((a) => WRITE.test(a))).toEqual([]);
+      // Who may write or remove where (from the storage calls in services/*/src).
+      const writers = (prefix: string) => s3Services.filter((s) => actionsOn(policyOf(s), new RegExp(`^${objectArn(prefix).replace(/[*]/g, '\\*')}$`)).includes('s3:PutObject')).sort();
+      const removers = (prefix: string) => s3Services.filter((s) => actionsOn(policyOf(s), new RegExp(`^${objectArn(prefix).replace(/[*]/g, '\\*')}$`)).includes('s3:DeleteObject')).sort();
+      expect(writers('originals/')).toEqual(['upload']);
+      expect(writers('tus/')).toEqual(['upload']);
+      expect(writers('conversions/')).toEqual(['addon', 'conversion', 'metadata', 'transcode']);
+      expect(removers('originals/')).toEqual(['metadata', 'upload']);
+      expect(removers('conversions/')).toEqual(['metadata']);
+      expect(removers('conversions/*/_t/')).toEqual(['conversion']);
+      // Only metadata (Set Public Access) touches the bucket policy.
+      expect(s3Services.filter((s) => actionsOn(policyOf(s), /:::@BUCKET@$/).some((a) => /BucketPolicy$/.test(a)))).toEqual(['metadata']);
+      // Prometheus' user reads metrics only.
+      expect(policyOf('metrics')?.Statement.flatMap((st) => st.Action)).toEqual(['admin:Prometheus']);
+    });
+
+    it('exposes only the bucket through the dam-s3 Ingress (no /minio/ admin API, no console), and MinIO metrics need a token', () => {
+      const paths = named('Ingress', 'dam-s3').spec.rules.flatMap((r: any) => r.http.paths);
+      expect(paths.length).toBeGreaterThan(0);
+      for (const p of paths) {
+        expect(p.path).toBe(`/${BUCKET}`);
+        expect(p.backend.service.port).toEqual({ name: 'http' });
+      }
+      const toMinio = byKind('Ingress').flatMap((i) => i.spec.rules.flatMap((r: any) => r.http.paths)).filter((p: any) => p.backend.service.name === 'minio');
+      expect(toMinio.filter((p: any) => p.path === '/' || p.path.startsWith('/minio'))).toEqual([]);
+      // The console's port has no Service.
+      expect(byKind('Service').filter((s) => s.metadata.name.startsWith('minio')).flatMap((s) => s.spec.ports.map((p: any) => p.port))).not.toContain(9001);
+      const env = named('StatefulSet', 'minio').spec.template.spec.containers[0].env;
+      expect(env.find((e: any) => e.name === 'MINIO_PROMETHEUS_AUTH_TYPE')?.value).toBe('jwt');
     });
   });
 
