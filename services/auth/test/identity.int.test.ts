@@ -283,7 +283,17 @@ describe('groups, isolation and settings', () => {
     expect(g1.body.webhooks.secret).not.toBe(settings.body.webhooks.secret);
     const conversion = asService({ caller: 'conversion' });
     const internal = await call(`${auth.url}/internal/v1/groups/${gid}/settings`, 'GET', undefined, conversion);
-    expect(internal.body).toEqual(settings.body);
+    // Only the webhook service signs deliveries: the other readers get no webhook secret (nor URLs).
+    const { webhooks, ...rest } = settings.body;
+    expect(internal.body).toEqual(rest);
+    for (const caller of ['transcode', 'metadata']) {
+      const other = await call(`${auth.url}/internal/v1/groups/${gid}/settings`, 'GET', undefined, asService({ caller }));
+      expect(other.status).toBe(200);
+      expect(JSON.stringify(other.body)).not.toContain(webhooks.secret);
+      expect(other.body).toEqual(rest);
+    }
+    const webhook = await call(`${auth.url}/internal/v1/groups/${gid}/settings`, 'GET', undefined, asService({ caller: 'webhook' }));
+    expect(webhook.body).toEqual(settings.body);
     expect((await call(`${auth.url}/internal/v1/groups/9999/settings`, 'GET', undefined, conversion)).status).toBe(404);
   });
 

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { PERMISSION, ROLE_NAMES, hashApiKey, permissionsFor, type Principal } from '@dam/auth-tokens';
+import { PERMISSION, ROLE_NAMES, hashApiKey, permissionsFor, serviceCallOf, type Principal } from '@dam/auth-tokens';
 import { authenticateRequest, type AccessOwner, type UserStatus } from '@dam/internal-api';
 import { notFound, unauthenticated } from '@dam/errors';
 import { parsed, validate } from '@dam/http';
@@ -9,12 +9,23 @@ import { ApiKeyRepository } from '../adapters/api-key.repository';
 import { UserRepository } from '../adapters/user.repository';
 import { SettingsRepository } from '../adapters/settings.repository';
 import { apiKeyPrincipal } from '../domain/api-keys';
+import type { Settings } from '../domain/settings';
 import { groupIdParams } from './schemas';
 
 const authenticateSchemas = { body: authenticateRequest };
 const settingsSchemas = { params: groupIdParams };
 const accessSchemas = { params: z.object({ access_id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) }) };
 const userStatusSchemas = { params: groupIdParams.extend({ user_id: z.coerce.number().int().positive() }) };
+
+/**
+ * Only the webhook service signs deliveries: every other reader (conversion, transcode, metadata) gets the settings
+ * without `webhooks`, whose secrets (and URLs, often bearer tokens themselves) it has no use for (security review I3).
+ */
+export function settingsFor(caller: string, settings: Settings): Partial<Settings> {
+  if (caller === 'webhook') return settings;
+  const { webhooks: _webhooks, ...rest } = settings;
+  return rest;
+}
 
 /** Service-to-service calls; the gateway never routes /internal (docs/internal-interfaces.md). */
 export function internalRoutes(pool: Pool): Router {
@@ -71,7 +82,7 @@ export function internalRoutes(pool: Pool): Router {
     const { params } = parsed(settingsSchemas, req, res);
     const settings = await new SettingsRepository(pool).get(params.group_id);
     if (!settings) throw notFound('GROUP_NOT_FOUND', 'Group not found');
-    res.json(settings);
+    res.json(settingsFor(serviceCallOf(res).caller, settings));
   });
 
   return router;
