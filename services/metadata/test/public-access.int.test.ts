@@ -84,6 +84,34 @@ describe('Set Public Access (endpoint 10)', () => {
     expect((await setPublic(text.id, ['original'])).status).toBe(200);
   });
 
+  it('never makes a user\'s active content public (security review F15): HTML, SVG or a custom conversion of either answers 400', async () => {
+    // The object store serves a public object inline, as stored: before, this HTML answered 200 text/html anonymously.
+    const html = await create('text/html');
+    const refused = await setPublic(html.id, ['original']);
+    expect(refused).toMatchObject({ status: 400, body: { error: { code: 'VALIDATION_FAILED', details: [{ path: 'keys', message: expect.stringMatching(/text\/html.*download link/) }] } } });
+    expect((await data(html.id)).urls.public).toEqual({});
+    expect((await anonymous(h.storage.publicUrl(originalKey(String(GROUP), html.id)))).status).toBe(403);
+    for (const [type, status] of [['application/xhtml+xml', 400], ['text/javascript', 400], ['application/xml', 400], ['application/pdf', 200], ['text/plain', 200]] as const) {
+      expect({ type, status: (await setPublic((await create(type)).id, ['original'])).status }).toEqual({ type, status });
+    }
+    // An SVG image: its original is refused, its raster conversions stay allowed (the whole request is refused as one).
+    const svg = await create('image/svg+xml');
+    expect((await setPublic(svg.id, ['original', 'thumb'])).status).toBe(400);
+    expect(await setPublic(svg.id, ['thumb'])).toEqual({ status: 200, body: { id: svg.id, public: { thumb: true } } });
+    // A custom conversion holds what its uploader sent: an SVG one is refused, a PNG one allowed.
+    const image = await create('image/png');
+    const add = async (name: string, bytes: Buffer) => {
+      const form = new FormData();
+      form.append('file', new Blob([new Uint8Array(bytes)]), 'c.bin');
+      const res = await signedFetch(`${h.url}/api/v1/assets/${image.id}/content/${name}`, admin, { method: 'POST', body: form });
+      return (await res.json()) as { content_type: string };
+    };
+    const vector = await add('vector1', Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'));
+    expect(vector.content_type).toBe('image/svg+xml');
+    expect((await setPublic(image.id, ['vector1'])).status).toBe(400);
+    expect((await setPublic(image.id, ['original'])).status).toBe(200);
+  });
+
   it('revokes the public URL when the asset is deleted', async () => {
     const { id, bytes } = await create('image/png');
     await setPublic(id, ['original']);

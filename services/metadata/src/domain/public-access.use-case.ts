@@ -1,5 +1,6 @@
 import { canEditAsset, type Principal } from '@dam/auth-tokens';
 import { forbidden, validationFailed } from '@dam/errors';
+import { isActiveContentType } from '@dam/http';
 import { CUSTOM_CONVERSION_NAME, PUBLIC_VIDEO_KEYS, RESERVED_CONVERSION_KEYS } from '@dam/internal-api';
 import { isImage, isVideo, storedObjectsOf, type Asset } from './asset';
 import { canRead } from './asset-access';
@@ -14,6 +15,26 @@ export function mayBePublic(asset: Pick<Asset, 'contentType'>, key: string): boo
   if (isImage(asset.contentType)) return key === 'deepzoom' || (CUSTOM_CONVERSION_NAME.test(key) && !RESERVED_CONVERSION_KEYS.has(key));
   if (isVideo(asset.contentType)) return VIDEO_KEYS.has(key);
   return false;
+}
+
+/**
+ * The type of a public key's object when its bytes are a user's own (the original, a custom conversion), undefined
+ * for the conversions this suite makes (a Deep Zoom descriptor is XML of our own writing) or one that does not exist.
+ */
+function uploadedTypeOf(asset: Pick<Asset, 'contentType' | 'conversions'>, key: string): string | undefined {
+  if (key === 'original') return asset.contentType;
+  if (!CUSTOM_CONVERSION_NAME.test(key) || RESERVED_CONVERSION_KEYS.has(key)) return undefined;
+  return Object.hasOwn(asset.conversions, key) ? asset.conversions[key]?.content_type : undefined;
+}
+
+/**
+ * Whether the key's object would be active content on the object store's origin. The store serves a public object
+ * as it is stored: inline, with no Content-Disposition, CSP or nosniff, so a user's HTML, SVG, XML or script would
+ * run on the `s3` host for anyone given its URL (the API's own responses force these to attachments).
+ */
+export function isActiveWhenPublic(asset: Pick<Asset, 'contentType' | 'conversions'>, key: string): boolean {
+  const type = uploadedTypeOf(asset, key);
+  return type !== undefined && isActiveContentType(type);
 }
 
 /**
@@ -38,6 +59,16 @@ export async function setPublicAccess(
       throw validationFailed(
         refused.map((k) => ({ path: 'keys', message: `"${k}" cannot be made public for a ${asset.contentType} asset` })),
         'Some keys cannot be made public for this file type',
+      );
+    }
+    const active = [...new Set(keys)].filter((k) => isActiveWhenPublic(asset, k));
+    if (active.length > 0) {
+      throw validationFailed(
+        active.map((k) => ({
+          path: 'keys',
+          message: `"${k}" is ${uploadedTypeOf(asset, k) || 'of no declared type'}: a public URL would show it inline as a page on the object store's address; share it with a download link instead`,
+        })),
+        'Active content (HTML, SVG, XML, script) cannot be made public',
       );
     }
     const entries = [...new Set(keys)].map((key) => {
