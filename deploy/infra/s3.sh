@@ -3,7 +3,9 @@
 # otherwise a throwaway single-node Ceph radosgw (about 15 s to start).
 # Usage: s3.sh start|stop DIR PORT   env: S3_ACCESS_KEY (localaccess), S3_SECRET_KEY (localsecret123),
 #        S3_MON_PORT (PORT+100, Ceph monitor), S3_MEM_BYTES (4 GiB cap of the in-memory store),
-#        S3_DURABLE=1 (objects on disk: BlueStore on a sparse file in DIR, kept across stop/start and crashes)
+#        S3_DURABLE=1 (objects on disk: BlueStore on a sparse file in DIR, kept across stop/start and crashes),
+#        S3_READONLY_ACCESS_KEY + S3_READONLY_SECRET_KEY (radosgw only: a read-only subuser of the owner, for the
+#        internet-facing {cdn} edge; DIR/readonly-user then names its access key)
 # Start when already running is a no-op. Without S3_DURABLE Ceph keeps objects in memory (memstore, for tests):
 # stopping it loses them. With it, a DIR that already holds a store is started again as it is (no mkfs).
 # Auth between Ceph daemons is off; S3 requests are still signed and checked against the user created below.
@@ -38,9 +40,23 @@ stop_all() {
 any_alive() { local p; for p in "$@"; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }
 if [ "$cmd" = stop ]; then stop_all; exit 0; fi
 
-ready() { echo "S3 ready: http://127.0.0.1:$PORT access=$ACCESS"; }
+ready() { echo "S3 ready: http://127.0.0.1:$PORT access=$ACCESS${RO_ACCESS:+ read-only=$RO_ACCESS}"; }
+RO_ACCESS=${S3_READONLY_ACCESS_KEY:-}
+RO_SECRET=${S3_READONLY_SECRET_KEY:-}
+# A subuser with `read` access (security review F8): its keys GET, HEAD, list and presign, and every PUT, DELETE or
+# bucket-policy change answers AccessDenied. Creating it again is a no-op, so a durable store gets it at any start.
+readonly_user() {
+  [ -n "$RO_ACCESS" ] || return 0
+  [ -n "$RO_SECRET" ] || { echo "s3: S3_READONLY_ACCESS_KEY needs S3_READONLY_SECRET_KEY" >&2; return 1; }
+  timeout 60 radosgw-admin -c "$D/ceph.conf" subuser create --uid=local --subuser=local:readonly --access=read \
+    --key-type=s3 --access-key="$RO_ACCESS" --secret="$RO_SECRET" >/dev/null || return 1
+  echo "$RO_ACCESS" >"$D/readonly-user"
+}
 if [ -f "$D/ready" ] && { pid_alive "$D/minio.pid" || pid_alive "$D/run/client.rgw.a.pid"; } \
   && curl -s -o /dev/null --max-time 2 "http://127.0.0.1:$PORT/"; then
+  if [ -n "$RO_ACCESS" ] && [ -f "$D/ceph.conf" ] && [ "$(cat "$D/readonly-user" 2>/dev/null)" != "$RO_ACCESS" ]; then
+    readonly_user || { echo "s3: radosgw-admin subuser create failed" >&2; exit 1; }
+  fi
   ready; exit 0
 fi
 stop_all
@@ -53,6 +69,8 @@ if command -v minio >/dev/null; then
   echo $! >"$D/minio.pid"
   wait_http "http://127.0.0.1:$PORT/minio/health/ready" 60 \
     || { echo "s3: minio not ready; log tail:" >&2; tail -n 20 "$D/minio.log" >&2; exit 1; }
+  # MinIO's users need its `mc` client: the read-only user is radosgw's only (the services share the root user).
+  [ -z "$RO_ACCESS" ] || echo "s3: no read-only user with MinIO (radosgw only); every service uses $ACCESS" >&2
   touch "$D/ready"; ready; exit 0
 fi
 
@@ -78,6 +96,7 @@ if [ "$DURABLE" = 1 ] && [ -f "$D/durable" ] && [ -f "$D/ceph.conf" ]; then
   wait_osd_up || fail "osd not up after 60 s"
   radosgw -c "$D/ceph.conf" -n client.rgw.a "${RGW_GC[@]}" 2>>"$D/log/start.log" || fail "radosgw did not start"
   wait_http_any "http://127.0.0.1:$PORT/" || fail "radosgw not answering after 60 s"
+  readonly_user || fail "radosgw-admin subuser create failed"
   touch "$D/ready"
   ready
   exit 0
@@ -150,6 +169,7 @@ radosgw -c "$D/ceph.conf" -n client.rgw.a "${RGW_GC[@]}" 2>>"$D/log/start.log"
 wait_http_any "http://127.0.0.1:$PORT/" || fail "radosgw not answering after 60 s"
 timeout 60 radosgw-admin -c "$D/ceph.conf" user create --uid=local --display-name=local \
   --access-key="$ACCESS" --secret="$SECRET" >/dev/null || fail "radosgw-admin user create failed"
+readonly_user || fail "radosgw-admin subuser create failed"
 [ "$DURABLE" = 1 ] && touch "$D/durable"
 touch "$D/ready"
 ready
