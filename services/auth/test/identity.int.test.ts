@@ -172,6 +172,65 @@ describe('upload keys (CONTRACT §12)', () => {
   });
 });
 
+describe('credentials that end with the password (security review F17)', () => {
+  const authenticate = (uploadKey: string) => call(`${auth.url}/internal/v1/authenticate`, 'POST', { upload_key: uploadKey });
+
+  it('a password change, or disabling, ends the upload key; the next login answers a new one', async () => {
+    const created = await call(`${auth.url}/api/v1/users`, 'POST', { email: 'rekey@example.com', password: 'password-1', role_id: 3 }, admin1());
+    expect(created.status).toBe(201);
+    const id = created.body.user_id as number;
+    const first = (await call(`${auth.url}/api/v1/login`, 'POST', { email: 'rekey@example.com', password: 'password-1' })).body.uploadkey as string;
+    expect((await authenticate(first)).status).toBe(200);
+    // A role change ends nothing.
+    expect((await call(`${auth.url}/api/v1/users/${id}`, 'PATCH', { role_id: 4 }, admin1())).status).toBe(200);
+    expect((await authenticate(first)).status).toBe(200);
+
+    expect((await call(`${auth.url}/api/v1/users/${id}`, 'PATCH', { password: 'password-2' }, admin1())).status).toBe(200);
+    const afterChange = await authenticate(first);
+    expect(afterChange.status).toBe(401);
+    expect(afterChange.body.error.code).toBe('INVALID_UPLOAD_KEY');
+    const second = (await call(`${auth.url}/api/v1/login`, 'POST', { email: 'rekey@example.com', password: 'password-2' })).body.uploadkey as string;
+    expect(second).not.toBe(first);
+    expect((await authenticate(second)).body).toMatchObject({ user_id: id, via: 'upload_key' });
+
+    // Disabling ends it too, so enabling again does not bring it back.
+    expect((await call(`${auth.url}/api/v1/users/${id}`, 'PATCH', { disabled: true }, admin1())).status).toBe(200);
+    expect((await call(`${auth.url}/api/v1/users/${id}`, 'PATCH', { disabled: false }, admin1())).status).toBe(200);
+    expect((await authenticate(second)).status).toBe(401);
+    const third = (await call(`${auth.url}/api/v1/login`, 'POST', { email: 'rekey@example.com', password: 'password-2' })).body.uploadkey as string;
+    expect((await authenticate(third)).status).toBe(200);
+  });
+
+  it('no API key, whatever its role, rotates its user\'s upload key or accessID (that would end all their links); a session does', async () => {
+    const created = await call(`${auth.url}/api/v1/users`, 'POST', { email: 'keyrot@example.com', password: 'password-1', role_id: 3 }, admin1());
+    const id = created.body.user_id as number;
+    const before = (await call(`${auth.url}/internal/v1/groups/1/users/${id}/status`, 'GET', undefined, asService({ caller: 'link-signing' }))).body.access_id as string;
+    const uploadKey = (await call(`${auth.url}/api/v1/login`, 'POST', { email: 'keyrot@example.com', password: 'password-1' })).body.uploadkey as string;
+    const keys = [
+      principalHeaders(id, 1, 4, { via: 'api_key', key_id: 'k-creator', key_role: 'CREATOR' }),
+      principalHeaders(id, 1, 3, { via: 'api_key', key_id: 'k-user', key_role: 'USER' }),
+      principalHeaders(1, 1, 1, { via: 'api_key', key_id: 'k-admin', key_role: 'ADMIN' }),
+    ];
+    for (const viaKey of keys) {
+      const self = viaKey === keys[2] ? 1 : id;
+      for (const path of ['/api/v1/users/me/uploadkey', '/api/v1/users/me/access_id', `/api/v1/users/${self}/access_id`]) {
+        const refused = await call(`${auth.url}${path}`, 'POST', undefined, viaKey);
+        expect({ path, status: refused.status, code: refused.body.error?.code }).toEqual({ path, status: 403, code: 'API_KEY_CANNOT_ROTATE' });
+      }
+    }
+    // Nothing was rotated.
+    expect((await call(`${auth.url}/internal/v1/access/${before}`, 'GET', undefined, asService({ caller: 'link-signing' }))).status).toBe(200);
+    expect((await authenticate(uploadKey)).status).toBe(200);
+    // An ADMIN key may still rotate another user's accessID (MANAGE_USERS: it could disable that user anyway).
+    expect((await call(`${auth.url}/api/v1/users/${id}/access_id`, 'POST', undefined, keys[2])).status).toBe(200);
+    // The user, signed in, rotates both.
+    const session = principalHeaders(id, 1, 3);
+    expect((await call(`${auth.url}/api/v1/users/me/uploadkey`, 'POST', undefined, session)).status).toBe(200);
+    expect((await call(`${auth.url}/api/v1/users/me/access_id`, 'POST', undefined, session)).status).toBe(200);
+    expect((await authenticate(uploadKey)).status).toBe(401);
+  });
+});
+
 describe('API keys', () => {
   it('create → authenticate as the creator limited to the key role → revoke → 401', async () => {
     const created = await call(`${auth.url}/api/v1/api_keys`, 'POST', { name: 'ci', role: 'CREATOR' }, admin1());

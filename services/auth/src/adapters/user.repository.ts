@@ -73,14 +73,18 @@ export class UserRepository {
   }
 
   async update(groupId: number, id: number, c: UserChanges): Promise<UserRecord | undefined> {
+    const ends = `($5::text IS NOT NULL OR ($4::boolean AND NOT disabled))`;
     const r = await this.db.query<UserRecord>(
-      // A new password or disabling the user ends every token signed before (token_epoch).
+      // A new password or disabling the user ends every token signed before (token_epoch), and the upload key with
+      // them: it is a credential too, and would outlive the password it was handed out with (security review F17).
+      // The user's next login answers the new one.
       `UPDATE users SET role_id = COALESCE($3, role_id), disabled = COALESCE($4, disabled),
          password_hash = COALESCE($5, password_hash),
-         token_epoch = token_epoch + CASE WHEN $5::text IS NOT NULL OR ($4::boolean AND NOT disabled) THEN 1 ELSE 0 END,
+         token_epoch = token_epoch + CASE WHEN ${ends} THEN 1 ELSE 0 END,
+         upload_key = CASE WHEN ${ends} THEN $6 ELSE upload_key END,
          updated_at = now()
        WHERE group_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${COLUMNS}`,
-      [groupId, id, c.role_id ?? null, c.disabled ?? null, c.password_hash ?? null],
+      [groupId, id, c.role_id ?? null, c.disabled ?? null, c.password_hash ?? null, newUploadKey()],
     );
     return r.rows[0];
   }

@@ -1,7 +1,7 @@
 import { Router, type Response } from 'express';
 import { z } from 'zod';
-import { PERMISSION, principalOf, requireAny } from '@dam/auth-tokens';
-import { conflict, notFound, payloadTooLarge } from '@dam/errors';
+import { PERMISSION, principalOf, requireAny, type Principal } from '@dam/auth-tokens';
+import { conflict, forbidden, notFound, payloadTooLarge } from '@dam/errors';
 import { parsed, validate } from '@dam/http';
 import type { Pool } from '@dam/db';
 import { ApiKeyRepository } from '../adapters/api-key.repository';
@@ -26,6 +26,15 @@ export const accessIdSchemas = { params: userIdParams };
 export const preferencesSchemas = { body: z.record(z.string(), z.unknown()) };
 
 const userNotFound = () => notFound('USER_NOT_FOUND', 'User not found');
+
+/**
+ * Rotating your own upload key or accessID needs you signed in (a JWT), as minting API keys does: a key, even a
+ * CREATOR one meant for uploads alone, would otherwise end every link and upload widget of its user (security
+ * review F17). Another user's accessID stays with MANAGE_USERS, which may disable that user anyway.
+ */
+function requireSession(p: Principal, what: string): void {
+  if (p.via !== 'jwt') throw forbidden(`Your ${what} is rotated by you signed in (JWT), not with an API key`, 'API_KEY_CANNOT_ROTATE');
+}
 
 export function userRoutes(pool: Pool): Router {
   const router = Router();
@@ -54,10 +63,11 @@ export function userRoutes(pool: Pool): Router {
   });
 
   // A new accessID for signed links (CONTRACT §7): every link signed under the old one answers 403 at once.
-  // Yourself, or any user of the group with MANAGE_USERS.
+  // Yourself (signed in), or any user of the group with MANAGE_USERS.
   const rotateAccessId = async (res: Response, userId: number) => {
     const p = principalOf(res);
     if (userId !== p.user_id) requireAny(p, [PERMISSION.MANAGE_USERS]);
+    else requireSession(p, 'accessID');
     const accessId = await users.rotateAccessId(p.group_id, userId);
     if (!accessId) throw userNotFound();
     res.json({ user_id: userId, accessID: accessId });
@@ -68,6 +78,7 @@ export function userRoutes(pool: Pool): Router {
   // A new upload key (CONTRACT §12), for yourself only: the old key answers 401 at once.
   router.post('/api/v1/users/me/uploadkey', async (_req, res) => {
     const p = principalOf(res);
+    requireSession(p, 'upload key');
     const uploadkey = await users.rotateUploadKey(p.group_id, p.user_id);
     if (!uploadkey) throw userNotFound();
     res.json({ uploadkey });
