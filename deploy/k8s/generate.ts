@@ -8,12 +8,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { METRICS_POLICY, METRICS_USER, minioUsersScript, policyName, s3Policy } from './object-store';
+import { BUCKET, METRICS_POLICY, METRICS_USER, minioUsersScript, policyName, s3Policy } from './object-store';
 import { CONTAINER_PORT, envName, SERVICES, trustProxyOf, urlOf, type ServiceSpec } from './services';
 
 export const BASE_DIR = path.resolve(__dirname, '..', '..', 'k8s', 'base');
 /** The one bucket (S3_BUCKET); the object store's Ingress exposes only it. */
-export const BUCKET = 'dam-assets';
+export { BUCKET };
 const IMAGE = { runtime: 'ghcr.io/dam-project/dam', media: 'ghcr.io/dam-project/dam-media' } as const;
 const PART_OF = { 'app.kubernetes.io/part-of': 'dam' };
 const labels = (name: string, component = 'service') => ({ 'app.kubernetes.io/name': name, 'app.kubernetes.io/component': component, ...PART_OF });
@@ -468,7 +468,6 @@ function minioUsers(): Obj[] {
                   // mc's alias `dam` from the environment (Kubernetes expands the two variables above).
                   { name: 'MC_HOST_dam', value: 'http://$(MINIO_ROOT_USER):$(MINIO_ROOT_PASSWORD)@minio:9000' },
                   { name: 'MC_CONFIG_DIR', value: '/tmp/.mc' },
-                  { name: 'S3_BUCKET', valueFrom: { configMapKeyRef: { name: 'dam-config', key: 'S3_BUCKET' } } },
                   ...users.flatMap((u) => [
                     secretEnv(`${u.prefix}_S3_ACCESS_KEY`, u.secret, 'S3_ACCESS_KEY'),
                     secretEnv(`${u.prefix}_S3_SECRET_KEY`, u.secret, 'S3_SECRET_KEY'),

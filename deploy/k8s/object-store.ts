@@ -15,8 +15,8 @@
  * assets, never bytes.
  */
 
-/** The bucket named in the policies; the Job puts the ConfigMap's S3_BUCKET in its place. */
-export const BUCKET_PLACEHOLDER = '@BUCKET@';
+/** The one bucket (S3_BUCKET in the ConfigMap), named in the policies: change it here, then regenerate. */
+export const BUCKET = 'dam-assets';
 
 // Key prefixes; a `*` matches within a key, so the last one is the transform cache (`_t/`) of every asset.
 export type Prefix = 'originals/' | 'conversions/' | 'tus/' | 'conversions/*/_t/';
@@ -39,7 +39,7 @@ export interface PolicyDocument {
   Statement: Array<{ Sid: string; Effect: 'Allow'; Action: string[]; Resource?: string[] }>;
 }
 
-const bucketArn = `arn:aws:s3:::${BUCKET_PLACEHOLDER}`;
+const bucketArn = `arn:aws:s3:::${BUCKET}`;
 const objects = (prefixes: readonly Prefix[]) => prefixes.map((p) => `${bucketArn}/${p}*`);
 
 /** The MinIO policy of one service: its `s3` entry, as IAM statements on the one bucket. */
@@ -82,13 +82,15 @@ export function minioUsersScript(users: Array<{ policy: string; accessVar: strin
   return [
     'set -eu',
     'until mc admin info dam >/dev/null 2>&1; do echo "waiting for MinIO"; sleep 5; done',
-    'mc mb --ignore-existing "dam/$S3_BUCKET"',
+    `mc mb --ignore-existing "dam/${BUCKET}"`,
+    // Shell built-ins and mc only: the mc image is a minimal one.
     'user() {',
-    `  sed "s|${BUCKET_PLACEHOLDER}|$S3_BUCKET|g" "/policies/$1.json" > "/tmp/$1.json"`,
-    '  mc admin policy create dam "$1" "/tmp/$1.json"',
+    '  mc admin policy create dam "$1" "/policies/$1.json"',
     '  mc admin user add dam "$2" "$3"',
     '  # Attaching a policy that is attached already fails: then the user must show it.',
-    '  mc admin policy attach dam "$1" --user "$2" || mc admin user info dam "$2" | grep -q -- "$1"',
+    '  if ! mc admin policy attach dam "$1" --user "$2"; then',
+    '    case "$(mc admin user info dam "$2")" in *"$1"*) ;; *) echo "policy $1 not attached" >&2; exit 1 ;; esac',
+    '  fi',
     '}',
     ...users.map((u) => `user ${u.policy} "$${u.accessVar}" "$${u.secretVar}"`),
     'echo "object-store users ready"',

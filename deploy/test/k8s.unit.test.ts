@@ -7,8 +7,9 @@
  * service its own object-store user with the least it needs (never MinIO's root user), the object store's admin API
  * and metrics kept from the internet.
  */
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { ConfigMap, Namespace, Secret, Service } from 'kubernetes-models/v1';
@@ -20,7 +21,7 @@ import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { ScaledObject } from '@kubernetes-models/keda/keda.sh/v1alpha1';
 import { natsPermissions } from '@dam/events';
 import { BASE_DIR, BUCKET, INGRESS_NAMESPACE, MINIO_ROOT_SECRET, renderBase } from '../k8s/generate';
-import { BUCKET_PLACEHOLDER, policyName, type PolicyDocument } from '../k8s/object-store';
+import { policyName, type PolicyDocument } from '../k8s/object-store';
 import { generateSecrets } from '../k8s/secrets';
 import { SERVICES, type ServiceName } from '../k8s/services';
 import { loadAddonConfig } from '../../services/addon/src/config';
@@ -251,10 +252,10 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     };
     const actionsOn = (policy: PolicyDocument | undefined, resource: RegExp) =>
       (policy?.Statement ?? []).filter((st) => (st.Resource ?? []).some((r) => resource.test(r))).flatMap((st) => st.Action);
-    const objectArn = (prefix: string) => `arn:aws:s3:::${BUCKET_PLACEHOLDER}/${prefix}*`;
+    const objectArn = (prefix: string) => `arn:aws:s3:::${BUCKET}/${prefix}*`;
 
     it('gives every service that uses the bucket its own user, never the root user', () => {
-      expect(s3Services.sort()).toEqual(['addon', 'conversion', 'link-signing', 'metadata', 'transcode', 'upload']);
+      expect([...s3Services].sort()).toEqual(['addon', 'conversion', 'link-signing', 'metadata', 'transcode', 'upload']);
       const accessKeys: string[] = [];
       for (const o of byKind('Deployment')) {
         for (const c of containersOf(o)) {
@@ -291,7 +292,11 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       const [mc] = job.spec.template.spec.containers;
       const script: string = mc.command[2];
       expect(() => execFileSync('sh', ['-n', '-c', script])).not.toThrow();
-      expect(script).toMatch(/mc mb --ignore-existing "dam\/\$S3_BUCKET"/);
+      // The mc image is minimal: mc and the shell's built-ins only.
+      expect(script).not.toMatch(/\b(sed|grep|awk|jq|curl)\b/);
+      expect(script).toContain(`mc mb --ignore-existing "dam/${BUCKET}"`);
+      // The bucket the policies name is the one the services use.
+      expect(named('ConfigMap', byKind('ConfigMap').find((c) => c.metadata.name.startsWith('dam-config'))?.metadata.name).data.S3_BUCKET).toBe(BUCKET);
       for (const s of SERVICES.filter((x) => x.s3)) {
         const prefix = s.name.replace(/-/g, '_').toUpperCase();
         expect(script).toContain(`user ${policyName(s.name)} "$${prefix}_S3_ACCESS_KEY" "$${prefix}_S3_SECRET_KEY"`);
@@ -307,6 +312,49 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       expect(allowed).toContain('minio-users');
     });
 
+    it('runs the Job\'s script to the end with the Job\'s environment (mc stubbed), and fails when a policy is not attached', () => {
+      const [mc] = named('Job', 'minio-users').spec.template.spec.containers;
+      const env: Record<string, string> = {};
+      for (const e of mc.env) {
+        const ref = e.valueFrom?.secretKeyRef;
+        env[e.name] = ref ? (secretData(ref.name) as Record<string, string>)[ref.key] as string : String(e.value).replace(/\$\((\w+)\)/g, (_m, v: string) => env[v] as string);
+      }
+      expect(env.MC_HOST_dam).toBe(`http://${root.MINIO_ROOT_USER}:${root.MINIO_ROOT_PASSWORD}@minio:9000`);
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'dam-mc-'));
+      try {
+        // A stand-in for mc: logs its arguments; `policy attach` fails (attached already) when ATTACHED says so,
+        // and `user info` then names the policies listed in INFO.
+        writeFileSync(
+          path.join(dir, 'mc'),
+          '#!/bin/sh\necho "$*" >> "$LOG"\ncase "$*" in\n  "admin policy attach"*) [ -z "$ATTACHED" ] ;;\n  "admin user info"*) echo "PolicyName: $INFO" ;;\nesac\n',
+          { mode: 0o755 },
+        );
+        const runScript = (extra: Record<string, string>) => {
+          const log = path.join(dir, `log-${Object.keys(extra).join('-') || 'plain'}-${Math.random()}`);
+          const result = spawnSync('sh', ['-c', mc.command[2]], { env: { PATH: `${dir}:/usr/bin:/bin`, LOG: log, ATTACHED: '', INFO: '', ...env, ...extra }, encoding: 'utf8' });
+          return { status: result.status, calls: existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n') : [] };
+        };
+        const users = [...s3Services.map((s) => [s, secretData(`dam-${s}`) as Record<string, string>] as const), ['metrics', { S3_ACCESS_KEY: secretData('dam-minio-metrics')?.MINIO_METRICS_ACCESS_KEY, S3_SECRET_KEY: secretData('dam-minio-metrics')?.MINIO_METRICS_SECRET_KEY }] as const];
+        const first = runScript({});
+        expect(first.status).toBe(0);
+        expect(first.calls).toEqual([
+          'admin info dam',
+          `mb --ignore-existing dam/${BUCKET}`,
+          ...users.flatMap(([name, keys]) => [
+            `admin policy create dam ${policyName(name)} /policies/${policyName(name)}.json`,
+            `admin user add dam ${keys.S3_ACCESS_KEY} ${keys.S3_SECRET_KEY}`,
+            `admin policy attach dam ${policyName(name)} --user ${keys.S3_ACCESS_KEY}`,
+          ]),
+        ]);
+        // Run again: attach fails as the policy is attached already, and the user's info shows it.
+        expect(runScript({ ATTACHED: '1', INFO: [...s3Services, 'metrics'].map(policyName).join(' ') }).status).toBe(0);
+        // A user whose policy is not attached stops the Job (it is retried).
+        expect(runScript({ ATTACHED: '1', INFO: 'readwrite' }).status).not.toBe(0);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
     it('lets each user do only what its service does: the edge reads, writers write only their prefixes, nobody administers', () => {
       const WRITE = /^s3:(Put|Delete|Abort|Create|Replicate|Restore)|^s3:\*$|^\*$/;
       for (const s of s3Services) {
@@ -314,7 +362,7 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
         for (const st of policy.Statement) {
           expect([s, st.Effect]).toEqual([s, 'Allow']);
           // Only this bucket and its objects, no wildcard actions, no admin rights.
-          for (const r of st.Resource ?? []) expect([s, r.startsWith(`arn:aws:s3:::${BUCKET_PLACEHOLDER}`)]).toEqual([s, true]);
+          for (const r of st.Resource ?? []) expect([s, r.startsWith(`arn:aws:s3:::${BUCKET}`)]).toEqual([s, true]);
           for (const a of st.Action) expect([s, a, /\*|^admin:/.test(a)]).toEqual([s, a, false]);
         }
       }
@@ -330,7 +378,7 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       expect(removers('conversions/')).toEqual(['metadata']);
       expect(removers('conversions/*/_t/')).toEqual(['conversion']);
       // Only metadata (Set Public Access) touches the bucket policy.
-      expect(s3Services.filter((s) => actionsOn(policyOf(s), /:::@BUCKET@$/).some((a) => /BucketPolicy$/.test(a)))).toEqual(['metadata']);
+      expect(s3Services.filter((s) => actionsOn(policyOf(s), new RegExp(`:::${BUCKET}$`)).some((a) => /BucketPolicy$/.test(a)))).toEqual(['metadata']);
       // Prometheus' user reads metrics only.
       expect(policyOf('metrics')?.Statement.flatMap((st) => st.Action)).toEqual(['admin:Prometheus']);
     });
