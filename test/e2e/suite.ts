@@ -15,6 +15,7 @@ import {
   testPgUrl,
   type FaultProxy,
   type PostgresCluster,
+  type ServiceIdentities,
   type ServiceProcess,
   type TestNats,
   type TestNatsCluster,
@@ -46,6 +47,8 @@ export interface Suite {
   jwtSecret: string;
   /** The services' public keys every verifier trusts (SERVICE_TRUSTED_KEYS). */
   trustedKeys: string;
+  /** A service token header signed as `service` (test code standing in for the gateway, upload, ...). */
+  serviceHeaders: ServiceIdentities['headers'];
   /** The operators' identity: reads DAM_INTERNAL too (usage records). */
   adminSeed: string;
   services: Record<string, ServiceProcess>;
@@ -213,6 +216,7 @@ export async function startSuite(overrides: Overrides = {}, options: SuiteOption
       subscriberSeed: nats.seed('subscriber'),
       jwtSecret: common.JWT_SECRET as string,
       trustedKeys: identities.env('gateway').SERVICE_TRUSTED_KEYS,
+      serviceHeaders: identities.headers,
       adminSeed: nats.seed('admin'),
       services,
       async restart(name) {

@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import type { ServiceVerifier } from '@dam/auth-tokens';
+import { requireRoutePermission, type ServiceVerifier } from '@dam/auth-tokens';
 import { ping, type Pool } from '@dam/db';
 import { createHttpApp, finishApp, type ReadinessCheck } from '@dam/http';
 import type { Logger } from '@dam/logging';
@@ -49,9 +49,13 @@ function guardRoutes(app: Express, verifier: ServiceVerifier): void {
   // link-signing reads the signer's accessID here, and on every delivery whose accessID a link names.
   app.all('/internal/v1/groups/:group_id/users/:user_id/status', guard({ callers: ['gateway', 'upload', 'link-signing'], principal: 'none' }));
   app.all('/internal/v1/access/:access_id', guard({ callers: ['link-signing'], principal: 'none' }));
+  // ...and, minting a link for a user or an API key, the accessID it is to carry.
+  app.all('/internal/v1/access_id', guard({ callers: ['link-signing'], principal: 'required' }));
   // Settings hold the webhook signing secret: only the workers that apply them.
   app.all('/internal/v1/groups/:group_id/settings', guard({ callers: ['conversion', 'transcode', 'metadata', 'webhook'], principal: 'none' }));
   app.use(['/api', '/internal'], verifier.onlyGuarded);
+  // The permission of each public route, checked here again on the gateway's own table.
+  app.use('/api', requireRoutePermission('auth'));
 }
 
 export function createAuthApp(deps: AuthAppDeps): Express {

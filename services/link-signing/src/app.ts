@@ -1,5 +1,5 @@
 import type { Express, RequestHandler } from 'express';
-import type { ServiceVerifier } from '@dam/auth-tokens';
+import { requireRoutePermission, type ServiceVerifier } from '@dam/auth-tokens';
 import { createEdgeLimits, createHttpApp, finishApp, type Budget, type ReadinessCheck, type TrustProxy } from '@dam/http';
 import { sharedLookups } from './adapters/shared-lookups';
 import { cors, EDGE_PREFIX, edgeRoutes, type EdgeDeps } from './http/edge.routes';
@@ -31,6 +31,7 @@ export function buildLinkSigningApp(deps: LinkSigningAppDeps): Express {
   const { guard } = deps.verifier;
   app.all(['/api/v1/assets/get_link', '/api/v1/assets/:id/get_link'], guard({ callers: ['gateway'], principal: 'required' }));
   app.use(['/api/v1/assets', '/internal'], deps.verifier.onlyGuarded);
+  app.use('/api/v1/assets', requireRoutePermission('link-signing'));
   app.use(linkRoutes(deps));
   // The edge is public and each valid link's hit asks auth and metadata (security review F13): a budget per client
   // address before anything is checked, and the lookups of one link shared by its requests.

@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import type { ServiceVerifier } from '@dam/auth-tokens';
+import { requireRoutePermission, type ServiceVerifier } from '@dam/auth-tokens';
 import type { Pool } from '@dam/db';
 import { createHttpApp, finishApp, type ReadinessCheck } from '@dam/http';
 import type { Logger } from '@dam/logging';
@@ -66,6 +66,8 @@ export function buildMetadataApp(deps: MetadataAppDeps): Express {
   app.all('/internal/v1/assets/delivery', guard({ callers: ['link-signing'], principal: 'required' }));
   app.use('/api', guard({ callers: ['gateway'], principal: 'required' }));
   app.use(['/api', '/internal'], deps.verifier.onlyGuarded);
+  // The permission of each public route, checked here again on the gateway's own table.
+  app.use('/api', requireRoutePermission('metadata'));
   const transactions = pgTransactions(deps.pool, deps.jobTimings);
   app.use(internalAssetsRoutes(transactions));
   app.use(internalReplaceRoutes(transactions, deps.replacedOriginalGraceMs));

@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import type { ServiceVerifier } from '@dam/auth-tokens';
+import { requireRoutePermission, type ServiceVerifier } from '@dam/auth-tokens';
 import { createHttpApp, finishApp, type ReadinessCheck } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import type { DeliveryRepository } from './adapters/delivery.repository';
@@ -17,6 +17,7 @@ export function buildWebhookApp(deps: WebhookAppDeps): Express {
   const app = createHttpApp({ logger: deps.logger, ...(deps.readiness ? { readiness: deps.readiness } : {}) });
   app.use('/api', deps.verifier.guard({ callers: ['gateway'], principal: 'required' }));
   app.use(['/api', '/internal'], deps.verifier.onlyGuarded);
+  app.use('/api', requireRoutePermission('webhook'));
   app.use(deliveryRoutes(deps.repo));
   return finishApp(app, deps.logger);
 }
