@@ -37,7 +37,8 @@ export interface CallError {
   details?: unknown;
 }
 
-export type CallResult<T> = { ok: true; status: number; body: T } | { ok: false; status: number; error: CallError | undefined };
+/** `retryAfter`: the answer's Retry-After (a 503 or 429), for the caller to pass on to its own client. */
+export type CallResult<T> = { ok: true; status: number; body: T } | { ok: false; status: number; error: CallError | undefined; retryAfter?: string };
 
 /**
  * One way to call another service of the suite: the caller's service token for this very request (audience,
@@ -83,7 +84,8 @@ export function internalClient(opts: InternalClientOptions) {
         return { ok: true, status: res.status, body: parsed.data as z.infer<S> };
       }
       const error = (json as { error?: CallError } | undefined)?.error;
-      return { ok: false, status: res.status, error: error && typeof error === 'object' ? error : undefined };
+      const retryAfter = res.headers.get('retry-after') ?? undefined;
+      return { ok: false, status: res.status, error: error && typeof error === 'object' ? error : undefined, ...(retryAfter ? { retryAfter } : {}) };
     },
   };
 }

@@ -7,6 +7,7 @@ import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
 import { groupSettingsClient } from '@dam/internal-api';
 import { ImageProcessor } from './adapters/image-processor';
+import { storageTransformVariants } from './adapters/transform-variants';
 import { buildConversionApp } from './app';
 import { loadConversionConfig } from './config';
 import { conversionJobWorker } from './consumers/job-command.consumer';
@@ -56,7 +57,18 @@ async function main(): Promise<void> {
         logger,
         readiness,
         verifier: createServiceVerifier({ service: 'conversion', trusted: config.SERVICE_TRUSTED_KEYS }),
-        transform: transformer({ logger, storage, images, maxOutputPixels: config.MAX_OUTPUT_PIXELS }),
+        transform: transformer({
+          logger,
+          storage,
+          variants: storageTransformVariants(storage),
+          images,
+          limits: {
+            maxOutputPixels: config.MAX_OUTPUT_PIXELS,
+            concurrency: config.TRANSFORM_CONCURRENCY,
+            retryAfterSeconds: config.TRANSFORM_RETRY_AFTER_SECONDS,
+            maxVariants: config.MAX_TRANSFORM_VARIANTS,
+          },
+        }),
       }),
   });
 }

@@ -37,6 +37,15 @@ export const SHARED_DECODE_MAX_PIXELS = 16_000_000;
 /** Formats whose one decode into 8-bit pixels loses nothing the outputs would keep (one frame, 8 bits). */
 const SHARED_DECODE_FORMATS: ReadonlySet<string> = new Set(['jpeg', 'png', 'webp']);
 
+/**
+ * Frames `convert` writes for an original of `pages` frames: every one into an animated WebP (unless an attention
+ * crop is asked for, which looks at one frame), the first only in any other format. An output's pixels are its
+ * frames' pixels together (an on-demand transform's limit counts them all).
+ */
+export function outputFrames(spec: Pick<ConversionSpec, 'format' | 'position'>, pages: number): number {
+  return spec.format === 'webp' && spec.position !== 'attention' ? Math.max(1, pages) : 1;
+}
+
 export interface ProducedImage extends Size {
   size: number;
 }
@@ -128,7 +137,7 @@ export class ImageProcessor {
    * as `probe` read them.
    */
   async convert(path: ImageInput, spec: ConversionSpec, target: string, pages = 1): Promise<ProducedImage> {
-    const frames = spec.format === 'webp' && spec.position !== 'attention' ? pages : 1;
+    const frames = outputFrames(spec, pages);
     // `.rotate()` without an angle applies the EXIF orientation, so the output looks as the camera meant.
     const pipeline = this.open(path, this.maxInputPixels, frames > 1).rotate();
     // No box at all (an on-demand format change): the image keeps its size.

@@ -11,3 +11,17 @@ export class UnprocessableImageError extends Error {
     super(message);
   }
 }
+
+/**
+ * Every on-demand transform slot of this process is taken: the request is refused instead of queued, so a
+ * burst of transforms cannot pile up unbounded work (memory, temporary files, CPU) behind the running ones.
+ */
+export class TransformsBusyError extends Error {
+  override readonly name = 'TransformsBusyError';
+  constructor(
+    readonly limit: number,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(`${limit} on-demand transforms are being made already`);
+  }
+}

@@ -1,8 +1,8 @@
 import { Router } from 'express';
-import { badRequest } from '@dam/errors';
+import { AppError, badRequest } from '@dam/errors';
 import { parsed, validate } from '@dam/http';
 import { transformRequest } from '@dam/internal-api';
-import { UnprocessableImageError } from '../domain/conversion.errors';
+import { TransformsBusyError, UnprocessableImageError } from '../domain/conversion.errors';
 import type { transformer } from '../use-cases/transform.use-case';
 
 /** `POST /internal/v1/transforms` (metadata only): makes one on-demand transform into its cache key. */
@@ -16,6 +16,12 @@ export function transformRoutes(transform: ReturnType<typeof transformer>): Rout
     } catch (error) {
       // The source is not an image sharp can read, or the result would be too large: the client's request fails.
       if (error instanceof UnprocessableImageError) throw badRequest('TRANSFORM_FAILED', error.message);
+      // Metadata passes this answer and its Retry-After on to the client as they are.
+      if (error instanceof TransformsBusyError) {
+        throw new AppError('UNAVAILABLE', 'TRANSFORMS_BUSY', 'Too many on-demand transforms are being made: retry after the given time', undefined, {
+          'Retry-After': String(error.retryAfterSeconds),
+        });
+      }
       throw error;
     }
   });

@@ -6,16 +6,39 @@ import { pipeline } from 'node:stream/promises';
 import type { TransformParams } from '@dam/internal-api';
 import type { Logger } from '@dam/logging';
 import type { Storage } from '@dam/storage';
-import type { ImageProcessor } from '../adapters/image-processor';
+import { outputFrames, type ImageProcessor } from '../adapters/image-processor';
 import { outputFormat } from '../domain/conversion-spec';
-import { UnprocessableImageError } from '../domain/conversion.errors';
+import { TransformsBusyError, UnprocessableImageError } from '../domain/conversion.errors';
 import { outputSize } from '../domain/output-size';
+
+export interface StoredVariant {
+  key: string;
+  lastModified: Date;
+}
+
+/** The transforms stored for one asset: the objects under the folder of its cache keys. */
+export interface TransformVariants {
+  list(prefix: string): Promise<StoredVariant[]>;
+  remove(keys: readonly string[]): Promise<void>;
+}
+
+export interface TransformLimits {
+  /** Output pixels of one transform, every frame of an animation counted. */
+  maxOutputPixels: number;
+  /** Transforms made at once by this process; one more is refused (TransformsBusyError). */
+  concurrency: number;
+  /** What a refused caller is told to wait before asking again. */
+  retryAfterSeconds: number;
+  /** Transforms kept stored per asset: making one more evicts the oldest. */
+  maxVariants: number;
+}
 
 export interface TransformDeps {
   logger: Logger;
   storage: Storage;
+  variants: TransformVariants;
   images: ImageProcessor;
-  maxOutputPixels: number;
+  limits: TransformLimits;
   workDir?: string;
 }
 
@@ -30,9 +53,15 @@ export interface Transformed {
  * On-demand transforms (CONTRACT §5): the result is stored at `cacheKey` (under the source's checksum, so a
  * replace or delete removes it with the outputs) and read from there by metadata. Identical requests arriving
  * while one is being made wait for it: one transform, not many.
+ *
+ * Any reader chooses the size, format and quality, so each of these is bounded here: the output's pixels over all
+ * its frames, the transforms running at once (more are refused with a retry time rather than queued), and the
+ * variants kept per asset (the oldest are evicted, so a reader cannot grow storage by asking for new sizes).
  */
 export function transformer(deps: TransformDeps) {
+  const { limits } = deps;
   const inFlight = new Map<string, Promise<Transformed>>();
+  let running = 0;
 
   const make = async (sourceKey: string, cacheKey: string, params: TransformParams): Promise<Transformed> => {
     const { contentType } = outputFormat(params.format);
@@ -45,23 +74,58 @@ export function transformer(deps: TransformDeps) {
       const image = await deps.images.probe(source);
       const box = { width: params.w ?? null, height: params.h ?? null, fit: params.fit ?? 'inside' };
       const expected = outputSize(image, box);
-      if (expected.width * expected.height > deps.maxOutputPixels) {
-        throw new UnprocessableImageError(`the result would be ${expected.width}x${expected.height}, over ${deps.maxOutputPixels} pixels`);
+      // An animated original becomes an animated WebP of every frame at the asked size: the work and the result
+      // grow with the frames, so the limit counts them all (70 frames of 1024x1024 are 73 MP, not 1 MP).
+      const frames = outputFrames({ format: params.format }, image.pages);
+      if (expected.width * expected.height * frames > limits.maxOutputPixels) {
+        const size = `${expected.width}x${expected.height}${frames > 1 ? ` x ${frames} frames` : ''}`;
+        throw new UnprocessableImageError(`the result would be ${size}, over ${limits.maxOutputPixels} pixels`);
       }
       const target = path.join(dir, `out.${outputFormat(params.format).ext}`);
       const produced = await deps.images.convert(source, { key: 'transform', ...box, format: params.format, quality: params.q ?? 80 }, target, image.pages);
       await deps.storage.putStream(cacheKey, createReadStream(target), { contentType, size: produced.size });
-      deps.logger.info({ cache_key: cacheKey, width: produced.width, height: produced.height, size: produced.size }, 'transform made');
+      deps.logger.info({ cache_key: cacheKey, width: produced.width, height: produced.height, frames, size: produced.size }, 'transform made');
+      await evictOldVariants(cacheKey);
       return { object_key: cacheKey, content_type: contentType, size: produced.size, made: true };
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
   };
 
+  /**
+   * Keeps the newest `maxVariants` of the asset's transforms, the one just made always among them. Trimming after
+   * each store (rather than counting before) keeps the bound with several replicas storing at once: whichever
+   * trims last sees them all. Evicting, not refusing to store, keeps the cache serving what is asked now, and a
+   * variant asked again is made again. A failed eviction leaves the extra for the next store to trim.
+   */
+  const evictOldVariants = async (cacheKey: string): Promise<void> => {
+    const prefix = cacheKey.slice(0, cacheKey.lastIndexOf('/') + 1);
+    try {
+      const variants = await deps.variants.list(prefix);
+      const excess = variants.length - limits.maxVariants;
+      if (excess <= 0) return;
+      const evicted = variants
+        .filter((v) => v.key !== cacheKey)
+        .sort((a, b) => a.lastModified.getTime() - b.lastModified.getTime() || a.key.localeCompare(b.key))
+        .slice(0, excess)
+        .map((v) => v.key);
+      await deps.variants.remove(evicted);
+      deps.logger.info({ prefix, evicted: evicted.length, kept: limits.maxVariants }, 'old transforms evicted');
+    } catch (error) {
+      deps.logger.warn({ err: error, prefix }, 'old transforms not evicted: the next transform of this asset trims them');
+    }
+  };
+
   return (sourceKey: string, cacheKey: string, params: TransformParams): Promise<Transformed> => {
-    const running = inFlight.get(cacheKey);
-    if (running) return running.then((t) => ({ ...t, made: false }));
-    const started = make(sourceKey, cacheKey, params).finally(() => inFlight.delete(cacheKey));
+    const joined = inFlight.get(cacheKey);
+    if (joined) return joined.then((t) => ({ ...t, made: false }));
+    // Checked and taken with no await in between: concurrent requests cannot both pass the last free slot.
+    if (running >= limits.concurrency) return Promise.reject(new TransformsBusyError(limits.concurrency, limits.retryAfterSeconds));
+    running += 1;
+    const started = make(sourceKey, cacheKey, params).finally(() => {
+      running -= 1;
+      inFlight.delete(cacheKey);
+    });
     inFlight.set(cacheKey, started);
     return started;
   };
