@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import busboy from 'busboy';
 import type { Request, Response } from 'express';
-import { badRequest, conflict, unavailable, unprocessable } from '@dam/errors';
+import { badRequest, conflict, isAppError, payloadTooLarge, unavailable, unprocessable, type AppError } from '@dam/errors';
+import { watchIdle } from './multipart/receiver';
 
 /**
  * CONTRACT §13 Idempotency-Key on the state-changing POSTs of `{base}` and `{upload}`: the first response is kept
@@ -50,15 +51,54 @@ const hash = (...parts: string[]): string => {
 };
 
 /**
+ * How a body read only to be fingerprinted is bounded (a repeat: nobody else reads it, so nothing else bounds it):
+ * no byte for `idleTimeoutMs` fails it with 408, more than `maxBytes` with 413 (`tooLarge`, by default
+ * PAYLOAD_TOO_LARGE). Absent or 0: no bound.
+ */
+export interface BodyBounds {
+  idleTimeoutMs?: number;
+  maxBytes?: number;
+  tooLarge?: (maxBytes: number) => AppError;
+}
+
+const tooLargeOf = (bounds: BodyBounds) => (bounds.tooLarge ?? ((max: number) => payloadTooLarge(`The request body is larger than ${max} bytes`)))(bounds.maxBytes ?? 0);
+
+/** Fails `reject` when the body stalls or passes its size; returns the function that stops watching. */
+function bound(req: Request, bounds: BodyBounds, reject: (error: AppError) => void): () => void {
+  const stopIdle = watchIdle(req, bounds.idleTimeoutMs ?? 0, reject);
+  const max = bounds.maxBytes ?? 0;
+  if (max <= 0) return stopIdle;
+  let size = 0;
+  const count = (c: Buffer) => {
+    size += c.length;
+    if (size > max) {
+      stop();
+      reject(tooLargeOf(bounds));
+    }
+  };
+  const stop = () => {
+    stopIdle();
+    req.off('data', count);
+  };
+  req.on('data', count);
+  return stop;
+}
+
+/**
  * The request's fingerprint (CONTRACT §13): method, path and body; for multipart bodies the field names, file names,
  * sizes and `custom_metadata`. A body a parser already read (JSON) is taken as parsed; any other body is read
- * alongside whoever else reads it (the proxy, the upload), so it must be called before they start.
+ * alongside whoever else reads it (the proxy, the upload), so it must be called before they start. `bounds` limit
+ * a body read for the fingerprint alone.
  */
-export function fingerprintOf(req: Request): Promise<string> {
+export function fingerprintOf(req: Request, bounds: BodyBounds = {}): Promise<string> {
   const head = [req.method, req.originalUrl.split('?')[0] ?? ''];
   if (req.readableEnded) return Promise.resolve(hash(...head, JSON.stringify(req.body ?? null)));
-  if (/^multipart\/form-data/i.test(req.headers['content-type'] ?? '')) return multipartFingerprint(req, head);
+  const declared = Number(req.headers['content-length']);
+  if (bounds.maxBytes && Number.isFinite(declared) && declared > bounds.maxBytes) return Promise.reject(tooLargeOf(bounds));
+  if (/^multipart\/form-data/i.test(req.headers['content-type'] ?? '')) return multipartFingerprint(req, head, bounds);
   return new Promise((resolve, reject) => {
+    const stop = bound(req, bounds, reject);
+    req.once('end', stop);
     const h = createHash('sha256');
     for (const p of head) h.update(p).update('\0');
     req.on('data', (c: Buffer) => h.update(c));
@@ -70,7 +110,7 @@ export function fingerprintOf(req: Request): Promise<string> {
   });
 }
 
-function multipartFingerprint(req: Request, head: string[]): Promise<string> {
+function multipartFingerprint(req: Request, head: string[], bounds: BodyBounds): Promise<string> {
   return new Promise((resolve, reject) => {
     const parts: string[] = [];
     let parser: busboy.Busboy;
@@ -80,6 +120,11 @@ function multipartFingerprint(req: Request, head: string[]): Promise<string> {
       reject(error);
       return;
     }
+    const stop = bound(req, bounds, (error) => {
+      req.unpipe(parser);
+      reject(error);
+    });
+    parser.once('close', stop);
     parser.on('file', (field, stream, info) => {
       let size = 0;
       stream.on('data', (c: Buffer) => (size += c.length));
@@ -123,10 +168,15 @@ function capture(res: Response): () => { status: number; contentType: string; bo
 }
 
 export interface IdempotencyHooks {
-  /** The request is answered before its body was read (409): e.g. close the connection after the answer. */
+  /** The request is answered before its body was read whole (409, 408, 413): e.g. close the connection after it. */
   answeredEarly?(req: Request, res: Response): void;
   /** Response headers kept and replayed with the body (lower case): answers whose meaning is in headers (tus). */
   keptHeaders?: readonly string[];
+  /**
+   * A repeat's body is read only to be compared with the first request's: these bounds (the route's own idle
+   * timeout and size limit) apply to that read. The first request's body is bounded by its handler.
+   */
+  repeatBody?: BodyBounds;
 }
 
 /**
@@ -149,10 +199,11 @@ export async function idempotent(store: IdempotencyStore, scope: string, req: Re
     hooks.answeredEarly?.(req, res);
     throw conflict('IDEMPOTENCY_IN_FLIGHT', 'A request with this Idempotency-Key is still running: try again when it has finished');
   }
-  // Read alongside the handler (the first time) or alone (a repeat: the body is read to be compared, not used).
-  const fingerprint = fingerprintOf(req);
   if (claim.kind === 'done') {
-    const print = await fingerprint.catch((error: unknown) => {
+    // Read alone (a repeat: the body is read to be compared, not used), within the route's bounds.
+    const print = await fingerprintOf(req, hooks.repeatBody).catch((error: unknown) => {
+      if (!req.complete) hooks.answeredEarly?.(req, res);
+      if (isAppError(error)) throw error;
       throw badRequest('MALFORMED_BODY', `The request body cannot be read: ${error instanceof Error ? error.message : String(error)}`);
     });
     if (print !== claim.response.fingerprint) {
@@ -164,6 +215,8 @@ export async function idempotent(store: IdempotencyStore, scope: string, req: Re
     res.end(Buffer.from(claim.response.body, 'base64'));
     return;
   }
+  // Read alongside the handler, which bounds the body.
+  const fingerprint = fingerprintOf(req);
   fingerprint.catch(() => undefined); // a body cut off: the request fails anyway, the key is released below
   const taken = capture(res);
   let settled = false;

@@ -8,6 +8,7 @@ import type { MetadataClient } from './adapters/metadata.client';
 import type { PendingJournal } from './adapters/pending-upload.journal';
 import type { StoredDescriber } from './adapters/video-describer';
 import type { UploadDeps } from './domain/upload-assets.use-case';
+import { principalSlots, type PrincipalSlots } from './http/body-limits';
 import { TUS_PATH } from './http/tus-path';
 import { ingestRoutes, uploadRoutes } from './http/upload.routes';
 
@@ -20,7 +21,7 @@ export interface UploadAppDeps {
   /** Also accepts a user's upload key (CONTRACT §12): Upload Asset and the tus endpoints only. Default: authenticate. */
   authenticateUploads?: RequestHandler;
   /** Resumable uploads (tus): the router, given the upload deps and the authenticator that takes upload keys. */
-  tus?: (deps: UploadDeps & { idempotency?: IdempotencyStore }, authenticate: RequestHandler) => Router;
+  tus?: (deps: UploadDeps & { idempotency?: IdempotencyStore; slots: PrincipalSlots }, authenticate: RequestHandler) => Router;
   /** Origins browsers may call from (CORS); `*` by default: credentials travel in headers, never cookies. */
   corsOrigins?: string[] | '*';
   maxUploadBytes: number;
@@ -55,14 +56,15 @@ export function buildUploadApp(deps: UploadAppDeps): Express {
   const exposedHeaders = ['X-Request-Id', 'Retry-After', 'Idempotent-Replayed', 'X-Asset-Id'];
   // tus answers its own OPTIONS (discovery and preflight); cors only adds its headers there.
   app.use(TUS_PATH, cors({ origin, exposedHeaders, preflightContinue: true }));
-  if (deps.tus) app.use(deps.tus({ ...uploadDepsOf(deps), ...(deps.idempotency ? { idempotency: deps.idempotency } : {}) }, authenticateUploads));
+  // One count of request bodies at once per caller, whichever route reads them (multipart, tus, a repeat).
+  const slots = principalSlots(deps.maxConcurrentPerPrincipal ?? 0);
+  const bodyDeps = { ...uploadDepsOf(deps), ...(deps.idleTimeoutMs ? { idleTimeoutMs: deps.idleTimeoutMs } : {}), slots };
+  if (deps.tus) app.use(deps.tus({ ...bodyDeps, ...(deps.idempotency ? { idempotency: deps.idempotency } : {}) }, authenticateUploads));
   app.use(cors({ origin, exposedHeaders, maxAge: 600 }));
   app.use(
     uploadRoutes(
       {
-        ...uploadDepsOf(deps),
-        ...(deps.idleTimeoutMs ? { idleTimeoutMs: deps.idleTimeoutMs } : {}),
-        ...(deps.maxConcurrentPerPrincipal ? { maxConcurrentPerPrincipal: deps.maxConcurrentPerPrincipal } : {}),
+        ...bodyDeps,
         ...(deps.idempotency ? { idempotency: deps.idempotency } : {}),
       },
       authenticate,

@@ -118,8 +118,12 @@ async function main(): Promise<void> {
         readiness,
       }),
   });
-  // Uploads are long requests: the default 5-minute request timeout would cut a slow 5 GiB upload.
+  // Uploads are long requests: the default 5-minute request timeout would cut a slow 5 GiB upload. Every body read
+  // is bounded by UPLOAD_IDLE_TIMEOUT_MS instead (multipart, tus, idempotent repeats); a socket silent both ways for
+  // four times that (a stalled JSON body, a client that never reads its answer) is closed as a backstop: nothing
+  // legitimate is silent that long (S3 calls time out after S3_TIMEOUT_MS, 30 s by default).
   served.server.requestTimeout = 0;
+  if (config.UPLOAD_IDLE_TIMEOUT_MS > 0) served.server.timeout = 4 * config.UPLOAD_IDLE_TIMEOUT_MS;
 }
 
 runMain(main);

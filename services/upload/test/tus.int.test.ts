@@ -1,5 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
 import { createHash, randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { permissionsFor, signJwt, type Principal } from '@dam/auth-tokens';
 import { createBucket, makePng, s3Env, scaled, startInternalStub, testMinioClient, waitFor, type InternalStub, type ServiceProcess } from '@dam/testing';
 import * as tus from 'tus-js-client';
@@ -270,5 +271,145 @@ describe('tus expiration', () => {
       timeoutMs: 15_000,
     });
     expect([404, 410]).toContain((await fetch(url, { method: 'HEAD', headers })).status);
+  });
+});
+
+describe('tus bodies within the upload limits (security review F6)', () => {
+  const IDLE_MS = scaled(2000);
+  let limited: ServiceProcess;
+  let tusUrl: string;
+  beforeAll(async () => {
+    limited = await startUpload({ MAX_UPLOAD_BYTES: String(64 * MiB), UPLOAD_IDLE_TIMEOUT_MS: String(IDLE_MS), UPLOAD_MAX_CONCURRENT_PER_PRINCIPAL: '2' });
+    tusUrl = `${limited.url}/api/v1/uploads/tus`;
+  }, scaled(60_000));
+
+  interface Stalled {
+    status: number;
+    body: string;
+    connection: string | undefined;
+    /** From the request's start until the server closed the connection; undefined when it was still open. */
+    closedAfterMs: number | undefined;
+    /** How many body bytes the client could write before the answer came. */
+    sent: number;
+  }
+
+  /**
+   * Sends the head of a request and `first` body bytes of the `declared` ones (chunked when undefined), then nothing
+   * more; resolves once the server answered and closed the connection, or after `patienceMs` (then still open).
+   */
+  function stalled(target: string, method: string, headers: Record<string, string>, declared: number | undefined, first: Buffer, patienceMs: number): Promise<Stalled> {
+    const started = Date.now();
+    return new Promise((resolve, reject) => {
+      const req = httpRequest(target, {
+        method,
+        agent: false, // a fresh connection, so its closing is this request's doing
+        headers: { ...headers, ...(declared === undefined ? {} : { 'content-length': String(declared) }) },
+      });
+      let answer: Omit<Stalled, 'closedAfterMs'> = { status: 0, body: '', connection: undefined, sent: 0 };
+      const giveUp = setTimeout(() => {
+        req.destroy();
+        resolve({ ...answer, closedAfterMs: undefined });
+      }, patienceMs);
+      const done = () => {
+        clearTimeout(giveUp);
+        resolve({ ...answer, closedAfterMs: Date.now() - started });
+      };
+      req.on('response', (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => {
+          answer = { ...answer, status: res.statusCode ?? 0, body: text, connection: res.headers.connection };
+          const socket = req.socket;
+          if (!socket || socket.destroyed) done();
+          else socket.once('close', done);
+        });
+      });
+      req.on('error', (error) => {
+        if (answer.status === 0 && Date.now() - started < patienceMs) reject(error);
+      });
+      req.write(first, () => (answer.sent = first.length));
+    });
+  }
+  const stalledPatch = async (url: string, headers: Record<string, string>, extra: Record<string, string> = {}, declared: number | undefined = 10 * MiB) =>
+    stalled(url, 'PATCH', { ...headers, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream', ...extra }, declared, Buffer.alloc(64 * 1024, 1), IDLE_MS + scaled(10_000));
+  const onTus = (url: string) => url.replace(endpoint, tusUrl);
+  const createHere = async (headers: Record<string, string>, length: number) => {
+    const res = await fetch(tusUrl, { method: 'POST', headers: { ...headers, 'upload-length': String(length), 'upload-metadata': `filename ${b64('f.bin')}` } });
+    expect(res.status).toBe(201);
+    return onTus(res.headers.get('location') as string);
+  };
+
+  it('abandons a stalled PATCH after the idle timeout with 408 (it stayed open before)', async () => {
+    const { headers } = newCaller();
+    const url = await createHere(headers, 20 * MiB);
+    const answer = await stalledPatch(url, headers);
+    expect(answer.closedAfterMs).toBeDefined();
+    expect(answer.status).toBe(408);
+    expect(JSON.parse(answer.body)).toEqual({ error: { code: 'UPLOAD_IDLE_TIMEOUT', message: expect.any(String) } });
+    expect(answer.connection).toBe('close');
+    expect(answer.closedAfterMs).toBeGreaterThanOrEqual(IDLE_MS);
+    // What arrived stays in the upload (tus keeps partial chunks); the upload can go on.
+    const head = await fetch(url, { method: 'HEAD', headers });
+    expect(head.status).toBe(200);
+  });
+
+  it('abandons a stalled PATCH with Upload-Checksum after the idle timeout with 408, leaving no staged chunk', async () => {
+    const { headers } = newCaller();
+    const url = await createHere(headers, 20 * MiB);
+    const answer = await stalledPatch(url, headers, { 'upload-checksum': `md5 ${Buffer.alloc(16).toString('base64')}` });
+    expect(answer.status).toBe(408);
+    expect((await fetch(url, { method: 'HEAD', headers })).headers.get('upload-offset')).toBe('0');
+    await waitFor(async () => (await objectsUnder(fx.bucket, 'tus/chunk-')).length === 0, { description: 'no staged chunk left', timeoutMs: scaled(5000) });
+  });
+
+  it('abandons a stalled repeat under a kept Idempotency-Key after the idle timeout with 408 (it stayed open before)', async () => {
+    const { headers } = newCaller();
+    const keyed = { ...headers, 'idempotency-key': 'stalled-repeat', 'upload-length': '10', 'upload-metadata': `filename ${b64('a.bin')}`, 'content-type': 'application/offset+octet-stream' };
+    const first = await fetch(tusUrl, { method: 'POST', headers: keyed, body: Buffer.from('0123456789') });
+    expect(first.status).toBe(201);
+    const answer = await stalled(tusUrl, 'POST', keyed, 10 * MiB, Buffer.alloc(64 * 1024, 1), IDLE_MS + scaled(10_000));
+    expect(answer.closedAfterMs).toBeDefined();
+    expect(answer.status).toBe(408);
+    expect(JSON.parse(answer.body).error.code).toBe('UPLOAD_IDLE_TIMEOUT');
+    // A repeat declaring more than the route takes is refused before it is read.
+    const huge = await stalled(tusUrl, 'POST', keyed, 65 * MiB, Buffer.alloc(1024, 1), scaled(10_000));
+    expect(huge.status).toBe(413);
+  });
+
+  it('refuses a PATCH with Upload-Checksum larger than what is left of the upload with 413, before reading it', async () => {
+    const { headers } = newCaller();
+    const url = await createHere(headers, 10);
+    // 24 MiB declared on an upload of 10 bytes: answered at once, while the client has sent 64 KiB and waits.
+    const declared = await stalledPatch(url, headers, { 'upload-checksum': `md5 ${Buffer.alloc(16).toString('base64')}` }, 24 * MiB);
+    expect(declared.status).toBe(413);
+    expect(JSON.parse(declared.body).error.code).toBe('UPLOAD_TOO_LARGE');
+    expect(declared.closedAfterMs).toBeLessThan(IDLE_MS);
+    // Chunked (no Content-Length): refused once past the 10 bytes left, not after the whole body.
+    const chunked = await stalledPatch(url, headers, { 'upload-checksum': `md5 ${Buffer.alloc(16).toString('base64')}` }, undefined);
+    expect(chunked.status).toBe(413);
+    expect(chunked.closedAfterMs).toBeLessThan(IDLE_MS);
+    expect((await fetch(url, { method: 'HEAD', headers })).headers.get('upload-offset')).toBe('0');
+  });
+
+  it('answers 429 to a PATCH past the concurrent uploads of one caller, and serves others meanwhile', async () => {
+    const { headers } = newCaller();
+    const urls = await Promise.all([createHere(headers, 20 * MiB), createHere(headers, 20 * MiB), createHere(headers, 10)]);
+    const first = stalledPatch(urls[0] as string, headers);
+    const second = stalledPatch(urls[1] as string, headers);
+    // Both reading (their first bytes are in the upload's part) before the third comes.
+    await new Promise((r) => setTimeout(r, scaled(500)));
+    const third = await fetch(urls[2] as string, {
+      method: 'PATCH',
+      headers: { ...headers, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' },
+      body: Buffer.from('0123456789'),
+    });
+    expect(third.status).toBe(429);
+    expect(((await third.json()) as any).error.code).toBe('RATE_LIMITED');
+    const other = newCaller().headers;
+    const otherUrl = await createHere(other, 5);
+    expect((await fetch(otherUrl, { method: 'PATCH', headers: { ...other, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' }, body: Buffer.from('hello') })).status).toBe(204);
+    expect((await first).status).toBe(408);
+    expect((await second).status).toBe(408);
   });
 });

@@ -1,19 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { PassThrough, Readable, Transform } from 'node:stream';
 import { PERMISSION, callerKey, principalOf, requireAny, type Principal } from '@dam/auth-tokens';
-import { badRequest, isAppError, notFound } from '@dam/errors';
-import { idempotent, isDependencyUnavailable, mapError, memoryIdempotencyStore, type IdempotencyStore } from '@dam/http';
+import { badRequest, isAppError, notFound, payloadTooLarge, type AppError } from '@dam/errors';
+import { idempotent, isDependencyUnavailable, mapError, memoryIdempotencyStore, watchIdle, type IdempotencyStore } from '@dam/http';
 import type * as TusServer from '@tus/server' with { 'resolution-mode': 'import' };
 import { Router, type Request as ExpressRequest, type RequestHandler, type Response as ExpressResponse } from 'express';
 import { TUS_PREFIX, type TusS3Store } from '../adapters/tus-store';
 import { finishResumableUpload } from '../domain/finish-resumable.use-case';
 import { parseCustomMetadata, type UploadDeps } from '../domain/upload-assets.use-case';
 import { uploadTooLarge } from '../domain/upload.errors';
+import { closeAfterAnswer, hasBody, principalSlots, type PrincipalSlots } from './body-limits';
 
 import { TUS_PATH } from './tus-path';
 
@@ -34,6 +30,8 @@ export interface TusDeps extends UploadDeps {
   idempotency?: IdempotencyStore;
   /** One request at a time per upload across replicas (tus-locker.ts); tus's in-memory locker without it. */
   locker?: TusServer.Locker;
+  /** Request bodies at once per caller, counted with Upload Asset's (429 beyond); no cap without it. */
+  slots?: PrincipalSlots;
 }
 /** A creation's answer is in its headers: they are kept and replayed with it. */
 const KEPT_HEADERS = ['location', 'upload-offset', 'upload-expires', 'x-asset-id', 'tus-resumable'];
@@ -49,6 +47,12 @@ interface Caller {
 }
 
 const ownerOf = (p: Principal): string => `${p.group_id}:${p.user_id}`;
+/** The upload a request's URL names (its last path segment), as the store knows it. */
+function uploadIdOf(url: string): string | undefined {
+  const last = new URL(url, 'http://localhost').pathname.split('/').pop() ?? '';
+  return /^[0-9a-f]{32}$/.test(last) ? `${TUS_PREFIX}${last}` : undefined;
+}
+const chunkTooLarge = (room: number): AppError => payloadTooLarge(`The request body is larger than the ${room} bytes left of the upload`, 'UPLOAD_TOO_LARGE');
 const uploadNotFound = () => notFound('UPLOAD_NOT_FOUND', 'The upload does not exist or has expired');
 
 /** Plain-text tus protocol errors as the contract's error body (CONTRACT §1). */
@@ -68,7 +72,7 @@ const TUS_CODES: Record<number, string> = {
 /**
  * Resumable uploads, tus 1.0.0 (CONTRACT §12) at `{upload}/api/v1/uploads/tus`: @tus/server over @tus/s3-store
  * (creation, creation-with-upload, termination, expiration), with checksum (md5, sha1) verified here before a byte
- * reaches the store, every request but OPTIONS authenticated (upload keys accepted), each upload visible only to
+ * reaches the upload, every request but OPTIONS authenticated (upload keys accepted), each upload visible only to
  * the user who created it. The last byte makes the asset through Upload Asset's own path; the response that
  * carries it has `X-Asset-Id`.
  */
@@ -89,10 +93,7 @@ export function tusRoutes(deps: TusDeps, authenticate: RequestHandler): Router {
     exposedHeaders: EXPOSED_HEADERS,
     namingFunction: () => `${TUS_PREFIX}${randomBytes(16).toString('hex')}`,
     generateUrl: (req, { id }) => `${callerOf(req).endpoint}/${id.slice(TUS_PREFIX.length)}${callerOf(req).query}`,
-    getFileIdFromRequest: (req) => {
-      const last = new URL(req.url).pathname.split('/').pop() ?? '';
-      return /^[0-9a-f]{32}$/.test(last) ? `${TUS_PREFIX}${last}` : undefined;
-    },
+    getFileIdFromRequest: (req) => uploadIdOf(req.url),
     onIncomingRequest: async (req, id) => {
       if (req.method === 'POST') return;
       const upload = await deps.store.getUpload(id).catch(() => undefined);
@@ -136,22 +137,41 @@ export function tusRoutes(deps: TusDeps, authenticate: RequestHandler): Router {
     },
   });
 
+  const slots = deps.slots ?? principalSlots(0);
+  const idleMs = deps.idleTimeoutMs ?? 0;
   const handle: RequestHandler = async (req, res) => {
     const principal = principalOf(res);
     requireAny(principal, [PERMISSION.CREATE_ASSET]);
-    let body: Readable | undefined = req.method === 'POST' || req.method === 'PATCH' ? req : undefined;
-    let cleanup: (() => Promise<void>) | undefined;
-    const checksum = req.header('upload-checksum');
-    if (body && checksum !== undefined) {
-      const verified = await verifyChecksum(req, checksum, deps.maxUploadBytes);
-      if ('mismatch' in verified) {
-        send(res, 460, new Headers({ 'Tus-Resumable': '1.0.0' }), 'The checksum of the request body does not match Upload-Checksum');
-        return;
-      }
-      body = verified.body;
-      cleanup = verified.cleanup;
-    }
+    const reads = req.method === 'POST' || req.method === 'PATCH';
+    // A body is read as Upload Asset reads one: within the caller's uploads at once, and abandoned when it stalls.
+    if (reads && hasBody(req)) slots.enter(principal, req, res);
+    let staged: string | undefined;
     try {
+      let body: Readable | undefined;
+      let idled: AppError | undefined;
+      let stopIdle = (): void => undefined;
+      const checksum = req.header('upload-checksum');
+      const room = reads && checksum !== undefined ? await roomOf(req, principal) : undefined;
+      if (room !== undefined && checksum !== undefined) {
+        const verified = await stageChunk(req, checksum, room);
+        staged = verified.key;
+        if ('mismatch' in verified) {
+          send(res, 460, new Headers({ 'Tus-Resumable': '1.0.0' }), 'The checksum of the request body does not match Upload-Checksum');
+          return;
+        }
+        body = await deps.storage.getStream(verified.key);
+      } else if (reads) {
+        // Through a pass-through, so that a stalled client's body can be ended with an error while its socket
+        // stays open for the 408.
+        const pass = new PassThrough();
+        req.pipe(pass);
+        stopIdle = watchIdle(req, idleMs, (error) => {
+          idled = error;
+          req.unpipe(pass);
+          pass.destroy(error);
+        });
+        body = pass;
+      }
       const web = webRequest(req, body);
       const key = typeof req.query.uploadkey === 'string' && principal.via === 'upload_key' ? req.query.uploadkey : undefined;
       const caller: Caller = {
@@ -160,21 +180,103 @@ export function tusRoutes(deps: TusDeps, authenticate: RequestHandler): Router {
         query: key ? `?uploadkey=${encodeURIComponent(key)}` : '',
       };
       callers.set(web, caller);
-      const answer = await tus.handleWeb(web);
+      const answer = await tus.handleWeb(web).finally(stopIdle);
+      if (idled) {
+        await answer.body?.cancel();
+        throw idled;
+      }
       await sendWeb(res, answer);
       const { finished } = caller;
       if (finished) {
         await deps.store.discard(finished).catch((error: unknown) => deps.logger.warn({ err: error, upload: finished }, 'could not remove a finished upload: the sweep will'));
       }
+    } catch (error) {
+      // The body may be half read: do not keep the connection for another request.
+      if (reads && !req.complete) closeAfterAnswer(req, res);
+      throw error;
     } finally {
-      await cleanup?.();
+      if (staged) await deps.storage.remove(staged).catch((error: unknown) => deps.logger.warn({ err: error, key: staged }, 'could not remove a verified chunk: the sweep will'));
     }
   };
 
+  /**
+   * How many bytes a request with Upload-Checksum may bring: what is left of its upload (a creation: its
+   * Upload-Length). A declared Content-Length beyond it is refused before a byte is read, as tus does without a
+   * checksum. Undefined for an upload that is not the caller's: tus answers 404 without reading the body.
+   */
+  const roomOf = async (req: ExpressRequest, principal: Principal): Promise<number | undefined> => {
+    let room = deps.maxUploadBytes;
+    if (req.method === 'POST') {
+      const length = Number(req.header('upload-length'));
+      if (Number.isSafeInteger(length) && length >= 0) room = Math.min(room, length);
+    } else {
+      const id = uploadIdOf(req.originalUrl);
+      const upload = id ? await deps.store.getUpload(id).catch(() => undefined) : undefined;
+      if (!upload || upload.metadata?.[OWNER_KEY] !== ownerOf(principal)) return undefined;
+      room = Math.max(0, Math.min(room, upload.size ?? room) - upload.offset);
+    }
+    const declared = Number(req.header('content-length'));
+    if (Number.isFinite(declared) && declared > room) throw chunkTooLarge(room);
+    return room;
+  };
+
+  /**
+   * tus checksum extension: the body streams into a staging object of the store (never to a local disk, never
+   * whole in memory) while hashed, at most `room` bytes, and reaches the upload only when it matches
+   * `Upload-Checksum: <algorithm> <base64 digest>`, so a mismatched chunk leaves no byte in the upload.
+   */
+  const stageChunk = async (req: ExpressRequest, header: string, room: number): Promise<{ key: string } & ({ verified: true } | { mismatch: true })> => {
+    const [algorithm, expected] = header.trim().split(/\s+/);
+    const hashName = CHECKSUM_ALGORITHMS[(algorithm ?? '').toLowerCase() as keyof typeof CHECKSUM_ALGORITHMS];
+    if (!hashName || !expected) throw badRequest('UNSUPPORTED_CHECKSUM_ALGORITHM', `Upload-Checksum must be "<algorithm> <base64>" with one of: ${Object.keys(CHECKSUM_ALGORITHMS).join(', ')}`);
+    const key = `${TUS_PREFIX}chunk-${randomBytes(16).toString('hex')}`;
+    const hash = createHash(hashName);
+    let size = 0;
+    let failure: unknown;
+    const meter = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        size += chunk.length;
+        if (size > room) return done(chunkTooLarge(room));
+        hash.update(chunk);
+        done(null, chunk);
+      },
+    });
+    const fail = (error: unknown) => {
+      failure ??= error;
+      req.unpipe(meter);
+      meter.destroy(error instanceof Error ? error : new Error(String(error)));
+    };
+    meter.once('error', (error) => (failure ??= error));
+    req.once('error', fail);
+    req.once('close', () => {
+      if (!req.complete) fail(new Error('the request was aborted'));
+    });
+    req.pipe(meter);
+    const stopIdle = watchIdle(req, idleMs, fail);
+    try {
+      await deps.storage.putStream(key, meter, { contentType: 'application/octet-stream' });
+      if (failure !== undefined) throw failure;
+    } catch (error) {
+      await deps.storage.remove(key).catch(() => undefined);
+      throw failure ?? error;
+    } finally {
+      stopIdle();
+    }
+    return hash.digest('base64') === expected ? { key, verified: true } : { key, mismatch: true };
+  };
+
   const idempotency = deps.idempotency ?? memoryIdempotencyStore();
+  // A repeat's body is read only to compare it: within the same bounds as a creation's.
+  const repeatBody = { idleTimeoutMs: idleMs, maxBytes: deps.maxUploadBytes, tooLarge: uploadTooLarge };
   const create: RequestHandler = async (req, res, next) => {
     const principal = principalOf(res);
-    await idempotent(idempotency, `${principal.group_id}:${callerKey(principal)}`, req, res, () => handle(req, res, next), { keptHeaders: KEPT_HEADERS });
+    requireAny(principal, [PERMISSION.CREATE_ASSET]);
+    if (hasBody(req)) slots.enter(principal, req, res);
+    await idempotent(idempotency, `${principal.group_id}:${callerKey(principal)}`, req, res, () => handle(req, res, next), {
+      keptHeaders: KEPT_HEADERS,
+      answeredEarly: closeAfterAnswer,
+      repeatBody,
+    });
   };
 
   const router = Router();
@@ -236,42 +338,4 @@ function send(res: ExpressResponse, status: number, headers: Headers, message: s
   const code = store ? 'UPLOAD_STORE_UNAVAILABLE' : (TUS_CODES[status] ?? 'INVALID_TUS_REQUEST');
   copyHeaders(res, headers);
   res.status(store ? 503 : status).json({ error: { code, message: store ? 'The upload store is unavailable: retry later' : message || 'Invalid tus request' } });
-}
-
-/**
- * tus checksum extension: the PATCH body is spooled to a temporary file while hashed, and reaches the store only
- * when it matches `Upload-Checksum: <algorithm> <base64 digest>`, so a mismatched chunk leaves no byte behind.
- */
-async function verifyChecksum(
-  req: ExpressRequest,
-  header: string,
-  maxBytes: number,
-): Promise<{ body: Readable; cleanup: () => Promise<void> } | { mismatch: true }> {
-  const [algorithm, expected] = header.trim().split(/\s+/);
-  const hashName = CHECKSUM_ALGORITHMS[(algorithm ?? '').toLowerCase() as keyof typeof CHECKSUM_ALGORITHMS];
-  if (!hashName || !expected) throw badRequest('UNSUPPORTED_CHECKSUM_ALGORITHM', `Upload-Checksum must be "<algorithm> <base64>" with one of: ${Object.keys(CHECKSUM_ALGORITHMS).join(', ')}`);
-  const dir = await mkdtemp(path.join(tmpdir(), 'dam-tus-'));
-  const cleanup = () => rm(dir, { recursive: true, force: true });
-  try {
-    const file = path.join(dir, 'chunk');
-    const hash = createHash(hashName);
-    let size = 0;
-    const meter = new Transform({
-      transform(chunk: Buffer, _enc, done) {
-        size += chunk.length;
-        if (size > maxBytes) return done(uploadTooLarge(maxBytes));
-        hash.update(chunk);
-        done(null, chunk);
-      },
-    });
-    await pipeline(req, meter, createWriteStream(file));
-    if (hash.digest('base64') !== expected) {
-      await cleanup();
-      return { mismatch: true };
-    }
-    return { body: createReadStream(file), cleanup };
-  } catch (error) {
-    await cleanup();
-    throw error;
-  }
 }

@@ -6,7 +6,8 @@ import { z } from 'zod';
 import { requestIngest } from '../domain/ingest';
 import { replaceAsset } from '../domain/replace-asset.use-case';
 import { uploadAssets, type UploadDeps, type UploadResult } from '../domain/upload-assets.use-case';
-import { tooManyUploads, uploadTooLarge } from '../domain/upload.errors';
+import { uploadTooLarge } from '../domain/upload.errors';
+import { closeAfterAnswer, principalSlots, type PrincipalSlots } from './body-limits';
 import { outcomeOf, startUploadTimer } from './upload.metrics';
 
 /**
@@ -15,37 +16,31 @@ import { outcomeOf, startUploadTimer } from './upload.metrics';
  * per caller, the declared size, the idle timeout.
  */
 export function uploadRoutes(
-  deps: UploadDeps & { maxConcurrentPerPrincipal?: number; idempotency?: IdempotencyStore },
+  deps: UploadDeps & { maxConcurrentPerPrincipal?: number; idempotency?: IdempotencyStore; slots?: PrincipalSlots },
   authenticate: RequestHandler,
   /** Upload Asset also takes a user's upload key (CONTRACT §12); Replace does not. */
   authenticateUploads: RequestHandler = authenticate,
 ): Router {
   const router = Router();
-  const running = new Map<string, number>();
-  const maxConcurrent = deps.maxConcurrentPerPrincipal ?? 0;
+  const slots = deps.slots ?? principalSlots(deps.maxConcurrentPerPrincipal ?? 0);
 
   const idempotency = deps.idempotency ?? memoryIdempotencyStore();
+  // A repeat's body is read only to compare it: within the same bounds as an upload's.
+  const repeatBody = { idleTimeoutMs: deps.idleTimeoutMs ?? 0, maxBytes: deps.maxUploadBytes, tooLarge: uploadTooLarge };
   const receive =
     (permissions: readonly string[], run: (req: Request, principal: Principal) => Promise<UploadResult>): RequestHandler =>
     async (req, res) => {
       const principal = principalOf(res);
       requireAny(principal, permissions);
+      // Every body read counts against the caller's uploads at once, a repeat's as well.
+      slots.enter(principal, req, res);
       // Idempotency-Key (CONTRACT §13): a repeat gets the first answer; one while the first runs is not read at all.
-      await idempotent(idempotency, `${principal.group_id}:${callerKey(principal)}`, req, res, () => store(req, res, principal, run), { answeredEarly: closeAfterAnswer });
+      await idempotent(idempotency, `${principal.group_id}:${callerKey(principal)}`, req, res, () => store(req, res, principal, run), {
+        answeredEarly: closeAfterAnswer,
+        repeatBody,
+      });
     };
   const store = async (req: Request, res: Response, principal: Principal, run: (req: Request, principal: Principal) => Promise<UploadResult>): Promise<void> => {
-    const who = callerKey(principal);
-    const mine = running.get(who) ?? 0;
-    if (maxConcurrent > 0 && mine >= maxConcurrent) {
-      closeAfterAnswer(req, res); // the body is not read: spare the client sending it
-      throw tooManyUploads(maxConcurrent);
-    }
-    running.set(who, mine + 1);
-    res.once('close', () => {
-      const left = (running.get(who) ?? 1) - 1;
-      if (left > 0) running.set(who, left);
-      else running.delete(who);
-    });
     const done = startUploadTimer();
     const declared = Number(req.header('content-length'));
     if (Number.isFinite(declared) && declared > deps.maxUploadBytes) {
@@ -78,30 +73,6 @@ export function uploadRoutes(
     }),
   );
   return router;
-}
-
-/** How long a connection answered early keeps reading (and dropping) the rest of its request body. */
-const LINGER_MS = 2_000;
-
-/**
- * An answer given before the request body was read (429, 413): the connection closes after it, with a lingering
- * close (as web servers do): the server sends its answer and its FIN but keeps reading and dropping what the
- * client is still sending, for at most LINGER_MS. Closing at once makes the kernel answer that data with a reset,
- * and a client busy writing (fetch with a streamed body) then fails with EPIPE before it reads the answer.
- */
-function closeAfterAnswer(req: Request, res: Response): void {
-  res.setHeader('Connection', 'close');
-  const socket = req.socket as Request['socket'] & { destroySoon?: () => void };
-  // Node closes a `Connection: close` response's socket with destroySoon() once the response is sent.
-  socket.destroySoon = () => {
-    socket.end();
-    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
-    timer.unref();
-    socket.once('close', () => clearTimeout(timer));
-    socket.once('end', () => socket.destroy());
-    req.resume();
-    socket.resume();
-  };
 }
 
 /**
