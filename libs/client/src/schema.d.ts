@@ -4021,7 +4021,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `MULTI_FILE_CONVERSION` or `VALIDATION_FAILED`. */
+            /** @description `MULTI_FILE_CONVERSION`, `VALIDATION_FAILED`, `TRANSFORM_NOT_APPLICABLE` (not an image) or `TRANSFORM_FAILED` (the source cannot be decoded, or the result would exceed 67,108,864 pixels, every frame of an animated WebP result counted). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4049,7 +4049,16 @@ export interface operations {
                 content?: never;
             };
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
+            /** @description `TRANSFORMS_BUSY`: every on-demand transform slot is taken, retry after `Retry-After` seconds; `CONVERSION_UNAVAILABLE` or `UNAVAILABLE`: a service this request needs is down. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getMultiFileContent: {
