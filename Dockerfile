@@ -9,8 +9,10 @@
 # /var/cache/dam (link-signing's byte cache, CDN_CACHE_DIR=/var/cache/dam/cdn). No HEALTHCHECK: Kubernetes probes
 # /healthz and /readyz. deploy/image/build-local.sh builds and runs it with buildah/podman without Docker Hub.
 
-# The Node 20 base. build-local.sh passes a locally made equivalent (Debian bookworm + Node 20 + npm).
-ARG NODE_IMAGE=node:20-bookworm-slim
+# The Node 24 base (the LTS line; the exact version CI runs on is pinned in deploy/infra/node-env.sh: pin the image
+# to the same one, e.g. node:24.21.0-bookworm-slim, where a registry mirror is used). build-local.sh passes a locally
+# made equivalent (Debian bookworm + that pinned Node 24 + npm).
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 # ---- pnpm: the base with the workspace's pnpm (the version deploy/infra/install-deps.sh installs) ---------------
 FROM ${NODE_IMAGE} AS pnpm

@@ -5,6 +5,12 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export CI=${CI:-true}
+# Everything below runs on the project's pinned Node.js (deploy/infra/node-env.sh; deploy/infra/install-deps.sh
+# installs it), whatever node the calling shell has: typecheck, lint, the console's build, jest and the service
+# processes the tests start (they are spawned with the node that runs jest). deploy/test/runtime.unit.test.ts checks it.
+# shellcheck source=../deploy/infra/node-env.sh
+. deploy/infra/node-env.sh
+echo "=== node $(node --version) ($(command -v node))"
 
 # Every time limit of the tests is stretched by TEST_TIME_SCALE (libs/testing/src/time-scale.ts); unless given, it
 # is measured here from how fast this machine runs a fixed workload now (test/time-scale.mjs), so a slower or

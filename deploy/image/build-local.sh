@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the Dockerfile's images on a Debian 12 machine without Docker or Docker Hub, and smoke-tests them:
 #   1. installs buildah and podman from Debian (as root);
-#   2. makes a stand-in for node:20-bookworm-slim: a minimal bookworm (debootstrap, from Debian's mirror) plus this
-#      machine's Node 20 (/usr/bin/node, npm, corepack; Debian's own nodejs is 18), imported as $BASE_IMAGE;
+#   2. makes a stand-in for node:24-bookworm-slim: a minimal bookworm (debootstrap, from Debian's mirror) plus the
+#      project's pinned Node 24 (deploy/infra/node-env.sh, installed by deploy/infra/install-deps.sh: the official
+#      binary and npm; Debian's own nodejs is 18), imported as $BASE_IMAGE;
 #   3. builds the targets (runtime, media) with NODE_IMAGE=$BASE_IMAGE (packages from the npm registry and Debian);
 #   4. runs them as Kubernetes will (read-only root, tmpfs /tmp and /var/cache/dam, uid 10001, no capabilities):
 #      the entry point's usage and its refusal of an unknown service, every service up to its configuration check,
@@ -26,7 +27,9 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 WORK=${DAM_IMAGE_WORK:-/tmp/dam-image}
 IMAGE=${DAM_IMAGE_NAME:-localhost/dam}
-BASE_IMAGE=localhost/dam-node-base:20-bookworm
+# shellcheck source=../infra/node-env.sh
+DAM_NODE_OPTIONAL=1 . "$ROOT/deploy/infra/node-env.sh"
+BASE_IMAGE=localhost/dam-node-base:$DAM_NODE_VERSION-bookworm
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 export BUILDAH_ISOLATION=${BUILDAH_ISOLATION:-chroot}
 
@@ -70,15 +73,15 @@ podman_run() { podman run --ulimit "nofile=$nofile:$nofile" --ulimit "nproc=$npr
 buildah --version
 podman --version
 
-# ---- 2. the Node 20 base ---------------------------------------------------------------------------------------
-step "2. base image $BASE_IMAGE (Debian bookworm minbase + Node $(node --version 2>/dev/null || echo '?'))"
-node_version=$(node --version 2>/dev/null) || die "no node on this machine: the base takes this machine's Node 20"
-case $node_version in v20.*) ;; *) die "node is $node_version here; the base needs Node 20 (the image's node:20-bookworm-slim)" ;; esac
-node_bin=$(readlink -f "$(command -v node)")
-npm_dir=$(dirname "$(readlink -f "$(command -v npm)")")/..
-npm_dir=$(cd "$npm_dir" && pwd)
-[ -f "$npm_dir/package.json" ] || die "npm's folder not found (from $(command -v npm))"
-modules_dir=$(dirname "$npm_dir")
+# ---- 2. the Node 24 base ---------------------------------------------------------------------------------------
+# The pinned Node (deploy/infra/node-env.sh), never this machine's /usr/bin/node: the image runs what CI ran.
+step "2. base image $BASE_IMAGE (Debian bookworm minbase + Node $DAM_NODE_VERSION from $DAM_NODE_HOME)"
+node_version=$("$DAM_NODE_HOME/bin/node" --version 2>/dev/null) \
+  || die "Node $DAM_NODE_VERSION is not installed in $DAM_NODE_HOME: run deploy/infra/install-deps.sh"
+[ "$node_version" = "v$DAM_NODE_VERSION" ] || die "$DAM_NODE_HOME/bin/node is $node_version, not the pinned v$DAM_NODE_VERSION"
+node_bin=$DAM_NODE_HOME/bin/node
+modules_dir=$DAM_NODE_HOME/lib/node_modules
+[ -f "$modules_dir/npm/package.json" ] || die "npm not found in $modules_dir (run deploy/infra/install-deps.sh)"
 
 rootfs=$WORK/rootfs
 stamp="$node_version $MIRROR"
@@ -126,7 +129,7 @@ DPKG
   # This machine's extra certificate authorities (a TLS-intercepting egress proxy, as in the sandbox this was made
   # in: npm and pnpm fail with SELF_SIGNED_CERT_IN_CHAIN without them): trusted by the local base only, through the
   # environment (node: NODE_EXTRA_CA_CERTS; pnpm, a native binary: SSL_CERT_FILE) and by ca-certificates when a
-  # stage installs it. node:20-bookworm-slim has none of this. DAM_IMAGE_EXTRA_CA=0 leaves them out.
+  # stage installs it. node:24-bookworm-slim has none of this. DAM_IMAGE_EXTRA_CA=0 leaves them out.
   rm -f "$WORK/base-env"
   if [ "${DAM_IMAGE_EXTRA_CA:-1}" = 1 ] && ls /usr/local/share/ca-certificates/*.crt >/dev/null 2>&1; then
     mkdir -p "$rootfs/usr/local/share/ca-certificates" "$rootfs/etc/ssl/certs"

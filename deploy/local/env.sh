@@ -1,10 +1,14 @@
-# Sourced by deploy/local/up and down: paths, ports and the one environment every service receives.
+# Sourced by deploy/local/up and down: paths, ports, the pinned Node.js on PATH and the one environment every
+# service receives.
 # Each service also gets its own PORT and DATABASE_URL (dam_<service>); see docs/operations.md.
 
 DAM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 mkdir -p "${DAM_DATA_DIR:-$DAM_ROOT/.data}"
 DAM_DATA=$(cd "${DAM_DATA_DIR:-$DAM_ROOT/.data}" && pwd)
 DAM_INFRA="$DAM_ROOT/deploy/infra"
+# The project's pinned Node.js first on PATH once installed (deploy/local/up installs it before starting anything).
+# shellcheck source=../infra/node-env.sh
+DAM_NODE_OPTIONAL=1 . "$DAM_INFRA/node-env.sh"
 
 DAM_ALL_SERVICES=(gateway upload link-signing auth metadata search conversion transcode addon webhook)
 declare -A DAM_PORT=(
