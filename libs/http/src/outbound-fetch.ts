@@ -10,36 +10,52 @@ export class OutboundError extends Error {
     readonly code: 'REFUSED_ADDRESS' | 'BAD_URL' | 'HTTP_STATUS' | 'TIMEOUT' | 'TOO_LARGE' | 'TOO_MANY_REDIRECTS' | 'RATE_LIMITED' | 'NETWORK',
     message: string,
     readonly status?: number,
+    /** RATE_LIMITED: when a retry may find a token. */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
     this.name = 'OutboundError';
   }
 }
 
-/** A token bucket per host: `ratePerMinute` downloads, bursts of `burst`; no token → refused at once, never a wait. */
+export type HostRateDecision = { ok: true } | { ok: false; retryAfterMs: number };
+
+/**
+ * A token bucket per scope (a tenant) and host: `ratePerMinute` downloads, bursts of `burst`; no token → refused
+ * at once, never a wait, with when to come back. One scope's burst never spends another's tokens. The refused are
+ * told successive slots (each refusal until the next grant one token later), so their retries do not all come
+ * back for the same token.
+ */
 export class HostRateLimiter {
-  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  private readonly buckets = new Map<string, { tokens: number; at: number; waiting: number }>();
   constructor(
     private readonly ratePerMinute: number,
     private readonly burst: number,
     private readonly now: () => number = Date.now,
   ) {}
 
-  take(host: string): boolean {
-    if (this.ratePerMinute <= 0) return true;
+  /** A download from `host` for `scope` (default: one scope for all). */
+  take(host: string, scope = ''): boolean {
+    return this.attempt(host, scope).ok;
+  }
+
+  attempt(host: string, scope = ''): HostRateDecision {
+    if (this.ratePerMinute <= 0) return { ok: true };
+    const key = `${scope}\u0000${host}`;
     const now = this.now();
-    const b = this.buckets.get(host) ?? { tokens: this.burst, at: now };
+    const b = this.buckets.get(key) ?? { tokens: this.burst, at: now, waiting: 0 };
     b.tokens = Math.min(this.burst, b.tokens + ((now - b.at) * this.ratePerMinute) / 60_000);
     b.at = now;
+    this.buckets.set(key, b);
     if (b.tokens < 1) {
-      this.buckets.set(host, b);
-      return false;
+      b.waiting = Math.min(b.waiting + 1, 10_000);
+      return { ok: false, retryAfterMs: Math.ceil(((1 - b.tokens + b.waiting - 1) * 60_000) / this.ratePerMinute) };
     }
     b.tokens -= 1;
-    this.buckets.set(host, b);
+    b.waiting = Math.max(0, b.waiting - 1);
     // Bounded: full buckets hold no information and are dropped once there are many hosts.
-    if (this.buckets.size > 10_000) for (const [h, x] of this.buckets) if (x.tokens >= this.burst - 1) this.buckets.delete(h);
-    return true;
+    if (this.buckets.size > 10_000) for (const [h, x] of this.buckets) if (x.tokens >= this.burst - 1 && x.waiting === 0) this.buckets.delete(h);
+    return { ok: true };
   }
 }
 
@@ -54,6 +70,8 @@ export interface GuardedDownloadOptions {
   idleTimeoutMs: number;
   maxRedirects?: number;
   rateLimiter?: HostRateLimiter;
+  /** Whose download this is (a tenant): each scope has its own rate per host. */
+  rateScope?: string;
   userAgent?: string;
   /** DNS resolution (tests inject one); default `dns.lookup`. */
   resolve?: (host: string) => Promise<LookupAddress[]>;
@@ -171,9 +189,8 @@ export async function openGuardedDownload(target: string, opts: GuardedDownloadO
   const maxRedirects = opts.maxRedirects ?? 5;
   for (let hop = 0; ; hop++) {
     const address = await checkedAddress(url, opts);
-    if (opts.rateLimiter && !opts.rateLimiter.take(url.hostname.toLowerCase())) {
-      throw new OutboundError('RATE_LIMITED', `too many downloads from ${url.hostname}: try again later`);
-    }
+    const rate = opts.rateLimiter?.attempt(url.hostname.toLowerCase(), opts.rateScope) ?? { ok: true };
+    if (!rate.ok) throw new OutboundError('RATE_LIMITED', `too many downloads from ${url.hostname}: try again later`, undefined, rate.retryAfterMs);
     const res = await requestOnce(url, address, opts);
     const status = res.statusCode ?? 0;
     if ([301, 302, 303, 307, 308].includes(status)) {

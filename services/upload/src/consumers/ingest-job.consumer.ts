@@ -4,7 +4,7 @@ import { jobCommandWorker, startJobReporter, workerId, type JobCommand, type Job
 import type { Worker } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import type { Storage } from '@dam/storage';
-import { downloadOriginal, IngestFailure, type IngestConfig } from '../domain/ingest';
+import { downloadOriginal, IngestDeferred, IngestFailure, type IngestConfig } from '../domain/ingest';
 
 export const INGEST_DURABLE = 'upload-jobs';
 const WORKER_ID = workerId('upload');
@@ -20,7 +20,14 @@ export interface IngestConsumerDeps {
   pacing: ReportPacing;
 }
 
-function handle(deps: IngestConsumerDeps) {
+/**
+ * The longest a deferred ingest waits before it is tried again: well within the lease metadata gives a job no
+ * worker has reported on yet (10 minutes), so the job is not handed out a second time meanwhile.
+ */
+export const MAX_DEFER_MS = 5 * 60_000;
+
+/** One ingest job command; `maxDeliver` is the consumer's, so that a deferral never spends the last delivery. */
+export function handleIngestJob(deps: IngestConsumerDeps, maxDeliver: number) {
   return async (command: JobCommand, ctx: MessageContext): Promise<void> => {
     const log = { job_id: command.job_id, asset_id: command.asset_id, group_id: command.group_id, attempt: command.attempt, delivery: ctx.deliveryCount };
     const source = command.params?.key ?? '';
@@ -36,7 +43,16 @@ function handle(deps: IngestConsumerDeps) {
       });
       deps.logger.info({ ...log, size: stored.size }, 'ingest finished');
     } catch (error) {
-      if (!(error instanceof IngestFailure)) throw error;
+      if (error instanceof IngestDeferred && ctx.deliveryCount < maxDeliver) {
+        // The group's rate for this host is spent: the job waits its turn (redelivered later) instead of failing.
+        // Nothing was reported yet (the start is reported after JOB_START_REPORT_DELAY_MS), so metadata keeps it QUEUED.
+        reporter.stop();
+        const delay = Math.min(MAX_DEFER_MS, Math.max(1000, error.retryAfterMs));
+        ctx.msg.nak(delay);
+        deps.logger.info({ ...log, retryInMs: delay, reason: error.message }, 'ingest deferred: the group downloads too much from this host');
+        return;
+      }
+      if (!(error instanceof IngestFailure) && !(error instanceof IngestDeferred)) throw error;
       // The source is the problem (refused, 404, too large, too slow): retrying would not help.
       await reporter.finish('FAILED', { error: error.message });
       deps.logger.warn({ ...log, reason: error.message }, 'ingest failed');
@@ -53,7 +69,7 @@ export function ingestJobWorker(nc: NatsConnection, deps: IngestConsumerDeps, op
     nc,
     worker: 'upload',
     durable: INGEST_DURABLE,
-    handler: handle(deps),
+    handler: handleIngestJob(deps, options.maxDeliver),
     logger: deps.logger,
     ...options,
     // Storage kept failing for every delivery: the job fails, so the asset does not stay NOT_READY.

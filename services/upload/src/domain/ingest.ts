@@ -19,6 +19,17 @@ export interface IngestConfig {
 /** An ingest that cannot be done; its message is the asset's `errors.original`. */
 export class IngestFailure extends Error {}
 
+/** An ingest that may not run now (its group downloads too much from the host): to be tried again after `retryAfterMs`. */
+export class IngestDeferred extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterMs: number,
+  ) {
+    super(message);
+    this.name = 'IngestDeferred';
+  }
+}
+
 export type IngestSource = { kind: 's3'; bucket: string; key: string } | { kind: 'url'; url: string };
 
 /** `s3://bucket/key` or an http(s) URL; anything else, or a source the rules refuse, is a reason to refuse it. */
@@ -57,7 +68,8 @@ export async function requestIngest(
 /**
  * The download of one ingest job: the source streams into the asset's original key exactly as an upload does
  * (MD5, size and type on the fly, at most `maxBytes`). Failures the source causes throw `IngestFailure` (the job
- * fails at once); others (storage down) throw as they are, to be retried.
+ * fails at once); the group over its rate for the host throws `IngestDeferred` (tried again later); others
+ * (storage down) throw as they are, to be retried.
  */
 export async function downloadOriginal(
   storage: Storage,
@@ -79,7 +91,9 @@ export async function downloadOriginal(
     total = stat.size;
     body = await storage.client.getObject(parsed.bucket, parsed.key);
   } else {
-    const download = await openGuardedDownload(parsed.url, cfg).catch((error: unknown) => {
+    // Each group has its own rate per host: one tenant's burst does not refuse another's downloads.
+    const download = await openGuardedDownload(parsed.url, { ...cfg, rateScope: target.groupId }).catch((error: unknown) => {
+      if (error instanceof OutboundError && error.code === 'RATE_LIMITED') throw new IngestDeferred(error.message, error.retryAfterMs ?? 1000);
       throw error instanceof OutboundError ? new IngestFailure(error.message) : error;
     });
     body = download.body;
