@@ -1,14 +1,16 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, type JsonWebKey, type KeyObject } from 'node:crypto';
 import type { RequestHandler, Response } from 'express';
 import jwt from 'jsonwebtoken';
-import { forbidden, unauthenticated } from '@dam/errors';
+import { forbidden, unauthenticated, unavailable } from '@dam/errors';
 import type { Principal } from './principal';
 import { toPrincipal } from './principal-claims';
+import { bodyHash, bodyMismatch, receivedBody, UNSIGNED_BODY, type ReceivedBody } from './service-token-body';
+import { memoryReplayStore, type ReplayStore } from './service-token-replay';
 
 /**
  * Service identity (ARCHITECTURE rule 9). Every internal HTTP call carries one short-lived token signed with
  * the calling service's own private key (ES256). The token names its audience (the called service), the
- * method and path it was issued for, and, when the call acts for a user, that user's principal. Verifiers
+ * method, path and body it was issued for, and, when the call acts for a user, that user's principal. Verifiers
  * hold only public keys, so a compromised service can sign as itself and nothing more, and each route says
  * which services may call it.
  */
@@ -119,6 +121,13 @@ export interface CallTarget {
   principal?: Principal;
   /** The end client's address as the public edge determined it (rate limits, audit). */
   clientAddress?: string;
+  /** The exact body bytes sent (an internal call's JSON text); absent: the request has no body. */
+  body?: string | Uint8Array;
+  /**
+   * The body is forwarded as a stream the signer never holds (the gateway proxying a body its JSON parser did not
+   * read): the token says so (`bh: "UNSIGNED"`), and verifiers accept it only for a body they do not parse.
+   */
+  streamedBody?: boolean;
 }
 
 export interface ServiceSigner {
@@ -131,7 +140,12 @@ export interface ServiceSigner {
 
 export function createServiceSigner(key: SigningKey): ServiceSigner {
   const sign = (t: CallTarget): string => {
-    const claims: Record<string, unknown> = { htm: t.method.toUpperCase(), htu: t.path, jti: randomUUID() };
+    const claims: Record<string, unknown> = {
+      htm: t.method.toUpperCase(),
+      htu: t.path,
+      bh: t.streamedBody ? UNSIGNED_BODY : bodyHash(t.body ?? ''),
+      jti: randomUUID(),
+    };
     if (t.principal) claims.prn = t.principal;
     if (t.clientAddress) claims.addr = t.clientAddress;
     return jwt.sign(claims, key.privateKey, {
@@ -159,6 +173,18 @@ export interface ServiceVerifierOptions {
   service: string;
   trusted: Map<string, TrustedKey>;
   now?: () => number;
+  /**
+   * Token ids seen by every replica of this service (e.g. a NATS KV bucket): a token is single-use across them,
+   * not only in this process. The process's own memory is always asked first.
+   */
+  replay?: ReplayStore;
+  /**
+   * The shared store could not answer: the token was still checked against this process's memory, and is accepted
+   * (`open`, the default: an outage of the store does not stop every internal call) or refused 503 (`closed`).
+   */
+  replayUnavailable?: 'open' | 'closed';
+  /** Hears of each failure of the shared store (to log it). */
+  onReplayStoreError?: (error: unknown) => void;
 }
 
 export interface GuardOptions {
@@ -170,30 +196,13 @@ export interface GuardOptions {
 
 const invalid = (why: string) => unauthenticated(`Invalid service credentials: ${why}`, 'INVALID_SERVICE_TOKEN');
 
-/**
- * Remembers every token id until the token expires, so a captured token cannot be sent again. Per process:
- * a replay to another replica within the token's minute is bounded by the method and path binding.
- */
-class SeenTokens {
-  private readonly seen = new Map<string, number>();
-  constructor(private readonly max = 500_000) {}
-
-  /** False when `jti` was already used. */
-  claim(jti: string, expiresAtMs: number, now: number): boolean {
-    // Insertion order is close to expiry order (every token lives the same minute): prune from the front.
-    for (const [id, exp] of this.seen) {
-      if (exp > now && this.seen.size < this.max) break;
-      this.seen.delete(id);
-    }
-    if (this.seen.has(jti)) return false;
-    this.seen.set(jti, expiresAtMs);
-    return true;
-  }
-}
-
 export interface ServiceVerifier {
-  /** Verifies a token for this request; throws unauthenticated() for anything but a fresh, matching one. */
-  verify(token: string | undefined, method: string, path: string): ServiceCall;
+  /**
+   * Verifies a token for this request against this process's memory of used tokens; throws unauthenticated() for
+   * anything but a fresh, matching one. `body`: what was received (see receivedBody); without it the body is not
+   * checked, which only a caller that checks nothing of the body may do (a test stub). The guard always checks it.
+   */
+  verify(token: string | undefined, method: string, path: string, body?: ReceivedBody): ServiceCall;
   /** Express guard: verifies, checks the caller list and the principal rule, sets `res.locals`. */
   guard(options: GuardOptions): RequestHandler;
   /** Mount after the guards of a prefix: refuses any request under it that no guard verified. */
@@ -202,9 +211,10 @@ export interface ServiceVerifier {
 
 export function createServiceVerifier(opts: ServiceVerifierOptions): ServiceVerifier {
   const now = opts.now ?? Date.now;
-  const seen = new SeenTokens();
+  const seen = memoryReplayStore(now);
 
-  const verify = (token: string | undefined, method: string, path: string): ServiceCall => {
+  /** The verified call, and the token's id and end for the shared replay memory. */
+  const check = (token: string | undefined, method: string, path: string, body: ReceivedBody | undefined) => {
     if (!token) throw unauthenticated('This endpoint is for services of the suite only', 'SERVICE_TOKEN_REQUIRED');
     const decoded = jwt.decode(token, { complete: true });
     const kid = decoded?.header.kid;
@@ -223,12 +233,17 @@ export function createServiceVerifier(opts: ServiceVerifierOptions): ServiceVeri
     } catch (error) {
       throw invalid(error instanceof jwt.TokenExpiredError ? 'expired' : error instanceof Error ? error.message : 'rejected');
     }
-    const { iat, exp, jti, htm, htu } = claims;
+    const { iat, exp, jti, htm, htu, bh } = claims;
     if (typeof iat !== 'number' || typeof exp !== 'number' || typeof jti !== 'string') throw invalid('missing claims');
     // A signer cannot mint long-lived tokens: the lifetime is ours to bound, not the token's.
     if (exp - iat > SERVICE_TOKEN_TTL_SECONDS || iat > now() / 1000 + CLOCK_TOLERANCE_SECONDS) throw invalid('lifetime out of bounds');
     if (htm !== method.toUpperCase() || htu !== path) throw invalid('issued for another request');
-    if (!seen.claim(jti, exp * 1000 + CLOCK_TOLERANCE_SECONDS * 1000, now())) throw invalid('already used');
+    // Every token says what body it was issued for; a verifier that received one checks it (security review I6).
+    if (typeof bh !== 'string') throw invalid('no body binding');
+    const mismatch = body === undefined ? undefined : bodyMismatch(bh, body);
+    if (mismatch) throw invalid(mismatch);
+    const expiresAtMs = exp * 1000 + CLOCK_TOLERANCE_SECONDS * 1000;
+    if (!seen.claimNow(jti, expiresAtMs)) throw invalid('already used');
     const call: ServiceCall = { caller: key.service };
     if (claims.prn !== undefined) {
       const principal = toPrincipal(claims.prn);
@@ -236,17 +251,35 @@ export function createServiceVerifier(opts: ServiceVerifierOptions): ServiceVeri
       call.principal = principal;
     }
     if (typeof claims.addr === 'string') call.clientAddress = claims.addr;
-    return call;
+    return { call, jti, expiresAtMs };
+  };
+
+  const verify = (token: string | undefined, method: string, path: string, body?: ReceivedBody): ServiceCall => check(token, method, path, body).call;
+
+  /** The other replicas' memory: a token this process has not seen may have been used at another one. */
+  const claimShared = async (jti: string, expiresAtMs: number): Promise<void> => {
+    if (!opts.replay) return;
+    let fresh: boolean;
+    try {
+      fresh = await opts.replay.claim(jti, expiresAtMs);
+    } catch (error) {
+      opts.onReplayStoreError?.(error);
+      if (opts.replayUnavailable === 'closed') throw unavailable('The service token replay store is unavailable', 'SERVICE_TOKEN_UNAVAILABLE');
+      return;
+    }
+    if (!fresh) throw invalid('already used');
   };
 
   const guard = (g: GuardOptions): RequestHandler => {
     const allowed = new Set(g.callers);
-    return (req, res, next) => {
+    return async (req, res, next) => {
       try {
         // Verified once per request (a token is single-use); a second guard on the way only adds its rules.
         let call = res.locals.serviceCall as ServiceCall | undefined;
         if (!call) {
-          call = verify(single(req.headers[SERVICE_TOKEN_HEADER]), req.method, req.originalUrl);
+          const checked = check(single(req.headers[SERVICE_TOKEN_HEADER]), req.method, req.originalUrl, receivedBody(req));
+          await claimShared(checked.jti, checked.expiresAtMs);
+          call = checked.call;
           res.locals.serviceCall = call;
           if (call.principal) res.locals.principal = call.principal;
         }

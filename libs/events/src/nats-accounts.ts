@@ -148,6 +148,8 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
       SUBJECT_CDN_EVICT,
       SUBJECT_JOB_REPORTS,
       ...durableConsumer(DAM_INTERNAL, 'link-signing-cdn-jobs'),
+      // Used service-token ids, shared by its replicas (security review I6).
+      ...kvBucket('SERVICE_TOKENS'),
     ],
     subscribe: [],
   },

@@ -5,7 +5,7 @@ import { currentTraceHeaders } from '@dam/telemetry';
 /** What signs a call: a service signer of @dam/auth-tokens fits (kept structural so auth-tokens may use us). */
 interface AnySigner {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the principal type lives in auth-tokens
-  headers(target: { audience: string; method: string; path: string; principal?: any }): Record<string, string>;
+  headers(target: { audience: string; method: string; path: string; principal?: any; body?: string }): Record<string, string>;
 }
 
 export interface InternalClientOptions {
@@ -54,18 +54,26 @@ export function internalClient(opts: InternalClientOptions) {
   return {
     async call<S extends z.ZodType>(o: CallOptions<S>): Promise<CallResult<z.infer<S>>> {
       let res: Response;
+      // The exact text sent is the text the token is bound to (its `bh`).
+      const body = o.body === undefined ? undefined : JSON.stringify(o.body);
       try {
         res = await fetch(`${base}${o.path}`, {
           method: o.method,
           headers: {
             accept: 'application/json',
-            ...(o.body === undefined ? {} : { 'content-type': 'application/json' }),
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
             // fetch (undici) is not auto-instrumented: the trace goes on by hand.
             ...currentTraceHeaders(),
             ...(o.requestId ? { 'x-request-id': o.requestId } : {}),
-            ...opts.signer.headers({ audience: opts.audience, method: o.method, path: o.path, ...(o.principal ? { principal: o.principal } : {}) }),
+            ...opts.signer.headers({
+              audience: opts.audience,
+              method: o.method,
+              path: o.path,
+              ...(o.principal ? { principal: o.principal } : {}),
+              ...(body === undefined ? {} : { body }),
+            }),
           },
-          ...(o.body === undefined ? {} : { body: JSON.stringify(o.body) }),
+          ...(body === undefined ? {} : { body }),
           signal: AbortSignal.timeout(o.timeoutMs ?? opts.timeoutMs ?? 5000),
         });
       } catch (error) {

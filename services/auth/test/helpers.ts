@@ -103,6 +103,15 @@ export function principalHeaders(userId: number, groupId: number, roleId: number
   });
 }
 
+/** JSON text as a service's parser reads it back (JSON.stringify of the parsed value); other text as it is. */
+function canonicalJson(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text));
+  } catch {
+    return text;
+  }
+}
+
 export async function call(
   url: string,
   method: string,
@@ -112,16 +121,19 @@ export async function call(
   body: any; headers: Headers }> {
   const as = headers[AS] === undefined ? { caller: 'gateway' } : headers[AS];
   const u = new URL(url);
+  const sentText = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
   // Object.entries leaves the symbol out: only real headers go on the wire.
   const plain: Record<string, string> = Object.fromEntries(Object.entries(headers));
   if (as) {
     const { caller, ...target } = as;
-    Object.assign(plain, identities.headers(caller, { audience: 'auth', method, path: u.pathname + u.search, ...target }));
+    // Bound to the body as auth's parser reads it back (security review I6); text that is no JSON is refused before.
+    const sent = sentText === undefined ? {} : { body: canonicalJson(sentText) };
+    Object.assign(plain, identities.headers(caller, { audience: 'auth', method, path: u.pathname + u.search, ...sent, ...target }));
   }
   const res = await fetch(url, {
     method,
     headers: body === undefined ? plain : { 'content-type': 'application/json', ...plain },
-    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    body: sentText,
   });
   const text = await res.text();
   let parsed: unknown = text;

@@ -16,10 +16,11 @@ describe('auth main.ts', () => {
     const db = await createDatabase('auth_main');
     const first = await startServiceProcess('auth', env(db));
     try {
+      const body = JSON.stringify({ email: 'admin@example.com', password: 'admin-password' });
       const res = await fetch(`${first.url}/api/v1/login`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...identities.headers('gateway', { audience: 'auth', method: 'POST', path: '/api/v1/login' }) },
-        body: JSON.stringify({ email: 'admin@example.com', password: 'admin-password' }),
+        headers: { 'content-type': 'application/json', ...identities.headers('gateway', { audience: 'auth', method: 'POST', path: '/api/v1/login', body }) },
+        body,
       });
       expect(res.status).toBe(200);
       expect(first.logs().some((l) => l.includes('created group 1'))).toBe(true);

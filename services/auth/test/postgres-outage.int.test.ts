@@ -25,8 +25,9 @@ afterAll(async () => {
 
 const login = async () => {
   // As the gateway forwards it: with its one-request service token.
-  const signed = identities.headers('gateway', { audience: 'auth', method: 'POST', path: '/api/v1/login' });
-  const res = await fetch(`${auth.url}/api/v1/login`, { method: 'POST', headers: { ...signed, 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
+  const body = JSON.stringify(ADMIN);
+  const signed = identities.headers('gateway', { audience: 'auth', method: 'POST', path: '/api/v1/login', body });
+  const res = await fetch(`${auth.url}/api/v1/login`, { method: 'POST', headers: { ...signed, 'content-type': 'application/json' }, body });
   return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as any };
 };
 

@@ -103,13 +103,14 @@ export function createGatewayApp(deps: GatewayAppDeps): { app: Express; close():
     const { upstream } = match.rule;
     const target = deps.upstreams[upstream];
     /** The token for this request as forwarded: its upstream, method and path, the client, and the user if any. */
-    const sign = (principal?: Principal) => (path: string) =>
+    const sign = (principal?: Principal) => (path: string, body: Buffer | 'streamed') =>
       deps.signer.headers({
         audience: upstream,
         method: req.method,
         path,
         ...(principal ? { principal } : {}),
         ...(req.ip ? { clientAddress: req.ip } : {}),
+        ...(body === 'streamed' ? { streamedBody: true } : { body }),
       });
     if (match.rule.public) {
       limits.beforeAuth(req, res, (limited?: unknown) => {

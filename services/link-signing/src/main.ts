@@ -10,6 +10,7 @@ import { createStorage, storageConfigFromEnv } from '@dam/storage';
 import { ByteCache } from './adapters/byte-cache';
 import { exposeCacheMetrics } from './adapters/cache.metrics';
 import { suiteClients } from './adapters/suite.clients';
+import { natsTokenReplay } from './adapters/token-replay.nats';
 import { buildLinkSigningApp } from './app';
 import { loadLinkSigningConfig } from './config';
 import { cacheInvalidation, evictionFollower } from './consumers/cache-invalidation';
@@ -28,6 +29,7 @@ async function main(): Promise<void> {
   exposeCacheMetrics(cache);
   const usage = new UsageMeter('cdn_bytes');
   const clients = suiteClients({ authUrl: config.AUTH_URL, metadataUrl: config.METADATA_URL, signer });
+  const replay = await natsTokenReplay(nc, { replicas: config.NATS_STREAM_REPLICAS });
 
   await runService({
     logger,
@@ -54,7 +56,13 @@ async function main(): Promise<void> {
       buildLinkSigningApp({
         logger,
         readiness,
-        verifier: createServiceVerifier({ service: 'link-signing', trusted: config.SERVICE_TRUSTED_KEYS }),
+        verifier: createServiceVerifier({
+          service: 'link-signing',
+          trusted: config.SERVICE_TRUSTED_KEYS,
+          // A service token is single-use across every replica, not only in this one (security review I6).
+          replay,
+          onReplayStoreError: (err) => logger.warn({ err }, "service-token replay store unavailable: this replica's own memory only"),
+        }),
         clients,
         storage,
         cache,

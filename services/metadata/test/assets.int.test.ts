@@ -98,7 +98,7 @@ describe('POST /internal/v1/assets', () => {
     const body = JSON.stringify({ files: [file()] });
     const post = (headers: Record<string, string>) =>
       fetch(`${h.url}/internal/v1/assets`, { method: 'POST', headers: { ...json, ...headers }, body });
-    const target = { audience: 'metadata', method: 'POST', path: '/internal/v1/assets', principal: admin };
+    const target = { audience: 'metadata', method: 'POST', path: '/internal/v1/assets', principal: admin, body };
     expect((await post({})).status).toBe(401);
     // The gateway is trusted but may not register originals; neither may conversion.
     expect((await post(identities.headers('gateway', target))).status).toBe(403);

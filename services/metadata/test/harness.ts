@@ -121,7 +121,9 @@ export function principal(overrides: Partial<Principal> & { role?: RoleName } = 
 export function signedFetch(url: string, p: Principal, init: RequestInit = {}): Promise<Response> {
   const u = new URL(url);
   const caller = u.pathname.startsWith('/internal/') ? 'upload' : 'gateway';
-  const call = identities.headers(caller, { audience: 'metadata', method: init.method ?? 'GET', path: u.pathname + u.search, principal: p });
+  // The token is bound to the body (security review I6): JSON text as sent, a form as a stream.
+  const sent = init.body === undefined || init.body === null ? {} : typeof init.body === 'string' ? { body: init.body } : { streamedBody: true };
+  const call = identities.headers(caller, { audience: 'metadata', method: init.method ?? 'GET', path: u.pathname + u.search, principal: p, ...sent });
   return fetch(url, { ...init, headers: { ...(init.headers as Record<string, string> | undefined), ...call } });
 }
 

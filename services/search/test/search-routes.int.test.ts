@@ -24,13 +24,14 @@ const principal = (groupId: number, userId: number, roleId: number): Principal =
 
 /** A call as the gateway sends it, for this user. */
 async function call(p: Principal, method: string, path: string, body?: unknown) {
+  const text = body === undefined ? undefined : JSON.stringify(body);
   const res = await fetch(`${url}${path}`, {
     method,
     headers: {
-      ...identities.headers('gateway', { audience: 'search', method, path, principal: p }),
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...identities.headers('gateway', { audience: 'search', method, path, principal: p, ...(text === undefined ? {} : { body: text }) }),
+      ...(text === undefined ? {} : { 'content-type': 'application/json' }),
     },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    ...(text === undefined ? {} : { body: text }),
   });
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON
   return { status: res.status, body: (await res.json()) as any };

@@ -2,6 +2,7 @@ import http, { type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:h
 import https from 'node:https';
 import type { Request, Response, NextFunction } from 'express';
 import { notFound, unavailable } from '@dam/errors';
+import { hasBody } from '@dam/auth-tokens';
 import { ACCEL } from '@dam/http';
 import type { Logger } from '@dam/logging';
 
@@ -35,15 +36,18 @@ export interface ForwardOptions {
   serviceName: string;
   /** Headers removed from the incoming request (credentials, forged principal headers). */
   strip: readonly string[];
-  /** Headers the gateway sets for the request as sent (its own token, bound to that method and path). */
-  set: (pathAndQuery: string) => Record<string, string>;
+  /**
+   * Headers the gateway sets for the request as sent (its own token, bound to that method, path and body): `body` is
+   * the exact bytes sent, or `streamed` for a body passed through unread (security review I6).
+   */
+  set: (pathAndQuery: string, body: Buffer | 'streamed') => Record<string, string>;
   /** Offer to stream object bytes from the object store when the upstream names them (see ACCEL). */
   accel?: boolean;
 }
 
 const ACCEL_HEADERS: ReadonlySet<string> = new Set(Object.values(ACCEL));
 
-function requestHeaders(req: Request, res: Response, opts: ForwardOptions, url: URL): OutgoingHttpHeaders {
+function requestHeaders(req: Request, res: Response, opts: ForwardOptions, url: URL, body: Buffer | 'streamed'): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
   const strip = new Set(opts.strip.map((h) => h.toLowerCase()));
   for (const [name, value] of Object.entries(req.headers)) {
@@ -59,7 +63,7 @@ function requestHeaders(req: Request, res: Response, opts: ForwardOptions, url: 
   // The id this request is logged under here, so upstream logs line up with ours.
   const requestId = res.getHeader('x-request-id');
   if (requestId) out['x-request-id'] = String(requestId);
-  Object.assign(out, opts.set(url.pathname + url.search));
+  Object.assign(out, opts.set(url.pathname + url.search, body));
   return out;
 }
 
@@ -104,11 +108,13 @@ export function createProxy(opts: ProxyOptions) {
 
   const forward = (req: Request, res: Response, next: NextFunction, fwd: ForwardOptions): void => {
     const url = new URL(req.originalUrl, fwd.target);
-    const headers = requestHeaders(req, res, fwd, url);
     const consumed = req.readableEnded;
     let replay: Buffer | undefined;
-    if (consumed) {
-      replay = req.body === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(req.body));
+    if (consumed) replay = req.body === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(req.body));
+    // No body at all is sent as such (a length of 0, never a chunked empty body), and signed as the empty body.
+    else if (!hasBody(req.headers)) replay = Buffer.alloc(0);
+    const headers = requestHeaders(req, res, fwd, url, replay ?? 'streamed');
+    if (replay) {
       headers['content-length'] = String(replay.length);
       delete headers['content-encoding'];
     }
