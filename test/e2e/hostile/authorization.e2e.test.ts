@@ -213,18 +213,21 @@ describe('the authorization matrix of the route table', () => {
       if (rule.anyOf.length === 0) continue;
       const { path } = concrete(rule.pattern);
       const principal = { ...adminPrincipal, via: 'jwt' as const, permissions: adminPrincipal.permissions.filter((t) => !rule.anyOf.includes(t)) };
-      const headers = suite.serviceHeaders('gateway', { audience: rule.upstream, method, path, principal, clientAddress: '127.0.0.1' });
       const body = bodyFor(method);
+      const text = body === undefined ? undefined : JSON.stringify(body);
+      // The token is bound to the body it comes with (security review I6), as the gateway's is.
+      const sent = text === undefined ? {} : { body: text };
+      const headers = suite.serviceHeaders('gateway', { audience: rule.upstream, method, path, principal, clientAddress: '127.0.0.1', ...sent });
       const res = await fetch(`${suite.services[rule.upstream]?.url}${path}`, {
         method,
-        headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        headers: { ...headers, ...(text === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...sent,
       });
-      const text = await res.text();
+      const answerText = await res.text();
       const status = res.status;
       let answer: any;
       try {
-        answer = text ? JSON.parse(text) : undefined;
+        answer = answerText ? JSON.parse(answerText) : undefined;
       } catch {
         answer = undefined; // not the contract's error body (bytes of a download, say)
       }
