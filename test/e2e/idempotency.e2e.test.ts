@@ -26,6 +26,26 @@ async function someKeyRunning(): Promise<boolean> {
   }
 }
 
+/** Every value the services' IDEMPOTENCY bucket holds now, as text (kept answers with their bodies decoded). */
+async function keptAnswers(): Promise<string> {
+  const nc = await connectNats(e2e.suite.natsUrl, 'admin', e2e.suite.adminSeed);
+  try {
+    const jsm = await jetstreamManager(nc);
+    const stream = `KV_${IDEMPOTENCY_BUCKET}`;
+    const { state } = await jsm.streams.info(stream);
+    const texts: string[] = [];
+    for (let seq = state.first_seq; seq <= state.last_seq && state.messages > 0; seq++) {
+      const m = await jsm.streams.getMessage(stream, { seq }).catch(() => null);
+      if (!m || m.data.length === 0) continue;
+      const entry = m.json() as { response?: { body?: string } };
+      texts.push(m.string(), entry.response?.body ? Buffer.from(entry.response.body, 'base64').toString('utf8') : '');
+    }
+    return texts.join('\n');
+  } finally {
+    await nc.close();
+  }
+}
+
 async function uploadKeyed(key: string, files: Array<{ name: string; bytes: Buffer }>, metadata?: unknown) {
   const form = new FormData();
   if (metadata) form.append('custom_metadata', JSON.stringify(metadata));
@@ -106,5 +126,27 @@ describe('Idempotency-Key (CONTRACT §13)', () => {
     expect(after.status).toBe(200);
     expect(after.headers.get('idempotent-replayed')).toBe('true');
     expect(((await after.json()) as any).files[0].id).toBe(firstBody.files[0].id);
+  });
+
+  it('keeps no credential: a repeat of POST /api_keys or /users/me/uploadkey answers without the secret (security review I2)', async () => {
+    const minted = await call('POST', '/api/v1/api_keys', { name: 'idem-key', role: 'USER' }, keyed('mint-once'));
+    expect(minted.status).toBe(201);
+    const rotated = await call('POST', '/api/v1/users/me/uploadkey', undefined, keyed('rotate-once'));
+    expect(rotated.status).toBe(200);
+    const secrets = [minted.body.key as string, rotated.body.uploadkey as string];
+    expect(secrets.every((k) => typeof k === 'string' && k.length > 10)).toBe(true);
+    // Kept once the answers are out (the bucket is read as the gateway and upload identities could read it).
+    await waitFor(async () => (await keptAnswers()).includes(minted.body.key_id as string), { description: 'the answer kept' });
+    const kept = await keptAnswers();
+    for (const secret of secrets) expect(kept).not.toContain(secret);
+    expect(minted.headers.get('cache-control')).toBe('no-store'); // nor may any cache keep it
+    const again = await call('POST', '/api/v1/api_keys', { name: 'idem-key', role: 'USER' }, keyed('mint-once'));
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.headers.get('idempotent-withheld')).toBe('key');
+    expect(again.body).toEqual({ key_id: minted.body.key_id, name: 'idem-key', role: 'USER' });
+    const rotatedAgain = await call('POST', '/api/v1/users/me/uploadkey', undefined, keyed('rotate-once'));
+    expect(rotatedAgain).toMatchObject({ status: 200, body: {} });
+    expect(rotatedAgain.headers.get('idempotent-withheld')).toBe('uploadkey');
   });
 });

@@ -19,6 +19,8 @@ export interface KeptResponse {
   body: string;
   /** Headers that are part of the answer (`keptHeaders`), e.g. a created resource's Location. */
   headers?: Record<string, string>;
+  /** Fields of the answer not kept because they carry a credential (see CREDENTIAL_FIELDS); a replay names them. */
+  withheld?: string[];
 }
 
 export type Claim = { kind: 'claimed'; token: number } | { kind: 'running' } | { kind: 'done'; response: KeptResponse };
@@ -38,6 +40,35 @@ export interface IdempotencyStore {
  * credentials, a timeout, a conflict) are not: a retry under the same key runs again.
  */
 const final = (status: number): boolean => status < 500 && ![401, 408, 409, 429].includes(status);
+
+/**
+ * Top-level fields of a JSON answer that carry a credential: an API key's `key` (POST /api_keys), a user's
+ * `uploadkey` (POST /users/me/uploadkey), and their kind. An answer that must not be stored anywhere
+ * (`Cache-Control: no-store`, which such routes send) is kept without them: a repeat gets the rest with
+ * `Idempotent-Withheld` naming what was left out (a key is shown once; a client that lost it revokes it by its id
+ * and makes another). A no-store answer that is not a JSON object is not kept at all: a repeat runs again.
+ */
+const CREDENTIAL_FIELDS: readonly string[] = ['key', 'uploadkey', 'token', 'access_token', 'refresh_token', 'secret', 'password'];
+export const WITHHELD_HEADER = 'Idempotent-Withheld';
+
+/** The answer as it may be kept: without its credentials when it says it must not be stored; undefined: not at all. */
+function keepable(sent: { body: Buffer; noStore: boolean }): { body: Buffer; withheld: string[] } | undefined {
+  if (!sent.noStore) return { body: sent.body, withheld: [] };
+  let value: unknown;
+  try {
+    value = JSON.parse(sent.body.toString('utf8')) as unknown;
+  } catch {
+    return undefined;
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  const rest: Record<string, unknown> = {};
+  const withheld: string[] = [];
+  for (const [name, field] of Object.entries(value)) {
+    if (CREDENTIAL_FIELDS.includes(name)) withheld.push(name);
+    else rest[name] = field;
+  }
+  return { body: Buffer.from(JSON.stringify(rest)), withheld };
+}
 
 /** Responses larger than this are not kept (the key is released: a repeat runs again). */
 const MAX_KEPT_BYTES = 256 * 1024;
@@ -143,10 +174,21 @@ function multipartFingerprint(req: Request, head: string[], bounds: BodyBounds):
 }
 
 /** Keeps the response's status and body as they are sent (nothing past MAX_KEPT_BYTES). */
-function capture(res: Response): () => { status: number; contentType: string; body: Buffer } | undefined {
+function capture(res: Response): () => { status: number; contentType: string; body: Buffer; noStore: boolean } | undefined {
   const chunks: Buffer[] = [];
   let size = 0;
   let overflow = false;
+  // Headers given to writeHead directly (a proxy relaying an upstream's answer) are not readable with getHeader.
+  let cacheControl: unknown;
+  const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => Response;
+  res.writeHead = ((...args: unknown[]) => {
+    for (const arg of args.slice(1)) {
+      if (arg && typeof arg === 'object' && !Array.isArray(arg)) {
+        for (const [name, value] of Object.entries(arg)) if (name.toLowerCase() === 'cache-control') cacheControl = value;
+      }
+    }
+    return writeHead(...args);
+  }) as Response['writeHead'];
   const take = (chunk: unknown, encoding?: unknown) => {
     if (chunk === undefined || chunk === null || typeof chunk === 'function' || overflow) return;
     const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
@@ -164,7 +206,9 @@ function capture(res: Response): () => { status: number; contentType: string; bo
     take(chunk, rest[0]);
     return end(chunk, ...rest);
   }) as Response['end'];
-  return () => (overflow ? undefined : { status: res.statusCode, contentType: String(res.getHeader('content-type') ?? ''), body: Buffer.concat(chunks) });
+  const noStore = () => /\bno-store\b/i.test(String(cacheControl ?? res.getHeader('cache-control') ?? ''));
+  return () =>
+    overflow ? undefined : { status: res.statusCode, contentType: String(res.getHeader('content-type') ?? ''), body: Buffer.concat(chunks), noStore: noStore() };
 }
 
 export interface IdempotencyHooks {
@@ -210,6 +254,7 @@ export async function idempotent(store: IdempotencyStore, scope: string, req: Re
       throw unprocessable('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used for a different request');
     }
     res.status(claim.response.status).setHeader('Idempotent-Replayed', 'true');
+    if (claim.response.withheld?.length) res.setHeader(WITHHELD_HEADER, claim.response.withheld.join(', '));
     if (claim.response.contentType) res.setHeader('Content-Type', claim.response.contentType);
     for (const [name, value] of Object.entries(claim.response.headers ?? {})) res.setHeader(name, value);
     res.end(Buffer.from(claim.response.body, 'base64'));
@@ -224,8 +269,9 @@ export async function idempotent(store: IdempotencyStore, scope: string, req: Re
     if (settled) return;
     settled = true;
     const sent = finished ? taken() : undefined;
+    const kept = sent ? keepable(sent) : undefined;
     const print = await fingerprint.catch(() => undefined);
-    if (!sent || !final(sent.status) || print === undefined) await store.release(key, claim.token);
+    if (!sent || !kept || !final(sent.status) || print === undefined) await store.release(key, claim.token);
     else {
       const headers: Record<string, string> = {};
       for (const name of hooks.keptHeaders ?? []) {
@@ -236,8 +282,9 @@ export async function idempotent(store: IdempotencyStore, scope: string, req: Re
         fingerprint: print,
         status: sent.status,
         contentType: sent.contentType,
-        body: sent.body.toString('base64'),
+        body: kept.body.toString('base64'),
         ...(hooks.keptHeaders ? { headers } : {}),
+        ...(kept.withheld.length > 0 ? { withheld: kept.withheld } : {}),
       });
     }
   };

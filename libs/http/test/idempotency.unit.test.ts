@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { rateLimited } from '@dam/errors';
 import { createLogger } from '@dam/logging';
-import { createHttpApp, finishApp, idempotent, memoryIdempotencyStore } from '../src';
+import { createHttpApp, finishApp, idempotent, memoryIdempotencyStore, type IdempotencyStore, type KeptResponse } from '../src';
 
 const logger = createLogger({ service: 'test', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
 
@@ -53,5 +53,49 @@ describe('idempotent (CONTRACT §13)', () => {
       expect(await post('k2', {})).toMatchObject({ status: 404, replayed: 'true' });
       expect(runs()).toBe(1);
     });
+  });
+
+  it('never keeps a credential: an answer marked no-store is kept without it, and a repeat says what was withheld (security review I2)', async () => {
+    // What the gateway keeps in the IDEMPOTENCY bucket, recorded.
+    const memory = memoryIdempotencyStore();
+    const kept: KeptResponse[] = [];
+    const store: IdempotencyStore = { ...memory, keep: async (key, token, response) => (kept.push(response), memory.keep(key, token, response)) };
+    const app = createHttpApp({ logger });
+    let minted = 0;
+    app.post('/api/v1/api_keys', async (req, res) => {
+      await idempotent(store, 'g1:u1', req, res, () => {
+        minted++;
+        // As the gateway relays auth's answer: the upstream's headers given to writeHead.
+        const body = JSON.stringify({ key_id: 'k-1', name: 'ci', role: 'USER', key: 'dam_live_secret-of-the-new-key' });
+        res.writeHead(201, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+        res.end(body);
+      });
+    });
+    app.post('/api/v1/users/me/uploadkey', async (req, res) => {
+      await idempotent(store, 'g1:u1', req, res, () => res.setHeader('Cache-Control', 'no-store').json({ uploadkey: 'upk_secret-upload-key' }));
+    });
+    finishApp(app, logger);
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const post = (path: string) => fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': 'mint-1' }, body: '{"name":"ci","role":"USER"}' });
+    try {
+      const first = await post('/api/v1/api_keys');
+      expect(first.status).toBe(201);
+      expect(await first.json()).toMatchObject({ key: 'dam_live_secret-of-the-new-key' });
+      await post('/api/v1/users/me/uploadkey').then((r) => r.json());
+      await new Promise((r) => setTimeout(r, 50)); // kept once the answers are out
+      const stored = JSON.stringify(kept.map((k) => ({ ...k, body: Buffer.from(k.body, 'base64').toString() })));
+      expect(stored).not.toContain('dam_live_secret-of-the-new-key');
+      expect(stored).not.toContain('upk_secret-upload-key');
+      const again = await post('/api/v1/api_keys');
+      expect(again.status).toBe(201);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(again.headers.get('idempotent-withheld')).toBe('key');
+      expect(await again.json()).toEqual({ key_id: 'k-1', name: 'ci', role: 'USER' });
+      expect(minted).toBe(1);
+    } finally {
+      server.close();
+    }
   });
 });

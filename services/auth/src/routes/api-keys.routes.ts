@@ -33,7 +33,8 @@ export function apiKeyRoutes(pool: Pool): Router {
       { id: randomUUID(), group_id: p.group_id, user_id: p.user_id, name: body.name, role: body.role },
       hashApiKey(key),
     );
-    res.status(201).json({ key_id: record.id, name: record.name, role: record.role, key });
+    // no-store: no cache, and no kept Idempotency-Key answer (libs/http idempotency.ts), holds the key.
+    res.status(201).setHeader('Cache-Control', 'no-store').json({ key_id: record.id, name: record.name, role: record.role, key });
   });
 
   router.get('/api/v1/api_keys', validate(listSchemas), async (req, res) => {

@@ -81,7 +81,8 @@ export function userRoutes(pool: Pool): Router {
     requireSession(p, 'upload key');
     const uploadkey = await users.rotateUploadKey(p.group_id, p.user_id);
     if (!uploadkey) throw userNotFound();
-    res.json({ uploadkey });
+    // no-store: no cache, and no kept Idempotency-Key answer (libs/http idempotency.ts), holds the key.
+    res.setHeader('Cache-Control', 'no-store').json({ uploadkey });
   });
 
   router.post('/api/v1/users', validate(createSchemas), async (req, res) => {
