@@ -194,7 +194,9 @@ function autoscaler(s: ServiceSpec): Obj | undefined {
       },
     };
   }
-  // KEDA's NATS JetStream scaler reads the consumer's pending messages from the servers' monitoring port.
+  // KEDA's NATS JetStream scaler reads the consumer's pending messages from the servers' monitoring port; the
+  // postgresql scaler (first container's DATABASE_URL) a count of work waiting in the service's own database.
+  const due = s.scale.due;
   return {
     apiVersion: 'keda.sh/v1alpha1',
     kind: 'ScaledObject',
@@ -217,6 +219,7 @@ function autoscaler(s: ServiceSpec): Obj | undefined {
             useHttps: 'false',
           },
         },
+        ...(due ? [{ type: 'postgresql', metadata: { connectionFromEnv: 'DATABASE_URL', query: due.query, targetQueryValue: String(due.perReplica) } }] : []),
       ],
     },
   };

@@ -5,6 +5,7 @@
  */
 
 import type { S3Access } from './object-store';
+import { DUE_DELIVERIES_PER_REPLICA, DUE_DELIVERIES_SQL } from '../../services/webhook/src/adapters/autoscaling';
 
 export type ServiceName = 'gateway' | 'upload' | 'link-signing' | 'auth' | 'metadata' | 'search' | 'conversion' | 'transcode' | 'addon' | 'webhook';
 
@@ -35,8 +36,11 @@ export interface ServiceSpec {
   secretKeys?: string[];
   /** The drain allowed on SIGTERM (SHUTDOWN_TIMEOUT_MS); the pod's grace period is longer. */
   drainSeconds: number;
-  /** Scaling: HPA on CPU (edges), or KEDA on the depth of its JetStream consumer (workers). */
-  scale?: { cpu: number } | { consumer: string; stream: string; lag: number; max: number };
+  /**
+   * Scaling: HPA on CPU (edges), or KEDA on the depth of its JetStream consumer (workers), and also on a count its
+   * own database answers (`due`: the query, and the value per replica; KEDA connects with the service's DATABASE_URL).
+   */
+  scale?: { cpu: number } | { consumer: string; stream: string; lag: number; max: number; due?: { query: string; perReplica: number } };
   /** Seconds its readiness may take at start (models loading). */
   startupSeconds?: number;
 }
@@ -173,7 +177,8 @@ export const SERVICES: readonly ServiceSpec[] = [
     cpu: '100m',
     scratch: { '/tmp': '64Mi' },
     drainSeconds: 30,
-    scale: { consumer: 'webhook-deliveries', stream: 'ASSET_EVENTS', lag: 50, max: 6 },
+    // Deliveries wait in its database, not in the stream (slow receivers, retries, reissues): scaled on both.
+    scale: { consumer: 'webhook-deliveries', stream: 'ASSET_EVENTS', lag: 50, max: 6, due: { query: DUE_DELIVERIES_SQL, perReplica: DUE_DELIVERIES_PER_REPLICA } },
   },
 ];
 

@@ -28,6 +28,11 @@ export const configSchema = z.object({
   /** Deliveries in flight in this process, and to one URL (a slow receiver holds only its own slots). */
   WEBHOOK_CONCURRENCY: ms(32),
   WEBHOOK_PER_URL_CONCURRENCY: ms(4),
+  /**
+   * Deliveries in flight in this process for one group, over all its URLs (up to 10, each with its per-URL slots):
+   * a tenant whose receivers never answer holds at most these, the other groups the rest.
+   */
+  WEBHOOK_PER_GROUP_CONCURRENCY: ms(8),
   /** How often due deliveries are looked for (a new event also wakes the dispatcher at once). */
   DISPATCH_INTERVAL_MS: ms(500),
   /** How long the event log keeps events for reissues (ASSET_EVENTS keeps 30 days). */

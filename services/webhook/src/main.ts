@@ -39,6 +39,7 @@ async function main(): Promise<void> {
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     concurrency: config.WEBHOOK_CONCURRENCY,
     perUrlConcurrency: config.WEBHOOK_PER_URL_CONCURRENCY,
+    perGroupConcurrency: config.WEBHOOK_PER_GROUP_CONCURRENCY,
     intervalMs: config.DISPATCH_INTERVAL_MS,
     floor: () => ackFloorOf(jsm),
     logger,

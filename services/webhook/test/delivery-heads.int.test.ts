@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createPool, type Pool, type PoolClient } from '@dam/db';
 import { createDatabase, scaled } from '@dam/testing';
-import { CLAIM_DUE_SQL, DeliveryRepository, type DueDelivery, type LoggedEvent } from '../src/adapters/delivery.repository';
+import { CLAIM_DUE_SQL, claimDueParams, DeliveryRepository, type DueDelivery, type LoggedEvent } from '../src/adapters/delivery.repository';
 import { migrateWebhook } from '../src/migrations';
 
 // The dispatcher's query against real PostgreSQL: only the head of each asset's pending deliveries to one URL goes
@@ -29,7 +29,8 @@ const event = (assetId: string, seq: number): LoggedEvent => {
   n += 1;
   return { id: `evt-${n}`, groupId: 1, assetId, type: 'file-saved', time: new Date().toISOString(), seq, creatorId: 7, body: `{"n":${n}}` };
 };
-const claim = (limit = 50, perUrl = 50): Promise<DueDelivery[]> => repo.claimDue(limit, perUrl, [], 60_000);
+const limits = (limit = 50, perUrl = 50) => ({ limit, perUrl, perGroup: 1000, runningByUrl: new Map<string, number>(), runningByGroup: new Map<number, number>(), leaseMs: 60_000 });
+const claim = (limit = 50, perUrl = 50): Promise<DueDelivery[]> => repo.claimDue(limits(limit, perUrl));
 const seqOf = async (d: DueDelivery): Promise<number> => Number((await pool.query<{ seq: string }>('SELECT seq FROM deliveries WHERE id = $1', [d.id])).rows[0]?.seq);
 const delivered = (d: DueDelivery) => repo.finishAttempt(d, { delivered: true, status: 200, durationMs: 1 });
 
@@ -208,7 +209,7 @@ describe('the head of each asset and URL (webhook dispatcher)', () => {
     const client = await pool.connect();
     try {
       await client.query('BEGIN');
-      const plan = await client.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${CLAIM_DUE_SQL}`, [50, 50, [], 60, null]);
+      const plan = await client.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${CLAIM_DUE_SQL}`, claimDueParams(limits()));
       expect(rowsRead(plan.rows[0]?.['QUERY PLAN'], 'deliveries')).toBeLessThan(100);
     } finally {
       await client.query('ROLLBACK');

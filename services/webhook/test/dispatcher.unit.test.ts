@@ -33,6 +33,7 @@ describe('the webhook dispatcher', () => {
       timeoutMs: 1000,
       concurrency: 2,
       perUrlConcurrency: 1,
+      perGroupConcurrency: 1,
       intervalMs: 20,
       logger,
     }).start();

@@ -69,27 +69,84 @@ export interface DeliveryView {
   attempts: Array<{ attempt: number; at: string; response_code: number | null; error: string | null; duration_ms: number }>;
 }
 
+/** How much a claim may take, from the dispatcher's slots (all counts are this process's). */
+export interface ClaimLimits {
+  /** Free slots: deliveries to take at most. */
+  limit: number;
+  /** Slots one URL may hold, and one group (all its URLs together). */
+  perUrl: number;
+  perGroup: number;
+  /** Attempts in flight per URL and per group. */
+  runningByUrl: ReadonlyMap<string, number>;
+  runningByGroup: ReadonlyMap<number, number>;
+  /** How long a taken delivery stays leased (a sender that dies leaves it to run out). */
+  leaseMs: number;
+  /** The stream sequence up to which every event has been recorded (see `claimDue`). */
+  floor?: number;
+}
+
+/** The parameters of `CLAIM_DUE_SQL`, in order. */
+export const claimDueParams = (c: ClaimLimits): unknown[] => [
+  c.limit,
+  c.perUrl,
+  [...c.runningByUrl.keys()],
+  [...c.runningByUrl.values()],
+  c.leaseMs / 1000,
+  c.floor ?? null,
+  c.perGroup,
+  [...c.runningByGroup.keys()],
+  [...c.runningByGroup.values()],
+];
+
 /**
- * The dispatcher's claim (parameters: limit, per URL, busy URLs, lease seconds, floor). Heads only, through their
- * index. The NOT EXISTS stays as a guard, cheap on so few rows, against a chain with two heads (every writer of a
- * chain now locks it first, see `lockChains`, so none should arise). `picked` tests status and lease
- * again on the row it locks: a claim or an end committed after `candidates` read its snapshot is seen there.
+ * The dispatcher's claim (parameters: `claimDueParams`). Heads only, through their indexes. Fair per group
+ * (security review F9): a group holds at most `perGroup` slots, however many URLs it names, and the free slots go
+ * round-robin: each group's earliest due delivery before any group's next, fewest slots held first. `groups` skips
+ * along the group index (one probe per group with pending heads), then each group's due heads are read by their
+ * own index, so one group's backlog neither crowds the others out of the candidates nor is read whole.
+ *
+ * The NOT EXISTS stays as a guard, cheap on so few rows, against a chain with two heads (every writer of a chain
+ * now locks it first, see `lockChains`, so none should arise). `picked` tests status and lease again on the row it
+ * locks: a claim or an end committed after `candidates` read its snapshot is seen there.
  */
-export const CLAIM_DUE_SQL = `WITH candidates AS (
-     SELECT d.id, d.url, row_number() OVER (PARTITION BY d.url ORDER BY d.next_attempt_at, d.id) AS n
-     FROM deliveries d
-     WHERE d.status = 'pending' AND d.head AND d.next_attempt_at <= now() AND (d.lease_until IS NULL OR d.lease_until < now())
-       AND d.url <> ALL($3::text[])
-       AND ($5::bigint IS NULL OR d.seq <= $5 OR d.reissue_job_id IS NOT NULL)
-       AND NOT EXISTS (SELECT 1 FROM deliveries e WHERE e.status = 'pending' AND e.url = d.url AND e.asset_id = d.asset_id AND e.seq < d.seq)
-     ORDER BY d.next_attempt_at, d.id
-     LIMIT $1 * 4
+export const CLAIM_DUE_SQL = `WITH RECURSIVE url_running AS (
+     SELECT * FROM unnest($3::text[], $4::int[]) AS r(url, n)
+   ), group_running AS (
+     SELECT * FROM unnest($8::int[], $9::int[]) AS r(group_id, n)
+   ), groups AS (
+     (SELECT group_id FROM deliveries WHERE status = 'pending' AND head ORDER BY group_id LIMIT 1)
+     UNION ALL
+     SELECT (SELECT d.group_id FROM deliveries d WHERE d.status = 'pending' AND d.head AND d.group_id > g.group_id ORDER BY d.group_id LIMIT 1)
+     FROM groups g WHERE g.group_id IS NOT NULL
+   ), candidates AS (
+     SELECT c.*, coalesce(gr.n, 0) AS group_held
+     FROM groups g
+     LEFT JOIN group_running gr ON gr.group_id = g.group_id
+     CROSS JOIN LATERAL (
+       SELECT d.id, d.group_id, d.url, d.next_attempt_at
+       FROM deliveries d
+       WHERE d.group_id = g.group_id AND d.status = 'pending' AND d.head AND d.next_attempt_at <= now()
+         AND (d.lease_until IS NULL OR d.lease_until < now())
+         AND d.url NOT IN (SELECT url FROM url_running WHERE n >= $2)
+         AND ($6::bigint IS NULL OR d.seq <= $6 OR d.reissue_job_id IS NOT NULL)
+         AND NOT EXISTS (SELECT 1 FROM deliveries e WHERE e.status = 'pending' AND e.url = d.url AND e.asset_id = d.asset_id AND e.seq < d.seq)
+       ORDER BY d.next_attempt_at, d.id
+       LIMIT $7 * 4
+     ) c
+     WHERE g.group_id IS NOT NULL AND coalesce(gr.n, 0) < $7
+   ), url_ranked AS (
+     SELECT c.*, coalesce(ur.n, 0) + row_number() OVER (PARTITION BY c.url ORDER BY c.next_attempt_at, c.id) AS url_slot
+     FROM candidates c LEFT JOIN url_running ur ON ur.url = c.url
+   ), group_ranked AS (
+     SELECT u.*, u.group_held + row_number() OVER (PARTITION BY u.group_id ORDER BY u.next_attempt_at, u.id) AS group_slot
+     FROM url_ranked u WHERE u.url_slot <= $2
    ), picked AS (
-     SELECT id FROM deliveries WHERE id IN (SELECT id FROM candidates WHERE n <= $2 ORDER BY id LIMIT $1)
+     SELECT id FROM deliveries
+     WHERE id IN (SELECT id FROM group_ranked WHERE group_slot <= $7 ORDER BY group_slot, next_attempt_at, id LIMIT $1)
        AND status = 'pending' AND (lease_until IS NULL OR lease_until < now())
      FOR UPDATE SKIP LOCKED
    )
-   UPDATE deliveries d SET lease_until = now() + make_interval(secs => $4)
+   UPDATE deliveries d SET lease_until = now() + make_interval(secs => $5)
    FROM picked, events ev
    WHERE d.id = picked.id AND ev.id = d.event_id
    RETURNING d.id, d.asset_id, d.webhook_id, d.group_id, d.event_type, d.url, d.attempts, ev.body`;
@@ -126,15 +183,16 @@ export class DeliveryRepository {
   }
 
   /**
-   * Takes due deliveries for an attempt (a lease of `leaseMs`): at most `perUrl` per URL, none to `busyUrls`,
-   * and for each asset and URL only the earliest pending one (an asset's events reach a URL in order). `floor`, when
-   * given, is the stream sequence up to which every event has been recorded: a newer event waits for it, since an
-   * earlier event of its asset may still be on its way in (reissues, made of recorded events, never wait).
+   * Takes due deliveries for an attempt (a lease of `leaseMs`): within the free slots, at most `perUrl` per URL and
+   * `perGroup` per group counting those in flight, taken round-robin across groups, and for each asset and URL only
+   * the earliest pending one (an asset's events reach a URL in order). `floor`, when given, is the stream sequence
+   * up to which every event has been recorded: a newer event waits for it, since an earlier event of its asset may
+   * still be on its way in (reissues, made of recorded events, never wait).
    */
-  async claimDue(limit: number, perUrl: number, busyUrls: readonly string[], leaseMs: number, floor?: number): Promise<DueDelivery[]> {
+  async claimDue(limits: ClaimLimits): Promise<DueDelivery[]> {
     const { rows } = await this.pool.query<{ id: string; asset_id: string; webhook_id: string; group_id: number; event_type: string; url: string; attempts: number; body: string }>(
       CLAIM_DUE_SQL,
-      [limit, perUrl, busyUrls, leaseMs / 1000, floor ?? null],
+      claimDueParams(limits),
     );
     return rows.map((r) => ({ id: Number(r.id), assetId: r.asset_id, webhookId: r.webhook_id, groupId: r.group_id, eventType: r.event_type, url: r.url, attempts: r.attempts, body: r.body }));
   }

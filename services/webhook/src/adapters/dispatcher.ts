@@ -12,6 +12,8 @@ export interface DispatcherDeps {
   timeoutMs: number;
   concurrency: number;
   perUrlConcurrency: number;
+  /** Slots one group may hold over all its URLs (below `concurrency`: other groups always find free ones). */
+  perGroupConcurrency: number;
   intervalMs: number;
   /**
    * The stream sequence up to which every event has been recorded (the asset-events durable's ack floor): only
@@ -24,11 +26,13 @@ export interface DispatcherDeps {
 
 /**
  * Sends due deliveries: at most `concurrency` at once, `perUrlConcurrency` per URL (a slow or dead receiver holds
- * only its own slots, never another's), each asset's events to one URL in order. Every attempt is recorded; a
- * failed one is retried on the schedule until none is left.
+ * only its own slots, never another's) and `perGroupConcurrency` per group (a tenant naming many slow receivers
+ * holds only its share, and free slots go round-robin across groups), each asset's events to one URL in order.
+ * Every attempt is recorded; a failed one is retried on the schedule until none is left.
  */
 export class Dispatcher {
   private readonly inflight = new Map<string, number>();
+  private readonly inflightByGroup = new Map<number, number>();
   private running = 0;
   private timer: NodeJS.Timeout | undefined;
   private ticking = false;
@@ -68,17 +72,26 @@ export class Dispatcher {
   private async tick(): Promise<void> {
     const room = this.deps.concurrency - this.running;
     if (room <= 0) return;
-    const busy = [...this.inflight].filter(([, n]) => n >= this.deps.perUrlConcurrency).map(([url]) => url);
-    // The lease outlives one attempt (timeout plus margin): a sender that dies leaves it to run out.
     const floor = this.deps.floor ? await this.readFloor(this.deps.floor) : undefined;
-    const due = await this.deps.repo.claimDue(room, this.deps.perUrlConcurrency, busy, this.deps.timeoutMs * 2 + 30_000, floor);
+    const due = await this.deps.repo.claimDue({
+      limit: room,
+      perUrl: this.deps.perUrlConcurrency,
+      perGroup: this.deps.perGroupConcurrency,
+      runningByUrl: new Map(this.inflight),
+      runningByGroup: new Map(this.inflightByGroup),
+      // The lease outlives one attempt (timeout plus margin): a sender that dies leaves it to run out.
+      leaseMs: this.deps.timeoutMs * 2 + 30_000,
+      ...(floor !== undefined ? { floor } : {}),
+    });
     const giveBack: number[] = [];
     for (const d of due) {
-      if (this.stopped || (this.inflight.get(d.url) ?? 0) >= this.deps.perUrlConcurrency) {
+      const full = (this.inflight.get(d.url) ?? 0) >= this.deps.perUrlConcurrency || (this.inflightByGroup.get(d.groupId) ?? 0) >= this.deps.perGroupConcurrency;
+      if (this.stopped || full || this.running >= this.deps.concurrency) {
         giveBack.push(d.id);
         continue;
       }
       this.inflight.set(d.url, (this.inflight.get(d.url) ?? 0) + 1);
+      this.inflightByGroup.set(d.groupId, (this.inflightByGroup.get(d.groupId) ?? 0) + 1);
       this.running += 1;
       // An attempt whose record fails (PostgreSQL away) is not lost: its lease runs out and it is claimed again. It
       // must not reject unhandled, which would end the process for every other delivery.
@@ -88,6 +101,9 @@ export class Dispatcher {
           const left = (this.inflight.get(d.url) ?? 1) - 1;
           if (left > 0) this.inflight.set(d.url, left);
           else this.inflight.delete(d.url);
+          const groupLeft = (this.inflightByGroup.get(d.groupId) ?? 1) - 1;
+          if (groupLeft > 0) this.inflightByGroup.set(d.groupId, groupLeft);
+          else this.inflightByGroup.delete(d.groupId);
           this.running -= 1;
           this.active.delete(p);
           this.wake();
