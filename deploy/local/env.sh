@@ -97,7 +97,8 @@ dam_export_env() {
   export ADMIN_EMAIL=${ADMIN_EMAIL:-$ADMIN_EMAIL_DEFAULT} ADMIN_PASSWORD=${ADMIN_PASSWORD:-$ADMIN_PASSWORD_DEFAULT}
   # Empty, as in production: naming 127.0.0.1 here would let every tenant admin point webhooks at any loopback port
   # (the services, NATS monitoring) and read the answers' status in the deliveries log. To try webhooks against a
-  # receiver on this machine, set WEBHOOK_ALLOW_HOSTS=127.0.0.1 for that run, knowing it opens loopback to tenants.
+  # receiver on this machine, name its port for that run: WEBHOOK_ALLOW_HOSTS=127.0.0.1:9000 (a host:port entry
+  # admits that port only, however the host is spelt; a bare host admits all of its ports).
   export WEBHOOK_ALLOW_HOSTS=${WEBHOOK_ALLOW_HOSTS:-}
   export MAX_UPLOAD_BYTES=${MAX_UPLOAD_BYTES:-5368709120}
   export PG_BASE_URL="postgres://postgres@127.0.0.1:$(dam_pg_port)"

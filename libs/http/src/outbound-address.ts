@@ -52,12 +52,28 @@ export function isForbiddenAddress(ip: string): boolean {
   return BLOCKED.check(v6, 'ipv6');
 }
 
-/** Host names from an env list (`a.example.com,127.0.0.1`), lower-cased. */
+/** Entries of an env list (`a.example.com,127.0.0.1:9000,[::1]:9000`), lower-cased. */
 export const parseAllowHosts = (value: string | undefined): string[] =>
   (value ?? '')
     .split(',')
     .map((h) => h.trim().toLowerCase())
     .filter(Boolean);
+
+const bareHost = (host: string): string => host.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
+
+/**
+ * Whether `url` is allow-listed: an entry `host` admits every port of that host, an entry `host:port` (`[v6]:port`)
+ * that port only. The host is compared as the URL parser writes it, so other spellings of an address (`0x7f000001`,
+ * `2130706433`, `127.1` for 127.0.0.1) reach the port named and no other (security review F18).
+ */
+export function isAllowListed(url: URL, allowHosts: readonly string[]): boolean {
+  const host = bareHost(url.hostname);
+  const port = url.port || (url.protocol === 'https:' ? '443' : url.protocol === 'http:' ? '80' : '');
+  return allowHosts.some((entry) => {
+    const withPort = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(entry);
+    return withPort ? bareHost(withPort[1] as string) === host && Number(withPort[2]) === Number(port) : bareHost(entry) === host;
+  });
+}
 
 /**
  * Why `url` may not be a destination, or undefined when it may (as far as can be told before DNS): its
@@ -68,8 +84,8 @@ export function outboundUrlProblem(url: string, allowHosts: readonly string[]): 
   const u = new URL(url);
   if (u.protocol !== 'https:' && u.protocol !== 'http:') return 'must be an http(s) URL';
   if (u.username || u.password) return 'must not carry credentials';
-  const host = u.hostname.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
-  if (allowHosts.includes(host)) return undefined;
+  const host = bareHost(u.hostname);
+  if (isAllowListed(u, allowHosts)) return undefined;
   if (u.protocol === 'http:') return 'must use https (plain http only for allow-listed hosts)';
   if (isIP(host) !== 0) return isForbiddenAddress(host) ? 'must not point at a loopback, private, link-local or reserved address' : undefined;
   if (BLOCKED_NAMES.has(host) || host.endsWith('.localhost') || host.endsWith('.internal') || !host.includes('.')) {

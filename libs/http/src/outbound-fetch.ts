@@ -2,7 +2,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { isForbiddenAddress, outboundUrlProblem } from './outbound-address';
+import { isAllowListed, isForbiddenAddress, outboundUrlProblem } from './outbound-address';
 
 /** Why an outbound download failed; `message` is for the asset's `errors.original`. */
 export class OutboundError extends Error {
@@ -94,13 +94,13 @@ const resolveAll = (host: string): Promise<LookupAddress[]> =>
  */
 async function checkedAddress(url: URL, opts: Pick<GuardedDownloadOptions, 'allowHosts' | 'resolve'>): Promise<LookupAddress> {
   const literal = url.hostname.replace(/^\[|\]$/g, '');
-  if (isIP(literal) && isForbiddenAddress(literal) && !opts.allowHosts.includes(literal.toLowerCase())) {
+  if (isIP(literal) && isForbiddenAddress(literal) && !isAllowListed(url, opts.allowHosts)) {
     throw new OutboundError('REFUSED_ADDRESS', `refused: ${literal} is a loopback, private, link-local or reserved address`);
   }
   const problem = outboundUrlProblem(url.href, opts.allowHosts);
   if (problem) throw new OutboundError(problem.includes('address') || problem.includes('public host') ? 'REFUSED_ADDRESS' : 'BAD_URL', `refused: ${url.hostname} ${problem}`);
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  const allowed = opts.allowHosts.includes(host.toLowerCase());
+  const allowed = isAllowListed(url, opts.allowHosts);
   if (isIP(host)) return { address: host, family: isIP(host) };
   let addresses: LookupAddress[];
   try {

@@ -105,6 +105,16 @@ describe('HostRateLimiter', () => {
 });
 
 describe('guardedPost', () => {
+  it('reaches an allow-listed host:port, and nothing else on that host however it is spelt (security review F18)', async () => {
+    const allowHosts = [`127.0.0.1:${port}`];
+    const post = (url: string) => failure(guardedPost(url, { allowHosts, headers: {}, body: Buffer.from('{}'), timeoutMs: 2000 }));
+    expect(await guardedPost(`${base}/ok`, { allowHosts, headers: {}, body: Buffer.from('{}'), timeoutMs: 2000 })).toEqual({ status: 200 });
+    expect(await guardedPost(`http://0x7f000001:${port}/ok`, { allowHosts, headers: {}, body: Buffer.from('{}'), timeoutMs: 2000 })).toEqual({ status: 200 });
+    for (const url of [`http://127.0.0.1:${port + 1}/`, 'http://127.0.0.1:8222/varz', 'https://0x7f000001/', `http://localhost:${port}/ok`]) {
+      expect([url, await post(url)]).toEqual([url, expect.stringMatching(/^(REFUSED_ADDRESS|BAD_URL)$/)]);
+    }
+  });
+
   it('sends again on a new connection when the server closed the kept-alive one as it was reused', async () => {
     // A receiver that drops an idle connection just as the next request arrives on it (its idle timeout meeting
     // that request): the second request on a connection is met by the socket's end; a new connection is answered.
