@@ -6,8 +6,8 @@ import { connectionOf, natsCall } from './connection';
 import { consumerWorker, type ConsumerWorker, type MessageContext } from './consume';
 import { errorFields, type EventLogger } from './logger';
 import { publishEvent } from './publish';
-import { jobCommand, JOB_REPORTS, type JobCommand, type JobReport } from './schemas/jobs.event';
-import { DAM_INTERNAL, type JobWorker } from './subjects';
+import { jobCommand, jobReport, type JobCommand, type JobReport } from './schemas/jobs.event';
+import { DAM_INTERNAL, workerKindOf, type JobWorker } from './subjects';
 
 /** A worker process as a lease holder (`<kind>@<host>:<pid>`). */
 export const workerId = (kind: string): string => `${kind}@${hostname()}:${process.pid}`;
@@ -49,7 +49,8 @@ export const reportPacingOf = (config: { JOB_HEARTBEAT_MS: number; JOB_PROGRESS_
 });
 
 /**
- * How a worker talks about one job to metadata (dam.internal.jobs.reports): STARTED once the job has run
+ * How a worker talks about one job to metadata (`dam.internal.jobs.reports.<worker>`, the kind of the `worker` id, the
+ * only report subject its identity may publish): STARTED once the job has run
  * `startDelayMs`, PROGRESS when the step changes, when progress grows (at most every `progressIntervalMs`, the latest
  * value sent at the end of the interval, so a job done sooner costs metadata two reports, not one per output) and at
  * least every `heartbeatMs` (the lease), then one final report with a fixed id; each says when the work started.
@@ -67,6 +68,9 @@ export function startJobReporter(opts: {
   logger: EventLogger;
 }): JobReporter {
   const { command, pacing } = opts;
+  const kind = workerKindOf(opts.worker);
+  if (!kind) throw new Error(`job reporter: "${opts.worker}" names no worker kind (workerId(<kind>))`);
+  const reports = jobReport(kind);
   const startedAt = new Date().toISOString();
   let progress = 0;
   let step = opts.step;
@@ -86,7 +90,7 @@ export function startJobReporter(opts: {
   const nc = connectionOf(opts.js);
   /** Once `waitMs` allows (a heartbeat: now or never; the final report: through an outage), repeatable by its id. */
   const publish = (r: JobReport, waitMs: number) => {
-    const send = () => publishEvent(opts.js, JOB_REPORTS.subject, JOB_REPORTS.schema, r, { msgId: r.id });
+    const send = () => publishEvent(opts.js, reports.subject, reports.schema, r, { msgId: r.id });
     return nc ? natsCall(nc, send, { graceMs: waitMs, retryMs: waitMs }) : send();
   };
   /** When the last report went out; 0 while metadata has not been told (until then changes wait for STARTED). */

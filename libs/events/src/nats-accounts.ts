@@ -1,6 +1,6 @@
 import { nkeys } from '@nats-io/nats-core';
 import { SETTINGS_NOTICES_SUBJECTS } from './settings-notices';
-import { ASSET_EVENTS, ASSET_PURGES, ASSET_PURGES_SUBJECTS, COLLECTIONS, COLLECTIONS_SUBJECTS, DAM_INTERNAL, DATA_SCHEMAS, DATA_SCHEMAS_SUBJECTS, SUBJECT_ADDON_STATUS, SUBJECT_CDN_EVICT, SUBJECT_JOB_REPORTS, SUBJECT_USAGE_CDN_BYTES, SUBJECT_USAGE_PREFIX, usageSubject } from './subjects';
+import { ASSET_EVENTS, ASSET_PURGES, ASSET_PURGES_SUBJECTS, COLLECTIONS, COLLECTIONS_SUBJECTS, DAM_INTERNAL, DATA_SCHEMAS, DATA_SCHEMAS_SUBJECTS, SUBJECT_ADDON_STATUS, SUBJECT_CDN_EVICT, SUBJECT_USAGE_CDN_BYTES, SUBJECT_USAGE_PREFIX, jobReportSubject, usageSubject } from './subjects';
 
 /**
  * NATS identities of the suite (ARCHITECTURE rule 9): one nkey user per service with publish/subscribe
@@ -13,6 +13,11 @@ export type NatsIdentity = (typeof NATS_IDENTITIES)[number];
 export interface SubjectPermissions {
   publish: string[];
   subscribe: string[];
+  /**
+   * May answer the requests it receives (one reply each, to the request's reply subject, within two minutes) without
+   * a right to publish into the asker's inbox prefix as such.
+   */
+  allowResponses?: boolean;
 }
 
 /** Replies to this identity's requests (JetStream API answers, pulled messages) arrive under this prefix only. */
@@ -56,6 +61,12 @@ function kvBucket(bucket: string): string[] {
   ];
 }
 
+/**
+ * The used service-token ids shared by the replicas of each service that verifies service tokens (security review
+ * I6): a token is single-use across replicas, not only per process (see service-token-bucket.ts).
+ */
+const SERVICE_TOKEN_IDS = kvBucket('SERVICE_TOKENS');
+
 /** Ordered (ephemeral, unacknowledged) consumers of one stream: each replica follows it from now on. */
 function orderedConsumer(stream: string): string[] {
   return [
@@ -87,6 +98,7 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
       `$JS.ACK.${DAM_INTERNAL}.auth-usage.>`,
       // Its notices of group settings changes, to every service that keeps settings.
       SETTINGS_NOTICES_SUBJECTS,
+      ...SERVICE_TOKEN_IDS,
     ],
     subscribe: [],
   },
@@ -104,6 +116,7 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
       usageSubject('storage_bytes'),
       SUBJECT_ADDON_STATUS,
       ...durableConsumer(DAM_INTERNAL, 'metadata-job-reports'),
+      ...SERVICE_TOKEN_IDS,
     ],
     subscribe: [SETTINGS_NOTICES_SUBJECTS],
   },
@@ -116,19 +129,19 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
       `${API}.STREAM.PURGE.KV_UPLOAD_PENDING`,
       ...kvBucket('TUS_LOCKS'),
       ...kvBucket('IDEMPOTENCY'),
-      SUBJECT_JOB_REPORTS,
+      jobReportSubject('upload'),
       ...durableConsumer(DAM_INTERNAL, 'upload-jobs'),
     ],
     subscribe: [],
   },
   conversion: {
-    // Takes its job commands from DAM_INTERNAL and reports on the one report subject; nothing on ASSET_EVENTS.
-    publish: [JS_INFO, SUBJECT_JOB_REPORTS, ...durableConsumer(DAM_INTERNAL, 'conversion-jobs')],
+    // Takes its job commands from DAM_INTERNAL and reports on its own report subject; nothing on ASSET_EVENTS.
+    publish: [JS_INFO, jobReportSubject('conversion'), ...durableConsumer(DAM_INTERNAL, 'conversion-jobs'), ...SERVICE_TOKEN_IDS],
     subscribe: [SETTINGS_NOTICES_SUBJECTS],
   },
   transcode: {
-    // As conversion: its job commands from DAM_INTERNAL, its reports on the one report subject.
-    publish: [JS_INFO, SUBJECT_JOB_REPORTS, usageSubject('transcode_seconds'), ...durableConsumer(DAM_INTERNAL, 'transcode-jobs')],
+    // As conversion: its job commands from DAM_INTERNAL, its reports on its own report subject.
+    publish: [JS_INFO, jobReportSubject('transcode'), usageSubject('transcode_seconds'), ...durableConsumer(DAM_INTERNAL, 'transcode-jobs')],
     subscribe: [SETTINGS_NOTICES_SUBJECTS],
   },
   'link-signing': {
@@ -146,21 +159,22 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
       `${API}.CONSUMER.MSG.NEXT.${DAM_INTERNAL}.*`,
       SUBJECT_USAGE_CDN_BYTES,
       SUBJECT_CDN_EVICT,
-      SUBJECT_JOB_REPORTS,
+      jobReportSubject('link-signing'),
       ...durableConsumer(DAM_INTERNAL, 'link-signing-cdn-jobs'),
-      // Used service-token ids, shared by its replicas (security review I6).
-      ...kvBucket('SERVICE_TOKENS'),
+      ...SERVICE_TOKEN_IDS,
     ],
     subscribe: [],
   },
-  // Addon jobs: their commands in, their reports and addon_runs usage out; answers metadata's questions on its models.
+  // Addon jobs: their commands in, their reports and addon_runs usage out; answers metadata's questions on its models
+  // (a reply to each question it received, never into metadata's inbox as such).
   addon: {
-    publish: [JS_INFO, SUBJECT_JOB_REPORTS, usageSubject('addon_runs'), ...durableConsumer(DAM_INTERNAL, 'addon-jobs'), `${inboxPrefixOf('metadata')}.>`],
+    publish: [JS_INFO, jobReportSubject('addon'), usageSubject('addon_runs'), ...durableConsumer(DAM_INTERNAL, 'addon-jobs')],
     subscribe: [SUBJECT_ADDON_STATUS],
+    allowResponses: true,
   },
   // Deliveries of every asset event (its durable), and reissue jobs: their commands in, their reports out.
   webhook: {
-    publish: [JS_INFO, ...durableConsumer(ASSET_EVENTS, 'webhook-deliveries'), ...durableConsumer(DAM_INTERNAL, 'webhook-jobs'), SUBJECT_JOB_REPORTS],
+    publish: [JS_INFO, ...durableConsumer(ASSET_EVENTS, 'webhook-deliveries'), ...durableConsumer(DAM_INTERNAL, 'webhook-jobs'), jobReportSubject('webhook'), ...SERVICE_TOKEN_IDS],
     subscribe: [SETTINGS_NOTICES_SUBJECTS],
   },
   search: {
@@ -172,6 +186,7 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
       ...durableConsumer(DATA_SCHEMAS, 'search-schemas'),
       ...durableConsumer(COLLECTIONS, 'search-collections'),
       ...durableConsumer(ASSET_PURGES, 'search-purges'),
+      ...SERVICE_TOKEN_IDS,
     ],
     subscribe: [],
   },
@@ -199,7 +214,7 @@ export function natsPermissions(identity: NatsIdentity): SubjectPermissions | un
   if (identity === 'admin') return undefined;
   const p = PERMISSIONS[identity];
   // Every identity reads the answers to its own requests, under its own inbox prefix only.
-  return { publish: p.publish, subscribe: [...p.subscribe, `${inboxPrefixOf(identity)}.>`] };
+  return { publish: p.publish, subscribe: [...p.subscribe, `${inboxPrefixOf(identity)}.>`], ...(p.allowResponses ? { allowResponses: true } : {}) };
 }
 
 export interface NatsUser {
@@ -228,7 +243,8 @@ const list = (subjects: string[]): string => `[${subjects.map((s) => JSON.string
 export function renderNatsAuthorization(users: Array<Pick<NatsUser, 'identity' | 'publicKey'>>): string {
   const lines = users.map((u) => {
     const p = natsPermissions(u.identity);
-    const perms = p ? `, permissions: { publish: { allow: ${list(p.publish)} }, subscribe: { allow: ${list(p.subscribe)} } }` : '';
+    const responses = p?.allowResponses ? ', allow_responses: true' : '';
+    const perms = p ? `, permissions: { publish: { allow: ${list(p.publish)} }, subscribe: { allow: ${list(p.subscribe)} }${responses} }` : '';
     return `    # ${u.identity}\n    { nkey: ${JSON.stringify(u.publicKey)}${perms} }`;
   });
   return `authorization {\n  users = [\n${lines.join('\n')}\n  ]\n}\n`;

@@ -45,13 +45,38 @@ export const assetPurgeSubject = (groupId: number | string): string => `dam.purg
 export const JOB_WORKERS = ['conversion', 'transcode', 'upload', 'link-signing', 'webhook', 'addon'] as const;
 export type JobWorker = (typeof JOB_WORKERS)[number];
 export const jobCommandSubject = (worker: JobWorker): string => `dam.internal.jobs.run.${worker}`;
-/** Every worker → metadata: progress and results of jobs, on one subject. */
+/**
+ * Every worker → metadata: progress and results of jobs, each worker kind on a subject of its own,
+ * `dam.internal.jobs.reports.<worker>`, that only that kind's identity may publish. NATS does not tell a consumer who
+ * published a message; the subject does, so metadata applies a report only to a job of the kind it names.
+ */
 export const SUBJECT_JOB_REPORTS = 'dam.internal.jobs.reports';
+/** Metadata's filter: the reports of every worker kind. */
+export const JOB_REPORTS_FILTER = `${SUBJECT_JOB_REPORTS}.*`;
+export const jobReportSubject = (worker: JobWorker): string => `${SUBJECT_JOB_REPORTS}.${worker}`;
+/** The worker kind whose identity published on `subject` (`dam.internal.jobs.reports.<worker>`), or undefined. */
+export function jobReportWorkerOf(subject: string): JobWorker | undefined {
+  const prefix = `${SUBJECT_JOB_REPORTS}.`;
+  if (!subject.startsWith(prefix)) return undefined;
+  return workerKind(subject.slice(prefix.length));
+}
+/** The worker kind of a lease holder's id (`<worker>@<host>:<pid>`, see workerId), or undefined. */
+export const workerKindOf = (holder: string): JobWorker | undefined => workerKind(holder.split('@')[0] ?? '');
+const workerKind = (name: string): JobWorker | undefined => (JOB_WORKERS as readonly string[]).includes(name) ? (name as JobWorker) : undefined;
 
-/** Usage counted by the service that sees it, for the usage owner (auth) to aggregate: `dam.internal.usage.<metric>`. */
+/**
+ * Usage counted by the service that sees it, for the usage owner (auth) to aggregate: `dam.internal.usage.<metric>`.
+ * Each metric's subject may be published by its counting service alone, so the subject names the metric a record
+ * may carry (auth drops a record whose metric is not its subject's).
+ */
 export const SUBJECT_USAGE_CDN_BYTES = 'dam.internal.usage.cdn_bytes';
 export const SUBJECT_USAGE_PREFIX = 'dam.internal.usage';
 export const usageSubject = (metric: string): string => `${SUBJECT_USAGE_PREFIX}.${assertSubjectToken(metric, 'metric')}`;
+/** The metric a `dam.internal.usage.<metric>` subject names (not checked against the known metrics), or undefined. */
+export function usageMetricOf(subject: string): string | undefined {
+  const parts = subject.split('.');
+  return parts.length === 4 && `${parts[0]}.${parts[1]}.${parts[2]}` === SUBJECT_USAGE_PREFIX ? parts[3] : undefined;
+}
 /** link-signing → every link-signing replica: drop these cached objects (a purge job reaches every replica's cache). */
 export const SUBJECT_CDN_EVICT = 'dam.internal.cdn.evict';
 /**

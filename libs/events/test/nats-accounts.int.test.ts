@@ -8,13 +8,16 @@ import {
   DAM_INTERNAL,
   SUBJECT_ADDON_STATUS,
   SUBJECT_JOB_REPORTS,
+  JOB_REPORTS_FILTER,
   addonStatusClient,
+  jobReportSubject,
   jobCommandSubject,
   serveAddonStatus,
   connectNats,
   consume,
   ensureStreams,
   generateNatsUsers,
+  inboxPrefixOf,
   waitForStreams,
   type NatsIdentity,
 } from '../src';
@@ -59,11 +62,22 @@ describe('NATS identities and permissions', () => {
 
   it('lets no service publish outside its own subjects', async () => {
     const before = { events: await streamMessages(admin, ASSET_EVENTS), internal: await streamMessages(admin, DAM_INTERNAL) };
-    // A forged job report: only the worker identities (conversion, transcode, upload, link-signing, webhook) may send one.
-    expect(await jsPublish('gateway', SUBJECT_JOB_REPORTS)).toMatch(/permission/i);
-    expect(await jsPublish('auth', SUBJECT_JOB_REPORTS)).toMatch(/permission/i);
-    expect(await jsPublish('search', SUBJECT_JOB_REPORTS)).toMatch(/permission/i);
+    // A forged job report: only the worker identities (conversion, transcode, upload, link-signing, webhook, addon) may
+    // send one, each on its own kind's subject only.
+    expect(await jsPublish('gateway', jobReportSubject('conversion'))).toMatch(/permission/i);
+    expect(await jsPublish('auth', jobReportSubject('conversion'))).toMatch(/permission/i);
+    expect(await jsPublish('search', jobReportSubject('conversion'))).toMatch(/permission/i);
+    expect(await jsPublish('subscriber', jobReportSubject('conversion'))).toMatch(/permission/i);
     expect(await jsPublish('subscriber', SUBJECT_JOB_REPORTS)).toMatch(/permission/i);
+    // F16: a worker kind cannot report as another (a conversion worker completing an addon job), nor on the bare subject.
+    expect(await jsPublish('conversion', jobReportSubject('addon'))).toMatch(/permission/i);
+    expect(await jsPublish('addon', jobReportSubject('conversion'))).toMatch(/permission/i);
+    expect(await jsPublish('upload', jobReportSubject('transcode'))).toMatch(/permission/i);
+    expect(await jsPublish('webhook', jobReportSubject('link-signing'))).toMatch(/permission/i);
+    expect(await jsPublish('conversion', SUBJECT_JOB_REPORTS)).toMatch(/permission/i);
+    // F16: a usage metric's subject is its counting service's alone.
+    expect(await jsPublish('addon', 'dam.internal.usage.cdn_bytes')).toMatch(/permission/i);
+    expect(await jsPublish('link-signing', 'dam.internal.usage.api_requests')).toMatch(/permission/i);
     // Only metadata hands out jobs: a worker cannot order work of its own or of another worker kind.
     expect(await jsPublish('conversion', jobCommandSubject('conversion'))).toMatch(/permission/i);
     expect(await jsPublish('upload', jobCommandSubject('conversion'))).toMatch(/permission/i);
@@ -79,8 +93,9 @@ describe('NATS identities and permissions', () => {
     expect(await streamMessages(admin, ASSET_EVENTS)).toBe(before.events);
     expect(await streamMessages(admin, DAM_INTERNAL)).toBe(before.internal);
     // What each may send does arrive.
-    expect(await jsPublish('conversion', SUBJECT_JOB_REPORTS)).toBe('stored');
-    expect(await jsPublish('upload', SUBJECT_JOB_REPORTS)).toBe('stored');
+    expect(await jsPublish('conversion', jobReportSubject('conversion'))).toBe('stored');
+    expect(await jsPublish('upload', jobReportSubject('upload'))).toBe('stored');
+    expect(await jsPublish('addon', jobReportSubject('addon'))).toBe('stored');
     expect(await jsPublish('metadata', jobCommandSubject('conversion'))).toBe('stored');
     expect(await jsPublish('metadata', 'assets.events.1.file-saved')).toBe('stored');
   });
@@ -111,7 +126,7 @@ describe('NATS identities and permissions', () => {
       nc,
       stream: DAM_INTERNAL,
       durable: 'metadata-job-reports',
-      filterSubjects: SUBJECT_JOB_REPORTS,
+      filterSubjects: JOB_REPORTS_FILTER,
       schema: z.unknown(),
       handler: async (payload) => {
         got.push(payload);
@@ -157,5 +172,20 @@ describe('NATS identities and permissions', () => {
     // Questions and answers are not stored anywhere.
     expect(await streamMessages(admin, DAM_INTERNAL)).toBe(stored);
     sub.unsubscribe();
+  });
+
+  it("lets the addon answer metadata's questions but not publish into metadata's inbox otherwise (F16)", async () => {
+    const addon = await as('addon');
+    const violations: string[] = [];
+    void (async () => {
+      for await (const s of addon.status()) if (s.type === 'error' && /permission/i.test(String(s.error))) violations.push(String(s.error));
+    })();
+    // A reply metadata never asked for (a forged answer to a question in flight, or noise for its requests).
+    addon.publish(`${inboxPrefixOf('metadata')}.secprobe.x`, JSON.stringify({ addons: {} }));
+    // A subject refused to every service, after it: once its violation is in, the one before it would be too.
+    addon.publish('dam.internal.secprobe', '');
+    await addon.flush();
+    await until(() => violations.some((v) => v.includes('dam.internal.secprobe')));
+    expect(violations.some((v) => v.includes(`${inboxPrefixOf('metadata')}.secprobe.x`))).toBe(true);
   });
 });

@@ -13,6 +13,7 @@ import {
   jobReportSchema,
   schemaForSubject,
   SUBJECT_JOB_REPORTS,
+  jobReportSubject,
 } from '../src';
 import { assetData, fileSavedEvent } from './fixtures';
 
@@ -132,7 +133,9 @@ describe('subjects', () => {
   });
   it('finds the schema of a subject', () => {
     expect(schemaForSubject('assets.events.9.file-saved')).toBe(FILE_SAVED.schema);
-    expect(schemaForSubject(SUBJECT_JOB_REPORTS)).toBe(jobReportSchema);
+    expect(schemaForSubject(jobReportSubject('conversion'))).toBe(jobReportSchema);
+    // Reports come on each worker kind's subject only.
+    expect(schemaForSubject(SUBJECT_JOB_REPORTS)).toBeUndefined();
     expect(schemaForSubject(jobCommandSubject('conversion'))).toBe(jobCommandSchema);
     expect(schemaForSubject('dam.internal.unknown')).toBeUndefined();
   });

@@ -1,10 +1,10 @@
-import { jetstream } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { connectNats, ensureStreams, usageSubject, type UsageRecord } from '@dam/events';
+import { connectNats, DAM_INTERNAL, ensureStreams, usageSubject, type UsageRecord } from '@dam/events';
 import { createLogger } from '@dam/logging';
 import { startNats, waitFor, type TestNats } from '@dam/testing';
 import { UsageRepository } from '../src/adapters/usage.repository';
-import { usageWorker } from '../src/consumers/usage.consumer';
+import { USAGE_DURABLE, usageWorker } from '../src/consumers/usage.consumer';
 import { call, principalHeaders, startAuth, type TestAuth } from './helpers';
 
 let nats: TestNats;
@@ -89,5 +89,17 @@ describe('usage statistics (CONTRACT §9)', () => {
     expect((await usage('api_requests?from=2026-01-02T00:00:00Z&to=2026-01-01T00:00:00Z')).status).toBe(400);
     expect((await usage('api_requests?period=1m')).status).toBe(400);
     expect((await usage('api_requests', principalHeaders(5, 1, 3))).status).toBe(403);
+  });
+
+  it("counts a record only under its subject's metric: the gateway's subject cannot carry cdn_bytes (F16)", async () => {
+    // The gateway may publish dam.internal.usage.api_requests only; a record there naming another metric is dropped.
+    const forged = { id: 'forged-1', metric: 'cdn_bytes', group_id: '1', user_id: 1, value: 1e12, start: '2026-11-24T10:00:00Z', end: '2026-11-24T10:00:00Z' };
+    const { seq } = await jetstream(admin).publish(usageSubject('api_requests'), JSON.stringify(forged), { msgID: 'forged-1' });
+    await publish({ metric: 'api_requests', value: 2, start: '2026-11-24T10:00:00Z' });
+    const jsm = await jetstreamManager(admin);
+    await waitFor(async () => (await jsm.consumers.info(DAM_INTERNAL, USAGE_DURABLE)).ack_floor.stream_seq > seq, { description: 'both records handled' });
+    const range = 'from=2026-11-24T00:00:00Z&to=2026-11-25T00:00:00Z&period=24h';
+    expect((await usage(`api_requests?${range}`)).body.total).toBe(2);
+    expect((await usage(`cdn_bytes?${range}`)).body.total).toBe(0);
   });
 });

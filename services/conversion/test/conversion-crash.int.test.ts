@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import sharp from 'sharp';
-import { JOB_REPORTS, publishEvent } from '@dam/events';
+import { jobReport, publishEvent } from '@dam/events';
 import { scaled, startJobHarness, startServiceProcess, startSettingsStub, type JobHarness, type ServiceProcess } from '@dam/testing';
 
 jest.setTimeout(scaled(120_000));
@@ -64,7 +64,7 @@ describe('conversion crash mid-work', () => {
     // A crash between publish and ack makes the next process publish the same report again: the stream keeps
     // one copy only if the service used the report id as Nats-Msg-Id.
     const final = await h.finalReportFor('big');
-    const again = await publishEvent(h.js, JOB_REPORTS.subject, JOB_REPORTS.schema, final, { msgId: final.id });
+    const again = await publishEvent(h.js, jobReport('conversion').subject, jobReport('conversion').schema, final, { msgId: final.id });
     expect(again.duplicate).toBe(true);
     await new Promise((r) => setTimeout(r, 1000));
     expect(h.reports.filter((r) => r.asset_id === 'big')).toHaveLength(1);

@@ -133,8 +133,8 @@ describe('conversion job results (dam.internal.jobs.reports)', () => {
   it('a dead-lettered report ends the asset in ERROR (never stuck NOT_READY), once', async () => {
     const id = await createImage();
     const r = await report(id);
-    expect(await failUnappliedReport(h.transactions, r)).toBe(true);
-    expect(await failUnappliedReport(h.transactions, r)).toBe(false);
+    expect(await failUnappliedReport(h.transactions, r, 'conversion')).toBe(true);
+    expect(await failUnappliedReport(h.transactions, r, 'conversion')).toBe(false);
     const body = await data(id);
     expect(body.status).toBe('ERROR');
     expect(body.errors.conversions).toMatch(/could not be recorded/);

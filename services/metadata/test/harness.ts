@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { createServiceVerifier, parseTrustedKeys, permissionsFor, type Principal, type RoleName } from '@dam/auth-tokens';
 import { createPool, type Pool } from '@dam/db';
-import { addonStatusClient, connectNats, consume, ensureStreams, SUBJECT_JOB_REPORTS, type ConversionsCompleted, type JobReport } from '@dam/events';
+import { addonStatusClient, connectNats, consume, ensureStreams, jobReportSubject, workerKindOf, type ConversionsCompleted, type JobReport } from '@dam/events';
 import { startOutboxRelay, type OutboxRelay } from '@dam/outbox';
 import { createLogger } from '@dam/logging';
 import { createStorage, type Storage } from '@dam/storage';
@@ -176,4 +176,5 @@ export async function finalReport(h: Harness, made: ConversionsCompleted, extra:
   };
 }
 
-export const publishReport = (h: Harness, r: JobReport): void => h.nc.publish(SUBJECT_JOB_REPORTS, JSON.stringify(r));
+/** Published as the worker kind of its lease holder id would (`conversion@...` on `dam.internal.jobs.reports.conversion`). */
+export const publishReport = (h: Harness, r: JobReport): void => h.nc.publish(jobReportSubject(workerKindOf(r.worker) ?? 'conversion'), JSON.stringify(r));

@@ -5,7 +5,7 @@ import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { Webhook } from 'standardwebhooks';
 import { permissionsFor, ROLE_NAMES, type Principal } from '@dam/auth-tokens';
-import { assetEventSubject, connectNats, ensureStreams, jobCommandSubject, SUBJECT_JOB_REPORTS } from '@dam/events';
+import { assetEventSubject, connectNats, ensureStreams, jobCommandSubject, jobReportSubject } from '@dam/events';
 import {
   createDatabase,
   listen,
@@ -229,7 +229,7 @@ describe('webhook deliveries (CONTRACT §10)', () => {
     const deleted = await publish(9, 'file-deleted', 'i1', { id: 'i1', event: 'file-deleted', keys: ['original'], status: 'OK', message: '' });
     await waitFor(async () => r.got.length === 3, { description: 'the first deliveries' });
     const reports: any[] = [];
-    const sub = admin.subscribe(SUBJECT_JOB_REPORTS, { callback: (_e, m) => {
+    const sub = admin.subscribe(jobReportSubject('webhook'), { callback: (_e, m) => {
         reports.push(m.json());
       },
     });

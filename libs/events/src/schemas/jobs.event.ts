@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { jobCommandSubject, SUBJECT_JOB_REPORTS, type JobWorker } from '../subjects';
+import { jobCommandSubject, jobReportSubject, JOB_REPORTS_FILTER, type JobWorker } from '../subjects';
 
 const dimension = z.number().int().nonnegative().nullable();
 
@@ -76,7 +76,7 @@ export const ingestedFileSchema = z.object({
 export const JOB_REPORT_STATES = ['STARTED', 'PROGRESS', 'COMPLETED', 'FAILED'] as const;
 
 /**
- * worker → metadata, on one subject for every worker kind: STARTED and PROGRESS renew the job's lease (a
+ * worker → metadata, each worker kind on its own subject (jobReport): STARTED and PROGRESS renew the job's lease (a
  * worker sends one at least every third of the lease while it works), COMPLETED and FAILED end the job.
  * A conversion job's COMPLETED carries what it made in `conversions`; FAILED says why in `error`.
  */
@@ -101,7 +101,11 @@ export const jobReportSchema = z.object({
   started_at: z.iso.datetime({ offset: true }).optional(),
 });
 
-export const JOB_REPORTS = { subject: SUBJECT_JOB_REPORTS, version: 1, schema: jobReportSchema } as const;
+/** Every worker kind's reports, as metadata consumes them (`subject` is the filter `dam.internal.jobs.reports.*`). */
+export const JOB_REPORTS = { subject: JOB_REPORTS_FILTER, version: 1, schema: jobReportSchema } as const;
+
+/** Where one worker kind publishes its reports: `dam.internal.jobs.reports.<worker>`, only its identity may. */
+export const jobReport = (worker: JobWorker) => ({ subject: jobReportSubject(worker), version: 1, schema: jobReportSchema }) as const;
 
 export const jobCommand = (worker: JobWorker) => ({ subject: jobCommandSubject(worker), version: 1, schema: jobCommandSchema }) as const;
 

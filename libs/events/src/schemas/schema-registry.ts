@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { assetEventTypeOf, jobCommandSubject, JOB_WORKERS, SUBJECT_JOB_REPORTS } from '../subjects';
+import { assetEventTypeOf, jobCommandSubject, jobReportSubject, JOB_WORKERS } from '../subjects';
 import { assetPurgeSchema } from './asset-purge.event';
 import { collectionMembershipSchema, collectionStateSchema } from './collection.event';
 import { dataSchemaSavedSchema } from './data-schema.event';
@@ -8,7 +8,7 @@ import { jobCommandSchema, jobReportSchema } from './jobs.event';
 import { usageRecordSchema } from './usage.event';
 
 const INTERNAL_SCHEMAS: Record<string, z.ZodType> = {
-  [SUBJECT_JOB_REPORTS]: jobReportSchema,
+  ...Object.fromEntries(JOB_WORKERS.map((w) => [jobReportSubject(w), jobReportSchema])),
   ...Object.fromEntries(JOB_WORKERS.map((w) => [jobCommandSubject(w), jobCommandSchema])),
 };
 

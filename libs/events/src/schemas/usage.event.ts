@@ -28,7 +28,10 @@ export const usageRecordSchema = z.object({
 });
 export type UsageRecord = z.infer<typeof usageRecordSchema>;
 
-/** Where one metric's records are published: `dam.internal.usage.<metric>`. */
+/**
+ * Where one metric's records are published: `dam.internal.usage.<metric>`, by the metric's counting service alone (its
+ * NATS identity may publish no other usage subject); a record whose `metric` is not its subject's is dropped.
+ */
 export const usageOf = (metric: UsageMetric) => ({ subject: usageSubject(metric), schema: usageRecordSchema }) as const;
 
 /** Cached objects every edge replica drops: all of some assets, and single objects or folders (ending in `/`). */

@@ -1,4 +1,4 @@
-import { consume, DAM_INTERNAL, JOB_REPORTS, type ConsumeOptions, type Consumer, type JobReport } from '@dam/events';
+import { consume, DAM_INTERNAL, JOB_REPORTS, jobReportWorkerOf, type ConsumeOptions, type Consumer, type JobReport, type MessageContext } from '@dam/events';
 import { startPoller, type Worker } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import { applyJobReport, failUnappliedReport, type ReportDeps } from '../domain/apply-job-report.use-case';
@@ -11,16 +11,27 @@ type NatsConnection = ConsumeOptions<typeof JOB_REPORTS.schema>['nc'];
 export const JOB_REPORTS_DURABLE = 'metadata-job-reports';
 
 export function jobReportHandler(runInTransaction: RunInTransaction, logger: Logger, deps: ReportDeps = {}) {
-  return async (report: JobReport): Promise<void> => {
-    const outcome = await applyJobReport(runInTransaction, report, deps);
-    const fields = { message_id: report.id, job_id: report.job_id, asset_id: report.asset_id, state: report.state, outcome };
+  return async (report: JobReport, ctx: Pick<MessageContext, 'subject'>): Promise<void> => {
+    // Who published it: each worker kind's identity may publish on its own report subject only.
+    const from = jobReportWorkerOf(ctx.subject);
+    if (!from) {
+      logger.warn({ message_id: report.id, job_id: report.job_id, subject: ctx.subject }, 'job report on a subject of no worker kind: dropped');
+      return;
+    }
+    const outcome = await applyJobReport(runInTransaction, report, from, deps);
+    const fields = { message_id: report.id, job_id: report.job_id, asset_id: report.asset_id, state: report.state, from, outcome };
     if (outcome === 'foreign-object-key') logger.error(fields, 'job report names objects outside the asset: rejected');
+    else if (outcome === 'wrong-worker') logger.warn(fields, 'job report from a worker of another kind than the job\'s: dropped');
     else if (outcome === 'renewed') logger.debug(fields, 'job lease renewed');
     else logger.info(fields, 'job report applied');
   };
 }
 
-/** Durable pull consumer of every worker's job reports (validation, term of invalid payloads and retries in @dam/events). */
+/**
+ * Durable pull consumer of every worker kind's job reports, `dam.internal.jobs.reports.<worker>` (validation, term of
+ * invalid payloads and retries in @dam/events). Upgrading from the single report subject updates the durable's filter;
+ * a report an old worker published on the bare subject is not read, and its job is handed out again by the lease sweep.
+ */
 export function consumeJobReports(nc: NatsConnection, runInTransaction: RunInTransaction, logger: Logger, concurrency: number, deps: ReportDeps = {}): Promise<Consumer> {
   return consume({
     nc,
@@ -32,8 +43,9 @@ export function consumeJobReports(nc: NatsConnection, runInTransaction: RunInTra
     logger,
     concurrency,
     // Never a silent drop (ARCHITECTURE rule 5): the job and its asset end in ERROR.
-    onDeadLetter: async (report, error) => {
-      const marked = await failUnappliedReport(runInTransaction, report);
+    onDeadLetter: async (report, error, ctx) => {
+      const from = jobReportWorkerOf(ctx.subject);
+      const marked = from ? await failUnappliedReport(runInTransaction, report, from) : false;
       logger.error({ err: error, message_id: report.id, job_id: report.job_id, asset_id: report.asset_id, marked }, 'job report dead-lettered');
     },
   });

@@ -1,4 +1,4 @@
-import type { ConversionsCompleted, JobReport } from '@dam/events';
+import type { ConversionsCompleted, JobReport, JobWorker } from '@dam/events';
 import { conversionsPrefix } from '@dam/storage';
 import { isImage, type Asset, type StoredConversion } from './asset';
 import { addonResultsAfter } from './addon-labels';
@@ -17,6 +17,7 @@ export type ReportOutcome =
   | 'job-ended'
   | 'stale'
   | 'foreign-object-key'
+  | 'wrong-worker'
   | 'recorded'
   | 'processed'
   | 'failed';
@@ -30,20 +31,24 @@ const groupOf = (report: JobReport): number | undefined => {
  * Applies one worker report. STARTED and PROGRESS renew the job's lease and progress. COMPLETED and FAILED end
  * the job, record what it made, and let the asset's status follow its jobs. Idempotent twice over: the report
  * id is claimed in the same transaction as the change, and a job ends only once.
+ * `from` is the worker kind whose identity published the report (its subject says, as only that identity may publish
+ * it): a report about a job of another kind (a conversion worker completing an addon job) changes nothing.
  */
 export interface ReportDeps {
   /** The image addons the group runs after every upload and replace (`addons.auto.image` of its settings). */
   autoAddons?: (groupId: number) => Promise<readonly string[]>;
 }
 
-export async function applyJobReport(runInTransaction: RunInTransaction, report: JobReport, deps: ReportDeps = {}): Promise<ReportOutcome> {
+export async function applyJobReport(runInTransaction: RunInTransaction, report: JobReport, from: JobWorker, deps: ReportDeps = {}): Promise<ReportOutcome> {
   const groupId = groupOf(report);
   if (groupId === undefined) return 'unknown-job';
   if (report.state === 'STARTED' || report.state === 'PROGRESS') {
-    const renewed = await runInTransaction((tx) =>
-      tx.jobs.renew(groupId, report.job_id, { worker: report.worker, progress: report.progress, step: report.step, ...startedBy(report) }),
-    );
-    return renewed ? 'renewed' : 'not-holder';
+    return runInTransaction(async (tx) => {
+      const job = await tx.jobs.findForUpdate(groupId, report.job_id);
+      if (job && job.worker !== from) return 'wrong-worker';
+      const renewed = await tx.jobs.renew(groupId, report.job_id, { worker: report.worker, progress: report.progress, step: report.step, ...startedBy(report) });
+      return renewed ? 'renewed' : 'not-holder';
+    });
   }
   // Whatever the bus carries: outputs must lie under this asset's own prefix for this original, or the report
   // could make another asset's (another group's) object downloadable here. Nothing of such a report is kept.
@@ -55,8 +60,11 @@ export async function applyJobReport(runInTransaction: RunInTransaction, report:
   if (foreign) return 'foreign-object-key';
 
   return runInTransaction(async (tx) => {
-    if (!(await tx.messages.claim(report.id))) return 'duplicate';
     const job = await tx.jobs.findForUpdate(groupId, report.job_id);
+    // Before the id is claimed: a final report's id is known in advance (`job-<id>-done`), and another kind's forgery
+    // must not use it up ahead of the real report.
+    if (job && job.worker !== from) return 'wrong-worker';
+    if (!(await tx.messages.claim(report.id))) return 'duplicate';
     // A report names one of the job's assets, or none for a job without any (a reissue).
     if (!job || !(job.assetIds.includes(report.asset_id) || (job.assetIds.length === 0 && report.asset_id === ''))) return 'unknown-job';
     if (job.status === 'COMPLETED' || job.status === 'ERROR') {
@@ -152,12 +160,12 @@ async function discardOutputsOfTrashed(tx: Tx, groupId: number, assetId: string)
  * A final report that could not be applied after every retry: the job ends in ERROR and the asset must not
  * stay NOT_READY for ever (subscribers hear file-processed with status ERROR) unless it already left it.
  */
-export async function failUnappliedReport(runInTransaction: RunInTransaction, report: JobReport): Promise<boolean> {
+export async function failUnappliedReport(runInTransaction: RunInTransaction, report: JobReport, from: JobWorker): Promise<boolean> {
   const groupId = groupOf(report);
   if (groupId === undefined || (report.state !== 'COMPLETED' && report.state !== 'FAILED')) return false;
   return runInTransaction(async (tx) => {
     const job = await tx.jobs.findForUpdate(groupId, report.job_id);
-    if (!job || !job.assetIds.includes(report.asset_id)) return false;
+    if (!job || job.worker !== from || !job.assetIds.includes(report.asset_id)) return false;
     const errors = { ...(report.conversions?.errors ?? {}), conversions: 'the job report could not be recorded' };
     const ended = await tx.jobs.finish(groupId, job.id, { status: 'ERROR', error: describeErrors(errors) });
     if (!ended) return false;
