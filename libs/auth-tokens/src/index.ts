@@ -47,8 +47,6 @@ export {
 } from './service-token';
 export { UNSIGNED_BODY, bodyHash, hasBody, receivedBody, type ReceivedBody } from './service-token-body';
 export { REPLAY_BUCKET_TTL_MS, bucketReplayStore, memoryReplayStore, type CreateOnlyBucket, type ReplayStore } from './service-token-replay';
-export { UNSIGNED_BODY, bodyHash, hasBody, receivedBody, type ReceivedBody } from './service-token-body';
-export { REPLAY_BUCKET_TTL_MS, bucketReplayStore, memoryReplayStore, type CreateOnlyBucket, type ReplayStore } from './service-token-replay';
 export { serviceKeyEnv, trustedKeysEnv } from './service-identity.env';
 export { API_KEY_HEADER, UPLOAD_KEY_HEADER, createAuthenticator, principalFromJwt, type AuthenticatorOptions } from './authenticator';
 export { pathSegments, requireRoutePermission, resolveRoute, ROUTES, type RouteMatch, type RouteRule, type Upstream } from './public-routes';
