@@ -6,6 +6,7 @@ import {
   ensureStreams,
   jobCommand,
   JOB_REPORTS,
+  jobReportSubject,
   publishEvent,
   type ConversionsCompleted,
   type JobCommand,
@@ -62,7 +63,7 @@ export async function startJobHarness(worker: JobWorker, identities: ServiceIden
   const messages = await ordered.consume();
   void (async () => {
     for await (const m of messages) {
-      if (m.subject !== JOB_REPORTS.subject) continue;
+      if (m.subject !== jobReportSubject(worker)) continue;
       const r = JOB_REPORTS.schema.parse(m.json());
       jobReports.push(r);
       if ((r.state === 'COMPLETED' || r.state === 'FAILED') && r.conversions) reports.push(r.conversions);
