@@ -183,7 +183,7 @@ export interface ServiceVerifierOptions {
    * (`open`, the default: an outage of the store does not stop every internal call) or refused 503 (`closed`).
    */
   replayUnavailable?: 'open' | 'closed';
-  /** Hears of each failure of the shared store (to log it). */
+  /** Hears of the shared store's failure once per outage: the first failure after it last answered (to log it). */
   onReplayStoreError?: (error: unknown) => void;
 }
 
@@ -257,13 +257,16 @@ export function createServiceVerifier(opts: ServiceVerifierOptions): ServiceVeri
   const verify = (token: string | undefined, method: string, path: string, body?: ReceivedBody): ServiceCall => check(token, method, path, body).call;
 
   /** The other replicas' memory: a token this process has not seen may have been used at another one. */
+  let storeFailing = false;
   const claimShared = async (jti: string, expiresAtMs: number): Promise<void> => {
     if (!opts.replay) return;
     let fresh: boolean;
     try {
       fresh = await opts.replay.claim(jti, expiresAtMs);
+      storeFailing = false;
     } catch (error) {
-      opts.onReplayStoreError?.(error);
+      if (!storeFailing) opts.onReplayStoreError?.(error);
+      storeFailing = true;
       if (opts.replayUnavailable === 'closed') throw unavailable('The service token replay store is unavailable', 'SERVICE_TOKEN_UNAVAILABLE');
       return;
     }

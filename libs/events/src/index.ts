@@ -21,6 +21,7 @@ export * from './schemas/schema-registry';
 export { addonStatusClient, serveAddonStatus, type AddonState } from './addon-status';
 export { announceSettingsChanged, followSettingsChanges, settingsNoticeSubject, SETTINGS_NOTICES_SUBJECTS, type SettingsChangeFeed } from './settings-notices';
 export { IDEMPOTENCY_BUCKET, natsIdempotencyStore } from './idempotency-store';
+export { openServiceTokenBucket, SERVICE_TOKENS_BUCKET, type ServiceTokenBucket } from './service-token-bucket';
 export {
   connectNats,
   ensureStreams,

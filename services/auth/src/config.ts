@@ -19,6 +19,8 @@ const schema = z
      */
     NATS_URL: z.string().min(1).optional(),
     NATS_NKEY_SEED: natsEnv.NATS_NKEY_SEED,
+    /** Replicas of the KV bucket of used service tokens it shares with the other services (as they read it). */
+    NATS_STREAM_REPLICAS: natsEnv.NATS_STREAM_REPLICAS,
     /** Hosts a webhook URL may name despite the outbound guard, plain http included (CONTRACT §11). */
     WEBHOOK_ALLOW_HOSTS: z.string().default(''),
     JWT_TTL: z.coerce.number().int().min(60).max(30 * 86400).default(3600),

@@ -1,13 +1,13 @@
 import { telemetry } from './instrument'; // must stay the first import
 import path from 'node:path';
-import { createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
+import { bucketReplayStore, createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
 import { createPool, migrate, ping } from '@dam/db';
 import { parseAllowHosts, runMain, runService, startPoller } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { httpAssetDirectory } from './adapters/metadata-assets.client';
 import { createAuthApp } from './app';
 import { isDefaultAdmin, loadAuthConfig } from './config';
-import { announceSettingsChanged, connectNats, DAM_INTERNAL, natsReachable, waitForStreams } from '@dam/events';
+import { announceSettingsChanged, connectNats, DAM_INTERNAL, natsReachable, openServiceTokenBucket, waitForStreams } from '@dam/events';
 import { UsageRepository } from './adapters/usage.repository';
 import { usageWorker } from './consumers/usage.consumer';
 import { bootstrap } from './use-cases/bootstrap.use-case';
@@ -32,6 +32,8 @@ async function main(): Promise<void> {
   // Usage statistics: the records every service publishes, counted here (none without NATS_URL).
   const usage = new UsageRepository(pool);
   const nc = config.NATS_URL ? await connectNats(config.NATS_URL, 'auth', config.NATS_NKEY_SEED) : undefined;
+  // A service token is single-use across every replica (security review I6); without NATS, per replica only.
+  const replay = nc ? bucketReplayStore(await openServiceTokenBucket(nc, { replicas: config.NATS_STREAM_REPLICAS })) : undefined;
   if (nc) await waitForStreams(nc, [DAM_INTERNAL], { onWait: (missing) => logger.info({ missing }, 'waiting for streams') });
   else logger.warn('NATS_URL is not set: usage records are not counted');
 
@@ -61,7 +63,7 @@ async function main(): Promise<void> {
         pool,
         logger,
         jwtSecret: config.JWT_SECRET,
-        verifier: createServiceVerifier({ service: 'auth', trusted: config.SERVICE_TRUSTED_KEYS }),
+        verifier: createServiceVerifier({ service: 'auth', trusted: config.SERVICE_TRUSTED_KEYS, ...(replay ? { replay, onReplayStoreError: (err) => logger.warn({ err }, "service-token replay store unavailable: this replica's own memory only") } : {}) }),
         jwtTtlSeconds: config.JWT_TTL,
         assets: httpAssetDirectory({ baseUrl: config.METADATA_URL, signer: createServiceSigner(config.SERVICE_KEY) }),
         webhookAllowHosts: parseAllowHosts(config.WEBHOOK_ALLOW_HOSTS),

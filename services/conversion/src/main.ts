@@ -1,7 +1,7 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { jetstream } from '@nats-io/jetstream';
-import { createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
-import { connectNats, DAM_INTERNAL, natsReachable, reportPacingOf, waitForStreams, followSettingsChanges } from '@dam/events';
+import { bucketReplayStore, createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
+import { connectNats, DAM_INTERNAL, natsReachable, openServiceTokenBucket, reportPacingOf, waitForStreams, followSettingsChanges } from '@dam/events';
 import { collectGarbageInFewFullPauses, runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
@@ -21,6 +21,8 @@ async function main(): Promise<void> {
   const logger = createLogger({ service: 'conversion', level: config.LOG_LEVEL });
 
   const nc = await connectNats(config.NATS_URL, 'conversion', config.NATS_NKEY_SEED);
+  // A service token is single-use across every replica (security review I6).
+  const replay = bucketReplayStore(await openServiceTokenBucket(nc, { replicas: config.NATS_STREAM_REPLICAS }));
   // metadata creates the streams (only its NATS identity may); start in any order and wait for them.
   await waitForStreams(nc, [DAM_INTERNAL], { onWait: (missing) => logger.info({ missing }, 'waiting for streams') });
   const storage = createStorage(storageConfigFromEnv(config));
@@ -56,7 +58,7 @@ async function main(): Promise<void> {
       buildConversionApp({
         logger,
         readiness,
-        verifier: createServiceVerifier({ service: 'conversion', trusted: config.SERVICE_TRUSTED_KEYS }),
+        verifier: createServiceVerifier({ service: 'conversion', trusted: config.SERVICE_TRUSTED_KEYS, replay, onReplayStoreError: (err) => logger.warn({ err }, "service-token replay store unavailable: this replica's own memory only") }),
         transform: transformer({
           logger,
           storage,

@@ -2,15 +2,14 @@ import { telemetry } from './instrument'; // must stay the first import
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { jetstream } from '@nats-io/jetstream';
-import { createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
-import { ASSET_EVENTS, connectNats, DAM_INTERNAL, natsReachable, reportPacingOf, UsageMeter, waitForStreams } from '@dam/events';
+import { bucketReplayStore, createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
+import { ASSET_EVENTS, connectNats, DAM_INTERNAL, natsReachable, openServiceTokenBucket, reportPacingOf, UsageMeter, waitForStreams } from '@dam/events';
 import { runMain, runService, startPoller } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
 import { ByteCache } from './adapters/byte-cache';
 import { exposeCacheMetrics } from './adapters/cache.metrics';
 import { suiteClients } from './adapters/suite.clients';
-import { natsTokenReplay } from './adapters/token-replay.nats';
 import { buildLinkSigningApp } from './app';
 import { loadLinkSigningConfig } from './config';
 import { cacheInvalidation, evictionFollower } from './consumers/cache-invalidation';
@@ -29,7 +28,7 @@ async function main(): Promise<void> {
   exposeCacheMetrics(cache);
   const usage = new UsageMeter('cdn_bytes');
   const clients = suiteClients({ authUrl: config.AUTH_URL, metadataUrl: config.METADATA_URL, signer });
-  const replay = await natsTokenReplay(nc, { replicas: config.NATS_STREAM_REPLICAS });
+  const replay = bucketReplayStore(await openServiceTokenBucket(nc, { replicas: config.NATS_STREAM_REPLICAS }));
 
   await runService({
     logger,

@@ -1,12 +1,11 @@
 import type { Server } from 'node:http';
 import { createServer } from 'node:http';
-import { createServiceVerifier, parseTrustedKeys, type ReplayStore } from '@dam/auth-tokens';
-import { connectNats } from '@dam/events';
+import { bucketReplayStore, createServiceVerifier, parseTrustedKeys, type ReplayStore } from '@dam/auth-tokens';
+import { connectNats, openServiceTokenBucket } from '@dam/events';
 import { createHttpApp, finishApp } from '@dam/http';
 import { createLogger } from '@dam/logging';
-import { listen, serviceIdentities, startNats, type TestNats } from '@dam/testing';
+import { listen, scaled, serviceIdentities, startNats, type TestNats } from '@dam/testing';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { natsTokenReplay } from '../src/adapters/token-replay.nats';
 
 /**
  * Security review I6: the single use of a service token held per process, so a token captured on the wire could be
@@ -29,11 +28,11 @@ afterAll(async () => {
   await nats.stop();
 });
 
-async function replica(): Promise<string> {
+async function replica(replayUnavailable: 'open' | 'closed' = 'closed'): Promise<string> {
   const nc = await connectNats(nats.url, 'link-signing', nats.seed('link-signing'));
   connections.push(nc);
-  const replay: ReplayStore = await natsTokenReplay(nc, { replicas: 1 });
-  const verifier = createServiceVerifier({ service: 'link-signing', trusted: parseTrustedKeys(identities.trustedKeys(['gateway'])), replay, replayUnavailable: 'closed' });
+  const replay: ReplayStore = bucketReplayStore(await openServiceTokenBucket(nc, { replicas: 1 }));
+  const verifier = createServiceVerifier({ service: 'link-signing', trusted: parseTrustedKeys(identities.trustedKeys(['gateway'])), replay, replayUnavailable });
   const app = createHttpApp({ logger });
   app.post(PATH, verifier.guard({ callers: ['gateway'], principal: 'none' }), (req, res) => {
     res.json({ ok: true, ids: (req.body as { ids?: unknown }).ids });
@@ -60,5 +59,19 @@ describe('service tokens are single-use across replicas (security review I6)', (
     expect((await send(one, token)).status).toBe(401);
     expect((await send(two, headers())).status).toBe(200);
     expect((await send(one, headers())).status).toBe(200);
+  });
+
+  it('while NATS is away a replica answers at once from its own memory (the default, open), and still refuses a token it saw', async () => {
+    const one = await replica('open');
+    const body = JSON.stringify({ ids: ['b'] });
+    const token = { 'content-type': 'application/json', ...identities.headers('gateway', { audience: 'link-signing', method: 'POST', path: PATH, body }) };
+    const send = () => fetch(`${one}${PATH}`, { method: 'POST', headers: token, body, signal: AbortSignal.timeout(scaled(5000)) });
+    await nats.pause();
+    try {
+      expect((await send()).status).toBe(200);
+      expect((await send()).status).toBe(401);
+    } finally {
+      await nats.resume();
+    }
   });
 });

@@ -1,8 +1,8 @@
 import { telemetry } from './instrument'; // must stay the first import
-import { createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
+import { bucketReplayStore, createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
 import { groupSettingsClient } from '@dam/internal-api';
 import { createPool, ping } from '@dam/db';
-import { addonStatusClient, connectNats, ensureStreams, natsReachable, followSettingsChanges } from '@dam/events';
+import { addonStatusClient, connectNats, ensureStreams, natsReachable, followSettingsChanges, openServiceTokenBucket } from '@dam/events';
 import { startOutboxRelay } from '@dam/outbox';
 import { runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
@@ -29,6 +29,8 @@ async function main(): Promise<void> {
   await storage.ensureBucket();
 
   const nc = await connectNats(config.NATS_URL, 'metadata', config.NATS_NKEY_SEED);
+  // A service token is single-use across every replica (security review I6).
+  const replay = bucketReplayStore(await openServiceTokenBucket(nc, { replicas: config.NATS_STREAM_REPLICAS }));
   const streams = await ensureStreams(nc, { replicas: config.NATS_STREAM_REPLICAS });
   for (const s of streams) {
     if (s.previousReplicas !== undefined && s.previousReplicas !== s.replicas) {
@@ -82,7 +84,7 @@ async function main(): Promise<void> {
         transforms: transformClient({ baseUrl: config.CONVERSION_URL, signer: createServiceSigner(config.SERVICE_KEY) }),
         groupSettings,
         addonUnavailable: addonStatusClient(nc),
-        verifier: createServiceVerifier({ service: 'metadata', trusted: config.SERVICE_TRUSTED_KEYS }),
+        verifier: createServiceVerifier({ service: 'metadata', trusted: config.SERVICE_TRUSTED_KEYS, replay, onReplayStoreError: (err) => logger.warn({ err }, "service-token replay store unavailable: this replica's own memory only") }),
         readiness,
       }),
   });

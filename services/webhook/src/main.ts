@@ -1,8 +1,8 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
+import { bucketReplayStore, createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
 import { createPool, ping } from '@dam/db';
-import { ASSET_EVENTS, connectNats, DAM_INTERNAL, natsReachable, reportPacingOf, waitForStreams, followSettingsChanges } from '@dam/events';
+import { ASSET_EVENTS, connectNats, DAM_INTERNAL, natsReachable, openServiceTokenBucket, reportPacingOf, waitForStreams, followSettingsChanges } from '@dam/events';
 import { guardedPost, parseAllowHosts, runMain, runService, startPoller } from '@dam/http';
 import { groupSettingsClient } from '@dam/internal-api';
 import { createLogger } from '@dam/logging';
@@ -22,6 +22,8 @@ async function main(): Promise<void> {
   const applied = await migrateWebhook(pool);
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
   const nc = await connectNats(config.NATS_URL, 'webhook', config.NATS_NKEY_SEED);
+  // A service token is single-use across every replica (security review I6).
+  const replay = bucketReplayStore(await openServiceTokenBucket(nc, { replicas: config.NATS_STREAM_REPLICAS }));
   await waitForStreams(nc, [ASSET_EVENTS, DAM_INTERNAL], { onWait: (missing) => logger.info({ missing }, 'waiting for streams') });
   const js = jetstream(nc);
   const jsm = await jetstreamManager(nc, { timeout: 2_000 });
@@ -67,7 +69,7 @@ async function main(): Promise<void> {
       { name: 'nats', close: () => nc.drain() },
       { name: 'postgres', close: () => pool.end() },
     ],
-    app: (readiness) => buildWebhookApp({ logger, readiness, verifier: createServiceVerifier({ service: 'webhook', trusted: config.SERVICE_TRUSTED_KEYS }), repo }),
+    app: (readiness) => buildWebhookApp({ logger, readiness, verifier: createServiceVerifier({ service: 'webhook', trusted: config.SERVICE_TRUSTED_KEYS, replay, onReplayStoreError: (err) => logger.warn({ err }, "service-token replay store unavailable: this replica's own memory only") }), repo }),
   });
 }
 
