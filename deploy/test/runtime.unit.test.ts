@@ -59,6 +59,8 @@ describe('the runtime the suite runs on', () => {
     expect(pkg.devDependencies['@types/node']).toMatch(new RegExp(`^\\^${major(pinned)}\\.`));
     const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
     expect(dockerfile).toMatch(new RegExp(`^ARG NODE_IMAGE=node:${major(pinned)}-bookworm-slim$`, 'm'));
+    // For version managers (nvm, fnm) in a developer's shell.
+    expect(readFileSync(path.join(ROOT, '.nvmrc'), 'utf8')).toBe(`${pinned}\n`);
   });
 
   it('deploy/infra/node-env.sh puts the installed pin first on PATH, over the machine\'s node', () => {
