@@ -183,6 +183,12 @@ export interface ServiceVerifierOptions {
    * (`open`, the default: an outage of the store does not stop every internal call) or refused 503 (`closed`).
    */
   replayUnavailable?: 'open' | 'closed';
+  /**
+   * Tokens without a body binding (`bh`, made by a signer older than security review I6): refused (`required`, the
+   * default), or accepted with their body unchecked (`optional`) for the time a rolling upgrade runs old signers
+   * beside new verifiers. Default: env `SERVICE_TOKEN_BODY_BINDING` (`required` unless it says `optional`).
+   */
+  bodyBinding?: 'required' | 'optional';
   /** Hears of the shared store's failure once per outage: the first failure after it last answered (to log it). */
   onReplayStoreError?: (error: unknown) => void;
 }
@@ -212,6 +218,7 @@ export interface ServiceVerifier {
 export function createServiceVerifier(opts: ServiceVerifierOptions): ServiceVerifier {
   const now = opts.now ?? Date.now;
   const seen = memoryReplayStore(now);
+  const bindingOptional = (opts.bodyBinding ?? process.env.SERVICE_TOKEN_BODY_BINDING) === 'optional';
 
   /** The verified call, and the token's id and end for the shared replay memory. */
   const check = (token: string | undefined, method: string, path: string, body: ReceivedBody | undefined) => {
@@ -239,8 +246,8 @@ export function createServiceVerifier(opts: ServiceVerifierOptions): ServiceVeri
     if (exp - iat > SERVICE_TOKEN_TTL_SECONDS || iat > now() / 1000 + CLOCK_TOLERANCE_SECONDS) throw invalid('lifetime out of bounds');
     if (htm !== method.toUpperCase() || htu !== path) throw invalid('issued for another request');
     // Every token says what body it was issued for; a verifier that received one checks it (security review I6).
-    if (typeof bh !== 'string') throw invalid('no body binding');
-    const mismatch = body === undefined ? undefined : bodyMismatch(bh, body);
+    if (typeof bh !== 'string' && !bindingOptional) throw invalid('no body binding');
+    const mismatch = body === undefined || bh === undefined ? undefined : bodyMismatch(bh, body);
     if (mismatch) throw invalid(mismatch);
     const expiresAtMs = exp * 1000 + CLOCK_TOLERANCE_SECONDS * 1000;
     if (!seen.claimNow(jti, expiresAtMs)) throw invalid('already used');

@@ -53,6 +53,11 @@ describe('service tokens bound to the body (I6)', () => {
       expiresIn: 60,
     });
     expect(code(() => verifier.verify(legacy, 'POST', PATH, { bytes: B }))).toBe('UNAUTHENTICATED:INVALID_SERVICE_TOKEN');
+    // During a rolling upgrade (old signers beside new verifiers) it may pass, body unchecked; bound tokens are still checked.
+    const upgrading = createServiceVerifier({ service: 'metadata', trusted, bodyBinding: 'optional' });
+    expect(code(() => upgrading.verify(legacy, 'POST', PATH, { bytes: B }))).toBe('accepted');
+    const bound = signer.sign({ audience: 'metadata', method: 'POST', path: PATH, body: A });
+    expect(code(() => upgrading.verify(bound, 'POST', PATH, { bytes: B }))).toBe('UNAUTHENTICATED:INVALID_SERVICE_TOKEN');
   });
 
   it('UNSIGNED (a streamed body) passes only for a body the service does not parse', () => {
