@@ -365,6 +365,7 @@ describe('upload limits', () => {
   function stalledUpload(
     target: string,
     headers: Record<string, string>,
+    declared = 10 * 1024 * 1024,
   ): Promise<{ status: number; body: string; connection: string | undefined; closedAfterMs: number }> {
     const started = Date.now();
     return new Promise((resolve, reject) => {
@@ -373,7 +374,7 @@ describe('upload limits', () => {
         method: 'POST',
         // A fresh connection, so its closing is this request's doing.
         agent: false,
-        headers: { ...headers, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(10 * 1024 * 1024) },
+        headers: { ...headers, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(declared) },
       });
       req.on('response', (res) => {
         let text = '';
@@ -406,6 +407,38 @@ describe('upload limits', () => {
       await waitFor(async () => (await objectsUnder(`originals/${gid}/`)).length === 0, { timeoutMs: 10_000, description: 'no object left' });
     } finally {
       await stopServer(idle.server);
+    }
+  });
+
+  it('bounds a repeat under a kept Idempotency-Key: 429 past the cap, 408 when it stalls, 413 past the limit (security review F6)', async () => {
+    const srv = await startUpload(4 * 1024 * 1024, { idleTimeoutMs: scaled(1000), maxConcurrentPerPrincipal: 1 });
+    try {
+      const { auth } = newCaller();
+      const keyed = { ...auth, 'idempotency-key': 'repeat-bounds' };
+      const form = () => {
+        const f = new FormData();
+        f.append('file', new Blob([Buffer.from('hello')]), 'hello.txt');
+        return f;
+      };
+      expect((await fetch(srv.url, { method: 'POST', headers: keyed, body: form() })).status).toBe(200);
+      // A repeat read only to be compared with the first: it stalls (it stayed open for ever before).
+      const stalled = Promise.race([stalledUpload(srv.url, keyed, 1024 * 1024), settledFor(scaled(15_000)).then(() => undefined)]);
+      await settledFor(scaled(300));
+      // Meanwhile it holds the caller's one upload slot (before: replayed with 200).
+      const during = await fetch(srv.url, { method: 'POST', headers: keyed, body: form() });
+      expect(during.status).toBe(429);
+      const answer = await stalled;
+      expect(answer?.status).toBe(408);
+      expect(JSON.parse(answer?.body ?? '{}')).toEqual({ error: { code: 'UPLOAD_IDLE_TIMEOUT', message: expect.any(String) } });
+      // More than the route takes is refused before it is read.
+      const huge = await stalledUpload(srv.url, keyed, 10 * 1024 * 1024);
+      expect(huge.status).toBe(413);
+      expect(JSON.parse(huge.body).error.code).toBe('UPLOAD_TOO_LARGE');
+      const again = await fetch(srv.url, { method: 'POST', headers: keyed, body: form() });
+      expect(again.status).toBe(200);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+    } finally {
+      await stopServer(srv.server);
     }
   });
 
