@@ -29,6 +29,14 @@ export const configSchema = z.object({
   ORIGINALS_CACHE_TTL_MS: z.coerce.number().int().positive().default(5 * 60_000),
   /** Larger images are refused (decompression bombs), as conversion does. */
   MAX_INPUT_PIXELS: z.coerce.number().int().positive().default(268_402_689),
+  /**
+   * The most pixels an addon holds decoded (raw RGB: 3 bytes each). Larger images are shrunk while they are read
+   * (JPEG, PNG, WebP, SVG) and background_removal's PNG is at most this size; an image of a kind decoded whole
+   * (progressive JPEG, interlaced PNG, GIF, HEIF/AVIF, TIFF, ...) is refused above it, its job FAILED with the reason.
+   */
+  MAX_DECODE_PIXELS: z.coerce.number().int().positive().default(40_000_000),
+  /** text_extraction gives tesseract at most this many pixels (it holds about 11 bytes a pixel; a 300 dpi A3 page is 17 MP). */
+  OCR_MAX_PIXELS: z.coerce.number().int().positive().default(25_000_000),
 });
 
 export type AddonConfig = z.infer<typeof configSchema>;

@@ -88,6 +88,8 @@ async function main(): Promise<void> {
           logger,
           pacing: reportPacingOf(config),
           maxInputPixels: config.MAX_INPUT_PIXELS,
+          maxDecodePixels: config.MAX_DECODE_PIXELS,
+          ocrMaxPixels: config.OCR_MAX_PIXELS,
           ocr: (png) => runTesseract(png, { path: config.TESSERACT_PATH, language: config.OCR_LANGUAGE, timeoutMs: config.OCR_TIMEOUT_MS }),
           objects: () => objectModels,
           minConfidence: config.TAGGING_MIN_CONFIDENCE,

@@ -9,6 +9,7 @@ import type { BackgroundRemoval } from '../adapters/background-removal';
 import { ANALYSIS_SIDE, type HumanModels } from '../adapters/human-models';
 import type { ReadOriginal } from '../adapters/originals-cache';
 import type { PeopleRepository } from '../adapters/people.repository';
+import { decodeSizeOf, type DecodeSize, type ImageHeader } from '../domain/decode-limits';
 import { ocrResultOf } from '../domain/ocr';
 import { dominantColour, taggingOf } from '../domain/tagging';
 
@@ -40,6 +41,10 @@ export interface AddonDeps {
   /** How its reports about a job are paced (JOB_HEARTBEAT_MS, JOB_PROGRESS_INTERVAL_MS, JOB_START_REPORT_DELAY_MS). */
   pacing: ReportPacing;
   maxInputPixels: number;
+  /** The most pixels an addon holds decoded (MAX_DECODE_PIXELS): larger images are shrunk as they are read. */
+  maxDecodePixels: number;
+  /** The most pixels text_extraction gives tesseract (OCR_MAX_PIXELS). */
+  ocrMaxPixels: number;
   /** OCR of an image (PNG bytes) to tesseract's TSV. */
   ocr: (png: Buffer) => Promise<string>;
   /** The object detector once loaded (it rejects with why it could not load). */
@@ -64,19 +69,34 @@ interface Analysis {
   steps?: { decode: number; model: number };
 }
 
+/** The upright size and kind of an image from its header alone (no pixel decoded); throws for what is no image. */
+async function headerOf(bytes: Buffer): Promise<ImageHeader> {
+  // The header only: its size is checked against the limits by decodeSizeOf, with the reason said.
+  const { format, autoOrient, isProgressive } = await sharp(bytes, { limitInputPixels: false }).metadata();
+  return { format, width: autoOrient.width, height: autoOrient.height, progressive: isProgressive === true };
+}
+
 /** What one addon finds in an image (the original's bytes); throws with the reason it cannot. */
 async function analyse(deps: AddonDeps, addon: string, bytes: Buffer, command: JobCommand): Promise<Analysis> {
-  const image = () => sharp(bytes, { limitInputPixels: deps.maxInputPixels }).rotate();
+  // The size is checked before any pixel is decoded (decompression bombs: a one-colour 16k × 16k PNG is 800 KB), and
+  // a large image is decoded shrunk as it is read: an addon never holds more than MAX_DECODE_PIXELS of it.
+  const header = await headerOf(bytes);
+  const limits = { maxInputPixels: deps.maxInputPixels, maxDecodePixels: deps.maxDecodePixels };
+  const image = (size?: DecodeSize) => {
+    const upright = sharp(bytes, { limitInputPixels: deps.maxInputPixels }).rotate();
+    return size?.shrunk ? upright.resize(size.width, size.height, { fit: 'inside' }) : upright;
+  };
   if (addon === 'text_extraction') {
     // Upright (EXIF orientation), first frame, grey: what tesseract reads best.
-    const page = await image().greyscale().png().toBuffer();
+    const page = await image(decodeSizeOf(header, limits, deps.ocrMaxPixels)).greyscale().png().toBuffer();
     return { result: { ...ocrResultOf(await deps.ocr(page)) } };
   }
-  if (addon === 'background_removal') return removeBackground(deps, await deps.background(), image, command);
+  if (addon === 'background_removal') {
+    const size = decodeSizeOf(header, limits);
+    return removeBackground(deps, await deps.background(), () => image(size), command);
+  }
+  decodeSizeOf(header, limits); // refuses what would be decoded whole past the limit; the decode below shrinks the rest
   const models = await (addon === 'auto_tagging' ? deps.objects() : deps.faces());
-  // face_recognition gives boxes in the original's upright pixels: its size, from the header, read beside the decode.
-  const header = addon === 'face_recognition' ? sharp(bytes, { limitInputPixels: deps.maxInputPixels }).metadata() : undefined;
-  header?.catch(() => undefined); // a bad image fails the decode below, which says why
   // One decode: upright and scaled down straight to raw pixels.
   const decoding = performance.now();
   const { data, info } = await image().resize(ANALYSIS_SIDE, ANALYSIS_SIDE, { fit: 'inside', withoutEnlargement: true }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
@@ -90,8 +110,8 @@ async function analyse(deps: AddonDeps, addon: string, bytes: Buffer, command: J
   // face_recognition: boxes in the original's (upright) pixels, and a person per face across the group.
   const faces = await models.faces(data, info.width, info.height);
   const timing = steps();
-  const { autoOrient } = await (header as Promise<sharp.Metadata>);
-  const scale = autoOrient.width / info.width;
+  // Boxes in the original's upright pixels.
+  const scale = header.width / info.width;
   const people = await deps.people
     .assign({ groupId: Number(command.group_id), assetId: command.asset_id, checksum: command.source_checksum, embeddings: faces.map((f) => f.embedding), threshold: deps.faceMatchThreshold })
     .catch((error: unknown) => {
@@ -115,7 +135,8 @@ const MASK_SIDE = 1024;
 /**
  * `background_removal`: the upright original as a PNG whose alpha is the subject's mask, stored as the conversion
  * `background_removal` of this original. The model runs on the image scaled to its own size; the mask is then
- * scaled back to the original's and joined to its pixels (one decode of the original).
+ * scaled back to the original's and joined to its pixels (one decode of the original). An original over
+ * MAX_DECODE_PIXELS gives a PNG of that many pixels (its width and height in the result say so).
  */
 async function removeBackground(deps: AddonDeps, model: BackgroundRemoval, image: () => sharp.Sharp, command: JobCommand): Promise<Analysis> {
   // A transparent original is seen on white, as a viewer shows it: its own alpha gives way to the mask.
