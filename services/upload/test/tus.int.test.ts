@@ -167,6 +167,8 @@ describe('tus 1.0.0 at {upload}/api/v1/uploads/tus (CONTRACT §12)', () => {
     expect(bad.status).toBe(460);
     expect(((await bad.json()) as any).error.code).toBe('CHECKSUM_MISMATCH');
     expect((await fetch(url, { method: 'HEAD', headers })).headers.get('upload-offset')).toBe('0');
+    // The chunk was staged in the store while hashed (not spooled to a local disk), and is gone with its answer.
+    expect(await objectsUnder(fx.bucket, 'tus/chunk-')).toEqual([]);
     const unknown = await patch(url, headers, 0, first, { 'upload-checksum': 'crc32 AAAA' });
     expect(unknown.status).toBe(400);
     expect((await patch(url, headers, 0, first, { 'upload-checksum': `sha1 ${sha1}` })).status).toBe(204);

@@ -202,7 +202,8 @@ export function tusRoutes(deps: TusDeps, authenticate: RequestHandler): Router {
   /**
    * How many bytes a request with Upload-Checksum may bring: what is left of its upload (a creation: its
    * Upload-Length). A declared Content-Length beyond it is refused before a byte is read, as tus does without a
-   * checksum. Undefined for an upload that is not the caller's: tus answers 404 without reading the body.
+   * checksum. Undefined when tus refuses the request before reading its body (an upload that is not the caller's,
+   * another offset).
    */
   const roomOf = async (req: ExpressRequest, principal: Principal): Promise<number | undefined> => {
     let room = deps.maxUploadBytes;
@@ -212,7 +213,8 @@ export function tusRoutes(deps: TusDeps, authenticate: RequestHandler): Router {
     } else {
       const id = uploadIdOf(req.originalUrl);
       const upload = id ? await deps.store.getUpload(id).catch(() => undefined) : undefined;
-      if (!upload || upload.metadata?.[OWNER_KEY] !== ownerOf(principal)) return undefined;
+      // Not the caller's (404), or at another offset (409): tus answers without reading the body.
+      if (!upload || upload.metadata?.[OWNER_KEY] !== ownerOf(principal) || Number(req.header('upload-offset')) !== upload.offset) return undefined;
       room = Math.max(0, Math.min(room, upload.size ?? room) - upload.offset);
     }
     const declared = Number(req.header('content-length'));
