@@ -27,6 +27,13 @@ export const configSchema = z.object({
   ORIGINALS_CACHE_BYTES: z.coerce.number().int().min(0).default(64 * 1024 * 1024),
   /** A kept original is read again after this long. */
   ORIGINALS_CACHE_TTL_MS: z.coerce.number().int().positive().default(5 * 60_000),
+  /**
+   * Originals up to this size are read into memory; larger ones are streamed to a file in the temporary folder (the
+   * pod's scratch volume) and decoded from there, never held whole.
+   */
+  ORIGINALS_IN_MEMORY_BYTES: z.coerce.number().int().min(0).default(32 * 1024 * 1024),
+  /** Larger originals are not read: the job fails with the reason (CONCURRENCY of them fit the 1 GiB scratch volume). */
+  MAX_ORIGINAL_BYTES: z.coerce.number().int().positive().default(384 * 1024 * 1024),
   /** Larger images are refused (decompression bombs), as conversion does. */
   MAX_INPUT_PIXELS: z.coerce.number().int().positive().default(268_402_689),
   /**

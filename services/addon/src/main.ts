@@ -6,6 +6,7 @@ import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
 import { BackgroundRemoval } from './adapters/background-removal';
 import { HumanModels } from './adapters/human-models';
+import { originalReader } from './adapters/original-reader';
 import { cachedOriginals } from './adapters/originals-cache';
 import { PeopleRepository } from './adapters/people.repository';
 import { migrateAddon } from './migrations';
@@ -84,7 +85,11 @@ async function main(): Promise<void> {
         {
           js: jetstream(nc),
           storage,
-          readOriginal: cachedOriginals((key) => storage.getBuffer(key), { maxBytes: config.ORIGINALS_CACHE_BYTES, ttlMs: config.ORIGINALS_CACHE_TTL_MS }),
+          readOriginal: originalReader(
+            storage,
+            cachedOriginals((key) => storage.getBuffer(key), { maxBytes: config.ORIGINALS_CACHE_BYTES, ttlMs: config.ORIGINALS_CACHE_TTL_MS }),
+            { inMemoryBytes: config.ORIGINALS_IN_MEMORY_BYTES, maxBytes: config.MAX_ORIGINAL_BYTES },
+          ),
           logger,
           pacing: reportPacingOf(config),
           maxInputPixels: config.MAX_INPUT_PIXELS,

@@ -1,4 +1,5 @@
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
@@ -27,7 +28,20 @@ beforeAll(async () => {
   const wrapper = path.join(dir, 'tesseract');
   writeFileSync(wrapper, `#!/bin/sh\nif [ "$1" = stdin ]; then f="${dir}/ocr-$$.png"; cat > "$f"; shift; exec tesseract "$f" "$@"; fi\nexec tesseract "$@"\n`);
   chmodSync(wrapper, 0o755);
-  service = await startServiceProcess('addon', h.env({ MAX_DELIVER: '2', RETRY_BACKOFF_MS: '200', DATABASE_URL: await createDatabase('addon'), TESSERACT_PATH: wrapper }));
+  mkdirSync(path.join(dir, 'scratch'));
+  service = await startServiceProcess(
+    'addon',
+    h.env({
+      MAX_DELIVER: '2',
+      RETRY_BACKOFF_MS: '200',
+      DATABASE_URL: await createDatabase('addon'),
+      TESSERACT_PATH: wrapper,
+      // The 268 MP image (800 KB) is read from a file, as a large original is; over 4 MiB is not read at all.
+      ORIGINALS_IN_MEMORY_BYTES: String(256 * 1024),
+      MAX_ORIGINAL_BYTES: String(4 * MB),
+      TMPDIR: path.join(dir, 'scratch'),
+    }),
+  );
 });
 afterAll(async () => {
   await service?.stop();
@@ -91,5 +105,14 @@ describe('addon inputs are decoded shrunk to what the addon needs (security revi
       expect(report).toMatchObject({ state: 'FAILED', error: expect.stringMatching(/an interlaced PNG of 7000×7000 \(49 MP\): images of this kind are decoded whole, and an addon decodes at most 40 MP/) });
     }
     expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
+  });
+
+  it('does not read an original over MAX_ORIGINAL_BYTES, and leaves no file of the ones it read', async () => {
+    // 5 MB of noise: as many bytes as pixels could be, where memory was the whole file before any decode.
+    const noise = await sharp(randomBytes(1300 * 1300 * 3), { raw: { width: 1300, height: 1300, channels: 3 } }).png({ compressionLevel: 0 }).toBuffer();
+    expect(noise.length).toBeGreaterThan(4 * MB);
+    const report = await run('too-many-bytes', noise, 'auto_tagging');
+    expect(report).toMatchObject({ state: 'FAILED', error: expect.stringMatching(/^the original is 4\.8 MiB, above the 4 MiB an addon reads$/) });
+    expect(readdirSync(path.join(dir, 'scratch')).filter((f) => f.startsWith('dam-addon-'))).toEqual([]);
   });
 });

@@ -7,7 +7,7 @@ import type { Logger } from '@dam/logging';
 import { conversionKey, type Storage } from '@dam/storage';
 import type { BackgroundRemoval } from '../adapters/background-removal';
 import { ANALYSIS_SIDE, type HumanModels } from '../adapters/human-models';
-import type { ReadOriginal } from '../adapters/originals-cache';
+import { OriginalTooLarge, type Original } from '../adapters/original-reader';
 import type { PeopleRepository } from '../adapters/people.repository';
 import { decodeSizeOf, type DecodeSize, type ImageHeader } from '../domain/decode-limits';
 import { ocrResultOf } from '../domain/ocr';
@@ -35,8 +35,11 @@ export interface AddonDeps {
   js: JetStreamClient;
   /** Where background_removal stores its PNG. */
   storage: Storage;
-  /** An asset's original (its object key and checksum), from the object store or the addon's cache of originals. */
-  readOriginal: ReadOriginal;
+  /**
+   * An asset's original (its object key and checksum): a small one in memory (from the object store or the addon's
+   * cache of originals), a larger one as a file; rejects with OriginalTooLarge for one larger than an addon reads.
+   */
+  readOriginal: (objectKey: string, checksum: string) => Promise<Original>;
   logger: Logger;
   /** How its reports about a job are paced (JOB_HEARTBEAT_MS, JOB_PROGRESS_INTERVAL_MS, JOB_START_REPORT_DELAY_MS). */
   pacing: ReportPacing;
@@ -70,14 +73,14 @@ interface Analysis {
 }
 
 /** The upright size and kind of an image from its header alone (no pixel decoded); throws for what is no image. */
-async function headerOf(bytes: Buffer): Promise<ImageHeader> {
+async function headerOf(bytes: Buffer | string): Promise<ImageHeader> {
   // The header only: its size is checked against the limits by decodeSizeOf, with the reason said.
   const { format, autoOrient, isProgressive } = await sharp(bytes, { limitInputPixels: false }).metadata();
   return { format, width: autoOrient.width, height: autoOrient.height, progressive: isProgressive === true };
 }
 
-/** What one addon finds in an image (the original's bytes); throws with the reason it cannot. */
-async function analyse(deps: AddonDeps, addon: string, bytes: Buffer, command: JobCommand): Promise<Analysis> {
+/** What one addon finds in an image (the original's bytes, or its file); throws with the reason it cannot. */
+async function analyse(deps: AddonDeps, addon: string, bytes: Buffer | string, command: JobCommand): Promise<Analysis> {
   // The size is checked before any pixel is decoded (decompression bombs: a one-colour 16k × 16k PNG is 800 KB), and
   // a large image is decoded shrunk as it is read: an addon never holds more than MAX_DECODE_PIXELS of it.
   const header = await headerOf(bytes);
@@ -168,17 +171,26 @@ export function handleAddonJob(deps: AddonDeps) {
         await reporter.finish('FAILED', { error: `the ${addon} addon is not available in this version` });
         return;
       }
-      // Whole, in memory: images only, bounded by the upload limit and the pixel limit.
-      const bytes = await deps.readOriginal(command.source_key ?? '', command.source_checksum);
+      // A large original is read from a file, never whole into memory; one over MAX_ORIGINAL_BYTES is not read.
+      const original = await deps.readOriginal(command.source_key ?? '', command.source_checksum).catch((error: unknown) => {
+        if (error instanceof OriginalTooLarge) return error;
+        throw error;
+      });
+      if (original instanceof OriginalTooLarge) {
+        await reporter.finish('FAILED', { error: original.message });
+        return;
+      }
       const read = Date.now();
       let analysis: Analysis;
       try {
-        analysis = await analyse(deps, addon, bytes, command);
+        analysis = await analyse(deps, addon, original.input, command);
       } catch (error) {
         if (error instanceof RetryableError) throw error.cause;
         // An image the tools cannot read, or a model that could not load: the job ends with the reason.
         await reporter.finish('FAILED', { error: describe(error) });
         return;
+      } finally {
+        await original.release();
       }
       const analysed = Date.now();
       const { result, conversion } = analysis;
