@@ -110,6 +110,17 @@ describe('Set Public Access (endpoint 10)', () => {
     expect(vector.content_type).toBe('image/svg+xml');
     expect((await setPublic(image.id, ['vector1'])).status).toBe(400);
     expect((await setPublic(image.id, ['original'])).status).toBe(200);
+    // A public PNG conversion sent again as SVG (the same object key) stops being public.
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+    expect((await add('poster2', png)).content_type).toBe('image/png');
+    expect((await setPublic(image.id, ['poster2'])).status).toBe(200);
+    const url = (await data(image.id)).urls.public.poster2;
+    await waitFor(async () => (await anonymous(url)).status === 200, { description: 'the PNG public' });
+    expect((await add('poster2', Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'))).content_type).toBe('image/svg+xml');
+    const after = await data(image.id);
+    expect(after.urls.public.poster2).toBeUndefined();
+    expect(after.conversions.poster2.public).toBe(false);
+    await waitFor(async () => (await anonymous(url)).status === 403, { description: 'the SVG not public' });
   });
 
   it('revokes the public URL when the asset is deleted', async () => {

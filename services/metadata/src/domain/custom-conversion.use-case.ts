@@ -1,5 +1,6 @@
 import { canEditAsset, type Principal } from '@dam/auth-tokens';
 import { conflict, forbidden, validationFailed } from '@dam/errors';
+import { isActiveContentType } from '@dam/http';
 import { CUSTOM_CONVERSION_NAME, RESERVED_CONVERSION_KEYS } from '@dam/internal-api';
 import { storedObjectsOf, type Asset, type StoredConversion } from './asset';
 import { canRead } from './asset-access';
@@ -56,7 +57,10 @@ export async function recordCustomConversion(
     if (previous && previous.object_key !== file.object_key) await tx.deletions.enqueue([previous.object_key]);
     // An object written again at a key queued for deletion (deleted, then added again) must stay.
     await tx.deletions.cancelUnder(file.object_key);
-    const updated = await tx.assets.setConversions(asset.groupId, asset.id, { ...asset.conversions, [key]: { ...file, public: previous?.public ?? false } });
+    // The object key stays the same: active content (HTML, SVG...) sent where a public one was stops being public.
+    const active = isActiveContentType(file.content_type);
+    const stored = await tx.assets.setConversions(asset.groupId, asset.id, { ...asset.conversions, [key]: { ...file, public: !active && (previous?.public ?? false) } });
+    const updated = active ? await revokePublic(tx, stored, [key]) : stored;
     await tx.events.write('file-processed', updated);
     return { key, width: file.width, height: file.height, size: file.size, content_type: file.content_type };
   });
