@@ -270,8 +270,8 @@ export interface paths {
         head: operations["tusOffset"];
         /**
          * Append bytes at `Upload-Offset`; the last byte makes the asset (`X-Asset-Id`)
-         * @description With `Upload-Checksum: <md5|sha1> <base64 digest>` the chunk is stored only when it matches (460
-         *     otherwise, the offset unchanged). When the upload is complete the asset is made exactly as Upload Asset
+         * @description With `Upload-Checksum: <md5|sha1> <base64 digest>` the chunk is hashed while it is staged in the object
+         *     store and added to the upload only when it matches (460 otherwise, the offset unchanged). When the upload is complete the asset is made exactly as Upload Asset
          *     makes it (same checks, statuses and events); if that fails, the upload is removed and the error answered.
          */
         patch: operations["tusAppend"];
@@ -2980,7 +2980,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The new key; `key` is never shown again (stored only as a hash). */
+            /** @description The new key; `key` is never shown again (stored only as a hash; `Cache-Control: no-store`). A repeat under the same Idempotency-Key answers without `key` and with `Idempotent-Withheld: key`. */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -3251,10 +3251,29 @@ export interface operations {
             400: components["responses"]["TusBadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description `UPLOAD_IDLE_TIMEOUT`: no body byte for `UPLOAD_IDLE_TIMEOUT_MS` (30 s); nothing of the request is kept. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             412: components["responses"]["TusVersionRequired"];
-            /** @description `UPLOAD_TOO_LARGE`: `Upload-Length` over `MAX_UPLOAD_BYTES`. */
+            /** @description `UPLOAD_TOO_LARGE`: `Upload-Length` over `MAX_UPLOAD_BYTES`, or a body (with `Upload-Checksum` checked before it is read) larger than the upload. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `RATE_LIMITED`: the caller already has `UPLOAD_MAX_CONCURRENT_PER_PRINCIPAL` upload bodies in flight (Upload Asset, Replace and tus together), or is over its rate. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3404,6 +3423,15 @@ export interface operations {
             400: components["responses"]["TusBadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["TusNotFound"];
+            /** @description `UPLOAD_IDLE_TIMEOUT`: no body byte for `UPLOAD_IDLE_TIMEOUT_MS` (30 s); nothing of the request is kept. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `UPLOAD_OFFSET_MISMATCH`: `Upload-Offset` is not where the upload stands (ask with HEAD). */
             409: {
                 headers: {
@@ -3415,7 +3443,7 @@ export interface operations {
             };
             410: components["responses"]["TusGone"];
             412: components["responses"]["TusVersionRequired"];
-            /** @description `UPLOAD_TOO_LARGE`: more bytes than `Upload-Length`. */
+            /** @description `UPLOAD_TOO_LARGE`: more bytes than `Upload-Length`; with `Upload-Checksum`, a `Content-Length` over what is left of the upload answers before any byte is read. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3425,6 +3453,16 @@ export interface operations {
                 };
             };
             423: components["responses"]["TusLocked"];
+            /** @description `RATE_LIMITED`: the caller already has `UPLOAD_MAX_CONCURRENT_PER_PRINCIPAL` upload bodies in flight (Upload Asset, Replace and tus together), or is over its rate. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             460: components["responses"]["TusChecksumMismatch"];
             503: components["responses"]["TusUnavailable"];
         };
@@ -5608,7 +5646,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The new upload key. */
+            /** @description The new upload key (`Cache-Control: no-store`). A repeat under the same Idempotency-Key answers without `uploadkey` and with `Idempotent-Withheld: uploadkey`: credentials are never kept for replays. */
             200: {
                 headers: {
                     [name: string]: unknown;
