@@ -73,20 +73,20 @@ interface Analysis {
 }
 
 /** The upright size and kind of an image from its header alone (no pixel decoded); throws for what is no image. */
-async function headerOf(bytes: Buffer | string): Promise<ImageHeader> {
+async function headerOf(input: Buffer | string): Promise<ImageHeader> {
   // The header only: its size is checked against the limits by decodeSizeOf, with the reason said.
-  const { format, autoOrient, isProgressive } = await sharp(bytes, { limitInputPixels: false }).metadata();
+  const { format, autoOrient, isProgressive } = await sharp(input, { limitInputPixels: false }).metadata();
   return { format, width: autoOrient.width, height: autoOrient.height, progressive: isProgressive === true };
 }
 
 /** What one addon finds in an image (the original's bytes, or its file); throws with the reason it cannot. */
-async function analyse(deps: AddonDeps, addon: string, bytes: Buffer | string, command: JobCommand): Promise<Analysis> {
+async function analyse(deps: AddonDeps, addon: string, input: Buffer | string, command: JobCommand): Promise<Analysis> {
   // The size is checked before any pixel is decoded (decompression bombs: a one-colour 16k × 16k PNG is 800 KB), and
   // a large image is decoded shrunk as it is read: an addon never holds more than MAX_DECODE_PIXELS of it.
-  const header = await headerOf(bytes);
+  const header = await headerOf(input);
   const limits = { maxInputPixels: deps.maxInputPixels, maxDecodePixels: deps.maxDecodePixels };
   const image = (size?: DecodeSize) => {
-    const upright = sharp(bytes, { limitInputPixels: deps.maxInputPixels }).rotate();
+    const upright = sharp(input, { limitInputPixels: deps.maxInputPixels }).rotate();
     return size?.shrunk ? upright.resize(size.width, size.height, { fit: 'inside' }) : upright;
   };
   if (addon === 'text_extraction') {
