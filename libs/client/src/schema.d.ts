@@ -440,7 +440,7 @@ export interface paths {
         put?: never;
         /**
          * Set Public Access, make objects anonymously readable in storage (spec endpoint 10)
-         * @description Allowed keys: `original` for every file; images `deepzoom` and custom conversion keys; videos `360p-video`, `360p-wm-video`, `480p-video`, `480p-wm-video`, `720p-video`, `720p-wm-video`, `1080p-video`, `1080p-wm-video`, `hls-video` (400 otherwise; 404 for a conversion the asset does not have). The objects are named one by one in the bucket policy (never the bucket); a multi-file conversion (`deepzoom`, `hls-video`) is named as its own folder, so its tiles, playlists and segments are readable too, and its URL is its descriptor's (`image.dzi`, `master.m3u8`). Get Data then shows `conversions.<key>.public: true` and `urls.public.<key>`, an anonymous URL that works as soon as this answers. Deleting, replacing or purging the asset revokes them.
+         * @description Allowed keys: `original` for every file; images `deepzoom` and custom conversion keys; videos `360p-video`, `360p-wm-video`, `480p-video`, `480p-wm-video`, `720p-video`, `720p-wm-video`, `1080p-video`, `1080p-wm-video`, `hls-video` (400 otherwise; 404 for a conversion the asset does not have). The objects are named one by one in the bucket policy (never the bucket); a multi-file conversion (`deepzoom`, `hls-video`) is named as its own folder, so its tiles, playlists and segments are readable too, and its URL is its descriptor's (`image.dzi`, `master.m3u8`). Get Data then shows `conversions.<key>.public: true` and `urls.public.<key>`, an anonymous URL that works as soon as this answers. Deleting, replacing or purging the asset revokes them. An original or custom conversion of an active type (HTML, XHTML, SVG, XML, JavaScript, or none declared) answers 400 `VALIDATION_FAILED`: the object store would serve it inline on its own address. A public custom conversion sent again as such content stops being public.
          */
         post: operations["setPublicAccess"];
         delete?: never;
@@ -1532,7 +1532,7 @@ export interface components {
             name: string;
             shared: boolean;
             owner_id: number;
-            /** @description Its assets not in the trash. */
+            /** @description Its assets not in the trash that the caller may read (a CREATOR: its own). */
             asset_count: number;
             /** Format: date-time */
             created_at: string;
