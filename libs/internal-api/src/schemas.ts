@@ -47,6 +47,13 @@ export const accessOwnerResponse = z.object({
 });
 export type AccessOwner = z.infer<typeof accessOwnerResponse>;
 
+/**
+ * auth `GET /internal/v1/access_id` (caller: link-signing, for the user asking for a link): the accessID its `cdn`
+ * links carry, the user's own when signed in, the key's when the caller is an API key (revoking it ends them).
+ */
+export const accessIdResponse = z.object({ access_id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) });
+export type AccessIdAnswer = z.infer<typeof accessIdResponse>;
+
 /** metadata `POST /internal/v1/assets` (caller: upload, for the uploader): the created records (asset data). */
 export const createAssetsResponse = z.object({ assets: z.array(z.looseObject({ id: z.string(), status: z.string() })) });
 
@@ -145,6 +152,7 @@ export const INTERNAL_PATHS = {
   delivery: '/internal/v1/assets/delivery',
   authenticate: '/internal/v1/authenticate',
   accessOwner: (accessId: string) => `/internal/v1/access/${encodeURIComponent(accessId)}`,
+  accessIdOfCaller: '/internal/v1/access_id',
   userStatus: (groupId: number | string, userId: number | string) => `/internal/v1/groups/${groupId}/users/${userId}/status`,
   groupSettings: (groupId: number | string) => `/internal/v1/groups/${encodeURIComponent(String(groupId))}/settings`,
   assets: '/internal/v1/assets',

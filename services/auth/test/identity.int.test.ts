@@ -37,6 +37,56 @@ describe('accessID: whose links, and rotation', () => {
   });
 });
 
+describe("the accessID of an API key's links (security review F17)", () => {
+  const linkSigning = (principal?: Parameters<typeof principalHeaders>[3] & { user_id?: number; role_id?: number }) =>
+    principal === undefined
+      ? asService({ caller: 'link-signing' })
+      : asService({ caller: 'link-signing', principal: { ...ADMIN_PRINCIPAL, ...principal } as typeof ADMIN_PRINCIPAL });
+  const ownerOf = (accessId: string) => call(`${auth.url}/internal/v1/access/${accessId}`, 'GET', undefined, linkSigning());
+  const accessIdOf = (principal: Parameters<typeof linkSigning>[0]) => call(`${auth.url}/internal/v1/access_id`, 'GET', undefined, linkSigning(principal));
+
+  it("gives a key's links the key's own accessID, which revoking the key (or rotating the user's) ends", async () => {
+    const user = await call(`${auth.url}/api/v1/users`, 'POST', { email: 'keylinks@example.com', password: 'password-1', role_id: 1 }, admin1());
+    const id = user.body.user_id as number;
+    const me = principalHeaders(id, 1, 1);
+    const made = await call(`${auth.url}/api/v1/api_keys`, 'POST', { name: 'links', role: 'CREATOR' }, me);
+    expect(made.status).toBe(201);
+    const other = await call(`${auth.url}/api/v1/api_keys`, 'POST', { name: 'other', role: 'USER' }, me);
+    const asKey = (keyId: string, keyRole: 'CREATOR' | 'USER') => ({ user_id: id, role_id: keyRole === 'CREATOR' ? 4 : 3, via: 'api_key' as const, key_id: keyId, key_role: keyRole });
+
+    // Signed in: the user's accessID, as before.
+    const userAccess = (await call(`${auth.url}/internal/v1/groups/1/users/${id}/status`, 'GET', undefined, linkSigning())).body.access_id as string;
+    expect((await accessIdOf({ user_id: id, role_id: 1, via: 'jwt' })).body).toEqual({ access_id: userAccess });
+    // With a key: the key's own, of the same form, acting as the key (CREATOR) at the edge.
+    const keyAccess = (await accessIdOf(asKey(made.body.key_id, 'CREATOR'))).body.access_id as string;
+    expect(keyAccess).toMatch(/^[0-9a-f]{32}$/);
+    expect(keyAccess).not.toBe(userAccess);
+    expect(await ownerOf(keyAccess)).toMatchObject({ status: 200, body: { user_id: id, group_id: 1, role_id: 4, active: true } });
+    const otherAccess = (await accessIdOf(asKey(other.body.key_id, 'USER'))).body.access_id as string;
+    expect(otherAccess).not.toBe(keyAccess);
+    // Only link-signing asks, and only for a user.
+    expect((await call(`${auth.url}/internal/v1/access_id`, 'GET', undefined, asService({ caller: 'gateway', principal: ADMIN_PRINCIPAL }))).status).toBe(403);
+    expect((await call(`${auth.url}/internal/v1/access_id`, 'GET', undefined, linkSigning())).status).toBe(401);
+
+    // Revoking the key ends its links (the edge answers 403 to an unknown accessID), not the user's nor the other key's.
+    expect((await call(`${auth.url}/api/v1/api_keys/${made.body.key_id}`, 'DELETE', undefined, admin1())).status).toBe(200);
+    expect((await ownerOf(keyAccess)).status).toBe(404);
+    expect((await accessIdOf(asKey(made.body.key_id, 'CREATOR'))).status).toBe(404);
+    expect((await ownerOf(userAccess)).status).toBe(200);
+    expect((await ownerOf(otherAccess)).status).toBe(200);
+
+    // Disabling the user marks the key's links inactive; rotating the user's accessID ends the keys' links too.
+    expect((await call(`${auth.url}/api/v1/users/${id}`, 'PATCH', { disabled: true }, admin1())).status).toBe(200);
+    expect((await ownerOf(otherAccess)).body.active).toBe(false);
+    expect((await call(`${auth.url}/api/v1/users/${id}`, 'PATCH', { disabled: false }, admin1())).status).toBe(200);
+    expect((await call(`${auth.url}/api/v1/users/me/access_id`, 'POST', undefined, me)).status).toBe(200);
+    expect((await ownerOf(otherAccess)).status).toBe(404);
+    const renewed = (await accessIdOf(asKey(other.body.key_id, 'USER'))).body.access_id as string;
+    expect(renewed).not.toBe(otherAccess);
+    expect(await ownerOf(renewed)).toMatchObject({ status: 200, body: { user_id: id, role_id: 3, active: true } });
+  });
+});
+
 describe('GET|POST /api/v1/auth/validate', () => {
   it('accepts the JWT as a Bearer header or as _jwt, with both methods', async () => {
     const { body } = await call(`${auth.url}/api/v1/login`, 'POST', ADMIN);
@@ -212,10 +262,12 @@ describe('credentials that end with the password (security review F17)', () => {
       principalHeaders(1, 1, 1, { via: 'api_key', key_id: 'k-admin', key_role: 'ADMIN' }),
     ];
     for (const viaKey of keys) {
-      const self = viaKey === keys[2] ? 1 : id;
-      for (const path of ['/api/v1/users/me/uploadkey', '/api/v1/users/me/access_id', `/api/v1/users/${self}/access_id`]) {
+      const admin = viaKey === keys[2];
+      for (const path of ['/api/v1/users/me/uploadkey', '/api/v1/users/me/access_id', `/api/v1/users/${admin ? 1 : id}/access_id`]) {
         const refused = await call(`${auth.url}${path}`, 'POST', undefined, viaKey);
-        expect({ path, status: refused.status, code: refused.body.error?.code }).toEqual({ path, status: 403, code: 'API_KEY_CANNOT_ROTATE' });
+        // `/users/{id}/access_id` needs MANAGE_USERS first (the route table): only the ADMIN key reaches the rotation rule.
+        const code = path.endsWith(`/${id}/access_id`) ? 'FORBIDDEN' : 'API_KEY_CANNOT_ROTATE';
+        expect({ path, status: refused.status, code: refused.body.error?.code }).toEqual({ path, status: 403, code });
       }
     }
     // Nothing was rotated.

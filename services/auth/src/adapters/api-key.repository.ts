@@ -1,5 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import type { ApiKeyRecord } from '../domain/api-keys';
 import { offsetOf, type Db, type Page } from './db';
+
+/** Same form as a user's accessID: a link does not tell whether a key or a signed-in user minted it. */
+export const newKeyAccessId = (): string => randomBytes(16).toString('hex');
 
 const COLUMNS = 'id, group_id, user_id, name, role, created_at';
 
@@ -8,13 +12,19 @@ export interface ActiveKey {
   user_role_id: number;
 }
 
+/** The key whose links carry an accessID, with its user's state. */
+export interface LinkKey extends ActiveKey {
+  user_disabled: boolean;
+}
+
 export class ApiKeyRepository {
   constructor(private readonly db: Db) {}
 
   async insert(k: Omit<ApiKeyRecord, 'created_at'>, keyHash: string): Promise<ApiKeyRecord> {
     const r = await this.db.query<ApiKeyRecord>(
-      `INSERT INTO api_keys (id, group_id, user_id, name, role, key_hash) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COLUMNS}`,
-      [k.id, k.group_id, k.user_id, k.name, k.role, keyHash],
+      `INSERT INTO api_keys (id, group_id, user_id, name, role, key_hash, access_id) VALUES ($1, $2, $3, $4, $5, $6, $7)
+       RETURNING ${COLUMNS}`,
+      [k.id, k.group_id, k.user_id, k.name, k.role, keyHash, newKeyAccessId()],
     );
     return r.rows[0] as ApiKeyRecord;
   }
@@ -54,5 +64,28 @@ export class ApiKeyRepository {
     if (!row) return undefined;
     const { user_role_id, ...key } = row;
     return { key, user_role_id };
+  }
+
+  /** The accessID of a key's links, while the key is not revoked (its user may be disabled: the edge says 403). */
+  async accessIdOf(groupId: number, keyId: string): Promise<string | undefined> {
+    const r = await this.db.query<{ access_id: string }>(
+      'SELECT access_id FROM api_keys WHERE group_id = $1 AND id = $2 AND revoked_at IS NULL',
+      [groupId, keyId],
+    );
+    return r.rows[0]?.access_id;
+  }
+
+  /** The unrevoked key whose links carry this accessID, of a user not deleted. */
+  async findByAccessId(accessId: string): Promise<LinkKey | undefined> {
+    const r = await this.db.query<ApiKeyRecord & { user_role_id: number; user_disabled: boolean }>(
+      `SELECT k.id, k.group_id, k.user_id, k.name, k.role, k.created_at, u.role_id AS user_role_id, u.disabled AS user_disabled
+       FROM api_keys k JOIN users u ON u.id = k.user_id
+       WHERE k.access_id = $1 AND k.revoked_at IS NULL AND u.deleted_at IS NULL`,
+      [accessId],
+    );
+    const row = r.rows[0];
+    if (!row) return undefined;
+    const { user_role_id, user_disabled, ...key } = row;
+    return { key, user_role_id, user_disabled };
   }
 }

@@ -105,10 +105,19 @@ export class UserRepository {
     return r.rows[0];
   }
 
-  /** A new `accessID`: every link signed under the old one stops working at once. */
+  /**
+   * A new `accessID`: every link signed under the old one stops working at once, and so do the links the user's API
+   * keys minted (each key's accessID is replaced in the same statement).
+   */
   async rotateAccessId(groupId: number, id: number): Promise<string | undefined> {
     const r = await this.db.query<{ access_id: string }>(
-      'UPDATE users SET access_id = $3, updated_at = now() WHERE group_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING access_id',
+      `WITH u AS (
+         UPDATE users SET access_id = $3, updated_at = now() WHERE group_id = $1 AND id = $2 AND deleted_at IS NULL
+         RETURNING id, access_id
+       ), k AS (
+         UPDATE api_keys SET access_id = replace(gen_random_uuid()::text, '-', '') WHERE user_id IN (SELECT id FROM u)
+       )
+       SELECT access_id FROM u`,
       [groupId, id, newAccessId()],
     );
     return r.rows[0]?.access_id;

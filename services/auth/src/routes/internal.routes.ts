@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { PERMISSION, ROLE_NAMES, hashApiKey, permissionsFor, serviceCallOf, type Principal } from '@dam/auth-tokens';
-import { authenticateRequest, type AccessOwner, type UserStatus } from '@dam/internal-api';
+import { PERMISSION, ROLE_NAMES, hashApiKey, permissionsFor, principalOf, serviceCallOf, type Principal } from '@dam/auth-tokens';
+import { authenticateRequest, type AccessIdAnswer, type AccessOwner, type UserStatus } from '@dam/internal-api';
 import { notFound, unauthenticated } from '@dam/errors';
 import { parsed, validate } from '@dam/http';
 import type { Pool } from '@dam/db';
@@ -68,13 +68,34 @@ export function internalRoutes(pool: Pool): Router {
     res.json(status);
   });
 
-  // The edge of signed links asks on every request whose `accessId` a link carries, never cached: a disabled user
-  // or a rotated accessID makes the links answer 403 at once.
+  // link-signing asks, for the caller of Get Link, which accessID its `cdn` links carry: the user's own when signed
+  // in; the key's when minted with an API key, so that revoking the key ends them (security review F17).
+  router.get('/internal/v1/access_id', async (_req, res) => {
+    const p = principalOf(res);
+    const accessId =
+      p.via === 'api_key' && p.key_id
+        ? await keys.accessIdOf(p.group_id, p.key_id)
+        : (await new UserRepository(pool).findVisible(p.group_id, p.user_id))?.access_id;
+    if (!accessId) throw notFound('ACCESS_ID_NOT_FOUND', 'The caller has no accessID (user deleted or key revoked)');
+    const answer: AccessIdAnswer = { access_id: accessId };
+    res.json(answer);
+  });
+
+  // The edge of signed links asks on every request whose `accessId` a link carries (kept a few seconds at most): a
+  // disabled user, a rotated accessID or a revoked key makes the links answer 403.
   router.get('/internal/v1/access/:access_id', validate(accessSchemas), async (req, res) => {
     const { params } = parsed(accessSchemas, req, res);
     const user = await new UserRepository(pool).findByAccessId(params.access_id);
-    if (!user) throw notFound('ACCESS_ID_NOT_FOUND', 'No user has this accessID');
-    const owner: AccessOwner = { user_id: user.id, group_id: user.group_id, role_id: user.role_id, active: !user.disabled };
+    if (user) {
+      const owner: AccessOwner = { user_id: user.id, group_id: user.group_id, role_id: user.role_id, active: !user.disabled };
+      res.json(owner);
+      return;
+    }
+    const key = await keys.findByAccessId(params.access_id);
+    if (!key) throw notFound('ACCESS_ID_NOT_FOUND', 'No user or API key has this accessID');
+    // A key's links act as the key does: its user limited to the key's role.
+    const acting = apiKeyPrincipal(key.key, key.user_role_id);
+    const owner: AccessOwner = { user_id: acting.user_id, group_id: acting.group_id, role_id: acting.role_id, active: !key.user_disabled };
     res.json(owner);
   });
 

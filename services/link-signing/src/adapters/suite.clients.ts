@@ -1,10 +1,10 @@
 import { badRequest, forbidden, notFound, unavailable, type AppError } from '@dam/errors';
 import {
+  accessIdResponse,
   accessOwnerResponse,
   deliveryResponse,
   INTERNAL_PATHS,
   internalClient,
-  userStatusResponse,
   type AccessOwner,
   type DeliveryResponse,
   type InternalClientOptions,
@@ -12,9 +12,9 @@ import {
 import { permissionsFor, ROLE_NAMES, type Principal } from '@dam/auth-tokens';
 
 export interface SuiteClients {
-  /** The accessID links of this user are signed under (auth). */
+  /** The accessID the links this caller mints are signed under (auth): its user's, or its API key's. */
   accessIdOf(principal: Principal): Promise<string>;
-  /** Whose links carry this accessID; undefined when no user has it (rotated away). */
+  /** Whose links carry this accessID; undefined when no user or live key has it (rotated away, revoked). */
   accessOwner(accessId: string): Promise<AccessOwner | undefined>;
   /** Where each asset's bytes for `key` are, as `principal` may read them (metadata). */
   delivery(principal: Principal, ids: readonly string[], key: string): Promise<DeliveryResponse['items']>;
@@ -41,9 +41,10 @@ export function suiteClients(options: { authUrl: string; metadataUrl: string; si
   const metadata = internalClient({ baseUrl: options.metadataUrl, audience: 'metadata', signer: options.signer });
   return {
     async accessIdOf(principal) {
-      const res = await auth.call({ method: 'GET', path: INTERNAL_PATHS.userStatus(principal.group_id, principal.user_id), response: userStatusResponse });
-      if (res.ok && res.body.access_id) return res.body.access_id;
-      if (!res.ok && res.status === 404) throw forbidden('The user no longer exists', 'ACCESS_REVOKED');
+      // For the caller: an API key's links carry the key's accessID, so revoking the key ends them.
+      const res = await auth.call({ method: 'GET', path: INTERNAL_PATHS.accessIdOfCaller, principal, response: accessIdResponse });
+      if (res.ok) return res.body.access_id;
+      if (res.status === 404) throw forbidden('The user or API key no longer exists', 'ACCESS_REVOKED');
       throw unavailable(`auth answered ${res.status} for the user's accessID`, 'AUTH_UNAVAILABLE');
     },
     async accessOwner(accessId) {
