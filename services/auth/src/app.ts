@@ -46,8 +46,9 @@ function guardRoutes(app: Express, verifier: ServiceVerifier): void {
   app.use(PRINCIPAL_PATHS, guard({ callers: ['gateway'], principal: 'required' }));
   // The two public edges authenticate API keys and check JWT users here.
   app.all('/internal/v1/authenticate', guard({ callers: ['gateway', 'upload'], principal: 'none' }));
-  // link-signing reads the signer's accessID here, and on every delivery whose accessID a link names.
-  app.all('/internal/v1/groups/:group_id/users/:user_id/status', guard({ callers: ['gateway', 'upload', 'link-signing'], principal: 'none' }));
+  // The edges check that a JWT's user is still active, with which role and token epoch.
+  app.all('/internal/v1/groups/:group_id/users/:user_id/status', guard({ callers: ['gateway', 'upload'], principal: 'none' }));
+  // link-signing reads whose links an accessID names on every delivery...
   app.all('/internal/v1/access/:access_id', guard({ callers: ['link-signing'], principal: 'none' }));
   // ...and, minting a link for a user or an API key, the accessID it is to carry.
   app.all('/internal/v1/access_id', guard({ callers: ['link-signing'], principal: 'required' }));

@@ -18,8 +18,10 @@ describe('accessID: whose links, and rotation', () => {
     const u = await call(`${auth.url}/api/v1/users`, 'POST', { email: 'links@example.com', password: 'password-1', role_id: 3 }, admin1());
     expect(u.status).toBe(201);
     const me = principalHeaders(u.body.user_id, 1, 3);
-    const status = await call(`${auth.url}/internal/v1/groups/1/users/${u.body.user_id}/status`, 'GET', undefined, asService({ caller: 'link-signing' }));
+    const status = await call(`${auth.url}/internal/v1/groups/1/users/${u.body.user_id}/status`, 'GET', undefined, asService({ caller: 'gateway' }));
     const first = status.body.access_id as string;
+    // link-signing asks for the caller's accessID, not a user's status (the edges' route).
+    expect((await call(`${auth.url}/internal/v1/groups/1/users/${u.body.user_id}/status`, 'GET', undefined, asService({ caller: 'link-signing' }))).status).toBe(403);
     const owner = await call(`${auth.url}/internal/v1/access/${first}`, 'GET', undefined, asService({ caller: 'link-signing' }));
     expect(owner).toMatchObject({ status: 200, body: { user_id: u.body.user_id, group_id: 1, role_id: 3, active: true } });
     expect((await call(`${auth.url}/internal/v1/access/${first}`, 'GET', undefined, asService({ caller: 'gateway' }))).status).toBe(403);
@@ -55,7 +57,7 @@ describe("the accessID of an API key's links (security review F17)", () => {
     const asKey = (keyId: string, keyRole: 'CREATOR' | 'USER') => ({ user_id: id, role_id: keyRole === 'CREATOR' ? 4 : 3, via: 'api_key' as const, key_id: keyId, key_role: keyRole });
 
     // Signed in: the user's accessID, as before.
-    const userAccess = (await call(`${auth.url}/internal/v1/groups/1/users/${id}/status`, 'GET', undefined, linkSigning())).body.access_id as string;
+    const userAccess = (await call(`${auth.url}/internal/v1/groups/1/users/${id}/status`, 'GET')).body.access_id as string;
     expect((await accessIdOf({ user_id: id, role_id: 1, via: 'jwt' })).body).toEqual({ access_id: userAccess });
     // With a key: the key's own, of the same form, acting as the key (CREATOR) at the edge.
     const keyAccess = (await accessIdOf(asKey(made.body.key_id, 'CREATOR'))).body.access_id as string;
@@ -254,7 +256,7 @@ describe('credentials that end with the password (security review F17)', () => {
   it('no API key, whatever its role, rotates its user\'s upload key or accessID (that would end all their links); a session does', async () => {
     const created = await call(`${auth.url}/api/v1/users`, 'POST', { email: 'keyrot@example.com', password: 'password-1', role_id: 3 }, admin1());
     const id = created.body.user_id as number;
-    const before = (await call(`${auth.url}/internal/v1/groups/1/users/${id}/status`, 'GET', undefined, asService({ caller: 'link-signing' }))).body.access_id as string;
+    const before = (await call(`${auth.url}/internal/v1/groups/1/users/${id}/status`, 'GET')).body.access_id as string;
     const uploadKey = (await call(`${auth.url}/api/v1/login`, 'POST', { email: 'keyrot@example.com', password: 'password-1' })).body.uploadkey as string;
     const keys = [
       principalHeaders(id, 1, 4, { via: 'api_key', key_id: 'k-creator', key_role: 'CREATOR' }),
