@@ -40,6 +40,7 @@ export { publishEvent, buildHeaders, type PublishOptions } from './publish';
 export { connectionOf, connectionWatch, natsCall, NatsUnavailableError, RECONNECT_GRACE_MS, type ConnectionWatch, type NatsCallOptions } from './connection';
 export { consume, consumerWorker, DEAD_LETTER_RETRIES, type Consumer, type ConsumeOptions, type ConsumerWorker, type MessageContext } from './consume';
 export {
+  NATS_DURABLES,
   NATS_IDENTITIES,
   generateNatsUsers,
   inboxPrefixOf,

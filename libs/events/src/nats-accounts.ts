@@ -1,6 +1,6 @@
 import { nkeys } from '@nats-io/nats-core';
 import { SETTINGS_NOTICES_SUBJECTS } from './settings-notices';
-import { ASSET_EVENTS, ASSET_PURGES, ASSET_PURGES_SUBJECTS, COLLECTIONS, COLLECTIONS_SUBJECTS, DAM_INTERNAL, DATA_SCHEMAS, DATA_SCHEMAS_SUBJECTS, SUBJECT_ADDON_STATUS, SUBJECT_CDN_EVICT, SUBJECT_USAGE_CDN_BYTES, SUBJECT_USAGE_PREFIX, jobReportSubject, usageSubject } from './subjects';
+import { ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, ASSET_PURGES, ASSET_PURGES_SUBJECTS, COLLECTIONS, COLLECTIONS_SUBJECTS, DAM_INTERNAL, DATA_SCHEMAS, DATA_SCHEMAS_SUBJECTS, SUBJECT_ADDON_STATUS, SUBJECT_CDN_EVICT, SUBJECT_USAGE_CDN_BYTES, SUBJECT_USAGE_PREFIX, jobReportSubject, usageSubject } from './subjects';
 
 /**
  * NATS identities of the suite (ARCHITECTURE rule 9): one nkey user per service with publish/subscribe
@@ -12,6 +12,8 @@ export type NatsIdentity = (typeof NATS_IDENTITIES)[number];
 
 export interface SubjectPermissions {
   publish: string[];
+  /** Refused even where `publish` allows it (deny wins): other identities' consumers on a stream it may name consumers in. */
+  publishDeny?: string[];
   subscribe: string[];
   /**
    * May answer the requests it receives (one reply each, to the request's reply subject, within two minutes) without
@@ -26,6 +28,42 @@ export const inboxPrefixOf = (identity: string): string => `_INBOX_${identity}`;
 const API = '$JS.API';
 /** The account check every JetStream client makes first. */
 const JS_INFO = `${API}.INFO`;
+
+/**
+ * The durable consumers of each identity, every one named `<identity>-...` (F4 of the security review): an identity may
+ * act on its own durables only, and those that may name consumers at run time are refused every other one's.
+ * A service's consumer constant must stay equal to its entry here.
+ */
+export const NATS_DURABLES: { readonly [I in NatsIdentity]?: ReadonlyArray<{ stream: string; name: string }> } = {
+  auth: [{ stream: DAM_INTERNAL, name: 'auth-usage' }],
+  metadata: [{ stream: DAM_INTERNAL, name: 'metadata-job-reports' }],
+  upload: [{ stream: DAM_INTERNAL, name: 'upload-jobs' }],
+  conversion: [{ stream: DAM_INTERNAL, name: 'conversion-jobs' }],
+  transcode: [{ stream: DAM_INTERNAL, name: 'transcode-jobs' }],
+  'link-signing': [{ stream: DAM_INTERNAL, name: 'link-signing-cdn-jobs' }],
+  addon: [{ stream: DAM_INTERNAL, name: 'addon-jobs' }],
+  webhook: [
+    { stream: ASSET_EVENTS, name: 'webhook-deliveries' },
+    { stream: DAM_INTERNAL, name: 'webhook-jobs' },
+  ],
+  search: [
+    { stream: ASSET_EVENTS, name: 'search-index' },
+    { stream: DATA_SCHEMAS, name: 'search-schemas' },
+    { stream: COLLECTIONS, name: 'search-collections' },
+    { stream: ASSET_PURGES, name: 'search-purges' },
+  ],
+};
+
+/** Every request that acts on consumer `name` of `stream`: create or update, inspect, delete, fetch, ack. */
+const consumerSubjects = (stream: string, name: string): string[] => [
+  `${API}.CONSUMER.CREATE.${stream}.${name}`,
+  `${API}.CONSUMER.CREATE.${stream}.${name}.>`,
+  `${API}.CONSUMER.DURABLE.CREATE.${stream}.${name}`,
+  `${API}.CONSUMER.INFO.${stream}.${name}`,
+  `${API}.CONSUMER.DELETE.${stream}.${name}`,
+  `${API}.CONSUMER.MSG.NEXT.${stream}.${name}`,
+  `$JS.ACK.${stream}.${name}.>`,
+];
 
 /** Pull-consume one durable of one stream: create/inspect it, fetch, ack (and nak, term, in-progress). */
 function durableConsumer(stream: string, durable: string): string[] {
@@ -67,16 +105,36 @@ function kvBucket(bucket: string): string[] {
  */
 const SERVICE_TOKEN_IDS = kvBucket('SERVICE_TOKENS');
 
-/** Ordered (ephemeral, unacknowledged) consumers of one stream: each replica follows it from now on. */
-function orderedConsumer(stream: string): string[] {
+/**
+ * Ordered (ephemeral, unacknowledged) consumers of one stream with one of `filters`: each replica follows it from now
+ * on, or a replay reads it, under a name only known at run time (the client renames it at each reset). NATS matches
+ * permissions by whole subject tokens, so a name prefix cannot be granted: any name is, and every other identity's
+ * durable on the stream is denied (runTimeNameDenials). Not the ephemeral-create subject `CONSUMER.CREATE.<stream>`
+ * (no name token): nats-server 2.9 updates a durable named in its body there, whoever owns it.
+ */
+function orderedConsumer(stream: string, filters: readonly string[]): string[] {
   return [
     `${API}.STREAM.INFO.${stream}`,
-    `${API}.CONSUMER.CREATE.${stream}`,
-    `${API}.CONSUMER.CREATE.${stream}.>`,
-    `${API}.CONSUMER.INFO.${stream}.>`,
-    `${API}.CONSUMER.DELETE.${stream}.>`,
-    `${API}.CONSUMER.MSG.NEXT.${stream}.>`,
+    ...filters.map((filter) => `${API}.CONSUMER.CREATE.${stream}.*.${filter}`),
+    `${API}.CONSUMER.INFO.${stream}.*`,
+    `${API}.CONSUMER.DELETE.${stream}.*`,
+    `${API}.CONSUMER.MSG.NEXT.${stream}.*`,
   ];
+}
+
+/** The streams on which each identity names consumers at run time (ordered consumers, an outside system's own). */
+const RUN_TIME_NAMES: { readonly [I in NatsIdentity]?: readonly string[] } = {
+  'link-signing': [ASSET_EVENTS, DAM_INTERNAL],
+  search: [ASSET_EVENTS, DATA_SCHEMAS, COLLECTIONS, ASSET_PURGES],
+  subscriber: [ASSET_EVENTS],
+};
+
+/** Every request on another identity's durables of the streams where `identity` names consumers at run time. */
+function runTimeNameDenials(identity: NatsIdentity): string[] {
+  const streams = RUN_TIME_NAMES[identity] ?? [];
+  return Object.entries(NATS_DURABLES)
+    .filter(([owner]) => owner !== identity)
+    .flatMap(([, durables]) => (durables ?? []).filter((d) => streams.includes(d.stream)).flatMap((d) => consumerSubjects(d.stream, d.name)));
 }
 
 /** Creating and updating the streams: metadata's alone (it owns ASSET_EVENTS, the schemas and the outbox). */
@@ -151,12 +209,8 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
     // that one subject of DAM_INTERNAL (the filter is part of the consumer-create subject).
     publish: [
       JS_INFO,
-      ...orderedConsumer(ASSET_EVENTS),
-      `${API}.STREAM.INFO.${DAM_INTERNAL}`,
-      `${API}.CONSUMER.CREATE.${DAM_INTERNAL}.*.${SUBJECT_CDN_EVICT}`,
-      `${API}.CONSUMER.INFO.${DAM_INTERNAL}.*`,
-      `${API}.CONSUMER.DELETE.${DAM_INTERNAL}.*`,
-      `${API}.CONSUMER.MSG.NEXT.${DAM_INTERNAL}.*`,
+      ...orderedConsumer(ASSET_EVENTS, [ASSET_EVENTS_SUBJECTS]),
+      ...orderedConsumer(DAM_INTERNAL, [SUBJECT_CDN_EVICT]),
       SUBJECT_USAGE_CDN_BYTES,
       SUBJECT_CDN_EVICT,
       jobReportSubject('link-signing'),
@@ -181,7 +235,10 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
     // Its read model: a durable consumer per stream, and ordered consumers of each for the replay command.
     publish: [
       JS_INFO,
-      ...[ASSET_EVENTS, DATA_SCHEMAS, COLLECTIONS, ASSET_PURGES].flatMap((stream) => orderedConsumer(stream)),
+      ...orderedConsumer(ASSET_EVENTS, [ASSET_EVENTS_SUBJECTS]),
+      ...orderedConsumer(DATA_SCHEMAS, [DATA_SCHEMAS_SUBJECTS]),
+      ...orderedConsumer(COLLECTIONS, [COLLECTIONS_SUBJECTS]),
+      ...orderedConsumer(ASSET_PURGES, [ASSET_PURGES_SUBJECTS]),
       ...durableConsumer(ASSET_EVENTS, 'search-index'),
       ...durableConsumer(DATA_SCHEMAS, 'search-schemas'),
       ...durableConsumer(COLLECTIONS, 'search-collections'),
@@ -190,20 +247,20 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
     ],
     subscribe: [],
   },
-  // Outside systems: read ASSET_EVENTS through consumers of their own, nothing else; they publish no event.
+  // Outside systems: read ASSET_EVENTS through consumers of their own (named `subscriber-...` by convention, any name
+  // but a service's), nothing else; they publish no event. No listing of the stream's consumers: the names of the
+  // services' ordered consumers are random, and stay unknown to it.
   subscriber: {
     publish: [
       JS_INFO,
       `${API}.STREAM.INFO.${ASSET_EVENTS}`,
-      `${API}.CONSUMER.CREATE.${ASSET_EVENTS}`,
-      `${API}.CONSUMER.CREATE.${ASSET_EVENTS}.>`,
-      `${API}.CONSUMER.DURABLE.CREATE.${ASSET_EVENTS}.>`,
-      `${API}.CONSUMER.INFO.${ASSET_EVENTS}.>`,
-      `${API}.CONSUMER.DELETE.${ASSET_EVENTS}.>`,
-      `${API}.CONSUMER.MSG.NEXT.${ASSET_EVENTS}.>`,
-      `${API}.CONSUMER.NAMES.${ASSET_EVENTS}`,
-      `${API}.CONSUMER.LIST.${ASSET_EVENTS}`,
-      `$JS.ACK.${ASSET_EVENTS}.>`,
+      `${API}.CONSUMER.CREATE.${ASSET_EVENTS}.*`,
+      `${API}.CONSUMER.CREATE.${ASSET_EVENTS}.*.>`,
+      `${API}.CONSUMER.DURABLE.CREATE.${ASSET_EVENTS}.*`,
+      `${API}.CONSUMER.INFO.${ASSET_EVENTS}.*`,
+      `${API}.CONSUMER.DELETE.${ASSET_EVENTS}.*`,
+      `${API}.CONSUMER.MSG.NEXT.${ASSET_EVENTS}.*`,
+      `$JS.ACK.${ASSET_EVENTS}.*.>`,
     ],
     subscribe: [],
   },
@@ -213,8 +270,14 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
 export function natsPermissions(identity: NatsIdentity): SubjectPermissions | undefined {
   if (identity === 'admin') return undefined;
   const p = PERMISSIONS[identity];
+  const deny = runTimeNameDenials(identity);
   // Every identity reads the answers to its own requests, under its own inbox prefix only.
-  return { publish: p.publish, subscribe: [...p.subscribe, `${inboxPrefixOf(identity)}.>`], ...(p.allowResponses ? { allowResponses: true } : {}) };
+  return {
+    publish: p.publish,
+    ...(deny.length > 0 ? { publishDeny: deny } : {}),
+    subscribe: [...p.subscribe, `${inboxPrefixOf(identity)}.>`],
+    ...(p.allowResponses ? { allowResponses: true } : {}),
+  };
 }
 
 export interface NatsUser {
@@ -244,7 +307,8 @@ export function renderNatsAuthorization(users: Array<Pick<NatsUser, 'identity' |
   const lines = users.map((u) => {
     const p = natsPermissions(u.identity);
     const responses = p?.allowResponses ? ', allow_responses: true' : '';
-    const perms = p ? `, permissions: { publish: { allow: ${list(p.publish)} }, subscribe: { allow: ${list(p.subscribe)} }${responses} }` : '';
+    const deny = p?.publishDeny ? `, deny: ${list(p.publishDeny)}` : '';
+    const perms = p ? `, permissions: { publish: { allow: ${list(p.publish)}${deny} }, subscribe: { allow: ${list(p.subscribe)} }${responses} }` : '';
     return `    # ${u.identity}\n    { nkey: ${JSON.stringify(u.publicKey)}${perms} }`;
   });
   return `authorization {\n  users = [\n${lines.join('\n')}\n  ]\n}\n`;
