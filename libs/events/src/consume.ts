@@ -54,6 +54,12 @@ export interface ConsumeOptions<S extends z.ZodType> {
   onDeadLetter?: (payload: z.output<S>, error: unknown, ctx: MessageContext) => Promise<void>;
   /** Where a new durable starts; existing durables keep their position. */
   deliverPolicy?: 'all' | 'new';
+  /**
+   * An existing durable with another filter is deleted and created anew instead of updated: nats-server 2.9 accepts a
+   * filter update but then delivers nothing. Its position is lost, so only for a filter whose old subjects carry nothing
+   * the new one wants (the durable's identity needs the right to delete it).
+   */
+  replaceOnFilterChange?: boolean;
   /** Consumer-wide cap on un-acked messages across every process sharing the durable. */
   maxAckPending?: number;
   /** How long one pull waits for messages (also bounds how long `stop()` may wait for it). */
@@ -92,7 +98,7 @@ export async function consume<S extends z.ZodType>(options: ConsumeOptions<S>): 
   const metrics = consumeMetrics();
   const counted = (outcome: ConsumeOutcome) => metrics.handled.inc({ durable, outcome });
 
-  await ensureConsumer(options.nc, stream, {
+  await ensureConsumer(options.nc, stream, options.replaceOnFilterChange === true, {
     durable_name: durable,
     ack_policy: AckPolicy.Explicit,
     ack_wait: nanos(ackWaitMs),
@@ -275,20 +281,28 @@ function filterConfig(filter: string | string[] | undefined): Partial<ConsumerCo
 }
 
 /** Creates or updates the durable, waiting out leader elections (a NATS node restarting) at start-up. */
-async function ensureConsumer(nc: NatsConnection, stream: string, config: Partial<ConsumerConfig>): Promise<void> {
+async function ensureConsumer(nc: NatsConnection, stream: string, replaceOnFilterChange: boolean, config: Partial<ConsumerConfig>): Promise<void> {
   const jsm = await retryTransient(() => jetstreamManager(nc), ELECTION_RETRY_MS);
-  await retryTransient(() => createOrUpdateConsumer(jsm, stream, config), ELECTION_RETRY_MS);
+  await retryTransient(() => createOrUpdateConsumer(jsm, stream, config, replaceOnFilterChange), ELECTION_RETRY_MS);
 }
 
-async function createOrUpdateConsumer(jsm: JetStreamManager, stream: string, config: Partial<ConsumerConfig>): Promise<void> {
+const filtersOf = (c: Partial<ConsumerConfig>): string => JSON.stringify([...(c.filter_subjects ?? []), ...(c.filter_subject ? [c.filter_subject] : [])].sort());
+
+async function createOrUpdateConsumer(jsm: JetStreamManager, stream: string, config: Partial<ConsumerConfig>, replaceOnFilterChange: boolean): Promise<void> {
   const durable = config.durable_name as string;
-  const exists = await jsm.consumers.info(stream, durable).then(
-    () => true,
+  let exists = await jsm.consumers.info(stream, durable).then(
+    (info) => info,
     (error: unknown) => {
-      if (isNotFound(error)) return false;
+      if (isNotFound(error)) return undefined;
       throw error;
     },
   );
+  if (exists && replaceOnFilterChange && filtersOf(exists.config) !== filtersOf(config)) {
+    await jsm.consumers.delete(stream, durable).catch((error: unknown) => {
+      if (!isNotFound(error)) throw error;
+    });
+    exists = undefined;
+  }
   if (!exists) {
     // Several replicas of a service start at once: an identical durable created by another one in the meantime is
     // no error; one created with another configuration (a rolling update) is updated below instead.

@@ -174,6 +174,8 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
       usageSubject('storage_bytes'),
       SUBJECT_ADDON_STATUS,
       ...durableConsumer(DAM_INTERNAL, 'metadata-job-reports'),
+      // Replaced once when its filter changed (from the single report subject to one per worker kind).
+      `${API}.CONSUMER.DELETE.${DAM_INTERNAL}.metadata-job-reports`,
       ...SERVICE_TOKEN_IDS,
     ],
     subscribe: [SETTINGS_NOTICES_SUBJECTS],

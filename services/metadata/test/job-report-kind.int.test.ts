@@ -1,8 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { DAM_INTERNAL, jobReportSubject, type JobReport, type JobWorker } from '@dam/events';
+import { connectNats, DAM_INTERNAL, ensureStreams, jobReportSubject, type JobReport, type JobWorker } from '@dam/events';
+import { createLogger } from '@dam/logging';
 import { originalKey } from '@dam/storage';
-import { waitFor } from '@dam/testing';
-import { JOB_REPORTS_DURABLE } from '../src/consumers/job-reports.consumer';
+import { startNats, waitFor } from '@dam/testing';
+import { consumeJobReports, JOB_REPORTS_DURABLE } from '../src/consumers/job-reports.consumer';
+import type { RunInTransaction } from '../src/domain/ports';
 import { assetId, finalReport, jobIdOf, principal, signedFetch, startMetadata, type Harness } from './harness';
 
 // Security review F16 (issue 30): a worker kind's report is applied only to a job of that kind. The subject says who
@@ -69,5 +71,32 @@ describe('job reports bound to the worker kind (F16)', () => {
 
     await publishAs('conversion', real);
     expect(await jobRow(jobId)).toMatchObject({ status: 'COMPLETED', progress: 100 });
+  });
+});
+
+describe('upgrading from the single report subject', () => {
+  it('replaces the durable the previous version made (nats-server 2.9 delivers nothing after a filter update)', async () => {
+    const nats = await startNats();
+    const admin = await connectNats(nats.url, 'test-admin', nats.seed('admin'));
+    const metadata = await connectNats(nats.url, 'metadata', nats.seed('metadata'));
+    try {
+      await ensureStreams(metadata);
+      // As the previous version created it.
+      const old = { stream_name: DAM_INTERNAL, config: { durable_name: JOB_REPORTS_DURABLE, ack_policy: 'explicit', filter_subject: 'dam.internal.jobs.reports' } };
+      await admin.request(`$JS.API.CONSUMER.DURABLE.CREATE.${DAM_INTERNAL}.${JOB_REPORTS_DURABLE}`, JSON.stringify(old));
+      await admin.request(jobReportSubject('conversion'), JSON.stringify({ id: 'r1', job_id: 1, attempt: 0, group_id: '1', asset_id: 'a', worker: 'conversion@t:1', state: 'PROGRESS', step: 's', progress: 1 }));
+      let applied = 0;
+      const count: RunInTransaction = async () => {
+        applied += 1;
+        return 'renewed' as never;
+      };
+      const consumer = await consumeJobReports(metadata, count, createLogger({ service: 'metadata-test', level: 'silent' }), 1);
+      await waitFor(async () => applied === 1, { description: 'the report read through the replaced durable' });
+      await consumer.stop();
+    } finally {
+      await metadata.close();
+      await admin.close();
+      await nats.stop();
+    }
   });
 });

@@ -29,8 +29,9 @@ export function jobReportHandler(runInTransaction: RunInTransaction, logger: Log
 
 /**
  * Durable pull consumer of every worker kind's job reports, `dam.internal.jobs.reports.<worker>` (validation, term of
- * invalid payloads and retries in @dam/events). Upgrading from the single report subject updates the durable's filter;
- * a report an old worker published on the bare subject is not read, and its job is handed out again by the lease sweep.
+ * invalid payloads and retries in @dam/events). Upgrading from the single report subject replaces the durable (a
+ * filter update leaves it delivering nothing on nats-server 2.9); a report an old worker published on the bare subject
+ * is not read, and its job is handed out again by the lease sweep.
  */
 export function consumeJobReports(nc: NatsConnection, runInTransaction: RunInTransaction, logger: Logger, concurrency: number, deps: ReportDeps = {}): Promise<Consumer> {
   return consume({
@@ -38,6 +39,7 @@ export function consumeJobReports(nc: NatsConnection, runInTransaction: RunInTra
     stream: DAM_INTERNAL,
     durable: JOB_REPORTS_DURABLE,
     filterSubjects: JOB_REPORTS.subject,
+    replaceOnFilterChange: true,
     schema: JOB_REPORTS.schema,
     handler: jobReportHandler(runInTransaction, logger, deps),
     logger,
