@@ -112,7 +112,21 @@ export const s3Env = {
   S3_SECRET_KEY: z.string().min(1),
   S3_BUCKET: z.string().min(3).default('dam-assets'),
   S3_REGION: z.string().default('us-east-1'),
-  /** Where clients reach the bucket anonymously (public URLs of Set Public Access); default S3_ENDPOINT. */
+  /**
+   * Where clients reach the S3 API, `http(s)://host[:port]`: `object_storage` links are presigned for this address
+   * (Signature V4 covers the host, no proxy can rewrite it). Default S3_ENDPOINT: links that work only in the cluster.
+   */
+  S3_PUBLIC_ENDPOINT: z
+    .string()
+    .superRefine((v, ctx) => {
+      const u = URL.canParse(v) ? new URL(v) : undefined;
+      if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) ctx.addIssue({ code: 'custom', message: 'must be an absolute http(s) URL' });
+      else if (u.pathname !== '/' || u.search || u.hash || u.username || u.password) {
+        ctx.addIssue({ code: 'custom', message: 'must be only scheme, host and port (http(s)://host[:port]): no path, query or credentials' });
+      }
+    })
+    .optional(),
+  /** Where clients reach the bucket anonymously (public URLs of Set Public Access); default S3_PUBLIC_ENDPOINT, then S3_ENDPOINT. */
   S3_PUBLIC_URL: z.string().url().optional(),
   /** Sign upload bodies with SHA-256 on plain http: `auto` (default) does when the endpoint is not loopback. */
   S3_SIGN_PAYLOAD: z.enum(['auto', 'true', 'false']).default('auto'),

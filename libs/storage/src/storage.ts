@@ -13,7 +13,13 @@ export interface StorageConfig {
   region?: string;
   /** Part size for multipart uploads of streams (default 16 MiB: large files stay few parts, memory stays flat). */
   partSize?: number;
-  /** Base of anonymous object URLs as clients reach the bucket (default: `endpoint`). */
+  /**
+   * `http(s)://host:port` of the S3 server as clients reach it, for the presigned URLs handed to them
+   * (`presignPublicGet`): Signature V4 covers the host, so a URL signed for `endpoint` fails at any other address and
+   * no proxy can rewrite it. Default: `endpoint` (links that work only where the service itself stands).
+   */
+  publicEndpoint?: string;
+  /** Base of anonymous object URLs as clients reach the bucket (default: `publicEndpoint`, then `endpoint`). */
   publicUrl?: string;
   /**
    * Sign request bodies (SHA-256 of every byte, in the Signature V4 `x-amz-content-sha256`) on plain http. Over
@@ -32,6 +38,7 @@ export interface S3EnvConfig {
   S3_SECRET_KEY: string;
   S3_BUCKET: string;
   S3_REGION: string;
+  S3_PUBLIC_ENDPOINT?: string | undefined;
   S3_PUBLIC_URL?: string | undefined;
   S3_SIGN_PAYLOAD?: 'auto' | 'true' | 'false' | undefined;
   S3_TIMEOUT_MS?: number | undefined;
@@ -43,6 +50,7 @@ export const storageConfigFromEnv = (env: S3EnvConfig, extra: Pick<StorageConfig
   secretKey: env.S3_SECRET_KEY,
   bucket: env.S3_BUCKET,
   region: env.S3_REGION,
+  ...(env.S3_PUBLIC_ENDPOINT ? { publicEndpoint: env.S3_PUBLIC_ENDPOINT } : {}),
   ...(env.S3_PUBLIC_URL ? { publicUrl: env.S3_PUBLIC_URL } : {}),
   ...(env.S3_SIGN_PAYLOAD === 'true' || env.S3_SIGN_PAYLOAD === 'false' ? { signPayload: env.S3_SIGN_PAYLOAD === 'true' } : {}),
   ...(env.S3_TIMEOUT_MS ? { timeoutMs: env.S3_TIMEOUT_MS } : {}),
@@ -61,6 +69,11 @@ export interface PutOptions {
   /** Known length lets the client pick the part size; unknown streams are uploaded in parts anyway. */
   size?: number;
   metadata?: Record<string, string>;
+}
+
+export interface PresignOptions {
+  responseContentDisposition?: string;
+  responseContentType?: string;
 }
 
 export interface Storage {
@@ -91,7 +104,13 @@ export interface Storage {
   removePrefix(prefix: string): Promise<number>;
   /** Keys of the objects under the prefix, in key order. */
   listKeys(prefix: string): Promise<string[]>;
-  presignGet(key: string, expirySeconds: number, options?: { responseContentDisposition?: string; responseContentType?: string }): Promise<string>;
+  /** A presigned GET for this suite's own use (the gateway, ffprobe): signed for `endpoint`, as the services reach it. */
+  presignGet(key: string, expirySeconds: number, options?: PresignOptions): Promise<string>;
+  /**
+   * A presigned GET handed to a client outside: signed for `publicEndpoint` (default `endpoint`). Made offline: the
+   * region is known, so nothing is sent to an address this process may not reach.
+   */
+  presignPublicGet(key: string, expirySeconds: number, options?: PresignOptions): Promise<string>;
   /** Resolves when the server answers and the bucket exists (readiness). */
   ping(): Promise<void>;
   /** `ping()` as a yes/no, for /readyz. */
@@ -143,26 +162,52 @@ function timedAgent(useSSL: boolean, idleMs: number): http.Agent {
   return agent;
 }
 
-export function createStorage(config: StorageConfig): Storage {
-  const url = new URL(config.endpoint);
+/** The host, port and scheme of an S3 endpoint; a path, query or credentials in it could never be signed for. */
+export function s3EndpointProblem(endpoint: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    return 'must be an absolute http(s) URL';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an http(s) URL';
+  if (url.pathname !== '/' || url.search || url.hash || url.username || url.password) {
+    return 'must be only scheme, host and port (http(s)://host[:port]): no path, query or credentials';
+  }
+  return undefined;
+}
+
+function endpointOf(endpoint: string): { endPoint: string; port: number; useSSL: boolean } {
+  const url = new URL(endpoint);
   const useSSL = url.protocol === 'https:';
+  return { endPoint: url.hostname, port: Number(url.port || (useSSL ? 443 : 80)), useSSL };
+}
+
+export function createStorage(config: StorageConfig): Storage {
+  const internal = endpointOf(config.endpoint);
   const region = config.region ?? 'us-east-1';
   const partSize = config.partSize ?? 16 * 1024 * 1024;
   const client = new Client({
-    endPoint: url.hostname,
-    port: Number(url.port || (useSSL ? 443 : 80)),
-    useSSL,
+    ...internal,
     accessKey: config.accessKey,
     secretKey: config.secretKey,
     region,
     pathStyle: true,
     partSize,
-    transportAgent: timedAgent(useSSL, config.timeoutMs ?? 30_000),
+    transportAgent: timedAgent(internal.useSSL, config.timeoutMs ?? 30_000),
   });
-  const loopback = ['127.0.0.1', 'localhost', '::1', '[::1]'].includes(url.hostname);
+  const loopback = ['127.0.0.1', 'localhost', '::1', '[::1]'].includes(internal.endPoint);
   // minio hashes every uploaded byte with SHA-256 on plain http; UNSIGNED-PAYLOAD skips it (S3 accepts both).
   if (!(config.signPayload ?? !loopback)) (client as unknown as { enableSHA256: boolean }).enableSHA256 = false;
   const { bucket } = config;
+  // Links for clients are signed for the host they will send (Signature V4 covers it) by a second client that only
+  // signs, never sends: its region is set, so presigning asks no server anything.
+  let publicSigner = client;
+  if (config.publicEndpoint) {
+    const problem = s3EndpointProblem(config.publicEndpoint);
+    if (problem) throw new Error(`publicEndpoint ${config.publicEndpoint} ${problem}`);
+    publicSigner = new Client({ ...endpointOf(config.publicEndpoint), accessKey: config.accessKey, secretKey: config.secretKey, region, pathStyle: true });
+  }
 
   const stat = async (key: string): Promise<ObjectStat | null> => {
     try {
@@ -248,12 +293,19 @@ export function createStorage(config: StorageConfig): Storage {
     }
   };
 
+  const presign = (signer: Client, key: string, expirySeconds: number, options: PresignOptions): Promise<string> => {
+    const params: Record<string, string> = {};
+    if (options.responseContentDisposition) params['response-content-disposition'] = options.responseContentDisposition;
+    if (options.responseContentType) params['response-content-type'] = options.responseContentType;
+    return signer.presignedGetObject(bucket, key, expirySeconds, params);
+  };
+
   const notFoundAs = (key: string) => (error: unknown): never => {
     if (isNotFoundError(error)) throw new ObjectNotFoundError(key);
     throw error;
   };
 
-  const publicBase = (config.publicUrl ?? config.endpoint).replace(/\/$/, '');
+  const publicBase = (config.publicUrl ?? config.publicEndpoint ?? config.endpoint).replace(/\/$/, '');
   return {
     bucket,
     publicUrl: (key) => `${publicBase}/${encodeURIComponent(bucket)}/${key.split('/').map(encodeURIComponent).join('/')}`,
@@ -337,12 +389,8 @@ export function createStorage(config: StorageConfig): Storage {
       await flush();
       return removed;
     },
-    presignGet(key, expirySeconds, options = {}) {
-      const params: Record<string, string> = {};
-      if (options.responseContentDisposition) params['response-content-disposition'] = options.responseContentDisposition;
-      if (options.responseContentType) params['response-content-type'] = options.responseContentType;
-      return client.presignedGetObject(bucket, key, expirySeconds, params);
-    },
+    presignGet: (key, expirySeconds, options = {}) => presign(client, key, expirySeconds, options),
+    presignPublicGet: (key, expirySeconds, options = {}) => presign(publicSigner, key, expirySeconds, options),
     async ping() {
       if (!(await client.bucketExists(bucket))) throw new Error(`bucket ${bucket} does not exist`);
     },

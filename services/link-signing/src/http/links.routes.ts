@@ -59,7 +59,8 @@ export function linkRoutes(deps: LinkDeps): Router {
       throw badRequest('LINK_TYPE_NOT_APPLICABLE', `"${o.key}" is made of many files: only a cdn link serves it`);
     }
     const inline = o.delivery === 'display' && !isActiveContentType(target.content_type);
-    const url = await deps.storage.presignGet(target.object_key, expiry - nowSeconds(), {
+    // Signed for S3_PUBLIC_ENDPOINT, the address the client will send: the signature covers the host.
+    const url = await deps.storage.presignPublicGet(target.object_key, expiry - nowSeconds(), {
       responseContentDisposition: contentDisposition(inline ? 'inline' : 'attachment', target.file_name),
       responseContentType: target.content_type,
     });
