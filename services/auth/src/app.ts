@@ -13,6 +13,7 @@ import { settingsRoutes } from './routes/settings.routes';
 import { userRoutes } from './routes/users.routes';
 import { usageRoutes } from './routes/usage.routes';
 import { UsageRepository } from './adapters/usage.repository';
+import { LoginAttemptRepository } from './adapters/login-attempt.repository';
 
 export interface AuthAppDeps {
   pool: Pool;
@@ -22,7 +23,7 @@ export interface AuthAppDeps {
   verifier: ServiceVerifier;
   jwtTtlSeconds: number;
   loginLimits: LoginLimits;
-  /** The login limiter's clock (tests move it instead of waiting out delays); Date.now by default. */
+  /** The login limiter's clock (tests move it instead of waiting out delays); Date.now by default. Its counts are in `pool`. */
   now?: () => number;
   /** metadata's view of assets (settings check a watermark asset against it). */
   assets: AssetDirectory;
@@ -65,7 +66,7 @@ export function createAuthApp(deps: AuthAppDeps): Express {
   app.use(
     loginRoutes({
       pool: deps.pool,
-      limiter: new LoginLimiter(deps.loginLimits, deps.now),
+      limiter: new LoginLimiter(new LoginAttemptRepository(deps.pool), deps.loginLimits, deps.now),
       jwtSecret: deps.jwtSecret,
       jwtTtlSeconds: deps.jwtTtlSeconds,
     }),

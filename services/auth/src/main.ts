@@ -9,13 +9,14 @@ import { createAuthApp } from './app';
 import { isDefaultAdmin, loadAuthConfig } from './config';
 import { announceSettingsChanged, connectNats, DAM_INTERNAL, natsReachable, openServiceTokenBucket, waitForStreams } from '@dam/events';
 import { UsageRepository } from './adapters/usage.repository';
+import { LoginAttemptRepository } from './adapters/login-attempt.repository';
 import { usageWorker } from './consumers/usage.consumer';
 import { bootstrap } from './use-cases/bootstrap.use-case';
 
 async function main(): Promise<void> {
   const config = loadAuthConfig();
   const logger = createLogger({ service: 'auth', level: config.LOG_LEVEL });
-  const pool = createPool(config.DATABASE_URL);
+  const pool = createPool(config);
 
   const applied = await migrate(pool, path.join(__dirname, 'migrations'));
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
@@ -31,6 +32,7 @@ async function main(): Promise<void> {
 
   // Usage statistics: the records every service publishes, counted here (none without NATS_URL).
   const usage = new UsageRepository(pool);
+  const loginAttempts = new LoginAttemptRepository(pool);
   const nc = config.NATS_URL ? await connectNats(config.NATS_URL, 'auth', config.NATS_NKEY_SEED) : undefined;
   // A service token is single-use across every replica (security review I6); without NATS, per replica only.
   const replay = nc ? bucketReplayStore(await openServiceTokenBucket(nc, { replicas: config.NATS_STREAM_REPLICAS })) : undefined;
@@ -45,6 +47,12 @@ async function main(): Promise<void> {
     checks: { postgres: () => ping(pool), ...(nc ? { nats: () => natsReachable(nc) } : {}) },
     workers: [
       ...(nc ? [usageWorker(nc, usage, logger)] : []),
+      {
+        kind: 'poller' as const,
+        // The login limiter's counts all replicas share, once their windows are over.
+        name: 'login-attempt-pruning',
+        start: () => startPoller({ name: 'login-attempt-pruning', intervalMs: 600_000, logger, run: () => loginAttempts.prune(Date.now()) }),
+      },
       {
         kind: 'poller' as const,
         name: 'usage-record-pruning',

@@ -17,12 +17,15 @@ export const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
 
 export interface TestAuth {
   url: string;
+  /** Its database, for another replica on the same one (StartOptions.database). */
+  database: string;
   pool: Pool;
   close(): Promise<void>;
 }
 
-export async function migratedPool(): Promise<Pool> {
-  const pool = createPool(await createDatabase('auth'));
+/** A pool on a fresh database (or on `database`), migrated. */
+export async function migratedPool(database?: string): Promise<Pool> {
+  const pool = createPool(database ?? (await createDatabase('auth')));
   await migrate(pool, path.join(__dirname, '..', 'src', 'migrations'));
   return pool;
 }
@@ -37,11 +40,14 @@ export interface StartOptions {
   now?: () => number;
   /** metadata's view of assets; by default the `knownAssets` table. */
   assets?: AssetDirectory;
+  /** Another replica: this database (its URL) instead of a fresh one. */
+  database?: string;
 }
 
-/** The real app over a fresh database, bootstrapped, listening on a free port. */
+/** The real app over a fresh database (or opts.database), bootstrapped, listening on a free port. */
 export async function startAuth(limits: Partial<LoginLimits> = {}, opts: StartOptions = {}): Promise<TestAuth> {
-  const pool = await migratedPool();
+  const database = opts.database ?? (await createDatabase('auth'));
+  const pool = await migratedPool(database);
   await bootstrap(pool, ADMIN);
   const app = createAuthApp({
     pool,
@@ -61,6 +67,7 @@ export async function startAuth(limits: Partial<LoginLimits> = {}, opts: StartOp
   });
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    database,
     pool,
     close: async () => {
       await new Promise((r) => server.close(r));

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
 import { rateLimited } from '@dam/errors';
 
@@ -20,33 +21,54 @@ export interface LoginAttempt {
   /** Past the per-address or per-email bound: how long to hold the attempt before checking its password (else 0). */
   readonly holdMs: number;
   /** The password was right: the attempt is no failure, and the pair's earlier failures are forgotten. */
-  succeeded(): void;
+  succeeded(): Promise<void>;
   /** The password was wrong: the error to answer past a bound (429 with Retry-After), else undefined. */
   failed(): Error | undefined;
   /** No verdict on the password (an internal error): the attempt does not count. */
-  abandoned(): void;
+  abandoned(): Promise<void>;
 }
 
-interface Count {
-  failures: number;
-  resetAt: number;
+/** What the store is asked: one attempt of (email, address), under the limiter's policy. */
+export interface AttemptToCount {
+  email: string;
+  /** addressKey() of the client's address. */
+  address: string;
+  /** Names this attempt, so that settling it undoes this attempt's count and no other's. */
+  attempt: string;
+  now: number;
+  windowMs: number;
+  freeFailures: number;
+  maxDelayMs: number;
+  maxPerEmail: number;
+  maxPerAddress: number;
 }
 
-interface Pair {
-  failures: number;
-  /** No attempt of this pair before this time. */
-  nextAt: number;
-  /** Forgotten after a quiet window following `nextAt`. */
-  resetAt: number;
+export interface CountedAttempt {
+  /** > 0: the pair must wait this long; the attempt was refused and counted nowhere. */
+  waitMs: number;
+  /** How long the address's or the email's window still runs if it was already past its bound (else 0). */
+  overBoundMs: number;
+  /** The windows the attempt was counted in (their reset times), for settling. */
+  emailWindow: number;
+  addressWindow: number;
+}
+
+/**
+ * Where the limiter keeps its counts: one store every auth replica shares (PostgreSQL, login-attempt.repository.ts),
+ * so that two replicas neither double the bounds nor split the delays (issue 31, D9). Each call is atomic.
+ */
+export interface LoginAttemptStore {
+  /** Refuses the attempt while its pair must wait; else counts it as a failure of the pair, the email and the address. */
+  begin(a: AttemptToCount): Promise<CountedAttempt>;
+  /** The attempt is no failure after all: `succeeded` forgets the pair, else the pair is put back as it was. */
+  settle(a: Pick<AttemptToCount, 'email' | 'address' | 'attempt'> & Pick<CountedAttempt, 'emailWindow' | 'addressWindow'>, succeeded: boolean): Promise<void>;
 }
 
 const TOO_MANY = 'Too many failed login attempts; try again later';
 
-const SWEEP_AT = 10_000;
-
 /**
- * Slows password guessing without letting anyone lock an account out (in memory: one auth replica per
- * deployment today; a shared store is needed before scaling out).
+ * Slows password guessing without letting anyone lock an account out. Its counts live in a store all auth
+ * replicas share.
  * - Per (email, client address): after a few failures, each attempt must wait a doubling delay. The right
  *   password from another address is unaffected: an attacker's failures delay only the attacker.
  * - Per address: a bound over all emails (spraying one password across many accounts).
@@ -57,15 +79,15 @@ const SWEEP_AT = 10_000;
  * Holding before the check means a verdict past a bound costs the guesser the delay too.
  * An attempt counts as a failure from the moment it is admitted until its password checks out: checking the
  * password takes a while, and parallel requests would otherwise all pass before the first failure is known.
+ * A wrong password costs one round trip to the store, a right one two.
  */
 export class LoginLimiter {
-  private readonly counts = new Map<string, Count>();
-  private readonly pairs = new Map<string, Pair>();
   private readonly free: number;
   private readonly maxDelayMs: number;
   private readonly boundDelayMs: number;
 
   constructor(
+    private readonly store: LoginAttemptStore,
     private readonly limits: LoginLimits,
     private readonly now: () => number = Date.now,
   ) {
@@ -78,81 +100,37 @@ export class LoginLimiter {
    * Admits an attempt, or throws rateLimited() while the pair must wait (refused attempts count for nothing:
    * waiting is all an attacker can do). Past the address's or the email's bound the attempt is admitted but held.
    */
-  begin(email: string, address: string): LoginAttempt {
-    const now = this.now();
-    const who = addressKey(address);
-    const key = pairKey(email, who);
-    const previous = this.pairs.get(key);
-    const live = previous && previous.resetAt > now ? previous : undefined;
-    if (live && live.nextAt > now) throw rateLimited((live.nextAt - now) / 1000, TOO_MANY);
-    const overBoundMs = Math.max(
-      this.overBound(`a:${who}`, this.limits.maxPerAddress, now),
-      this.overBound(`e:${email}`, this.limits.maxPerEmail, now),
-    );
-
-    if (this.counts.size + this.pairs.size >= SWEEP_AT) this.sweep(now);
-    const counted = [this.bump(`e:${email}`, now), this.bump(`a:${who}`, now)];
-    const failures = (live?.failures ?? 0) + 1;
-    const delay = failures >= this.free ? Math.min(this.maxDelayMs, 1000 * 2 ** Math.min(30, failures - this.free)) : 0;
-    // Forgotten only after a quiet window once the delay is over: waiting out the longest delay earns no fresh free tries.
-    const mine: Pair = { failures, nextAt: now + delay, resetAt: now + delay + this.limits.windowSeconds * 1000 };
-    this.pairs.set(key, mine);
-
+  async begin(email: string, address: string): Promise<LoginAttempt> {
+    const pair = { email, address: addressKey(address), attempt: randomUUID() };
+    const counted = await this.store.begin({
+      ...pair,
+      now: this.now(),
+      windowMs: this.limits.windowSeconds * 1000,
+      freeFailures: this.free,
+      maxDelayMs: this.maxDelayMs,
+      maxPerEmail: this.limits.maxPerEmail,
+      maxPerAddress: this.limits.maxPerAddress,
+    });
+    if (counted.waitMs > 0) throw rateLimited(counted.waitMs / 1000, TOO_MANY);
+    const { overBoundMs } = counted;
     let settled = false;
-    const uncount = (): boolean => {
-      if (settled) return false;
+    const settle = async (succeeded: boolean): Promise<void> => {
+      if (settled) return;
       settled = true;
-      // A count that has rolled over into a new window since is another object: decrementing the old one is moot.
-      for (const c of counted) c.failures = Math.max(0, c.failures - 1);
-      return true;
+      await this.store.settle({ ...pair, emailWindow: counted.emailWindow, addressWindow: counted.addressWindow }, succeeded);
     };
     return {
       holdMs: overBoundMs > 0 ? this.boundDelayMs : 0,
-      // Not the address's count of other emails: one address may try many of them.
-      succeeded: () => {
-        if (uncount()) this.pairs.delete(key);
-      },
-      abandoned: () => {
-        if (!uncount()) return;
-        const current = this.pairs.get(key);
-        if (current === mine) {
-          if (live) this.pairs.set(key, live);
-          else this.pairs.delete(key);
-        } else if (current) {
-          current.failures = Math.max(0, current.failures - 1);
-        }
-      },
+      // The pair is forgotten; not the address's count of other emails: one address may try many of them.
+      succeeded: () => settle(true),
+      abandoned: () => settle(false),
       failed: () => {
         settled = true;
         return overBoundMs > 0 ? rateLimited(overBoundMs / 1000, TOO_MANY) : undefined;
       },
     };
   }
-
-  private overBound(key: string, max: number, now: number): number {
-    const c = this.counts.get(key);
-    if (!c || c.resetAt <= now || c.failures < max) return 0;
-    return c.resetAt - now;
-  }
-
-  private bump(key: string, now: number): Count {
-    const c = this.counts.get(key);
-    if (c && c.resetAt > now) {
-      c.failures += 1;
-      return c;
-    }
-    const fresh = { failures: 1, resetAt: now + this.limits.windowSeconds * 1000 };
-    this.counts.set(key, fresh);
-    return fresh;
-  }
-
-  private sweep(now: number): void {
-    for (const [key, c] of this.counts) if (c.resetAt <= now) this.counts.delete(key);
-    for (const [key, p] of this.pairs) if (p.resetAt <= now) this.pairs.delete(key);
-  }
 }
-
-const pairKey = (email: string, address: string): string => `${email}\n${address}`;
 
 /**
  * What one client is, for counting: an IPv4 address (IPv4-mapped IPv6 included), or the /64 of an IPv6 address,

@@ -47,7 +47,7 @@ async function accountOf(users: UserRepository, email: string, password: string)
 
 export async function login(deps: LoginDeps, input: { email: string; password: string; address: string }): Promise<LoginResult> {
   const email = normalizeEmail(input.email);
-  const attempt = deps.limiter.begin(email, input.address);
+  const attempt = await deps.limiter.begin(email, input.address);
   let user: UserRecord | undefined;
   try {
     // Past a bound strangers share (an address, an email), held before the check whatever the password: a right one
@@ -55,14 +55,15 @@ export async function login(deps: LoginDeps, input: { email: string; password: s
     if (attempt.holdMs > 0) await sleep(attempt.holdMs);
     user = await accountOf(deps.users, email, input.password);
   } catch (err) {
-    attempt.abandoned();
+    // The error answered is the first one; an attempt the store cannot uncount (it is down too) stays a failure.
+    await attempt.abandoned().catch(() => undefined);
     throw err;
   }
   // One message for both cases: the answer must not reveal which emails exist. (The attempt already counts.)
   // Past a bound a wrong password answers 429 with Retry-After, never a right one.
   if (!user) throw attempt.failed() ?? unauthenticated(WRONG, 'INVALID_CREDENTIALS');
   // The password was right, whatever follows: no guess to slow down.
-  attempt.succeeded();
+  await attempt.succeeded();
   // Checked after the password so a stranger cannot learn that an account exists but is disabled.
   if (user.disabled) throw forbidden('This account is disabled', 'ACCOUNT_DISABLED');
   await deps.users.touchLogin(user.id);
