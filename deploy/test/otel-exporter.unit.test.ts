@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { scaled } from '@dam/testing/src/time-scale';
+import { scaled } from '../../libs/testing/src/time-scale';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const INSTRUMENT = path.join(ROOT, 'services', 'gateway', 'src', 'instrument.ts');
