@@ -59,8 +59,21 @@ export const natsEnv = {
   NATS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
 };
 
+const POOL_MAX_MESSAGE = 'must be a whole number from 1 to 100 (connections of this process to PostgreSQL)';
+
 export const dbEnv = {
+  /** TLS: `?sslmode=verify-full&sslrootcert=/etc/dam/db-ca/ca.crt` (docs/operations.md, "Database TLS"). */
   DATABASE_URL: z.string().url(),
+  /**
+   * The most connections this process opens (pg's Pool `max`). Every replica of every service that owns a database
+   * holds up to this many: their sum at the most replicas must stay under the server's `max_connections`.
+   */
+  DB_POOL_MAX: z.coerce
+    .number({ error: POOL_MAX_MESSAGE })
+    .int({ error: POOL_MAX_MESSAGE })
+    .min(1, { error: POOL_MAX_MESSAGE })
+    .max(100, { error: POOL_MAX_MESSAGE })
+    .default(10),
 };
 
 /** Every reader of group settings (GroupSettingsClient): how long they are kept. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { jwtEnv, baseEnv, ConfigError, loadConfig, natsEnv, s3Env } from '../src';
+import { jwtEnv, baseEnv, ConfigError, dbEnv, loadConfig, natsEnv, s3Env } from '../src';
 
 const schema = z.object({ ...baseEnv(9000), ...s3Env, ...jwtEnv });
 
@@ -77,5 +77,29 @@ describe('natsEnv', () => {
     expect((error as ConfigError).problems.map((p) => p.split(':')[0]).sort()).toEqual(['NATS_STREAM_REPLICAS', 'NATS_URL']);
     expect(() => loadConfig(nats, { NATS_STREAM_REPLICAS: '0' })).toThrow(ConfigError);
     expect(() => loadConfig(nats, { NATS_STREAM_REPLICAS: '2.5' })).toThrow(ConfigError);
+  });
+});
+
+describe('dbEnv', () => {
+  const db = z.object(dbEnv);
+  const url = 'postgres://dam@db:5432/dam?sslmode=verify-full&sslrootcert=/etc/dam/db-ca/ca.crt';
+
+  it('sizes the pool at 10 unless DB_POOL_MAX says otherwise (1-100)', () => {
+    expect(loadConfig(db, { DATABASE_URL: url })).toEqual({ DATABASE_URL: url, DB_POOL_MAX: 10 });
+    expect(loadConfig(db, { DATABASE_URL: url, DB_POOL_MAX: '3' }).DB_POOL_MAX).toBe(3);
+    expect(loadConfig(db, { DATABASE_URL: url, DB_POOL_MAX: '100' }).DB_POOL_MAX).toBe(100);
+  });
+
+  it('refuses a DB_POOL_MAX that is not a whole number from 1 to 100, saying so', () => {
+    for (const bad of ['0', '-1', '101', '2.5', 'ten', '']) {
+      let error: unknown;
+      try {
+        loadConfig(db, { DATABASE_URL: url, DB_POOL_MAX: bad });
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as ConfigError).problems).toEqual(['DB_POOL_MAX: must be a whole number from 1 to 100 (connections of this process to PostgreSQL)']);
+    }
   });
 });

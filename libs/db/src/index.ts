@@ -5,13 +5,25 @@ import { isDependencyUnavailable } from '@dam/errors';
 
 export type { Pool, PoolClient } from 'pg';
 
-export function createPool(connectionString: string, opts: Omit<PoolConfig, 'connectionString'> = {}): Pool {
+/** A service's database settings as its config parses them (`dbEnv` of @dam/config). */
+export interface DbSettings {
+  DATABASE_URL: string;
+  /** Connections this process opens at most (pg's Pool `max`). */
+  DB_POOL_MAX: number;
+}
+
+/**
+ * A pool on DATABASE_URL: a service passes its config (the URL and DB_POOL_MAX), tests and tools may pass a URL (10
+ * connections).
+ */
+export function createPool(db: string | DbSettings, opts: Omit<PoolConfig, 'connectionString'> = {}): Pool {
+  const connectionString = typeof db === 'string' ? db : db.DATABASE_URL;
   const pool = new Pool({
     connectionString,
-    max: 10,
+    max: typeof db === 'string' ? 10 : db.DB_POOL_MAX,
     idleTimeoutMillis: 30000,
     // A server that is down, hung or unreachable must not hold requests for ever (node-postgres waits without a
-    // bound by default): a connection is waited for 5 s (also when all 10 are busy), a query's answer 30 s; both
+    // bound by default): a connection is waited for 5 s (also when all `max` are busy), a query's answer 30 s; both
     // end as errors the HTTP layer answers 503, and a timed-out connection is dropped, not reused.
     connectionTimeoutMillis: 5000,
     query_timeout: 30_000,

@@ -29,7 +29,7 @@ async function main(): Promise<void> {
   const ocrReady = await tesseractReady(config.TESSERACT_PATH, config.OCR_LANGUAGE);
   if (!ocrReady) logger.error({ path: config.TESSERACT_PATH, language: config.OCR_LANGUAGE }, 'tesseract with its language data is not installed: text_extraction cannot run');
 
-  const pool = createPool(config.DATABASE_URL);
+  const pool = createPool(config);
   const applied = await migrateAddon(pool);
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
   // The models load once, in the background, while the service already takes jobs: a job that needs a model waits

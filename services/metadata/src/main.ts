@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   const config = loadMetadataConfig();
   const logger = createLogger({ service: 'metadata', level: config.LOG_LEVEL });
 
-  const pool = createPool(config.DATABASE_URL);
+  const pool = createPool(config);
   const applied = await migrateMetadata(pool);
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
 

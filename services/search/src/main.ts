@@ -16,7 +16,7 @@ import { migrateSearch } from './migrations';
 async function main(): Promise<void> {
   const config = loadSearchConfig();
   const logger = createLogger({ service: 'search', level: config.LOG_LEVEL });
-  const pool = createPool(config.DATABASE_URL);
+  const pool = createPool(config);
   const applied = await migrateSearch(pool);
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
   const nc = await connectNats(config.NATS_URL, 'search', config.NATS_NKEY_SEED);

@@ -12,7 +12,7 @@ import { replayIndex } from './replay.use-case';
 
 async function main(): Promise<void> {
   const config = loadSearchConfig();
-  const pool = createPool(config.DATABASE_URL);
+  const pool = createPool(config);
   await migrateSearch(pool);
   const nc = await connectNats(config.NATS_URL, 'search', config.NATS_NKEY_SEED);
   try {

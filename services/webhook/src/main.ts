@@ -18,7 +18,7 @@ import { migrateWebhook } from './migrations';
 async function main(): Promise<void> {
   const config = loadWebhookConfig();
   const logger = createLogger({ service: 'webhook', level: config.LOG_LEVEL });
-  const pool = createPool(config.DATABASE_URL);
+  const pool = createPool(config);
   const applied = await migrateWebhook(pool);
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
   const nc = await connectNats(config.NATS_URL, 'webhook', config.NATS_NKEY_SEED);
