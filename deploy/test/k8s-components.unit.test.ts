@@ -9,10 +9,10 @@
  * (and labels) that the code exports, and promtool accepts the rules and fires them on the series they are for.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { appendFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseAllDocuments, stringify } from 'yaml';
+import { parseAllDocuments, parseDocument, stringify } from 'yaml';
 import { z } from 'zod';
 import { ROUTES } from '@dam/auth-tokens';
 import { COMPONENTS_DIR, renderComponents } from '../k8s/generate-components';
@@ -31,8 +31,14 @@ function buildWith(overlay: string, components: readonly string[]): any[] {
   try {
     cpSync(path.join(ROOT, 'k8s'), path.join(dir, 'k8s'), { recursive: true });
     const kustomization = path.join(dir, 'k8s', 'overlays', overlay, 'kustomization.yaml');
-    if (/^components:/m.test(readFileSync(kustomization, 'utf8'))) throw new Error(`${overlay} already lists components: add them to the list instead`);
-    appendFileSync(kustomization, `\ncomponents:\n${components.map((c) => `  - ../../components/${c}\n`).join('')}`);
+    // Exactly the components asked for, whether or not the overlay lists ours already; others it lists stay.
+    const doc = parseDocument(readFileSync(kustomization, 'utf8'));
+    const ours = COMPONENTS.map((c) => `../../components/${c}`);
+    const others = ((doc.toJSON() as { components?: string[] }).components ?? []).filter((c) => !ours.includes(c.replace(/\/$/, '')));
+    const listed = [...others, ...components.map((c) => `../../components/${c}`)];
+    if (listed.length) doc.set('components', listed);
+    else doc.delete('components');
+    writeFileSync(kustomization, doc.toString());
     const out = execFileSync('kubectl', ['kustomize', path.dirname(kustomization)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     return parseAllDocuments(out)
       .map((d) => d.toJSON())
@@ -192,7 +198,9 @@ describe.each(OVERLAYS)('the %s overlay with both components', (overlay) => {
     objects = buildWith(overlay, COMPONENTS);
   });
   const ofKind = (kind: string) => objects.filter((o) => o.kind === kind);
-  const namespace = () => ofKind('ConfigMap').find((o) => o.metadata.name === 'dam-config').metadata.namespace as string;
+  /** The shared ConfigMap, also when an overlay generates it with a hash suffix. */
+  const damConfig = () => ofKind('ConfigMap').find((o) => /^dam-config(-[a-z0-9]{10})?$/.test(o.metadata.name));
+  const namespace = () => damConfig().metadata.namespace as string;
 
   it('every Gateway API and Prometheus Operator object has the shape of its CRD, in the overlay namespace', () => {
     const ours = objects.filter((o) => SCHEMAS[o.kind]);
@@ -313,7 +321,7 @@ describe.each(OVERLAYS)('the %s overlay with both components', (overlay) => {
       expect(endpoint.path).toBe(m.metadata.name === 'minio' ? '/minio/v2/metrics/cluster' : '/metrics');
     }
     // The services serve /metrics to any caller the policy admits; MinIO wants its bearer token.
-    expect(ofKind('ConfigMap').find((c) => c.metadata.name === 'dam-config').data.METRICS_PUBLIC).toBe('true');
+    expect(damConfig().data.METRICS_PUBLIC).toBe('true');
     expect(monitors.find((m) => m.metadata.name === 'minio').spec.endpoints[0].authorization.credentials).toEqual(MINIO_TOKEN_SECRET);
     expect(objects.find((o) => o.kind === 'StatefulSet' && o.metadata.name === 'minio').spec.template.spec.containers[0].env).toContainEqual({ name: 'MINIO_PROMETHEUS_AUTH_TYPE', value: 'jwt' });
   });
