@@ -354,9 +354,11 @@ function nats(): Obj[] {
   ];
 }
 
+/** The pods that open connections to the object store: its users, and those fetching presigned URLs (the gateway). */
+export const objectStoreClients = (): string[] => SERVICES.filter((s) => s.s3 || s.fetchesPresigned).map((s) => s.name);
+
 function minio(): Obj[] {
   const name = 'minio';
-  const s3Users = SERVICES.filter((s) => s.s3).map((s) => s.name);
   return [
     service(`${name}-hl`, [{ name: 'api', port: 9000 }], { clusterIP: 'None', publishNotReadyAddresses: true }),
     service(name, [{ name: 'http', port: 9000, targetPort: 'api' }]),
@@ -417,7 +419,7 @@ function minio(): Obj[] {
     pdb(name, { maxUnavailable: 1 }),
     ...minioUsers(),
     ingressPolicy(name, 'storage', [
-      { from: fromPods(...s3Users, MINIO_USERS_JOB), ports: [{ port: 9000 }] },
+      { from: fromPods(...objectStoreClients(), MINIO_USERS_JOB), ports: [{ port: 9000 }] },
       { from: fromPods(name), ports: [{ port: 9000 }] },
       // Presigned object_storage links and public URLs reach the store through the ingress controller.
       { from: [fromNamespace(INGRESS_NAMESPACE), fromNamespace(MONITORING_NAMESPACE)], ports: [{ port: 9000 }] },

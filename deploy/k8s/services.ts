@@ -23,6 +23,12 @@ export interface ServiceSpec {
   nats?: boolean;
   /** What it does in the object store: its own MinIO user gets exactly this (deploy/k8s/object-store.ts). */
   s3?: S3Access;
+  /**
+   * Fetches objects from the object store by URLs another service presigned, with no user of its own: the
+   * gateway streams downloads itself (ACCEL, libs/http/src/accel.ts) from the URL metadata signs on S3_ENDPOINT.
+   * The object store's NetworkPolicy admits it like the services with `s3`.
+   */
+  fetchesPresigned?: boolean;
   /** Verifies or signs user JWTs (the edges and auth): gets JWT_SECRET. */
   jwt?: boolean;
   /** Measured peak RSS (docs/benchmarks.md) → memory request and limit. */
@@ -53,6 +59,8 @@ export const SERVICES: readonly ServiceSpec[] = [
     public: { host: 'base', paths: ['/api', '/console'] },
     callers: [],
     nats: true,
+    // Download Asset, /content/:key/* and Get Conversion: metadata checks the caller and presigns, the gateway streams.
+    fetchesPresigned: true,
     memory: { request: '320Mi', limit: '640Mi' }, // peak 270-311 MiB (delivery bench)
     cpu: '250m',
     scratch: { '/tmp': '64Mi' },
