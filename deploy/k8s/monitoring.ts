@@ -33,7 +33,7 @@ export function serviceMonitors(): Obj[] {
   return [
     // The services' own `service` label is the Service's name too: kept as scraped, so the alerts read it.
     ...SERVICES.map((s) => monitor(s.name, { path: '/metrics', honorLabels: true })),
-    // Cluster-wide figures: each pod answers for the whole cluster, so the alerts on them take max().
+    // Cluster-wide figures: every pod answers for the whole cluster, so queries on them take max() over the pods.
     monitor('minio', {
       path: '/minio/v2/metrics/cluster',
       authorization: { type: 'Bearer', credentials: { ...MINIO_TOKEN_SECRET } },
