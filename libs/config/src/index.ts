@@ -172,4 +172,11 @@ export const edgeLimitEnv = (defaults: { perMinute: number; burst: number; addre
   /** Failed authentications (bad JWT or API key) per address; beyond them it gets 429 without a lookup. */
   AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(0).default(60),
   AUTH_FAILURES_BURST: z.coerce.number().int().positive().default(100),
+  /**
+   * The budgets above are the deployment's totals, shared by this many replicas (each admits its share); with
+   * RATE_LIMIT_PEERS, the count until its first lookup answers.
+   */
+  RATE_LIMIT_REPLICAS: z.coerce.number().int().positive().default(1),
+  /** A name whose addresses are the edge's ready replicas (a headless Service): the count, looked up every 15 s. */
+  RATE_LIMIT_PEERS: z.string().min(1).optional(),
 });
