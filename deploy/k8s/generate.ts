@@ -35,6 +35,15 @@ const restricted = {
 const podSecurity = (uid: number) => ({ runAsNonRoot: true, runAsUser: uid, runAsGroup: uid, fsGroup: uid, seccompProfile: { type: 'RuntimeDefault' } });
 const spread = (name: string) => [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector(name) } }];
 
+const MiB = 1024 ** 2;
+const UNITS: Record<string, number> = { '': 1, K: 1e3, M: 1e6, G: 1e9, T: 1e12, Ki: 1024, Mi: MiB, Gi: 1024 ** 3, Ti: 1024 ** 4 };
+/** A Kubernetes quantity of bytes (`256Mi`, `20Gi`, `1Ti`, `8G`) as a number. */
+export function bytesOf(quantity: string): number {
+  const m = /^(\d+(?:\.\d+)?)([KMGT]i?)?$/.exec(quantity);
+  if (!m) throw new Error(`not a quantity of bytes: ${quantity}`);
+  return Number(m[1]) * (UNITS[m[2] ?? ''] as number);
+}
+
 /** The shared configuration: every service reads what it needs of it (secrets are in Secrets, never here). */
 export function sharedConfig(): Obj {
   const urls = Object.fromEntries(SERVICES.map((s) => [`${envName(s.name)}_URL`, urlOf(s.name)]));
@@ -276,7 +285,7 @@ lame_duck_duration: 30s
 lame_duck_grace_period: 10s
 jetstream {
   store_dir: /data/jetstream
-  max_file_store: 8G
+  max_file_store: $JS_MAX_FILE_STORE
   max_memory_store: 256M
 }
 cluster {
@@ -286,6 +295,15 @@ cluster {
 }
 include ./auth/auth.conf
 `;
+
+/**
+ * JetStream's file store is capped below its volume: ext4 keeps 5 % for root (NATS runs as uid 1000) and the raft
+ * logs of the meta and stream groups live beside it. The cap is the container's JS_MAX_FILE_STORE (bytes), next to
+ * the volume's size: an overlay that resizes the volume sets both (deploy/test/k8s-production.unit.test.ts).
+ */
+export const JS_FILE_STORE_SHARE = 0.8;
+export const NATS_VOLUME = '10Gi';
+export const jsMaxFileStore = (volume: string): string => String(Math.floor(bytesOf(volume) * JS_FILE_STORE_SHARE));
 
 function nats(): Obj[] {
   const name = 'nats';
@@ -315,7 +333,10 @@ function nats(): Obj[] {
                 name,
                 image: 'nats:2.10.22-alpine',
                 args: ['--config', '/etc/nats/nats.conf'],
-                env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
+                env: [
+                  { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+                  { name: 'JS_MAX_FILE_STORE', value: jsMaxFileStore(NATS_VOLUME) },
+                ],
                 ports: [
                   { name: 'client', containerPort: 4222 },
                   { name: 'cluster', containerPort: 6222 },
@@ -342,7 +363,7 @@ function nats(): Obj[] {
             ],
           },
         },
-        volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Gi' } } } }],
+        volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: NATS_VOLUME } } } }],
       },
     },
     pdb(name, { minAvailable: 2 }),
