@@ -8,9 +8,11 @@
  * is answered without credentials, and the Ingress/HTTPRoutes never route `/metrics`. Every series carries
  * `service="<name>"` (libs/metrics). MinIO's metrics need a bearer token (`MINIO_PROMETHEUS_AUTH_TYPE=jwt`): a JWT
  * made for the `dam-minio-metrics` user (k8s/README.md), read by Prometheus from the Secret `dam-minio-prometheus`.
+ * NATS serves JSON only (its monitoring port 8222): the Component adds NATS's Prometheus exporter beside each server.
  */
 import { SERVICES } from './services';
 import { TRANSFER_ROUTE } from './gateway-api';
+import { MONITORING_NAMESPACE } from './generate';
 
 type Obj = Record<string, unknown>;
 const labels = (name: string) => ({ 'app.kubernetes.io/name': name, 'app.kubernetes.io/component': 'monitoring', 'app.kubernetes.io/part-of': 'dam' });
@@ -45,6 +47,49 @@ export function serviceMonitors(): Obj[] {
 export const TRANSFER_ROUTE_PROMQL = `.*${TRANSFER_ROUTE.source.replace(/\\\//g, '/')}`;
 /** A PromQL string literal holds Go escapes: a regex's backslash is written twice. */
 const promString = (s: string) => s.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
+
+/** NATS's exporter, a sidecar reading its own server's monitoring port (the NATS Helm chart's arguments). */
+export const NATS_EXPORTER = { image: 'natsio/prometheus-nats-exporter:0.17.3', port: 7777 } as const;
+
+/**
+ * The sidecar (a patch of the base's StatefulSet `nats`), a PodMonitor for it, and a policy that
+ * lets the monitoring namespace reach its port (the base's NATS policy opens only 4222, 6222 and 8222).
+ */
+export function natsMetrics(): { patch: { target: Obj; ops: Obj[] }; objects: Obj[] } {
+  const container = {
+    name: 'metrics',
+    image: NATS_EXPORTER.image,
+    args: [`-port=${NATS_EXPORTER.port}`, '-connz', '-routez', '-subz', '-varz', '-jsz=all', '-prefix=nats', '-use_internal_server_id', 'http://localhost:8222/'],
+    ports: [{ name: 'metrics', containerPort: NATS_EXPORTER.port }],
+    resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '64Mi' } },
+    securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+  };
+  return {
+    // Appended (a JSON patch: a strategic merge would put it first), so the overlays' patches of container 0 still hit NATS.
+    patch: { target: { kind: 'StatefulSet', name: 'nats' }, ops: [{ op: 'add', path: '/spec/template/spec/containers/-', value: container }] },
+    objects: [
+      {
+        apiVersion: 'monitoring.coreos.com/v1',
+        kind: 'PodMonitor',
+        metadata: { name: 'nats', labels: labels('nats') },
+        spec: {
+          selector: { matchLabels: { 'app.kubernetes.io/name': 'nats' } },
+          podMetricsEndpoints: [{ port: 'metrics', path: '/metrics', ...SCRAPE }],
+        },
+      },
+      {
+        apiVersion: 'networking.k8s.io/v1',
+        kind: 'NetworkPolicy',
+        metadata: { name: 'nats-metrics', labels: labels('nats-metrics') },
+        spec: {
+          podSelector: { matchLabels: { 'app.kubernetes.io/name': 'nats' } },
+          policyTypes: ['Ingress'],
+          ingress: [{ from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': MONITORING_NAMESPACE } } }], ports: [{ port: NATS_EXPORTER.port }] }],
+        },
+      },
+    ],
+  };
+}
 
 export interface Alert {
   alert: string;
@@ -158,7 +203,7 @@ export function prometheusRule(): Obj {
   };
 }
 
-export function monitoringKustomization(resources: string[]): Obj {
-  return { apiVersion: 'kustomize.config.k8s.io/v1alpha1', kind: 'Component', resources };
+export function monitoringKustomization(resources: string[], patches: Array<{ path: string; target: Obj }>): Obj {
+  return { apiVersion: 'kustomize.config.k8s.io/v1alpha1', kind: 'Component', resources, patches };
 }
 

@@ -17,7 +17,9 @@ import { z } from 'zod';
 import { ROUTES } from '@dam/auth-tokens';
 import { COMPONENTS_DIR, renderComponents } from '../k8s/generate-components';
 import { HOSTS, isTransferRoute, PLACEHOLDER_HOST, TIMEOUTS, type PublicHost } from '../k8s/gateway-api';
-import { ALERTS, MINIO_TOKEN_SECRET, prometheusRule, TRANSFER_ROUTE_PROMQL } from '../k8s/monitoring';
+import { ALERTS, MINIO_TOKEN_SECRET, NATS_EXPORTER, prometheusRule, TRANSFER_ROUTE_PROMQL } from '../k8s/monitoring';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
+import { StatefulSet } from 'kubernetes-models/apps/v1';
 import { SERVICES } from '../k8s/services';
 import { metricsRegistry } from '../../libs/metrics/src';
 
@@ -171,7 +173,26 @@ const PrometheusRuleSchema = z
       .strict(),
   })
   .strict();
-const SCHEMAS: Record<string, z.ZodType> = { Gateway: GatewaySchema, HTTPRoute: HTTPRouteSchema, ServiceMonitor: ServiceMonitorSchema, PrometheusRule: PrometheusRuleSchema };
+const PodMonitorSchema = z
+  .object({
+    apiVersion: z.literal('monitoring.coreos.com/v1'),
+    kind: z.literal('PodMonitor'),
+    metadata,
+    spec: z
+      .object({
+        selector: z.object({ matchLabels: z.record(z.string(), z.string()) }).strict(),
+        podMetricsEndpoints: z.array(z.object({ port: dnsLabel, path: z.string().startsWith('/'), interval: duration, scrapeTimeout: duration }).strict()).min(1),
+      })
+      .strict(),
+  })
+  .strict();
+const SCHEMAS: Record<string, z.ZodType> = {
+  Gateway: GatewaySchema,
+  HTTPRoute: HTTPRouteSchema,
+  ServiceMonitor: ServiceMonitorSchema,
+  PodMonitor: PodMonitorSchema,
+  PrometheusRule: PrometheusRuleSchema,
+};
 
 it('k8s/components is what deploy/k8s/generate-components.ts makes', () => {
   const expected = renderComponents();
@@ -180,15 +201,26 @@ it('k8s/components is what deploy/k8s/generate-components.ts makes', () => {
   for (const [file, text] of Object.entries(expected)) expect(readFileSync(path.join(COMPONENTS_DIR, file), 'utf8')).toBe(text);
 });
 
-it('each component builds alone over the dev overlay, and adds only its own kinds', () => {
+it('each component builds alone over the dev overlay, adds only its own objects and changes nothing else but the NATS pods', () => {
   const dev = buildWith('dev', []);
-  const kinds = { 'gateway-api': ['Gateway', 'HTTPRoute'], monitoring: ['ServiceMonitor', 'PrometheusRule'] };
+  const kinds = { 'gateway-api': ['Gateway', 'HTTPRoute'], monitoring: ['NetworkPolicy', 'PodMonitor', 'PrometheusRule', 'ServiceMonitor'] };
+  const same = (a: any, b: any) => a.kind === b.kind && a.metadata.name === b.metadata.name;
   for (const c of COMPONENTS) {
     const built = buildWith('dev', [c]);
-    const added = built.filter((o) => !dev.some((d) => d.kind === o.kind && d.metadata.name === o.metadata.name));
+    const added = built.filter((o) => !dev.some((d) => same(d, o)));
     expect([...new Set(added.map((o) => o.kind))].sort()).toEqual([...kinds[c]].sort());
-    // The rest of the overlay is untouched.
-    expect(built.filter((o) => !added.includes(o))).toEqual(dev);
+    const changed = built.filter((o) => !added.includes(o) && JSON.stringify(o) !== JSON.stringify(dev.find((d) => same(d, o))));
+    if (c === 'gateway-api') expect(changed).toEqual([]);
+    else {
+      // Only the exporter appended to the NATS pods: NATS stays container 0, which the overlays' patches address.
+      expect(changed.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(['StatefulSet/nats']);
+      const before = dev.find((d) => d.kind === 'StatefulSet' && d.metadata.name === 'nats');
+      const containers = changed[0].spec.template.spec.containers;
+      expect(containers.slice(0, -1)).toEqual(before.spec.template.spec.containers);
+      expect(containers.at(-1)).toMatchObject({ name: 'metrics', image: NATS_EXPORTER.image });
+      expect({ ...changed[0], spec: { ...changed[0].spec, template: { ...changed[0].spec.template, spec: { ...changed[0].spec.template.spec, containers: before.spec.template.spec.containers } } } }).toEqual(before);
+    }
+    expect(built.length).toBe(dev.length + added.length);
   }
 });
 
@@ -324,6 +356,29 @@ describe.each(OVERLAYS)('the %s overlay with both components', (overlay) => {
     expect(damConfig().data.METRICS_PUBLIC).toBe('true');
     expect(monitors.find((m) => m.metadata.name === 'minio').spec.endpoints[0].authorization.credentials).toEqual(MINIO_TOKEN_SECRET);
     expect(objects.find((o) => o.kind === 'StatefulSet' && o.metadata.name === 'minio').spec.template.spec.containers[0].env).toContainEqual({ name: 'MINIO_PROMETHEUS_AUTH_TYPE', value: 'jwt' });
+  });
+
+  it("NATS is scraped through its exporter, a restricted sidecar reachable from the namespaces that scrape the services", () => {
+    const nats = objects.find((o) => o.kind === 'StatefulSet' && o.metadata.name === 'nats');
+    expect(() => new StatefulSet(nats).validate()).not.toThrow();
+    const exporter = nats.spec.template.spec.containers.find((c: any) => c.name === 'metrics');
+    expect(exporter.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+    expect(nats.spec.template.spec.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(exporter.resources.limits.memory).toBeDefined();
+    const [monitor] = ofKind('PodMonitor');
+    expect(Object.entries(monitor.spec.selector.matchLabels).every(([k, v]) => nats.spec.template.metadata.labels[k] === v)).toBe(true);
+    expect(exporter.ports.map((p: any) => p.name)).toContain(monitor.spec.podMetricsEndpoints[0].port);
+    // Namespaces let in to an internal service's port (auth: no ingress controller in front), and to the exporter's.
+    const namespacesTo = (app: string, port: (p: any) => boolean) =>
+      ofKind('NetworkPolicy')
+        .filter((p) => p.spec.podSelector.matchLabels?.['app.kubernetes.io/name'] === app)
+        .flatMap((p) => p.spec.ingress ?? [])
+        .filter((r: any) => r.ports?.some(port))
+        .flatMap((r: any) => r.from.map((f: any) => f.namespaceSelector).filter(Boolean));
+    for (const p of ofKind('NetworkPolicy')) expect(() => new NetworkPolicy(p).validate()).not.toThrow();
+    const scrapers = namespacesTo('auth', (p) => p.port === 'http');
+    expect(scrapers.length).toBeGreaterThan(0);
+    expect(namespacesTo('nats', (p) => p.port === NATS_EXPORTER.port)).toEqual(scrapers);
   });
 });
 
