@@ -17,24 +17,33 @@ describe('DB_POOL_MAX', () => {
     // Every query waits on a lock this client holds, so each one holds its connection until the lock is let go.
     const holder = new Client({ connectionString: url });
     await holder.connect();
+    let queries: Promise<unknown>[] = [];
     try {
       await holder.query('SELECT pg_advisory_lock($1)', [LOCK]);
-      const queries = Array.from({ length: 10 }, () => pool.query('SELECT pg_advisory_lock_shared($1), pg_advisory_unlock_shared($1)', [LOCK]));
-      const connections = async (): Promise<number> =>
+      queries = Array.from({ length: 10 }, () => pool.query('SELECT pg_advisory_lock_shared($1), pg_advisory_unlock_shared($1)', [LOCK]));
+      const backends = async (): Promise<{ connections: number; waiting: number }> =>
         (
-          await holder.query<{ n: number }>(
-            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()",
+          await holder.query<{ connections: number; waiting: number }>(
+            `SELECT count(*)::int AS connections, (count(*) FILTER (WHERE wait_event_type = 'Lock'))::int AS waiting
+               FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()`,
           )
-        ).rows[0]!.n;
-      // Settled: either the pool queued the 7 it had no connection for, or it opened more than 3.
-      await waitFor(async () => pool.waitingCount === 7 || (await connections()) > 3, { description: '10 queries handed out' });
-      expect(await connections()).toBe(3);
+        ).rows[0]!;
+      // Settled: 3 connections wait on the lock and the pool queued the other 7, or it opened more than 3.
+      await waitFor(
+        async () => {
+          const now = await backends();
+          return (now.waiting === 3 && pool.waitingCount === 7) || now.connections > 3;
+        },
+        { description: '10 queries handed out' },
+      );
+      expect(await backends()).toEqual({ connections: 3, waiting: 3 });
       expect({ total: pool.totalCount, waiting: pool.waitingCount }).toEqual({ total: 3, waiting: 7 });
       await holder.query('SELECT pg_advisory_unlock($1)', [LOCK]);
       expect(await Promise.all(queries)).toHaveLength(10);
       expect(pool.totalCount).toBeLessThanOrEqual(3);
     } finally {
       await holder.end();
+      await Promise.allSettled(queries);
       await pool.end();
     }
   });
