@@ -43,6 +43,24 @@ export function bytesOf(quantity: string): number {
   if (!m) throw new Error(`not a quantity of bytes: ${quantity}`);
   return Number(m[1]) * (UNITS[m[2] ?? ''] as number);
 }
+const mebibytes = (bytes: number): string => (bytes % 1024 ** 3 === 0 ? `${bytes / 1024 ** 3}Gi` : `${Math.ceil(bytes / MiB)}Mi`);
+/** What a container writes besides its volumes: its logs (the kubelet keeps 5 × 10 MiB by default), with room. */
+export const EPHEMERAL_HEADROOM = '256Mi';
+/**
+ * ephemeral-storage for a container that mounts these emptyDirs: the scheduler reserves their size limits on the
+ * node (without it, pods with 20 GiB of scratch are packed as if they wrote nothing and the node hits
+ * DiskPressure); the limit adds the logs. The kubelet also evicts a pod over the sum of its containers' limits.
+ */
+export function ephemeralStorage(sizeLimits: readonly string[]): { request: string; limit: string } {
+  const sum = sizeLimits.reduce((n, q) => n + bytesOf(q), 0);
+  return { request: mebibytes(sum), limit: mebibytes(sum + bytesOf(EPHEMERAL_HEADROOM)) };
+}
+/** Writable volumes by name → size limit, as emptyDirs. */
+const emptyDirs = (sizes: Record<string, string>) => Object.entries(sizes).map(([name, sizeLimit]) => ({ name, emptyDir: { sizeLimit } }));
+const resources = (cpu: string, memory: { request: string; limit: string }, scratch: readonly string[]) => {
+  const disk = ephemeralStorage(scratch);
+  return { requests: { cpu, memory: memory.request, 'ephemeral-storage': disk.request }, limits: { memory: memory.limit, 'ephemeral-storage': disk.limit } };
+};
 
 /** The shared configuration: every service reads what it needs of it (secrets are in Secrets, never here). */
 export function sharedConfig(): Obj {
@@ -105,7 +123,7 @@ function deployment(s: ServiceSpec): Obj {
     ports: [{ name: 'http', containerPort: CONTAINER_PORT }],
     envFrom: [{ configMapRef: { name: 'dam-config' } }],
     env,
-    resources: { requests: { cpu: s.cpu, memory: s.memory.request }, limits: { memory: s.memory.limit } },
+    resources: resources(s.cpu, s.memory, scratch.map((v) => v.size)),
     readinessProbe: { httpGet: { path: '/readyz', port: 'http' }, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 3 },
     livenessProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 10, timeoutSeconds: 3, failureThreshold: 6 },
     ...(s.startupSeconds
@@ -125,7 +143,7 @@ function deployment(s: ServiceSpec): Obj {
           args: ['migrate', s.name],
           envFrom: [{ configMapRef: { name: 'dam-config' } }],
           env: [secretEnv('DATABASE_URL', `dam-${s.name}`)],
-          resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '256Mi' } },
+          resources: resources('50m', { request: '128Mi', limit: '256Mi' }, [s.scratch['/tmp'] as string]),
           securityContext: restricted,
           volumeMounts: [{ name: 'scratch-0', mountPath: '/tmp' }],
         },
@@ -305,6 +323,8 @@ export const JS_FILE_STORE_SHARE = 0.8;
 export const NATS_VOLUME = '10Gi';
 export const jsMaxFileStore = (volume: string): string => String(Math.floor(bytesOf(volume) * JS_FILE_STORE_SHARE));
 
+const NATS_SCRATCH = { run: '16Mi' };
+
 function nats(): Obj[] {
   const name = 'nats';
   return [
@@ -342,7 +362,7 @@ function nats(): Obj[] {
                   { name: 'cluster', containerPort: 6222 },
                   { name: 'monitor', containerPort: 8222 },
                 ],
-                resources: { requests: { cpu: '250m', memory: '512Mi' }, limits: { memory: '1Gi' } },
+                resources: resources('250m', { request: '512Mi', limit: '1Gi' }, Object.values(NATS_SCRATCH)),
                 readinessProbe: { httpGet: { path: '/healthz?js-enabled-only=true', port: 'monitor' }, periodSeconds: 10 },
                 livenessProbe: { httpGet: { path: '/healthz?js-enabled-only=true', port: 'monitor' }, periodSeconds: 30, failureThreshold: 5 },
                 startupProbe: { httpGet: { path: '/healthz', port: 'monitor' }, periodSeconds: 5, failureThreshold: 60 },
@@ -359,7 +379,7 @@ function nats(): Obj[] {
             volumes: [
               { name: 'config', configMap: { name: 'nats-config' } },
               { name: 'auth', secret: { secretName: 'dam-nats-auth' } },
-              { name: 'run', emptyDir: { sizeLimit: '16Mi' } },
+              ...emptyDirs(NATS_SCRATCH),
             ],
           },
         },
@@ -377,6 +397,8 @@ function nats(): Obj[] {
 
 /** The pods that open connections to the object store: its users, and those fetching presigned URLs (the gateway). */
 export const objectStoreClients = (): string[] => SERVICES.filter((s) => s.s3 || s.fetchesPresigned).map((s) => s.name);
+
+const MINIO_SCRATCH = { home: '16Mi', tmp: '256Mi' };
 
 function minio(): Obj[] {
   const name = 'minio';
@@ -417,7 +439,7 @@ function minio(): Obj[] {
                   { name: 'api', containerPort: 9000 },
                   { name: 'console', containerPort: 9001 },
                 ],
-                resources: { requests: { cpu: '250m', memory: '512Mi' }, limits: { memory: '2Gi' } },
+                resources: resources('250m', { request: '512Mi', limit: '2Gi' }, Object.values(MINIO_SCRATCH)),
                 readinessProbe: { httpGet: { path: '/minio/health/ready', port: 'api' }, periodSeconds: 10 },
                 livenessProbe: { httpGet: { path: '/minio/health/live', port: 'api' }, periodSeconds: 30, failureThreshold: 5 },
                 securityContext: restricted,
@@ -429,8 +451,7 @@ function minio(): Obj[] {
               },
             ],
             volumes: [
-              { name: 'home', emptyDir: { sizeLimit: '16Mi' } },
-              { name: 'tmp', emptyDir: { sizeLimit: '256Mi' } },
+              ...emptyDirs(MINIO_SCRATCH),
             ],
           },
         },
@@ -449,6 +470,7 @@ function minio(): Obj[] {
 }
 
 const MINIO_USERS_JOB = 'minio-users';
+const MC_SCRATCH = { tmp: '16Mi' };
 
 /**
  * Each service's own MinIO user (object-store.ts): the policies as a ConfigMap, and a Job that makes the bucket,
@@ -501,7 +523,7 @@ function minioUsers(): Obj[] {
                   secretEnv('MINIO_METRICS_ACCESS_KEY', MINIO_METRICS_SECRET, 'MINIO_METRICS_ACCESS_KEY'),
                   secretEnv('MINIO_METRICS_SECRET_KEY', MINIO_METRICS_SECRET, 'MINIO_METRICS_SECRET_KEY'),
                 ],
-                resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } },
+                resources: resources('50m', { request: '64Mi', limit: '256Mi' }, Object.values(MC_SCRATCH)),
                 securityContext: restricted,
                 volumeMounts: [
                   { name: 'policies', mountPath: '/policies', readOnly: true },
@@ -511,7 +533,7 @@ function minioUsers(): Obj[] {
             ],
             volumes: [
               { name: 'policies', configMap: { name: 'minio-policies' } },
-              { name: 'tmp', emptyDir: { sizeLimit: '16Mi' } },
+              ...emptyDirs(MC_SCRATCH),
             ],
           },
         },

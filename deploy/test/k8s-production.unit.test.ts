@@ -4,13 +4,13 @@
  * overlays against the Kubernetes review of 2026-11-27 (D1, D6, D7, D8, D12, the database's TLS and connection
  * budget, presigned links for the public host, no hard-coded cluster domain).
  */
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { generateSecrets } from '../k8s/secrets';
 import { SERVICES } from '../k8s/services';
-import { admits, build, OVERLAYS, podLabels, quantity, ROOT } from './k8s-render';
+import { admits, build, containersOf, emptyDirsOf, MiB, OVERLAYS, podLabels, quantity, ROOT, workloadsOf } from './k8s-render';
 
 const secrets = generateSecrets();
 const secretData = (name: string): Record<string, string> | undefined => secrets.find((s) => s.metadata.name === name)?.stringData;
@@ -18,9 +18,24 @@ const sourcesOf = (dir: string): string[] =>
   readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourcesOf(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []));
 const serviceSource = (name: string): string => sourcesOf(path.join(ROOT, 'services', name, 'src')).map((f) => readFileSync(f, 'utf8')).join('\n');
 
+/** What the kubelet keeps of a container's logs by default (containerLogMaxSize 10Mi × containerLogMaxFiles 5). */
+const LOGS = 50 * MiB;
+/** The child process' answers by upload's sizes (the overlays give it the same: asked once). */
+const spooled: Record<string, string> = {};
+
 describe.each(OVERLAYS)('the %s overlay', (overlay) => {
   const objects = build(overlay);
   const named = (kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name);
+  /** A container's environment, its Secrets' keys as the secrets tool makes them. */
+  const envOf = (c: any): Record<string, string> => {
+    const env: Record<string, string> = {};
+    for (const f of c.envFrom ?? []) Object.assign(env, objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === f.configMapRef?.name)?.data ?? {});
+    for (const e of c.env ?? []) {
+      const ref = e.valueFrom?.secretKeyRef;
+      env[e.name] = e.value ?? (ref ? secretData(ref.name)?.[ref.key] : undefined) ?? `<${e.name}>`;
+    }
+    return env;
+  };
 
   describe('D1: the object store admits every pod that opens connections to it', () => {
     // From the code: services that build a storage client with their own credentials, and services that fetch the
@@ -75,5 +90,50 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  describe('D7: scratch volumes are accounted for on the node', () => {
+    it('gives every container an ephemeral-storage request of at least the emptyDirs it mounts, and a limit above it with its logs', () => {
+      let checked = 0;
+      for (const o of workloadsOf(objects)) {
+        const dirs = emptyDirsOf(o);
+        for (const c of containersOf(o)) {
+          const mounted = [...new Set((c.volumeMounts ?? []).map((m: any) => m.name))].filter((n) => dirs.has(n as string));
+          const sum = mounted.reduce((n: number, v) => n + (dirs.get(v as string) as number), 0);
+          const request = quantity(c.resources?.requests?.['ephemeral-storage'] ?? 0);
+          const limit = quantity(c.resources?.limits?.['ephemeral-storage'] ?? 0);
+          expect([o.metadata.name, c.name, Number.isFinite(sum), request >= sum, limit >= Math.max(request, sum + LOGS)]).toEqual([o.metadata.name, c.name, true, true, true]);
+          checked += 1;
+        }
+        // The kubelet evicts a pod whose volumes and logs pass the sum of its containers' limits.
+        const podLimit = o.spec.template.spec.containers.reduce((n: number, c: any) => n + quantity(c.resources?.limits?.['ephemeral-storage'] ?? 0), 0);
+        const allDirs = [...dirs.values()].reduce((n, v) => n + v, 0);
+        expect([o.metadata.name, podLimit >= allDirs + LOGS]).toEqual([o.metadata.name, true]);
+      }
+      expect(checked).toBeGreaterThanOrEqual(SERVICES.length + SERVICES.filter((x) => x.database).length + 3);
+      // The sizes checked are the ones the services are given: transcode's 20Gi of /tmp is reserved.
+      expect(quantity(named('Deployment', 'transcode').spec.template.spec.containers[0].resources.requests['ephemeral-storage'])).toBeGreaterThanOrEqual(20 * 1024 * MiB);
+    });
+
+    it('gives upload\'s /tmp room for every part the tus store keeps on disk at once (the store upload builds, asked in a child process)', () => {
+      const upload = named('Deployment', 'upload');
+      const env = envOf(upload.spec.template.spec.containers[0]);
+      const tmp = upload.spec.template.spec.volumes.find((v: any) => v.name === upload.spec.template.spec.containers[0].volumeMounts.find((m: any) => m.mountPath === '/tmp').name);
+      const probe = [
+        "const { loadUploadConfig } = require('./services/upload/src/config');",
+        "const { createTusStore } = require('./services/upload/src/adapters/tus-store');",
+        `const config = loadUploadConfig(${JSON.stringify(env)});`,
+        "const store = createTusStore({ endpoint: 'http://127.0.0.1:1', bucket: 'b', accessKey: 'a', secretKey: 's' }, { expiryMs: 1000, partSize: config.TUS_PART_SIZE });",
+        // A part is cut at the size calcOptimalPartSize gives: for a known length up to MAX_UPLOAD_BYTES, or a deferred one.
+        'const part = Math.max(store.calcOptimalPartSize(config.MAX_UPLOAD_BYTES), store.calcOptimalPartSize(undefined));',
+        'console.log(JSON.stringify({ parts: store.partUploadSemaphore.availablePermits, part }));',
+      ].join('\n');
+      const out = (spooled[`${env.MAX_UPLOAD_BYTES}|${env.TUS_PART_SIZE}`] ??= execFileSync(process.execPath, ['--import', 'tsx', '-e', probe], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } }));
+      const { parts, part } = JSON.parse(out.trim().split('\n').pop() as string) as { parts: number; part: number };
+      const spool = parts * part;
+      console.log(`${overlay}: upload spools up to ${parts} parts × ${part / MiB} MiB = ${spool / MiB} MiB in /tmp (sizeLimit ${tmp.emptyDir.sizeLimit})`);
+      expect(spool).toBeGreaterThan(0);
+      expect(quantity(tmp.emptyDir.sizeLimit)).toBeGreaterThanOrEqual(spool);
+    });
   });
 });

@@ -9,6 +9,14 @@ const { S3Store } = require('@tus/s3-store') as typeof TusS3;
 export const TUS_PREFIX = 'tus/';
 
 /**
+ * Parts cut and sent to S3 at once, in the whole process: each waits in the temp folder (os.tmpdir(), upload's /tmp
+ * emptyDir in k8s/) as a file of one part until S3 has it, and a PATCH waits for a free slot. The library's 60,
+ * with parts of 524 MiB for an upload of deferred length (its 5 TiB / 10,000 parts), let one pod spool 31 GiB; with
+ * 16 slots of TUS_PART_SIZE (8 MiB) it is 128 MiB (deploy/test/k8s-production.unit.test.ts holds /tmp to it).
+ */
+export const TUS_PARTS_IN_FLIGHT = 16;
+
+/**
  * @tus/s3-store's S3 store (a multipart upload per tus upload, `<id>.info` holding its state, `<id>.part` a
  * trailing piece under S3's 5 MiB minimum) with one change: its sweep of expired uploads stays under TUS_PREFIX.
  * The library's own sweep lists every multipart upload of the bucket, which would abort other writers' uploads
@@ -19,6 +27,9 @@ export class TusS3Store extends S3Store {
     super(options);
     // Verified by the routes in front of the tus server (tus.routes.ts) before a byte reaches this store.
     this.extensions.push('checksum');
+    // The size an upload of deferred length is cut for: parts of the preferred size (10,000 of 8 MiB is 78 GiB,
+    // beyond MAX_UPLOAD_BYTES), not of the library's 5 TiB.
+    (this as { maxUploadSize: number }).maxUploadSize = this.preferredPartSize * this.maxMultipartParts;
   }
 
   override async deleteExpired(): Promise<number> {
@@ -65,6 +76,7 @@ export class TusS3Store extends S3Store {
 export function createTusStore(storage: StorageConfig, opts: { expiryMs: number; partSize: number }): TusS3Store {
   return new TusS3Store({
     partSize: opts.partSize,
+    maxConcurrentPartUploads: TUS_PARTS_IN_FLIGHT,
     // Expiry is this store's own sweep (deleteExpired), not a bucket lifecycle rule over object tags.
     useTags: false,
     expirationPeriodInMilliseconds: opts.expiryMs,
