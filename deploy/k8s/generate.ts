@@ -33,7 +33,17 @@ const restricted = {
   capabilities: { drop: ['ALL'] },
 };
 const podSecurity = (uid: number) => ({ runAsNonRoot: true, runAsUser: uid, runAsGroup: uid, fsGroup: uid, seccompProfile: { type: 'RuntimeDefault' } });
-const spread = (name: string) => [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector(name) } }];
+export const HOSTNAME = 'kubernetes.io/hostname';
+export const ZONE = 'topology.kubernetes.io/zone';
+/**
+ * Where the pods of one workload go: spread over zones and nodes, and preferably never two on one node. Every
+ * term selects the workload's own pods only (its name), so other workloads' pods never count. The prod overlay
+ * makes the anti-affinity required for NATS and MinIO (one pod per node: losing a node loses one replica).
+ */
+const placement = (name: string) => ({
+  affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { topologyKey: HOSTNAME, labelSelector: { matchLabels: selector(name) } } }] } },
+  topologySpreadConstraints: [ZONE, HOSTNAME].map((topologyKey) => ({ maxSkew: 1, topologyKey, whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector(name) } })),
+});
 
 const MiB = 1024 ** 2;
 const UNITS: Record<string, number> = { '': 1, K: 1e3, M: 1e6, G: 1e9, T: 1e12, Ki: 1024, Mi: MiB, Gi: 1024 ** 3, Ti: 1024 ** 4 };
@@ -166,7 +176,7 @@ function deployment(s: ServiceSpec): Obj {
           enableServiceLinks: false,
           terminationGracePeriodSeconds: s.drainSeconds + 15,
           securityContext: podSecurity(10001),
-          topologySpreadConstraints: spread(s.name),
+          ...placement(s.name),
           ...(migrate.length ? { initContainers: migrate } : {}),
           containers: [container],
           volumes: scratch.map((v) => ({ name: v.name, emptyDir: { sizeLimit: v.size } })),
@@ -347,7 +357,7 @@ function nats(): Obj[] {
             enableServiceLinks: false,
             terminationGracePeriodSeconds: 60,
             securityContext: podSecurity(1000),
-            topologySpreadConstraints: [{ ...spread(name)[0], topologyKey: 'kubernetes.io/hostname' }],
+            ...placement(name),
             containers: [
               {
                 name,
@@ -421,7 +431,7 @@ function minio(): Obj[] {
             enableServiceLinks: false,
             terminationGracePeriodSeconds: 30,
             securityContext: podSecurity(1000),
-            topologySpreadConstraints: [{ ...spread(name)[0], topologyKey: 'kubernetes.io/hostname' }],
+            ...placement(name),
             containers: [
               {
                 name,

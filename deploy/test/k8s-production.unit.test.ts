@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { generateSecrets } from '../k8s/secrets';
 import { SERVICES } from '../k8s/services';
-import { admits, build, containersOf, emptyDirsOf, MiB, OVERLAYS, podLabels, quantity, ROOT, workloadsOf } from './k8s-render';
+import { admits, build, containersOf, emptyDirsOf, MiB, OVERLAYS, podLabels, podsOf, quantity, ROOT, selects, workloadsOf } from './k8s-render';
 
 const secrets = generateSecrets();
 const secretData = (name: string): Record<string, string> | undefined => secrets.find((s) => s.metadata.name === name)?.stringData;
@@ -137,3 +137,45 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     });
   });
 });
+
+describe('D8: the prod overlay spreads the replicas of each workload', () => {
+  const objects = build('prod');
+  const pods = podsOf(objects);
+  const termsOf = (o: any): Array<{ required: boolean; term: any }> => {
+    const anti = o.spec.template.spec.affinity?.podAntiAffinity ?? {};
+    return [
+      ...(anti.requiredDuringSchedulingIgnoredDuringExecution ?? []).map((term: any) => ({ required: true, term })),
+      ...(anti.preferredDuringSchedulingIgnoredDuringExecution ?? []).map((p: any) => ({ required: false, term: p.podAffinityTerm })),
+    ];
+  };
+  const onlyItself = (o: any, selector: any) => pods.filter((p) => selects(selector, podLabels(p))).map((p) => p.metadata.name);
+
+  it('keeps two pods of one workload off one node, counting only that workload\'s pods (never every DAM pod)', () => {
+    for (const o of pods) {
+      const terms = termsOf(o);
+      expect([o.metadata.name, terms.length > 0]).toEqual([o.metadata.name, true]);
+      for (const { term } of terms) {
+        expect([o.metadata.name, term.topologyKey, onlyItself(o, term.labelSelector)]).toEqual([o.metadata.name, 'kubernetes.io/hostname', [o.metadata.name]]);
+      }
+    }
+  });
+
+  it('requires one NATS pod and one MinIO pod per node (3 and 4 nodes), so losing a node loses one replica of each', () => {
+    for (const name of ['nats', 'minio']) {
+      const required = termsOf(find(objects, 'StatefulSet', name)).filter((t) => t.required);
+      expect([name, required.map((t) => [t.term.topologyKey, onlyItself(null, t.term.labelSelector)])]).toEqual([name, [['kubernetes.io/hostname', [name]]]]);
+    }
+  });
+
+  it('spreads every workload over zones and nodes by its own pods', () => {
+    for (const o of pods) {
+      const constraints = o.spec.template.spec.topologySpreadConstraints ?? [];
+      expect([o.metadata.name, constraints.map((c: any) => c.topologyKey).sort()]).toEqual([o.metadata.name, ['kubernetes.io/hostname', 'topology.kubernetes.io/zone']]);
+      for (const c of constraints) expect([o.metadata.name, c.topologyKey, onlyItself(o, c.labelSelector)]).toEqual([o.metadata.name, c.topologyKey, [o.metadata.name]]);
+    }
+  });
+});
+
+function find(objects: any[], kind: string, name: string): any {
+  return objects.find((o) => o.kind === kind && o.metadata.name === name);
+}
