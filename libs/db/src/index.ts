@@ -2,8 +2,11 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Pool, type PoolClient, type PoolConfig, type QueryConfig } from 'pg';
 import { isDependencyUnavailable } from '@dam/errors';
+import { checkRootCert, describingClient, tlsSettingsOf } from './tls';
 
 export type { Pool, PoolClient } from 'pg';
+
+export { DatabaseTlsError } from './tls';
 
 /** A service's database settings as its config parses them (`dbEnv` of @dam/config). */
 export interface DbSettings {
@@ -14,13 +17,17 @@ export interface DbSettings {
 
 /**
  * A pool on DATABASE_URL: a service passes its config (the URL and DB_POOL_MAX), tests and tools may pass a URL (10
- * connections).
+ * connections). TLS is set in the URL (see tls.ts); a CA file it names that cannot be read throws here.
  */
 export function createPool(db: string | DbSettings, opts: Omit<PoolConfig, 'connectionString'> = {}): Pool {
   const connectionString = typeof db === 'string' ? db : db.DATABASE_URL;
+  const tls = tlsSettingsOf(connectionString);
+  checkRootCert(tls);
   const pool = new Pool({
     connectionString,
     max: typeof db === 'string' ? 10 : db.DB_POOL_MAX,
+    // Every connection's TLS failure names TLS, the host and the CA (a start that fails says why).
+    Client: describingClient(tls) as NonNullable<PoolConfig['Client']>,
     idleTimeoutMillis: 30000,
     // A server that is down, hung or unreachable must not hold requests for ever (node-postgres waits without a
     // bound by default): a connection is waited for 5 s (also when all `max` are busy), a query's answer 30 s; both

@@ -14,5 +14,6 @@ export { startJobHarness, type JobHarness } from './job-harness';
 export { ffprobe, makeVideo, writeVideo, type ProbedStream, type VideoSpec } from './video';
 
 export { listen } from './listen';
-export { startPostgresCluster, type PostgresCluster } from './postgres-cluster';
+export { startPostgresCluster, type PostgresCluster, type PostgresClusterOptions } from './postgres-cluster';
+export { createTestCa, issueServerCertificate, type TestCa, type TestServerCertificate } from './tls-certs';
 export { startFaultProxy, type FaultMode, type FaultProxy } from './fault-proxy';
