@@ -72,6 +72,15 @@ const resources = (cpu: string, memory: { request: string; limit: string }, scra
   return { requests: { cpu, memory: memory.request, 'ephemeral-storage': disk.request }, limits: { memory: memory.limit, 'ephemeral-storage': disk.limit } };
 };
 
+/**
+ * A first install: metadata waits for its migrations, the object store's quorum (4 pods) and the JetStream meta
+ * leader, then makes the streams; the other services wait for those streams before they listen. Each service's
+ * startupProbe allows this long (plus its own `startupSeconds`) before liveness takes over, so no starting pod is
+ * killed and none ends in CrashLoopBackOff; liveness itself stays short (a minute) once the pod has started.
+ */
+export const FIRST_INSTALL_SECONDS = 300;
+const STARTUP_PERIOD_SECONDS = 5;
+
 /** The shared configuration: every service reads what it needs of it (secrets are in Secrets, never here). */
 export function sharedConfig(): Obj {
   const urls = Object.fromEntries(SERVICES.map((s) => [`${envName(s.name)}_URL`, urlOf(s.name)]));
@@ -126,6 +135,7 @@ function deployment(s: ServiceSpec): Obj {
   ];
   const image = `${IMAGE[s.image]}:0.1.0`;
   const volumeMounts = scratch.map((v) => ({ name: v.name, mountPath: v.mountPath }));
+  const startupSeconds = FIRST_INSTALL_SECONDS + (s.startupSeconds ?? 0);
   const container = {
     name: s.name,
     image,
@@ -136,9 +146,7 @@ function deployment(s: ServiceSpec): Obj {
     resources: resources(s.cpu, s.memory, scratch.map((v) => v.size)),
     readinessProbe: { httpGet: { path: '/readyz', port: 'http' }, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 3 },
     livenessProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 10, timeoutSeconds: 3, failureThreshold: 6 },
-    ...(s.startupSeconds
-      ? { startupProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 5, failureThreshold: Math.ceil(s.startupSeconds / 5) } }
-      : {}),
+    startupProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: STARTUP_PERIOD_SECONDS, failureThreshold: Math.ceil(startupSeconds / STARTUP_PERIOD_SECONDS) },
     // Endpoints are removed before the drain starts: in-flight requests end, new ones go elsewhere.
     lifecycle: { preStop: { sleep: { seconds: 5 } } },
     securityContext: restricted,
@@ -452,6 +460,8 @@ function minio(): Obj[] {
                 resources: resources('250m', { request: '512Mi', limit: '2Gi' }, Object.values(MINIO_SCRATCH)),
                 readinessProbe: { httpGet: { path: '/minio/health/ready', port: 'api' }, periodSeconds: 10 },
                 livenessProbe: { httpGet: { path: '/minio/health/live', port: 'api' }, periodSeconds: 30, failureThreshold: 5 },
+                // A first start formats the drives once all four pods answer (Parallel start, but volumes bind late).
+                startupProbe: { httpGet: { path: '/minio/health/live', port: 'api' }, periodSeconds: STARTUP_PERIOD_SECONDS, failureThreshold: FIRST_INSTALL_SECONDS / STARTUP_PERIOD_SECONDS },
                 securityContext: restricted,
                 volumeMounts: [
                   { name: 'data', mountPath: '/data' },

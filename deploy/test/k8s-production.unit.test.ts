@@ -20,6 +20,9 @@ const serviceSource = (name: string): string => sourcesOf(path.join(ROOT, 'servi
 
 /** What the kubelet keeps of a container's logs by default (containerLogMaxSize 10Mi × containerLogMaxFiles 5). */
 const LOGS = 50 * MiB;
+/** A first install (migrations, MinIO's quorum, the JetStream meta leader, then the streams) must fit in this. */
+const FIRST_INSTALL_SECONDS = 300;
+const LIVENESS_MAX_SECONDS = 60;
 /** The child process' answers by upload's sizes (the overlays give it the same: asked once). */
 const spooled: Record<string, string> = {};
 
@@ -135,6 +138,19 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       expect(spool).toBeGreaterThan(0);
       expect(quantity(tmp.emptyDir.sizeLimit)).toBeGreaterThanOrEqual(spool);
     });
+  });
+
+  it('D12: gives every service (and NATS and MinIO) a startupProbe covering a first install; liveness stays short', () => {
+    for (const o of podsOf(objects).filter((x) => x.metadata.name !== 'postgres')) {
+      const [c] = o.spec.template.spec.containers;
+      const spec = SERVICES.find((s) => s.name === o.metadata.name);
+      const budget = (p: any) => (p?.periodSeconds ?? 10) * (p?.failureThreshold ?? 3) + (p?.initialDelaySeconds ?? 0);
+      const wanted = FIRST_INSTALL_SECONDS + (spec?.startupSeconds ?? 0);
+      expect([o.metadata.name, Boolean(c.startupProbe), budget(c.startupProbe) >= wanted]).toEqual([o.metadata.name, true, true]);
+      // On the port liveness uses: once it answers, liveness takes over.
+      expect([o.metadata.name, c.startupProbe.httpGet?.port]).toEqual([o.metadata.name, c.livenessProbe.httpGet?.port]);
+      if (spec) expect([o.metadata.name, budget(c.livenessProbe) <= LIVENESS_MAX_SECONDS]).toEqual([o.metadata.name, true]);
+    }
   });
 });
 
