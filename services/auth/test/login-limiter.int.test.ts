@@ -90,6 +90,32 @@ describe('LoginLimiter', () => {
     await expect(tryIt(l, 'a', 'ip')).rejects.toEqual(RATE_LIMITED);
   });
 
+  it('attempts of one pair abandoned while others ran leave no failure behind', async () => {
+    const l = limiter({ maxPerEmail: 100, maxPerAddress: 100, windowSeconds: 60, freeFailures: 3 });
+    const first = await l.begin('a', 'ip');
+    const second = await l.begin('a', 'ip');
+    // The first is no longer the pair's last attempt when it is abandoned; the second then puts the pair back.
+    await first.abandoned();
+    await second.abandoned();
+    await fail(l, 'a', 'ip');
+    await fail(l, 'a', 'ip');
+    // Two failures: a third try is admitted (one left over would make it wait).
+    await expect(tryIt(l, 'a', 'ip')).resolves.toBeUndefined();
+  });
+
+  it('a pair without a delay is never refused, even by a replica whose clock is a moment behind', async () => {
+    let now = 10_000;
+    const ahead = limiter({ maxPerEmail: 100, maxPerAddress: 100, windowSeconds: 60, freeFailures: 3 }, () => now);
+    const behind = limiter({ maxPerEmail: 100, maxPerAddress: 100, windowSeconds: 60, freeFailures: 3 }, () => now - 50);
+    await fail(ahead, 'a', 'ip');
+    await expect(tryIt(behind, 'a', 'ip')).resolves.toBeUndefined();
+    now += 1;
+    await fail(ahead, 'a', 'ip');
+    await fail(ahead, 'a', 'ip');
+    // The third failure starts the delay: the replica behind waits it out too, and a little longer.
+    await expect(tryIt(behind, 'a', 'ip')).rejects.toEqual(expect.objectContaining({ kind: 'RATE_LIMITED', headers: { 'Retry-After': '2' } }));
+  });
+
   it('past the bound of one email over all addresses, holds its attempts and fails a wrong one with 429', async () => {
     let now = 0;
     const l = limiter({ maxPerEmail: 5, maxPerAddress: 100, windowSeconds: 60 }, () => now);

@@ -20,9 +20,9 @@ CREATE TABLE login_pairs (
   failures      integer NOT NULL,
   next_at       bigint NOT NULL,
   reset_at      bigint NOT NULL,
-  -- The attempt that wrote this state, and the state before it (NULL: none), restored if that attempt is abandoned.
+  -- The attempt that set next_at and reset_at, and their values before it (NULL: none), put back if that attempt
+  -- is abandoned.
   attempt       uuid,
-  prev_failures integer,
   prev_next_at  bigint,
   prev_reset_at bigint,
   prev_attempt  uuid,
@@ -81,9 +81,10 @@ BEGIN
   n := CASE WHEN live THEN pair.failures + 1 ELSE 1 END;
   delay := CASE WHEN n >= p_free THEN least(p_max_delay_ms, (1000 * power(2, least(30, n - p_free)))::bigint) ELSE 0 END;
   -- Forgotten only after a quiet window once the delay is over: waiting out the longest delay earns no fresh free tries.
+  -- No delay is no next_at (0): an attempt whose replica read its clock a moment earlier is not refused.
   UPDATE login_pairs SET
-    failures = n, next_at = p_now + delay, reset_at = p_now + delay + p_window_ms, attempt = p_attempt,
-    prev_failures = CASE WHEN live THEN pair.failures END,
+    failures = n, next_at = CASE WHEN delay > 0 THEN p_now + delay ELSE 0 END, reset_at = p_now + delay + p_window_ms,
+    attempt = p_attempt,
     prev_next_at  = CASE WHEN live THEN pair.next_at END,
     prev_reset_at = CASE WHEN live THEN pair.reset_at END,
     prev_attempt  = CASE WHEN live THEN pair.attempt END
@@ -92,8 +93,8 @@ END;
 $$ LANGUAGE plpgsql;
 
 -- Settles an admitted attempt that is no failure: succeeded (the right password: the pair's failures are forgotten)
--- or abandoned (no verdict: the pair is put back as it was if no attempt followed, else one failure less). Either
--- way the attempt no longer counts in the windows it was counted in.
+-- or abandoned (no verdict: one failure less, and if no attempt of the pair followed it, the pair's delay as it was
+-- before it). Either way the attempt no longer counts in the windows it was counted in.
 CREATE FUNCTION login_attempt_settle(
   p_email text, p_address text, p_attempt uuid, p_email_window bigint, p_address_window bigint, p_succeeded boolean
 ) RETURNS void AS $$
@@ -103,15 +104,16 @@ DECLARE
 BEGIN
   SELECT * INTO pair FROM login_pairs WHERE email = p_email AND address = p_address FOR UPDATE;
   IF FOUND THEN
-    IF p_succeeded OR (pair.attempt = p_attempt AND pair.prev_attempt IS NULL) THEN
+    IF p_succeeded OR pair.failures <= 1 THEN
       DELETE FROM login_pairs WHERE email = p_email AND address = p_address;
-    ELSIF pair.attempt = p_attempt THEN
+    ELSIF pair.attempt = p_attempt AND pair.prev_attempt IS NOT NULL THEN
       UPDATE login_pairs SET
-        failures = pair.prev_failures, next_at = pair.prev_next_at, reset_at = pair.prev_reset_at, attempt = pair.prev_attempt,
-        prev_failures = NULL, prev_next_at = NULL, prev_reset_at = NULL, prev_attempt = NULL
+        failures = pair.failures - 1, next_at = pair.prev_next_at, reset_at = pair.prev_reset_at, attempt = pair.prev_attempt,
+        prev_next_at = NULL, prev_reset_at = NULL, prev_attempt = NULL
       WHERE email = p_email AND address = p_address;
     ELSE
-      UPDATE login_pairs SET failures = greatest(0, failures - 1) WHERE email = p_email AND address = p_address;
+      -- Attempts followed (theirs is the delay now) or ran alongside: the count is all there is to take back.
+      UPDATE login_pairs SET failures = pair.failures - 1 WHERE email = p_email AND address = p_address;
     END IF;
   END IF;
   UPDATE login_failure_windows SET failures = greatest(0, failures - 1)
