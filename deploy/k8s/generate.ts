@@ -81,6 +81,10 @@ const resources = (cpu: string, memory: { request: string; limit: string }, scra
 export const FIRST_INSTALL_SECONDS = 300;
 const STARTUP_PERIOD_SECONDS = 5;
 
+/** The database's CA (Secret `dam-db-ca`, key `ca.crt`), for DATABASE_URL's `sslrootcert`: optional, so a database
+ *  without TLS or with a CA Node already trusts needs no Secret. */
+export const DB_CA = { secret: 'dam-db-ca', mountPath: '/etc/dam/db-ca', volume: 'db-ca' } as const;
+
 /** The shared configuration: every service reads what it needs of it (secrets are in Secrets, never here). */
 export function sharedConfig(): Obj {
   const urls = Object.fromEntries(SERVICES.map((s) => [`${envName(s.name)}_URL`, urlOf(s.name)]));
@@ -128,13 +132,19 @@ function deployment(s: ServiceSpec): Obj {
   const scratch = Object.entries(s.scratch).map(([mountPath, size], i) => ({ name: `scratch-${i}`, mountPath, size }));
   const secretEnv = (key: string, secret: string) => ({ name: key, valueFrom: { secretKeyRef: { name: secret, key } } });
   const env = [
-    ...Object.entries({ ...s.env, SHUTDOWN_TIMEOUT_MS: String(s.drainSeconds * 1000), TRUST_PROXY: trustProxyOf(s) }).map(([name, value]) => ({ name, value })),
+    ...Object.entries({
+      ...s.env,
+      SHUTDOWN_TIMEOUT_MS: String(s.drainSeconds * 1000),
+      TRUST_PROXY: trustProxyOf(s),
+      ...(s.database ? { DB_POOL_MAX: String(s.database.poolMax) } : {}),
+    }).map(([name, value]) => ({ name, value })),
     // Of the shared secrets, only what the service uses: the JWT secret for the edges and auth.
     ...SHARED_SECRET_KEYS.filter((k) => (k === 'JWT_SECRET' ? s.jwt : true)).map((k) => secretEnv(k, 'dam-shared')),
     ...secretKeysOf(s).map((k) => secretEnv(k, `dam-${s.name}`)),
   ];
   const image = `${IMAGE[s.image]}:0.1.0`;
-  const volumeMounts = scratch.map((v) => ({ name: v.name, mountPath: v.mountPath }));
+  const dbCa = s.database ? [{ name: DB_CA.volume, mountPath: DB_CA.mountPath, readOnly: true }] : [];
+  const volumeMounts = [...scratch.map((v) => ({ name: v.name, mountPath: v.mountPath })), ...dbCa];
   const startupSeconds = FIRST_INSTALL_SECONDS + (s.startupSeconds ?? 0);
   const container = {
     name: s.name,
@@ -163,7 +173,7 @@ function deployment(s: ServiceSpec): Obj {
           env: [secretEnv('DATABASE_URL', `dam-${s.name}`)],
           resources: resources('50m', { request: '128Mi', limit: '256Mi' }, [s.scratch['/tmp'] as string]),
           securityContext: restricted,
-          volumeMounts: [{ name: 'scratch-0', mountPath: '/tmp' }],
+          volumeMounts: [{ name: 'scratch-0', mountPath: '/tmp' }, ...dbCa],
         },
       ]
     : [];
@@ -187,7 +197,10 @@ function deployment(s: ServiceSpec): Obj {
           ...placement(s.name),
           ...(migrate.length ? { initContainers: migrate } : {}),
           containers: [container],
-          volumes: scratch.map((v) => ({ name: v.name, emptyDir: { sizeLimit: v.size } })),
+          volumes: [
+            ...scratch.map((v) => ({ name: v.name, emptyDir: { sizeLimit: v.size } })),
+            ...(s.database ? [{ name: DB_CA.volume, secret: { secretName: DB_CA.secret, optional: true } }] : []),
+          ],
         },
       },
     },

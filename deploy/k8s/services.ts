@@ -18,8 +18,12 @@ export interface ServiceSpec {
   /** Services that call this one over HTTP (NetworkPolicy: only these, the ingress controller if public, and
    *  Prometheus for /metrics). */
   callers: ServiceName[];
-  /** Owns a PostgreSQL database (DATABASE_URL in its Secret; migrations run in an init container first). */
-  database?: boolean;
+  /**
+   * Owns a PostgreSQL database (DATABASE_URL in its Secret; migrations run in an init container first), with at
+   * most `poolMax` connections per process (DB_POOL_MAX). The pools of every replica at the overlays' maximum
+   * must fit the server's max_connections: deploy/test/k8s-production.unit.test.ts adds them up.
+   */
+  database?: { poolMax: number };
   nats?: boolean;
   /** What it does in the object store: its own MinIO user gets exactly this (deploy/k8s/object-store.ts). */
   s3?: S3Access;
@@ -103,7 +107,7 @@ export const SERVICES: readonly ServiceSpec[] = [
     jwt: true,
     image: 'runtime',
     callers: ['gateway', 'upload', 'link-signing', 'metadata', 'conversion', 'transcode', 'webhook'],
-    database: true,
+    database: { poolMax: 4 }, // logins, token and key checks: short queries
     nats: true,
     memory: { request: '256Mi', limit: '512Mi' }, // idle 164 MiB (2026-11-23)
     cpu: '100m',
@@ -115,7 +119,7 @@ export const SERVICES: readonly ServiceSpec[] = [
     name: 'metadata',
     image: 'runtime',
     callers: ['gateway', 'upload', 'auth', 'link-signing', 'transcode'],
-    database: true,
+    database: { poolMax: 6 }, // the busiest: every download's check, job reports (4 at once), the outbox relay, pollers
     nats: true,
     // Add Conversion writes conversions; housekeeping removes both; Set Public Access writes the bucket policy.
     s3: { read: ['originals/', 'conversions/'], write: ['conversions/'], remove: ['originals/', 'conversions/'], bucketPolicy: true },
@@ -128,7 +132,7 @@ export const SERVICES: readonly ServiceSpec[] = [
     name: 'search',
     image: 'runtime',
     callers: ['gateway'],
-    database: true,
+    database: { poolMax: 4 }, // one query per search, result sets kept in PostgreSQL
     nats: true,
     memory: { request: '256Mi', limit: '512Mi' }, // idle 152 MiB; its queries run in PostgreSQL (2026-11-23)
     cpu: '250m',
@@ -166,7 +170,7 @@ export const SERVICES: readonly ServiceSpec[] = [
     name: 'addon',
     image: 'media',
     callers: [],
-    database: true,
+    database: { poolMax: 2 }, // CONCURRENCY 2 jobs, each one short transaction at a time
     nats: true,
     s3: { read: ['originals/'], write: ['conversions/'] },
     memory: { request: '1536Mi', limit: '2Gi' }, // 1.09 GiB with every model, peak 1.21 GiB, plus up to 64 MiB of originals (ORIGINALS_CACHE_BYTES)
@@ -181,7 +185,7 @@ export const SERVICES: readonly ServiceSpec[] = [
     name: 'webhook',
     image: 'runtime',
     callers: ['gateway'],
-    database: true,
+    database: { poolMax: 2 }, // leases deliveries in short transactions; none is held during an HTTP delivery
     nats: true,
     memory: { request: '256Mi', limit: '512Mi' }, // peak 184 MiB idle (2026-11-23)
     cpu: '100m',

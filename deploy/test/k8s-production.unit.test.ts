@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { generateSecrets } from '../k8s/secrets';
 import { SERVICES } from '../k8s/services';
-import { admits, build, containersOf, emptyDirsOf, MiB, OVERLAYS, podLabels, podsOf, quantity, ROOT, selects, workloadsOf } from './k8s-render';
+import { admits, build, containersOf, emptyDirsOf, initContainersOf, MiB, OVERLAYS, podLabels, podsOf, quantity, ROOT, selects, workloadsOf } from './k8s-render';
 
 const secrets = generateSecrets();
 const secretData = (name: string): Record<string, string> | undefined => secrets.find((s) => s.metadata.name === name)?.stringData;
@@ -20,6 +20,8 @@ const serviceSource = (name: string): string => sourcesOf(path.join(ROOT, 'servi
 
 /** What the kubelet keeps of a container's logs by default (containerLogMaxSize 10Mi × containerLogMaxFiles 5). */
 const LOGS = 50 * MiB;
+/** PostgreSQL's default max_connections (100, also CloudNativePG's) less the superuser reserve and room for admins. */
+const CONNECTION_BUDGET = 90;
 /** A first install (migrations, MinIO's quorum, the JetStream meta leader, then the streams) must fit in this. */
 const FIRST_INSTALL_SECONDS = 300;
 const LIVENESS_MAX_SECONDS = 60;
@@ -151,6 +153,56 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       expect([o.metadata.name, c.startupProbe.httpGet?.port]).toEqual([o.metadata.name, c.livenessProbe.httpGet?.port]);
       if (spec) expect([o.metadata.name, budget(c.livenessProbe) <= LIVENESS_MAX_SECONDS]).toEqual([o.metadata.name, true]);
     }
+  });
+
+  describe('the database: TLS with a mounted CA, and pools that fit max_connections', () => {
+    const readsDatabaseUrl = (c: any) => (c.env ?? []).some((e: any) => e.name === 'DATABASE_URL');
+
+    it('mounts the optional Secret dam-db-ca read-only at /etc/dam/db-ca wherever DATABASE_URL is read (init containers too)', () => {
+      let mounts = 0;
+      for (const o of podsOf(objects)) {
+        for (const c of containersOf(o).filter(readsDatabaseUrl)) {
+          const m = (c.volumeMounts ?? []).find((x: any) => x.mountPath === '/etc/dam/db-ca');
+          const v = o.spec.template.spec.volumes.find((x: any) => x.name === m?.name);
+          expect([o.metadata.name, c.name, m?.readOnly, v?.secret]).toEqual([o.metadata.name, c.name, true, { secretName: 'dam-db-ca', optional: true }]);
+          mounts += 1;
+        }
+      }
+      expect(mounts).toBe(2 * SERVICES.filter((s) => s.database).length);
+    });
+
+    if (overlay === 'prod') {
+      it('documents a DATABASE_URL that verifies the server with that CA', () => {
+        const text = readFileSync(path.join(ROOT, 'k8s', 'overlays', 'prod', 'kustomization.yaml'), 'utf8');
+        const url = /--database-url '([^']+)'/.exec(text)?.[1] ?? '';
+        expect(new URL(url).searchParams.get('sslmode')).toBe('verify-full');
+        expect(new URL(url).searchParams.get('sslrootcert')).toBe('/etc/dam/db-ca/ca.crt');
+      });
+    }
+
+    // At every database service's maximum replicas, with one surge pod each during a rollout (and its migrate init
+    // container), plus KEDA's postgresql triggers: DB_POOL_MAX per process (10, the code's default, when unset).
+    const budget = podsOf(objects)
+      .filter((o) => o.kind === 'Deployment' && containersOf(o).some(readsDatabaseUrl))
+      .map((d) => {
+        const name = d.metadata.name as string;
+        const hpa = named('HorizontalPodAutoscaler', name)?.spec.maxReplicas;
+        const keda = named('ScaledObject', name);
+        const replicas: number = hpa ?? keda?.spec.maxReplicaCount ?? d.spec.replicas ?? 1;
+        const surge = Number(d.spec.strategy?.rollingUpdate?.maxSurge ?? 1);
+        const pool = Number(envOf(d.spec.template.spec.containers[0]).DB_POOL_MAX ?? 10);
+        const init = initContainersOf(d).filter(readsDatabaseUrl).length;
+        const scaler = (keda?.spec.triggers ?? []).filter((t: any) => t.type === 'postgresql').length;
+        return { name, replicas, surge, pool, connections: (replicas + surge) * pool + surge * init + scaler };
+      });
+    const total = budget.reduce((n, b) => n + b.connections, 0);
+
+    it(`needs ${total} PostgreSQL connections at the maximum replicas, within ${CONNECTION_BUDGET}`, () => {
+      console.log(`${overlay}: connection budget ${total} = ${budget.map((b) => `${b.name} (${b.replicas}+${b.surge})×${b.pool}`).join(' + ')} + init containers and KEDA`);
+      expect(budget.map((b) => b.name).sort()).toEqual(SERVICES.filter((s) => s.database).map((s) => s.name).sort());
+      for (const b of budget) expect([b.name, Number.isInteger(b.pool) && b.pool >= 1 && b.pool <= 100]).toEqual([b.name, true]);
+      expect(total).toBeLessThanOrEqual(CONNECTION_BUDGET);
+    });
   });
 });
 

@@ -139,12 +139,15 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
         ]);
       }
     }
-    // Each service's writable places are emptyDirs with a size limit (its temp dir at least).
+    // Each service's writable places are emptyDirs with a size limit (its temp dir at least); Secrets are read-only.
     for (const s of SERVICES) {
       const d = named('Deployment', s.name);
       const mounts = d.spec.template.spec.containers[0].volumeMounts.map((m: any) => m.mountPath);
       expect(mounts).toContain('/tmp');
-      for (const v of d.spec.template.spec.volumes) expect(v.emptyDir.sizeLimit).toBeDefined();
+      for (const v of d.spec.template.spec.volumes) {
+        if (v.emptyDir) expect(v.emptyDir.sizeLimit).toBeDefined();
+        else expect([s.name, v.name, Boolean(v.secret), containersOf(d).flatMap((c) => c.volumeMounts ?? []).filter((m: any) => m.name === v.name && !m.readOnly)]).toEqual([s.name, v.name, true, []]);
+      }
     }
   });
 
@@ -159,7 +162,8 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     const refs: Array<[string, string | undefined]> = [];
     for (const o of workloadsOf(objects)) {
       for (const c of containersOf(o)) for (const e of c.env ?? []) if (e.valueFrom?.secretKeyRef) refs.push([e.valueFrom.secretKeyRef.name, e.valueFrom.secretKeyRef.key]);
-      for (const v of o.spec.template.spec.volumes ?? []) if (v.secret) refs.push([v.secret.secretName, undefined]);
+      // An optional Secret is the operator's to make, when needed (the database's CA: dam-db-ca).
+      for (const v of o.spec.template.spec.volumes ?? []) if (v.secret && !v.secret.optional) refs.push([v.secret.secretName, undefined]);
     }
     expect(refs.length).toBeGreaterThan(40);
     // Each service gets only the secrets it uses: the JWT secret goes to the edges and auth alone.
