@@ -104,6 +104,8 @@ export function sharedConfig(): Obj {
       S3_BUCKET: BUCKET,
       S3_REGION: 'us-east-1',
       S3_PUBLIC_URL: 'https://s3.dam.example.com',
+      // object_storage links are presigned for the address clients reach: the dam-s3 Ingress (SigV4 signs the host).
+      S3_PUBLIC_ENDPOINT: 'https://s3.dam.example.com',
       PUBLIC_BASE_URL: 'https://dam.example.com',
       PUBLIC_UPLOAD_URL: 'https://upload.dam.example.com',
       PUBLIC_CDN_URL: 'https://cdn.dam.example.com',

@@ -31,6 +31,7 @@ const spooled: Record<string, string> = {};
 describe.each(OVERLAYS)('the %s overlay', (overlay) => {
   const objects = build(overlay);
   const named = (kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name);
+  const config = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('dam-config'));
   /** A container's environment, its Secrets' keys as the secrets tool makes them. */
   const envOf = (c: any): Record<string, string> => {
     const env: Record<string, string> = {};
@@ -203,6 +204,14 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       for (const b of budget) expect([b.name, Number.isInteger(b.pool) && b.pool >= 1 && b.pool <= 100]).toEqual([b.name, true]);
       expect(total).toBeLessThanOrEqual(CONNECTION_BUDGET);
     });
+  });
+
+  it('presigns object_storage links for the dam-s3 host clients reach (S3_PUBLIC_ENDPOINT)', () => {
+    const host = named('Ingress', 'dam-s3').spec.rules[0].host;
+    expect(config.data.S3_PUBLIC_ENDPOINT).toBe(`https://${host}`);
+    // Metadata's presigned URLs for the gateway stay on the internal endpoint.
+    expect(config.data.S3_ENDPOINT).toBe('http://minio:9000');
+    for (const d of podsOf(objects)) expect([d.metadata.name, envOf(d.spec.template.spec.containers[0]).S3_ENDPOINT ?? 'http://minio:9000']).toEqual([d.metadata.name, 'http://minio:9000']);
   });
 });
 
