@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import {
@@ -94,6 +94,20 @@ describe('sslmode=verify-full with sslrootcert', () => {
     expect(() => createPool(withParams(dbUrl, `sslmode=verify-full&sslrootcert=${ca.certFile}&sslcert=/nope/tls.crt&sslkey=/nope/tls.key`))).toThrow(
       /^PostgreSQL TLS: the file sslcert=\/nope\/tls\.crt in DATABASE_URL cannot be read \(ENOENT\)/,
     );
+  });
+
+  it('reads the CA file for each new connection: a CA replaced in its mount applies without a restart', async () => {
+    // A Secret volume is updated in place by the kubelet; each new connection parses DATABASE_URL again.
+    const mounted = path.join(dir, 'mounted-ca.crt');
+    await copyFile(otherCa.certFile, mounted);
+    const pool = createPool(withParams(dbUrl, `sslmode=verify-full&sslrootcert=${mounted}`));
+    try {
+      await expect(pool.query('SELECT 1')).rejects.toThrow(DatabaseTlsError);
+      await copyFile(ca.certFile, mounted);
+      expect((await pool.query<{ ssl: boolean }>('SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()')).rows[0]?.ssl).toBe(true);
+    } finally {
+      await pool.end();
+    }
   });
 
   it('says so when the server does not speak TLS at all', async () => {
