@@ -24,6 +24,8 @@ type Obj = Record<string, unknown>;
 export const INGRESS_NAMESPACE = 'ingress-nginx';
 export const MONITORING_NAMESPACE = 'monitoring';
 export const KEDA_NAMESPACE = 'keda';
+/** Replaced by each overlay with its namespace (`replacements` from the nats Service's namespace). */
+export const NAMESPACE_PLACEHOLDER = 'NAMESPACE';
 const fromNamespace = (name: string) => ({ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': name } } });
 const fromPods = (...names: string[]) => names.map((n) => ({ podSelector: { matchLabels: selector(n) } }));
 
@@ -113,6 +115,8 @@ export function sharedConfig(): Obj {
       // No proxy trusted unless a Deployment says otherwise (those behind the Ingress do: trustProxyOf in services.ts).
       TRUST_PROXY: 'none',
       WEBHOOK_ALLOW_HOSTS: '',
+      // The cluster's DNS domain (MinIO's peers are named by it); overlays merge another value if theirs differs.
+      CLUSTER_DOMAIN: 'cluster.local',
       ...urls,
     },
   };
@@ -271,7 +275,9 @@ function autoscaler(s: ServiceSpec): Obj | undefined {
         {
           type: 'nats-jetstream',
           metadata: {
-            natsServerMonitoringEndpoint: 'nats.dam.svc.cluster.local:8222',
+            // `nats.<namespace>.svc`: the overlays put their namespace in (a kustomize replacement); no cluster domain,
+            // KEDA's resolver completes it, also for the leader's name it puts in front (`nats-0.nats.<ns>.svc`).
+            natsServerMonitoringEndpoint: `nats.${NAMESPACE_PLACEHOLDER}.svc:8222`,
             account: '$G',
             stream: s.scale.stream,
             consumer: s.scale.consumer,
@@ -459,10 +465,12 @@ function minio(): Obj[] {
               {
                 name,
                 image: 'quay.io/minio/minio:RELEASE.2024-12-18T13-15-44Z',
-                // Distributed mode: four pods, erasure-coded across them; Kubernetes expands $(POD_NAMESPACE).
-                args: ['server', 'http://minio-{0...3}.minio-hl.$(POD_NAMESPACE).svc.cluster.local/data', '--address', ':9000', '--console-address', ':9001'],
+                // Distributed mode: four pods, erasure-coded across them; Kubernetes expands $(POD_NAMESPACE) and
+                // $(CLUSTER_DOMAIN) (dam-config).
+                args: ['server', 'http://minio-{0...3}.minio-hl.$(POD_NAMESPACE).svc.$(CLUSTER_DOMAIN)/data', '--address', ':9000', '--console-address', ':9001'],
                 env: [
                   { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+                  { name: 'CLUSTER_DOMAIN', valueFrom: { configMapKeyRef: { name: 'dam-config', key: 'CLUSTER_DOMAIN' } } },
                   { name: 'MINIO_ROOT_USER', valueFrom: { secretKeyRef: { name: MINIO_ROOT_SECRET, key: 'MINIO_ROOT_USER' } } },
                   { name: 'MINIO_ROOT_PASSWORD', valueFrom: { secretKeyRef: { name: MINIO_ROOT_SECRET, key: 'MINIO_ROOT_PASSWORD' } } },
                   // Metrics need a bearer token made for the `metrics` user (mc admin prometheus generate): k8s/README.md.

@@ -213,6 +213,18 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     expect(config.data.S3_ENDPOINT).toBe('http://minio:9000');
     for (const d of podsOf(objects)) expect([d.metadata.name, envOf(d.spec.template.spec.containers[0]).S3_ENDPOINT ?? 'http://minio:9000']).toEqual([d.metadata.name, 'http://minio:9000']);
   });
+
+  it('names the cluster domain once (CLUSTER_DOMAIN) and the namespace only through kustomize', () => {
+    const namespace = overlay === 'dev' ? 'dam-dev' : 'dam';
+    for (const o of objects) {
+      const text = JSON.stringify(o.kind === 'ConfigMap' && o.metadata.name === config.metadata.name ? { ...o, data: { ...o.data, CLUSTER_DOMAIN: undefined } } : o);
+      expect([o.kind, o.metadata.name, text.includes('cluster.local')]).toEqual([o.kind, o.metadata.name, false]);
+    }
+    expect(config.data.CLUSTER_DOMAIN).toBe('cluster.local');
+    const minio = named('StatefulSet', 'minio').spec.template.spec.containers[0];
+    expect(minio.env.find((e: any) => e.name === 'CLUSTER_DOMAIN')?.valueFrom?.configMapKeyRef).toEqual({ name: config.metadata.name, key: 'CLUSTER_DOMAIN' });
+    for (const so of objects.filter((o) => o.kind === 'ScaledObject')) expect(so.spec.triggers[0].metadata.natsServerMonitoringEndpoint).toBe(`nats.${namespace}.svc:8222`);
+  });
 });
 
 describe('D8: the prod overlay spreads the replicas of each workload', () => {
