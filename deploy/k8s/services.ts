@@ -81,9 +81,9 @@ export const SERVICES: readonly ServiceSpec[] = [
     s3: { read: ['originals/', 'tus/'], write: ['originals/', 'tus/'], remove: ['originals/', 'tus/'], listUploads: true },
     memory: { request: '256Mi', limit: '512Mi' }, // peak 206-223 MiB, flat with the file size
     cpu: '250m',
-    // The tus store's parts on their way to S3 (16 × TUS_PART_SIZE 8 MiB: TUS_PARTS_IN_FLIGHT in
+    // The tus store's parts on their way to S3 (60 × TUS_PART_SIZE 8 MiB = 480 MiB: TUS_PARTS_IN_FLIGHT in
     // services/upload/src/adapters/tus-store.ts), and the trailing pieces (< 5 MiB) resumed PATCHes fetch back.
-    scratch: { '/tmp': '512Mi' },
+    scratch: { '/tmp': '1Gi' },
     drainSeconds: 60, // uploads in flight finish
     scale: { cpu: 70 },
   },

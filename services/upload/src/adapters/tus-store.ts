@@ -9,12 +9,13 @@ const { S3Store } = require('@tus/s3-store') as typeof TusS3;
 export const TUS_PREFIX = 'tus/';
 
 /**
- * Parts cut and sent to S3 at once, in the whole process: each waits in the temp folder (os.tmpdir(), upload's /tmp
- * emptyDir in k8s/) as a file of one part until S3 has it, and a PATCH waits for a free slot. The library's 60,
- * with parts of 524 MiB for an upload of deferred length (its 5 TiB / 10,000 parts), let one pod spool 31 GiB; with
- * 16 slots of TUS_PART_SIZE (8 MiB) it is 128 MiB (deploy/test/k8s-production.unit.test.ts holds /tmp to it).
+ * Parts being filled or sent to S3 at once, in the whole process: each is a file of one part in the temp folder
+ * (os.tmpdir(), upload's /tmp emptyDir in k8s/) from its first byte until S3 has it, and a PATCH that finds no free
+ * slot waits. A slot is held while a slow client fills its part, so this also bounds the resumable uploads that
+ * move at once in one process: the library's own 60, pinned here, with parts of TUS_PART_SIZE (8 MiB) is 480 MiB
+ * (deploy/test/k8s-production.unit.test.ts holds /tmp to it).
  */
-export const TUS_PARTS_IN_FLIGHT = 16;
+export const TUS_PARTS_IN_FLIGHT = 60;
 
 /**
  * @tus/s3-store's S3 store (a multipart upload per tus upload, `<id>.info` holding its state, `<id>.part` a
