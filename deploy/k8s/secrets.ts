@@ -2,6 +2,7 @@
  * The Secrets the manifests in k8s/ refer to, freshly generated, as YAML on stdout (never written to the repository):
  *
  *   pnpm --filter @dam/deploy k8s:secrets [--database-url 'postgres://user:pass@host:5432/{db}'] \
+ *     [--subscribers subscriber-crm,subscriber-erp] \
  *     [--admin-email E --admin-password P] | kubectl apply -n dam -f -
  *
  * Without --database-url, every service's DATABASE_URL points at the dev overlay's PostgreSQL (`postgres`), with a
@@ -15,13 +16,15 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { generateServiceKey } from '@dam/auth-tokens';
-import { generateNatsUsers, renderNatsAuthorization, type NatsIdentity } from '@dam/events';
+import { DEFAULT_SUBSCRIBERS, generateNatsUsers, parseSubscribers, renderNatsAuthorization, type NatsIdentity, type SubscriberIdentity } from '@dam/events';
 import { MINIO_METRICS_SECRET, MINIO_ROOT_SECRET, secretKeysOf, SHARED_SECRET_KEYS } from './generate';
 import { METRICS_USER } from './object-store';
 import { SERVICES, type ServiceSpec } from './services';
 
 export interface SecretOptions {
   databaseUrl?: string;
+  /** The outside systems reading asset events, each its own NATS user (`subscriber-<system>`). */
+  subscribers?: readonly SubscriberIdentity[];
   adminEmail?: string;
   adminPassword?: string;
 }
@@ -44,7 +47,8 @@ export function generateSecrets(options: SecretOptions = {}): Array<ReturnType<t
   const s3User = (name: string) => ({ S3_ACCESS_KEY: `${name.replace(/-/g, '')}-${token(3)}`, S3_SECRET_KEY: token(20) });
   const metrics = s3User(METRICS_USER);
   const keys = Object.fromEntries(SERVICES.map((s) => [s.name, generateServiceKey(s.name)]));
-  const nats = generateNatsUsers();
+  const subscribers = options.subscribers ?? DEFAULT_SUBSCRIBERS;
+  const nats = generateNatsUsers(subscribers);
   const seedOf = (identity: NatsIdentity): string => nats.find((u) => u.identity === identity)?.seed as string;
   const own = (s: ServiceSpec): Record<string, string> => {
     const values: Record<string, string> = {
@@ -68,8 +72,12 @@ export function generateSecrets(options: SecretOptions = {}): Array<ReturnType<t
     ...SERVICES.map((s) => secret(`dam-${s.name}`, own(s))),
     // The NATS servers' `authorization` block: public keys and each identity's permissions only.
     secret('dam-nats-auth', { 'auth.conf': renderNatsAuthorization(nats) }),
-    // Seeds for operators (admin) and outside subscribers (read-only on ASSET_EVENTS): hand them out, not to pods.
-    secret('dam-nats-operators', { NATS_NKEY_SEED_ADMIN: seedOf('admin'), NATS_NKEY_SEED_SUBSCRIBER: seedOf('subscriber') }),
+    // Seeds for operators (admin) and each outside system (read-only on ASSET_EVENTS, its one consumer named as itself):
+    // hand them out, not to pods.
+    secret('dam-nats-operators', {
+      NATS_NKEY_SEED_ADMIN: seedOf('admin'),
+      ...Object.fromEntries(subscribers.map((s) => [`NATS_NKEY_SEED_${s.toUpperCase().replace(/-/g, '_')}`, seedOf(s)])),
+    }),
     secret(MINIO_ROOT_SECRET, { MINIO_ROOT_USER: root.user, MINIO_ROOT_PASSWORD: root.password }),
     // Hand these to whoever makes Prometheus' bearer token (k8s/README.md): they read metrics and nothing else.
     secret(MINIO_METRICS_SECRET, { MINIO_METRICS_ACCESS_KEY: metrics.S3_ACCESS_KEY, MINIO_METRICS_SECRET_KEY: metrics.S3_SECRET_KEY }),
@@ -81,6 +89,7 @@ if (require.main === module) {
   const { values } = parseArgs({
     options: {
       'database-url': { type: 'string' },
+      subscribers: { type: 'string' },
       'admin-email': { type: 'string' },
       'admin-password': { type: 'string' },
     },
@@ -91,6 +100,7 @@ if (require.main === module) {
   }
   const objects = generateSecrets({
     ...(values['database-url'] ? { databaseUrl: values['database-url'] } : {}),
+    ...(values.subscribers ? { subscribers: parseSubscribers(values.subscribers) } : {}),
     ...(values['admin-email'] ? { adminEmail: values['admin-email'] } : {}),
     ...(values['admin-password'] ? { adminPassword: values['admin-password'] } : {}),
   });

@@ -57,7 +57,7 @@ dam_secrets() {
 }
 
 # NATS identities (deploy/local/nats-users.ts): the server's config with public keys and permissions, and a
-# seed per identity (NATS_NKEY_SEED_<IDENTITY>); outside subscribers use NATS_NKEY_SEED_SUBSCRIBER.
+# seed per identity (NATS_NKEY_SEED_<IDENTITY>); outside systems use theirs (NATS_NKEY_SEED_SUBSCRIBER_EXAMPLE, and one per name in NATS_SUBSCRIBERS).
 DAM_NATS_CONF_FILE=secrets/nats-auth.conf
 dam_nats_users() {
   mkdir -p "$DAM_DATA"

@@ -1,6 +1,7 @@
 /**
  * The suite's NATS identities on one machine (libs/events/src/nats-accounts.ts): one nkey user per service,
- * a read-only `subscriber` for outside systems and an `admin` for operators.
+ * an `admin` for operators, and one read-only `subscriber-<system>` per outside system (NATS_SUBSCRIBERS, a
+ * comma-separated list; `subscriber-example` when unset).
  *
  *   nats-users.ts CONF ENV   create missing users, write the server's `authorization` block to CONF (public
  *                            keys and permissions only) and the seeds to ENV (NATS_NKEY_SEED_<IDENTITY>)
@@ -10,7 +11,7 @@
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { generateNatsUsers, NATS_IDENTITIES, publicKeyOfSeed, renderNatsAuthorization, type NatsIdentity } from '@dam/events';
+import { DEFAULT_SUBSCRIBERS, generateNatsUsers, NATS_IDENTITIES, parseSubscribers, publicKeyOfSeed, renderNatsAuthorization, type NatsIdentity } from '@dam/events';
 import { writePrivate } from './private-file';
 
 const dataDir = process.env.DAM_DATA ?? path.resolve(__dirname, '../../.data');
@@ -26,12 +27,16 @@ function main(): void {
   mkdirSync(secrets, { recursive: true, mode: 0o700 });
   chmodSync(secrets, 0o700);
   const store: Store = existsSync(storeFile) ? (JSON.parse(readFileSync(storeFile, 'utf8')) as Store) : {};
-  const fresh = generateNatsUsers();
-  for (const identity of NATS_IDENTITIES) store[identity] ??= fresh.find((u) => u.identity === identity)?.seed;
+  const subscribers = process.env.NATS_SUBSCRIBERS ? parseSubscribers(process.env.NATS_SUBSCRIBERS) : DEFAULT_SUBSCRIBERS;
+  const identities: NatsIdentity[] = [...NATS_IDENTITIES, ...subscribers];
+  const fresh = generateNatsUsers(subscribers);
+  for (const identity of identities) store[identity] ??= fresh.find((u) => u.identity === identity)?.seed;
+  // The one `subscriber` all outside systems shared before each got its own (security review F4) is gone.
+  delete (store as Record<string, string>).subscriber;
   writePrivate(storeFile, `${JSON.stringify(store, null, 2)}\n`);
-  const users = NATS_IDENTITIES.map((identity) => ({ identity, publicKey: publicKeyOfSeed(store[identity] as string) }));
+  const users = identities.map((identity) => ({ identity, publicKey: publicKeyOfSeed(store[identity] as string) }));
   writePrivate(conf, renderNatsAuthorization(users));
-  const lines = NATS_IDENTITIES.map((identity) => `NATS_NKEY_SEED_${identity.toUpperCase().replace(/-/g, '_')}=${store[identity] as string}`);
+  const lines = identities.map((identity) => `NATS_NKEY_SEED_${identity.toUpperCase().replace(/-/g, '_')}=${store[identity] as string}`);
   writePrivate(env, `${lines.join('\n')}\n`);
 }
 

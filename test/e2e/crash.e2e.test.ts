@@ -15,7 +15,7 @@ const e2e = useSuite({
 let events: Awaited<ReturnType<typeof watchAssetEvents>>;
 
 beforeAll(async () => {
-  events = await watchAssetEvents(e2e.suite.natsUrl, e2e.suite.subscriberSeed);
+  events = await watchAssetEvents(e2e.suite.natsUrl, e2e.suite.adminSeed);
 });
 e2e.beforeStop(() => events?.close());
 

@@ -15,15 +15,15 @@ export interface SeenEvent {
 }
 
 /**
- * Reads the public `ASSET_EVENTS` stream the way an outside subscriber would: an ordered consumer over the whole stream from the
- * first message, collecting envelopes as they arrive. It connects with the read-only `subscriber` identity, and
- * its replies come under that identity's inbox prefix (docs/events.md). `natsUrl` may list several servers (a cluster).
+ * Reads the public `ASSET_EVENTS` stream as it is published: an ordered consumer over the whole stream from the first
+ * message, collecting envelopes as they arrive. Ordered consumers get names made at run time, which only the `admin`
+ * identity may use (an outside system's user acts on one consumer named as itself: example-subscriber.e2e.test.ts),
+ * so `seed` is the admin's. `natsUrl` may list several servers (a cluster).
  */
 export async function watchAssetEvents(natsUrl: string, seed: string): Promise<{ seen: SeenEvent[]; close(): Promise<void> }> {
   const nc: NatsConnection = await connect({
     servers: natsServers(natsUrl),
     authenticator: nkeyAuthenticator(new TextEncoder().encode(seed)),
-    inboxPrefix: '_INBOX_subscriber',
   });
   const js = jetstream(nc);
   const consumer = await js.consumers.get('ASSET_EVENTS');

@@ -12,7 +12,7 @@ e2e.beforeStop(() => example?.kill('SIGKILL'));
 
 it('follows an upload from file-saved to file-processed with the read-only subscriber identity, and stops on SIGTERM', async () => {
   const dir = path.join(__dirname, '..', '..', 'examples', 'subscriber');
-  example = spawn(process.execPath, ['--import', 'tsx', 'subscribe.ts'], { cwd: dir, env: { ...process.env, NATS_URL: e2e.suite.natsUrl, NATS_NKEY_SEED: e2e.suite.subscriberSeed } });
+  example = spawn(process.execPath, ['--import', 'tsx', 'subscribe.ts'], { cwd: dir, env: { ...process.env, NATS_URL: e2e.suite.natsUrl, NATS_SUBSCRIBER: 'subscriber-example', NATS_NKEY_SEED: e2e.suite.subscriberSeed } });
   const lines: Array<{ type: string; asset_id: string; version: number; status: string | null }> = [];
   let stderr = '';
   let buffered = '';

@@ -20,7 +20,7 @@ let files: UploadedFile[];
 const auth = () => ({ authorization: `Bearer ${e2e.jwt}` });
 
 beforeAll(async () => {
-  events = await watchAssetEvents(e2e.suite.natsUrl, e2e.suite.subscriberSeed);
+  events = await watchAssetEvents(e2e.suite.natsUrl, e2e.suite.adminSeed);
   png = await sharp({ create: { width: 640, height: 480, channels: 3, background: { r: 200, g: 80, b: 20 } } }).png().toBuffer();
   binary = randomBytes(20 * 1024 * 1024);
 

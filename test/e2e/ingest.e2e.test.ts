@@ -39,7 +39,7 @@ const e2e = useSuite(() => ({
 }));
 
 beforeAll(async () => {
-  events = await watchAssetEvents(e2e.suite.natsUrl, e2e.suite.subscriberSeed);
+  events = await watchAssetEvents(e2e.suite.natsUrl, e2e.suite.adminSeed);
 });
 e2e.beforeStop(() => events?.close());
 afterAll(async () => {

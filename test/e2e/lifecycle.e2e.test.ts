@@ -14,7 +14,7 @@ const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
 const auth = () => ({ authorization: `Bearer ${e2e.jwt}` });
 
 beforeAll(async () => {
-  events = await watchAssetEvents(e2e.suite.natsUrl, e2e.suite.subscriberSeed);
+  events = await watchAssetEvents(e2e.suite.natsUrl, e2e.suite.adminSeed);
 });
 e2e.beforeStop(() => events?.close());
 

@@ -41,7 +41,7 @@ export interface Suite {
   proxies: { postgres?: FaultProxy; s3?: FaultProxy };
   /** The asset bucket every service uses. */
   bucket: string;
-  /** The nkey seed of the read-only identity outside subscribers get. */
+  /** The nkey seed of `subscriber-example`, the read-only user of one outside system (its one consumer: that name). */
   subscriberSeed: string;
   /** The secret user JWTs are signed with (JWT_SECRET), for tokens a test forges. */
   jwtSecret: string;
@@ -213,7 +213,7 @@ export async function startSuite(overrides: Overrides = {}, options: SuiteOption
       ...(postgres ? { postgres } : {}),
       proxies,
       bucket,
-      subscriberSeed: nats.seed('subscriber'),
+      subscriberSeed: nats.seed('subscriber-example'),
       jwtSecret: common.JWT_SECRET as string,
       trustedKeys: identities.env('gateway').SERVICE_TRUSTED_KEYS,
       serviceHeaders: identities.headers,

@@ -13,7 +13,7 @@ let work: string;
 const auth = () => ({ authorization: `Bearer ${e2e.jwt}` });
 
 beforeAll(async () => {
-  events = await watchAssetEvents(e2e.suite.natsUrl, e2e.suite.subscriberSeed);
+  events = await watchAssetEvents(e2e.suite.natsUrl, e2e.suite.adminSeed);
   work = await mkdtemp(path.join(tmpdir(), 'video-e2e-'));
 });
 e2e.beforeStop(() => events?.close());

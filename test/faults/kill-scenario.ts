@@ -297,7 +297,7 @@ export async function runKillScenario(e2e: SuiteInUse, opts: KillScenarioOptions
   log(`kill scenario: seed=${seed} (replay the same plan and kill moments with KILL_SEED=${seed}); ${opts.uploads} uploads, concurrency ${opts.concurrency}, kills ${opts.kills.join(',')}`);
   const plan = planOf(seed, opts);
   const receiver = await startReceiver();
-  const events = await watchAssetEvents(suite.natsUrl, suite.subscriberSeed);
+  const events = await watchAssetEvents(suite.natsUrl, suite.adminSeed);
   try {
     return await run();
   } finally {

@@ -285,7 +285,7 @@ export function describeOutage(outage: Outage): void {
 
   it('announces exactly one file-processed per asset on ASSET_EVENTS', async () => {
     // From the start of the stream, as a subscriber connecting now sees it.
-    const events = await watchAssetEvents(e2e.suite.natsUrl, e2e.suite.subscriberSeed);
+    const events = await watchAssetEvents(e2e.suite.natsUrl, e2e.suite.adminSeed);
     try {
       const ids = [baseAsset, ...accepted.map((a) => a.id), afterRecovery];
       const processed = (id: string) => events.seen.filter((e) => e.asset_id === id && e.type === 'file-processed').map((e) => e.status);

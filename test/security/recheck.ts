@@ -157,13 +157,14 @@ async function main(): Promise<void> {
   check('F3', bypass === 400, `USER POST /api/v1/assets/a\\..\\..\\schemas → ${bypass} (201 in the review)`);
 
   // F4, F16: NATS identities.
-  const sub = await natsAs('subscriber');
+  const sub = await natsAs('subscriber-example');
   const del = await natsRequest(sub, '$JS.API.CONSUMER.DELETE.ASSET_EVENTS.webhook-deliveries');
-  check('F4', /permission/i.test(del), `subscriber $JS.API.CONSUMER.DELETE.ASSET_EVENTS.webhook-deliveries → ${del.slice(0, 60)}`);
+  check('F4', /permission/i.test(del), `subscriber-example $JS.API.CONSUMER.DELETE.ASSET_EVENTS.webhook-deliveries → ${del.slice(0, 60)}`);
   const next = await natsRequest(sub, '$JS.API.CONSUMER.MSG.NEXT.ASSET_EVENTS.search-index', JSON.stringify({ batch: 1, no_wait: true }));
-  check('F4', /permission/i.test(next), `subscriber MSG.NEXT on search-index → ${next.slice(0, 60)}`);
-  // The services' durables are refused to the identities that name consumers at run time (search, link-signing);
-  // NATS matches whole tokens, so a name prefix cannot be granted: a deny list of every service durable instead.
+  check('F4', /permission/i.test(next), `subscriber-example MSG.NEXT on search-index → ${next.slice(0, 60)}`);
+  const other = await natsRequest(sub, '$JS.API.CONSUMER.CREATE.ASSET_EVENTS.subscriber-recheck', JSON.stringify({ stream_name: 'ASSET_EVENTS', config: { name: 'subscriber-recheck', ack_policy: 'explicit' } }));
+  check('F4', /permission/i.test(other), `subscriber-example creates subscriber-recheck (another system's name) → ${other.slice(0, 60)}`);
+  // No service names consumers at run time any more: each holds exact names under its own prefix.
   for (const identity of ['search', 'link-signing']) {
     const nc = await natsAs(identity);
     const info = await natsRequest(nc, '$JS.API.CONSUMER.INFO.ASSET_EVENTS.webhook-deliveries');
@@ -172,8 +173,8 @@ async function main(): Promise<void> {
     check('F4', /permission/i.test(nextOther), `${identity} MSG.NEXT on webhook-deliveries → ${nextOther.slice(0, 60)}`);
     await nc.close();
   }
-  const own = await natsRequest(sub, '$JS.API.CONSUMER.CREATE.ASSET_EVENTS.subscriber-recheck', JSON.stringify({ stream_name: 'ASSET_EVENTS', config: { name: 'subscriber-recheck', ack_policy: 'explicit', inactive_threshold: 60_000_000_000 } }));
-  check('F4', !/permission/i.test(own) && !/"error"/.test(own), `subscriber creates its own subscriber-recheck → ${own.slice(0, 60)}`);
+  const own = await natsRequest(sub, '$JS.API.CONSUMER.CREATE.ASSET_EVENTS.subscriber-example', JSON.stringify({ stream_name: 'ASSET_EVENTS', config: { name: 'subscriber-example', ack_policy: 'explicit', inactive_threshold: 60_000_000_000 } }));
+  check('F4', !/permission/i.test(own) && !/"error"/.test(own), `subscriber-example creates the consumer named as itself → ${own.slice(0, 60)}`);
   await sub.close();
   const addon = await natsAs('addon');
   let addonStatus = 'no error';

@@ -40,14 +40,20 @@ export { publishEvent, buildHeaders, type PublishOptions } from './publish';
 export { connectionOf, connectionWatch, natsCall, NatsUnavailableError, RECONNECT_GRACE_MS, type ConnectionWatch, type NatsCallOptions } from './connection';
 export { consume, consumerWorker, DEAD_LETTER_RETRIES, type Consumer, type ConsumeOptions, type ConsumerWorker, type MessageContext } from './consume';
 export {
+  DEFAULT_SUBSCRIBERS,
   NATS_DURABLES,
   NATS_IDENTITIES,
   generateNatsUsers,
   inboxPrefixOf,
+  isSubscriberIdentity,
   natsPermissions,
+  parseSubscribers,
   publicKeyOfSeed,
   renderNatsAuthorization,
+  replayConsumerName,
   type NatsIdentity,
+  type ServiceIdentity,
+  type SubscriberIdentity,
   type NatsUser,
   type SubjectPermissions,
 } from './nats-accounts';

@@ -4,16 +4,41 @@ import { ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, ASSET_PURGES, ASSET_PURGES_SUBJECT
 
 /**
  * NATS identities of the suite (ARCHITECTURE rule 9): one nkey user per service with publish/subscribe
- * permissions per subject, a read-only `subscriber` for outside systems, and `admin` for operators and tests.
- * The server holds only public nkeys; no anonymous user exists, so a connection without a seed is refused.
+ * permissions per subject, `admin` for operators and tests, and one read-only user per outside system
+ * (`subscriber-<system>`, see SubscriberIdentity). The server holds only public nkeys; no anonymous user exists, so a
+ * connection without a seed is refused.
  */
-export const NATS_IDENTITIES = ['admin', 'gateway', 'auth', 'metadata', 'upload', 'conversion', 'transcode', 'link-signing', 'addon', 'webhook', 'search', 'subscriber'] as const;
-export type NatsIdentity = (typeof NATS_IDENTITIES)[number];
+export const NATS_IDENTITIES = ['admin', 'gateway', 'auth', 'metadata', 'upload', 'conversion', 'transcode', 'link-signing', 'addon', 'webhook', 'search'] as const;
+export type ServiceIdentity = (typeof NATS_IDENTITIES)[number];
+
+/**
+ * An outside system reading asset events: its own NATS user, which may act on exactly one consumer of ASSET_EVENTS,
+ * named as the identity (security review F4: outside subscribers' consumers are under `subscriber-`, and one system
+ * cannot touch another's).
+ */
+export type SubscriberIdentity = `subscriber-${string}`;
+export type NatsIdentity = ServiceIdentity | SubscriberIdentity;
+
+/** `subscriber-` and a lower-case name: a valid NATS user label, consumer name and subject token. */
+const SUBSCRIBER_NAME = /^subscriber-[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/;
+
+export function isSubscriberIdentity(value: string): value is SubscriberIdentity {
+  return SUBSCRIBER_NAME.test(value);
+}
+
+/** The outside systems the local suite and the tests make a user for when none are named (docs, examples). */
+export const DEFAULT_SUBSCRIBERS: readonly SubscriberIdentity[] = ['subscriber-example'];
+
+/** The outside systems of a comma-separated list (NATS_SUBSCRIBERS, --subscribers): names checked, no repeats. */
+export function parseSubscribers(list: string): SubscriberIdentity[] {
+  const names = [...new Set(list.split(',').map((s) => s.trim()).filter(Boolean))];
+  const bad = names.filter((n) => !isSubscriberIdentity(n));
+  if (bad.length > 0) throw new Error(`not a subscriber identity (subscriber-<a-z0-9 and ->, at most 51 characters): ${bad.join(', ')}`);
+  return names as SubscriberIdentity[];
+}
 
 export interface SubjectPermissions {
   publish: string[];
-  /** Refused even where `publish` allows it (deny wins): other identities' consumers on a stream it may name consumers in. */
-  publishDeny?: string[];
   subscribe: string[];
   /**
    * May answer the requests it receives (one reply each, to the request's reply subject, within two minutes) without
@@ -30,9 +55,15 @@ const API = '$JS.API';
 const JS_INFO = `${API}.INFO`;
 
 /**
- * The durable consumers of each identity, every one named `<identity>-...` (F4 of the security review): an identity may
- * act on its own durables only, and those that may name consumers at run time are refused every other one's.
- * A service's consumer constant must stay equal to its entry here.
+ * The consumer of `stream` that search's replay command reads it with (a fixed name, one replay at a time), e.g.
+ * `search-replay-asset-events`.
+ */
+export const replayConsumerName = (stream: string): string => `search-replay-${stream.toLowerCase().replace(/_/g, '-')}`;
+
+/**
+ * The consumers of each service, every one named `<identity>-...` (F4 of the security review): an identity may act on
+ * its own consumers only, by exact name; no service names a consumer at run time. A service's consumer constant must
+ * stay equal to its entry here.
  */
 export const NATS_DURABLES: { readonly [I in NatsIdentity]?: ReadonlyArray<{ stream: string; name: string }> } = {
   auth: [{ stream: DAM_INTERNAL, name: 'auth-usage' }],
@@ -51,6 +82,7 @@ export const NATS_DURABLES: { readonly [I in NatsIdentity]?: ReadonlyArray<{ str
     { stream: DATA_SCHEMAS, name: 'search-schemas' },
     { stream: COLLECTIONS, name: 'search-collections' },
     { stream: ASSET_PURGES, name: 'search-purges' },
+    ...[ASSET_EVENTS, DATA_SCHEMAS, COLLECTIONS, ASSET_PURGES].map((stream) => ({ stream, name: replayConsumerName(stream) })),
   ],
 };
 
@@ -105,42 +137,10 @@ function kvBucket(bucket: string): string[] {
  */
 const SERVICE_TOKEN_IDS = kvBucket('SERVICE_TOKENS');
 
-/**
- * Ordered (ephemeral, unacknowledged) consumers of one stream with one of `filters`: each replica follows it from now
- * on, or a replay reads it, under a name only known at run time (the client renames it at each reset). NATS matches
- * permissions by whole subject tokens, so a name prefix cannot be granted: any name is, and every other identity's
- * durable on the stream is denied (runTimeNameDenials). Not the ephemeral-create subject `CONSUMER.CREATE.<stream>`
- * (no name token): nats-server 2.9 updates a durable named in its body there, whoever owns it.
- */
-function orderedConsumer(stream: string, filters: readonly string[]): string[] {
-  return [
-    `${API}.STREAM.INFO.${stream}`,
-    ...filters.map((filter) => `${API}.CONSUMER.CREATE.${stream}.*.${filter}`),
-    `${API}.CONSUMER.INFO.${stream}.*`,
-    `${API}.CONSUMER.DELETE.${stream}.*`,
-    `${API}.CONSUMER.MSG.NEXT.${stream}.*`,
-  ];
-}
-
-/** The streams on which each identity names consumers at run time (ordered consumers, an outside system's own). */
-const RUN_TIME_NAMES: { readonly [I in NatsIdentity]?: readonly string[] } = {
-  'link-signing': [ASSET_EVENTS, DAM_INTERNAL],
-  search: [ASSET_EVENTS, DATA_SCHEMAS, COLLECTIONS, ASSET_PURGES],
-  subscriber: [ASSET_EVENTS],
-};
-
-/** Every request on another identity's durables of the streams where `identity` names consumers at run time. */
-function runTimeNameDenials(identity: NatsIdentity): string[] {
-  const streams = RUN_TIME_NAMES[identity] ?? [];
-  return Object.entries(NATS_DURABLES)
-    .filter(([owner]) => owner !== identity)
-    .flatMap(([, durables]) => (durables ?? []).filter((d) => streams.includes(d.stream)).flatMap((d) => consumerSubjects(d.stream, d.name)));
-}
-
 /** Creating and updating the streams: metadata's alone (it owns ASSET_EVENTS, the schemas and the outbox). */
 const STREAM_ADMIN = [ASSET_EVENTS, DAM_INTERNAL, DATA_SCHEMAS, COLLECTIONS, ASSET_PURGES].flatMap((s) => [`${API}.STREAM.INFO.${s}`, `${API}.STREAM.CREATE.${s}`, `${API}.STREAM.UPDATE.${s}`]);
 
-const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = {
+const PERMISSIONS: Record<Exclude<ServiceIdentity, 'admin'>, SubjectPermissions> = {
   // The API requests it counts (usage statistics), and the kept responses of Idempotency-Key (CONTRACT §13).
   gateway: { publish: [JS_INFO, usageSubject('api_requests'), ...kvBucket('IDEMPOTENCY')], subscribe: [] },
   // The owner of usage statistics: every usage record of every service.
@@ -205,21 +205,19 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
     subscribe: [SETTINGS_NOTICES_SUBJECTS],
   },
   'link-signing': {
-    // Follows ASSET_EVENTS to drop cached bytes of replaced and deleted assets (every replica its own cache);
-    // publishes the bytes it served for usage (CONTRACT §9).
-    // Takes CDN prefetch and purge jobs like any worker; a purge is published to every replica, which follows only
-    // that one subject of DAM_INTERNAL (the filter is part of the consumer-create subject).
+    // Hears asset events as they are published to drop cached bytes of replaced and deleted assets (every replica its
+    // own cache; a plain subscription, no consumer); publishes the bytes it served for usage (CONTRACT §9).
+    // Takes CDN prefetch and purge jobs like any worker; a purge is published to every replica, which hears it on
+    // that one subject.
     publish: [
       JS_INFO,
-      ...orderedConsumer(ASSET_EVENTS, [ASSET_EVENTS_SUBJECTS]),
-      ...orderedConsumer(DAM_INTERNAL, [SUBJECT_CDN_EVICT]),
       SUBJECT_USAGE_CDN_BYTES,
       SUBJECT_CDN_EVICT,
       jobReportSubject('link-signing'),
       ...durableConsumer(DAM_INTERNAL, 'link-signing-cdn-jobs'),
       ...SERVICE_TOKEN_IDS,
     ],
-    subscribe: [],
+    subscribe: [ASSET_EVENTS_SUBJECTS, SUBJECT_CDN_EVICT],
   },
   // Addon jobs: their commands in, their reports and addon_runs usage out; answers metadata's questions on its models
   // (a reply to each question it received, never into metadata's inbox as such).
@@ -234,13 +232,11 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
     subscribe: [SETTINGS_NOTICES_SUBJECTS],
   },
   search: {
-    // Its read model: a durable consumer per stream, and ordered consumers of each for the replay command.
+    // Its read model: a durable consumer per stream, and for the replay command one consumer per stream under a fixed
+    // name, made, read from the start and deleted.
     publish: [
       JS_INFO,
-      ...orderedConsumer(ASSET_EVENTS, [ASSET_EVENTS_SUBJECTS]),
-      ...orderedConsumer(DATA_SCHEMAS, [DATA_SCHEMAS_SUBJECTS]),
-      ...orderedConsumer(COLLECTIONS, [COLLECTIONS_SUBJECTS]),
-      ...orderedConsumer(ASSET_PURGES, [ASSET_PURGES_SUBJECTS]),
+      ...[ASSET_EVENTS, DATA_SCHEMAS, COLLECTIONS, ASSET_PURGES].flatMap((stream) => consumerSubjects(stream, replayConsumerName(stream))),
       ...durableConsumer(ASSET_EVENTS, 'search-index'),
       ...durableConsumer(DATA_SCHEMAS, 'search-schemas'),
       ...durableConsumer(COLLECTIONS, 'search-collections'),
@@ -249,34 +245,26 @@ const PERMISSIONS: Record<Exclude<NatsIdentity, 'admin'>, SubjectPermissions> = 
     ],
     subscribe: [],
   },
-  // Outside systems: read ASSET_EVENTS through consumers of their own (named `subscriber-...` by convention, any name
-  // but a service's), nothing else; they publish no event. No listing of the stream's consumers: the names of the
-  // services' ordered consumers are random, and stay unknown to it.
-  subscriber: {
-    publish: [
-      JS_INFO,
-      `${API}.STREAM.INFO.${ASSET_EVENTS}`,
-      `${API}.CONSUMER.CREATE.${ASSET_EVENTS}.*`,
-      `${API}.CONSUMER.CREATE.${ASSET_EVENTS}.*.>`,
-      `${API}.CONSUMER.DURABLE.CREATE.${ASSET_EVENTS}.*`,
-      `${API}.CONSUMER.INFO.${ASSET_EVENTS}.*`,
-      `${API}.CONSUMER.DELETE.${ASSET_EVENTS}.*`,
-      `${API}.CONSUMER.MSG.NEXT.${ASSET_EVENTS}.*`,
-      `$JS.ACK.${ASSET_EVENTS}.*.>`,
-    ],
-    subscribe: [],
-  },
 };
+
+/**
+ * An outside system: reads ASSET_EVENTS through the one consumer named as itself (made, read, acknowledged, deleted),
+ * nothing else; it publishes no event and cannot list the stream's consumers.
+ */
+function subscriberPermissions(identity: SubscriberIdentity): SubjectPermissions {
+  return { publish: [JS_INFO, `${API}.STREAM.INFO.${ASSET_EVENTS}`, ...consumerSubjects(ASSET_EVENTS, identity)], subscribe: [] };
+}
 
 /** What `identity` may publish and subscribe to; undefined for `admin` (everything). */
 export function natsPermissions(identity: NatsIdentity): SubjectPermissions | undefined {
   if (identity === 'admin') return undefined;
-  const p = PERMISSIONS[identity];
-  const deny = runTimeNameDenials(identity);
+  let p: SubjectPermissions;
+  if (isSubscriberIdentity(identity)) p = subscriberPermissions(identity);
+  else if (identity in PERMISSIONS) p = PERMISSIONS[identity as Exclude<ServiceIdentity, 'admin'>];
+  else throw new Error(`unknown NATS identity ${identity}`);
   // Every identity reads the answers to its own requests, under its own inbox prefix only.
   return {
     publish: p.publish,
-    ...(deny.length > 0 ? { publishDeny: deny } : {}),
     subscribe: [...p.subscribe, `${inboxPrefixOf(identity)}.>`],
     ...(p.allowResponses ? { allowResponses: true } : {}),
   };
@@ -290,10 +278,10 @@ export interface NatsUser {
   publicKey: string;
 }
 
-/** A fresh nkey user for every identity. */
-export function generateNatsUsers(): NatsUser[] {
+/** A fresh nkey user for every service identity, `admin`, and each outside system of `subscribers`. */
+export function generateNatsUsers(subscribers: readonly SubscriberIdentity[] = DEFAULT_SUBSCRIBERS): NatsUser[] {
   const dec = new TextDecoder();
-  return NATS_IDENTITIES.map((identity) => {
+  return [...NATS_IDENTITIES, ...subscribers].map((identity: NatsIdentity) => {
     const kp = nkeys.createUser();
     return { identity, seed: dec.decode(kp.getSeed()), publicKey: kp.getPublicKey() };
   });
@@ -309,8 +297,7 @@ export function renderNatsAuthorization(users: Array<Pick<NatsUser, 'identity' |
   const lines = users.map((u) => {
     const p = natsPermissions(u.identity);
     const responses = p?.allowResponses ? ', allow_responses: true' : '';
-    const deny = p?.publishDeny ? `, deny: ${list(p.publishDeny)}` : '';
-    const perms = p ? `, permissions: { publish: { allow: ${list(p.publish)}${deny} }, subscribe: { allow: ${list(p.subscribe)} }${responses} }` : '';
+    const perms = p ? `, permissions: { publish: { allow: ${list(p.publish)} }, subscribe: { allow: ${list(p.subscribe)} }${responses} }` : '';
     return `    # ${u.identity}\n    { nkey: ${JSON.stringify(u.publicKey)}${perms} }`;
   });
   return `authorization {\n  users = [\n${lines.join('\n')}\n  ]\n}\n`;

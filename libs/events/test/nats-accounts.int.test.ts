@@ -67,8 +67,8 @@ describe('NATS identities and permissions', () => {
     expect(await jsPublish('gateway', jobReportSubject('conversion'))).toMatch(/permission/i);
     expect(await jsPublish('auth', jobReportSubject('conversion'))).toMatch(/permission/i);
     expect(await jsPublish('search', jobReportSubject('conversion'))).toMatch(/permission/i);
-    expect(await jsPublish('subscriber', jobReportSubject('conversion'))).toMatch(/permission/i);
-    expect(await jsPublish('subscriber', SUBJECT_JOB_REPORTS)).toMatch(/permission/i);
+    expect(await jsPublish('subscriber-example', jobReportSubject('conversion'))).toMatch(/permission/i);
+    expect(await jsPublish('subscriber-example', SUBJECT_JOB_REPORTS)).toMatch(/permission/i);
     // F16: a worker kind cannot report as another (a conversion worker completing an addon job), nor on the bare subject.
     expect(await jsPublish('conversion', jobReportSubject('addon'))).toMatch(/permission/i);
     expect(await jsPublish('addon', jobReportSubject('conversion'))).toMatch(/permission/i);
@@ -84,7 +84,7 @@ describe('NATS identities and permissions', () => {
     expect(await jsPublish('upload', jobCommandSubject('upload'))).toMatch(/permission/i);
     expect(await jsPublish('conversion', 'assets.events.1.file-processed')).toMatch(/permission/i);
     expect(await jsPublish('conversion', 'dam.internal.other')).toMatch(/permission/i);
-    expect(await jsPublish('subscriber', 'assets.events.1.file-saved')).toMatch(/permission/i);
+    expect(await jsPublish('subscriber-example', 'assets.events.1.file-saved')).toMatch(/permission/i);
     expect(await jsPublish('webhook', 'assets.events.1.file-saved')).toMatch(/permission/i);
     expect(await jsPublish('webhook', jobCommandSubject('webhook'))).toMatch(/permission/i);
     // The gateway counts requests, nothing more.
@@ -107,13 +107,15 @@ describe('NATS identities and permissions', () => {
   });
 
   it('gives an outside subscriber ASSET_EVENTS to read and nothing of DAM_INTERNAL', async () => {
-    const nc = await as('subscriber');
+    const nc = await as('subscriber-example');
     await waitForStreams(nc, [ASSET_EVENTS]);
     const js = jetstream(nc);
-    const consumer = await js.consumers.get(ASSET_EVENTS);
+    await (await jetstreamManager(nc)).consumers.add(ASSET_EVENTS, { durable_name: 'subscriber-example' });
+    const consumer = await js.consumers.get(ASSET_EVENTS, 'subscriber-example');
     const first = await consumer.next({ expires: 2000 });
     expect(first?.subject).toMatch(/^assets\.events\./);
-    // An ordered consumer or a durable of its own on DAM_INTERNAL: refused.
+    // An ordered consumer (a name made at run time) of either stream, or a durable of its own on DAM_INTERNAL: refused.
+    await expect(js.consumers.get(ASSET_EVENTS).then((c) => c.next({ expires: 1000 }))).rejects.toThrow(/permission|timeout/i);
     await expect(js.consumers.get(DAM_INTERNAL).then((c) => c.next({ expires: 1000 }))).rejects.toThrow(/permission|timeout/i);
     const jsm = await jetstreamManager(nc);
     await expect(jsm.consumers.add(DAM_INTERNAL, { durable_name: 'spy' })).rejects.toThrow(/permission|timeout/i);

@@ -11,15 +11,17 @@ import {
   consume,
   ensureStreams,
   jobCommandSubject,
+  replayConsumerName,
   type NatsIdentity,
 } from '../src';
 import { captureLogger, until } from './helpers';
 
-// Security review F4 (issue 30): the outside `subscriber`, `search` and `link-signing` may act only on consumers of
-// their own, never on another identity's durable (delete it, read its info, pull from it, create or update a consumer
-// under its name, ack its deliveries). Before the fix each of these was answered by JetStream.
+// Security review F4 (issue 30): an outside system's user, `search` and `link-signing` may act only on consumers of
+// their own, never on another identity's (delete it, read its info, pull from it, create or update a consumer under its
+// name, ack its deliveries), nor on a consumer named at run time by anyone but admin. Before the fix each of these was
+// answered by JetStream (the shared `subscriber` and search could use any name but the services' durables).
 const VIOLATION = /Permissions Violation/i;
-const STRANGERS = ['subscriber', 'search', 'link-signing'] as const;
+const STRANGERS = ['subscriber-example', 'search', 'link-signing'] as const;
 
 describe('consumers of their own only (F4)', () => {
   let server: TestNats;
@@ -91,40 +93,60 @@ describe('consumers of their own only (F4)', () => {
     expect((await jsm.consumers.info(DAM_INTERNAL, 'metadata-job-reports')).config).toMatchObject({ filter_subject: JOB_REPORTS_FILTER, max_deliver: 15 });
   });
 
-  it("gives the outside subscriber no list of the stream's consumers (their names would be its way in)", async () => {
-    expect(await attempt('subscriber', `$JS.API.CONSUMER.NAMES.${ASSET_EVENTS}`, {})).toMatch(VIOLATION);
-    expect(await attempt('subscriber', `$JS.API.CONSUMER.LIST.${ASSET_EVENTS}`, {})).toMatch(VIOLATION);
+  it("gives an outside system no list of the stream's consumers (their names would be its way in)", async () => {
+    expect(await attempt('subscriber-example', `$JS.API.CONSUMER.NAMES.${ASSET_EVENTS}`, {})).toMatch(VIOLATION);
+    expect(await attempt('subscriber-example', `$JS.API.CONSUMER.LIST.${ASSET_EVENTS}`, {})).toMatch(VIOLATION);
   });
 
-  it('lets the outside subscriber create, read, pull, ack and delete consumers of its own (subscriber-*)', async () => {
-    const nc = await as('subscriber');
+  it('lets an outside system create, read, pull, ack and delete the consumer named as itself, and no other', async () => {
+    const nc = await as('subscriber-example');
     const jsm = await jetstreamManager(nc);
-    await jsm.consumers.add(ASSET_EVENTS, { durable_name: 'subscriber-audit', ack_policy: AckPolicy.Explicit });
-    const m = await (await jetstream(nc).consumers.get(ASSET_EVENTS, 'subscriber-audit')).next({ expires: scaled(2000) });
+    await jsm.consumers.add(ASSET_EVENTS, { durable_name: 'subscriber-example', ack_policy: AckPolicy.Explicit });
+    const m = await (await jetstream(nc).consumers.get(ASSET_EVENTS, 'subscriber-example')).next({ expires: scaled(2000) });
     expect(m?.subject).toBe('assets.events.1.file-saved');
     expect(await m?.ackAck()).toBe(true);
-    expect((await jsm.consumers.info(ASSET_EVENTS, 'subscriber-audit')).ack_floor.stream_seq).toBe(1);
-    expect(await jsm.consumers.delete(ASSET_EVENTS, 'subscriber-audit')).toBe(true);
-    // An ordered consumer (a replay) named under its prefix.
-    const ordered = await jetstream(nc).consumers.get(ASSET_EVENTS, { name_prefix: 'subscriber-replay' });
-    expect((await ordered.next({ expires: scaled(2000) }))?.subject).toBe('assets.events.1.file-saved');
+    expect((await jsm.consumers.info(ASSET_EVENTS, 'subscriber-example')).ack_floor.stream_seq).toBe(1);
+    // Another outside system's consumer, and any other name under the old shared prefix, are out of reach.
+    await (await jetstreamManager(await as('subscriber-other'))).consumers.add(ASSET_EVENTS, { durable_name: 'subscriber-other', ack_policy: AckPolicy.Explicit });
+    await refusedOn('subscriber-example', ASSET_EVENTS, 'subscriber-other', 'assets.events.>');
+    expect(await attempt('subscriber-example', `$JS.API.CONSUMER.CREATE.${ASSET_EVENTS}.subscriber-audit`, create(ASSET_EVENTS, 'subscriber-audit'))).toMatch(VIOLATION);
+    expect(await jsm.consumers.delete(ASSET_EVENTS, 'subscriber-example')).toBe(true);
   });
 
-  it('lets search pull its own durable and replay the stream with ordered consumers', async () => {
+  it("refuses search and link-signing an outside system's consumer, and every name made at run time", async () => {
+    const ordered = await jetstream(admin).consumers.get(ASSET_EVENTS, { filter_subjects: 'assets.events.>' });
+    const name = (await ordered.info(true)).name;
+    for (const identity of ['search', 'link-signing'] as const) {
+      await refusedOn(identity, ASSET_EVENTS, 'subscriber-other', 'assets.events.>');
+      expect(await attempt(identity, `$JS.API.CONSUMER.INFO.${ASSET_EVENTS}.${name}`)).toMatch(VIOLATION);
+    }
+  });
+
+  it('lets search pull its own durable and replay the stream with its fixed-name replay consumer', async () => {
     const nc = await as('search');
     const got: string[] = [];
     const c = await consume({ nc, stream: ASSET_EVENTS, durable: 'search-index', filterSubjects: 'assets.events.>', schema: z.unknown(), handler: async (_p, ctx) => void got.push(ctx.subject), logger: captureLogger(), fetchExpiresMs: 1000 });
     await until(() => got.length === 3);
     await c.stop();
-    const ordered = await jetstream(nc).consumers.get(ASSET_EVENTS, { filter_subjects: 'assets.events.>' });
-    expect((await ordered.next({ expires: scaled(2000) }))?.subject).toBe('assets.events.1.file-saved');
+    const jsm = await jetstreamManager(nc);
+    const name = replayConsumerName(ASSET_EVENTS);
+    await jsm.consumers.add(ASSET_EVENTS, { name, filter_subject: 'assets.events.>', ack_policy: AckPolicy.Explicit });
+    const m = await (await jetstream(nc).consumers.get(ASSET_EVENTS, name)).next({ expires: scaled(2000) });
+    expect(m?.subject).toBe('assets.events.1.file-saved');
+    expect(await jsm.consumers.delete(ASSET_EVENTS, name)).toBe(true);
   });
 
-  it('lets link-signing follow ASSET_EVENTS and the CDN evictions, and pull its own job durable', async () => {
+  it('lets link-signing hear asset events and CDN evictions as published, and pull its own job durable', async () => {
     const nc = await as('link-signing');
-    const js = jetstream(nc);
-    expect((await (await js.consumers.get(ASSET_EVENTS, { filter_subjects: 'assets.events.>' })).next({ expires: scaled(2000) }))?.subject).toBe('assets.events.1.file-saved');
-    expect((await (await js.consumers.get(DAM_INTERNAL, { filter_subjects: SUBJECT_CDN_EVICT })).next({ expires: scaled(2000) }))?.subject).toBe(SUBJECT_CDN_EVICT);
+    const heard: string[] = [];
+    const subs = ['assets.events.>', SUBJECT_CDN_EVICT].map((subject) => nc.subscribe(subject, { callback: (_e, m) => void heard.push(m.subject) }));
+    await nc.flush();
+    const js = jetstream(admin);
+    await js.publish('assets.events.1.file-deleted', JSON.stringify({ n: 9 }));
+    await js.publish(SUBJECT_CDN_EVICT, JSON.stringify({ id: 'e2', group_id: '1', asset_ids: [], object_keys: [] }));
+    await until(() => heard.length === 2);
+    expect(heard).toEqual(['assets.events.1.file-deleted', SUBJECT_CDN_EVICT]);
+    for (const sub of subs) sub.unsubscribe();
     const c = await consume({ nc, stream: DAM_INTERNAL, durable: 'link-signing-cdn-jobs', filterSubjects: jobCommandSubject('link-signing'), schema: z.unknown(), handler: async () => undefined, logger: captureLogger(), fetchExpiresMs: 1000 });
     await c.stop();
   });

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { generateNatsUsers, type NatsIdentity, renderNatsAuthorization } from '@dam/events';
+import { TEST_SUBSCRIBERS } from './nats-subscribers';
 import { onProcessExit } from './cleanup';
 import { freePort } from './free-port';
 import { scaled } from './time-scale';
@@ -70,7 +71,7 @@ export async function startNatsCluster(opts: { nodes?: number } = {}): Promise<T
   const count = opts.nodes ?? 3;
   if (!Number.isInteger(count) || count < 1) throw new Error(`startNatsCluster: nodes must be a positive integer, not ${count}`);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'dam-nats-cluster-'));
-  const users = generateNatsUsers();
+  const users = generateNatsUsers(TEST_SUBSCRIBERS);
   const authorization = renderNatsAuthorization(users);
   const clusterName = `dam-test-${randomBytes(4).toString('hex')}`;
   const specs: Array<{ name: string; port: number; routePort: number; monitorPort: number }> = [];

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { generateNatsUsers, type NatsIdentity, renderNatsAuthorization } from '@dam/events';
+import { TEST_SUBSCRIBERS } from './nats-subscribers';
 import { onProcessExit } from './cleanup';
 import { freePort } from './free-port';
 import { scaled } from './time-scale';
@@ -94,7 +95,7 @@ export async function startNats(): Promise<TestNats> {
   const port = await freePort();
   const monitorPort = await freePort();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'dam-nats-'));
-  const users = generateNatsUsers();
+  const users = generateNatsUsers(TEST_SUBSCRIBERS);
   const config = path.join(dir, 'nats.conf');
   writeFileSync(config, renderNatsAuthorization(users), { mode: 0o600 });
   const args = ['-c', config, '-js', '-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort), '-sd', dir];

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { jetstream } from '@nats-io/jetstream';
 import { bucketReplayStore, createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
-import { ASSET_EVENTS, connectNats, DAM_INTERNAL, natsReachable, openServiceTokenBucket, reportPacingOf, UsageMeter, waitForStreams } from '@dam/events';
+import { connectNats, DAM_INTERNAL, natsReachable, openServiceTokenBucket, reportPacingOf, UsageMeter, waitForStreams } from '@dam/events';
 import { runMain, runService, startPoller } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
@@ -19,7 +19,7 @@ async function main(): Promise<void> {
   const config = loadLinkSigningConfig();
   const logger = createLogger({ service: 'link-signing', level: config.LOG_LEVEL });
   const nc = await connectNats(config.NATS_URL, 'link-signing', config.NATS_NKEY_SEED);
-  await waitForStreams(nc, [ASSET_EVENTS, DAM_INTERNAL], { onWait: (missing) => logger.info({ missing }, 'waiting for streams') });
+  await waitForStreams(nc, [DAM_INTERNAL], { onWait: (missing) => logger.info({ missing }, 'waiting for streams') });
   const js = jetstream(nc);
   const storage = createStorage(storageConfigFromEnv(config));
   const signer = createServiceSigner(config.SERVICE_KEY);

@@ -184,6 +184,13 @@ export class ByteCache {
     return matching.length;
   }
 
+  /** Drops everything stored (the notices of replaced or purged objects may have been missed); returns how many. */
+  clear(): number {
+    const all = [...this.entries.values()];
+    for (const entry of all) this.drop(entry);
+    return all.length;
+  }
+
   /** Whether some version of the object (or some file under the folder) is stored. */
   holds(objectKeyOrFolder: string): boolean {
     return [...this.entries.values()].some((entry) => names(objectKeyOrFolder, entry));

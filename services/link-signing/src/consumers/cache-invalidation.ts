@@ -1,6 +1,5 @@
-import { DeliverPolicy, jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, assetEventTypeOf, cdnEvictSchema, DAM_INTERNAL, SUBJECT_CDN_EVICT } from '@dam/events';
+import { ASSET_EVENTS_SUBJECTS, assetEventTypeOf, cdnEvictSchema, SUBJECT_CDN_EVICT } from '@dam/events';
 import { applyEvict } from './cdn-jobs.consumer';
 import type { Running } from '@dam/http';
 import type { Logger } from '@dam/logging';
@@ -10,29 +9,42 @@ import type { ByteCache } from '../adapters/byte-cache';
 const DROPS = new Set(['file-saved', 'file-deleted']);
 
 /**
- * One subject of a stream followed from now on by an ordered consumer (every replica its own, nothing to
- * acknowledge), each message handed to `onMessage` as parsed JSON.
+ * Every replica follows the notices as they are published (a plain NATS subscription: the stream's copy is not
+ * needed, so no JetStream consumer exists whose name another identity could act on, security review F4). What is
+ * published while the connection is down is not seen: after a reconnection the cache is emptied, since a notice of a
+ * replaced or purged object may have been missed.
  */
-function follower(name: string, nc: NatsConnection, stream: string, filter: string, onMessage: (subject: string, body: unknown) => void, logger: Logger) {
+function follower(name: string, nc: NatsConnection, subject: string, onMessage: (subject: string, body: unknown) => void, cache: ByteCache, logger: Logger) {
   return {
     kind: 'poller' as const,
     name,
     async start(): Promise<Running> {
-      const consumer = await jetstream(nc).consumers.get(stream, { filter_subjects: filter, deliver_policy: DeliverPolicy.New });
-      const messages = await consumer.consume();
-      const loop = (async () => {
-        for await (const m of messages) {
+      const sub = nc.subscribe(subject, {
+        callback: (err, m) => {
+          if (err) return logger.warn({ err, subject }, 'subscription ended');
           try {
             onMessage(m.subject, m.json());
           } catch (error) {
             logger.warn({ err: error, subject: m.subject }, 'unreadable message');
           }
+        },
+      });
+      let stopped = false;
+      // Ends with the connection (a status iterator cannot be stopped on its own); quiet once stopped.
+      void (async () => {
+        for await (const s of nc.status()) {
+          if (stopped) return;
+          if (s.type !== 'reconnect') continue;
+          const dropped = cache.clear();
+          if (dropped > 0) logger.info({ follower: name, dropped }, 'cached bytes dropped after a reconnection: notices may have been missed');
         }
-      })();
+      })().catch(() => undefined);
+      // The subscription is in place once the server has it: a notice published after start() returns is seen.
+      await nc.flush();
       return {
         async stop() {
-          await messages.close();
-          await loop.catch(() => undefined);
+          stopped = true;
+          sub.unsubscribe();
         },
       };
     },
@@ -40,23 +52,23 @@ function follower(name: string, nc: NatsConnection, stream: string, filter: stri
 }
 
 /**
- * Drops the cached bytes of replaced and deleted assets as ASSET_EVENTS announce them. Serving stays correct
+ * Drops the cached bytes of replaced and deleted assets as asset events announce them. Serving stays correct
  * without it, since every request resolves the asset's current object and its ETag first; this frees the space.
  */
 export function cacheInvalidation(nc: NatsConnection, cache: ByteCache, logger: Logger) {
-  return follower('cache-invalidation', nc, ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, (subject, body) => {
+  return follower('cache-invalidation', nc, ASSET_EVENTS_SUBJECTS, (subject, body) => {
     const type = assetEventTypeOf(subject);
     const assetId = (body as { asset_id?: unknown }).asset_id;
     if (!type || !DROPS.has(type) || typeof assetId !== 'string') return;
     const dropped = cache.evictAsset(assetId);
     if (dropped > 0) logger.debug({ asset_id: assetId, event: type, dropped }, 'cached bytes dropped');
-  }, logger);
+  }, cache, logger);
 }
 
 /** Follows `dam.internal.cdn.evict`: a purge job run by any replica empties every replica's cache. */
 export function evictionFollower(nc: NatsConnection, cache: ByteCache, logger: Logger) {
-  return follower('cdn-evictions', nc, DAM_INTERNAL, SUBJECT_CDN_EVICT, (_subject, body) => {
+  return follower('cdn-evictions', nc, SUBJECT_CDN_EVICT, (_subject, body) => {
     const dropped = applyEvict(cache, cdnEvictSchema.parse(body));
     if (dropped > 0) logger.debug({ dropped }, 'cached bytes purged');
-  }, logger);
+  }, cache, logger);
 }

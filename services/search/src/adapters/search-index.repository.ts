@@ -131,6 +131,25 @@ export class SearchIndexRepository {
     );
   }
 
+  /**
+   * Runs `fn` while holding a lock named `name` that every replica and command of this database sees (a PostgreSQL
+   * advisory lock on a connection of its own); refused at once while another holds it.
+   */
+  async exclusively<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      const got = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [name]);
+      if (!got.rows[0]?.ok) throw new Error(`${name} is already running`);
+      try {
+        return await fn();
+      } finally {
+        await client.query('SELECT pg_advisory_unlock(hashtext($1))', [name]);
+      }
+    } finally {
+      client.release();
+    }
+  }
+
   /** Everything, before a replay rebuilds the model from the streams. */
   async clear(): Promise<void> {
     await this.pool.query('TRUNCATE search_index, result_sets, search_schemas, search_collections');
