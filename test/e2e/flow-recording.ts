@@ -3,40 +3,71 @@
  * The connections the suite's services open, as the cluster would see them: each service process records its
  * destinations (deploy/local/record-flows.mjs, preloaded through NODE_OPTIONS), the suite's addresses name the
  * workload behind each, and each workload is reached in the cluster through its Service
- * (deploy/k8s/network-policy-eval.ts then decides them against a rendered overlay).
+ * (deploy/k8s/network-policy-eval.ts then decides them against a rendered overlay). startSuite records when given
+ * `recordFlows` or DAM_RECORD_FLOWS; test/e2e/network-flows.e2e.test.ts and test/e2e/check-flows.ts read it.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { s3Env, testPgUrl } from '@dam/testing';
 import { evaluateFlow, serviceTargets, workloadPod, type Endpoint, type Flow, type Verdict } from '../../deploy/k8s/network-policy-eval';
-import type { Overrides, Suite, SuiteServiceName } from './suite';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 export const RECORDER = path.join(ROOT, 'deploy', 'local', 'record-flows.mjs');
 
-/** The env that makes each service record its connections into `dir`, over `base` (overrides of the file's own). */
-export function recordingOverrides(dir: string, services: readonly SuiteServiceName[], base: Overrides = {}): Overrides {
-  const preload = `--import=${pathToFileURL(RECORDER).href}`;
-  return Object.fromEntries(
-    services.map((name) => [
-      name,
-      { ...base[name], NODE_OPTIONS: [process.env.NODE_OPTIONS, preload].filter(Boolean).join(' '), DAM_RECORD_FLOWS: dir, DAM_FLOW_SERVICE: name },
-    ]),
-  );
+/** Where a suite's workloads listen, as startSuite knows them (services not started included: calls to them are attempts). */
+export interface SuiteAddresses {
+  services: Record<string, number>;
+  /** NATS_URL: one server or every node, comma-separated. */
+  nats: string;
+  postgres: string;
+  s3: string;
+  proxies: { postgres?: { port: number }; s3?: { port: number } };
 }
 
-/** What listens on each local port of a running suite: its services, NATS, PostgreSQL and the object store (radosgw stands in for MinIO). */
-export function suiteWorkloads(suite: Suite): Map<number, string> {
-  const byPort = new Map<number, string>();
-  const portOf = (url: string) => Number(new URL(url).port);
-  for (const [name, p] of Object.entries(suite.services)) byPort.set(p.port, name);
-  for (const url of suite.natsUrl.split(',')) byPort.set(portOf(url), 'nats');
-  byPort.set(portOf(suite.postgres?.url ?? testPgUrl()), 'postgresql');
-  byPort.set(portOf(s3Env(suite.bucket).S3_ENDPOINT), 'minio');
-  if (suite.proxies.postgres) byPort.set(suite.proxies.postgres.port, 'postgresql');
-  if (suite.proxies.s3) byPort.set(suite.proxies.s3.port, 'minio');
-  return byPort;
+export interface SuiteRecording {
+  /** This suite's own directory: <service>.jsonl from each process, workloads.json once named. */
+  dir: string;
+  /** The env that makes service `name` record into `dir`. */
+  env(name: string): Record<string, string>;
+  /** Writes what listens on each port (workloads.json), which observedFlows reads. */
+  name(addresses: SuiteAddresses): void;
+}
+
+let suites = 0;
+
+/**
+ * Recording for one suite (startSuite's `recordFlows`, or DAM_RECORD_FLOWS for every suite of a run): a directory of
+ * its own under `root`, since the ports of two suites of one run are not the same workloads. Undefined without a root.
+ */
+export function suiteRecording(root: string | undefined): SuiteRecording | undefined {
+  if (!root) return undefined;
+  const dir = path.join(root, `suite-${process.pid}-${++suites}-${Date.now()}`);
+  mkdirSync(dir, { recursive: true });
+  const preload = `--import=${pathToFileURL(RECORDER).href}`;
+  return {
+    dir,
+    env: (name) => ({ NODE_OPTIONS: [process.env.NODE_OPTIONS, preload].filter(Boolean).join(' '), DAM_RECORD_FLOWS: dir, DAM_FLOW_SERVICE: name }),
+    name(addresses) {
+      const byPort: Record<number, string> = {};
+      const portOf = (url: string) => Number(new URL(url).port);
+      for (const [name, port] of Object.entries(addresses.services)) byPort[port] = name;
+      for (const url of addresses.nats.split(',')) byPort[portOf(url)] = 'nats';
+      byPort[portOf(addresses.postgres)] = 'postgresql';
+      byPort[portOf(addresses.s3)] = 'minio';
+      if (addresses.proxies.postgres) byPort[addresses.proxies.postgres.port] = 'postgresql';
+      if (addresses.proxies.s3) byPort[addresses.proxies.s3.port] = 'minio';
+      writeFileSync(path.join(dir, WORKLOADS_FILE), `${JSON.stringify(byPort, null, 1)}\n`);
+    },
+  };
+}
+
+const WORKLOADS_FILE = 'workloads.json';
+
+/** The directories of the suites recorded under `root` (those that got as far as naming their workloads). */
+export function recordedSuites(root: string): string[] {
+  return readdirSync(root, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && existsSync(path.join(root, d.name, WORKLOADS_FILE)))
+    .map((d) => path.join(root, d.name));
 }
 
 /** One destination a service connected to: the workload there, or `external` (`address:port` then says where). */
@@ -47,8 +78,9 @@ export interface ObservedFlow {
   port: number;
 }
 
-/** The distinct connections recorded in `dir`, each named by `workloads` (every process of a service together). */
-export function observedFlows(dir: string, workloads: Map<number, string>): ObservedFlow[] {
+/** The distinct connections recorded in a suite's `dir`, each named by its workloads.json (every process of a service together). */
+export function observedFlows(dir: string): ObservedFlow[] {
+  const workloads = new Map(Object.entries(JSON.parse(readFileSync(path.join(dir, WORKLOADS_FILE), 'utf8')) as Record<string, string>).map(([port, name]) => [Number(port), name]));
   const flows = new Map<string, ObservedFlow>();
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.jsonl'))) {
     for (const line of readFileSync(path.join(dir, file), 'utf8').split('\n')) {

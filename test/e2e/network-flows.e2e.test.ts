@@ -4,8 +4,8 @@
  * (deploy/local/record-flows.mjs) while requests go down every path between the services, and each connection seen
  * must be admitted by the rendered policies of both overlays (deploy/k8s/network-policy-eval.ts). The manifests
  * of 5232870 blocked gateway -> minio (review D1: downloads through the API), which this test names.
- * env: DAM_RECORD_FLOWS: a directory to keep the recorded connections in (<service>.jsonl, and observed.txt named by
- *      workload; a temporary one by default)
+ * env: DAM_RECORD_FLOWS: a directory to keep the recorded connections in (suite-<n>/<service>.jsonl, workloads.json, and
+ *      observed.txt named by workload; a temporary one by default)
  *      DAM_FLOWS_K8S_DIR (default <repo>/k8s): the k8s/ tree whose overlays are built, e.g. an older commit's
  *      (`git archive <commit> k8s | tar -x -C /tmp/old`, then DAM_FLOWS_K8S_DIR=/tmp/old/k8s).
  */
@@ -16,7 +16,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { listen, makeVideo, waitFor } from '@dam/testing';
 import { buildOverlay, describeVerdict, withoutCaller, workloadPod } from '../../deploy/k8s/network-policy-eval';
-import { decideObserved, observedFlows, recordingOverrides, suiteWorkloads, type ObservedFlow } from './flow-recording';
+import { decideObserved, observedFlows, type ObservedFlow } from './flow-recording';
 import { ALL_SERVICES, useSuite } from './suite';
 
 /** Where the services record: kept when DAM_RECORD_FLOWS names it, a temporary directory otherwise. */
@@ -24,7 +24,7 @@ const FLOWS = process.env.DAM_RECORD_FLOWS || mkdtempSync(path.join(os.tmpdir(),
 const K8S_DIR = process.env.DAM_FLOWS_K8S_DIR ?? path.resolve(__dirname, '..', '..', 'k8s');
 const OVERLAYS = ['dev', 'prod'] as const;
 
-const e2e = useSuite(recordingOverrides(FLOWS, ALL_SERVICES, { transcode: { HLS_SEGMENT_SECONDS: '1' } }), { services: ALL_SERVICES });
+const e2e = useSuite({ transcode: { HLS_SEGMENT_SECONDS: '1' } }, { services: ALL_SERVICES, recordFlows: FLOWS });
 const { call, upload, settled } = e2e.api;
 const auth = () => ({ authorization: `Bearer ${e2e.jwt}` });
 
@@ -117,8 +117,10 @@ describe('the NetworkPolicies against the connections the services really open',
     // The delivery log (gateway -> webhook).
     expect((await call('GET', '/api/v1/webhooks/deliveries')).status).toBe(200);
 
-    observed = observedFlows(FLOWS, suiteWorkloads(e2e.suite));
-    writeFileSync(path.join(FLOWS, 'observed.txt'), observed.map((o) => `${o.from} -> ${o.to} (${o.address}:${o.port})\n`).join(''));
+    const recorded = e2e.suite.flows;
+    if (!recorded) throw new Error('the suite records no flows');
+    observed = observedFlows(recorded);
+    writeFileSync(path.join(recorded, 'observed.txt'), observed.map((o) => `${o.from} -> ${o.to} (${o.address}:${o.port})\n`).join(''));
     // The paths the requests above must have taken, as the services opened them.
     const pairs = new Set(observed.map((o) => `${o.from} -> ${o.to}`));
     for (const expected of [

@@ -21,6 +21,7 @@ import {
   type TestNatsCluster,
 } from '@dam/testing';
 import { apiClient } from './client';
+import { suiteRecording } from './flow-recording';
 
 export const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
 
@@ -52,6 +53,8 @@ export interface Suite {
   /** The operators' identity: reads DAM_INTERNAL too (usage records). */
   adminSeed: string;
   services: Record<string, ServiceProcess>;
+  /** The directory the services record the connections they open in, with `recordFlows` or DAM_RECORD_FLOWS (test/e2e/flow-recording.ts). */
+  flows?: string;
   /** Starts a stopped or killed service again with the env it had. */
   restart(name: string): Promise<ServiceProcess>;
   stop(): Promise<void>;
@@ -85,6 +88,8 @@ export interface SuiteOptions {
   ownPostgres?: boolean;
   /** The services reach PostgreSQL and/or S3 through a fault proxy each (libs/testing startFaultProxy). */
   proxies?: { postgres?: boolean; s3?: boolean };
+  /** Each service records every connection it opens, in a directory of this suite's own under this one (default: DAM_RECORD_FLOWS). */
+  recordFlows?: string;
 }
 
 /** Env per service name, over what startSuite gives it. */
@@ -101,6 +106,7 @@ export async function startSuite(overrides: Overrides = {}, options: SuiteOption
     ? { NATS_STREAM_REPLICAS: String(options.natsCluster.replicas ?? Math.min(3, options.natsCluster.nodes)) }
     : {};
   const bucket = await createBucket('e2e');
+  const recording = suiteRecording(options.recordFlows ?? process.env.DAM_RECORD_FLOWS);
   const postgres = options.ownPostgres ? await startPostgresCluster() : undefined;
   const pgAdmin = postgres?.url ?? testPgUrl();
   const pgTarget = new URL(pgAdmin);
@@ -142,7 +148,7 @@ export async function startSuite(overrides: Overrides = {}, options: SuiteOption
   const start = async (name: string, env: Record<string, string>, port?: number) => {
     const natsIdentity = NATS_IDENTITIES.find((n) => n === name);
     const natsAccess = natsIdentity ? { ...nats.env(natsIdentity), ...natsCommon } : {};
-    envs[name] = { ...common, ...natsAccess, ...identities.env(name), ...env, ...overrides[name] };
+    envs[name] = { ...common, ...natsAccess, ...identities.env(name), ...recording?.env(name), ...env, ...overrides[name] };
     services[name] = await startServiceProcess(name, envs[name], port === undefined ? {} : { port });
     // A restart comes back on the same address: the other services and the tests know this one.
     ports[name] = services[name].port;
@@ -203,6 +209,13 @@ export async function startSuite(overrides: Overrides = {}, options: SuiteOption
         webhookPort,
       ),
     ]);
+    recording?.name({
+      services: { ...ports, auth: authPort, conversion: conversionPort, 'link-signing': cdnPort, search: searchPort, webhook: webhookPort, upload: uploadPort },
+      nats: nats.url,
+      postgres: pgAdmin,
+      s3: s3.S3_ENDPOINT,
+      proxies,
+    });
     return {
       base: gateway.url,
       upload: `http://127.0.0.1:${uploadPort}`,
@@ -219,6 +232,7 @@ export async function startSuite(overrides: Overrides = {}, options: SuiteOption
       serviceHeaders: identities.headers,
       adminSeed: nats.seed('admin'),
       services,
+      ...(recording ? { flows: recording.dir } : {}),
       async restart(name) {
         const env = envs[name];
         if (!env) throw new Error(`unknown service ${name}`);
