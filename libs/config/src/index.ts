@@ -158,6 +158,17 @@ export const jwtEnv = {
 
 export const serviceUrl = (fallbackPort: number) => z.string().url().default(`http://127.0.0.1:${fallbackPort}`);
 
+/** Over how many replicas an edge's budgets are spread (gateway, upload, the {cdn} edge). */
+export const edgeReplicaEnv = {
+  /**
+   * The budgets are the deployment's totals, shared by this many replicas (each admits its share); with
+   * RATE_LIMIT_PEERS, the count until its first lookup answers.
+   */
+  RATE_LIMIT_REPLICAS: z.coerce.number().int().positive().default(1),
+  /** A name whose addresses are the edge's ready replicas (a headless Service): the count, looked up every 15 s. */
+  RATE_LIMIT_PEERS: z.string().min(1).optional(),
+};
+
 /**
  * The request limits of a public edge (gateway, upload): per principal, per client address before
  * credentials are checked, and failed authentications per address. 0 per minute turns one off.
@@ -172,11 +183,5 @@ export const edgeLimitEnv = (defaults: { perMinute: number; burst: number; addre
   /** Failed authentications (bad JWT or API key) per address; beyond them it gets 429 without a lookup. */
   AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(0).default(60),
   AUTH_FAILURES_BURST: z.coerce.number().int().positive().default(100),
-  /**
-   * The budgets above are the deployment's totals, shared by this many replicas (each admits its share); with
-   * RATE_LIMIT_PEERS, the count until its first lookup answers.
-   */
-  RATE_LIMIT_REPLICAS: z.coerce.number().int().positive().default(1),
-  /** A name whose addresses are the edge's ready replicas (a headless Service): the count, looked up every 15 s. */
-  RATE_LIMIT_PEERS: z.string().min(1).optional(),
+  ...edgeReplicaEnv,
 });

@@ -241,11 +241,19 @@ export function edgeLimitsFromConfig(
   },
   peers: Partial<Pick<PeerCountOptions, 'count' | 'now' | 'onError' | 'refreshMs'>> = {},
 ): Required<EdgeLimitOptions> {
-  const fallback = c.RATE_LIMIT_REPLICAS ?? 1;
   return {
     perPrincipal: { perMinute: c.RATE_LIMIT_PER_MINUTE, burst: c.RATE_LIMIT_BURST },
     perAddress: { perMinute: c.RATE_LIMIT_ADDRESS_PER_MINUTE, burst: c.RATE_LIMIT_ADDRESS_BURST },
     authFailuresPerAddress: { perMinute: c.AUTH_FAILURES_PER_MINUTE, burst: c.AUTH_FAILURES_BURST },
-    replicas: c.RATE_LIMIT_PEERS ? dnsReplicaCount({ ...peers, name: c.RATE_LIMIT_PEERS, fallback }) : () => fallback,
+    replicas: replicaCountFromConfig(c, peers),
   };
+}
+
+/** The replica count of `edgeReplicaEnv` (@dam/config): RATE_LIMIT_PEERS looked up, or RATE_LIMIT_REPLICAS fixed. */
+export function replicaCountFromConfig(
+  c: { RATE_LIMIT_REPLICAS?: number; RATE_LIMIT_PEERS?: string },
+  peers: Partial<Pick<PeerCountOptions, 'count' | 'now' | 'onError' | 'refreshMs'>> = {},
+): ReplicaCount {
+  const fallback = c.RATE_LIMIT_REPLICAS ?? 1;
+  return c.RATE_LIMIT_PEERS ? dnsReplicaCount({ ...peers, name: c.RATE_LIMIT_PEERS, fallback }) : () => fallback;
 }

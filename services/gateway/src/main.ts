@@ -31,7 +31,7 @@ async function main(): Promise<void> {
     },
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
     storeTimeoutMs: config.S3_TIMEOUT_MS,
-    limits: edgeLimitsFromConfig(config),
+    limits: edgeLimitsFromConfig(config, { onError: (err) => logger.warn({ err }, 'RATE_LIMIT_PEERS lookup failed: the last replica count holds') }),
     userStatusTtlMs: config.USER_STATUS_TTL_MS,
     idempotency,
     console: {

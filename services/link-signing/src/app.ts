@@ -1,6 +1,6 @@
 import type { Express, RequestHandler } from 'express';
 import { requireRoutePermission, type ServiceVerifier } from '@dam/auth-tokens';
-import { createEdgeLimits, createHttpApp, finishApp, type Budget, type ReadinessCheck, type TrustProxy } from '@dam/http';
+import { createEdgeLimits, createHttpApp, finishApp, type Budget, type ReadinessCheck, type ReplicaCount, type TrustProxy } from '@dam/http';
 import { sharedLookups } from './adapters/shared-lookups';
 import { cors, EDGE_PREFIX, edgeRoutes, type EdgeDeps } from './http/edge.routes';
 import { linkRoutes } from './http/links.routes';
@@ -10,6 +10,8 @@ export interface LinkSigningAppDeps extends EdgeDeps {
   readiness?: ReadinessCheck;
   /** `{cdn}`'s budget per client address (CDN_RATE_LIMIT_ADDRESS_*); none when absent or 0 per minute. */
   edgeLimit?: Budget;
+  /** Over how many replicas `edgeLimit` is spread (each admits its share); 1 when absent. */
+  edgeReplicas?: ReplicaCount;
   /** How long the edge reuses auth's answer about an accessID (CDN_ACCESS_CACHE_TTL_MS); default 5 s. */
   accessCacheTtlMs?: number;
   /** Proxies whose X-Forwarded-For decides `req.ip` (the per-address budget). Defaults to env TRUST_PROXY (none). */
@@ -35,7 +37,7 @@ export function buildLinkSigningApp(deps: LinkSigningAppDeps): Express {
   app.use(linkRoutes(deps));
   // The edge is public and each valid link's hit asks auth and metadata (security review F13): a budget per client
   // address before anything is checked, and the lookups of one link shared by its requests.
-  const limits = createEdgeLimits(deps.edgeLimit ? { perAddress: deps.edgeLimit } : {});
+  const limits = createEdgeLimits(deps.edgeLimit ? { perAddress: deps.edgeLimit, ...(deps.edgeReplicas ? { replicas: deps.edgeReplicas } : {}) } : {});
   const edgeLimit: RequestHandler = (req, res, next) => {
     cors(res); // a 429 a script cannot read (no CORS header) would leave a player without its Retry-After
     limits.beforeAuth(req, res, next);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { serviceKeyEnv, trustedKeysEnv } from '@dam/auth-tokens';
-import { baseEnv, jobWorkerEnv, loadConfig, natsEnv, s3Env, serviceUrl } from '@dam/config';
+import { baseEnv, edgeReplicaEnv, jobWorkerEnv, loadConfig, natsEnv, s3Env, serviceUrl } from '@dam/config';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -41,6 +41,8 @@ export const configSchema = z.object({
    */
   CDN_RATE_LIMIT_ADDRESS_PER_MINUTE: z.coerce.number().int().min(0).default(6000),
   CDN_RATE_LIMIT_ADDRESS_BURST: positiveInt(1000),
+  // The budget above is the deployment's total, each replica admitting its share (RATE_LIMIT_REPLICAS, RATE_LIMIT_PEERS).
+  ...edgeReplicaEnv,
   /**
    * How long auth's answer about a link's accessID is reused by the edge: the longest a link still works after
    * its accessID was rotated or its user disabled. 0 asks auth on every request.

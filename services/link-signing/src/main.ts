@@ -4,7 +4,7 @@ import path from 'node:path';
 import { jetstream } from '@nats-io/jetstream';
 import { bucketReplayStore, createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
 import { connectNats, DAM_INTERNAL, natsReachable, openServiceTokenBucket, reportPacingOf, UsageMeter, waitForStreams } from '@dam/events';
-import { runMain, runService, startPoller } from '@dam/http';
+import { replicaCountFromConfig, runMain, runService, startPoller } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
 import { ByteCache } from './adapters/byte-cache';
@@ -69,6 +69,7 @@ async function main(): Promise<void> {
         cdnBase: config.PUBLIC_CDN_URL,
         signingKeys: config.LINK_SIGNING_KEYS,
         edgeLimit: { perMinute: config.CDN_RATE_LIMIT_ADDRESS_PER_MINUTE, burst: config.CDN_RATE_LIMIT_ADDRESS_BURST },
+        edgeReplicas: replicaCountFromConfig(config, { onError: (err) => logger.warn({ err }, 'RATE_LIMIT_PEERS lookup failed: the last replica count holds') }),
         accessCacheTtlMs: config.CDN_ACCESS_CACHE_TTL_MS,
       }),
   });

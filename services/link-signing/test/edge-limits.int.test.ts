@@ -88,7 +88,7 @@ beforeEach(() => {
 });
 
 let n = 0;
-async function startEdge(opts: { edgeLimit?: { perMinute: number; burst: number }; accessCacheTtlMs?: number; trustProxy?: TrustProxy; now?: () => number } = {}) {
+async function startEdge(opts: { edgeLimit?: { perMinute: number; burst: number }; edgeReplicas?: () => number; accessCacheTtlMs?: number; trustProxy?: TrustProxy; now?: () => number } = {}) {
   const cache = new ByteCache(path.join(cacheDir, `c${++n}`), 1024 * 1024, 1024 * 1024);
   await cache.init();
   const signer = createServiceSigner(parseSigningKey(identities.privateKey('link-signing')));
@@ -166,5 +166,16 @@ describe('{cdn} edge under a burst of one link (security review F13)', () => {
     const from = (ip: string) => fetch(link, { headers: { 'x-forwarded-for': ip } }).then((r) => r.status);
     expect([await from('198.51.100.1'), await from('198.51.100.1'), await from('198.51.100.1')]).toEqual([200, 200, 429]);
     expect(await from('198.51.100.2')).toBe(200);
+  });
+});
+
+describe('{cdn} edge over several replicas (issue 31, D9: budgets are totals)', () => {
+  it("spreads one address's budget over the replicas: two of them behind a round robin admit it once", async () => {
+    // CDN_RATE_LIMIT_ADDRESS_BURST 4 in all, two replicas (RATE_LIMIT_REPLICAS=2): each admits 2.
+    const edges = [await startEdge({ edgeLimit: { perMinute: 60, burst: 4 }, edgeReplicas: () => 2 }), await startEdge({ edgeLimit: { perMinute: 60, burst: 4 }, edgeReplicas: () => 2 })];
+    const statuses: number[] = [];
+    for (let i = 0; i < 8; i++) statuses.push((await fetch((edges[i % 2] as { link: string }).link)).status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(4);
+    expect(statuses.slice(4)).toEqual([429, 429, 429, 429]);
   });
 });

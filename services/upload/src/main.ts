@@ -112,7 +112,7 @@ async function main(): Promise<void> {
         maxUploadBytes: config.MAX_UPLOAD_BYTES,
         idleTimeoutMs: config.UPLOAD_IDLE_TIMEOUT_MS,
         maxConcurrentPerPrincipal: config.UPLOAD_MAX_CONCURRENT_PER_PRINCIPAL,
-        limits: edgeLimitsFromConfig(config),
+        limits: edgeLimitsFromConfig(config, { onError: (err) => logger.warn({ err }, 'RATE_LIMIT_PEERS lookup failed: the last replica count holds') }),
         ingest,
         idempotency,
         readiness,
