@@ -20,10 +20,18 @@ const labels = (name: string, component = 'service') => ({ 'app.kubernetes.io/na
 const selector = (name: string) => ({ 'app.kubernetes.io/name': name });
 type Obj = Record<string, unknown>;
 
-/** Namespaces the cluster's own parts run in (overlays patch them to the cluster's names). */
+/**
+ * The cluster's own parts, as overlay settings: the ConfigMap `dam-cluster` holds the namespaces its ingress
+ * controller, Prometheus and KEDA run in, and its DNS domain. Each overlay's `replacements` copy a namespace into
+ * every NetworkPolicy labelled `dam/from-namespace: <its key>` (one namespace peer per rule), so an overlay that
+ * merges other values into dam-cluster changes them everywhere.
+ */
+export const CLUSTER_SETTINGS = 'dam-cluster';
+export const FROM_NAMESPACE_LABEL = 'dam/from-namespace';
 export const INGRESS_NAMESPACE = 'ingress-nginx';
 export const MONITORING_NAMESPACE = 'monitoring';
 export const KEDA_NAMESPACE = 'keda';
+export const CLUSTER_DOMAIN = 'cluster.local';
 /** Replaced by each overlay with its namespace (`replacements` from the nats Service's namespace). */
 export const NAMESPACE_PLACEHOLDER = 'NAMESPACE';
 const fromNamespace = (name: string) => ({ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': name } } });
@@ -115,8 +123,6 @@ export function sharedConfig(): Obj {
       // No proxy trusted unless a Deployment says otherwise (those behind the Ingress do: trustProxyOf in services.ts).
       TRUST_PROXY: 'none',
       WEBHOOK_ALLOW_HOSTS: '',
-      // The cluster's DNS domain (MinIO's peers are named by it); overlays merge another value if theirs differs.
-      CLUSTER_DOMAIN: 'cluster.local',
       ...urls,
     },
   };
@@ -226,21 +232,62 @@ const pdb = (name: string, budget: Obj = { maxUnavailable: 1 }): Obj => ({
   spec: { ...budget, selector: { matchLabels: selector(name) } },
 });
 
-/** Who may open connections to the pods of `name` (everything else is refused by the default-deny policy). */
-const ingressPolicy = (name: string, component: string, ingress: Obj[]): Obj => ({
+/**
+ * Who may open connections to the pods of `name` (everything else is refused by the default-deny policy): pods of
+ * this namespace, and Prometheus on `metrics` (its only namespace peer: the label lets the overlays' replacements
+ * put dam-cluster's MONITORING_NAMESPACE there).
+ */
+const ingressPolicy = (name: string, component: string, ingress: Obj[], metrics: string | number): Obj => ({
   apiVersion: 'networking.k8s.io/v1',
   kind: 'NetworkPolicy',
-  metadata: { name, labels: labels(name, component) },
-  spec: { podSelector: { matchLabels: selector(name) }, policyTypes: ['Ingress'], ingress },
+  metadata: { name, labels: { ...labels(name, component), [FROM_NAMESPACE_LABEL]: 'MONITORING_NAMESPACE' } },
+  spec: {
+    podSelector: { matchLabels: selector(name) },
+    policyTypes: ['Ingress'],
+    ingress: [...ingress, { from: [fromNamespace(MONITORING_NAMESPACE)], ports: [{ port: metrics }] }],
+  },
 });
 
+/** Its callers, and Prometheus for /metrics; the ingress controller's way in is clusterPolicies'. */
 function networkPolicy(s: ServiceSpec): Obj {
-  const from = [
-    ...(s.callers.length ? [{ from: fromPods(...s.callers), ports: [{ port: 'http' }] }] : []),
-    ...(s.public ? [{ from: [fromNamespace(INGRESS_NAMESPACE)], ports: [{ port: 'http' }] }] : []),
-    { from: [fromNamespace(MONITORING_NAMESPACE)], ports: [{ port: 'http' }] },
+  return ingressPolicy(s.name, 'service', s.callers.length ? [{ from: fromPods(...s.callers), ports: [{ port: 'http' }] }] : [], 'http');
+}
+
+/** The settings of dam-cluster: the namespaces of the cluster's parts and its DNS domain (MinIO's peers). */
+function clusterSettings(): Obj {
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: CLUSTER_SETTINGS, labels: labels(CLUSTER_SETTINGS, 'config') },
+    data: { INGRESS_NAMESPACE, MONITORING_NAMESPACE, KEDA_NAMESPACE, CLUSTER_DOMAIN },
+  };
+}
+
+/** A policy admitting one namespace of the cluster's parts (`setting`: its key in dam-cluster) to these pods' ports. */
+function fromClusterPart(name: string, setting: 'INGRESS_NAMESPACE' | 'KEDA_NAMESPACE', pods: string[], ports: Array<string | number>): Obj {
+  const namespace = { INGRESS_NAMESPACE, KEDA_NAMESPACE }[setting];
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: { name, labels: { ...labels(name, 'policy'), [FROM_NAMESPACE_LABEL]: setting } },
+    spec: {
+      podSelector: { matchExpressions: [{ key: 'app.kubernetes.io/name', operator: 'In', values: pods }] },
+      policyTypes: ['Ingress'],
+      ingress: [{ from: [fromNamespace(namespace)], ports: ports.map((port) => ({ port })) }],
+    },
+  };
+}
+
+/**
+ * The cluster's parts besides Prometheus (in each workload's own policy): the ingress controller reaches the public
+ * services and the object store (presigned links, public URLs); KEDA NATS' monitoring port (consumer lag).
+ */
+function clusterPolicies(): Obj[] {
+  const publicServices = SERVICES.filter((s) => s.public).map((s) => s.name);
+  return [
+    fromClusterPart('from-ingress-controller', 'INGRESS_NAMESPACE', [...publicServices, 'minio'], ['http', 9000]),
+    fromClusterPart('from-keda', 'KEDA_NAMESPACE', ['nats'], [8222]),
   ];
-  return ingressPolicy(s.name, 'service', from);
 }
 
 function autoscaler(s: ServiceSpec): Obj | undefined {
@@ -429,8 +476,7 @@ function nats(): Obj[] {
     ingressPolicy(name, 'messaging', [
       { from: fromPods(...SERVICES.filter((s) => s.nats).map((s) => s.name)), ports: [{ port: 4222 }] },
       { from: fromPods(name), ports: [{ port: 6222 }, { port: 4222 }] },
-      { from: [fromNamespace(KEDA_NAMESPACE), fromNamespace(MONITORING_NAMESPACE)], ports: [{ port: 8222 }] },
-    ]),
+    ], 8222),
   ];
 }
 
@@ -466,11 +512,11 @@ function minio(): Obj[] {
                 name,
                 image: 'quay.io/minio/minio:RELEASE.2024-12-18T13-15-44Z',
                 // Distributed mode: four pods, erasure-coded across them; Kubernetes expands $(POD_NAMESPACE) and
-                // $(CLUSTER_DOMAIN) (dam-config).
+                // $(CLUSTER_DOMAIN) (dam-cluster).
                 args: ['server', 'http://minio-{0...3}.minio-hl.$(POD_NAMESPACE).svc.$(CLUSTER_DOMAIN)/data', '--address', ':9000', '--console-address', ':9001'],
                 env: [
                   { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
-                  { name: 'CLUSTER_DOMAIN', valueFrom: { configMapKeyRef: { name: 'dam-config', key: 'CLUSTER_DOMAIN' } } },
+                  { name: 'CLUSTER_DOMAIN', valueFrom: { configMapKeyRef: { name: CLUSTER_SETTINGS, key: 'CLUSTER_DOMAIN' } } },
                   { name: 'MINIO_ROOT_USER', valueFrom: { secretKeyRef: { name: MINIO_ROOT_SECRET, key: 'MINIO_ROOT_USER' } } },
                   { name: 'MINIO_ROOT_PASSWORD', valueFrom: { secretKeyRef: { name: MINIO_ROOT_SECRET, key: 'MINIO_ROOT_PASSWORD' } } },
                   // Metrics need a bearer token made for the `metrics` user (mc admin prometheus generate): k8s/README.md.
@@ -506,9 +552,7 @@ function minio(): Obj[] {
     ingressPolicy(name, 'storage', [
       { from: fromPods(...objectStoreClients(), MINIO_USERS_JOB), ports: [{ port: 9000 }] },
       { from: fromPods(name), ports: [{ port: 9000 }] },
-      // Presigned object_storage links and public URLs reach the store through the ingress controller.
-      { from: [fromNamespace(INGRESS_NAMESPACE), fromNamespace(MONITORING_NAMESPACE)], ports: [{ port: 9000 }] },
-    ]),
+    ], 9000),
   ];
 }
 
@@ -588,7 +632,7 @@ function minioUsers(): Obj[] {
 /** Every file of k8s/base: name → objects. */
 export function baseFiles(): Record<string, Obj[]> {
   const files: Record<string, Obj[]> = {
-    'config.yaml': [sharedConfig()],
+    'config.yaml': [sharedConfig(), clusterSettings()],
     'network-policy-default.yaml': [
       {
         apiVersion: 'networking.k8s.io/v1',
@@ -596,6 +640,7 @@ export function baseFiles(): Record<string, Obj[]> {
         metadata: { name: 'default-deny-ingress', labels: labels('default-deny-ingress', 'policy') },
         spec: { podSelector: {}, policyTypes: ['Ingress'] },
       },
+      ...clusterPolicies(),
     ],
     'ingress.yaml': ingresses(),
     'nats.yaml': nats(),

@@ -8,6 +8,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import { generateSecrets } from '../k8s/secrets';
 import { SERVICES } from '../k8s/services';
 import { admits, build, containersOf, emptyDirsOf, initContainersOf, MiB, OVERLAYS, podLabels, podsOf, quantity, ROOT, selects, workloadsOf } from './k8s-render';
@@ -214,16 +215,52 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     for (const d of podsOf(objects)) expect([d.metadata.name, envOf(d.spec.template.spec.containers[0]).S3_ENDPOINT ?? 'http://minio:9000']).toEqual([d.metadata.name, 'http://minio:9000']);
   });
 
-  it('names the cluster domain once (CLUSTER_DOMAIN) and the namespace only through kustomize', () => {
+  it('names the cluster domain once (dam-cluster\'s CLUSTER_DOMAIN) and the namespace only through kustomize', () => {
     const namespace = overlay === 'dev' ? 'dam-dev' : 'dam';
+    const cluster = named('ConfigMap', 'dam-cluster');
     for (const o of objects) {
-      const text = JSON.stringify(o.kind === 'ConfigMap' && o.metadata.name === config.metadata.name ? { ...o, data: { ...o.data, CLUSTER_DOMAIN: undefined } } : o);
+      const text = JSON.stringify(o === cluster ? { ...o, data: { ...o.data, CLUSTER_DOMAIN: undefined } } : o);
       expect([o.kind, o.metadata.name, text.includes('cluster.local')]).toEqual([o.kind, o.metadata.name, false]);
     }
-    expect(config.data.CLUSTER_DOMAIN).toBe('cluster.local');
+    expect(cluster.data.CLUSTER_DOMAIN).toBe('cluster.local');
     const minio = named('StatefulSet', 'minio').spec.template.spec.containers[0];
-    expect(minio.env.find((e: any) => e.name === 'CLUSTER_DOMAIN')?.valueFrom?.configMapKeyRef).toEqual({ name: config.metadata.name, key: 'CLUSTER_DOMAIN' });
+    expect(minio.env.find((e: any) => e.name === 'CLUSTER_DOMAIN')?.valueFrom?.configMapKeyRef).toEqual({ name: 'dam-cluster', key: 'CLUSTER_DOMAIN' });
     for (const so of objects.filter((o) => o.kind === 'ScaledObject')) expect(so.spec.triggers[0].metadata.natsServerMonitoringEndpoint).toBe(`nats.${namespace}.svc:8222`);
+  });
+
+  it('admits the cluster\'s parts (ingress controller, Prometheus, KEDA) from the namespaces dam-cluster names, and an overlay changes them in one place', () => {
+    const settings = named('ConfigMap', 'dam-cluster').data;
+    expect(settings).toMatchObject({ INGRESS_NAMESPACE: 'ingress-nginx', MONITORING_NAMESPACE: 'monitoring', KEDA_NAMESPACE: 'keda' });
+    // Every namespace peer of every policy is one of those settings, named by the policy's label.
+    const peers = (objs: any[]) =>
+      objs
+        .filter((o) => o.kind === 'NetworkPolicy')
+        .flatMap((p) => (p.spec.ingress ?? []).flatMap((r: any) => (r.from ?? []).filter((f: any) => f.namespaceSelector).map((f: any) => [p.metadata.name, p.metadata.labels?.['dam/from-namespace'], f.namespaceSelector.matchLabels['kubernetes.io/metadata.name']])));
+    const found = peers(objects);
+    expect(found.length).toBeGreaterThanOrEqual(3);
+    for (const [name, key, value] of found) expect([name, key, value]).toEqual([name, key, settings[key]]);
+    // An overlay of its own on top of this one, with other namespaces merged into dam-cluster and the replacements
+    // repeated (they run where the values are set): every policy follows.
+    const own = { INGRESS_NAMESPACE: 'gateway-system', MONITORING_NAMESPACE: 'observability', KEDA_NAMESPACE: 'autoscaling', CLUSTER_DOMAIN: 'corp.internal' };
+    const { replacements } = parse(readFileSync(path.join(ROOT, 'k8s', 'overlays', overlay, 'kustomization.yaml'), 'utf8'));
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dam-overlay-'));
+    try {
+      writeFileSync(
+        path.join(dir, 'kustomization.yaml'),
+        stringify({
+          resources: [path.relative(dir, path.join(ROOT, 'k8s', 'overlays', overlay))],
+          configMapGenerator: [{ name: 'dam-cluster', behavior: 'merge', options: { disableNameSuffixHash: true }, literals: Object.entries(own).map(([k, v]) => `${k}=${v}`) }],
+          replacements,
+        }),
+      );
+      const rebuilt = parseAllDocuments(execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' })).map((d) => d.toJSON()).filter(Boolean);
+      const moved = peers(rebuilt);
+      expect(moved.length).toBe(found.length);
+      for (const [name, key, value] of moved) expect([name, key, value]).toEqual([name, key, own[key as keyof typeof own]]);
+      expect(find(rebuilt, 'ConfigMap', 'dam-cluster').data.CLUSTER_DOMAIN).toBe('corp.internal');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -23,6 +23,7 @@ import { natsPermissions } from '@dam/events';
 import { BASE_DIR, BUCKET, INGRESS_NAMESPACE, MINIO_ROOT_SECRET, renderBase } from '../k8s/generate';
 import { policyName, type PolicyDocument } from '../k8s/object-store';
 import { generateSecrets } from '../k8s/secrets';
+import { selects } from './k8s-render';
 import { SERVICES, type ServiceName } from '../k8s/services';
 import { loadAddonConfig } from '../../services/addon/src/config';
 import { loadAuthConfig } from '../../services/auth/src/config';
@@ -191,9 +192,12 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
   it('lets only gateway, upload and the edge (and the object store, for presigned links) take traffic from outside, and each internal service only its callers', () => {
     const policies = byKind('NetworkPolicy');
     expect(policies.find((p) => p.metadata.name === 'default-deny-ingress')?.spec).toEqual({ podSelector: {}, policyTypes: ['Ingress'] });
-    const fromIngress = policies
-      .filter((p) => (p.spec.ingress ?? []).some((r: any) => (r.from ?? []).some((f: any) => f.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'] === INGRESS_NAMESPACE)))
-      .map((p) => p.spec.podSelector.matchLabels['app.kubernetes.io/name'])
+    const fromIngressPolicies = policies.filter((p) =>
+      (p.spec.ingress ?? []).some((r: any) => (r.from ?? []).some((f: any) => f.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'] === INGRESS_NAMESPACE)),
+    );
+    const fromIngress = podsOf(objects)
+      .filter((o) => fromIngressPolicies.some((p) => selects(p.spec.podSelector, o.spec.template.metadata.labels)))
+      .map((o) => o.metadata.name)
       .sort();
     expect(fromIngress).toEqual(['gateway', 'link-signing', 'minio', 'upload']);
     for (const o of podsOf(objects)) {
