@@ -277,7 +277,8 @@ describe('tus expiration', () => {
 });
 
 describe('tus bodies within the upload limits (security review F6)', () => {
-  const IDLE_MS = scaled(2000);
+  // The fast refusals below must come well within it; a longer one only makes the idle cases slower (CI time).
+  const IDLE_MS = scaled(1000);
   let limited: ServiceProcess;
   let tusUrl: string;
   beforeAll(async () => {
