@@ -7,9 +7,11 @@
  * `recordFlows` or DAM_RECORD_FLOWS; test/e2e/network-flows.e2e.test.ts and test/e2e/check-flows.ts read it.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import type { Socket } from 'node:net';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { evaluateFlow, serviceTargets, workloadPod, type Endpoint, type Flow, type Verdict } from '../../deploy/k8s/network-policy-eval';
+import { evaluateFlow, foreignPod, serviceTargets, workloadPod, type Endpoint, type Flow, type Verdict } from '../../deploy/k8s/network-policy-eval';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 export const RECORDER = path.join(ROOT, 'deploy', 'local', 'record-flows.mjs');
@@ -78,9 +80,14 @@ export interface ObservedFlow {
   port: number;
 }
 
+function readWorkloads(dir: string): Map<number, string> {
+  const byPort = JSON.parse(readFileSync(path.join(dir, WORKLOADS_FILE), 'utf8')) as Record<string, string>;
+  return new Map(Object.entries(byPort).map(([port, name]) => [Number(port), name]));
+}
+
 /** The distinct connections recorded in a suite's `dir`, each named by its workloads.json (every process of a service together). */
 export function observedFlows(dir: string): ObservedFlow[] {
-  const workloads = new Map(Object.entries(JSON.parse(readFileSync(path.join(dir, WORKLOADS_FILE), 'utf8')) as Record<string, string>).map(([port, name]) => [Number(port), name]));
+  const workloads = readWorkloads(dir);
   const flows = new Map<string, ObservedFlow>();
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.jsonl'))) {
     for (const line of readFileSync(path.join(dir, file), 'utf8').split('\n')) {
@@ -111,6 +118,49 @@ const CLUSTER_ADDRESS: Record<string, { service: string; port: number }> = {
 /** Documentation addresses (RFC 5737) for what lies outside the cluster: a managed database, a webhook receiver on the internet. */
 const OUTSIDE = { database: '198.51.100.20', internet: '203.0.113.10' };
 
+/** The source of the requests a client sends to the public addresses: the ingress controller (or Gateway) in a cluster. */
+export const INGRESS = 'ingress-controller';
+/** What clients reach through the ingress: the three public addresses and the object store's host (presigned links). */
+const PUBLIC_WORKLOADS = new Set(['gateway', 'upload', 'link-signing', 'minio']);
+
+/**
+ * The connections and fetch requests this (test) process makes from now until `stop`, taken as the ingress controller's: those to the
+ * suite's public workloads, named by its workloads.json (the test's own set-up traffic to PostgreSQL, NATS and the
+ * object store's admin side is left out by the same rule: only a public workload counts, and only while recording).
+ */
+export function recordClients(): { stop(dir: string): ObservedFlow[] } {
+  const seen = new Map<string, { address: string; port: number }>();
+  const onSocket = (message: unknown): void => {
+    const { socket } = message as { socket: Socket };
+    socket.on('connectionAttempt', (address: string, port?: number) => {
+      if (port !== undefined) seen.set(`${address}|${port}`, { address, port });
+    });
+  };
+  // fetch reuses the connections the readiness checks left open: each request counts, whatever its connection.
+  const onRequest = (message: unknown): void => {
+    const origin = new URL((message as { request: { origin: string } }).request.origin);
+    if (origin.port) seen.set(`${origin.hostname}|${origin.port}`, { address: origin.hostname, port: Number(origin.port) });
+  };
+  subscribe('net.client.socket', onSocket);
+  subscribe('undici:request:create', onRequest);
+  return {
+    stop(dir) {
+      unsubscribe('net.client.socket', onSocket);
+      unsubscribe('undici:request:create', onRequest);
+      const workloads = readWorkloads(dir);
+      return [...seen.values()].flatMap(({ address, port }) => {
+        const to = workloads.get(port);
+        return to && PUBLIC_WORKLOADS.has(to) ? [{ from: INGRESS, to, address, port }] : [];
+      });
+    },
+  };
+}
+
+/** The namespace of the ingress controller an overlay admits (its dam-cluster ConfigMap; ingress-nginx before there was one). */
+function ingressNamespace(objects: any[]): string {
+  return objects.find((o) => o.kind === 'ConfigMap' && o.metadata?.name?.startsWith('dam-cluster'))?.data?.INGRESS_NAMESPACE ?? 'ingress-nginx';
+}
+
 export interface ClusterVerdict {
   observed: ObservedFlow;
   flow: Flow;
@@ -120,7 +170,7 @@ export interface ClusterVerdict {
 /** Each observed flow as the pods of `objects` would make it, with what their NetworkPolicies decide (one per pod reached). */
 export function decideObserved(objects: any[], observed: ObservedFlow[]): ClusterVerdict[] {
   return observed.flatMap((o) => {
-    const from = workloadPod(objects, o.from);
+    const from = o.from === INGRESS ? foreignPod(ingressNamespace(objects)) : workloadPod(objects, o.from);
     if (!from) throw new Error(`the overlay has no workload ${o.from}`);
     const target = CLUSTER_ADDRESS[o.to] ?? (o.to === 'external' ? undefined : { service: o.to, port: 80 });
     const reached = target ? serviceTargets(objects, target.service, target.port) : [];

@@ -2,7 +2,9 @@
 /**
  * The NetworkPolicies proven against real traffic (issue 31): every service records each connection it opens
  * (deploy/local/record-flows.mjs) while requests go down every path between the services, and each connection seen
- * must be admitted by the rendered policies of both overlays (deploy/k8s/network-policy-eval.ts). The manifests
+ * must be admitted by the rendered policies of both overlays (deploy/k8s/network-policy-eval.ts); so must the
+ * requests of this process to the public addresses (the edges, and the object store for presigned links), taken as
+ * the ingress controller's, from the namespace the overlay's dam-cluster names. The manifests
  * of 5232870 blocked gateway -> minio (review D1: downloads through the API), which this test names.
  * env: DAM_RECORD_FLOWS: a directory to keep the recorded connections in (suite-<n>/<service>.jsonl, workloads.json, and
  *      observed.txt named by workload; a temporary one by default)
@@ -16,7 +18,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { listen, makeVideo, waitFor } from '@dam/testing';
 import { buildOverlay, describeVerdict, withoutCaller, workloadPod } from '../../deploy/k8s/network-policy-eval';
-import { decideObserved, observedFlows, type ObservedFlow } from './flow-recording';
+import { decideObserved, INGRESS, observedFlows, recordClients, type ObservedFlow } from './flow-recording';
 import { ALL_SERVICES, useSuite } from './suite';
 
 /** Where the services record: kept when DAM_RECORD_FLOWS names it, a temporary directory otherwise. */
@@ -60,6 +62,8 @@ let observed: ObservedFlow[] = [];
 
 describe('the NetworkPolicies against the connections the services really open', () => {
   it('goes down every path between the services: login, upload, downloads, links, search, webhooks, jobs, data, delete', async () => {
+    // This process stands for the ingress controller: its requests to the public addresses are its flows.
+    const clients = recordClients();
     // Webhooks (auth keeps the settings; webhook calls out), and a key (link-signing asks auth about it).
     expect((await call('PATCH', '/api/v1/settings', { webhooks: { urls: [hookUrl] } })).status).toBe(200);
     const key = (await call('POST', '/api/v1/api_keys', { name: 'flows', role: 'ADMIN' })).body.key as string;
@@ -119,7 +123,7 @@ describe('the NetworkPolicies against the connections the services really open',
 
     const recorded = e2e.suite.flows;
     if (!recorded) throw new Error('the suite records no flows');
-    observed = observedFlows(recorded);
+    observed = [...observedFlows(recorded), ...clients.stop(recorded)];
     writeFileSync(path.join(recorded, 'observed.txt'), observed.map((o) => `${o.from} -> ${o.to} (${o.address}:${o.port})\n`).join(''));
     // The paths the requests above must have taken, as the services opened them.
     const pairs = new Set(observed.map((o) => `${o.from} -> ${o.to}`));
@@ -140,6 +144,7 @@ describe('the NetworkPolicies against the connections the services really open',
       'transcode -> minio',
       'addon -> minio',
       'webhook -> external',
+      ...['gateway', 'upload', 'link-signing', 'minio'].map((w) => `${INGRESS} -> ${w}`),
       ...ALL_SERVICES.map((s) => `${s} -> nats`),
       ...['metadata', 'auth', 'search', 'webhook', 'addon'].map((s) => `${s} -> postgresql`),
     ]) {
