@@ -32,8 +32,13 @@ export {
   natsServers,
   openKvBucket,
   streamConfigs,
+  streamMaxBytes,
+  STREAM_BYTE_SHARES,
+  STREAM_DISCARD,
+  STREAMS,
   waitForStreams,
   type EnsuredStream,
+  type StreamName,
   type StreamOptions,
 } from './nats';
 export { publishEvent, buildHeaders, type PublishOptions } from './publish';

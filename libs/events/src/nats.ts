@@ -1,4 +1,4 @@
-import { jetstreamManager, RetentionPolicy, StorageType, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
+import { DiscardPolicy, jetstreamManager, RetentionPolicy, StorageType, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { nanos, nkeyAuthenticator, type NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
@@ -129,15 +129,62 @@ export interface StreamOptions {
    * no more). Durable consumers follow their stream's replicas.
    */
   replicas?: number;
+  /**
+   * The bytes all five streams may hold on each server (`NATS_STREAMS_MAX_BYTES`), split by STREAM_BYTE_SHARES into
+   * each stream's `max_bytes`; unset: no limit but JetStream's own `max_file_store`. It must leave room under
+   * `max_file_store` for the KV buckets (JetStream refuses a stream whose limit it cannot reserve).
+   */
+  maxBytes?: number | undefined;
 }
 
-export function streamConfigs(options: StreamOptions = {}): Array<Partial<StreamConfig> & { name: string }> {
+export const STREAMS = [ASSET_EVENTS, DAM_INTERNAL, DATA_SCHEMAS, COLLECTIONS, ASSET_PURGES] as const;
+export type StreamName = (typeof STREAMS)[number];
+
+/**
+ * Each stream's part of `maxBytes`. Asset events are the largest (every change of every asset, kept 30 days); the
+ * internal stream holds commands, reports and usage records for a week; collections one state per asset in a
+ * collection; schemas and purges are small.
+ */
+export const STREAM_BYTE_SHARES: Readonly<Record<StreamName, number>> = {
+  [ASSET_EVENTS]: 0.45,
+  [DAM_INTERNAL]: 0.3,
+  [COLLECTIONS]: 0.15,
+  [DATA_SCHEMAS]: 0.05,
+  [ASSET_PURGES]: 0.05,
+};
+
+/** Each stream's `max_bytes` of a budget (whole bytes; their sum never passes the budget). */
+export function streamMaxBytes(budget: number): Record<StreamName, number> {
+  return Object.fromEntries(STREAMS.map((s) => [s, Math.floor(budget * STREAM_BYTE_SHARES[s])])) as Record<StreamName, number>;
+}
+
+/**
+ * What a full stream does (its `max_bytes` reached). The ones kept for a time drop their oldest messages: ASSET_EVENTS'
+ * replay window shrinks, and in DAM_INTERNAL (limits retention keeps messages after they are acknowledged) the oldest
+ * are in practice consumed ones; a refusal there would stop metadata's outbox, which publishes every stream in commit
+ * order, for as long as the stream stays full of consumed messages (up to its week). A job command dropped before a
+ * worker read it (a worker kind behind by the whole limit) is not lost: its job is in PostgreSQL and the lease sweep
+ * hands it out again. The ones kept for ever (one message per schema or collection state) refuse new messages
+ * instead: dropping one would silently remove a schema or a membership from every read model rebuilt later.
+ */
+export const STREAM_DISCARD: Readonly<Record<StreamName, DiscardPolicy>> = {
+  [ASSET_EVENTS]: DiscardPolicy.Old,
+  [DAM_INTERNAL]: DiscardPolicy.Old,
+  [ASSET_PURGES]: DiscardPolicy.Old,
+  [DATA_SCHEMAS]: DiscardPolicy.New,
+  [COLLECTIONS]: DiscardPolicy.New,
+};
+
+export function streamConfigs(options: StreamOptions = {}): Array<Partial<StreamConfig> & { name: StreamName }> {
   const duplicateWindow = nanos(options.duplicateWindowMs ?? 2 * MINUTE_MS);
   const replicas = options.replicas ?? 1;
+  // Both are always sent: an update merges into the stream's configuration, so a limit left out would stay.
+  const limits = (name: StreamName) => ({ max_bytes: options.maxBytes === undefined ? -1 : streamMaxBytes(options.maxBytes)[name], discard: STREAM_DISCARD[name] });
   return [
     {
       name: ASSET_EVENTS,
       subjects: [ASSET_EVENTS_SUBJECTS],
+      ...limits(ASSET_EVENTS),
       storage: StorageType.File,
       retention: RetentionPolicy.Limits,
       max_age: nanos(options.assetEventsMaxAgeMs ?? 30 * DAY_MS),
@@ -149,6 +196,7 @@ export function streamConfigs(options: StreamOptions = {}): Array<Partial<Stream
       // internal subject; messages age out after a week.
       name: DAM_INTERNAL,
       subjects: [DAM_INTERNAL_SUBJECTS],
+      ...limits(DAM_INTERNAL),
       storage: StorageType.File,
       retention: RetentionPolicy.Limits,
       max_age: nanos(options.internalMaxAgeMs ?? 7 * DAY_MS),
@@ -160,6 +208,7 @@ export function streamConfigs(options: StreamOptions = {}): Array<Partial<Stream
       // scratch learns every schema as it is now.
       name: DATA_SCHEMAS,
       subjects: [DATA_SCHEMAS_SUBJECTS],
+      ...limits(DATA_SCHEMAS),
       storage: StorageType.File,
       retention: RetentionPolicy.Limits,
       max_msgs_per_subject: 1,
@@ -170,6 +219,7 @@ export function streamConfigs(options: StreamOptions = {}): Array<Partial<Stream
       // The same for collections: each asset's memberships and each collection's visibility, as last changed.
       name: COLLECTIONS,
       subjects: [COLLECTIONS_SUBJECTS],
+      ...limits(COLLECTIONS),
       storage: StorageType.File,
       retention: RetentionPolicy.Limits,
       max_msgs_per_subject: 1,
@@ -180,6 +230,7 @@ export function streamConfigs(options: StreamOptions = {}): Array<Partial<Stream
       // Purges outlive the asset events they cancel by a day.
       name: ASSET_PURGES,
       subjects: [ASSET_PURGES_SUBJECTS],
+      ...limits(ASSET_PURGES),
       storage: StorageType.File,
       retention: RetentionPolicy.Limits,
       max_age: nanos((options.assetEventsMaxAgeMs ?? 30 * DAY_MS) + DAY_MS),

@@ -31,13 +31,13 @@ async function main(): Promise<void> {
   const nc = await connectNats(config.NATS_URL, 'metadata', config.NATS_NKEY_SEED);
   // A service token is single-use across every replica (security review I6).
   const replay = bucketReplayStore(await openServiceTokenBucket(nc, { replicas: config.NATS_STREAM_REPLICAS }));
-  const streams = await ensureStreams(nc, { replicas: config.NATS_STREAM_REPLICAS });
+  const streams = await ensureStreams(nc, { replicas: config.NATS_STREAM_REPLICAS, maxBytes: config.NATS_STREAMS_MAX_BYTES });
   for (const s of streams) {
     if (s.previousReplicas !== undefined && s.previousReplicas !== s.replicas) {
       logger.warn({ stream: s.name, from: s.previousReplicas, to: s.replicas }, 'stream scaled to NATS_STREAM_REPLICAS');
     }
   }
-  logger.info({ streams: streams.map((s) => `${s.name} (${s.action})`), replicas: config.NATS_STREAM_REPLICAS }, 'streams ready');
+  logger.info({ streams: streams.map((s) => `${s.name} (${s.action})`), replicas: config.NATS_STREAM_REPLICAS, max_bytes: config.NATS_STREAMS_MAX_BYTES ?? 'unlimited' }, 'streams ready');
 
   const timings = { queuedMs: config.JOB_QUEUED_TIMEOUT_MS, leaseMs: config.JOB_LEASE_MS, maxAttempts: config.JOB_MAX_ATTEMPTS };
   const transactions = pgTransactions(pool, timings);
