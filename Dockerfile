@@ -2,17 +2,21 @@
 #   docker build --target runtime -t dam:runtime .      # every service, without ffmpeg/tesseract
 #   docker build --target media   -t dam:media .        # + Debian's ffmpeg and tesseract (transcode, upload, addon)
 #   docker run --rm dam:runtime gateway
-# Services run from TypeScript source through tsx (`node --import tsx services/<name>/src/main.ts`), exactly as
-# deploy/local/up runs them: the workspace libraries' package.json point at src/*.ts, and services read files next
-# to their sources (migrations/*.sql, docs/openapi.yaml, the models inside node_modules), so there is no emit build.
-# Run time: uid 10001, read-only root file system; writable /tmp (TMPDIR, tsx's compile cache, work folders) and
-# /var/cache/dam (link-signing's byte cache, CDN_CACHE_DIR=/var/cache/dam/cdn). No HEALTHCHECK: Kubernetes probes
-# /healthz and /readyz. deploy/image/build-local.sh builds and runs it with buildah/podman without Docker Hub.
+# Services run as compiled JavaScript on plain node, no TypeScript loader at run time: the build stage compiles each
+# service with the workspace libraries it imports into one bundle (deploy/image/build-js.mjs: esbuild,
+# services/<name>/dist/main.js; third-party packages stay external, in the pruned node_modules: sharp, onnxruntime,
+# the addon's models), and deploy/image/run-service runs `node services/<name>/dist/main.js`. Files the services read
+# next to their sources stay where the sources had them (services/*/src/migrations/*.sql, docs/openapi.yaml,
+# web/console/dist, services/addon/assets); the TypeScript files themselves are not in the image.
+# Run time: uid 10001, read-only root file system; writable /tmp (TMPDIR, work folders) and /var/cache/dam
+# (link-signing's byte cache, CDN_CACHE_DIR=/var/cache/dam/cdn). No HEALTHCHECK: Kubernetes probes /healthz and
+# /readyz. deploy/image/build-local.sh builds and runs it with buildah/podman without Docker Hub.
 
-# The Node 24 base (the LTS line; the exact version CI runs on is pinned in deploy/infra/node-env.sh: pin the image
-# to the same one, e.g. node:24.21.0-bookworm-slim, where a registry mirror is used). build-local.sh passes a locally
-# made equivalent (Debian bookworm + that pinned Node 24 + npm).
-ARG NODE_IMAGE=node:24-bookworm-slim
+# The Node 24 base, pinned to the exact version CI and the local suite run on (DAM_NODE_VERSION in
+# deploy/infra/node-env.sh; deploy/test/image-js.unit.test.ts holds them equal). Override with
+# --build-arg NODE_IMAGE=<an equivalent image> (a registry mirror, a digest); build-local.sh passes a locally made
+# one (Debian bookworm + that pinned Node 24 + npm) and needs no Docker Hub.
+ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
 # ---- pnpm: the base with the workspace's pnpm (the version deploy/infra/install-deps.sh installs) ---------------
 FROM ${NODE_IMAGE} AS pnpm
@@ -42,17 +46,22 @@ RUN if [ "$TYPECHECK" = true ]; then \
       && pnpm exec tsc -p tsconfig.image.json; \
     fi
 
+# The services, compiled: services/<name>/dist/main.js (+ tasks) and libs/db/dist/migrate-cli.js.
+RUN node deploy/image/build-js.mjs
+
 # The web console, bundled by Vite into web/console/dist (static files the gateway serves at /console/): built here,
 # where the dev dependencies are, and copied into the image as files only (web/ has no run-time dependencies).
 RUN pnpm --filter @dam/console build
 
-# ---- prod: production dependencies only, plus tsx (a root devDependency the services are started with) --------
+# ---- prod: production dependencies only (no tsx, esbuild or TypeScript), and no TypeScript sources -------------
 FROM build AS prod
-RUN sh deploy/image/prune-prod.sh
+RUN sh deploy/image/prune-prod.sh \
+ && find libs/*/src services/*/src -type f -name '*.ts' -delete \
+ && if node -e "require.resolve('tsx')" 2>/dev/null; then echo "tsx is still installed" >&2; exit 1; fi
 
 # ---- files: /app as the images hold it (owned by root, read-only to the service: nothing under /app is written) ---
 FROM scratch AS files
-COPY --from=prod /app/package.json /app/tsconfig.json /app/tsconfig.base.json /app/
+COPY --from=prod /app/package.json /app/
 COPY --from=prod /app/node_modules /app/node_modules
 COPY --from=prod /app/libs /app/libs
 COPY --from=prod /app/services /app/services
@@ -72,7 +81,7 @@ RUN apt-get update \
  && useradd --system --uid 10001 --gid 10001 --home-dir /nonexistent --no-create-home --shell /usr/sbin/nologin dam \
  && install -d -o 10001 -g 10001 -m 0700 /var/cache/dam
 # HOST: listen on the pod's address (the services default to loopback). TMPDIR/HOME/XDG_CACHE_HOME: every run-time
-# write (tsx's cache in $TMPDIR/tsx-10001, work folders, fontconfig's cache) goes to the /tmp volume.
+# write (work folders, fontconfig's cache) goes to the /tmp volume.
 # CDN_CACHE_DIR is a folder inside the /var/cache/dam volume, not the mount point: link-signing empties the folder
 # at start by removing it, and a mount point cannot be removed (EBUSY).
 ENV NODE_ENV=production \

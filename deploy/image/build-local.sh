@@ -6,8 +6,8 @@
 #      binary and npm; Debian's own nodejs is 18), imported as $BASE_IMAGE;
 #   3. builds the targets (runtime, media) with NODE_IMAGE=$BASE_IMAGE (packages from the npm registry and Debian);
 #   4. runs them as Kubernetes will (read-only root, tmpfs /tmp and /var/cache/dam, uid 10001, no capabilities):
-#      the entry point's usage and its refusal of an unknown service, every service up to its configuration check,
-#      the addon's models, the media tools;
+#      the entry point's usage and its refusal of an unknown service, compiled JavaScript on the pinned Node (no
+#      TypeScript, no tsx), every service up to its configuration check, the addon's models, the media tools;
 #   5. with --suite: against PostgreSQL and NATS (the local suite's when deploy/local/up runs, else its own, stopped
 #      afterwards): `migrate auth` (the init container), auth and gateway from the image, their /healthz and
 #      /readyz, a login through the gateway container to the auth container, their exit on SIGTERM.
@@ -193,33 +193,24 @@ for target in "${targets[@]}"; do
   expect "tini is PID 1, the process runs as uid 10001" "pid1=tini uid=10001" podman_run "${run_opts[@]}" --entrypoint tini "$img" \
     -- sh -c 'echo "pid1=$(cat /proc/1/comm) uid=$(id -u)"'
   # Without their variables, services stop at their configuration check, which runs after their whole module
-  # graph was loaded (TypeScript compiled, every dependency resolved in the pruned node_modules); no network.
+  # graph was loaded (the compiled bundle, every dependency resolved in the pruned node_modules); no network.
   for svc in gateway upload link-signing auth metadata search conversion transcode addon webhook; do
     expect "$svc loads and checks its configuration" "^Invalid configuration" \
       podman_run --rm --network none "${k8s_opts[@]}" "$img" "$svc"
   done
-  expect "tsx's compile cache goes to /tmp" "tsx-10001" podman_run "${run_opts[@]}" --entrypoint sh "$img" \
-    -c 'cd /app && node --import tsx services/gateway/src/main.ts >/dev/null 2>&1; ls /tmp /tmp/tsx-10001 | head -n 5'
+  # Compiled JavaScript on the pinned Node: a bundle per service, no TypeScript sources and no loader (tsx) inside.
+  expect "compiled JavaScript on Node $DAM_NODE_VERSION, no TypeScript, no tsx" \
+    "^node=v$DAM_NODE_VERSION bundles=$(find "$ROOT/services" -mindepth 3 -maxdepth 3 -path '*/src/main.ts' | wc -l) ts=0 tsx=no\$" \
+    podman_run "${run_opts[@]}" --entrypoint sh "$img" -c 'cd /app && echo "node=$(node --version) bundles=$(ls services/*/dist/main.js | wc -l)" \
+      "ts=$(find libs services -name "*.ts" | wc -l) tsx=$(node -e "require.resolve(\"tsx\")" >/dev/null 2>&1 && echo yes || echo no)"'
   # The addon's models ship inside node_modules: load them as the addon does (Human's objects and faces on tfjs
-  # WASM, ISNet "medium" on onnxruntime-node's CPU build, run once on a tiny image), from the pruned image.
+  # WASM, ISNet "medium" on onnxruntime-node's CPU build, run once on a tiny image), from the pruned image, with
+  # deploy/image/check-addon-models.ts compiled here and mounted where its relative paths expect it.
+  "$DAM_NODE_HOME/bin/node" "$ROOT/deploy/image/build-js.mjs" --entry "$ROOT/deploy/image/check-addon-models.ts" \
+    "$ROOT/deploy/image/dist/check-addon-models.js" >/dev/null || die "compiling deploy/image/check-addon-models.ts failed"
   expect "the addon's models load from the pruned node_modules" "background removal loaded" \
-    podman_run "${run_opts[@]}" --entrypoint sh "$img" -c 'cat >/tmp/models.ts <<"TS"
-import { HumanModels } from "/app/services/addon/src/adapters/human-models";
-import { BackgroundRemoval } from "/app/services/addon/src/adapters/background-removal";
-async function main(): Promise<void> {
-  for (const [what, load] of [
-    ["human objects", () => HumanModels.load("objects")],
-    ["human faces", () => HumanModels.load("faces")],
-    ["background removal", () => BackgroundRemoval.load("medium")],
-  ] as const) {
-    const t = Date.now();
-    await load();
-    console.log(`${what} loaded in ${Date.now() - t} ms`);
-  }
-}
-main().then(() => process.exit(0), (e) => { console.error(e); process.exit(1); });
-TS
-cd /app && node --import tsx /tmp/models.ts'
+    podman_run "${run_opts[@]}" -v "$ROOT/deploy/image/dist:/app/deploy/image/dist:ro" --entrypoint node "$img" \
+      --enable-source-maps /app/deploy/image/dist/check-addon-models.js
   if [ "$target" = media ]; then
     expect "ffmpeg, ffprobe and tesseract (eng) run" "ffmpeg version .*ffprobe version .*tesseract languages: .*eng" \
       podman_run "${run_opts[@]}" --entrypoint sh "$img" -c 'echo "$(ffmpeg -hide_banner -version | head -n 1 | cut -d" " -f1-3);" \

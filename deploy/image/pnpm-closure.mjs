@@ -4,8 +4,8 @@
 //   node deploy/image/pnpm-closure.mjs tsx                     a package linked at the workspace root
 //   node deploy/image/pnpm-closure.mjs services/gateway libs/db  every dependency linked in those projects
 //                                                               (and in the workspace projects they link)
-// Run from the workspace root. Used by prune-prod.sh: to keep tsx (a root devDependency the image starts services
-// with) through the pruning, and to drop what only projects outside the image (test, bench, deploy) need.
+// Run from the workspace root. Used by prune-prod.sh: to keep the devDependencies named in KEEP_PACKAGES (none by
+// default) through the pruning, and to drop what only projects outside the image (test, bench, deploy) need.
 import fs from 'node:fs';
 import path from 'node:path';
 

@@ -2,22 +2,23 @@
 # Image build step (Dockerfile, stage `prod`): turns the full install in the current directory (the workspace
 # root) into what the services run with:
 #   1. production dependencies only (`pnpm install --prod`, offline, from the store the full install used);
-#   2. plus the packages the image starts services with although they are root devDependencies (tsx and what it
-#      needs: esbuild and its platform binary), copied back from the full install;
+#   2. plus any devDependency named in KEEP_PACKAGES, copied back from the full install (none by default: the
+#      services run compiled JavaScript, deploy/image/build-js.mjs, so tsx, esbuild and TypeScript are left out);
 #   3. minus what only the projects left out of the image need (test, bench, deploy: e.g. kubernetes-models);
 #   4. minus onnxruntime-node's binaries for other platforms (about 115 MB of darwin/win32/other-arch builds).
-# env: KEEP_PACKAGES (default "tsx"), IMAGE_PROJECTS (default "libs/* services/*"), PNPM_STORE_DIR.
+# env: KEEP_PACKAGES (default none), IMAGE_PROJECTS (default "libs/* services/*"), PNPM_STORE_DIR.
 set -eu
 
-keep=${KEEP_PACKAGES:-tsx}
+keep=${KEEP_PACKAGES:-}
 [ -d node_modules/.pnpm ] || { echo "prune-prod: no node_modules/.pnpm in $(pwd): run the full install first" >&2; exit 1; }
 
 stash=$(mktemp -d)
 trap 'rm -rf "$stash"' EXIT
 
 # 1 + 2: keep the closure of $keep aside, prune, put it back (entries pnpm kept for production are left as they are).
+entries=
 # shellcheck disable=SC2086 # $keep is a list
-entries=$(node deploy/image/pnpm-closure.mjs $keep)
+[ -z "$keep" ] || entries=$(node deploy/image/pnpm-closure.mjs $keep)
 for e in $entries; do cp -a "node_modules/.pnpm/$e" "$stash/"; done
 for p in $keep; do mkdir -p "$stash/links/$(dirname "$p")"; cp -P "node_modules/$p" "$stash/links/$p"; done
 

@@ -58,7 +58,7 @@ describe('the runtime the suite runs on', () => {
     expect(pkg.engines.node).toBe(`>=${major(pinned)} <${Number(major(pinned)) + 1}`);
     expect(pkg.devDependencies['@types/node']).toMatch(new RegExp(`^\\^${major(pinned)}\\.`));
     const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
-    expect(dockerfile).toMatch(new RegExp(`^ARG NODE_IMAGE=node:${major(pinned)}-bookworm-slim$`, 'm'));
+    expect(dockerfile).toMatch(new RegExp(`^ARG NODE_IMAGE=node:${pinned.replace(/\./g, '\\.')}-bookworm-slim$`, 'm'));
     // For version managers (nvm, fnm) in a developer's shell.
     expect(readFileSync(path.join(ROOT, '.nvmrc'), 'utf8')).toBe(`${pinned}\n`);
   });
