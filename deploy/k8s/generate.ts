@@ -149,6 +149,8 @@ function deployment(s: ServiceSpec): Obj {
       SHUTDOWN_TIMEOUT_MS: String(s.drainSeconds * 1000),
       TRUST_PROXY: trustProxyOf(s),
       ...(s.database ? { DB_POOL_MAX: String(s.database.poolMax) } : {}),
+      // The edges' rate limits are the deployment's totals: each replica admits its share of the ready replicas.
+      ...(s.public ? { RATE_LIMIT_PEERS: peersOf(s.name) } : {}),
     }).map(([name, value]) => ({ name, value })),
     // Of the shared secrets, only what the service uses: the JWT secret for the edges and auth.
     ...SHARED_SECRET_KEYS.filter((k) => (k === 'JWT_SECRET' ? s.jwt : true)).map((k) => secretEnv(k, 'dam-shared')),
@@ -224,6 +226,14 @@ const service = (name: string, ports: Obj[], extra: Obj = {}): Obj => ({
   kind: 'Service',
   metadata: { name, labels: labels(name) },
   spec: { selector: selector(name.replace(/-hl$/, '')), ports, ...extra },
+});
+/** The headless Service whose addresses are an edge's ready replicas (RATE_LIMIT_PEERS, libs/http rate-limit.ts). */
+export const peersOf = (name: string): string => `${name}-peers`;
+const peersService = (name: string): Obj => ({
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name: peersOf(name), labels: labels(name) },
+  spec: { clusterIP: 'None', selector: selector(name), ports: [{ name: 'http', port: CONTAINER_PORT, targetPort: 'http' }] },
 });
 const pdb = (name: string, budget: Obj = { maxUnavailable: 1 }): Obj => ({
   apiVersion: 'policy/v1',
@@ -648,7 +658,14 @@ export function baseFiles(): Record<string, Obj[]> {
   };
   for (const s of SERVICES) {
     const scaler = autoscaler(s);
-    files[`${s.name}.yaml`] = [deployment(s), service(s.name, [{ name: 'http', port: 80, targetPort: 'http' }]), pdb(s.name), networkPolicy(s), ...(scaler ? [scaler] : [])];
+    files[`${s.name}.yaml`] = [
+      deployment(s),
+      service(s.name, [{ name: 'http', port: 80, targetPort: 'http' }]),
+      ...(s.public ? [peersService(s.name)] : []),
+      pdb(s.name),
+      networkPolicy(s),
+      ...(scaler ? [scaler] : []),
+    ];
   }
   return files;
 }

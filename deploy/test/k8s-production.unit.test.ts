@@ -215,6 +215,19 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     for (const d of podsOf(objects)) expect([d.metadata.name, envOf(d.spec.template.spec.containers[0]).S3_ENDPOINT ?? 'http://minio:9000']).toEqual([d.metadata.name, 'http://minio:9000']);
   });
 
+  it('D9: shares each edge\'s rate limits over its ready replicas (RATE_LIMIT_PEERS names a headless Service of its own pods)', () => {
+    const edges = SERVICES.filter((sv) => sv.public);
+    expect(edges.map((e) => e.name).sort()).toEqual(['gateway', 'link-signing', 'upload']);
+    for (const edge of edges) {
+      const d = named('Deployment', edge.name);
+      const peers = envOf(d.spec.template.spec.containers[0]).RATE_LIMIT_PEERS;
+      const svc = named('Service', peers);
+      expect([edge.name, svc?.spec.clusterIP, svc?.spec.publishNotReadyAddresses ?? false]).toEqual([edge.name, 'None', false]);
+      // Exactly the edge's own pods: another workload's would inflate the count and shrink every share.
+      for (const w of podsOf(objects)) expect([edge.name, w.metadata.name, selects({ matchLabels: svc.spec.selector }, podLabels(w))]).toEqual([edge.name, w.metadata.name, w.metadata.name === edge.name]);
+    }
+  });
+
   it('names the cluster domain once (dam-cluster\'s CLUSTER_DOMAIN) and the namespace only through kustomize', () => {
     const namespace = overlay === 'dev' ? 'dam-dev' : 'dam';
     const cluster = named('ConfigMap', 'dam-cluster');
