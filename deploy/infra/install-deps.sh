@@ -8,7 +8,8 @@ PNPM_VERSION=12.21.0
 # tesseract-ocr and its English data: the text_extraction addon (offline; no model is downloaded at run time).
 # chromium: the web console's browser test (test/e2e/console.e2e.test.ts drives it with playwright-core; playwright
 # downloads no browser of its own).
-PACKAGES=(nats-server postgresql ceph-mon ceph-osd radosgw ceph-common ffmpeg curl tesseract-ocr tesseract-ocr-eng chromium)
+# nginx: the ingress of the production-form run (deploy/production-form), TLS termination in front of the images.
+PACKAGES=(nats-server postgresql ceph-mon ceph-osd radosgw ceph-common ffmpeg curl tesseract-ocr tesseract-ocr-eng chromium nginx)
 
 as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"
