@@ -8,8 +8,9 @@ PNPM_VERSION=12.21.0
 # tesseract-ocr and its English data: the text_extraction addon (offline; no model is downloaded at run time).
 # chromium: the web console's browser test (test/e2e/console.e2e.test.ts drives it with playwright-core; playwright
 # downloads no browser of its own).
-# nginx: the ingress of the production-form run (deploy/production-form), TLS termination in front of the images.
-PACKAGES=(nats-server postgresql ceph-mon ceph-osd radosgw ceph-common ffmpeg curl tesseract-ocr tesseract-ocr-eng chromium nginx)
+# nginx and its stream module: the ingress (TLS termination) and the Services (port 80 -> 8080, minio:9000,
+# postgres:5432, nats-N.nats:4222) of the production-form run (deploy/production-form).
+PACKAGES=(nats-server postgresql ceph-mon ceph-osd radosgw ceph-common ffmpeg curl tesseract-ocr tesseract-ocr-eng chromium nginx libnginx-mod-stream)
 
 as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"
