@@ -110,8 +110,12 @@ function durableConsumer(stream: string, durable: string): string[] {
   ];
 }
 
-/** A KV bucket of one's own: its backing stream, puts and deletes, reads, and key listings (ordered consumers). */
-function kvBucket(bucket: string): string[] {
+/**
+ * A KV bucket: its backing stream, puts and deletes, reads. `listing`: key listings and watches too (ordered
+ * consumers of the bucket's stream, named at run time), for a bucket one identity alone uses: on a shared bucket a
+ * consumer of one identity would be open to the others (security review F4).
+ */
+function kvBucket(bucket: string, opts: { listing?: boolean } = {}): string[] {
   const stream = `KV_${bucket}`;
   return [
     `${API}.STREAM.INFO.${stream}`,
@@ -120,13 +124,17 @@ function kvBucket(bucket: string): string[] {
     `${API}.STREAM.MSG.GET.${stream}`,
     `${API}.DIRECT.GET.${stream}`,
     `${API}.DIRECT.GET.${stream}.>`,
-    `${API}.CONSUMER.CREATE.${stream}`,
-    `${API}.CONSUMER.CREATE.${stream}.>`,
-    `${API}.CONSUMER.DELETE.${stream}.>`,
-    `${API}.CONSUMER.INFO.${stream}.>`,
-    // Key listings and watches are push consumers: without answering their flow control, a listing longer than
-    // the server's window stalls for good.
-    `$JS.FC.${stream}.>`,
+    ...(opts.listing
+      ? [
+          `${API}.CONSUMER.CREATE.${stream}`,
+          `${API}.CONSUMER.CREATE.${stream}.>`,
+          `${API}.CONSUMER.DELETE.${stream}.>`,
+          `${API}.CONSUMER.INFO.${stream}.>`,
+          // Key listings and watches are push consumers: without answering their flow control, a listing longer than
+          // the server's window stalls for good.
+          `$JS.FC.${stream}.>`,
+        ]
+      : []),
     `$KV.${bucket}.>`,
   ];
 }
@@ -185,7 +193,7 @@ const PERMISSIONS: Record<Exclude<ServiceIdentity, 'admin'>, SubjectPermissions>
     // Finished journal entries are purged key by key (no delete marker left behind).
     publish: [
       JS_INFO,
-      ...kvBucket('UPLOAD_PENDING'),
+      ...kvBucket('UPLOAD_PENDING', { listing: true }),
       `${API}.STREAM.PURGE.KV_UPLOAD_PENDING`,
       ...kvBucket('TUS_LOCKS'),
       ...kvBucket('IDEMPOTENCY'),

@@ -30,6 +30,20 @@ describe('NATS consumer names and rights', () => {
     expect(names.filter((n) => n === '*' || n === '>' || n === '(none)')).toEqual([]);
   });
 
+  it('grants consumers (key listings, watches) of a KV bucket only to the one identity that uses it', () => {
+    const services = NATS_IDENTITIES.filter((i) => i !== 'admin');
+    const kvStreamsOf = (identity: NatsIdentity, what: RegExp) =>
+      new Set((natsPermissions(identity)?.publish ?? []).flatMap((s) => (what.exec(s)?.[1] ? [what.exec(s)?.[1] as string] : [])));
+    const users = new Map<string, string[]>();
+    for (const i of services) for (const b of kvStreamsOf(i, /^\$JS\.API\.STREAM\.INFO\.(KV_[^.]+)$/)) users.set(b, [...(users.get(b) ?? []), i]);
+    const shared = [...users].filter(([, who]) => who.length > 1).map(([b]) => b);
+    expect(shared).toEqual(expect.arrayContaining(['KV_SERVICE_TOKENS', 'KV_IDEMPOTENCY']));
+    for (const i of services) {
+      const withConsumers = kvStreamsOf(i, /^\$JS\.API\.CONSUMER\.[A-Z.]+\.(KV_[^.]+)/);
+      expect([i, [...withConsumers].filter((b) => shared.includes(b))]).toEqual([i, []]);
+    }
+  });
+
   it("gives an outside system's user the consumer named as itself and nothing else on ASSET_EVENTS", () => {
     expect(new Set(consumerNamesOf('subscriber-crm'))).toEqual(new Set(['subscriber-crm']));
     expect(natsPermissions('subscriber-crm')?.subscribe).toEqual(['_INBOX_subscriber-crm.>']);
