@@ -262,7 +262,9 @@ export async function ensureStreams(nc: NatsConnection, options: StreamOptions =
     try {
       done.push(await retryTransient(() => ensureStream(jsm, config, replicas), ELECTION_RETRY_MS, isTransientOrRacingCreate));
     } catch (error) {
-      throw new Error(`stream ${config.name} (${replicas} replica${replicas === 1 ? '' : 's'}): ${error instanceof Error ? error.message : String(error)}`, {
+      // JetStream reserves every stream's max_bytes on its servers up front: a budget it cannot hold is refused here.
+      const hint = /insufficient storage/i.test(String(error)) ? ' (NATS_STREAMS_MAX_BYTES must stay below JetStream\'s max_file_store)' : '';
+      throw new Error(`stream ${config.name} (${replicas} replica${replicas === 1 ? '' : 's'}): ${error instanceof Error ? error.message : String(error)}${hint}`, {
         cause: error,
       });
     }

@@ -1,7 +1,12 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { DiscardPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { startNats, type TestNats } from '@dam/testing';
-import { ASSET_EVENTS, COLLECTIONS, connectNats, DAM_INTERNAL, DATA_SCHEMAS, ASSET_PURGES, ensureStreams, STREAMS, streamMaxBytes, type StreamName } from '../src';
+import { connect } from '@nats-io/transport-node';
+import { freePort, startNats, type TestNats } from '@dam/testing';
+import { ASSET_EVENTS, COLLECTIONS, connectNats, streamConfigs, DAM_INTERNAL, DATA_SCHEMAS, ASSET_PURGES, ensureStreams, STREAMS, streamMaxBytes, type StreamName } from '../src';
 
 /**
  * Production form D6 (issue 31): every stream has a byte limit from one budget (NATS_STREAMS_MAX_BYTES), applied on
@@ -92,6 +97,27 @@ describe('stream byte limits', () => {
       // Nothing dropped: every schema (collection state) published before the limit is still there.
       expect([stream, s.first_seq, s.messages, s.bytes <= max]).toEqual([stream, 1, accepted, true]);
       expect(accepted).toBeGreaterThan(0);
+    }
+  });
+
+  it('refuses at start a budget JetStream cannot reserve under its max_file_store, with the setting named', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dam-nats-small-'));
+    const port = await freePort();
+    writeFileSync(path.join(dir, 'nats.conf'), `listen: 127.0.0.1:${port}\njetstream { store_dir: ${JSON.stringify(dir)}, max_file_store: 10MB }\n`);
+    const small = spawn('nats-server', ['-c', path.join(dir, 'nats.conf')], { stdio: 'ignore' });
+    try {
+      let conn: NatsConnection | undefined;
+      for (let i = 0; !conn && i < 100; i++) {
+        conn = await connect({ servers: `nats://127.0.0.1:${port}`, reconnect: false }).catch(() => undefined);
+        if (!conn) await new Promise((r) => setTimeout(r, 100));
+      }
+      if (!conn) throw new Error('nats-server with a 10 MB store did not start');
+      await expect(ensureStreams(conn, { maxBytes: 20_000_000 })).rejects.toThrow(/insufficient storage.*NATS_STREAMS_MAX_BYTES/);
+      expect((await ensureStreams(conn, { maxBytes: 8_000_000 })).map((d) => d.name)).toEqual(streamConfigs().map((c) => c.name));
+      await conn.close();
+    } finally {
+      small.kill('SIGTERM');
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
