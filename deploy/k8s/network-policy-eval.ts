@@ -215,6 +215,29 @@ export function withoutCaller(objects: any[], caller: Endpoint, to: Endpoint): a
   });
 }
 
+/**
+ * Every `source -> destination` pair of long-running workloads (Deployments, StatefulSets, DaemonSets) of `objects`
+ * whose policies let the source reach the destination through one of the destination's Services: what the overlay
+ * allows between its own pods, to compare with what traffic needs. A workload reaching its own pods is left out.
+ */
+export function admittedBetweenWorkloads(objects: any[]): string[] {
+  const workloads = objects.filter((o) => WORKLOAD_KINDS.has(o.kind) && o.kind !== 'Job' && o.kind !== 'ReplicaSet');
+  const services = objects.filter((o) => o.kind === 'Service' && o.spec?.selector);
+  const pairs = new Set<string>();
+  for (const source of workloads) {
+    const from = podOfWorkload(objects, source);
+    for (const svc of services) {
+      for (const entry of svc.spec.ports ?? []) {
+        for (const { pod, port } of serviceTargets(objects, svc.metadata.name, entry.port)) {
+          if (pod.name === source.metadata.name) continue;
+          if (evaluateFlow(objects, { from, to: pod, port, protocol: entry.protocol ?? 'TCP' }).admitted) pairs.add(`${source.metadata.name} -> ${pod.name}`);
+        }
+      }
+    }
+  }
+  return [...pairs].sort();
+}
+
 /** One line for a report: which side blocked, and the policies that isolate it. */
 export function describeVerdict(flow: Flow, verdict: Verdict): string {
   const side = (d: Decision, what: string) => (!d.isolated ? `${what} open` : d.by.length > 0 ? `${what} by ${d.by.join(', ')}` : `${what} BLOCKED (isolated by ${d.policies.join(', ')})`);

@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSyn
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { describeVerdict, evaluateFlow, foreignPod, inCidr, matchesSelector, serviceTargets, withoutCaller, workloadPod, type Endpoint, type Flow } from '../k8s/network-policy-eval';
+import { admittedBetweenWorkloads, describeVerdict, evaluateFlow, foreignPod, inCidr, matchesSelector, serviceTargets, withoutCaller, workloadPod, type Endpoint, type Flow } from '../k8s/network-policy-eval';
 
 const NS = 'dam';
 const RECORDER = path.join(__dirname, '..', 'local', 'record-flows.mjs');
@@ -162,6 +162,22 @@ describe('the NetworkPolicy evaluator', () => {
     expect(serviceTargets(objects, 'minio', 9000).map((t) => [t.pod.name, t.port])).toEqual([['minio', 9000]]);
     expect(serviceTargets(objects, 'postgres', 5432)).toEqual([]);
     expect(() => serviceTargets(objects, 'gateway', 8080)).toThrow(/no port 8080/);
+  });
+
+  it('lists the pairs of workloads the policies connect through a Service, to compare with what traffic uses', () => {
+    const objects = [
+      ...pods,
+      service('gateway', 80, 'http'),
+      service('metadata', 80, 'http'),
+      service('minio', 9000, 'api'),
+      service('webhook', 80, 'http'),
+      DEFAULT_DENY,
+      policy('metadata', { podSelector: app('metadata'), ingress: [{ from: [{ podSelector: app('gateway') }, { podSelector: app('webhook') }], ports: [{ port: 'http' }] }] }),
+      policy('minio', { podSelector: app('minio'), ingress: [{ from: [{ podSelector: app('metadata') }, { podSelector: app('minio') }], ports: [{ port: 9001 }] }] }),
+      policy('webhook', { podSelector: app('webhook'), ingress: [{ from: [{ podSelector: app('gateway') }] }] }),
+    ];
+    // minio's rule names the console port, not the one its Service reaches; a workload reaching its own pods does not count.
+    expect(admittedBetweenWorkloads(objects)).toEqual(['gateway -> metadata', 'gateway -> webhook', 'webhook -> metadata']);
   });
 
   it('takes one caller out of the peers admitted to a pod, and nothing else (how the e2e test shows D1 would fail it)', () => {

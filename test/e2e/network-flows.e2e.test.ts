@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { listen, makeVideo, waitFor } from '@dam/testing';
-import { buildOverlay, describeVerdict, withoutCaller, workloadPod } from '../../deploy/k8s/network-policy-eval';
+import { admittedBetweenWorkloads, buildOverlay, describeVerdict, withoutCaller, workloadPod } from '../../deploy/k8s/network-policy-eval';
 import { decideObserved, INGRESS, observedFlows, recordClients, type ObservedFlow } from './flow-recording';
 import { ALL_SERVICES, useSuite } from './suite';
 
@@ -164,6 +164,13 @@ describe('the NetworkPolicies against the connections the services really open',
       const decided = decideObserved(objects, observed);
       expect(decided.length).toBeGreaterThanOrEqual(observed.length);
       expect(decided.filter((d) => !d.verdict.admitted).map((d) => describeVerdict(d.flow, d.verdict))).toEqual([]);
+    });
+
+    it('admits nothing between its own workloads that the traffic did not use', () => {
+      const used = new Set(observed.map((o) => `${o.from} -> ${o.to === 'postgresql' ? 'postgres' : o.to}`));
+      const admitted = admittedBetweenWorkloads(buildOverlay(K8S_DIR, overlay));
+      expect(admitted.length).toBeGreaterThan(30);
+      expect(admitted.filter((pair) => !used.has(pair))).toEqual([]);
     });
 
     it('would block downloads through the API with the gateway left out of the object store\'s policy (D1)', () => {
