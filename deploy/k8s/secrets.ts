@@ -14,9 +14,10 @@
  *   kubectl get secret -n dam -l app.kubernetes.io/part-of=dam -o yaml > current.yaml
  *   pnpm --filter @dam/deploy k8s:secrets --existing current.yaml [--only dam-nats-auth] | kubectl apply -n dam -f -
  *
- * `--rotate <what>` (repeatable, with --existing) makes one identity anew and keeps everything else: `nats:<identity>`,
- * `service-key:<service>` (the old public key stays trusted until `--prune-trusted-keys`), `s3:<service>` or
- * `s3:metrics`, `link-signing-key` (the new key signs, the old one still verifies), `jwt` (single: no overlap).
+ * `--rotate <what>` (repeatable, with --existing) makes one identity anew and keeps everything else: `nats:<identity>`
+ * and `service-key:<service>` (the old public key stays in dam-nats-auth / SERVICE_TRUSTED_KEYS beside the new one
+ * until a re-render with `--prune-old-keys`), `s3:<service>` or `s3:metrics`, `link-signing-key` (the new key signs,
+ * the old one still verifies), `jwt` (a single secret: no overlap).
  * `--only a,b` prints just those Secrets. `--subscribers` names every outside system (with --existing too: the list
  * found in `dam-nats-operators` otherwise).
  *
@@ -49,8 +50,11 @@ export interface SecretOptions {
   existing?: ExistingSecrets;
   /** Identities made anew although they exist (rotationTargets lists what may be named). */
   rotate?: readonly string[];
-  /** Trust only the current service keys: drops public keys left in SERVICE_TRUSTED_KEYS by earlier rotations. */
-  pruneTrustedKeys?: boolean;
+  /**
+   * Trust only the current keys: drops the public keys earlier rotations left in SERVICE_TRUSTED_KEYS and in
+   * dam-nats-auth (kept there so that pods still holding the old key work until they restart).
+   */
+  pruneOldKeys?: boolean;
 }
 
 const token = (bytes = 32): string => randomBytes(bytes).toString('hex');
@@ -145,6 +149,11 @@ export function generateSecrets(options: SecretOptions = {}): SecretObject[] {
   const identities: NatsIdentity[] = [...NATS_IDENTITIES, ...subscribers];
   const seeds = new Map(identities.map((i) => [i, seedOf(i)]));
 
+  const current = identities.map((identity) => ({ identity, publicKey: publicKeyOfSeed(seeds.get(identity) as string) }));
+  // A rotated identity's old public key stays a user (same permissions) until pruned: its running pods keep working.
+  const previous = options.pruneOldKeys ? [] : natsUsersOf(existing.get('dam-nats-auth')?.['auth.conf'] ?? '').filter((u) => identities.includes(u.identity));
+  const natsUsers = [...current, ...previous.filter((u) => !current.some((c) => c.publicKey === u.publicKey))];
+
   const own = (s: ServiceSpec): Record<string, string> => {
     const name = `dam-${s.name}`;
     const database = s.database
@@ -170,14 +179,14 @@ export function generateSecrets(options: SecretOptions = {}): SecretObject[] {
   };
   const shared = {
     JWT_SECRET: keep('dam-shared', 'JWT_SECRET', () => token(32), 'jwt'),
-    SERVICE_TRUSTED_KEYS: trustedKeys([...serviceKeys.values()], options.pruneTrustedKeys ? undefined : existing.get('dam-shared')?.SERVICE_TRUSTED_KEYS),
+    SERVICE_TRUSTED_KEYS: trustedKeys([...serviceKeys.values()], options.pruneOldKeys ? undefined : existing.get('dam-shared')?.SERVICE_TRUSTED_KEYS),
   };
   if (Object.keys(shared).join() !== SHARED_SECRET_KEYS.join()) throw new Error('dam-shared does not hold what the manifests read');
   return [
     secret('dam-shared', shared),
     ...SERVICES.map((s) => secret(`dam-${s.name}`, own(s))),
     // The NATS servers' `authorization` block: public keys and each identity's permissions (this release's) only.
-    secret('dam-nats-auth', { 'auth.conf': renderNatsAuthorization(identities.map((identity) => ({ identity, publicKey: publicKeyOfSeed(seeds.get(identity) as string) }))) }),
+    secret('dam-nats-auth', { 'auth.conf': renderNatsAuthorization(natsUsers) }),
     // Seeds for operators (admin) and each outside system (read-only on ASSET_EVENTS, its one consumer named as itself):
     // hand them out, not to pods.
     secret(OPERATORS_SECRET, {
@@ -189,6 +198,11 @@ export function generateSecrets(options: SecretOptions = {}): SecretObject[] {
     secret(MINIO_METRICS_SECRET, { MINIO_METRICS_ACCESS_KEY: metrics.access, MINIO_METRICS_SECRET_KEY: metrics.secret }),
     ...(devDatabase ? [secret('dam-postgres', { POSTGRES_USER: keep('dam-postgres', 'POSTGRES_USER', () => 'dam'), POSTGRES_PASSWORD: pgPassword })] : []),
   ];
+}
+
+/** The users of an `authorization` block renderNatsAuthorization wrote (`# <identity>` above each `{ nkey: ... }`). */
+function natsUsersOf(conf: string): Array<{ identity: NatsIdentity; publicKey: string }> {
+  return [...conf.matchAll(/^\s*# (\S+)\n\s*\{ nkey: "(U[A-Z2-7]{55})"/gm)].map((m) => ({ identity: m[1] as NatsIdentity, publicKey: m[2] as string }));
 }
 
 /**
@@ -214,7 +228,7 @@ if (require.main === module) {
       'admin-password': { type: 'string' },
       existing: { type: 'string' },
       rotate: { type: 'string', multiple: true },
-      'prune-trusted-keys': { type: 'boolean' },
+      'prune-old-keys': { type: 'boolean' },
       only: { type: 'string' },
     },
   });
@@ -230,7 +244,7 @@ if (require.main === module) {
       ...(values['admin-password'] ? { adminPassword: values['admin-password'] } : {}),
       ...(values.existing ? { existing: parseExistingSecrets(readFileSync(values.existing === '-' ? 0 : values.existing, 'utf8')) } : {}),
       ...(values.rotate ? { rotate: values.rotate.flatMap((r) => r.split(',')).map((r) => r.trim()).filter(Boolean) } : {}),
-      ...(values['prune-trusted-keys'] ? { pruneTrustedKeys: true } : {}),
+      ...(values['prune-old-keys'] ? { pruneOldKeys: true } : {}),
     });
     const only = values.only?.split(',').map((n) => n.trim()).filter(Boolean);
     const missing = only?.filter((n) => !objects.some((o) => o.metadata.name === n)) ?? [];

@@ -100,15 +100,34 @@ describe('k8s:secrets --rotate changes exactly the named identity', () => {
     expect(changed(installed, rotated(target))).toEqual(keys);
   });
 
-  it('keeps the old service key trusted beside the new one until --prune-trusted-keys', () => {
+  it('keeps the old service key trusted beside the new one until --prune-old-keys', () => {
     const after = rotated('service-key:upload');
     const trusted = parseTrustedKeys(flat(after).get('dam-shared/SERVICE_TRUSTED_KEYS') as string);
     const kidOf = (secrets: SecretObject[]) => (JSON.parse(flat(secrets).get('dam-upload/SERVICE_KEY') as string) as { kid: string }).kid;
     expect([trusted.has(kidOf(installed)), trusted.has(kidOf(after)), trusted.size]).toEqual([true, true, parseTrustedKeys(flat(installed).get('dam-shared/SERVICE_TRUSTED_KEYS') as string).size + 1]);
-    const pruned = generateSecrets({ existing: parseExistingSecrets(asCluster(after)), pruneTrustedKeys: true });
+    const pruned = generateSecrets({ existing: parseExistingSecrets(asCluster(after)), pruneOldKeys: true });
     expect(changed(after, pruned)).toEqual(['dam-shared/SERVICE_TRUSTED_KEYS']);
     const left = parseTrustedKeys(flat(pruned).get('dam-shared/SERVICE_TRUSTED_KEYS') as string);
     expect([left.has(kidOf(installed)), left.has(kidOf(after))]).toEqual([false, true]);
+  });
+
+  it('keeps the old NATS key a user beside the new one until --prune-old-keys (same permissions), for any identity', () => {
+    const users = (secrets: SecretObject[]) => (flat(secrets).get('dam-nats-auth/auth.conf') as string).split('\n').filter((l) => l.includes('nkey:'));
+    const keyOf = (secrets: SecretObject[], where: string) => publicKeyOfSeed(flat(secrets).get(where) as string);
+    for (const [target, where] of [
+      ['nats:metadata', 'dam-metadata/NATS_NKEY_SEED'],
+      ['nats:subscriber-example', 'dam-nats-operators/NATS_NKEY_SEED_SUBSCRIBER_EXAMPLE'],
+    ] as const) {
+      const after = rotated(target);
+      const [oldKey, newKey] = [keyOf(installed, where), keyOf(after, where)];
+      const lineOf = (secrets: SecretObject[], key: string) => users(secrets).find((l) => l.includes(key));
+      expect([target, users(after).length, lineOf(after, oldKey), lineOf(after, newKey)?.replace(newKey, oldKey)]).toEqual([target, users(installed).length + 1, lineOf(installed, oldKey), lineOf(installed, oldKey)]);
+      // A re-render keeps both; pruning leaves the new one alone, and nothing else changes.
+      const again = parseExistingSecrets(asCluster(after));
+      expect(changed(after, generateSecrets({ existing: again }))).toEqual([]);
+      const pruned = generateSecrets({ existing: again, pruneOldKeys: true });
+      expect([changed(after, pruned), lineOf(pruned, oldKey), users(pruned).length]).toEqual([['dam-nats-auth/auth.conf'], undefined, users(installed).length]);
+    }
   });
 
   it('keeps the old link-signing key second, so links signed before still verify', () => {
