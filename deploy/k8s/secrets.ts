@@ -68,6 +68,8 @@ const secret = (name: string, data: Record<string, string>) => ({
 export type SecretObject = ReturnType<typeof secret>;
 
 const OPERATORS_SECRET = 'dam-nats-operators';
+/** What every installation has; a new service's own Secret may be missing, these never. */
+const REQUIRED_EXISTING = ['dam-shared', OPERATORS_SECRET, MINIO_ROOT_SECRET];
 const seedKeyOf = (identity: string): string => `NATS_NKEY_SEED_${identity.toUpperCase().replace(/-/g, '_')}`;
 /** Subscriber names are lower case with `-` (never `_`), so a seed's key names its subscriber exactly. */
 const subscriberOfSeedKey = (key: string): string => key.slice('NATS_NKEY_SEED_'.length).toLowerCase().replace(/_/g, '-');
@@ -115,6 +117,10 @@ export function generateSecrets(options: SecretOptions = {}): SecretObject[] {
   const subscribers =
     options.subscribers ??
     (found ? Object.keys(found).filter((k) => k !== 'NATS_NKEY_SEED_ADMIN').map(subscriberOfSeedKey).filter(isSubscriberIdentity) : DEFAULT_SUBSCRIBERS);
+  // An empty or partial file (a wrong label or namespace) would otherwise make the suite's identities anew: the
+  // rotation of everything that --existing is there to prevent.
+  const lacking = options.existing ? REQUIRED_EXISTING.filter((n) => !existing.has(n)) : [];
+  if (lacking.length > 0) throw new Error(`--existing holds no ${lacking.join(', ')}: pass the output of \`kubectl get secret -n <namespace> -l app.kubernetes.io/part-of=dam -o yaml\` (a first install runs without --existing)`);
   const rotate = new Set(options.rotate ?? []);
   if (rotate.size > 0 && !options.existing) throw new Error('--rotate keeps everything else: it needs --existing');
   const targets = rotationTargets(subscribers);

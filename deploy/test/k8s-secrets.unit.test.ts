@@ -140,6 +140,8 @@ describe('k8s:secrets --rotate changes exactly the named identity', () => {
     expect(() => rotated('postgres')).toThrow(/cannot rotate postgres/);
     expect(() => rotated('nats:subscriber-nobody')).toThrow(/cannot rotate/);
     expect(() => generateSecrets({ rotate: ['jwt'] })).toThrow(/--existing/);
+    // An empty List (a wrong namespace or label) would otherwise make every identity anew.
+    expect(() => generateSecrets({ existing: parseExistingSecrets('apiVersion: v1\nkind: List\nitems: []\n') })).toThrow(/holds no dam-shared, dam-nats-operators, dam-minio/);
     expect(rotationTargets(DEFAULT_SUBSCRIBERS)).toEqual(expect.arrayContaining(['jwt', 'nats:metadata', 'service-key:gateway', 's3:upload', 's3:metrics']));
   });
 });
