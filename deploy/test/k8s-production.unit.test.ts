@@ -221,7 +221,7 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     for (const edge of edges) {
       const d = named('Deployment', edge.name);
       const peers = envOf(d.spec.template.spec.containers[0]).RATE_LIMIT_PEERS;
-      const svc = named('Service', peers);
+      const svc = named('Service', peers ?? '(none)');
       expect([edge.name, svc?.spec.clusterIP, svc?.spec.publishNotReadyAddresses ?? false]).toEqual([edge.name, 'None', false]);
       // Exactly the edge's own pods: another workload's would inflate the count and shrink every share.
       for (const w of podsOf(objects)) expect([edge.name, w.metadata.name, selects({ matchLabels: svc.spec.selector }, podLabels(w))]).toEqual([edge.name, w.metadata.name, w.metadata.name === edge.name]);
