@@ -155,7 +155,7 @@ export function generateSecrets(options: SecretOptions = {}): SecretObject[] {
   const identities: NatsIdentity[] = [...NATS_IDENTITIES, ...subscribers];
   const seeds = new Map(identities.map((i) => [i, seedOf(i)]));
 
-  const current = identities.map((identity) => ({ identity, publicKey: publicKeyOfSeed(seeds.get(identity) as string) }));
+  const current = identities.map((identity) => ({ identity, publicKey: publicKeyOf(seeds.get(identity) as string) }));
   // A rotated identity's old public key stays a user (same permissions) until pruned: its running pods keep working.
   const previous = options.pruneOldKeys ? [] : natsUsersOf(existing.get('dam-nats-auth')?.['auth.conf'] ?? '').filter((u) => identities.includes(u.identity));
   const natsUsers = [...current, ...previous.filter((u) => !current.some((c) => c.publicKey === u.publicKey))];
@@ -204,6 +204,14 @@ export function generateSecrets(options: SecretOptions = {}): SecretObject[] {
     secret(MINIO_METRICS_SECRET, { MINIO_METRICS_ACCESS_KEY: metrics.access, MINIO_METRICS_SECRET_KEY: metrics.secret }),
     ...(devDatabase ? [secret('dam-postgres', { POSTGRES_USER: keep('dam-postgres', 'POSTGRES_USER', () => 'dam'), POSTGRES_PASSWORD: pgPassword })] : []),
   ];
+}
+
+/** Deriving a public nkey costs milliseconds; a process re-rendering several times (the tests) asks for the same ones. */
+const publicKeys = new Map<string, string>();
+function publicKeyOf(seed: string): string {
+  let key = publicKeys.get(seed);
+  if (key === undefined) publicKeys.set(seed, (key = publicKeyOfSeed(seed)));
+  return key;
 }
 
 /** The users of an `authorization` block renderNatsAuthorization wrote (`# <identity>` above each `{ nkey: ... }`). */
