@@ -20,6 +20,28 @@ export const ROOT = path.resolve(__dirname, '..', '..');
 export const OVERRIDES = {
   HOST: 'each pod has its own network in Kubernetes (0.0.0.0 there); here each workload listens on its own loopback address',
 } as const;
+/** Added to each container for the test of the NetworkPolicies (DAM_PF_RECORD_FLOWS=0 leaves it out). */
+export const ADDITIONS = {
+  NODE_OPTIONS: '--import=/dam-flows/record-flows.mjs (deploy/local/record-flows.mjs, mounted read-only): one line per destination opened',
+  DAM_RECORD_FLOWS: 'where that recorder writes (a host folder mounted at /dam-flows/out)',
+  DAM_FLOW_SERVICE: 'the workload the recorder names',
+} as const;
+
+/** Where each workload listens here (DAM_PF_DIR/workloads.json), for the readers of the recorded connections. */
+export interface Listeners {
+  workloads: { name: string; address: string; port: number }[];
+  /** The object store's own address (radosgw), where nginx sends the dam-s3 Ingress's requests. */
+  s3: string;
+}
+
+/** Which workload listens at address:port, as the containers (or nginx) connect to it; undefined when none. */
+export function workloadAt(l: Listeners, address: string, port: number): string | undefined {
+  if (address === INFRA_ADDRESSES.postgres && port === 5432) return 'postgresql';
+  if ((address === INFRA_ADDRESSES.minio && port === 9000) || `${address}:${port}` === l.s3) return 'minio';
+  if ((INFRA_ADDRESSES.nats as readonly string[]).includes(address) && port === 4222) return 'nats';
+  const w = l.workloads.find((x) => x.address === address);
+  return w && (port === 80 || port === w.port) ? w.name : undefined;
+}
 
 export interface Container {
   name: string;
@@ -76,8 +98,9 @@ export interface Form {
 export const INFRA_ADDRESSES = { postgres: '127.0.1.2', minio: '127.0.1.3', nats: ['127.0.1.4', '127.0.1.5', '127.0.1.6'] } as const;
 const workloadAddress = (i: number) => `127.0.1.${10 + i}`;
 
-export const renderOverlay = (overlay = 'dev'): any[] =>
-  parseAllDocuments(execFileSync('kubectl', ['kustomize', path.join(ROOT, 'k8s', 'overlays', overlay)], { encoding: 'utf8', maxBuffer: 64 << 20 }))
+/** The overlay as `kubectl kustomize` renders it; DAM_PF_K8S_DIR names another k8s/ tree (e.g. an older commit's). */
+export const renderOverlay = (overlay = 'dev', k8sDir = process.env.DAM_PF_K8S_DIR ?? path.join(ROOT, 'k8s')): any[] =>
+  parseAllDocuments(execFileSync('kubectl', ['kustomize', path.join(k8sDir, 'overlays', overlay)], { encoding: 'utf8', maxBuffer: 64 << 20 }))
     .map((d) => d.toJSON())
     .filter(Boolean);
 
@@ -269,6 +292,9 @@ ${stream.join('\n')}
 # The Ingress objects, as ingress-nginx serves them: TLS ends here; the client's address, scheme, host and port go on.
 http {
   access_log ${o.dir}/access.log;
+  # Each upstream nginx opened (the ingress controller's connections), for the NetworkPolicy test.
+  log_format upstreams '$upstream_addr';
+  access_log ${o.dir}/upstreams.log upstreams;
   client_body_temp_path ${o.dir}/body;
   proxy_temp_path ${o.dir}/proxy;
   fastcgi_temp_path ${o.dir}/fastcgi;

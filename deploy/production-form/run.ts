@@ -6,8 +6,11 @@
  *   node --import tsx deploy/production-form/run.ts up|down
  *
  * env: DAM_PF_DIR (default /tmp/dam-production-form: data, logs, certificates, state.json for the tests)
+ *      DAM_PF_K8S_DIR (default <repo>/k8s: the k8s/ tree whose dev overlay is run, e.g. an older commit's)
  *      DAM_IMAGE_NAME (default localhost/dam: the images of deploy/image/build-local.sh, tags runtime and media)
  *      PODMAN_RUNTIME (default runc, as build-local.sh)
+ *      DAM_PF_RECORD_FLOWS=0: no connection recording (by default every container records the connections it opens
+ *      into DAM_PF_DIR/flows, for test/production-form/network-flows.test.ts; form.ts ADDITIONS)
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -15,7 +18,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync }
 import net from 'node:net';
 import path from 'node:path';
 import { generateSecrets } from '../k8s/secrets';
-import { buildForm, INFRA_ADDRESSES, natsNodeConf, nginxConf, OVERRIDES, renderOverlay, ROOT, type Container, type Form, type Workload } from './form';
+import { ADDITIONS, buildForm, INFRA_ADDRESSES, natsNodeConf, nginxConf, OVERRIDES, renderOverlay, ROOT, type Container, type Form, type Listeners, type Workload } from './form';
 
 const DIR = process.env.DAM_PF_DIR ?? '/tmp/dam-production-form';
 const IMAGE = process.env.DAM_IMAGE_NAME ?? 'localhost/dam';
@@ -24,6 +27,7 @@ const HTTPS_PORT = 443;
 const STATE = path.join(DIR, 'state.json');
 const LABEL = 'dam-production-form=1';
 const SUBSCRIBER = 'subscriber-example';
+const RECORD_FLOWS = process.env.DAM_PF_RECORD_FLOWS !== '0';
 
 export interface State {
   dir: string;
@@ -204,6 +208,10 @@ function podmanArgs(w: Workload, c: Container, form: Form, caDir: string, name: 
     ...Object.entries(c.tmpfs).flatMap(([p, bytes]) => ['--tmpfs', `${p}:rw,size=${bytes},U`]),
     ...(c.dbCa ? ['-v', `${caDir}:${c.dbCa}:ro`] : []),
     '--env-file', envFile,
+    ...(RECORD_FLOWS
+      ? ['-v', `${path.join(ROOT, 'deploy/local/record-flows.mjs')}:/dam-flows/record-flows.mjs:ro`, '-v', `${path.join(DIR, 'flows')}:/dam-flows/out`,
+          '-e', 'NODE_OPTIONS=--import=/dam-flows/record-flows.mjs', '-e', 'DAM_RECORD_FLOWS=/dam-flows/out', '-e', `DAM_FLOW_SERVICE=${c.name === 'migrate' ? `migrate-${w.name}` : w.name}`]
+      : []),
     c.image, ...c.args,
   ];
 }
@@ -270,12 +278,17 @@ async function up(): Promise<void> {
   mkdirSync(caDir, { recursive: true });
   writeFileSync(path.join(caDir, 'ca.crt'), readFileSync(pki.ca.certFile), { mode: 0o644 });
 
+  if (RECORD_FLOWS) {
+    mkdirSync(path.join(DIR, 'flows'), { recursive: true });
+    sh('chown', [`${form.workloads[0]?.user}:${form.workloads[0]?.group}`, path.join(DIR, 'flows')]);
+  }
+
   const state: State = {
     dir: DIR, caFile: pki.ca.certFile, httpsPort: HTTPS_PORT, publicHosts: form.ingresses.flatMap((i) => i.hosts),
     adminEmail: form.secrets.get('dam-auth')?.ADMIN_EMAIL as string, adminPassword: form.secrets.get('dam-auth')?.ADMIN_PASSWORD as string,
     natsServers: INFRA_ADDRESSES.nats.map((a) => `nats://${a}:4222`), subscriber: SUBSCRIBER,
     subscriberSeed: form.secrets.get('dam-nats-operators')?.[`NATS_NKEY_SEED_${SUBSCRIBER.toUpperCase().replace(/-/g, '_')}`] as string,
-    pids: { nats: [] }, pgDir: path.join(DIR, 'postgres'), s3Dir: path.join(DIR, 's3'), containers: [], timings, initFailures: {}, overrides: OVERRIDES,
+    pids: { nats: [] }, pgDir: path.join(DIR, 'postgres'), s3Dir: path.join(DIR, 's3'), containers: [], timings, initFailures: {}, overrides: { ...OVERRIDES, ...(RECORD_FLOWS ? ADDITIONS : {}) },
   };
   const save = () => writeFileSync(STATE, JSON.stringify(state, null, 1), { mode: 0o600 });
   save();
@@ -284,6 +297,9 @@ async function up(): Promise<void> {
   const [pg, s3, natsPids] = await Promise.all([startPostgres(form, pki), startS3(form), startNats(form)]);
   state.pids.nats = natsPids;
   save();
+  // Who listens where, for the readers of the recorded connections.
+  const listeners: Listeners = { workloads: form.workloads.map((w) => ({ name: w.name, address: w.address, port: w.port })), s3: `127.0.0.1:${s3.port}` };
+  writeFileSync(path.join(DIR, 'workloads.json'), JSON.stringify(listeners, null, 1));
   const nginxDir = path.join(DIR, 'nginx');
   for (const d of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(path.join(nginxDir, d), { recursive: true });
   sh('chown', ['-R', 'www-data:www-data', nginxDir]);

@@ -7,6 +7,9 @@ import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/
 import { connect, nkeyAuthenticator } from '@nats-io/transport-node';
 import sharp from 'sharp';
 import { scaled, waitFor } from '@dam/testing';
+import { buildOverlay, describeVerdict } from '../../deploy/k8s/network-policy-eval';
+import { decideObserved } from '../e2e/flow-recording';
+import { formFlows } from './flows';
 import { formState, frontDoor, type Reply } from './front-door';
 
 const state = formState();
@@ -146,5 +149,16 @@ describe('the production form through its ingress', () => {
     } finally {
       await nc.close();
     }
+  });
+});
+
+// Last: the connections everything above made, through the rendered NetworkPolicies of both overlays.
+describe.each(['dev', 'prod'])('the %s overlay', (overlay) => {
+  it('admits every connection the production form opened (containers, and nginx as the ingress controller)', () => {
+    const observed = formFlows(state.dir);
+    expect(observed.filter((o) => o.from === 'ingress-controller').map((o) => o.to).sort()).toEqual(expect.arrayContaining(['gateway', 'link-signing', 'minio', 'upload']));
+    expect(observed.filter((o) => o.to === 'external')).toEqual([]);
+    const decided = decideObserved(buildOverlay(process.env.DAM_PF_K8S_DIR ?? `${__dirname}/../../k8s`, overlay), observed);
+    expect(decided.filter((d) => !d.verdict.admitted).map((d) => describeVerdict(d.flow, d.verdict))).toEqual([]);
   });
 });
