@@ -246,6 +246,11 @@ export interface EnsuredStream {
   action: 'created' | 'updated';
   replicas: number;
   previousReplicas?: number;
+  /**
+   * A stream that keeps its messages for ever (DATA_SCHEMAS, COLLECTIONS) already holds `holds` bytes, at least its
+   * share `wanted` of the budget: its limit was left as it was, since JetStream would delete its oldest states to fit.
+   */
+  maxBytesNotLowered?: { wanted: number; holds: number; kept: number };
 }
 
 /**
@@ -301,8 +306,18 @@ async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig>
     if (created) return { name: config.name, action: 'created', replicas };
   }
   const before = existing ?? (await jsm.streams.info(config.name));
-  await jsm.streams.update(config.name, config);
-  return { name: config.name, action: 'updated', replicas, previousReplicas: before.config.num_replicas };
+  // A lower max_bytes applies at once, deleting the oldest messages whatever the discard policy: right for a window of
+  // events, never for the last state of each schema or collection.
+  const wanted = config.max_bytes ?? -1;
+  const notLowered = config.discard === DiscardPolicy.New && wanted >= 0 && before.state.bytes >= wanted;
+  await jsm.streams.update(config.name, notLowered ? { ...config, max_bytes: before.config.max_bytes } : config);
+  return {
+    name: config.name,
+    action: 'updated',
+    replicas,
+    previousReplicas: before.config.num_replicas,
+    ...(notLowered ? { maxBytesNotLowered: { wanted, holds: before.state.bytes, kept: before.config.max_bytes } } : {}),
+  };
 }
 
 /**

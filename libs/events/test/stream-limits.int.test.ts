@@ -100,6 +100,22 @@ describe('stream byte limits', () => {
     }
   });
 
+  it('never lowers the limit of a stream kept for ever below what it holds (JetStream would delete its oldest states)', async () => {
+    await jsm.streams.purge(COLLECTIONS);
+    await ensureStreams(nc);
+    const states = Math.ceil((1.5 * streamMaxBytes(BUDGET)[COLLECTIONS]) / body.length);
+    for (let i = 1; i <= states; i++) await js.publish(`dam.collections.g2.asset.a${i}`, body);
+    const holds = (await state(COLLECTIONS)).bytes;
+
+    const done = await ensureStreams(nc, { maxBytes: BUDGET });
+    expect(done.find((d) => d.name === COLLECTIONS)?.maxBytesNotLowered).toEqual({ wanted: streamMaxBytes(BUDGET)[COLLECTIONS], holds, kept: -1 });
+    expect([(await state(COLLECTIONS)).messages, (await jsm.streams.info(COLLECTIONS)).config.max_bytes]).toEqual([states, -1]);
+    // The others took theirs; a budget whose share holds it applies.
+    expect(done.filter((d) => d.maxBytesNotLowered).map((d) => d.name)).toEqual([COLLECTIONS]);
+    await ensureStreams(nc, { maxBytes: 4 * BUDGET });
+    expect([(await state(COLLECTIONS)).messages, (await jsm.streams.info(COLLECTIONS)).config.max_bytes]).toEqual([states, streamMaxBytes(4 * BUDGET)[COLLECTIONS]]);
+  });
+
   it('refuses at start a budget JetStream cannot reserve under its max_file_store, with the setting named', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'dam-nats-small-'));
     const port = await freePort();

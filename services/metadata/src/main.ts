@@ -36,6 +36,7 @@ async function main(): Promise<void> {
     if (s.previousReplicas !== undefined && s.previousReplicas !== s.replicas) {
       logger.warn({ stream: s.name, from: s.previousReplicas, to: s.replicas }, 'stream scaled to NATS_STREAM_REPLICAS');
     }
+    if (s.maxBytesNotLowered) logger.warn({ stream: s.name, ...s.maxBytesNotLowered }, 'stream holds more than its share of NATS_STREAMS_MAX_BYTES: its limit is left as it was; raise the budget');
   }
   logger.info({ streams: streams.map((s) => `${s.name} (${s.action})`), replicas: config.NATS_STREAM_REPLICAS, max_bytes: config.NATS_STREAMS_MAX_BYTES ?? 'unlimited' }, 'streams ready');
 
