@@ -53,6 +53,9 @@ export interface Container {
   /** Secret volumes (the database CA): mount path. */
   dbCa?: string;
   readOnlyRoot: boolean;
+  /** resources.limits: memory in bytes, CPU in cores (podman --memory, --cpus). */
+  memoryLimit?: number;
+  cpuLimit?: number;
 }
 
 export interface Workload {
@@ -111,6 +114,8 @@ export function bytesOf(q: string): number {
   return Number(m[1]) * (BINARY[m[2] ?? ''] as number);
 }
 
+const cores = (q: string): number => (q.endsWith('m') ? Number(q.slice(0, -1)) / 1000 : Number(q));
+
 /** Our image names for the manifests' (DAM_IMAGE_NAME of deploy/image/build-local.sh, tags runtime and media). */
 export function localImage(image: string, base: string): string {
   if (/\/dam-media:/.test(image)) return `${base}:media`;
@@ -167,6 +172,8 @@ export function buildForm(objects: any[], secretObjects: SecretObject[], imageBa
         tmpfs,
         ...(dbCa ? { dbCa } : {}),
         readOnlyRoot: c.securityContext?.readOnlyRootFilesystem === true,
+        ...(c.resources?.limits?.memory ? { memoryLimit: bytesOf(c.resources.limits.memory) } : {}),
+        ...(c.resources?.limits?.cpu ? { cpuLimit: cores(String(c.resources.limits.cpu)) } : {}),
       };
     };
     const main = pod.containers[0];

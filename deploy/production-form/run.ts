@@ -202,6 +202,8 @@ function podmanArgs(w: Workload, c: Container, form: Form, caDir: string, name: 
     ...Object.entries(form.hosts).flatMap(([h, a]) => ['--add-host', `${h}:${a}`]),
     '--user', `${w.user}:${w.group}`, '--group-add', String(w.fsGroup),
     ...(c.readOnlyRoot ? ['--read-only'] : []),
+    ...(c.memoryLimit ? ['--memory', String(c.memoryLimit)] : []),
+    ...(c.cpuLimit ? ['--cpus', String(c.cpuLimit)] : []),
     '--security-opt', 'no-new-privileges', '--cap-drop', 'ALL',
     // An emptyDir is writable by the pod's fsGroup. podman 4.3 ignores `mode=` on a tmpfs over a directory the image
     // has (the image's /var/cache/dam is 0700): `U` gives it to the container's user instead.
