@@ -90,6 +90,24 @@ describe('the production form through its ingress', () => {
     expect(data.status).toBe('OK');
   });
 
+  it("holds each host to its Ingress's body limit: 413 above 16m on the API host, a larger upload whole on the upload host", async () => {
+    const big = await sharp({ create: { width: 2600, height: 2400, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 60 } } }).png().toBuffer();
+    expect(big.length).toBeGreaterThan(16 * 1024 * 1024);
+    const refused = await request(`${BASE}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: { ...bearer(), 'content-type': 'application/octet-stream' }, body: big });
+    expect(refused.status).toBe(413);
+    const metadata = [`filename ${Buffer.from('big.png').toString('base64')}`, `filetype ${Buffer.from('image/png').toString('base64')}`].join(',');
+    const tus = { 'tus-resumable': '1.0.0', 'x-upload-key': session.uploadkey };
+    const created = await request(`${UPLOAD}/api/v1/uploads/tus`, { method: 'POST', headers: { ...tus, 'upload-length': String(big.length), 'upload-metadata': metadata } });
+    expect(created.status).toBe(201);
+    const whole = await request(String(created.headers.location), {
+      method: 'PATCH',
+      headers: { ...tus, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' },
+      body: big,
+    });
+    expect(whole.status).toBe(204);
+    expect(String(whole.headers['x-asset-id'])).toMatch(/\S/);
+  });
+
   it('downloads the original and a conversion through the API', async () => {
     expect(assetId).toBeDefined();
     const original = await request(`${BASE}/api/v1/assets/${assetId}/content/original/download`, { headers: bearer() });
