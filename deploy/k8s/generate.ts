@@ -10,6 +10,7 @@ import path from 'node:path';
 import { stringify } from 'yaml';
 import { BUCKET, METRICS_POLICY, METRICS_USER, minioUsersScript, policyName, s3Policy } from './object-store';
 import { CONTAINER_PORT, envName, SERVICES, trustProxyOf, urlOf, type ServiceSpec } from './services';
+import { natsAuthReloaderContainer } from './nats-reloader';
 
 export const BASE_DIR = path.resolve(__dirname, '..', '..', 'k8s', 'base');
 /** The one bucket (S3_BUCKET); the object store's Ingress exposes only it. */
@@ -151,6 +152,7 @@ function deployment(s: ServiceSpec): Obj {
       ...(s.database ? { DB_POOL_MAX: String(s.database.poolMax) } : {}),
       // The edges' rate limits are the deployment's totals: each replica admits its share of the ready replicas.
       ...(s.public ? { RATE_LIMIT_PEERS: peersOf(s.name) } : {}),
+      ...(s.ownsStreams ? { NATS_STREAMS_MAX_BYTES: streamsMaxBytes(NATS_VOLUME) } : {}),
     }).map(([name, value]) => ({ name, value })),
     // Of the shared secrets, only what the service uses: the JWT secret for the edges and auth.
     ...SHARED_SECRET_KEYS.filter((k) => (k === 'JWT_SECRET' ? s.jwt : true)).map((k) => secretEnv(k, 'dam-shared')),
@@ -232,7 +234,8 @@ export const peersOf = (name: string): string => `${name}-peers`;
 const peersService = (name: string): Obj => ({
   apiVersion: 'v1',
   kind: 'Service',
-  metadata: { name: peersOf(name), labels: labels(name) },
+  // Not the edge's own labels: what selects its Service (a ServiceMonitor) must not select this one too.
+  metadata: { name: peersOf(name), labels: { 'dam/peers-of': name, ...PART_OF } },
   spec: { clusterIP: 'None', selector: selector(name), ports: [{ name: 'http', port: CONTAINER_PORT, targetPort: 'http' }] },
 });
 const pdb = (name: string, budget: Obj = { maxUnavailable: 1 }): Obj => ({
@@ -418,8 +421,16 @@ include ./auth/auth.conf
 export const JS_FILE_STORE_SHARE = 0.8;
 export const NATS_VOLUME = '10Gi';
 export const jsMaxFileStore = (volume: string): string => String(Math.floor(bytesOf(volume) * JS_FILE_STORE_SHARE));
+/**
+ * What the five streams may hold on each server (metadata's NATS_STREAMS_MAX_BYTES, split among them by
+ * libs/events): three quarters of JetStream's cap, the rest for the KV buckets and raft. JetStream reserves it up
+ * front, so it must stay below the cap; an overlay that resizes NATS' volume sets it too.
+ */
+export const STREAMS_SHARE = 0.75;
+export const streamsMaxBytes = (volume: string): string => String(Math.floor(Number(jsMaxFileStore(volume)) * STREAMS_SHARE));
 
 const NATS_SCRATCH = { run: '16Mi' };
+const NATS_IMAGE = 'nats:2.10.22-alpine';
 
 function nats(): Obj[] {
   const name = 'nats';
@@ -443,11 +454,13 @@ function nats(): Obj[] {
             enableServiceLinks: false,
             terminationGracePeriodSeconds: 60,
             securityContext: podSecurity(1000),
+            // The auth-reloader signals the server when dam-nats-auth changes (an upgrade's permissions, a rotation).
+            shareProcessNamespace: true,
             ...placement(name),
             containers: [
               {
                 name,
-                image: 'nats:2.10.22-alpine',
+                image: NATS_IMAGE,
                 args: ['--config', '/etc/nats/nats.conf'],
                 env: [
                   { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
@@ -471,6 +484,12 @@ function nats(): Obj[] {
                   { name: 'run', mountPath: '/var/run/nats' },
                 ],
               },
+              natsAuthReloaderContainer({
+                image: NATS_IMAGE,
+                volumes: { auth: 'auth', run: 'run' },
+                resources: resources('10m', { request: '16Mi', limit: '32Mi' }, Object.values(NATS_SCRATCH)),
+                securityContext: restricted,
+              }) as Obj,
             ],
             volumes: [
               { name: 'config', configMap: { name: 'nats-config' } },

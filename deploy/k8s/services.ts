@@ -53,6 +53,8 @@ export interface ServiceSpec {
   scale?: { cpu: number } | { consumer: string; stream: string; lag: number; max: number; due?: { query: string; perReplica: number } };
   /** Seconds its readiness may take at start (models loading). */
   startupSeconds?: number;
+  /** Creates and sizes the streams (NATS_STREAMS_MAX_BYTES: their share of JetStream's file store). */
+  ownsStreams?: boolean;
 }
 
 export const SERVICES: readonly ServiceSpec[] = [
@@ -123,6 +125,7 @@ export const SERVICES: readonly ServiceSpec[] = [
     nats: true,
     // Add Conversion writes conversions; housekeeping removes both; Set Public Access writes the bucket policy.
     s3: { read: ['originals/', 'conversions/'], write: ['conversions/'], remove: ['originals/', 'conversions/'], bucketPolicy: true },
+    ownsStreams: true,
     memory: { request: '384Mi', limit: '768Mi' }, // peak 324-364 MiB
     cpu: '250m',
     scratch: { '/tmp': '64Mi' },

@@ -81,6 +81,10 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     console.log(`${overlay}: JetStream max_file_store ${cap} bytes on a ${volume}-byte volume (${((100 * cap) / volume).toFixed(0)} %)`);
     expect(cap).toBeLessThan(volume);
     expect(cap).toBeGreaterThan(volume / 2);
+    // The streams' budget (metadata, libs/events splits it) stays within the cap, which reserves it up front.
+    const streams = Number(envOf(named('Deployment', 'metadata').spec.template.spec.containers[0]).NATS_STREAMS_MAX_BYTES);
+    expect(streams).toBeLessThanOrEqual(0.75 * cap);
+    expect(streams).toBeGreaterThan(cap / 2);
 
     const dir = mkdtempSync(path.join(os.tmpdir(), 'dam-nats-conf-'));
     try {
@@ -142,6 +146,22 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       expect(spool).toBeGreaterThan(0);
       expect(quantity(tmp.emptyDir.sizeLimit)).toBeGreaterThanOrEqual(spool);
     });
+  });
+
+  it('D5: the NATS pods reload a changed dam-nats-auth themselves (auth-reloader sidecar, the Secret mounted as a folder)', () => {
+    const pod = named('StatefulSet', 'nats').spec.template.spec;
+    expect(pod.shareProcessNamespace).toBe(true);
+    const [server, reloader] = pod.containers;
+    expect(reloader?.name).toBe('auth-reloader');
+    const authVolume = pod.volumes.find((v: any) => v.secret?.secretName === 'dam-nats-auth').name;
+    for (const c of [server, reloader]) {
+      const mount = c.volumeMounts.find((m: any) => m.name === authVolume);
+      // A subPath mount never sees the kubelet's update of the Secret.
+      expect([c.name, mount?.mountPath, mount?.subPath]).toEqual([c.name, '/etc/nats/auth', undefined]);
+    }
+    const pidDir = /pid_file:\s*(\S+)/.exec(named('ConfigMap', 'nats-config').data['nats.conf'])?.[1]?.replace(/\/[^/]+$/, '');
+    expect(reloader.volumeMounts.map((m: any) => m.mountPath)).toContain(pidDir);
+    expect(reloader.command.join(' ')).toContain('--signal reload=');
   });
 
   it('D12: gives every service (and NATS and MinIO) a startupProbe covering a first install; liveness stays short', () => {
