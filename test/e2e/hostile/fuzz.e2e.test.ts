@@ -19,6 +19,8 @@ import { useSuite } from '../suite';
  */
 const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 10_000);
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
+/** Requests of one operation in flight at once. */
+const PARALLEL = Number(process.env.FUZZ_PARALLEL ?? 4);
 
 const e2e = useSuite({ gateway: { RATE_LIMIT_PER_MINUTE: '0', RATE_LIMIT_ADDRESS_PER_MINUTE: '0', AUTH_FAILURES_PER_MINUTE: '0' }, upload: { RATE_LIMIT_PER_MINUTE: '0', RATE_LIMIT_ADDRESS_PER_MINUTE: '0', AUTH_FAILURES_PER_MINUTE: '0' } });
 const doc: any = parse(readFileSync(path.join(repoRoot, 'docs/openapi.yaml'), 'utf8'));
@@ -166,7 +168,13 @@ it(`answers ${REQUESTS} generated requests across every documented operation wit
   let statuses = new Map<number, number>();
   for (const [n, op] of ops.entries()) {
     const samples = fc.sample(requestOf(op), { numRuns: perOp, seed: SEED + n });
-    for (const s of samples) {
+    // The samples of one operation go PARALLEL at a time (operations stay one after the other, in order): the same
+    // requests as one by one, in a third of the time.
+    let next = 0;
+    const lane = async (): Promise<void> => {
+      for (let s = samples[next++]; s !== undefined; s = samples[next++]) await check(s);
+    };
+    const check = async (s: (typeof samples)[number]): Promise<void> => {
       const url = urlOf(op, s.path as string[], s.query as unknown[]);
       const headers: Record<string, string> = s.cred === 'admin' ? { authorization: `Bearer ${e2e.jwt}` } : s.cred === 'garbage' ? { authorization: 'Bearer x.y.z' } : {};
       if (s.body) headers['content-type'] = s.body.type;
@@ -180,7 +188,7 @@ it(`answers ${REQUESTS} generated requests across every documented operation wit
         text = status >= 400 || (op.answers[String(status)] && contentType.includes('json')) ? await res.text() : (await res.body?.cancel(), '');
       } catch (error) {
         failures.push(`${op.method} ${url.slice(0, 200)}: no answer (${String(error)})`);
-        continue;
+        return;
       }
       sent += 1;
       statuses.set(status, (statuses.get(status) ?? 0) + 1);
@@ -202,7 +210,8 @@ it(`answers ${REQUESTS} generated requests across every documented operation wit
           failures.push(`${op.method} ${url.slice(0, 200)} → ${status} without the contract's body: ${text.slice(0, 200)}`);
         }
       }
-    }
+    };
+    await Promise.all(Array.from({ length: PARALLEL }, lane));
   }
   statuses = new Map([...statuses.entries()].sort((a, b) => a[0] - b[0]));
   // What the run covered, for the log of the test command.
