@@ -56,6 +56,50 @@ const placement = (name: string) => ({
   topologySpreadConstraints: [ZONE, HOSTNAME].map((topologyKey) => ({ maxSkew: 1, topologyKey, whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector(name) } })),
 });
 
+/**
+ * Each workload runs as a ServiceAccount of its own (`dam-<workload>`), never the namespace's `default`: RBAC, cloud
+ * workload identity (IRSA, GKE Workload Identity) and `imagePullSecrets` can then be given to one workload without
+ * reaching the others. None of them talks to the Kubernetes API, so no token is mounted (the account's and the pod's
+ * `automountServiceAccountToken: false`).
+ */
+export const serviceAccountOf = (workload: string): string => `dam-${workload}`;
+const serviceAccount = (workload: string, component: string): Obj => ({
+  apiVersion: 'v1',
+  kind: 'ServiceAccount',
+  metadata: { name: serviceAccountOf(workload), labels: labels(serviceAccountOf(workload), component) },
+  automountServiceAccountToken: false,
+});
+/** What a pod template says about its identity and its priority. */
+const podIdentity = (workload: string, priority: PriorityName) => ({
+  serviceAccountName: serviceAccountOf(workload),
+  automountServiceAccountToken: false,
+  priorityClassName: priority,
+});
+
+/**
+ * Priorities (cluster-scoped: the overlays' namespace transformer leaves them without a namespace). Below the
+ * system's (system-cluster-critical is 2000000000, user classes may go up to 1000000000) and above the default 0:
+ * - `dam-infrastructure` (NATS, MinIO, dev's PostgreSQL): everything depends on their quorum, so a pending pod of
+ *   theirs preempts lower-priority pods (ours or other teams').
+ * - `dam-services` (the services and the minio-users Job): scheduled before default-priority pods, but they never
+ *   evict anyone (`preemptionPolicy: Never`): a burst of autoscaled workers must not push out other teams' pods.
+ */
+export const PRIORITY_CLASSES = {
+  'dam-infrastructure': { value: 1_000_000, preemptionPolicy: 'PreemptLowerPriority', description: 'DAM: NATS JetStream and the object store (the suite needs their quorum).' },
+  'dam-services': { value: 100_000, preemptionPolicy: 'Never', description: 'DAM: the services; scheduled before default-priority pods, never preempting them.' },
+} as const;
+export type PriorityName = keyof typeof PRIORITY_CLASSES;
+const priorityClasses = (): Obj[] =>
+  Object.entries(PRIORITY_CLASSES).map(([name, p]) => ({
+    apiVersion: 'scheduling.k8s.io/v1',
+    kind: 'PriorityClass',
+    metadata: { name, labels: labels(name, 'scheduling') },
+    value: p.value,
+    globalDefault: false,
+    preemptionPolicy: p.preemptionPolicy,
+    description: p.description,
+  }));
+
 const MiB = 1024 ** 2;
 const UNITS: Record<string, number> = { '': 1, K: 1e3, M: 1e6, G: 1e9, T: 1e12, Ki: 1024, Mi: MiB, Gi: 1024 ** 3, Ti: 1024 ** 4 };
 /** A Kubernetes quantity of bytes (`256Mi`, `20Gi`, `1Ti`, `8G`) as a number. */
@@ -206,7 +250,7 @@ function deployment(s: ServiceSpec): Obj {
       template: {
         metadata: { labels: labels(s.name) },
         spec: {
-          automountServiceAccountToken: false,
+          ...podIdentity(s.name, 'dam-services'),
           enableServiceLinks: false,
           terminationGracePeriodSeconds: s.drainSeconds + 15,
           securityContext: podSecurity(10001),
@@ -435,6 +479,7 @@ const NATS_IMAGE = 'nats:2.10.22-alpine';
 function nats(): Obj[] {
   const name = 'nats';
   return [
+    serviceAccount(name, 'messaging'),
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'nats-config', labels: labels(name, 'messaging') }, data: { 'nats.conf': NATS_CONF } },
     // Headless: stable names for the routes and for clients (nats-0.nats ...); publishNotReady so peers find each other at start.
     service(name, [{ name: 'client', port: 4222 }, { name: 'cluster', port: 6222 }, { name: 'monitor', port: 8222 }], { clusterIP: 'None', publishNotReadyAddresses: true }),
@@ -450,7 +495,7 @@ function nats(): Obj[] {
         template: {
           metadata: { labels: labels(name, 'messaging') },
           spec: {
-            automountServiceAccountToken: false,
+            ...podIdentity(name, 'dam-infrastructure'),
             enableServiceLinks: false,
             terminationGracePeriodSeconds: 60,
             securityContext: podSecurity(1000),
@@ -517,6 +562,7 @@ const MINIO_SCRATCH = { home: '16Mi', tmp: '256Mi' };
 function minio(): Obj[] {
   const name = 'minio';
   return [
+    serviceAccount(name, 'storage'),
     service(`${name}-hl`, [{ name: 'api', port: 9000 }], { clusterIP: 'None', publishNotReadyAddresses: true }),
     service(name, [{ name: 'http', port: 9000, targetPort: 'api' }]),
     {
@@ -531,7 +577,7 @@ function minio(): Obj[] {
         template: {
           metadata: { labels: labels(name, 'storage') },
           spec: {
-            automountServiceAccountToken: false,
+            ...podIdentity(name, 'dam-infrastructure'),
             enableServiceLinks: false,
             terminationGracePeriodSeconds: 30,
             securityContext: podSecurity(1000),
@@ -605,6 +651,7 @@ function minioUsers(): Obj[] {
     { policy: policyName(METRICS_USER), accessVar: 'MINIO_METRICS_ACCESS_KEY', secretVar: 'MINIO_METRICS_SECRET_KEY' },
   ]);
   return [
+    serviceAccount(MINIO_USERS_JOB, 'storage'),
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'minio-policies', labels: labels('minio-policies', 'storage') }, data: policies },
     {
       apiVersion: 'batch/v1',
@@ -618,7 +665,7 @@ function minioUsers(): Obj[] {
           metadata: { labels: labels(MINIO_USERS_JOB, 'storage') },
           spec: {
             restartPolicy: 'OnFailure',
-            automountServiceAccountToken: false,
+            ...podIdentity(MINIO_USERS_JOB, 'dam-services'),
             enableServiceLinks: false,
             securityContext: podSecurity(1000),
             containers: [
@@ -674,10 +721,12 @@ export function baseFiles(): Record<string, Obj[]> {
     'ingress.yaml': ingresses(),
     'nats.yaml': nats(),
     'minio.yaml': minio(),
+    'priority-classes.yaml': priorityClasses(),
   };
   for (const s of SERVICES) {
     const scaler = autoscaler(s);
     files[`${s.name}.yaml`] = [
+      serviceAccount(s.name, 'service'),
       deployment(s),
       service(s.name, [{ name: 'http', port: 80, targetPort: 'http' }]),
       ...(s.public ? [peersService(s.name)] : []),

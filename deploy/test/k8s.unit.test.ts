@@ -12,7 +12,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import os from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { ConfigMap, Namespace, Secret, Service } from 'kubernetes-models/v1';
+import { ConfigMap, Namespace, Secret, Service, ServiceAccount } from 'kubernetes-models/v1';
+import { PriorityClass } from 'kubernetes-models/scheduling.k8s.io/v1';
 import { Deployment, StatefulSet } from 'kubernetes-models/apps/v1';
 import { Job } from 'kubernetes-models/batch/v1';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
@@ -44,6 +45,8 @@ const MODELS: Record<string, { validate(): void } & (new (o: any) => { validate(
   'v1/Secret': Secret as any,
   'v1/Service': Service as any,
   'v1/Namespace': Namespace as any,
+  'v1/ServiceAccount': ServiceAccount as any,
+  'scheduling.k8s.io/v1/PriorityClass': PriorityClass as any,
   'apps/v1/Deployment': Deployment as any,
   'apps/v1/StatefulSet': StatefulSet as any,
   'batch/v1/Job': Job as any,
@@ -93,7 +96,8 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       const Model = MODELS[`${o.apiVersion}/${o.kind}`];
       if (!Model) throw new Error(`no schema known for ${o.apiVersion} ${o.kind}`);
       expect(() => new Model(o).validate()).not.toThrow();
-      expect(o.metadata.namespace).toBe(overlay === 'dev' ? 'dam-dev' : 'dam');
+      // Cluster-scoped objects (the PriorityClasses) have no namespace.
+      expect(o.metadata.namespace).toBe(o.kind === 'PriorityClass' ? undefined : overlay === 'dev' ? 'dam-dev' : 'dam');
     }
     // The validation itself rejects what is wrong (a test that cannot fail is a defect).
     const broken = structuredClone(named('Deployment', 'gateway'));

@@ -1,0 +1,145 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- Kubernetes objects are read as plain JSON here */
+/**
+ * The Kubernetes review's "other gaps" (2026-11-27) that live in the manifests, checked on both rendered overlays
+ * (issue 31): one ServiceAccount per workload without an API token, KEDA's fallback, PriorityClasses for the
+ * infrastructure and the services, upload's CORS limited to the console's origin (following the overlay's
+ * PUBLIC_BASE_URL), no variable or Secret key that its service never reads, and dam-config's content in its name so
+ * a change rolls the pods that read it.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parse, parseAllDocuments, stringify } from 'yaml';
+import { generateSecrets } from '../k8s/secrets';
+import { SERVICES, type ServiceName } from '../k8s/services';
+import { build, containersOf, OVERLAYS, podsOf, ROOT, workloadsOf, type Overlay } from './k8s-render';
+import { loadAddonConfig } from '../../services/addon/src/config';
+import { loadAuthConfig } from '../../services/auth/src/config';
+import { loadConversionConfig } from '../../services/conversion/src/config';
+import { loadGatewayConfig } from '../../services/gateway/src/config';
+import { loadLinkSigningConfig } from '../../services/link-signing/src/config';
+import { loadMetadataConfig } from '../../services/metadata/src/config';
+import { loadSearchConfig } from '../../services/search/src/config';
+import { loadTranscodeConfig } from '../../services/transcode/src/config';
+import { loadUploadConfig } from '../../services/upload/src/config';
+import { loadWebhookConfig } from '../../services/webhook/src/config';
+
+const LOADERS: Record<ServiceName, (env: NodeJS.ProcessEnv) => unknown> = {
+  gateway: loadGatewayConfig,
+  upload: loadUploadConfig,
+  'link-signing': loadLinkSigningConfig,
+  auth: loadAuthConfig,
+  metadata: loadMetadataConfig,
+  search: loadSearchConfig,
+  conversion: loadConversionConfig,
+  transcode: loadTranscodeConfig,
+  addon: loadAddonConfig,
+  webhook: loadWebhookConfig,
+};
+/**
+ * Variables read outside the services' schemas, by the code every service runs: libs/http (TRUST_PROXY,
+ * METRICS_PUBLIC, GC_INCREMENTAL_MARKING), libs/telemetry (OTEL_*), libs/auth-tokens (SERVICE_TOKEN_BODY_BINDING),
+ * libs/db (NODE_EXTRA_CA_CERTS), Node itself (TMPDIR: os.tmpdir()). `grep process.env` over libs/ finds them;
+ * the test below checks the list against it.
+ */
+const READ_OUTSIDE_SCHEMAS = ['TRUST_PROXY', 'METRICS_PUBLIC', 'GC_INCREMENTAL_MARKING', 'SERVICE_TOKEN_BODY_BINDING', 'NODE_EXTRA_CA_CERTS', 'TMPDIR'];
+const readOutsideSchemas = (key: string) => READ_OUTSIDE_SCHEMAS.includes(key) || key.startsWith('OTEL_');
+/** dam-config keys read by kustomize rather than a service: the hosts of the Gateway API component and upload's CORS. */
+const READ_BY_KUSTOMIZE = ['PUBLIC_BASE_URL'];
+
+const secrets = generateSecrets();
+const secretData = (name: string): Record<string, string> | undefined => secrets.find((s) => s.metadata.name === name)?.stringData;
+
+/** The keys a service's config loader reads from an environment (a Proxy records every key asked for). */
+function keysRead(name: ServiceName, env: Record<string, string>): Set<string> {
+  const read = new Set<string>();
+  const proxy = new Proxy(env, {
+    get(target, key, receiver) {
+      if (typeof key === 'string') read.add(key);
+      return Reflect.get(target, key, receiver);
+    },
+  });
+  LOADERS[name](proxy);
+  return read;
+}
+
+/** An overlay of our own on top of one of the repo's: these dam-config values merged in, its replacements repeated. */
+function buildDerived(overlay: Overlay, literals: Record<string, string>): any[] {
+  const { replacements } = parse(readFileSync(path.join(ROOT, 'k8s', 'overlays', overlay, 'kustomization.yaml'), 'utf8'));
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'dam-gaps-overlay-'));
+  try {
+    writeFileSync(
+      path.join(dir, 'kustomization.yaml'),
+      stringify({
+        resources: [path.relative(dir, path.join(ROOT, 'k8s', 'overlays', overlay))],
+        configMapGenerator: [{ name: 'dam-config', behavior: 'merge', literals: Object.entries(literals).map(([k, v]) => `${k}=${v}`) }],
+        replacements,
+      }),
+    );
+    return parseAllDocuments(execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' }))
+      .map((d) => d.toJSON())
+      .filter(Boolean);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const find = (objects: any[], kind: string, name: string): any => objects.find((o) => o.kind === kind && o.metadata.name === name);
+const damConfigOf = (objects: any[]): any => objects.find((o) => o.kind === 'ConfigMap' && /^dam-config(-[a-z0-9]{10})?$/.test(o.metadata.name));
+const envOf = (objects: any[], c: any): Record<string, string> => {
+  const env: Record<string, string> = {};
+  for (const f of c.envFrom ?? []) Object.assign(env, find(objects, 'ConfigMap', f.configMapRef?.name)?.data ?? {});
+  for (const e of c.env ?? []) {
+    const ref = e.valueFrom?.secretKeyRef;
+    env[e.name] = e.value ?? (ref ? secretData(ref.name)?.[ref.key] : undefined) ?? '';
+  }
+  return env;
+};
+
+describe.each(OVERLAYS)('the %s overlay', (overlay) => {
+  const objects = build(overlay);
+  const named = (kind: string, name: string) => find(objects, kind, name);
+
+  it('runs every workload as a ServiceAccount of its own, with no API token mounted', () => {
+    const workloads = workloadsOf(objects);
+    expect(workloads.length).toBeGreaterThanOrEqual(SERVICES.length + 3);
+    const accounts = workloads.map((o) => o.spec.template.spec.serviceAccountName);
+    for (const o of workloads) {
+      const pod = o.spec.template.spec;
+      const account = named('ServiceAccount', pod.serviceAccountName ?? 'default');
+      expect([o.kind, o.metadata.name, pod.serviceAccountName, account?.automountServiceAccountToken, pod.automountServiceAccountToken]).toEqual([
+        o.kind,
+        o.metadata.name,
+        `dam-${o.metadata.name}`,
+        false,
+        false,
+      ]);
+    }
+    // One workload per account: none shares another's identity (or its pull secrets, RBAC, cloud role).
+    expect(new Set(accounts).size).toBe(accounts.length);
+    // No ServiceAccount nobody runs as.
+    expect(objects.filter((o) => o.kind === 'ServiceAccount').map((o) => o.metadata.name).sort()).toEqual([...accounts].sort());
+  });
+
+  it('schedules NATS, MinIO (and dev\'s PostgreSQL) at dam-infrastructure, the services at dam-services; cluster-scoped', () => {
+    const classes = objects.filter((o) => o.kind === 'PriorityClass');
+    expect(classes.map((c) => c.metadata.name).sort()).toEqual(['dam-infrastructure', 'dam-services']);
+    for (const c of classes) {
+      // Survives the overlay's namespace transformer without a namespace (a PriorityClass has none).
+      expect([c.metadata.name, c.metadata.namespace]).toEqual([c.metadata.name, undefined]);
+      // Above the default (0), below the system's (user classes may not pass 1000000000), never the cluster's default.
+      expect([c.metadata.name, c.value > 0 && c.value <= 1_000_000_000, c.globalDefault]).toEqual([c.metadata.name, true, false]);
+    }
+    const infrastructure = named('PriorityClass', 'dam-infrastructure');
+    const services = named('PriorityClass', 'dam-services');
+    expect(infrastructure.value).toBeGreaterThan(services.value);
+    expect(infrastructure.preemptionPolicy).toBe('PreemptLowerPriority');
+    // Autoscaled workers never evict other pods to get room.
+    expect(services.preemptionPolicy).toBe('Never');
+    const infra = ['nats', 'minio', ...(overlay === 'dev' ? ['postgres'] : [])];
+    for (const o of workloadsOf(objects)) {
+      expect([o.metadata.name, o.spec.template.spec.priorityClassName]).toEqual([o.metadata.name, infra.includes(o.metadata.name) ? 'dam-infrastructure' : 'dam-services']);
+    }
+  });
+});
