@@ -375,6 +375,16 @@ function autoscaler(s: ServiceSpec): Obj | undefined {
       maxReplicaCount: s.scale.max,
       pollingInterval: 15,
       cooldownPeriod: 300,
+      // When KEDA cannot read a trigger 3 times in a row (NATS' monitoring port or the database unreachable, the
+      // leader moving), it holds the workload at this count instead of keeping the last one or scaling in: the
+      // overlay's minimum (an overlay that changes minReplicaCount changes this with it).
+      fallback: { failureThreshold: 3, replicas: 1 },
+      // Scale in gently: workers drain (transcode up to 2 minutes), so one pod a minute after 5 minutes of less work.
+      advanced: {
+        horizontalPodAutoscalerConfig: {
+          behavior: { scaleDown: { stabilizationWindowSeconds: 300, policies: [{ type: 'Pods', value: 1, periodSeconds: 60 }] } },
+        },
+      },
       triggers: [
         {
           type: 'nats-jetstream',

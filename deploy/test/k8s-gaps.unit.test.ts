@@ -122,6 +122,22 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     expect(objects.filter((o) => o.kind === 'ServiceAccount').map((o) => o.metadata.name).sort()).toEqual([...accounts].sort());
   });
 
+  it('gives every ScaledObject a fallback (3 failed reads → the overlay\'s minimum) and a gentle scale-in', () => {
+    const scaled = objects.filter((o) => o.kind === 'ScaledObject');
+    expect(scaled.map((o) => o.metadata.name).sort()).toEqual(['addon', 'conversion', 'transcode', 'webhook']);
+    for (const o of scaled) {
+      const { fallback, minReplicaCount, maxReplicaCount, advanced } = o.spec;
+      expect([o.metadata.name, fallback?.failureThreshold, fallback?.replicas]).toEqual([o.metadata.name, 3, minReplicaCount]);
+      expect(fallback.replicas).toBeGreaterThanOrEqual(1);
+      expect(fallback.replicas).toBeLessThanOrEqual(maxReplicaCount);
+      // KEDA's fallback works only with AverageValue targets (the default metricType).
+      for (const t of o.spec.triggers) expect([o.metadata.name, t.type, t.metricType ?? 'AverageValue']).toEqual([o.metadata.name, t.type, 'AverageValue']);
+      const scaleDown = advanced?.horizontalPodAutoscalerConfig?.behavior?.scaleDown;
+      expect([o.metadata.name, scaleDown?.stabilizationWindowSeconds >= 60, scaleDown?.policies?.length > 0]).toEqual([o.metadata.name, true, true]);
+    }
+    if (overlay === 'prod') expect(Object.fromEntries(scaled.map((o) => [o.metadata.name, o.spec.fallback.replicas]))).toEqual({ addon: 1, conversion: 2, transcode: 2, webhook: 2 });
+  });
+
   it('schedules NATS, MinIO (and dev\'s PostgreSQL) at dam-infrastructure, the services at dam-services; cluster-scoped', () => {
     const classes = objects.filter((o) => o.kind === 'PriorityClass');
     expect(classes.map((c) => c.metadata.name).sort()).toEqual(['dam-infrastructure', 'dam-services']);
