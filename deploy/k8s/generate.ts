@@ -161,7 +161,9 @@ export function sharedConfig(): Obj {
       S3_PUBLIC_URL: 'https://s3.dam.example.com',
       // object_storage links are presigned for the address clients reach: the dam-s3 Ingress (SigV4 signs the host).
       S3_PUBLIC_ENDPOINT: 'https://s3.dam.example.com',
-      PUBLIC_BASE_URL: 'https://dam.example.com',
+      // The console's address; also read by kustomize: the overlays copy its host into upload's CORS_ALLOWED_ORIGINS
+      // and the gateway-api Component into its HTTPRoute and Gateway (no service reads it).
+      PUBLIC_BASE_URL: consoleOrigin(),
       PUBLIC_UPLOAD_URL: 'https://upload.dam.example.com',
       PUBLIC_CDN_URL: 'https://cdn.dam.example.com',
       MAX_UPLOAD_BYTES: String(5 * 1024 ** 3),
@@ -197,6 +199,8 @@ function deployment(s: ServiceSpec): Obj {
       // The edges' rate limits are the deployment's totals: each replica admits its share of the ready replicas.
       ...(s.public ? { RATE_LIMIT_PEERS: peersOf(s.name) } : {}),
       ...(s.ownsStreams ? { NATS_STREAMS_MAX_BYTES: streamsMaxBytes(NATS_VOLUME) } : {}),
+      // Browsers may call it from the console only (the overlays' replacements keep it on PUBLIC_BASE_URL's host).
+      ...(s.consoleCors ? { CORS_ALLOWED_ORIGINS: consoleOrigin() } : {}),
     }).map(([name, value]) => ({ name, value })),
     // Of the shared secrets, only what the service uses: the JWT secret for the edges and auth.
     ...SHARED_SECRET_KEYS.filter((k) => (k === 'JWT_SECRET' ? s.jwt : true)).map((k) => secretEnv(k, 'dam-shared')),
@@ -406,6 +410,8 @@ function autoscaler(s: ServiceSpec): Obj | undefined {
 }
 
 const HOSTS = { base: 'dam.example.com', upload: 'upload.dam.example.com', cdn: 'cdn.dam.example.com' } as const;
+/** The console's origin (`{base}`): dam-config's PUBLIC_BASE_URL, and the one origin upload's CORS admits. */
+export const consoleOrigin = (): string => `https://${HOSTS.base}`;
 
 /** `{base}`, `{upload}` and `{cdn}`; only the API paths are routed (never /metrics, /healthz, /readyz). */
 function ingresses(): Obj[] {

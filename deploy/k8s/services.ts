@@ -55,6 +55,11 @@ export interface ServiceSpec {
   startupSeconds?: number;
   /** Creates and sizes the streams (NATS_STREAMS_MAX_BYTES: their share of JetStream's file store). */
   ownsStreams?: boolean;
+  /**
+   * Browsers call it from the console ({base}): CORS_ALLOWED_ORIGINS is the console's origin only, never `*`. The
+   * overlays' `replacements` copy the host of dam-config's PUBLIC_BASE_URL into it, so a host change follows.
+   */
+  consoleCors?: boolean;
 }
 
 export const SERVICES: readonly ServiceSpec[] = [
@@ -88,6 +93,7 @@ export const SERVICES: readonly ServiceSpec[] = [
     scratch: { '/tmp': '1Gi' },
     drainSeconds: 60, // uploads in flight finish
     scale: { cpu: 70 },
+    consoleCors: true,
   },
   {
     name: 'link-signing',

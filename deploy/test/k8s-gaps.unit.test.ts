@@ -158,4 +158,24 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       expect([o.metadata.name, o.spec.template.spec.priorityClassName]).toEqual([o.metadata.name, infra.includes(o.metadata.name) ? 'dam-infrastructure' : 'dam-services']);
     }
   });
+
+  describe('upload\'s CORS: browsers upload from the console only', () => {
+    const corsOf = (objs: any[]) => envOf(objs, find(objs, 'Deployment', 'upload').spec.template.spec.containers[0]).CORS_ALLOWED_ORIGINS;
+
+    it('allows exactly the origin of PUBLIC_BASE_URL (the console), in the comma-separated list upload parses', () => {
+      const base = damConfigOf(objects).data.PUBLIC_BASE_URL;
+      const cors = corsOf(objects);
+      expect(cors).toBe(new URL(base).origin);
+      expect(cors).toBe(overlay === 'dev' ? 'https://dam.dev.example.com' : 'https://dam.example.com');
+      // Upload's own loader takes it, and it is not the default `*`.
+      const config = loadUploadConfig(envOf(objects, find(objects, 'Deployment', 'upload').spec.template.spec.containers[0])) as { CORS_ALLOWED_ORIGINS: string };
+      expect(config.CORS_ALLOWED_ORIGINS.split(',').map((o) => o.trim())).toEqual([new URL(base).origin]);
+    });
+
+    it('follows an overlay\'s PUBLIC_BASE_URL (a kustomize replacement from dam-config), also one written with a path', () => {
+      const moved = buildDerived(overlay, { PUBLIC_BASE_URL: 'https://assets.corp.example.org/' });
+      expect(damConfigOf(moved).data.PUBLIC_BASE_URL).toBe('https://assets.corp.example.org/');
+      expect(corsOf(moved)).toBe('https://assets.corp.example.org');
+    });
+  });
 });
