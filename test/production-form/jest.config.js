@@ -12,4 +12,5 @@ module.exports = {
   moduleFileExtensions: ['ts', 'js', 'json'],
   testMatch: ['<rootDir>/test/production-form/**/*.test.ts'],
   testTimeout: 300_000,
+  verbose: true,
 };
