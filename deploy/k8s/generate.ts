@@ -9,7 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { BUCKET, METRICS_POLICY, METRICS_USER, minioUsersScript, policyName, s3Policy } from './object-store';
-import { CONTAINER_PORT, envName, SERVICES, trustProxyOf, urlOf, type ServiceSpec } from './services';
+import { callsOthers, CONTAINER_PORT, envName, isCalled, SERVICES, trustProxyOf, urlOf, type ServiceSpec } from './services';
 import { natsAuthReloaderContainer } from './nats-reloader';
 
 export const BASE_DIR = path.resolve(__dirname, '..', '..', 'k8s', 'base');
@@ -142,7 +142,8 @@ export const DB_CA = { secret: 'dam-db-ca', mountPath: '/etc/dam/db-ca', volume:
 
 /** The shared configuration: every service reads what it needs of it (secrets are in Secrets, never here). */
 export function sharedConfig(): Obj {
-  const urls = Object.fromEntries(SERVICES.map((s) => [`${envName(s.name)}_URL`, urlOf(s.name)]));
+  // The addresses of the services others call (nobody reads GATEWAY_URL: no service calls the gateway).
+  const urls = Object.fromEntries(SERVICES.filter(isCalled).map((s) => [`${envName(s.name)}_URL`, urlOf(s.name)]));
   return {
     apiVersion: 'v1',
     kind: 'ConfigMap',
@@ -177,9 +178,12 @@ export function sharedConfig(): Obj {
 
 /** The keys of its own object-store user, in a service's Secret (never the root user's: object-store.ts). */
 export const S3_SECRET_KEYS = ['S3_ACCESS_KEY', 'S3_SECRET_KEY'] as const;
-/** What each service's own Secret `dam-<name>` holds (deploy/k8s/secrets.ts makes them). */
+/**
+ * What each service's own Secret `dam-<name>` holds (deploy/k8s/secrets.ts makes them): SERVICE_KEY only for a
+ * service that calls another (search and addon call none, and their schemas do not read it).
+ */
 export function secretKeysOf(s: ServiceSpec): string[] {
-  return ['SERVICE_KEY', ...(s.nats ? ['NATS_NKEY_SEED'] : []), ...(s.database ? ['DATABASE_URL'] : []), ...(s.s3 ? S3_SECRET_KEYS : []), ...(s.secretKeys ?? [])];
+  return [...(callsOthers(s) ? ['SERVICE_KEY'] : []), ...(s.nats ? ['NATS_NKEY_SEED'] : []), ...(s.database ? ['DATABASE_URL'] : []), ...(s.s3 ? S3_SECRET_KEYS : []), ...(s.secretKeys ?? [])];
 }
 /** The Secret every service reads: the JWT secret and the trusted service keys. */
 export const SHARED_SECRET_KEYS = ['JWT_SECRET', 'SERVICE_TRUSTED_KEYS'];
@@ -202,8 +206,9 @@ function deployment(s: ServiceSpec): Obj {
       // Browsers may call it from the console only (the overlays' replacements keep it on PUBLIC_BASE_URL's host).
       ...(s.consoleCors ? { CORS_ALLOWED_ORIGINS: consoleOrigin() } : {}),
     }).map(([name, value]) => ({ name, value })),
-    // Of the shared secrets, only what the service uses: the JWT secret for the edges and auth.
-    ...SHARED_SECRET_KEYS.filter((k) => (k === 'JWT_SECRET' ? s.jwt : true)).map((k) => secretEnv(k, 'dam-shared')),
+    // Of the shared secrets, only what the service uses: the JWT secret for the edges and auth, the callers' public
+    // keys for a service that others call.
+    ...SHARED_SECRET_KEYS.filter((k) => (k === 'JWT_SECRET' ? s.jwt : isCalled(s))).map((k) => secretEnv(k, 'dam-shared')),
     ...secretKeysOf(s).map((k) => secretEnv(k, `dam-${s.name}`)),
   ];
   const image = `${IMAGE[s.image]}:0.1.0`;

@@ -83,7 +83,7 @@ export function rotationTargets(subscribers: readonly SubscriberIdentity[]): str
     'jwt',
     'link-signing-key',
     ...[...NATS_IDENTITIES, ...subscribers].map((i) => `nats:${i}`),
-    ...SERVICES.map((s) => `service-key:${s.name}`),
+    ...SERVICES.filter((s) => secretKeysOf(s).includes('SERVICE_KEY')).map((s) => `service-key:${s.name}`),
     ...SERVICES.filter((s) => s.s3).map((s) => `s3:${s.name}`),
     `s3:${METRICS_USER}`,
   ];
@@ -144,7 +144,8 @@ export function generateSecrets(options: SecretOptions = {}): SecretObject[] {
   };
   const metrics = s3User(METRICS_USER, MINIO_METRICS_SECRET, ['MINIO_METRICS_ACCESS_KEY', 'MINIO_METRICS_SECRET_KEY']);
 
-  const serviceKeys = new Map(SERVICES.map((s) => [s.name, keep(`dam-${s.name}`, 'SERVICE_KEY', () => JSON.stringify(generateServiceKey(s.name).privateJwk), `service-key:${s.name}`)]));
+  // Only the services that sign requests have a key (secretKeysOf): no key nobody holds is trusted.
+  const serviceKeys = new Map(SERVICES.filter((s) => secretKeysOf(s).includes('SERVICE_KEY')).map((s) => [s.name, keep(`dam-${s.name}`, 'SERVICE_KEY', () => JSON.stringify(generateServiceKey(s.name).privateJwk), `service-key:${s.name}`)]));
   // Made only when a seed is missing or rotated (a pure re-render makes no key at all).
   let fresh: ReturnType<typeof generateNatsUsers> | undefined;
   const freshSeed = (identity: NatsIdentity) => () => (fresh ??= generateNatsUsers(subscribers)).find((u) => u.identity === identity)?.seed as string;

@@ -226,3 +226,8 @@ export const envName = (name: string): string => name.replace(/-/g, '_').toUpper
  *   requires a value).
  */
 export const trustProxyOf = (s: Pick<ServiceSpec, 'public'>): string => (s.public ? '1' : 'none');
+
+/** Calls another service over HTTP (it is among that service's callers): signs its requests with SERVICE_KEY. */
+export const callsOthers = (s: Pick<ServiceSpec, 'name'>): boolean => SERVICES.some((x) => x.callers.includes(s.name));
+/** Has internal routes (some service calls it): verifies callers with SERVICE_TRUSTED_KEYS; its URL is in dam-config. */
+export const isCalled = (s: Pick<ServiceSpec, 'callers'>): boolean => s.callers.length > 0;

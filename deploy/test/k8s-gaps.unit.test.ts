@@ -178,4 +178,42 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       expect(corsOf(moved)).toBe('https://assets.corp.example.org');
     });
   });
+
+  describe('config hygiene: nothing a service never reads', () => {
+    it('gives each service only variables and Secret keys its configuration (or the shared code) reads', () => {
+      const unread: string[] = [];
+      for (const s of SERVICES) {
+        const [main] = named('Deployment', s.name).spec.template.spec.containers;
+        const read = keysRead(s.name, envOf(objects, main));
+        const own: string[] = (main.env ?? []).map((e: any) => e.name as string);
+        unread.push(...own.filter((k) => !read.has(k) && !readOutsideSchemas(k)).map((k) => `${s.name}: env ${k}`));
+        // Its Secret holds nothing the service does not read either.
+        unread.push(...Object.keys(secretData(`dam-${s.name}`) ?? {}).filter((k) => !read.has(k)).map((k) => `${s.name}: dam-${s.name}/${k}`));
+      }
+      expect(unread).toEqual([]);
+    });
+
+    it('reads every key of dam-config somewhere (a service, the shared code, or kustomize\'s host replacements)', () => {
+      const config = damConfigOf(objects);
+      const readBy = new Map<string, string[]>();
+      for (const s of SERVICES) {
+        const [main] = named('Deployment', s.name).spec.template.spec.containers;
+        for (const k of keysRead(s.name, envOf(objects, main))) readBy.set(k, [...(readBy.get(k) ?? []), s.name]);
+      }
+      const unread = Object.keys(config.data).filter((k) => !readBy.has(k) && !readOutsideSchemas(k) && !READ_BY_KUSTOMIZE.includes(k));
+      expect(unread).toEqual([]);
+      // The exception is used: the overlay's replacements read PUBLIC_BASE_URL.
+      const text = readFileSync(path.join(ROOT, 'k8s', 'overlays', overlay, 'kustomization.yaml'), 'utf8');
+      expect(text).toContain('fieldPath: data.PUBLIC_BASE_URL');
+    });
+
+    it('knows the shared code\'s own reads (grep of process.env over libs/)', () => {
+      const out = execFileSync('grep', ['-rhoE', "(process\\.env|env)(\\.|\\[')[A-Z][A-Z0-9_]+", 'libs/http/src', 'libs/telemetry/src', 'libs/auth-tokens/src', 'libs/db/src', '--include=*.ts', '--exclude=*.test.ts'], {
+        cwd: ROOT,
+        encoding: 'utf8',
+      });
+      const keys = [...new Set(out.split('\n').filter(Boolean).map((l) => l.replace(/^.*[.[']/, '')))];
+      expect(keys.filter((k) => !readOutsideSchemas(k) && k !== 'DATABASE_URL')).toEqual([]);
+    });
+  });
 });

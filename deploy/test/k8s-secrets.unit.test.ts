@@ -70,8 +70,9 @@ describe('k8s:secrets re-renders from the existing Secrets', () => {
     const partial = new Map(existing);
     partial.delete('dam-addon');
     const upgraded = generateSecrets({ existing: partial });
-    // addon's own values are new; what others read of it (its trusted public key, its NATS user) changes with them.
-    expect(changed(installed, upgraded).filter((k) => !k.startsWith('dam-addon/'))).toEqual(['dam-nats-auth/auth.conf', 'dam-shared/SERVICE_TRUSTED_KEYS']);
+    // addon's own values are new; what others read of it (its NATS user) changes with them. addon calls no service,
+    // so it has no SERVICE_KEY and SERVICE_TRUSTED_KEYS stays as it was.
+    expect(changed(installed, upgraded).filter((k) => !k.startsWith('dam-addon/'))).toEqual(['dam-nats-auth/auth.conf']);
     expect(flat(upgraded).get('dam-addon/DATABASE_URL')).toContain(`:${existing.get('dam-postgres')?.POSTGRES_PASSWORD}@postgres:5432/dam_addon`);
     // An external database (no dam-postgres): a service without a URL needs --database-url, never a made-up one.
     const external = new Map(partial);
