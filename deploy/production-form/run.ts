@@ -114,6 +114,10 @@ async function startPostgres(form: Form, pki: { ca: { certFile: string; keyFile:
   const url = new URL((form.secrets.get('dam-auth') as Record<string, string>).DATABASE_URL as string);
   psql(`CREATE ROLE ${url.username} LOGIN SUPERUSER PASSWORD '${decodeURIComponent(url.password)}'`);
   for (const stmt of form.postgresInitSql.split(';').map((s) => s.trim()).filter(Boolean)) psql(stmt);
+  // As a production database: the suite's user over TLS with its password only (the test clusters trust everyone);
+  // the admin (postgres) stays on trust for this runner's own set-up from the host.
+  writeFileSync(path.join(pgDir, 'data', 'pg_hba.conf'), `local all all trust\nhostssl all ${url.username} 127.0.0.1/32 scram-sha-256\nhost all postgres 127.0.0.1/32 trust\n`);
+  psql('SELECT pg_reload_conf()');
   return { pgDir, port };
 }
 
