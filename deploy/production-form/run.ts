@@ -347,6 +347,8 @@ function down(): void {
     spawnSync(path.join(ROOT, 'deploy/infra/s3.sh'), ['stop', state.s3Dir], { stdio: 'inherit' });
   }
   rmSync(STATE, { force: true });
+  // The logs stay for a look after a failed run; the generated credentials do not.
+  for (const f of ['secrets.json', 'env']) rmSync(path.join(DIR, f), { recursive: true, force: true });
   log('down');
 }
 
