@@ -216,4 +216,20 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       expect(keys.filter((k) => !readOutsideSchemas(k) && k !== 'DATABASE_URL')).toEqual([]);
     });
   });
+
+  it('names dam-config after its content (configMapGenerator), so a changed value rolls every pod that reads it', () => {
+    const config = damConfigOf(objects);
+    expect(config.metadata.name).toMatch(/^dam-config-[a-z0-9]{10}$/);
+    const readers = workloadsOf(objects).filter((o) => containersOf(o).some((c) => (c.envFrom ?? []).some((f: any) => f.configMapRef?.name?.startsWith('dam-config'))));
+    expect(readers.length).toBeGreaterThanOrEqual(SERVICES.length);
+    for (const o of readers) for (const c of containersOf(o)) for (const f of c.envFrom ?? []) expect([o.metadata.name, c.name, f.configMapRef.name]).toEqual([o.metadata.name, c.name, config.metadata.name]);
+    // Another value: another name, so the pod templates of its readers change (a rollout); the replacements still
+    // find it (upload's CORS follows) and the other ConfigMaps keep their names.
+    const changed = buildDerived(overlay, { LOG_LEVEL: 'warn' });
+    const other = damConfigOf(changed);
+    expect(other.metadata.name).not.toBe(config.metadata.name);
+    expect(find(changed, 'Deployment', 'gateway').spec.template.spec.containers[0].envFrom[0].configMapRef.name).toBe(other.metadata.name);
+    expect(find(changed, 'ConfigMap', 'dam-cluster')).toBeDefined();
+    expect(podsOf(changed).length).toBe(podsOf(objects).length);
+  });
 });
