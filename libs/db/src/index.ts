@@ -7,6 +7,7 @@ import { checkRootCert, describingClient, tlsSettingsOf } from './tls';
 export type { Pool, PoolClient } from 'pg';
 
 export { DatabaseTlsError } from './tls';
+export { migrateCommand } from './migrate-command';
 
 /** A service's database settings as its config parses them (`dbEnv` of @dam/config). */
 export interface DbSettings {
