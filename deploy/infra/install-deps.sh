@@ -10,7 +10,9 @@ PNPM_VERSION=12.21.0
 # downloads no browser of its own).
 # nginx and its stream module: the ingress (TLS termination) and the Services (port 80 -> 8080, minio:9000,
 # postgres:5432, nats-N.nats:4222) of the production-form run (deploy/production-form).
-PACKAGES=(nats-server postgresql ceph-mon ceph-osd radosgw ceph-common ffmpeg curl tesseract-ocr tesseract-ocr-eng chromium nginx libnginx-mod-stream)
+# prometheus: its promtool checks and unit-tests the alert rules of k8s/components/monitoring
+# (deploy/test/k8s-components.unit.test.ts); no Prometheus server is started.
+PACKAGES=(nats-server postgresql ceph-mon ceph-osd radosgw ceph-common ffmpeg curl tesseract-ocr tesseract-ocr-eng chromium nginx libnginx-mod-stream prometheus)
 
 as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"
