@@ -65,17 +65,19 @@ describe('consumers of their own only (F4)', () => {
   /** Every way to act on `stream`'s consumer `name`, each expected refused. */
   async function refusedOn(identity: NatsIdentity, stream: string, name: string, filter: string): Promise<void> {
     const api = '$JS.API.CONSUMER';
-    const outcomes = {
-      delete: await attempt(identity, `${api}.DELETE.${stream}.${name}`),
-      info: await attempt(identity, `${api}.INFO.${stream}.${name}`),
-      next: await attempt(identity, `${api}.MSG.NEXT.${stream}.${name}`, { batch: 1, expires: 200_000_000 }),
-      create: await attempt(identity, `${api}.CREATE.${stream}.${name}.${filter}`, create(stream, name, filter)),
-      createUnfiltered: await attempt(identity, `${api}.CREATE.${stream}.${name}`, create(stream, name)),
-      durableCreate: await attempt(identity, `${api}.DURABLE.CREATE.${stream}.${name}`, create(stream, name)),
+    // All at once: each is refused on its own, and a refusal by timeout would otherwise add up.
+    const [del, info, next, created, createUnfiltered, durableCreate, ephemeralCreate, ack] = await Promise.all([
+      attempt(identity, `${api}.DELETE.${stream}.${name}`),
+      attempt(identity, `${api}.INFO.${stream}.${name}`),
+      attempt(identity, `${api}.MSG.NEXT.${stream}.${name}`, { batch: 1, expires: 200_000_000 }),
+      attempt(identity, `${api}.CREATE.${stream}.${name}.${filter}`, create(stream, name, filter)),
+      attempt(identity, `${api}.CREATE.${stream}.${name}`, create(stream, name)),
+      attempt(identity, `${api}.DURABLE.CREATE.${stream}.${name}`, create(stream, name)),
       // The ephemeral-create subject updated a durable named in its body (nats-server 2.9).
-      ephemeralCreate: await attempt(identity, `${api}.CREATE.${stream}`, { stream_name: stream, config: { name, ack_policy: 'explicit', max_deliver: 1 } }),
-      ack: await attempt(identity, `$JS.ACK.${stream}.${name}.1.1.1.0.0`),
-    };
+      attempt(identity, `${api}.CREATE.${stream}`, { stream_name: stream, config: { name, ack_policy: 'explicit', max_deliver: 1 } }),
+      attempt(identity, `$JS.ACK.${stream}.${name}.1.1.1.0.0`),
+    ]);
+    const outcomes = { delete: del, info, next, create: created, createUnfiltered, durableCreate, ephemeralCreate, ack };
     expect(outcomes).toEqual(Object.fromEntries(Object.keys(outcomes).map((k) => [k, expect.stringMatching(VIOLATION)])));
   }
 
