@@ -14,29 +14,8 @@ import { parse, parseAllDocuments, stringify } from 'yaml';
 import { generateSecrets } from '../k8s/secrets';
 import { SERVICES, type ServiceName } from '../k8s/services';
 import { build, containersOf, OVERLAYS, podsOf, ROOT, workloadsOf, type Overlay } from './k8s-render';
-import { loadAddonConfig } from '../../services/addon/src/config';
-import { loadAuthConfig } from '../../services/auth/src/config';
-import { loadConversionConfig } from '../../services/conversion/src/config';
-import { loadGatewayConfig } from '../../services/gateway/src/config';
-import { loadLinkSigningConfig } from '../../services/link-signing/src/config';
-import { loadMetadataConfig } from '../../services/metadata/src/config';
-import { loadSearchConfig } from '../../services/search/src/config';
-import { loadTranscodeConfig } from '../../services/transcode/src/config';
-import { loadUploadConfig } from '../../services/upload/src/config';
-import { loadWebhookConfig } from '../../services/webhook/src/config';
+import { CONFIG_LOADERS } from './config-loaders';
 
-const LOADERS: Record<ServiceName, (env: NodeJS.ProcessEnv) => unknown> = {
-  gateway: loadGatewayConfig,
-  upload: loadUploadConfig,
-  'link-signing': loadLinkSigningConfig,
-  auth: loadAuthConfig,
-  metadata: loadMetadataConfig,
-  search: loadSearchConfig,
-  conversion: loadConversionConfig,
-  transcode: loadTranscodeConfig,
-  addon: loadAddonConfig,
-  webhook: loadWebhookConfig,
-};
 /**
  * Variables read outside the services' schemas, by the code every service runs: libs/http (TRUST_PROXY,
  * METRICS_PUBLIC, GC_INCREMENTAL_MARKING), libs/telemetry (OTEL_*), libs/auth-tokens (SERVICE_TOKEN_BODY_BINDING),
@@ -60,7 +39,7 @@ function keysRead(name: ServiceName, env: Record<string, string>): Set<string> {
       return Reflect.get(target, key, receiver);
     },
   });
-  LOADERS[name](proxy);
+  CONFIG_LOADERS[name](proxy);
   return read;
 }
 
@@ -168,7 +147,7 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       expect(cors).toBe(new URL(base).origin);
       expect(cors).toBe(overlay === 'dev' ? 'https://dam.dev.example.com' : 'https://dam.example.com');
       // Upload's own loader takes it, and it is not the default `*`.
-      const config = loadUploadConfig(envOf(objects, find(objects, 'Deployment', 'upload').spec.template.spec.containers[0])) as { CORS_ALLOWED_ORIGINS: string };
+      const config = CONFIG_LOADERS.upload(envOf(objects, find(objects, 'Deployment', 'upload').spec.template.spec.containers[0])) as { CORS_ALLOWED_ORIGINS: string };
       expect(config.CORS_ALLOWED_ORIGINS.split(',').map((o) => o.trim())).toEqual([new URL(base).origin]);
     });
 

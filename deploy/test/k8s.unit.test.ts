@@ -26,16 +26,7 @@ import { policyName, type PolicyDocument } from '../k8s/object-store';
 import { generateSecrets } from '../k8s/secrets';
 import { selects } from './k8s-render';
 import { SERVICES, type ServiceName } from '../k8s/services';
-import { loadAddonConfig } from '../../services/addon/src/config';
-import { loadAuthConfig } from '../../services/auth/src/config';
-import { loadConversionConfig } from '../../services/conversion/src/config';
-import { loadGatewayConfig } from '../../services/gateway/src/config';
-import { loadLinkSigningConfig } from '../../services/link-signing/src/config';
-import { loadMetadataConfig } from '../../services/metadata/src/config';
-import { loadSearchConfig } from '../../services/search/src/config';
-import { loadTranscodeConfig } from '../../services/transcode/src/config';
-import { loadUploadConfig } from '../../services/upload/src/config';
-import { loadWebhookConfig } from '../../services/webhook/src/config';
+import { CONFIG_LOADERS } from './config-loaders';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const OVERLAYS = ['dev', 'prod'] as const;
@@ -57,18 +48,6 @@ const MODELS: Record<string, { validate(): void } & (new (o: any) => { validate(
   'keda.sh/v1alpha1/ScaledObject': ScaledObject as any,
 };
 
-const LOADERS: Record<ServiceName, (env: NodeJS.ProcessEnv) => unknown> = {
-  gateway: loadGatewayConfig,
-  upload: loadUploadConfig,
-  'link-signing': loadLinkSigningConfig,
-  auth: loadAuthConfig,
-  metadata: loadMetadataConfig,
-  search: loadSearchConfig,
-  conversion: loadConversionConfig,
-  transcode: loadTranscodeConfig,
-  addon: loadAddonConfig,
-  webhook: loadWebhookConfig,
-};
 
 const build = (overlay: string): any[] =>
   parseAllDocuments(execFileSync('kubectl', ['kustomize', path.join(ROOT, 'k8s', 'overlays', overlay)], { encoding: 'utf8' }))
@@ -190,9 +169,9 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       const env: Record<string, string> = { ...config.data };
       for (const e of main.env) env[e.name] = e.value ?? (secretData(e.valueFrom.secretKeyRef.name) as Record<string, string>)[e.valueFrom.secretKeyRef.key] ?? '';
       expect(main.envFrom).toEqual([{ configMapRef: { name: config.metadata.name } }]);
-      expect(() => LOADERS[s.name](env)).not.toThrow();
+      expect(() => CONFIG_LOADERS[s.name](env)).not.toThrow();
       // The loader does reject an environment that lacks what it needs.
-      if (s.database) expect(() => LOADERS[s.name]({ ...env, DATABASE_URL: undefined })).toThrow(/DATABASE_URL/);
+      if (s.database) expect(() => CONFIG_LOADERS[s.name]({ ...env, DATABASE_URL: undefined })).toThrow(/DATABASE_URL/);
     }
   });
 
