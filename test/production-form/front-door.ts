@@ -9,20 +9,10 @@ import https from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { LookupFunction } from 'node:net';
 import path from 'node:path';
+import type { State } from '../../deploy/production-form/run';
 
-export interface FormState {
-  dir: string;
-  caFile: string;
-  httpsPort: number;
-  publicHosts: string[];
-  adminEmail: string;
-  adminPassword: string;
-  natsServers: string[];
-  subscriber: string;
-  subscriberSeed: string;
-  timings: Record<string, number>;
-  initFailures: Record<string, string>;
-}
+/** What `up` wrote to state.json that the tests use. */
+export type FormState = Pick<State, 'dir' | 'caFile' | 'httpsPort' | 'publicHosts' | 'adminEmail' | 'adminPassword' | 'natsServers' | 'subscriber' | 'subscriberSeed' | 'timings' | 'initFailures'>;
 
 export function formState(): FormState {
   const file = path.join(process.env.DAM_PF_DIR ?? '/tmp/dam-production-form', 'state.json');
