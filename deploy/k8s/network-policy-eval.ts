@@ -248,7 +248,7 @@ export function describeVerdict(flow: Flow, verdict: Verdict): string {
 export function buildOverlay(k8sDir: string, overlay: string): any[] {
   const dir = path.join(k8sDir, 'overlays', overlay);
   if (!existsSync(dir)) throw new Error(`no overlay ${dir}`);
-  return parseAllDocuments(execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' }))
+  return parseAllDocuments(execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8', maxBuffer: 64 << 20 }))
     .map((d) => d.toJSON())
     .filter(Boolean);
 }

@@ -9,9 +9,8 @@
  * the Services' port mapping (`<service>:80` to the container's 8080, `minio:9000`, `postgres:5432`). The only
  * values that differ from the rendered ones are listed in OVERRIDES: everything else is the overlay's.
  */
-import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { buildOverlay } from '../k8s/network-policy-eval';
 import type { SecretObject } from '../k8s/secrets';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
@@ -102,10 +101,7 @@ export const INFRA_ADDRESSES = { postgres: '127.0.1.2', minio: '127.0.1.3', nats
 const workloadAddress = (i: number) => `127.0.1.${10 + i}`;
 
 /** The overlay as `kubectl kustomize` renders it; DAM_PF_K8S_DIR names another k8s/ tree (e.g. an older commit's). */
-export const renderOverlay = (overlay = 'dev', k8sDir = process.env.DAM_PF_K8S_DIR ?? path.join(ROOT, 'k8s')): any[] =>
-  parseAllDocuments(execFileSync('kubectl', ['kustomize', path.join(k8sDir, 'overlays', overlay)], { encoding: 'utf8', maxBuffer: 64 << 20 }))
-    .map((d) => d.toJSON())
-    .filter(Boolean);
+export const renderOverlay = (overlay = 'dev', k8sDir = process.env.DAM_PF_K8S_DIR ?? path.join(ROOT, 'k8s')): any[] => buildOverlay(k8sDir, overlay);
 
 const BINARY: Record<string, number> = { '': 1, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40 };
 export function bytesOf(q: string): number {

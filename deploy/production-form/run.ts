@@ -17,6 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { createTestCa, issueServerCertificate, type TestCa } from '../../libs/testing/src/tls-certs';
 import { generateSecrets } from '../k8s/secrets';
 import { ADDITIONS, buildForm, INFRA_ADDRESSES, natsNodeConf, nginxConf, OVERRIDES, renderOverlay, ROOT, type Container, type Form, type Listeners, type Workload } from './form';
 
@@ -76,32 +77,22 @@ async function until(what: string, ms: number, check: () => Promise<boolean> | b
 }
 const httpOk = async (url: string) => (await fetch(url, { signal: AbortSignal.timeout(2000) })).ok;
 
-/** A CA and one server certificate (P-256, 2 days) for `names`. */
-function certificates(dir: string, name: string, names: string[], ca?: { certFile: string; keyFile: string }) {
+/** A CA (made in `dir` unless given) and one server certificate for the DNS `names` (libs/testing's test PKI). */
+async function certificates(dir: string, name: string, names: string[], ca?: TestCa) {
   mkdirSync(dir, { recursive: true });
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  const authority = ca ?? { certFile: path.join(dir, 'ca.crt'), keyFile: path.join(dir, 'ca.key') };
-  if (!ca) {
-    sh('openssl', ['req', '-x509', ...ec, '-days', '2', '-subj', '/CN=dam production-form CA', '-keyout', authority.keyFile, '-out', authority.certFile,
-      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
-  }
-  const certFile = path.join(dir, `${name}.crt`);
-  const keyFile = path.join(dir, `${name}.key`);
-  writeFileSync(path.join(dir, `${name}.ext`), `subjectAltName=${names.map((n) => `DNS:${n}`).join(',')}\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n`);
-  sh('openssl', ['req', ...ec, '-subj', `/CN=${names[0]}`, '-keyout', keyFile, '-out', path.join(dir, `${name}.csr`)]);
-  sh('openssl', ['x509', '-req', '-in', path.join(dir, `${name}.csr`), '-CA', authority.certFile, '-CAkey', authority.keyFile, '-CAcreateserial', '-days', '2',
-    '-extfile', path.join(dir, `${name}.ext`), '-out', certFile]);
+  const authority = ca ?? (await createTestCa(dir));
+  const { certFile, keyFile } = await issueServerCertificate(authority, dir, name, names.map((n) => `DNS:${n}`));
   return { ca: authority, certFile, keyFile };
 }
 
 // ---- PostgreSQL with TLS, as the overlay's URLs want it: host `postgres`, verify-full against the mounted CA ------
-async function startPostgres(form: Form, pki: { ca: { certFile: string; keyFile: string } }): Promise<{ pgDir: string; port: number }> {
+async function startPostgres(form: Form, pki: { ca: TestCa }): Promise<{ pgDir: string; port: number }> {
   const pgDir = path.join(DIR, 'postgres');
   mkdirSync(pgDir, { recursive: true });
   chmodSync(pgDir, 0o755);
   const port = await freePort();
   sh(path.join(ROOT, 'deploy/infra/postgres.sh'), ['start', path.join(pgDir, 'data'), String(port)]);
-  const server = certificates(path.join(pgDir, 'tls'), 'server', ['postgres'], pki.ca);
+  const server = await certificates(path.join(pgDir, 'tls'), 'server', ['postgres'], pki.ca);
   for (const f of [server.certFile, server.keyFile]) sh('chown', ['postgres:postgres', f]);
   chmodSync(server.keyFile, 0o600);
   chmodSync(path.join(pgDir, 'tls'), 0o755);
@@ -278,7 +269,7 @@ async function up(): Promise<void> {
   writeFileSync(path.join(DIR, 'secrets.json'), JSON.stringify(Object.fromEntries(form.secrets), null, 1), { mode: 0o600 });
   timings.render = since(t0);
 
-  const pki = certificates(path.join(DIR, 'pki'), 'ingress', [...new Set(form.ingresses.flatMap((i) => i.hosts))]);
+  const pki = await certificates(path.join(DIR, 'pki'), 'ingress', [...new Set(form.ingresses.flatMap((i) => i.hosts))]);
   // The CA as the Secret dam-db-ca mounts it (ca.crt), readable by the services' user.
   const caDir = path.join(DIR, 'db-ca');
   mkdirSync(caDir, { recursive: true });

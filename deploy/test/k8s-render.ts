@@ -4,18 +4,14 @@
  * (quantities, label selectors, which pods a NetworkPolicy admits). Written apart from deploy/k8s/generate.ts, so
  * a mistake there is not repeated here.
  */
-import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { buildOverlay } from '../k8s/network-policy-eval';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 export const OVERLAYS = ['dev', 'prod'] as const;
 export type Overlay = (typeof OVERLAYS)[number];
 
-export const build = (overlay: Overlay): any[] =>
-  parseAllDocuments(execFileSync('kubectl', ['kustomize', path.join(ROOT, 'k8s', 'overlays', overlay)], { encoding: 'utf8' }))
-    .map((d) => d.toJSON())
-    .filter(Boolean);
+export const build = (overlay: Overlay): any[] => buildOverlay(path.join(ROOT, 'k8s'), overlay);
 
 /** Deployments and StatefulSets: the long-running pods. */
 export const podsOf = (objects: any[]): any[] => objects.filter((o) => o.kind === 'Deployment' || o.kind === 'StatefulSet');
