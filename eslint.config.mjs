@@ -1,4 +1,4 @@
-// typescript-eslint with type information: the rules STYLE.md asks for (floating promises, exhaustive
+// typescript-eslint with type information: the rules the project keeps (floating promises, exhaustive
 // switches, strict equality) plus the recommended sets.
 import tseslint from 'typescript-eslint';
 

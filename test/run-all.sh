@@ -27,11 +27,7 @@ step() {
 }
 
 step typecheck pnpm typecheck
-if compgen -G 'eslint.config.*' >/dev/null || compgen -G '.eslintrc*' >/dev/null; then
-  step lint pnpm lint
-else
-  echo "=== lint: skipped (no eslint config in the repository yet)"
-fi
+step lint pnpm lint
 
 # The web console is bundled before the tests: the gateway serves web/console/dist and the browser test opens it.
 step build-console pnpm build:console
