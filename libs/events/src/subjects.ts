@@ -37,13 +37,13 @@ export const ASSET_PURGES = 'ASSET_PURGES';
 export const ASSET_PURGES_SUBJECTS = 'dam.purges.>';
 export const assetPurgeSubject = (groupId: number | string): string => `dam.purges.${assertSubjectToken(String(groupId), 'group id')}`;
 
-/** metadata → a worker kind: run (or re-run) one job. `dam.internal.jobs.run.<worker>` */
 /**
- * Each named after its service; link-signing runs CDN prefetch and purge jobs against its byte cache, webhook
- * the reissue of callbacks, addon the image addons (text extraction, tagging, ...).
+ * The worker kinds, each named after its service; link-signing runs CDN prefetch and purge jobs against its byte
+ * cache, webhook the reissue of callbacks, addon the image addons (text extraction, tagging, ...).
  */
 export const JOB_WORKERS = ['conversion', 'transcode', 'upload', 'link-signing', 'webhook', 'addon'] as const;
 export type JobWorker = (typeof JOB_WORKERS)[number];
+/** metadata → a worker kind: run (or re-run) one job. `dam.internal.jobs.run.<worker>` */
 export const jobCommandSubject = (worker: JobWorker): string => `dam.internal.jobs.run.${worker}`;
 /**
  * Every worker → metadata: progress and results of jobs, each worker kind on a subject of its own,

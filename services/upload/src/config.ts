@@ -21,13 +21,13 @@ export const configSchema = z.object({
    * this bounds memory per concurrent upload. 5 MiB is S3's minimum; 10,000 parts then allow ~48 GiB.
    */
   UPLOAD_PART_SIZE: z.coerce.number().int().min(5 * MiB).default(5 * MiB),
+  /** ffprobe reads a stored video's metadata for the upload result (the same tools as transcode's). */
+  FFMPEG_PATH: z.string().min(1).default('ffmpeg'),
+  FFPROBE_PATH: z.string().min(1).default('ffprobe'),
   /**
    * A pending-upload entry not refreshed for this long belongs to a dead process; its object is removed unless
    * metadata has the asset. Live requests refresh their entries every third of it.
    */
-  /** ffprobe reads a stored video's metadata for the upload result (the same tools as transcode's). */
-  FFMPEG_PATH: z.string().min(1).default('ffmpeg'),
-  FFPROBE_PATH: z.string().min(1).default('ffprobe'),
   ORPHAN_GRACE_MS: z.coerce.number().int().min(100).default(15 * 60_000),
   /** No byte of an upload's body for this long (while we could read) abandons it with 408; 0 = never. */
   UPLOAD_IDLE_TIMEOUT_MS: z.coerce.number().int().min(0).default(30_000),

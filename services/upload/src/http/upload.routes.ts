@@ -75,14 +75,14 @@ export function uploadRoutes(
   return router;
 }
 
+/** Ingest from URI's body (exported for the OpenAPI agreement test). */
+export const ingestSchemas = { body: z.object({ name: z.string().trim().min(1).max(1024), key: z.string().trim().min(1).max(8192) }) };
+
 /**
  * Endpoint 3, Ingest from URI: 202 `{id, status: "QUEUED", message}` at once (the download runs as a job), or
  * 200 with `status: "ERROR"` for a source that can never be read (refused scheme, address or bucket); the asset
  * then shows why in `errors.original`.
  */
-/** Ingest from URI's body (exported for the OpenAPI agreement test). */
-export const ingestSchemas = { body: z.object({ name: z.string().trim().min(1).max(1024), key: z.string().trim().min(1).max(8192) }) };
-
 export function ingestRoutes(deps: Parameters<typeof requestIngest>[0] & { idempotency?: IdempotencyStore }, authenticate: RequestHandler): Router {
   const router = Router();
   const idempotency = deps.idempotency ?? memoryIdempotencyStore();
