@@ -7,6 +7,7 @@ import { errorMiddleware, notFoundRoute } from './errors';
 import { httpMetricsMiddleware, metricsRoute } from './http-metrics';
 import { rejectNulInBody, rejectNulInTarget } from './nul';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy';
+import { rejectInvalidText } from './utf8';
 
 export type ReadinessCheck = () => Promise<Record<string, boolean>>;
 
@@ -99,7 +100,8 @@ export function createHttpApp(opts: HttpAppOptions): Express {
   });
 
   app.use(rejectNulInTarget);
-  app.use(express.json({ limit: opts.jsonLimit ?? '1mb', type: ['application/json', 'application/*+json'] }));
+  // Decoded strictly: bytes that are not UTF-8 answer 400 rather than reaching a route as U+FFFD (CONTRACT §16).
+  app.use(express.json({ limit: opts.jsonLimit ?? '1mb', type: ['application/json', 'application/*+json'], verify: rejectInvalidText }));
   app.use(rejectNulInBody);
   return app;
 }

@@ -106,6 +106,45 @@ describe('NUL characters', () => {
   });
 });
 
+describe('text encoding of JSON bodies (CONTRACT §16)', () => {
+  const post = (base: string, body: Buffer, type = 'application/json') => fetch(`${base}/things/a`, { method: 'POST', headers: { 'content-type': type }, body });
+
+  it('answers 400 VALIDATION_FAILED for a body that is not valid UTF-8, and no route runs', async () => {
+    await withApp(async (base) => {
+      // Before: each bad byte became U+FFFD and the route took {"name":"a\ufffdb"} as what the client sent.
+      const bad = [
+        Buffer.concat([Buffer.from('{"name":"a'), Buffer.from([0xff]), Buffer.from('b"}')]), // never valid in UTF-8
+        Buffer.concat([Buffer.from('{"name":"caf'), Buffer.from([0xc3]), Buffer.from('"}')]), // a sequence cut short
+        Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xc0, 0xaf]), Buffer.from('"}')]), // overlong "/"
+        Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('"}')]), // a lone surrogate
+      ];
+      for (const body of bad) {
+        const res = await post(base, body);
+        expect(res.status).toBe(400);
+        expect(await errorOf(res)).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: '(body)', message: 'must be valid UTF-8' }] });
+      }
+      // Declared UTF-8 is the same check; a `+json` type is parsed and checked alike.
+      expect((await post(base, bad[0] as Buffer, 'application/json; charset=utf-8')).status).toBe(400);
+      expect((await post(base, bad[0] as Buffer, 'application/merge-patch+json')).status).toBe(400);
+    });
+  });
+
+  it('still takes valid UTF-8 of every length, a BOM and other declared utf-* charsets', async () => {
+    await withApp(async (base) => {
+      const name = 'caf\u00e9 \u6771\u4eac \u{1F600}';
+      const res = await post(base, Buffer.from(JSON.stringify({ name })));
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ id: 'a', body: { name } });
+      expect((await post(base, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"name":"x"}')]))).status).toBe(200);
+      const utf16 = await post(base, Buffer.from('{"name":"\u00e9"}', 'utf16le'), 'application/json; charset=utf-16le');
+      expect(await utf16.json()).toEqual({ id: 'a', body: { name: '\u00e9' } });
+      // An unpaired surrogate in UTF-16 is not text either.
+      const lone = Buffer.concat([Buffer.from('{"name":"', 'utf16le'), Buffer.from([0x00, 0xd8]), Buffer.from('"}', 'utf16le')]);
+      expect((await post(base, lone, 'application/json; charset=utf-16le')).status).toBe(400);
+    });
+  });
+});
+
 describe('response headers', () => {
   it('sends X-Content-Type-Options: nosniff on every response, errors included', async () => {
     await withApp(async (base) => {
