@@ -11,6 +11,7 @@ import { stringify } from 'yaml';
 import { BUCKET, METRICS_POLICY, METRICS_USER, minioUsersScript, policyName, s3Policy } from './object-store';
 import { callsOthers, CONTAINER_PORT, envName, isCalled, SERVICES, trustProxyOf, urlOf, type ServiceSpec } from './services';
 import { natsAuthReloaderContainer } from './nats-reloader';
+import { egressPolicies, OTEL_COLLECTOR_NAMESPACE } from './egress';
 
 export const BASE_DIR = path.resolve(__dirname, '..', '..', 'k8s', 'base');
 /** The one bucket (S3_BUCKET); the object store's Ingress exposes only it. */
@@ -23,9 +24,10 @@ type Obj = Record<string, unknown>;
 
 /**
  * The cluster's own parts, as overlay settings: the ConfigMap `dam-cluster` holds the namespaces its ingress
- * controller, Prometheus and KEDA run in, and its DNS domain. Each overlay's `replacements` copy a namespace into
- * every NetworkPolicy labelled `dam/from-namespace: <its key>` (one namespace peer per rule), so an overlay that
- * merges other values into dam-cluster changes them everywhere.
+ * controller, Prometheus, KEDA and the OpenTelemetry collector run in, and its DNS domain. Each overlay's
+ * `replacements` copy a namespace into every NetworkPolicy labelled `dam/from-namespace: <its key>` (ingress) or
+ * `dam/to-namespace: <its key>` (egress; one namespace peer per rule), so an overlay that merges other values into
+ * dam-cluster changes them everywhere.
  */
 export const CLUSTER_SETTINGS = 'dam-cluster';
 export const FROM_NAMESPACE_LABEL = 'dam/from-namespace';
@@ -325,7 +327,7 @@ function clusterSettings(): Obj {
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: { name: CLUSTER_SETTINGS, labels: labels(CLUSTER_SETTINGS, 'config') },
-    data: { INGRESS_NAMESPACE, MONITORING_NAMESPACE, KEDA_NAMESPACE, CLUSTER_DOMAIN },
+    data: { INGRESS_NAMESPACE, MONITORING_NAMESPACE, KEDA_NAMESPACE, OTEL_COLLECTOR_NAMESPACE, CLUSTER_DOMAIN },
   };
 }
 
@@ -740,6 +742,8 @@ export function baseFiles(): Record<string, Obj[]> {
       },
       ...clusterPolicies(),
     ],
+    // Egress: each pod only the connections it needs (deploy/k8s/egress.ts).
+    'network-policy-egress.yaml': egressPolicies({ objectStoreClients: objectStoreClients(), minioUsersJob: MINIO_USERS_JOB }),
     'ingress.yaml': ingresses(),
     'nats.yaml': nats(),
     'minio.yaml': minio(),

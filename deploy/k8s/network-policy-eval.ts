@@ -86,16 +86,46 @@ const ipv4 = (ip: string): number | undefined => {
   return parts.reduce((n, p) => n * 256 + Number(p), 0);
 };
 
-/** Whether an IPv4 address lies in a CIDR (an IPv6 CIDR never holds an IPv4 address, and the other way round). */
+/** An IPv6 address as a number (`::` compression and an IPv4 tail as in `::ffff:10.0.0.5` read), or undefined. */
+const ipv6 = (ip: string): bigint | undefined => {
+  let text = ip.toLowerCase();
+  if (!text.includes(':')) return undefined;
+  const tail = /(\d+\.\d+\.\d+\.\d+)$/.exec(text)?.[1];
+  if (tail !== undefined) {
+    const v4 = ipv4(tail);
+    if (v4 === undefined) return undefined;
+    text = `${text.slice(0, -tail.length)}${(v4 >>> 16).toString(16)}:${(v4 & 0xffff).toString(16)}`;
+  }
+  const halves = text.split('::');
+  if (halves.length > 2) return undefined;
+  const groupsOf = (part: string) => (part === '' ? [] : part.split(':'));
+  const head = groupsOf(halves[0] as string);
+  const rest = halves.length === 2 ? groupsOf(halves[1] as string) : [];
+  const missing = 8 - head.length - rest.length;
+  if (halves.length === 2 ? missing < 1 : missing !== 0) return undefined;
+  const groups = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill('0'), ...rest];
+  if (groups.some((g) => !/^[0-9a-f]{1,4}$/.test(g))) return undefined;
+  return groups.reduce((n, g) => n * 65536n + BigInt(parseInt(g, 16)), 0n);
+};
+
+/** Whether an address lies in a CIDR, IPv4 or IPv6 (an IPv6 CIDR never holds an IPv4 address, and the other way round). */
 export function inCidr(ip: string, cidr: string): boolean {
   const [base, bits] = cidr.split('/');
   const a = ipv4(ip);
   const b = ipv4(base ?? '');
-  if (a === undefined || b === undefined) return false;
-  const n = bits === undefined ? 32 : Number(bits);
-  if (!Number.isInteger(n) || n < 0 || n > 32) return false;
-  const block = 2 ** (32 - n);
-  return Math.floor(a / block) === Math.floor(b / block);
+  if (a !== undefined && b !== undefined) {
+    const n = bits === undefined ? 32 : Number(bits);
+    if (!Number.isInteger(n) || n < 0 || n > 32) return false;
+    const block = 2 ** (32 - n);
+    return Math.floor(a / block) === Math.floor(b / block);
+  }
+  const a6 = ipv6(ip);
+  const b6 = ipv6(base ?? '');
+  if (a6 === undefined || b6 === undefined) return false;
+  const n = bits === undefined ? 128 : Number(bits);
+  if (!Number.isInteger(n) || n < 0 || n > 128) return false;
+  const shift = BigInt(128 - n);
+  return a6 >> shift === b6 >> shift;
 }
 
 const namespaceOf = (o: any): string => o.metadata?.namespace ?? 'default';

@@ -33,6 +33,12 @@ export interface ServiceSpec {
    * The object store's NetworkPolicy admits it like the services with `s3`.
    */
   fetchesPresigned?: boolean;
+  /**
+   * Opens connections to addresses on the internet that tenants name (webhook receivers, ingest URLs), each through
+   * libs/http's outbound guard: its egress policy admits public addresses on any port, never the private ranges
+   * (deploy/k8s/egress.ts).
+   */
+  internet?: boolean;
   /** Verifies or signs user JWTs (the edges and auth): gets JWT_SECRET. */
   jwt?: boolean;
   /** Measured peak RSS (docs/benchmarks.md) → memory request and limit. */
@@ -94,6 +100,7 @@ export const SERVICES: readonly ServiceSpec[] = [
     drainSeconds: 60, // uploads in flight finish
     scale: { cpu: 70 },
     consoleCors: true,
+    internet: true, // Ingest from an https URL (CONTRACT §11)
   },
   {
     name: 'link-signing',
@@ -196,6 +203,7 @@ export const SERVICES: readonly ServiceSpec[] = [
     callers: ['gateway'],
     database: { poolMax: 2 }, // leases deliveries in short transactions; none is held during an HTTP delivery
     nats: true,
+    internet: true, // deliveries to the customers' receivers
     memory: { request: '256Mi', limit: '512Mi' }, // peak 184 MiB idle (2026-11-23)
     cpu: '100m',
     scratch: { '/tmp': '64Mi' },

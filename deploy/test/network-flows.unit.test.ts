@@ -149,6 +149,8 @@ describe('the NetworkPolicy evaluator', () => {
     // Other pods have no egress policy.
     expect(admitted(objects, 'gateway', outside('10.1.2.3'), 443)).toBe(true);
     expect([inCidr('10.255.0.1', '10.0.0.0/8'), inCidr('11.0.0.1', '10.0.0.0/8'), inCidr('1.2.3.4', '1.2.3.4/32'), inCidr('1.2.3.5', '1.2.3.4'), inCidr('::1', '0.0.0.0/0')]).toEqual([true, false, true, false, false]);
+    // IPv6: prefixes, `::` anywhere, an IPv4 tail; never across families.
+    expect([inCidr('fd00:ec2::254', 'fc00::/7'), inCidr('fe80::1', 'fc00::/7'), inCidr('2606:4700:4700::1111', '::/0'), inCidr('::ffff:10.0.0.5', '::ffff:0:0/96'), inCidr('::ffff:10.0.0.5', '::ffff:b00:0/104'), inCidr('2001:db8::1', '2001:db8::1'), inCidr('2001:db8::2', '2001:db8::1/128'), inCidr('10.0.0.1', '::/0'), inCidr('1::2::3', '::/0')]).toEqual([true, false, true, true, false, true, false, false, false]);
   });
 
   it('matches label selectors with expressions, and finds what a Service port reaches', () => {
