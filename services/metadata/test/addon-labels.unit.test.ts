@@ -1,4 +1,4 @@
-import { addonResultsAfter } from '../src/domain/addon-labels';
+import { addonResultsAfter, addonResultsWithout } from '../src/domain/addon-labels';
 
 const tagging = { labels: [{ label: 'cup', confidence: 0.45 }, { label: 'white', confidence: 1 }], best_guess: ['cup'] };
 const face = { faces: [{ box: { x: 1, y: 2, width: 3, height: 4 }, confidence: 0.9, person_id: 'person_1' }] };
@@ -24,5 +24,13 @@ describe('auto_tagging labels other addons know (has-faces, has-text)', () => {
     const again = addonResultsAfter({ auto_tagging: tagged, face_recognition: face }, 'face_recognition', face);
     expect((again.auto_tagging?.labels as Array<{ label: string }>).filter((l) => l.label === 'has-faces')).toHaveLength(1);
     expect(addonResultsAfter({ auto_tagging: tagging }, 'text_extraction', { text: '', words: [] }).auto_tagging?.labels).toEqual(tagging.labels);
+  });
+
+  it('takes the label back when Delete removes the faces or the text (CONTRACT §16), and keeps what is left', () => {
+    const text = { text: 'Hello there', words: ['Hello', 'there'] };
+    const all = { face_recognition: face, text_extraction: text, ...addonResultsAfter({ face_recognition: face, text_extraction: text }, 'auto_tagging', tagging) };
+    expect(addonResultsWithout(all, ['face_recognition'])).toEqual({ text_extraction: text, auto_tagging: { ...tagging, labels: [...tagging.labels, { label: 'has-text', confidence: 1 }] } });
+    expect(addonResultsWithout(all, ['auto_tagging', 'text_extraction'])).toEqual({ face_recognition: face });
+    expect(addonResultsWithout({ face_recognition: face }, ['storyboard'])).toEqual({ face_recognition: face });
   });
 });

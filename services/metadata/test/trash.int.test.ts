@@ -1,9 +1,9 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
 import { createHash } from 'node:crypto';
-import { ASSET_EVENTS, DAM_INTERNAL, FILE_DELETED, jobCommandSubject } from '@dam/events';
+import { ASSET_EVENTS, connectNats, DAM_INTERNAL, FILE_DELETED, jobCommandSubject, serveAddonStatus } from '@dam/events';
 import { conversionKey, conversionsPrefix, originalKey } from '@dam/storage';
 import { waitFor } from '@dam/testing';
-import { assetId, collect, finalReport, principal, publishReport, signedFetch, startMetadata, type Harness } from './harness';
+import { assetId, collect, finalReport, principal, publishReport, signedFetch, startMetadata, type Harness, type Nats } from './harness';
 
 let h: Harness;
 let events: Awaited<ReturnType<typeof collect>>;
@@ -140,6 +140,108 @@ describe('Delete (endpoint 6)', () => {
       expect((await call('POST', `/api/v1/assets/trash/${own.id}/undelete`, { keys }, user)).status).toBe(400);
     }
     expect((await call('POST', `/api/v1/assets/trash/${own.id}/undelete`, { keys: ['original'] }, user)).status).toBe(200);
+  });
+});
+
+describe('Delete of addon keys (CONTRACT §16)', () => {
+  let addonService: Nats;
+  let replies: { unsubscribe(): void };
+  beforeAll(async () => {
+    // Answers as the addon service that every model is ready, so a run is not kept waiting for its status.
+    addonService = await connectNats(h.nats.url, 'addon', h.nats.seed('addon'));
+    replies = serveAddonStatus(addonService, () => ({}));
+    await addonService.flush();
+  });
+  afterAll(async () => {
+    replies?.unsubscribe();
+    await addonService?.close();
+  });
+
+  const tags = { labels: [{ label: 'cup', confidence: 0.8 }], best_guess: ['cup'] };
+  const faces = { faces: [{ box: { x: 1, y: 2, width: 3, height: 4 }, confidence: 0.9, person_id: 'person_1' }] };
+
+  /** Runs `addon` on the asset as a client would, and reports `result` as the addon worker would; background_removal's PNG lands in the bucket. */
+  async function runAddon(asset: { id: string; bytes: Buffer }, addon: string, result: Record<string, unknown>): Promise<string | undefined> {
+    const run = await call('POST', `/api/v1/assets/${asset.id}/addons/${addon}`, {});
+    expect(run.status).toBe(202);
+    const checksum = createHash('md5').update(asset.bytes).digest('hex');
+    const conversions: Record<string, { object_key: string; content_type: string; width: number; height: number; size: number }> = {};
+    if (addon === 'background_removal') {
+      const key = conversionKey(String(GROUP), asset.id, checksum, addon, 'png');
+      await h.storage.putBuffer(key, Buffer.from('png'), { contentType: 'image/png' });
+      conversions[addon] = { object_key: key, content_type: 'image/png', width: 2, height: 2, size: 3 };
+    }
+    const made = { id: 'r', asset_id: asset.id, group_id: String(GROUP), source_checksum: checksum, image: { width: 2, height: 2 }, conversions, errors: {} };
+    publishReport(h, await finalReport(h, made, { worker: 'addon@test:1', step: addon, addon_result: { addon, result } }));
+    await waitFor(async () => (await call('GET', `/api/v1/jobs/${run.body.job_id}`)).body.status === 'COMPLETED', { description: `the ${addon} job` });
+    return conversions[addon]?.object_key;
+  }
+  const addonResult = (id: string, addon: string) => call('GET', `/api/v1/assets/${id}/addons/${addon}`);
+
+  it('removes addon results with conversions in one call: rows, objects, Get Data, 404 on the result, file-deleted naming the keys', async () => {
+    const asset = await create(admin, 'image/png');
+    await runAddon(asset, 'auto_tagging', tags);
+    const png = await runAddon(asset, 'background_removal', { key: 'background_removal', width: 2, height: 2, size: 3 });
+    await runAddon(asset, 'face_recognition', faces);
+    expect((await call('GET', `/api/v1/assets/${asset.id}/data`)).body.addons_info).toEqual({
+      auto_tagging: { available: true },
+      background_removal: { available: true },
+      face_recognition: { available: true },
+    });
+
+    const keys = ['thumb', 'auto_tagging', 'background_removal', 'text_extraction', 'nope'];
+    expect(await call('POST', `/api/v1/assets/${asset.id}/delete`, { keys })).toMatchObject({ status: 200, body: { id: asset.id, keys, status: 'OK' } });
+
+    const data = (await call('GET', `/api/v1/assets/${asset.id}/data`)).body;
+    expect(data).toMatchObject({ status: 'OK', conversions: {}, addons_info: { face_recognition: { available: true } } });
+    expect(Object.keys(data.addons_info)).toEqual(['face_recognition']);
+    for (const addon of ['auto_tagging', 'background_removal']) {
+      const res = await addonResult(asset.id, addon);
+      expect({ addon, status: res.status, body: res.body }).toEqual({
+        addon,
+        status: 404,
+        body: { error: { code: 'ADDON_RESULT_NOT_FOUND', message: `The ${addon} addon has not run on this asset` } },
+      });
+    }
+    expect((await addonResult(asset.id, 'face_recognition')).body).toEqual(faces);
+    const { rows } = await h.pool.query<{ addon_results: Record<string, unknown> }>('SELECT addon_results FROM assets WHERE id = $1', [asset.id]);
+    expect(Object.keys(rows[0]?.addon_results ?? {})).toEqual(['face_recognition']);
+    // background_removal's PNG goes through the deletion queue, as every conversion's bytes do.
+    await gone(png ?? '');
+    await gone(asset.thumbKey ?? '');
+    await waitFor(() => deletionEvents(asset.id).length === 1, { description: 'file-deleted' });
+    const [event] = deletionEvents(asset.id);
+    expect(FILE_DELETED.schema.parse({ ...event, type: 'file-deleted' })).toBeTruthy();
+    expect(event.data).toEqual({ id: asset.id, event: 'file-deleted', keys, status: 'OK', message: 'Deleted: thumb, background_removal, auto_tagging' });
+  });
+
+  it('ignores an addon key without a result as a conversion key without output; the tags lose has-faces with the faces; `*` keeps the tags', async () => {
+    const asset = await create(admin, 'image/png');
+    await runAddon(asset, 'face_recognition', faces);
+    await runAddon(asset, 'auto_tagging', tags);
+    expect((await addonResult(asset.id, 'auto_tagging')).body.labels).toContainEqual({ label: 'has-faces', confidence: 1 });
+
+    expect((await call('POST', `/api/v1/assets/${asset.id}/delete`, { keys: ['face_recognition'] })).status).toBe(200);
+    expect((await addonResult(asset.id, 'face_recognition')).status).toBe(404);
+    expect((await addonResult(asset.id, 'auto_tagging')).body).toEqual(tags);
+    const before = (await call('GET', `/api/v1/assets/${asset.id}/data`)).body;
+
+    // Again: nothing of it is left, so nothing changes, and file-deleted still says what was asked.
+    expect(await call('POST', `/api/v1/assets/${asset.id}/delete`, { keys: ['face_recognition', 'storyboard'] })).toMatchObject({ status: 200, body: { status: 'OK' } });
+    expect((await call('GET', `/api/v1/assets/${asset.id}/data`)).body).toEqual(before);
+    await waitFor(() => deletionEvents(asset.id).length === 2, { description: 'two file-deleted' });
+    expect(deletionEvents(asset.id).map((e) => [e.data.keys, e.data.message])).toEqual([
+      [['face_recognition'], 'Deleted: face_recognition'],
+      [['face_recognition', 'storyboard'], 'Nothing to delete: no listed key applies to the asset'],
+    ]);
+
+    // `*` is every conversion: background_removal's goes with its entry in addons_info; the tags are no conversion.
+    await runAddon(asset, 'background_removal', { key: 'background_removal', width: 2, height: 2, size: 3 });
+    expect((await call('POST', `/api/v1/assets/${asset.id}/delete`, { keys: ['*'] })).status).toBe(200);
+    const after = (await call('GET', `/api/v1/assets/${asset.id}/data`)).body;
+    expect({ conversions: after.conversions, addons_info: after.addons_info }).toEqual({ conversions: {}, addons_info: { auto_tagging: { available: true } } });
+    expect((await addonResult(asset.id, 'background_removal')).status).toBe(404);
+    expect((await addonResult(asset.id, 'auto_tagging')).body).toEqual(tags);
   });
 });
 

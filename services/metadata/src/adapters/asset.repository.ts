@@ -119,6 +119,16 @@ export class AssetRepository implements AssetStore, AssetReader {
     return rows[0] ? toAsset(rows[0]) : undefined;
   }
 
+  async removeAddonResults(groupId: number, id: string, addons: readonly string[], results: Record<string, Record<string, unknown>>): Promise<Asset> {
+    const { rows } = await this.db.query<AssetRow>(
+      `UPDATE assets SET addon_results = $4::jsonb, addons_info = addons_info - $3::text[], update_time = now(), version = version + 1
+       WHERE group_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+      [groupId, id, addons, JSON.stringify(results)],
+    );
+    if (!rows[0]) throw new Error(`asset ${id} vanished while its addon results were deleted`);
+    return toAsset(rows[0]);
+  }
+
   async findMany(groupId: number, ids: string[]): Promise<Map<string, Asset>> {
     const { rows } = await this.db.query<AssetRow>(`SELECT ${COLUMNS} FROM assets WHERE group_id = $1 AND id = ANY($2)`, [groupId, ids]);
     return new Map(rows.map((r) => [r.id, toAsset(r)]));

@@ -15,6 +15,8 @@ export interface AssetStore {
   /** An addon's result kept with the asset, the addon marked available; the asset as changed. */
   /** Stores addon results (`addon`'s, and any it brings up to date) and marks `addon` available. */
   saveAddonResult(groupId: number, id: string, addon: string, results: Record<string, Record<string, unknown>>): Promise<Asset | undefined>;
+  /** Delete of addon keys: `addons` out of `addons_info`, the addon results replaced by `results`; the asset as changed. */
+  removeAddonResults(groupId: number, id: string, addons: readonly string[], results: Record<string, Record<string, unknown>>): Promise<Asset>;
   /** The group's assets among `ids` (trashed ones too), by id. */
   findMany(groupId: number, ids: string[]): Promise<Map<string, Asset>>;
   saveConversions(

@@ -2,6 +2,8 @@ import { canDeleteAsset, hasPermission, PERMISSION, type Principal } from '@dam/
 import { conflict, forbidden, validationFailed } from '@dam/errors';
 import type { DeletionPayload } from '@dam/events';
 import { conversionsPrefix } from '@dam/storage';
+import { addonResultsWithout } from './addon-labels';
+import { ADDONS } from './addons.use-case';
 import { storedObjectsOf, type Asset } from './asset';
 import { canRead } from './asset-access';
 import { assetInTrash, assetNotFound } from './asset.errors';
@@ -37,10 +39,21 @@ export async function revokePublic(tx: Tx, asset: Asset, keys: readonly string[]
 const outputsPrefix = (asset: Asset): string => conversionsPrefix(String(asset.groupId), asset.id);
 
 /**
+ * The addons whose results a Delete removes (CONTRACT §16): the addon keys listed, and the conversion addons
+ * (background_removal, storyboard) whose conversion goes, each only when the asset has its result. An addon key
+ * without a result is ignored, as a conversion key without an output is.
+ */
+function addonsToRemove(asset: Asset, keys: readonly string[], removedConversions: readonly string[]): string[] {
+  const hasResult = (addon: string): boolean =>
+    Object.hasOwn(asset.addonResults, addon) || Object.hasOwn(asset.conversions, addon) || asset.addonsInfo[addon]?.available === true;
+  return [...new Set([...keys, ...removedConversions])].filter((key) => ADDONS.includes(key) && hasResult(key));
+}
+
+/**
  * The change of one Delete (endpoint 6) inside the caller's transaction. `original` moves the asset to the trash
  * (its original bytes stay for Undelete) and removes every conversion, `*` every conversion, other keys the
- * conversions of those names; unknown and inapplicable keys are ignored. Removed bytes are queued for deletion
- * and `file-deleted` carries the deletion payload.
+ * conversions of those names and the results of the addons of those names; unknown and inapplicable keys are
+ * ignored. Removed bytes are queued for deletion and `file-deleted` carries the deletion payload.
  */
 export async function trashOrTrim(tx: Tx, asset: Asset, keys: string[]): Promise<string> {
   const original = keys.includes('original');
@@ -63,7 +76,10 @@ export async function trashOrTrim(tx: Tx, asset: Asset, keys: string[]): Promise
       after = await revokePublic(tx, after, removed);
       await tx.deletions.enqueue(removed.flatMap((k) => (asset.conversions[k] ? [storedObjectsOf(asset.conversions[k])] : [])));
     }
-    message = removed.length > 0 ? `Deleted: ${removed.join(', ')}` : 'Nothing to delete: no listed key applies to the asset';
+    const addons = addonsToRemove(asset, keys, removed);
+    if (addons.length > 0) after = await tx.assets.removeAddonResults(asset.groupId, asset.id, addons, addonResultsWithout(after.addonResults, addons));
+    const deleted = [...new Set([...removed, ...addons])];
+    message = deleted.length > 0 ? `Deleted: ${deleted.join(', ')}` : 'Nothing to delete: no listed key applies to the asset';
   }
   const payload: DeletionPayload = { id: asset.id, event: 'file-deleted', keys, status: 'OK', message };
   await tx.events.writeDeletion(after, payload);
