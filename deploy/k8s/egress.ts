@@ -12,7 +12,7 @@
  *   PostgreSQL on 5432. The base's peer is the `postgres` pod of the namespace (the dev overlay's); the prod overlay
  *   replaces it by the ipBlock of its managed database (an overlay setting: k8s/overlays/prod/kustomization.yaml).
  * - `egress-to-internet`: the services with `internet` (webhook deliveries, upload's ingest) to every public
- *   address, on any port (their outbound guard, libs/http/src/outbound-address.ts, admits any port of a public
+ *   address, on any TCP port (their outbound guard, libs/http/src/outbound-address.ts, admits any port of a public
  *   host): 0.0.0.0/0 and ::/0 except the private, loopback, link-local, CGNAT, multicast and reserved ranges, so the
  *   policy backs up the guard's SSRF check (the cluster's pods, Services and nodes, the cloud's metadata address).
  * - `egress-to-otel-collector`: every service to the OpenTelemetry collector (OTLP 4317 gRPC, 4318 HTTP) in the
@@ -97,7 +97,8 @@ export function egressPolicies(peers: EgressPeers): Obj[] {
     // The overlays set the peer: dev keeps its postgres pod, prod names its managed database's addresses.
     policy('egress-to-database', oneOf(owners), [{ to: toPods('postgres'), ports: ports(DATABASE_PORT) }]),
     policy('egress-to-internet', oneOf(outside), [
-      { to: [{ ipBlock: { cidr: '0.0.0.0/0', except: [...PRIVATE_IPV4] } }, { ipBlock: { cidr: '::/0', except: [...PRIVATE_IPV6] } }] },
+      // TCP only (HTTP): no UDP out, so no resolver of the internet either (DNS goes through the cluster's).
+      { to: [{ ipBlock: { cidr: '0.0.0.0/0', except: [...PRIVATE_IPV4] } }, { ipBlock: { cidr: '::/0', except: [...PRIVATE_IPV6] } }], ports: [{ protocol: 'TCP' }] },
     ]),
     policy(
       'egress-to-otel-collector',

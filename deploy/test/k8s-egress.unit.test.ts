@@ -192,7 +192,7 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     }
   });
 
-  it('lets webhook and upload reach public addresses on any port, never the private ranges; nobody else reaches the internet', () => {
+  it('lets webhook and upload reach public addresses on any TCP port, never the private ranges; nobody else reaches the internet', () => {
     for (const name of ['webhook', 'upload']) {
       for (const [ip, port] of [[PUBLIC_V4, 443], [PUBLIC_V4, 80], [PUBLIC_V4, 8443], ['8.8.8.8', 443], [PUBLIC_V6, 443]] as const) {
         expect([name, ip, port, verdict(name, outside(ip), port).admitted]).toEqual([name, ip, port, true]);
@@ -200,6 +200,8 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       for (const ip of ['10.0.0.5', '172.16.5.4', '192.168.0.10', '169.254.169.254', '127.0.0.1', '100.64.1.1', 'fd00:ec2::254', 'fe80::1', '10.51.100.20']) {
         for (const port of [80, 443, 5432]) expect([name, ip, port, verdict(name, outside(ip), port).admitted]).toEqual([name, ip, port, false]);
       }
+      // TCP only: no UDP to the internet (a resolver there would bypass the cluster's DNS).
+      expect([name, verdict(name, outside('8.8.8.8'), 53, 'UDP').admitted, verdict(name, outside(PUBLIC_V4), 443, 'UDP').admitted]).toEqual([name, false, false]);
     }
     for (const name of workloadsOf(objects).map((w) => w.metadata.name).filter((n) => n !== 'webhook' && n !== 'upload')) {
       expect([name, verdict(name, outside(PUBLIC_V4), 443).admitted, verdict(name, outside(PUBLIC_V6), 443).admitted]).toEqual([name, false, false]);
