@@ -8,6 +8,8 @@ import type { ServiceSigner } from './service-token';
 
 export interface AuthenticatorOptions {
   jwtSecret: string;
+  /** JWT_PREVIOUS_SECRET: during a rotation, tokens signed with it are still accepted (verifyJwt). */
+  jwtPreviousSecret?: string;
   /** Base URL of the auth service, e.g. http://127.0.0.1:8090 */
   authUrl: string;
   /** This edge's own identity: auth answers its internal routes only to callers it knows. */
@@ -87,8 +89,8 @@ function bearer(req: Request): string | undefined {
 }
 
 /** A JWT carries only ids; permissions come from the role table so a role change applies at the next token. */
-export function principalFromJwt(token: string, secret: string): Principal & { token_epoch: number } {
-  const claims = verifyJwt(token, secret);
+export function principalFromJwt(token: string, secret: string, previousSecret?: string): Principal & { token_epoch: number } {
+  const claims = verifyJwt(token, secret, previousSecret);
   const roleName = ROLE_NAMES[claims.role];
   if (!roleName) throw unauthenticated('The token is invalid', 'INVALID_TOKEN');
   return {
@@ -126,7 +128,7 @@ export function createAuthenticator(opts: AuthenticatorOptions): RequestHandler 
   const auth = internalClient({ baseUrl: opts.authUrl, audience: 'auth', signer: opts.signer, timeoutMs: opts.timeoutMs ?? 5000 });
   const userStatus = userStatusLookup(opts, auth);
   const fromJwt = async (token: string): Promise<Principal> => {
-    const { token_epoch: epoch, ...principal } = principalFromJwt(token, opts.jwtSecret);
+    const { token_epoch: epoch, ...principal } = principalFromJwt(token, opts.jwtSecret, opts.jwtPreviousSecret);
     const status = await userStatus(principal.group_id, principal.user_id);
     if (status === undefined) return principal;
     if (status === 'gone') throw unauthenticated('The user of this token no longer exists', 'INVALID_TOKEN');

@@ -53,11 +53,15 @@ const positiveInt = (v: unknown): number | undefined => {
   return typeof n === 'number' && Number.isSafeInteger(n) && n > 0 ? n : undefined;
 };
 
-/** Verifies signature (HS256 only: no `alg: none`, no algorithm confusion) and expiry; throws unauthenticated(). */
-export function verifyJwt(token: string, secret: string): JwtClaims {
+/**
+ * Verifies signature (HS256 only: no `alg: none`, no algorithm confusion) and expiry; throws unauthenticated().
+ * `previousSecret` (JWT_PREVIOUS_SECRET, during a rotation) verifies only what `secret` refuses for its signature:
+ * tokens signed before the rotation keep working until they expire, every other check stays the same.
+ */
+export function verifyJwt(token: string, secret: string, previousSecret?: string): JwtClaims {
   let payload: string | jwt.JwtPayload;
   try {
-    payload = jwt.verify(token, keyOf(secret), { algorithms: ['HS256'] });
+    payload = verifiedPayload(token, secret, previousSecret);
   } catch (err) {
     const expired = err instanceof jwt.TokenExpiredError;
     throw unauthenticated(expired ? 'The token has expired' : 'The token is invalid', expired ? 'TOKEN_EXPIRED' : 'INVALID_TOKEN');
@@ -71,4 +75,15 @@ export function verifyJwt(token: string, secret: string): JwtClaims {
   }
   const ep = typeof payload.ep === 'number' && Number.isSafeInteger(payload.ep) && payload.ep >= 0 ? payload.ep : 0;
   return { sub, gid, role, ep, jti: payload.jti, exp: payload.exp, iat: typeof payload.iat === 'number' ? payload.iat : 0 };
+}
+
+/** jsonwebtoken checks the signature before any claim: only a token of another key reaches the previous one. */
+function verifiedPayload(token: string, secret: string, previousSecret: string | undefined): string | jwt.JwtPayload {
+  try {
+    return jwt.verify(token, keyOf(secret), { algorithms: ['HS256'] });
+  } catch (err) {
+    const otherKey = err instanceof jwt.JsonWebTokenError && err.message === 'invalid signature';
+    if (!otherKey || !previousSecret || previousSecret === secret) throw err;
+    return jwt.verify(token, keyOf(previousSecret), { algorithms: ['HS256'] });
+  }
 }

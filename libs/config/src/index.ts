@@ -153,7 +153,17 @@ export const s3Env = {
 
 /** The edges and auth verify or sign user JWTs; services behind them never see one. */
 export const jwtEnv = {
+  /** Signs every new token and verifies it. */
   JWT_SECRET: z.string().min(16, 'must be at least 16 characters'),
+  /**
+   * The secret before the last rotation: tokens it signed are still accepted until they expire, none is signed with
+   * it. Empty is none (`kubectl apply` cannot remove a key from a Secret, so the secrets tool empties it instead).
+   */
+  JWT_PREVIOUS_SECRET: z
+    .string()
+    .refine((v) => v === '' || v.length >= 16, 'must be at least 16 characters, or empty')
+    .optional()
+    .transform((v) => v || undefined),
 };
 
 export const serviceUrl = (fallbackPort: number) => z.string().url().default(`http://127.0.0.1:${fallbackPort}`);

@@ -23,6 +23,17 @@ describe('loadConfig', () => {
   });
 });
 
+describe('JWT_PREVIOUS_SECRET (overlap rotation)', () => {
+  const vars = { S3_ACCESS_KEY: 'a', S3_SECRET_KEY: 'b', JWT_SECRET: 'x'.repeat(16) };
+
+  it('is optional, empty means none (the secrets tool empties the key it cannot remove), short is refused', () => {
+    expect(loadConfig(schema, vars).JWT_PREVIOUS_SECRET).toBeUndefined();
+    expect(loadConfig(schema, { ...vars, JWT_PREVIOUS_SECRET: '' }).JWT_PREVIOUS_SECRET).toBeUndefined();
+    expect(loadConfig(schema, { ...vars, JWT_PREVIOUS_SECRET: 'p'.repeat(16) }).JWT_PREVIOUS_SECRET).toBe('p'.repeat(16));
+    expect(() => loadConfig(schema, { ...vars, JWT_PREVIOUS_SECRET: 'short' })).toThrow(/JWT_PREVIOUS_SECRET: must be at least 16 characters/);
+  });
+});
+
 describe('TRUST_PROXY at start-up', () => {
   const vars = { S3_ACCESS_KEY: 'a', S3_SECRET_KEY: 'b', JWT_SECRET: 'x'.repeat(16) };
   const problemsOf = (env: NodeJS.ProcessEnv): string[] => {

@@ -19,6 +19,8 @@ export interface AuthAppDeps {
   pool: Pool;
   logger: Logger;
   jwtSecret: string;
+  /** JWT_PREVIOUS_SECRET, during a rotation (verifies only; new tokens are signed with jwtSecret). */
+  jwtPreviousSecret?: string;
   /** Checks the token of every calling service; routes below name which services may call them. */
   verifier: ServiceVerifier;
   jwtTtlSeconds: number;
@@ -68,6 +70,7 @@ export function createAuthApp(deps: AuthAppDeps): Express {
       pool: deps.pool,
       limiter: new LoginLimiter(new LoginAttemptRepository(deps.pool), deps.loginLimits, deps.now),
       jwtSecret: deps.jwtSecret,
+      ...(deps.jwtPreviousSecret ? { jwtPreviousSecret: deps.jwtPreviousSecret } : {}),
       jwtTtlSeconds: deps.jwtTtlSeconds,
     }),
   );

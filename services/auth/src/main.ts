@@ -71,6 +71,7 @@ async function main(): Promise<void> {
         pool,
         logger,
         jwtSecret: config.JWT_SECRET,
+        ...(config.JWT_PREVIOUS_SECRET ? { jwtPreviousSecret: config.JWT_PREVIOUS_SECRET } : {}),
         verifier: createServiceVerifier({ service: 'auth', trusted: config.SERVICE_TRUSTED_KEYS, ...(replay ? { replay, onReplayStoreError: (err) => logger.warn({ err }, "service-token replay store unavailable: this replica's own memory only") } : {}) }),
         jwtTtlSeconds: config.JWT_TTL,
         assets: httpAssetDirectory({ baseUrl: config.METADATA_URL, signer: createServiceSigner(config.SERVICE_KEY) }),

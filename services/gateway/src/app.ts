@@ -21,6 +21,8 @@ import { openApiRoutes } from './http/openapi.routes';
 export interface GatewayAppDeps {
   logger: Logger;
   jwtSecret: string;
+  /** JWT_PREVIOUS_SECRET, during a rotation: tokens it signed are still accepted. */
+  jwtPreviousSecret?: string;
   /** The gateway's own identity: every forwarded request carries a token it signs for that one request. */
   signer: ServiceSigner;
   upstreams: Record<Upstream, string>;
@@ -77,6 +79,7 @@ export function createGatewayApp(deps: GatewayAppDeps): { app: Express; close():
   const proxy = createProxy({ logger: deps.logger, timeoutMs: deps.upstreamTimeoutMs ?? 60_000, storeTimeoutMs: deps.storeTimeoutMs ?? 30_000 });
   const authenticate = createAuthenticator({
     jwtSecret: deps.jwtSecret,
+    ...(deps.jwtPreviousSecret ? { jwtPreviousSecret: deps.jwtPreviousSecret } : {}),
     authUrl: deps.upstreams.auth,
     signer: deps.signer,
     ...(deps.userStatusTtlMs !== undefined ? { userStatusTtlMs: deps.userStatusTtlMs } : {}),

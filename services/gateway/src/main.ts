@@ -21,6 +21,7 @@ async function main(): Promise<void> {
     ...(nc ? { countRequest: (p) => requests.add(p.group_id, p.user_id, 1) } : {}),
     logger,
     jwtSecret: config.JWT_SECRET,
+    ...(config.JWT_PREVIOUS_SECRET ? { jwtPreviousSecret: config.JWT_PREVIOUS_SECRET } : {}),
     signer: createServiceSigner(config.SERVICE_KEY),
     upstreams: {
       auth: config.AUTH_URL,

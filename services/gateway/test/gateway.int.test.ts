@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import http, { type Server } from 'node:http';
-import { SERVICE_TOKEN_HEADER, createServiceVerifier, parseTrustedKeys, type ServiceCall } from '@dam/auth-tokens';
+import { SERVICE_TOKEN_HEADER, createServiceVerifier, parseTrustedKeys, verifyJwt, type ServiceCall } from '@dam/auth-tokens';
 import { createLogger } from '@dam/logging';
 import { createDatabase, freePort, listen, scaled, serviceIdentities, startServiceProcess, type ServiceProcess } from '@dam/testing';
 import { createGatewayApp, type GatewayAppDeps } from '../src/app';
@@ -102,6 +102,7 @@ let storeUrl: string;
 const storeRanges: Array<string | undefined> = [];
 
 let auth: ServiceProcess;
+let databaseUrl: string;
 let metadata: Server;
 let metadataUrl: string;
 let gatewayServer: Server;
@@ -130,8 +131,9 @@ async function startGateway(
 }
 
 beforeAll(async () => {
+  databaseUrl = await createDatabase('gateway');
   auth = await startServiceProcess('auth', {
-    DATABASE_URL: await createDatabase('gateway'),
+    DATABASE_URL: databaseUrl,
     JWT_SECRET,
     ...identities.env('auth'),
     OTEL_SDK_DISABLED: 'true',
@@ -244,6 +246,47 @@ describe('gateway in front of auth', () => {
     expect((await get('/api/v1/users', viaKey)).status).toBe(403);
     expect((await fetch(`${gw}/api/v1/api_keys/${key.body.key_id}`, { method: 'DELETE', headers: admin })).status).toBe(200);
     expect((await get('/api/v1/users/me', viaKey)).status).toBe(401);
+  });
+});
+
+describe('JWT_SECRET overlap rotation (issue 31): auth and the gateway restarted with a new secret and the old one as JWT_PREVIOUS_SECRET', () => {
+  const ROTATED = 'gw-rotated-jwt-secret-0123456789';
+  let rotatedAuth: ServiceProcess;
+  let rotatedGateway: ServiceProcess;
+
+  beforeAll(async () => {
+    const rotation = { JWT_SECRET: ROTATED, JWT_PREVIOUS_SECRET: JWT_SECRET, OTEL_SDK_DISABLED: 'true', LOG_LEVEL: 'warn' };
+    // Started side by side: the gateway is ready once auth, its upstream, is.
+    const authPort = await freePort();
+    [rotatedAuth, rotatedGateway] = await Promise.all([
+      startServiceProcess('auth', { DATABASE_URL: databaseUrl, ...identities.env('auth'), ...rotation }, { port: authPort }),
+      startServiceProcess('gateway', { ...identities.env('gateway'), AUTH_URL: `http://127.0.0.1:${authPort}`, METADATA_URL: metadataUrl, ...rotation }),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all([rotatedGateway?.stop(), rotatedAuth?.stop()]);
+  });
+
+  it('accepts a token signed before the rotation, signs new ones with the new secret; without JWT_PREVIOUS_SECRET the old token is refused', async () => {
+    const old = { authorization: `Bearer ${await adminJwt()}` };
+    const via = (url: string, path: string, headers: Record<string, string> = {}) => fetch(`${url}${path}`, { headers }).then(json);
+    // The gateway verifies it (users/me), and so does auth (Validate JWT).
+    expect([(await via(rotatedGateway.url, '/api/v1/users/me', old)).body.user_id, (await via(rotatedGateway.url, '/api/v1/auth/validate', old)).body.valid]).toEqual([1, true]);
+    const login = await fetch(`${rotatedGateway.url}/api/v1/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'admin@example.com', password: 'admin-password' }),
+    }).then(json);
+    expect(verifyJwt(login.body.jwt as string, ROTATED)).toMatchObject({ sub: 1 });
+    expect(() => verifyJwt(login.body.jwt as string, JWT_SECRET)).toThrow(expect.objectContaining({ code: 'INVALID_TOKEN' }));
+    // What a rotation did before JWT_PREVIOUS_SECRET existed: every token issued before is refused at once.
+    const unrotated = await startGateway(metadataUrl, undefined, { jwtSecret: ROTATED });
+    try {
+      const refused = await via(unrotated.url, '/api/v1/users/me', old);
+      expect([refused.status, refused.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+    } finally {
+      await new Promise((r) => unrotated.server.close(r));
+    }
   });
 });
 

@@ -60,7 +60,7 @@ async function main(): Promise<void> {
     idleTimeoutMs: config.INGEST_IDLE_TIMEOUT_MS,
     rateLimiter: new HostRateLimiter(config.INGEST_RATE_PER_MINUTE, config.INGEST_RATE_BURST),
   };
-  const authOptions: AuthenticatorOptions = { jwtSecret: config.JWT_SECRET, authUrl: config.AUTH_URL, signer, userStatusTtlMs: config.USER_STATUS_TTL_MS };
+  const authOptions: AuthenticatorOptions = { jwtSecret: config.JWT_SECRET, ...(config.JWT_PREVIOUS_SECRET ? { jwtPreviousSecret: config.JWT_PREVIOUS_SECRET } : {}), authUrl: config.AUTH_URL, signer, userStatusTtlMs: config.USER_STATUS_TTL_MS };
   const served = await runService({
     logger,
     host: config.HOST,

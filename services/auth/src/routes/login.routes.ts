@@ -12,6 +12,8 @@ export interface LoginRoutesDeps {
   pool: Pool;
   limiter: LoginLimiter;
   jwtSecret: string;
+  /** JWT_PREVIOUS_SECRET: Validate JWT still accepts tokens signed before the last rotation. */
+  jwtPreviousSecret?: string;
   jwtTtlSeconds: number;
 }
 
@@ -46,7 +48,7 @@ export function loginRoutes(deps: LoginRoutesDeps): Router {
   });
 
   const validateJwt = async (req: Request, res: Response) => {
-    const claims = verifyJwt(jwtOf(req), deps.jwtSecret);
+    const claims = verifyJwt(jwtOf(req), deps.jwtSecret, deps.jwtPreviousSecret);
     const user = await users.findVisible(claims.gid, claims.sub);
     if (!user) throw unauthenticated('The token is invalid', 'INVALID_TOKEN');
     if (user.disabled) throw forbidden('This account is disabled', 'ACCOUNT_DISABLED');
