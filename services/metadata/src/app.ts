@@ -25,6 +25,7 @@ import { jobRoutes } from './http/jobs.routes';
 import { trashRoutes, type TrashRouteDeps } from './http/trash.routes';
 import { internalAssetExistsRoutes, internalAssetSourceRoutes } from './http/internal-asset-exists.routes';
 import { internalAssetsRoutes, internalIngestRoutes, internalReplaceRoutes } from './http/internal-assets.routes';
+import { autoAddonsPlanner } from './domain/addons.use-case';
 
 export interface MetadataAppDeps {
   logger: Logger;
@@ -69,8 +70,10 @@ export function buildMetadataApp(deps: MetadataAppDeps): Express {
   // The permission of each public route, checked here again on the gateway's own table.
   app.use('/api', requireRoutePermission('metadata'));
   const transactions = pgTransactions(deps.pool, deps.jobTimings);
-  app.use(internalAssetsRoutes(transactions));
-  app.use(internalReplaceRoutes(transactions, deps.replacedOriginalGraceMs));
+  // The group's automatic addons open with an original's processing (CONTRACT §16).
+  const autoAddons = autoAddonsPlanner((g) => deps.groupSettings.get(String(g)), deps.addonUnavailable);
+  app.use(internalAssetsRoutes(transactions, autoAddons));
+  app.use(internalReplaceRoutes(transactions, deps.replacedOriginalGraceMs, autoAddons));
   app.use(internalIngestRoutes(transactions));
   app.use(internalAssetExistsRoutes(reader));
   app.use(internalAssetSourceRoutes(reader));

@@ -16,6 +16,7 @@ import { transformClient } from './adapters/transform.client';
 import { dataUpdatesPoller, localJobsPoller, objectDeletionsPoller, publicPolicyPoller, storageGaugePoller } from './consumers/housekeeping.pollers';
 import { jobLeaseSweeper, jobReportsWorker } from './consumers/job-reports.consumer';
 import { migrateMetadata } from './migrations';
+import { autoAddonsPlanner } from './domain/addons.use-case';
 
 async function main(): Promise<void> {
   const config = loadMetadataConfig();
@@ -44,11 +45,10 @@ async function main(): Promise<void> {
   const transactions = pgTransactions(pool, timings);
   // Reused until auth announces a change of the group (SETTINGS_MAX_AGE_MS at most).
   const groupSettings = groupSettingsClient(config, createServiceSigner(config.SERVICE_KEY), followSettingsChanges(nc));
-  // CONTRACT §3 `addons.auto.image`: the image addons that run after every upload and replace.
-  const autoAddons = async (groupId: number): Promise<string[]> => {
-    const auto = ((await groupSettings.get(String(groupId))).addons as { auto?: { image?: unknown } } | undefined)?.auto?.image;
-    return Array.isArray(auto) ? auto.filter((a): a is string => typeof a === 'string') : [];
-  };
+  // Whether an addon's model failed to load (asked of the addon service, its answer cached for a few seconds).
+  const addonUnavailable = addonStatusClient(nc);
+  // CONTRACT §3 `addons.auto.image`, §16: the image addons that run with every upload, replace, ingest and undelete.
+  const autoAddons = autoAddonsPlanner((groupId) => groupSettings.get(String(groupId)), addonUnavailable);
   const syncPublicPolicy = publicPolicySync(pool, storage);
 
   await runService({
@@ -84,7 +84,7 @@ async function main(): Promise<void> {
         syncPublicPolicy,
         transforms: transformClient({ baseUrl: config.CONVERSION_URL, signer: createServiceSigner(config.SERVICE_KEY) }),
         groupSettings,
-        addonUnavailable: addonStatusClient(nc),
+        addonUnavailable,
         verifier: createServiceVerifier({ service: 'metadata', trusted: config.SERVICE_TRUSTED_KEYS, replay, onReplayStoreError: (err) => logger.warn({ err }, "service-token replay store unavailable: this replica's own memory only") }),
         readiness,
       }),

@@ -156,22 +156,37 @@ export class AssetRepository implements AssetStore, AssetReader {
     );
   }
 
-  async markProcessed(groupId: number, id: string): Promise<Asset | undefined> {
+  async noteFailure(groupId: number, id: string, errors: Record<string, string>): Promise<void> {
+    await this.db.query(
+      `UPDATE assets SET errors = coalesce(errors, '{}'::jsonb) || $3::jsonb WHERE group_id = $1 AND id = $2 AND status = 'NOT_READY'`,
+      [groupId, id, JSON.stringify(errors)],
+    );
+  }
+
+  async settle(groupId: number, id: string): Promise<Asset | undefined> {
+    // The jobs of a round: its processing (or ingest) job and its automatic addons (CONTRACT §16). CDN and reissue
+    // jobs never hold an asset; an addon run on request needs an OK asset, so it is never open in a round.
     const { rows } = await this.db.query<AssetRow>(
-      `UPDATE assets SET status = 'OK', errors = NULL, update_time = now(), version = version + 1
-       WHERE group_id = $1 AND id = $2 AND status = 'NOT_READY' RETURNING ${COLUMNS}`,
+      `UPDATE assets SET status = CASE WHEN errors IS NULL OR errors = '{}'::jsonb THEN 'OK' ELSE 'ERROR' END,
+         update_time = now(), version = version + 1
+       WHERE group_id = $1 AND id = $2 AND status = 'NOT_READY'
+         AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.group_id = $1 AND $2 = ANY(j.asset_ids)
+           AND j.type IN ('processing', 'ingest', 'addon') AND j.status IN ('QUEUED', 'IN_PROGRESS'))
+       RETURNING ${COLUMNS}`,
       [groupId, id],
     );
     return rows[0] ? toAsset(rows[0]) : undefined;
   }
 
-  async markFailed(groupId: number, id: string, errors: Record<string, string>): Promise<Asset | undefined> {
+  async markAddonsUnavailable(groupId: number, id: string, addons: readonly string[]): Promise<Asset> {
     const { rows } = await this.db.query<AssetRow>(
-      `UPDATE assets SET status = 'ERROR', errors = $3, update_time = now(), version = version + 1
-       WHERE group_id = $1 AND id = $2 AND status = 'NOT_READY' RETURNING ${COLUMNS}`,
-      [groupId, id, errors],
+      `UPDATE assets SET addons_info = addons_info || (SELECT jsonb_object_agg(a, jsonb_build_object('available', false)) FROM unnest($3::text[]) a),
+         update_time = now(), version = version + 1
+       WHERE group_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+      [groupId, id, addons],
     );
-    return rows[0] ? toAsset(rows[0]) : undefined;
+    if (!rows[0]) throw new Error(`asset ${id} vanished while its addons were marked unavailable`);
+    return toAsset(rows[0]);
   }
 
   async setConversions(groupId: number, id: string, conversions: Record<string, StoredConversion>): Promise<Asset> {

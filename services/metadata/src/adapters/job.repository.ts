@@ -127,15 +127,6 @@ export class JobRepository implements JobStore, JobReader {
     return rowCount ?? 0;
   }
 
-  async openCount(groupId: number, assetId: string): Promise<number> {
-    const { rows } = await this.db.query<{ n: number }>(
-      // Only the jobs an asset's status follows (CDN, reissue and addon jobs never hold it NOT_READY).
-      `SELECT count(*)::int AS n FROM jobs WHERE group_id = $1 AND $2 = ANY(asset_ids) AND type IN ('processing', 'ingest') AND ${OPEN}`,
-      [groupId, assetId],
-    );
-    return rows[0]?.n ?? 0;
-  }
-
   async claimExpired(limit: number): Promise<Job[]> {
     // Another sweeper (a second metadata replica) skips the rows this one holds.
     const { rows } = await this.db.query<JobRow>(

@@ -7,6 +7,7 @@ import { assetInTrash, assetNotFound } from './asset.errors';
 import type { Job } from './job';
 import type { RunInTransaction, Tx } from './ports';
 import { requestProcessing } from './process.use-case';
+import { NO_AUTO_ADDONS, type AutoAddonsOf } from './processing';
 
 /** The addons of CONTRACT §6: image addons run by the addon service, `storyboard` (video) made by transcode. */
 export const ADDONS: readonly string[] = [...IMAGE_ADDONS, ...VIDEO_ADDONS];
@@ -57,6 +58,29 @@ export async function openAddonJobs(tx: Tx, asset: Asset, addons: readonly strin
     jobs.push(job);
   }
   return jobs;
+}
+
+/**
+ * The group's automatic addons for an original (CONTRACT §3 `addons.auto.image`, §16), asked before the transaction
+ * that opens them: an image addon this version ships and whose model did not fail to load runs (one still loading
+ * runs once it has); any other named addon is not run and is shown `available: false`. Not an image: none.
+ */
+export function autoAddonsPlanner(
+  settingsOf: (groupId: number) => Promise<GroupSettings>,
+  unavailableReason: (addon: string) => Promise<string | undefined> = async () => undefined,
+): AutoAddonsOf {
+  return async (groupId, contentType) => {
+    if (!isImage(contentType)) return NO_AUTO_ADDONS;
+    const auto = ((await settingsOf(groupId)).addons as { auto?: { image?: unknown } } | undefined)?.auto?.image;
+    const named = Array.isArray(auto) ? [...new Set(auto.filter((a): a is string => typeof a === 'string' && (IMAGE_ADDONS as readonly string[]).includes(a)))] : [];
+    const run: string[] = [];
+    const unavailable: string[] = [];
+    for (const addon of named) {
+      const runnable = AVAILABLE_IMAGE_ADDONS.has(addon) && (await unavailableReason(addon)) === undefined;
+      (runnable ? run : unavailable).push(addon);
+    }
+    return { run, unavailable };
+  };
 }
 
 async function checkRunnable(runInTransaction: RunInTransaction, caller: Principal, id: string, addon: string, applies: (contentType: string) => boolean): Promise<void> {

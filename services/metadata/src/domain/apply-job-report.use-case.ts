@@ -2,12 +2,12 @@ import type { ConversionsCompleted, JobReport, JobWorker } from '@dam/events';
 import { conversionsPrefix } from '@dam/storage';
 import { isImage, type Asset, type StoredConversion } from './asset';
 import { addonResultsAfter } from './addon-labels';
-import { CONVERSION_ADDONS, openAddonJobs } from './addons.use-case';
+import { CONVERSION_ADDONS } from './addons.use-case';
 import { changesNoAsset, describeErrors, startedBy, type Job } from './job';
 import { isOwnConversionKey } from './object-keys';
 import type { RunInTransaction, Tx } from './ports';
 import { finishIngest } from './ingest.use-case';
-import { settleAsset } from './processing';
+import { openAutoAddons, settleAsset, type AutoAddonsOf } from './processing';
 
 export type ReportOutcome =
   | 'renewed'
@@ -35,8 +35,8 @@ const groupOf = (report: JobReport): number | undefined => {
  * it): a report about a job of another kind (a conversion worker completing an addon job) changes nothing.
  */
 export interface ReportDeps {
-  /** The image addons the group runs after every upload and replace (`addons.auto.image` of its settings). */
-  autoAddons?: (groupId: number) => Promise<readonly string[]>;
+  /** The group's automatic addons (`addons.auto.image`): opened with an ingested original's processing, after an undelete's. */
+  autoAddons?: AutoAddonsOf;
 }
 
 export async function applyJobReport(runInTransaction: RunInTransaction, report: JobReport, from: JobWorker, deps: ReportDeps = {}): Promise<ReportOutcome> {
@@ -71,7 +71,7 @@ export async function applyJobReport(runInTransaction: RunInTransaction, report:
       await discardOutputsOfTrashed(tx, groupId, report.asset_id);
       return 'job-ended';
     }
-    if (job.type === 'ingest') return finishIngest(tx, job, report);
+    if (job.type === 'ingest') return finishIngest(tx, job, report, deps.autoAddons);
     if (job.type === 'addon') return finishAddon(tx, job, report);
     if (changesNoAsset(job)) {
       // Only the job ends: the cache is the edge's, the deliveries the webhook service's; no asset changes.
@@ -101,9 +101,10 @@ export async function applyJobReport(runInTransaction: RunInTransaction, report:
     const partial = Object.keys(errors).length > 0 ? describeErrors(errors) : undefined;
     await tx.jobs.finish(groupId, job.id, { status: 'COMPLETED', ...(partial ? { error: partial } : {}), ...(made?.skipped ? { skipped: made.skipped } : {}), ...startedBy(report) });
     const settled = await settleAsset(tx, groupId, asset.id);
-    // After an upload, replace or undelete (not a `process` of named keys), the group's automatic addons run.
-    if (job.type === 'processing' && !job.params.keys && isImage(asset.contentType) && deps.autoAddons) {
-      await openAddonJobs(tx, asset, await deps.autoAddons(groupId), job.createdBy ?? asset.creatorId);
+    // An undelete re-makes a live asset's profile outputs; the group's automatic addons run again after them. (An
+    // upload's, replace's or ingest's were opened with its processing: the asset was NOT_READY, and is OK only now.)
+    if (job.type === 'processing' && !job.params.keys && asset.status !== 'NOT_READY' && isImage(asset.contentType) && deps.autoAddons) {
+      await openAutoAddons(tx, asset, await deps.autoAddons(groupId, asset.contentType), job.createdBy ?? asset.creatorId);
     }
     if (settled === 'processed') return 'processed';
     // A requested run (`process`, undelete) on a live asset: its outputs exist now, so subscribers hear it.
@@ -166,7 +167,7 @@ export async function failUnappliedReport(runInTransaction: RunInTransaction, re
   return runInTransaction(async (tx) => {
     const job = await tx.jobs.findForUpdate(groupId, report.job_id);
     if (!job || job.worker !== from || !job.assetIds.includes(report.asset_id)) return false;
-    const errors = { ...(report.conversions?.errors ?? {}), conversions: 'the job report could not be recorded' };
+    const errors = { ...(report.conversions?.errors ?? {}), [job.type === 'addon' ? (job.params.keys?.[0] ?? 'addon') : 'conversions']: 'the job report could not be recorded' };
     const ended = await tx.jobs.finish(groupId, job.id, { status: 'ERROR', error: describeErrors(errors) });
     if (!ended) return false;
     await settleAsset(tx, groupId, report.asset_id, errors);
@@ -175,14 +176,17 @@ export async function failUnappliedReport(runInTransaction: RunInTransaction, re
 }
 
 /**
- * An addon run ended: its result is kept with the asset (the addon marked available) and `addon-processed`
- * announces it; a failure ends the job ERROR with the reason and leaves the asset as it was.
+ * An addon run ended: its result is kept with the asset (the addon marked available); a failure ends the job ERROR
+ * with the reason. A run on request (an OK asset) is announced by `addon-processed` and its failure leaves the asset
+ * as it was. An automatic addon of an upload's round (a NOT_READY asset) is part of its processing (CONTRACT §16):
+ * its failure is the asset's (`errors.<addon>`), and the round's one `file-processed` announces its result.
  */
 async function finishAddon(tx: Tx, job: Job, report: JobReport): Promise<ReportOutcome> {
   const addon = job.params.keys?.[0] ?? '';
   const made = report.conversions;
   const fail = async (error: string): Promise<ReportOutcome> => {
     await tx.jobs.finish(job.groupId, job.id, { status: 'ERROR', error, ...startedBy(report) });
+    await settleAsset(tx, job.groupId, report.asset_id, { [addon]: error });
     return 'failed';
   };
   if (report.state === 'FAILED' || !report.addon_result || report.addon_result.addon !== addon) return fail(report.error ?? `the ${addon} addon reported no result`);
@@ -199,8 +203,12 @@ async function finishAddon(tx: Tx, job: Job, report: JobReport): Promise<ReportO
   }
   const results = addonResultsAfter(current.addonResults, addon, report.addon_result.result);
   const asset = await tx.assets.saveAddonResult(job.groupId, report.asset_id, addon, results);
-  if (asset && !asset.deletedAt) await tx.events.write('addon-processed', asset);
   await tx.jobs.finish(job.groupId, job.id, { status: 'COMPLETED', ...startedBy(report) });
+  if (current.status === 'NOT_READY') {
+    const settled = await settleAsset(tx, job.groupId, current.id);
+    return settled === 'unchanged' ? 'recorded' : settled;
+  }
+  if (asset && !asset.deletedAt) await tx.events.write('addon-processed', asset);
   return 'recorded';
 }
 

@@ -3,7 +3,7 @@ import { resolveData, validateCustomMetadata } from './custom-metadata';
 import { isOwnOriginalKey } from './object-keys';
 import { originalKey } from '@dam/storage';
 import { toAssetData, type Asset } from './asset';
-import { startProcessing } from './processing';
+import { NO_AUTO_ADDONS, startProcessing, type AutoAddons, type AutoAddonsOf } from './processing';
 import type { Principal } from '@dam/auth-tokens';
 import type { RunInTransaction } from './ports';
 import type { AssetData } from '@dam/events';
@@ -26,12 +26,14 @@ export interface CreateAssetsCommand {
 
 /**
  * Registers originals that upload already stored. All assets, and their events, are written in one transaction:
- * either every file of the request becomes an asset or none does.
+ * either every file of the request becomes an asset or none does. Each one's processing and automatic addons
+ * (`autoAddonsOf`, asked before the transaction) are opened with it.
  */
 export async function createAssets(
   runInTransaction: RunInTransaction,
   caller: Principal,
   command: CreateAssetsCommand,
+  autoAddonsOf?: AutoAddonsOf,
 ): Promise<AssetData[]> {
   const foreign = command.files.filter((f) => !isOwnOriginalKey(caller.group_id, f.id, f.object_key));
   if (foreign.length > 0) {
@@ -41,6 +43,10 @@ export async function createAssets(
     );
   }
   const custom = command.customMetadata === undefined ? undefined : validateCustomMetadata(command.customMetadata, 'custom_metadata');
+  const auto = new Map<string, AutoAddons>();
+  for (const type of new Set(command.files.map((f) => f.content_type))) {
+    auto.set(type, autoAddonsOf ? await autoAddonsOf(caller.group_id, type) : NO_AUTO_ADDONS);
+  }
   const created = await runInTransaction(async (tx) => {
     // Same rules as Update Data: the schema exists, the result fits, and it matches the schema.
     const { data, dataSchemaId } = custom
@@ -63,8 +69,8 @@ export async function createAssets(
         objectKey: file.object_key,
       });
       await tx.events.write('file-saved', asset);
-      // Its processing job and the command to the worker commit with it (or OK at once if nothing is needed).
-      out.push(await startProcessing(tx, asset, caller.user_id));
+      // Its processing and addon jobs and their commands commit with it (or OK at once if nothing is needed).
+      out.push(await startProcessing(tx, asset, caller.user_id, auto.get(file.content_type)));
     }
     return out;
   });

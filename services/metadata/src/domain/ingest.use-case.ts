@@ -4,7 +4,7 @@ import { originalKey } from '@dam/storage';
 import { startedBy, type Job } from './job';
 import { isOwnOriginalKey } from './object-keys';
 import type { RunInTransaction, Tx } from './ports';
-import { settleAsset, startProcessing } from './processing';
+import { NO_AUTO_ADDONS, settleAsset, startProcessing, type AutoAddonsOf } from './processing';
 
 export const DOWNLOAD_STEP = 'download';
 
@@ -66,7 +66,7 @@ export async function startIngest(runInTransaction: RunInTransaction, caller: Pr
  * The end of an ingest job, inside the report's transaction: the stored original becomes the asset's
  * (`file-saved`, then its processing as after an upload), or the asset ends `ERROR` with why.
  */
-export async function finishIngest(tx: Tx, job: Job, report: JobReport): Promise<'processed' | 'failed' | 'recorded' | 'foreign-object-key'> {
+export async function finishIngest(tx: Tx, job: Job, report: JobReport, autoAddonsOf?: AutoAddonsOf): Promise<'processed' | 'failed' | 'recorded' | 'foreign-object-key'> {
   const asset = await tx.assets.findForUpdate(job.groupId, report.asset_id);
   if (!asset) return 'recorded';
   const file: IngestedFile | undefined = report.ingested;
@@ -90,6 +90,9 @@ export async function finishIngest(tx: Tx, job: Job, report: JobReport): Promise
     dataSchemaId: asset.dataSchemaId,
   });
   await tx.events.write('file-saved', stored);
-  const after = await startProcessing(tx, stored, job.createdBy ?? asset.creatorId);
+  // Its automatic addons open with its processing, as after an upload (asked inside the report's transaction: the
+  // stored type is known only now; settings and model states are cached).
+  const auto = autoAddonsOf ? await autoAddonsOf(job.groupId, stored.contentType) : NO_AUTO_ADDONS;
+  const after = await startProcessing(tx, stored, job.createdBy ?? asset.creatorId, auto);
   return after.status === 'OK' ? 'processed' : 'recorded';
 }

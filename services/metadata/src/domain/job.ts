@@ -7,11 +7,12 @@ export type JobStatus = (typeof JOB_STATUSES)[number];
 export const startedBy = (report: JobReport): { startedAt?: string } => (report.started_at ? { startedAt: report.started_at } : {});
 
 /**
- * `processing`: the profile's conversions of a new, replaced or restored original (transcodes and addons join
- * it later); `ingest`: the download of an original from a URL (by upload); `bulk_delete` and `purge`: run by
- * metadata itself, over many assets; `cdn_prefetch` and `cdn_purge`: the edge's byte cache filled or emptied (by
- * link-signing); `reissue_callbacks`: the webhooks of a time range sent again (by webhook; no asset); `addon`: one
- * addon run on one asset (by addon; the asset's status does not follow it).
+ * `processing`: the profile's conversions or transcodes of a new, replaced or restored original; `ingest`: the
+ * download of an original from a URL (by upload); `bulk_delete` and `purge`: run by metadata itself, over many
+ * assets; `cdn_prefetch` and `cdn_purge`: the edge's byte cache filled or emptied (by link-signing);
+ * `reissue_callbacks`: the webhooks of a time range sent again (by webhook; no asset); `addon`: one addon run on one
+ * asset (by addon): an automatic addon opened with the processing of a new, replaced or ingested original is part of
+ * its round (the asset is OK only once it has ended, CONTRACT §16), a run on request is not.
  */
 export const JOB_TYPES = ['processing', 'ingest', 'bulk_delete', 'purge', 'cdn_prefetch', 'cdn_purge', 'reissue_callbacks', 'addon'] as const;
 export type JobType = (typeof JOB_TYPES)[number];
@@ -69,8 +70,9 @@ export interface JobParams {
 }
 
 /**
- * Jobs about the edge's cache or the webhooks: they change no asset, so an asset's status never follows them, and
- * each is one command whatever its assets (a reissue has none).
+ * Jobs about the edge's cache or the webhooks, and addon runs: they change no asset's status on their own (an
+ * automatic addon's end settles its asset through the addon's path), and each is one command whatever its assets
+ * (a reissue has none).
  */
 export const changesNoAsset = (job: Pick<Job, 'type'>): boolean =>
   job.type === 'cdn_prefetch' || job.type === 'cdn_purge' || job.type === 'reissue_callbacks' || job.type === 'addon';

@@ -26,9 +26,15 @@ export interface AssetStore {
     metadata: Record<string, unknown>,
     addonsInfo?: Record<string, { available: boolean }>,
   ): Promise<void>;
-  /** Conditional claim: only a NOT_READY asset moves, so a repeated report changes nothing. */
-  markProcessed(groupId: number, id: string): Promise<Asset | undefined>;
-  markFailed(groupId: number, id: string, errors: Record<string, string>): Promise<Asset | undefined>;
+  /** What failed in a NOT_READY asset's processing round, added to its `errors` (shown once it is ERROR). */
+  noteFailure(groupId: number, id: string, errors: Record<string, string>): Promise<void>;
+  /**
+   * The end of a processing round, one conditional update: a NOT_READY asset none of whose round's jobs (processing,
+   * ingest, addon) is open becomes ERROR when failures were noted, else OK; undefined when it does not move.
+   */
+  settle(groupId: number, id: string): Promise<Asset | undefined>;
+  /** Automatic addons whose model is not available: `addons_info.<addon>.available` false; the asset as changed. */
+  markAddonsUnavailable(groupId: number, id: string, addons: readonly string[]): Promise<Asset>;
   /** Replaces the conversions of a live asset; returns it as it now is. */
   setConversions(groupId: number, id: string, conversions: Record<string, StoredConversion>): Promise<Asset>;
   /** Into the trash (conversions gone); undefined when it already was. */
@@ -191,8 +197,6 @@ export interface JobStore {
   finish(groupId: number, jobId: number, outcome: JobOutcome): Promise<boolean>;
   /** Ends the open jobs of this type for the asset; returns how many it ended. */
   finishOpen(groupId: number, assetId: string, type: JobType, outcome: JobOutcome): Promise<number>;
-  /** Open jobs the asset's status follows (processing, ingest). */
-  openCount(groupId: number, assetId: string): Promise<number>;
   /** Open worker jobs whose lease ran out, locked for this transaction (other sweepers skip them). */
   claimExpired(limit: number): Promise<Job[]>;
   /** Counts one more hand-out and gives it a fresh deadline; returns the new attempt number. */

@@ -19,38 +19,66 @@ export function processingPlan(contentType: string): { worker: JobWorker; steps:
 }
 
 /**
- * Opens the processing of an asset in the caller's transaction: its job and the command to the worker, or, when
- * nothing needs doing, OK at once for a NOT_READY asset (with `file-processed`). Also re-creates the profile's
- * outputs of a live asset (undelete): the job runs while it stays as it is. Returns the asset as it now is.
+ * The group's automatic image addons (`addons.auto.image`) for one original, resolved before the transaction
+ * (settings from auth, model states from the addon service): those to run, and those whose model is not available
+ * (not run; `addons_info.<addon>.available: false`). Video addons are made by the transcode job itself.
  */
-export async function startProcessing(tx: Tx, asset: Asset, createdBy: number): Promise<Asset> {
+export interface AutoAddons {
+  run: readonly string[];
+  unavailable: readonly string[];
+}
+
+export const NO_AUTO_ADDONS: AutoAddons = { run: [], unavailable: [] };
+
+/** Resolves the automatic addons of a group for an original of this content type. */
+export type AutoAddonsOf = (groupId: number, contentType: string) => Promise<AutoAddons>;
+
+/**
+ * Opens the processing of an asset in the caller's transaction: its job and the command to the worker, and for an
+ * image the group's automatic addons, each a job of its own beside it (they read the original, not a conversion, so
+ * they need not wait for it); or, when nothing needs doing, OK at once for a NOT_READY asset (with `file-processed`).
+ * A NOT_READY asset stays so until every job opened here has ended (settleAsset, CONTRACT §16). Also re-creates the
+ * profile's outputs of a live asset (undelete): the job runs while it stays as it is. Returns the asset as it now is.
+ */
+export async function startProcessing(tx: Tx, asset: Asset, createdBy: number, auto: AutoAddons = NO_AUTO_ADDONS): Promise<Asset> {
   const plan = processingPlan(asset.contentType);
   if (!plan && asset.status !== 'NOT_READY') return asset;
   if (!plan) {
-    const processed = await tx.assets.markProcessed(asset.groupId, asset.id);
-    if (!processed) throw new Error(`asset ${asset.id} is not NOT_READY inside its own transaction`);
-    await tx.events.write('file-processed', processed);
-    return processed;
+    await settleAsset(tx, asset.groupId, asset.id);
+    return (await tx.assets.findById(asset.groupId, asset.id)) ?? asset;
   }
   const job = await tx.jobs.create({ groupId: asset.groupId, type: 'processing', worker: plan.worker, assetIds: [asset.id], steps: plan.steps, createdBy });
   await tx.commands.send(job, asset, 0);
+  if (isImage(asset.contentType)) return openAutoAddons(tx, asset, auto, createdBy);
   return asset;
 }
 
 /**
- * The asset's status follows its jobs: a failed job makes it ERROR (with what failed), the last open job ending
- * well makes it OK. Only a NOT_READY asset moves, and each move writes `file-processed` once.
+ * The automatic addons of one original: a job (and its command) for each that can run; those whose model is not
+ * available are not run and say so in `addons_info`. Returns the asset as it now is.
  */
-export async function settleAsset(tx: Tx, groupId: number, assetId: string, failed?: Record<string, string>): Promise<'failed' | 'processed' | 'open' | 'unchanged'> {
-  if (failed) {
-    const asset = await tx.assets.markFailed(groupId, assetId, failed);
-    if (!asset) return 'unchanged';
-    await tx.events.write('file-processed', asset);
-    return 'failed';
+export async function openAutoAddons(tx: Tx, asset: Asset, auto: AutoAddons, createdBy: number): Promise<Asset> {
+  for (const addon of new Set(auto.run)) {
+    const job = await tx.jobs.create({ groupId: asset.groupId, type: 'addon', worker: 'addon', params: { keys: [addon] }, assetIds: [asset.id], steps: [], createdBy });
+    await tx.commands.send(job, asset, 0);
   }
-  if ((await tx.jobs.openCount(groupId, assetId)) > 0) return 'open';
-  const asset = await tx.assets.markProcessed(groupId, assetId);
+  if (auto.unavailable.length === 0) return asset;
+  return tx.assets.markAddonsUnavailable(asset.groupId, asset.id, [...new Set(auto.unavailable)]);
+}
+
+/**
+ * The asset's status follows the jobs of its processing round (its processing or ingest job and its automatic
+ * addons): while one is open it stays NOT_READY, what failed is noted in its `errors`; when the last one ends it
+ * becomes ERROR if anything failed, else OK, and `file-processed` is written once, with everything the round made.
+ * The asset's row lock is taken before the check, so of two jobs ending at once (two replicas) the later sees the
+ * other's end and settles it; the earlier sees the later still open. Only a NOT_READY asset moves.
+ */
+export async function settleAsset(tx: Tx, groupId: number, assetId: string, failed?: Record<string, string>): Promise<'failed' | 'processed' | 'unchanged'> {
+  const locked = await tx.assets.findForUpdate(groupId, assetId);
+  if (locked?.status !== 'NOT_READY') return 'unchanged';
+  if (failed) await tx.assets.noteFailure(groupId, assetId, failed);
+  const asset = await tx.assets.settle(groupId, assetId);
   if (!asset) return 'unchanged';
   await tx.events.write('file-processed', asset);
-  return 'processed';
+  return asset.status === 'ERROR' ? 'failed' : 'processed';
 }

@@ -8,7 +8,7 @@ import { resolveData, validateCustomMetadata } from './custom-metadata';
 import type { StoredFile } from './create-assets.use-case';
 import { isOwnOriginalKey } from './object-keys';
 import type { RunInTransaction, Tx } from './ports';
-import { startProcessing } from './processing';
+import { NO_AUTO_ADDONS, startProcessing, type AutoAddonsOf } from './processing';
 
 /** How long a replaced original stays in the bucket for downloads that were already streaming it (default). */
 export const REPLACED_ORIGINAL_GRACE_MS = 10 * 60_000;
@@ -30,7 +30,8 @@ export async function checkReplaceable(runInTransaction: RunInTransaction, calle
  * Replace Asset Content (endpoint 4): the asset keeps its id and takes the new original (stored by upload next
  * to the old one). In one transaction: the record points at the new object (so a download reads the old bytes
  * or the new, never a mix), open processing ends, the old outputs and the old original are queued for deletion,
- * the asset is NOT_READY again with `file-saved`, and the profile's processing starts over.
+ * the asset is NOT_READY again with `file-saved`, and the profile's processing and the automatic addons start over
+ * (`autoAddonsOf`, asked before the transaction).
  */
 export async function replaceOriginal(
   runInTransaction: RunInTransaction,
@@ -39,15 +40,19 @@ export async function replaceOriginal(
   file: Omit<StoredFile, 'id'>,
   customMetadata?: unknown,
   graceMs = REPLACED_ORIGINAL_GRACE_MS,
+  autoAddonsOf?: AutoAddonsOf,
 ) {
   if (!isOwnOriginalKey(caller.group_id, id, file.object_key)) {
     throw validationFailed([{ path: 'object_key', message: 'is not an original key of this asset' }]);
   }
   const custom = customMetadata === undefined ? undefined : validateCustomMetadata(customMetadata, 'custom_metadata');
+  const auto = autoAddonsOf ? await autoAddonsOf(caller.group_id, file.content_type) : NO_AUTO_ADDONS;
   return runInTransaction(async (tx) => {
     const asset = await replaceableAsset(tx, caller, id);
     const next = custom ? await resolveData(tx, asset.groupId, asset, custom, 'custom_metadata') : asset;
     await tx.jobs.finishOpen(asset.groupId, asset.id, 'processing', { status: 'ERROR', error: 'the original was replaced' });
+    // An addon still running reads the old original: its result would describe bytes the asset no longer has.
+    await tx.jobs.finishOpen(asset.groupId, asset.id, 'addon', { status: 'ERROR', error: 'the original was replaced' });
     // The old objects are going: none of them stays public (the record's public keys are reset with it).
     await tx.publicObjects.revoke(asset.groupId, asset.id);
     const replaced = await tx.assets.replaceOriginal(asset.groupId, asset.id, {
@@ -66,6 +71,6 @@ export async function replaceOriginal(
     if (asset.checksum !== file.checksum) await tx.deletions.enqueue([conversionsPrefix(group, asset.id, asset.checksum)]);
     if (asset.objectKey !== file.object_key) await tx.deletions.enqueue([asset.objectKey], graceMs);
     await tx.events.write('file-saved', replaced);
-    return toAssetData(await startProcessing(tx, replaced, caller.user_id));
+    return toAssetData(await startProcessing(tx, replaced, caller.user_id, auto));
   });
 }

@@ -18,9 +18,11 @@ export async function sweepJobLeases(runInTransaction: RunInTransaction, timings
     for (const job of await tx.jobs.claimExpired(limit)) {
       const log = { job_id: job.id, group_id: job.groupId, worker: job.worker, attempts: job.attempts };
       if (job.attempts + 1 >= timings.maxAttempts) {
-        const errors = { original: `no ${job.worker ?? ''} worker finished the job after ${job.attempts + 1} attempts` };
+        // An addon job's failure is its addon's (an automatic addon's asset ends ERROR with it; one run on request leaves it).
+        const key = job.type === 'addon' ? (job.params.keys?.[0] ?? 'addon') : 'original';
+        const errors = { [key]: `no ${job.worker ?? ''} worker finished the job after ${job.attempts + 1} attempts` };
         await tx.jobs.finish(job.groupId, job.id, { status: 'ERROR', error: describeErrors(errors) });
-        if (!changesNoAsset(job)) for (const assetId of job.assetIds) await settleAsset(tx, job.groupId, assetId, errors);
+        if (job.type === 'addon' || !changesNoAsset(job)) for (const assetId of job.assetIds) await settleAsset(tx, job.groupId, assetId, errors);
         logger.error(log, 'job given up: its lease ran out too often');
         result.failed++;
         continue;

@@ -7,6 +7,7 @@ import { startIngest } from '../domain/ingest.use-case';
 import { createAssets } from '../domain/create-assets.use-case';
 import { checkReplaceable, replaceOriginal } from '../domain/replace-original.use-case';
 import type { RunInTransaction } from '../domain/ports';
+import type { AutoAddonsOf } from '../domain/processing';
 
 const createBody = z.object({
   files: z.array(storedFile).min(1).max(1000),
@@ -14,13 +15,13 @@ const createBody = z.object({
   custom_metadata: z.unknown().optional(),
 });
 
-/** Called by upload (principal header) once the originals are stored. */
-export function internalAssetsRoutes(runInTransaction: RunInTransaction): Router {
+/** Called by upload (principal header) once the originals are stored; `autoAddonsOf`: the group's automatic addons. */
+export function internalAssetsRoutes(runInTransaction: RunInTransaction, autoAddonsOf?: AutoAddonsOf): Router {
   const router = Router();
   const schemas = { body: createBody };
   router.post('/internal/v1/assets', validate(schemas), async (req, res) => {
     const { body } = parsed(schemas, req, res);
-    const assets = await createAssets(runInTransaction, principalOf(res), { files: body.files, customMetadata: body.custom_metadata });
+    const assets = await createAssets(runInTransaction, principalOf(res), { files: body.files, customMetadata: body.custom_metadata }, autoAddonsOf);
     res.status(201).json({ assets });
   });
   return router;
@@ -38,7 +39,7 @@ export function internalIngestRoutes(runInTransaction: RunInTransaction): Router
 }
 
 /** Replace Asset Content, called by upload: the check before the body is read, then the registration. */
-export function internalReplaceRoutes(runInTransaction: RunInTransaction, replacedOriginalGraceMs?: number): Router {
+export function internalReplaceRoutes(runInTransaction: RunInTransaction, replacedOriginalGraceMs?: number, autoAddonsOf?: AutoAddonsOf): Router {
   const router = Router();
   const check = { params: z.object({ id: storedFile.shape.id }) };
   router.get('/internal/v1/assets/:id/replaceable', validate(check), async (req, res) => {
@@ -50,7 +51,7 @@ export function internalReplaceRoutes(runInTransaction: RunInTransaction, replac
   router.post('/internal/v1/assets/:id/original', validate(replace), async (req, res) => {
     const { params, body } = parsed(replace, req, res);
     const { custom_metadata: customMetadata, ...file } = body;
-    const asset = await replaceOriginal(runInTransaction, principalOf(res), params.id, file, customMetadata, replacedOriginalGraceMs);
+    const asset = await replaceOriginal(runInTransaction, principalOf(res), params.id, file, customMetadata, replacedOriginalGraceMs, autoAddonsOf);
     res.status(200).json({ asset });
   });
   return router;
