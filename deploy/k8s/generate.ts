@@ -187,15 +187,17 @@ export const S3_SECRET_KEYS = ['S3_ACCESS_KEY', 'S3_SECRET_KEY'] as const;
 export function secretKeysOf(s: ServiceSpec): string[] {
   return [...(callsOthers(s) ? ['SERVICE_KEY'] : []), ...(s.nats ? ['NATS_NKEY_SEED'] : []), ...(s.database ? ['DATABASE_URL'] : []), ...(s.s3 ? S3_SECRET_KEYS : []), ...(s.secretKeys ?? [])];
 }
-/** The Secret every service reads: the JWT secret and the trusted service keys. */
-export const SHARED_SECRET_KEYS = ['JWT_SECRET', 'SERVICE_TRUSTED_KEYS'];
+/** The Secret every service reads: the JWT secret (and the one before its last rotation) and the trusted service keys. */
+export const SHARED_SECRET_KEYS = ['JWT_SECRET', 'JWT_PREVIOUS_SECRET', 'SERVICE_TRUSTED_KEYS'];
+/** Keys a Secret made by an earlier release lacks (the pods start without them until its next re-render). */
+const OPTIONAL_SECRET_KEYS = ['JWT_PREVIOUS_SECRET'];
 /** MinIO's root user (only MinIO and the minio-users Job read it), and Prometheus' MinIO user. */
 export const MINIO_ROOT_SECRET = 'dam-minio';
 export const MINIO_METRICS_SECRET = 'dam-minio-metrics';
 
 function deployment(s: ServiceSpec): Obj {
   const scratch = Object.entries(s.scratch).map(([mountPath, size], i) => ({ name: `scratch-${i}`, mountPath, size }));
-  const secretEnv = (key: string, secret: string) => ({ name: key, valueFrom: { secretKeyRef: { name: secret, key } } });
+  const secretEnv = (key: string, secret: string) => ({ name: key, valueFrom: { secretKeyRef: { name: secret, key, ...(OPTIONAL_SECRET_KEYS.includes(key) ? { optional: true } : {}) } } });
   const env = [
     ...Object.entries({
       ...s.env,
@@ -210,7 +212,7 @@ function deployment(s: ServiceSpec): Obj {
     }).map(([name, value]) => ({ name, value })),
     // Of the shared secrets, only what the service uses: the JWT secret for the edges and auth, the callers' public
     // keys for a service that others call.
-    ...SHARED_SECRET_KEYS.filter((k) => (k === 'JWT_SECRET' ? s.jwt : isCalled(s))).map((k) => secretEnv(k, 'dam-shared')),
+    ...SHARED_SECRET_KEYS.filter((k) => (k.startsWith('JWT_') ? s.jwt : isCalled(s))).map((k) => secretEnv(k, 'dam-shared')),
     ...secretKeysOf(s).map((k) => secretEnv(k, `dam-${s.name}`)),
   ];
   const image = `${IMAGE[s.image]}:0.1.0`;

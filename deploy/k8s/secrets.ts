@@ -17,7 +17,8 @@
  * `--rotate <what>` (repeatable, with --existing) makes one identity anew and keeps everything else: `nats:<identity>`
  * and `service-key:<service>` (the old public key stays in dam-nats-auth / SERVICE_TRUSTED_KEYS beside the new one
  * until a re-render with `--prune-old-keys`), `s3:<service>` or `s3:metrics`, `link-signing-key` (the new key signs,
- * the old one still verifies), `jwt` (a single secret: no overlap).
+ * the old one still verifies), `jwt` (the new JWT_SECRET signs, the old one stays as JWT_PREVIOUS_SECRET and still
+ * verifies until `--prune-old-keys` empties it).
  * `--only a,b` prints just those Secrets. `--subscribers` names every outside system (with --existing too: the list
  * found in `dam-nats-operators` otherwise).
  *
@@ -52,7 +53,8 @@ export interface SecretOptions {
   rotate?: readonly string[];
   /**
    * Trust only the current keys: drops the public keys earlier rotations left in SERVICE_TRUSTED_KEYS and in
-   * dam-nats-auth (kept there so that pods still holding the old key work until they restart).
+   * dam-nats-auth (kept there so that pods still holding the old key work until they restart), and the previous
+   * JWT secret (JWT_PREVIOUS_SECRET, kept so that tokens signed before a rotation work until they expire).
    */
   pruneOldKeys?: boolean;
 }
@@ -186,6 +188,7 @@ export function generateSecrets(options: SecretOptions = {}): SecretObject[] {
   };
   const shared = {
     JWT_SECRET: keep('dam-shared', 'JWT_SECRET', () => token(32), 'jwt'),
+    JWT_PREVIOUS_SECRET: previousJwtSecret(existing.get('dam-shared'), rotate.has('jwt'), options.pruneOldKeys === true),
     SERVICE_TRUSTED_KEYS: trustedKeys([...serviceKeys.values()], options.pruneOldKeys ? undefined : existing.get('dam-shared')?.SERVICE_TRUSTED_KEYS),
   };
   if (Object.keys(shared).join() !== SHARED_SECRET_KEYS.join()) throw new Error('dam-shared does not hold what the manifests read');
@@ -218,6 +221,16 @@ function publicKeyOf(seed: string): string {
 /** The users of an `authorization` block renderNatsAuthorization wrote (`# <identity>` above each `{ nkey: ... }`). */
 function natsUsersOf(conf: string): Array<{ identity: NatsIdentity; publicKey: string }> {
   return [...conf.matchAll(/^\s*# (\S+)\n\s*\{ nkey: "(U[A-Z2-7]{55})"/gm)].map((m) => ({ identity: m[1] as NatsIdentity, publicKey: m[2] as string }));
+}
+
+/**
+ * JWT_PREVIOUS_SECRET: the JWT_SECRET a rotation replaces, kept by later re-renders, until pruned. Empty, never absent,
+ * when there is none: `kubectl apply` cannot take a key out of a Secret it wrote with `stringData`
+ * (kubernetes/kubernetes#89938), so a key left out would keep the old secret valid.
+ */
+function previousJwtSecret(shared: Readonly<Record<string, string>> | undefined, rotated: boolean, pruned: boolean): string {
+  if (rotated) return shared?.JWT_SECRET ?? '';
+  return pruned ? '' : (shared?.JWT_PREVIOUS_SECRET ?? '');
 }
 
 /**

@@ -11,7 +11,7 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { parseTrustedKeys } from '@dam/auth-tokens';
 import { DEFAULT_SUBSCRIBERS, publicKeyOfSeed } from '@dam/events';
 import { generateSecrets, parseExistingSecrets, rotationTargets, type SecretObject } from '../k8s/secrets';
-import { ROOT } from './k8s-render';
+import { OVERLAYS, ROOT, build, containersOf, podsOf } from './k8s-render';
 
 /** What `kubectl get secret -l app.kubernetes.io/part-of=dam -o yaml` prints for these Secrets: a List, base64 data. */
 const asCluster = (secrets: SecretObject[]): string =>
@@ -26,6 +26,8 @@ const asCluster = (secrets: SecretObject[]): string =>
       data: Object.fromEntries(Object.entries(s.stringData).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
     })),
   });
+/** A container's environment variable as the rendered manifests have it. */
+type EnvVar = { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } } };
 /** Every value as `<secret>/<key>`. */
 const flat = (secrets: SecretObject[]): Map<string, string> => new Map(secrets.flatMap((s) => Object.entries(s.stringData).map(([k, v]) => [`${s.metadata.name}/${k}`, v] as const)));
 /** The `<secret>/<key>`s whose value differs (or that exist on one side only). */
@@ -95,7 +97,7 @@ describe('k8s:secrets --rotate changes exactly the named identity', () => {
     ['service-key:upload', ['dam-shared/SERVICE_TRUSTED_KEYS', 'dam-upload/SERVICE_KEY']],
     ['s3:conversion', ['dam-conversion/S3_ACCESS_KEY', 'dam-conversion/S3_SECRET_KEY']],
     ['s3:metrics', ['dam-minio-metrics/MINIO_METRICS_ACCESS_KEY', 'dam-minio-metrics/MINIO_METRICS_SECRET_KEY']],
-    ['jwt', ['dam-shared/JWT_SECRET']],
+    ['jwt', ['dam-shared/JWT_PREVIOUS_SECRET', 'dam-shared/JWT_SECRET']],
     ['link-signing-key', ['dam-link-signing/LINK_SIGNING_KEYS']],
   ])('%s', (target, keys) => {
     expect(changed(installed, rotated(target))).toEqual(keys);
@@ -128,6 +130,42 @@ describe('k8s:secrets --rotate changes exactly the named identity', () => {
       expect(changed(after, generateSecrets({ existing: again }))).toEqual([]);
       const pruned = generateSecrets({ existing: again, pruneOldKeys: true });
       expect([changed(after, pruned), lineOf(pruned, oldKey), users(pruned).length]).toEqual([['dam-nats-auth/auth.conf'], undefined, users(installed).length]);
+    }
+  });
+
+  it('keeps the old JWT secret as JWT_PREVIOUS_SECRET (tokens signed before still verify) until --prune-old-keys empties it', () => {
+    const values = (secrets: SecretObject[]) => [flat(secrets).get('dam-shared/JWT_SECRET'), flat(secrets).get('dam-shared/JWT_PREVIOUS_SECRET')];
+    const [first] = values(installed);
+    // A first install has none; the key is there, empty, so the pods see the same variables before and after.
+    expect(values(installed)).toEqual([expect.stringMatching(/^[0-9a-f]{64}$/), '']);
+    const after = rotated('jwt');
+    const [second, previous] = values(after);
+    expect([second === first, previous]).toEqual([false, first]);
+    // A re-render keeps both; pruning empties the previous one (never drops the key: `kubectl apply` of stringData
+    // would leave the old value in the cluster) and changes nothing else.
+    const again = parseExistingSecrets(asCluster(after));
+    expect(changed(after, generateSecrets({ existing: again }))).toEqual([]);
+    const pruned = generateSecrets({ existing: again, pruneOldKeys: true });
+    expect([changed(after, pruned), values(pruned)]).toEqual([['dam-shared/JWT_PREVIOUS_SECRET'], [second, '']]);
+    // A second rotation keeps only the one just replaced.
+    expect(values(generateSecrets({ existing: again, rotate: ['jwt'] }))[1]).toBe(second);
+    // A dam-shared made before JWT_PREVIOUS_SECRET existed gets the key, empty.
+    const older = new Map(existing);
+    const { JWT_PREVIOUS_SECRET: _none, ...withoutKey } = existing.get('dam-shared') as Record<string, string>;
+    older.set('dam-shared', withoutKey);
+    expect(changed(installed, generateSecrets({ existing: older }))).toEqual([]);
+  });
+
+  it('gives JWT_PREVIOUS_SECRET to exactly the pods that get JWT_SECRET, optional (an older dam-shared lacks it), in both overlays', () => {
+    for (const overlay of OVERLAYS) {
+      const refs = podsOf(build(overlay)).flatMap((o) =>
+        containersOf(o).flatMap((c: { env?: EnvVar[] }) => (c.env ?? []).filter((e) => e.name.startsWith('JWT_')).map((e) => [o.metadata.name, e.name, e.valueFrom?.secretKeyRef] as const)),
+      );
+      const names = (variable: string) => refs.filter((r) => r[1] === variable).map((r) => r[0]).sort();
+      expect([overlay, names('JWT_SECRET'), names('JWT_PREVIOUS_SECRET')]).toEqual([overlay, ['auth', 'gateway', 'upload'], ['auth', 'gateway', 'upload']]);
+      for (const [, name, ref] of refs) {
+        expect(ref).toEqual({ name: 'dam-shared', key: name, ...(name === 'JWT_PREVIOUS_SECRET' ? { optional: true } : {}) });
+      }
     }
   });
 
