@@ -93,6 +93,14 @@ export interface Form {
   natsConf: string;
   natsEnv: Record<string, string>;
   natsReplicas: number;
+  /**
+   * The NATS pods' sidecars as rendered (the auth-reloader): each its command and its mounts (mount path → volume
+   * name), and the nats container's mounts, so the run maps each volume to one host folder for both.
+   */
+  natsSidecars: { name: string; command: string[]; mounts: Record<string, string> }[];
+  natsMounts: Record<string, string>;
+  /** The NATS pod's Secret volumes: volume name → Secret name (mounted as the kubelet does: run.ts mountSecret). */
+  natsSecretVolumes: Record<string, string>;
   postgresInitSql: string;
   secrets: Map<string, Record<string, string>>;
 }
@@ -214,11 +222,19 @@ export function buildForm(objects: any[], secretObjects: SecretObject[], imageBa
 
   const nats = objects.find((o) => o.kind === 'StatefulSet' && o.metadata.name === 'nats');
   const natsEnv: Record<string, string> = {};
-  for (const e of nats.spec.template.spec.containers[0].env ?? []) if (e.value !== undefined) natsEnv[e.name] = String(e.value);
+  const [natsContainer, ...sidecars] = nats.spec.template.spec.containers;
+  for (const e of natsContainer.env ?? []) if (e.value !== undefined) natsEnv[e.name] = String(e.value);
+  const mountsOf = (c: any): Record<string, string> => Object.fromEntries((c.volumeMounts ?? []).filter((m: any) => !m.subPath).map((m: any) => [m.mountPath, m.name]));
+  const natsSidecars = sidecars.map((c: any) => {
+    if (!Array.isArray(c.command) || c.args) throw new Error(`nats/${c.name}: a sidecar without a command, or with args, this runner does not know`);
+    return { name: c.name as string, command: c.command as string[], mounts: mountsOf(c) };
+  });
   const natsConf = configMaps.get('nats-config')?.['nats.conf'];
   const postgresInitSql = Object.values(configMaps.get('postgres-init') ?? {}).join('\n');
   if (!natsConf) throw new Error('no nats-config ConfigMap');
-  return { namespace, workloads, hosts, ingresses, natsConf, natsEnv, natsReplicas: nats.spec.replicas, postgresInitSql, secrets };
+  return { namespace, workloads, hosts, ingresses, natsConf, natsEnv, natsReplicas: nats.spec.replicas, natsSidecars, natsMounts: mountsOf(natsContainer),
+    natsSecretVolumes: Object.fromEntries((nats.spec.template.spec.volumes ?? []).filter((v: any) => v.secret).map((v: any) => [v.name, v.secret.secretName])),
+    postgresInitSql, secrets };
 }
 
 /** One substitution of the rendered nats.conf: the pattern must be there, so a changed manifest is noticed. */
@@ -229,32 +245,73 @@ function replaceOnce(text: string, from: string | RegExp, to: string): string {
 }
 
 /**
+ * A NATS pod's volume as a host folder: `<node dir>/<volume name>` (the `data` volume is the node dir itself, as
+ * before). One folder per volume, whichever container mounts it: the server and its sidecars share them as in the pod.
+ */
+export const natsVolumeDir = (dir: string, volume: string): string => (volume === 'data' ? dir : path.join(dir, volume));
+
+/** A path inside a NATS pod's container (`mounts`: mount path → volume) as the host path of its volume's folder. */
+export function natsHostPath(mounts: Record<string, string>, dir: string, podPath: string): string {
+  const mount = Object.keys(mounts)
+    .filter((m) => podPath === m || podPath.startsWith(`${m}/`))
+    .sort((x, y) => y.length - x.length)[0];
+  if (mount === undefined) throw new Error(`${podPath} is on no volume of the NATS pod: update deploy/production-form/form.ts`);
+  return path.join(natsVolumeDir(dir, mounts[mount] as string), path.relative(mount, podPath));
+}
+
+/**
+ * A NATS sidecar's command as it runs beside node i: every path under one of its mounts becomes the host folder of
+ * that volume (the same folder the server's own mount of the volume is), nothing else changes.
+ */
+export function natsSidecarCommand(sidecar: Form['natsSidecars'][number], dir: string): string[] {
+  const mounts = Object.keys(sidecar.mounts).sort((x, y) => y.length - x.length);
+  if (mounts.length === 0) return sidecar.command;
+  const pattern = new RegExp(`(${mounts.map((m) => m.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|')})(?=/|'|"|\\s|$)`, 'g');
+  return sidecar.command.map((part) => part.replace(pattern, (m) => natsVolumeDir(dir, sidecar.mounts[m] as string)));
+}
+
+/**
  * Node i's nats.conf: the rendered one with its pod-local parts made host-local: listen addresses (the pod's IP),
- * the store and pid file (its volumes), and the routes by address (nats-server on the host does not see the
- * containers' host names).
+ * the store and pid file (the host folders of their volumes: the pid file where the auth-reloader sidecar signals),
+ * and the routes by address (nats-server on the host does not see the containers' host names).
  */
 export function natsNodeConf(form: Form, i: number, dir: string): string {
   const a = INFRA_ADDRESSES.nats[i] as string;
   let c = form.natsConf;
   c = replaceOnce(c, /^listen: 0\.0\.0\.0:4222$/m, `listen: ${a}:4222`);
   c = replaceOnce(c, /^http: 0\.0\.0\.0:8222$/m, `http: ${a}:8222`);
-  c = replaceOnce(c, 'pid_file: /var/run/nats/nats.pid', `pid_file: ${dir}/nats.pid`);
+  const pidFile = /^pid_file: (\S+)$/m.exec(c)?.[1];
+  if (!pidFile) throw new Error('the rendered nats.conf names no pid_file: update deploy/production-form/form.ts');
+  c = replaceOnce(c, `pid_file: ${pidFile}`, `pid_file: ${natsHostPath(form.natsMounts, dir, pidFile)}`);
   c = replaceOnce(c, 'store_dir: /data/jetstream', `store_dir: ${dir}/jetstream`);
   c = replaceOnce(c, /^(\s+)listen: 0\.0\.0\.0:6222$/m, `$1listen: ${a}:6222`);
   c = replaceOnce(c, /nats:\/\/nats-(\d)\.nats:6222/g, 'ROUTE');
   return c.replace(/ROUTE(, )?/g, '').replace('routes: []', `routes: [${INFRA_ADDRESSES.nats.map((x) => `nats://${x}:6222`).join(', ')}]`);
 }
 
+export interface NginxOptions {
+  dir: string;
+  certFile: string;
+  keyFile: string;
+  httpsPort: number;
+  pgPort: number;
+  s3Port: number;
+  /** A workload's pod, when it is not at the workload's own address (a restarted one: run.ts restart): name → address. */
+  pods?: Record<string, string>;
+}
+
 /** The Services' port mapping (kube-proxy's part) and the Ingress objects as nginx configuration. */
-export function nginxConf(form: Form, o: { dir: string; certFile: string; keyFile: string; httpsPort: number; pgPort: number; s3Port: number }): string {
+export function nginxConf(form: Form, o: NginxOptions): string {
+  // The Service stays at the workload's address; its endpoint is the pod's.
+  const endpoint = (w: Workload) => `${o.pods?.[w.name] ?? w.address}:${w.port}`;
   const upstreamOf = (service: string) => {
     if (service === 'minio') return `127.0.0.1:${o.s3Port}`;
     const w = form.workloads.find((x) => x.name === service);
     if (!w) throw new Error(`an Ingress routes to ${service}, which is no workload here`);
-    return `${w.address}:${w.port}`;
+    return endpoint(w);
   };
   const stream = [
-    ...form.workloads.map((w) => `  server { listen ${w.address}:80; proxy_pass ${w.address}:${w.port}; }`),
+    ...form.workloads.map((w) => `  server { listen ${w.address}:80; proxy_pass ${endpoint(w)}; }`),
     `  server { listen ${INFRA_ADDRESSES.minio}:9000; proxy_pass 127.0.0.1:${o.s3Port}; }`,
     `  server { listen ${INFRA_ADDRESSES.postgres}:5432; proxy_pass 127.0.0.1:${o.pgPort}; }`,
   ];

@@ -5,6 +5,13 @@
  *
  *   node --import tsx deploy/production-form/run.ts up|down
  *
+ * and, on a running form, what an operator does to a cluster (docs/operations.md "Rotation, one identity at a time"):
+ *   run.ts get-secrets          the Secrets as `kubectl get secret -o yaml` prints them (a List, base64 data)
+ *   run.ts apply-secrets < yaml `kubectl apply` of k8s:secrets' output: kept for later starts, and the NATS pods'
+ *                               Secret volumes swapped as the kubelet does (their auth-reloader sidecars signal)
+ *   run.ts restart <workload>   `kubectl rollout restart` (maxUnavailable 0): a new pod with the current Secrets at a
+ *                               new address, ready, then the Service and the Ingress move to it, then the old one stops
+ *
  * env: DAM_PF_DIR (default /tmp/dam-production-form: data, logs, certificates, state.json for the tests)
  *      DAM_PF_K8S_DIR (default <repo>/k8s: the k8s/ tree whose dev overlay is run, e.g. an older commit's)
  *      DAM_IMAGE_NAME (default localhost/dam: the images of deploy/image/build-local.sh, tags runtime and media)
@@ -12,48 +19,21 @@
  *      DAM_PF_RECORD_FLOWS=0: no connection recording (by default every container records the connections it opens
  *      into DAM_PF_DIR/flows, for test/production-form/network-flows.test.ts; form.ts ADDITIONS)
  */
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { createTestCa, issueServerCertificate, type TestCa } from '../../libs/testing/src/tls-certs';
 import { generateSecrets } from '../k8s/secrets';
-import { ADDITIONS, buildForm, INFRA_ADDRESSES, natsNodeConf, nginxConf, OVERRIDES, renderOverlay, ROOT, type Container, type Form, type Listeners, type Workload } from './form';
+import { ADDITIONS, buildForm, INFRA_ADDRESSES, natsNodeConf, natsSidecarCommand, natsVolumeDir, nginxConf, OVERRIDES, renderOverlay, ROOT, type Form, type Listeners } from './form';
+import { DIR, IMAGE, LABEL, log, mountNatsSecrets, RECORD_FLOWS, SECRETS, sh, since, startPod, startProcess, STATE, until, httpOk, type State } from './host';
+import { applySecrets, getSecrets, restart } from './operate';
 
-const DIR = process.env.DAM_PF_DIR ?? '/tmp/dam-production-form';
-const IMAGE = process.env.DAM_IMAGE_NAME ?? 'localhost/dam';
-const RUNTIME = process.env.PODMAN_RUNTIME ?? 'runc';
+export type { State } from './host';
+
 const HTTPS_PORT = 443;
-const STATE = path.join(DIR, 'state.json');
-const LABEL = 'dam-production-form=1';
 const SUBSCRIBER = 'subscriber-example';
-const RECORD_FLOWS = process.env.DAM_PF_RECORD_FLOWS !== '0';
-
-export interface State {
-  dir: string;
-  caFile: string;
-  httpsPort: number;
-  publicHosts: string[];
-  adminEmail: string;
-  adminPassword: string;
-  natsServers: string[];
-  subscriber: string;
-  subscriberSeed: string;
-  pids: { nats: number[] };
-  pgDir: string;
-  s3Dir: string;
-  containers: string[];
-  timings: Record<string, number>;
-  /** Init containers that failed (Kubernetes: Init:CrashLoopBackOff): name → the end of their output. */
-  initFailures: Record<string, string>;
-  overrides: Record<string, string>;
-}
-
-const log = (m: string) => console.log(`[production-form] ${m}`);
-const sh = (cmd: string, args: string[], env?: NodeJS.ProcessEnv) => execFileSync(cmd, args, { encoding: 'utf8', env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-const since = (t: number) => Math.round(performance.now() - t);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function freePort(): Promise<number> {
   const s = net.createServer();
@@ -63,19 +43,6 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function until(what: string, ms: number, check: () => Promise<boolean> | boolean): Promise<void> {
-  const end = Date.now() + ms;
-  for (;;) {
-    try {
-      if (await check()) return;
-    } catch (e) {
-      if ((e as { fatal?: boolean }).fatal) throw e;
-    }
-    if (Date.now() > end) throw new Error(`${what}: not within ${ms / 1000} s`);
-    await sleep(250);
-  }
-}
-const httpOk = async (url: string) => (await fetch(url, { signal: AbortSignal.timeout(2000) })).ok;
 
 /** A CA (made in `dir` unless given) and one server certificate for the DNS `names` (libs/testing's test PKI). */
 async function certificates(dir: string, name: string, names: string[], ca?: TestCa) {
@@ -154,63 +121,27 @@ async function startS3(form: Form): Promise<{ s3Dir: string; port: number }> {
   return { s3Dir, port };
 }
 
+
 // ---- NATS: three nodes with the rendered nats.conf and the rendered auth.conf (Secret dam-nats-auth) ------------
-async function startNats(form: Form): Promise<number[]> {
-  const pids: number[] = [];
+// Each node's pod volumes are host folders (form.ts natsVolumeDir), shared by the server and its sidecars as in the
+// pod: the auth-reloader runs its rendered command beside each node, on the same auth.conf and pid file.
+async function startNats(form: Form): Promise<State['pids']> {
+  const pids: State['pids'] = { nats: [], natsSidecars: [] };
   for (let i = 0; i < form.natsReplicas; i++) {
     const dir = path.join(DIR, `nats-${i}`);
-    mkdirSync(path.join(dir, 'auth'), { recursive: true });
+    for (const volume of new Set([...Object.values(form.natsMounts), ...form.natsSidecars.flatMap((s) => Object.values(s.mounts))])) mkdirSync(natsVolumeDir(dir, volume), { recursive: true });
     writeFileSync(path.join(dir, 'nats.conf'), natsNodeConf(form, i, dir));
-    writeFileSync(path.join(dir, 'auth', 'auth.conf'), (form.secrets.get('dam-nats-auth') as Record<string, string>)['auth.conf'] as string, { mode: 0o600 });
-    const out = path.join(dir, 'nats.log');
-    const child = spawn('nats-server', ['-c', path.join(dir, 'nats.conf')], {
-      detached: true,
-      stdio: ['ignore', 'ignore', 'ignore'],
-      env: { ...process.env, POD_NAME: `nats-${i}`, ...form.natsEnv },
-    });
-    child.unref();
-    pids.push(child.pid as number);
-    writeFileSync(out, '');
+    mountNatsSecrets(form, form.secrets, i);
+    pids.nats.push(startProcess('nats-server', ['-c', path.join(dir, 'nats.conf')], path.join(dir, 'nats.log'), { ...process.env, POD_NAME: `nats-${i}`, ...form.natsEnv }));
+    for (const sidecar of form.natsSidecars) {
+      const [cmd, ...args] = natsSidecarCommand(sidecar, dir);
+      pids.natsSidecars.push(startProcess(cmd as string, args, path.join(dir, `${sidecar.name}.log`)));
+    }
   }
   await Promise.all(
     INFRA_ADDRESSES.nats.slice(0, form.natsReplicas).map((a) => until(`NATS at ${a}`, 60_000, () => httpOk(`http://${a}:8222/healthz?js-enabled-only=true`))),
   );
   return pids;
-}
-
-// ---- The workloads, from the images --------------------------------------------------------------------------
-const nofile = () => {
-  const n = Number(sh('sh', ['-c', 'ulimit -Hn']).trim());
-  return Number.isFinite(n) ? n : 1048576;
-};
-
-function podmanArgs(w: Workload, c: Container, form: Form, caDir: string, name: string, detached: boolean): string[] {
-  const envFile = path.join(DIR, 'env', `${name}.env`);
-  mkdirSync(path.dirname(envFile), { recursive: true, mode: 0o700 });
-  for (const [k, v] of Object.entries(c.env)) if (v.includes('\n')) throw new Error(`${name}: ${k} holds a new line (podman's env files cannot)`);
-  writeFileSync(envFile, Object.entries(c.env).map(([k, v]) => `${k}=${v}\n`).join(''), { mode: 0o600 });
-  const n = nofile();
-  return [
-    '--runtime', RUNTIME, 'run', detached ? '-d' : '--rm', '--name', name, '--label', LABEL,
-    '--ulimit', `nofile=${n}:${n}`, '--ulimit', 'nproc=32768:32768',
-    '--network', 'host',
-    ...Object.entries(form.hosts).flatMap(([h, a]) => ['--add-host', `${h}:${a}`]),
-    '--user', `${w.user}:${w.group}`, '--group-add', String(w.fsGroup),
-    ...(c.readOnlyRoot ? ['--read-only'] : []),
-    ...(c.memoryLimit ? ['--memory', String(c.memoryLimit)] : []),
-    ...(c.cpuLimit ? ['--cpus', String(c.cpuLimit)] : []),
-    '--security-opt', 'no-new-privileges', '--cap-drop', 'ALL',
-    // An emptyDir is writable by the pod's fsGroup. podman 4.3 ignores `mode=` on a tmpfs over a directory the image
-    // has (the image's /var/cache/dam is 0700): `U` gives it to the container's user instead.
-    ...Object.entries(c.tmpfs).flatMap(([p, bytes]) => ['--tmpfs', `${p}:rw,size=${bytes},U`]),
-    ...(c.dbCa ? ['-v', `${caDir}:${c.dbCa}:ro`] : []),
-    '--env-file', envFile,
-    ...(RECORD_FLOWS
-      ? ['-v', `${path.join(ROOT, 'deploy/local/record-flows.mjs')}:/dam-flows/record-flows.mjs:ro`, '-v', `${path.join(DIR, 'flows')}:/dam-flows/out`,
-          '-e', 'NODE_OPTIONS=--import=/dam-flows/record-flows.mjs', '-e', 'DAM_RECORD_FLOWS=/dam-flows/out', '-e', `DAM_FLOW_SERVICE=${c.name === 'migrate' ? `migrate-${w.name}` : w.name}`]
-      : []),
-    c.image, ...c.args,
-  ];
 }
 
 async function startWorkloads(form: Form, caDir: string, timings: Record<string, number>, initFailures: Record<string, string>): Promise<string[]> {
@@ -219,32 +150,9 @@ async function startWorkloads(form: Form, caDir: string, timings: Record<string,
   await Promise.all(
     form.workloads.map(async (w) => {
       const t = performance.now();
-      for (const c of w.init) {
-        const name = `pf-${w.name}-${c.name}`;
-        const r = await new Promise<{ code: number | null; out: string }>((resolve) => {
-          const p = spawn('podman', podmanArgs(w, c, form, caDir, name, false), { stdio: ['ignore', 'pipe', 'pipe'] });
-          let out = '';
-          p.stdout.on('data', (d) => (out += d));
-          p.stderr.on('data', (d) => (out += d));
-          p.on('close', (code) => resolve({ code, out }));
-        });
-        // Kubernetes would hold the pod in Init:CrashLoopBackOff: recorded (the tests hold a first install to no
-        // failed init container), then the main container starts anyway so the rest of the run still says something.
-        if (r.code !== 0) {
-          initFailures[name] = r.out.trim().slice(-1000);
-          log(`INIT CONTAINER FAILED: ${name} (exit ${r.code}): ${initFailures[name]}`);
-        }
-      }
       const name = `pf-${w.name}`;
-      const r = spawnSync('podman', podmanArgs(w, w.main, form, caDir, name, true), { encoding: 'utf8' });
-      if (r.status !== 0) throw new Error(`podman run ${name}: ${r.stderr}`);
+      await startPod(form, w, caDir, name, initFailures);
       containers.push(name);
-      await until(`${w.name} ready`, 240_000, async () => {
-        if (spawnSync('podman', ['inspect', '-f', '{{.State.Running}}', name], { encoding: 'utf8' }).stdout.trim() !== 'true') {
-          throw Object.assign(new Error(`${name} exited: ${spawnSync('podman', ['logs', '--tail', '20', name], { encoding: 'utf8' }).stderr.slice(-3000)}`), { fatal: true });
-        }
-        return httpOk(`http://${w.address}:${w.port}${w.readyPath}`);
-      });
       timings[`ready:${w.name}`] = since(t);
       log(`${w.name} ready in ${timings[`ready:${w.name}`]} ms`);
     }),
@@ -266,7 +174,7 @@ async function up(): Promise<void> {
     databaseUrl: `postgres://dam:${randomBytes(12).toString('hex')}@postgres:5432/{db}?sslmode=verify-full&sslrootcert=/etc/dam/db-ca/ca.crt`,
   });
   const form = buildForm(objects, secretObjects, IMAGE);
-  writeFileSync(path.join(DIR, 'secrets.json'), JSON.stringify(Object.fromEntries(form.secrets), null, 1), { mode: 0o600 });
+  writeFileSync(SECRETS, JSON.stringify(Object.fromEntries(form.secrets), null, 1), { mode: 0o600 });
   timings.render = since(t0);
 
   const pki = await certificates(path.join(DIR, 'pki'), 'ingress', [...new Set(form.ingresses.flatMap((i) => i.hosts))]);
@@ -285,14 +193,14 @@ async function up(): Promise<void> {
     adminEmail: form.secrets.get('dam-auth')?.ADMIN_EMAIL as string, adminPassword: form.secrets.get('dam-auth')?.ADMIN_PASSWORD as string,
     natsServers: INFRA_ADDRESSES.nats.map((a) => `nats://${a}:4222`), subscriber: SUBSCRIBER,
     subscriberSeed: form.secrets.get('dam-nats-operators')?.[`NATS_NKEY_SEED_${SUBSCRIBER.toUpperCase().replace(/-/g, '_')}`] as string,
-    pids: { nats: [] }, pgDir: path.join(DIR, 'postgres'), s3Dir: path.join(DIR, 's3'), containers: [], timings, initFailures: {}, overrides: { ...OVERRIDES, ...(RECORD_FLOWS ? ADDITIONS : {}) },
+    pids: { nats: [], natsSidecars: [] }, restarts: 0, pgDir: path.join(DIR, 'postgres'), s3Dir: path.join(DIR, 's3'), containers: [], timings, initFailures: {}, overrides: { ...OVERRIDES, ...(RECORD_FLOWS ? ADDITIONS : {}) },
   };
   const save = () => writeFileSync(STATE, JSON.stringify(state, null, 1), { mode: 0o600 });
   save();
 
   const t1 = performance.now();
-  const [pg, s3, natsPids] = await Promise.all([startPostgres(form, pki), startS3(form), startNats(form)]);
-  state.pids.nats = natsPids;
+  const [pg, s3, nats] = await Promise.all([startPostgres(form, pki), startS3(form), startNats(form)]);
+  state.pids = nats;
   save();
   // Who listens where, for the readers of the recorded connections.
   const listeners: Listeners = { workloads: form.workloads.map((w) => ({ name: w.name, address: w.address, port: w.port })), s3: `127.0.0.1:${s3.port}` };
@@ -300,7 +208,8 @@ async function up(): Promise<void> {
   const nginxDir = path.join(DIR, 'nginx');
   for (const d of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(path.join(nginxDir, d), { recursive: true });
   sh('chown', ['-R', 'www-data:www-data', nginxDir]);
-  writeFileSync(path.join(nginxDir, 'nginx.conf'), `user www-data;\n${nginxConf(form, { dir: nginxDir, certFile: pki.certFile, keyFile: pki.keyFile, httpsPort: HTTPS_PORT, pgPort: pg.port, s3Port: s3.port })}`);
+  state.nginx = { dir: nginxDir, certFile: pki.certFile, keyFile: pki.keyFile, httpsPort: HTTPS_PORT, pgPort: pg.port, s3Port: s3.port, pods: {} };
+  writeFileSync(path.join(nginxDir, 'nginx.conf'), `user www-data;\n${nginxConf(form, state.nginx)}`);
   sh('nginx', ['-t', '-q', '-c', path.join(nginxDir, 'nginx.conf'), '-p', nginxDir]);
   sh('nginx', ['-c', path.join(nginxDir, 'nginx.conf'), '-p', nginxDir]);
   timings.infra = since(t1);
@@ -326,13 +235,16 @@ function down(): void {
   if (ids.length > 0) spawnSync('podman', ['rm', '-f', '-t', '10', ...ids], { stdio: 'inherit' });
   const nginxConfFile = path.join(DIR, 'nginx', 'nginx.conf');
   if (existsSync(path.join(DIR, 'nginx', 'nginx.pid'))) spawnSync('nginx', ['-s', 'stop', '-c', nginxConfFile, '-p', path.join(DIR, 'nginx')], { stdio: 'inherit' });
-  for (const pid of state?.pids.nats ?? []) {
+  const signal = (pid: number) => {
     try {
       process.kill(pid, 'SIGTERM');
     } catch {
       // gone
     }
-  }
+  };
+  // The sidecars' groups: the shell and the sleep it waits on.
+  for (const pid of state?.pids.natsSidecars ?? []) signal(-pid);
+  for (const pid of state?.pids.nats ?? []) signal(pid);
   if (state) {
     spawnSync(path.join(ROOT, 'deploy/infra/postgres.sh'), ['stop', path.join(state.pgDir, 'data')], { stdio: 'inherit' });
     spawnSync(path.join(ROOT, 'deploy/infra/s3.sh'), ['stop', state.s3Dir], { stdio: 'inherit' });
@@ -343,14 +255,23 @@ function down(): void {
   log('down');
 }
 
+
+const fail = (what: string) => (e: unknown) => {
+  console.error(`[production-form] ${what} failed: ${e instanceof Error ? e.message : String(e)}`);
+  process.exit(1);
+};
 const cmd = process.argv[2];
-if (cmd === 'up') {
-  up().catch((e: unknown) => {
-    console.error(`[production-form] up failed: ${e instanceof Error ? e.message : String(e)}`);
-    process.exit(1);
-  });
-} else if (cmd === 'down') down();
+if (cmd === 'up') up().catch(fail('up'));
+else if (cmd === 'down') down();
+else if (cmd === 'get-secrets') process.stdout.write(getSecrets());
+else if (cmd === 'apply-secrets') {
+  try {
+    for (const name of applySecrets(readFileSync(0, 'utf8'))) console.log(`secret/${name} configured`);
+  } catch (e) {
+    fail('apply-secrets')(e);
+  }
+} else if (cmd === 'restart' && process.argv[3]) restart(process.argv[3]).catch(fail('restart'));
 else {
-  console.error('usage: run.ts up|down');
+  console.error('usage: run.ts up|down|get-secrets|apply-secrets|restart <workload>');
   process.exit(64);
 }

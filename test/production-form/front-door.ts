@@ -9,10 +9,10 @@ import https from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { LookupFunction } from 'node:net';
 import path from 'node:path';
-import type { State } from '../../deploy/production-form/run';
+import type { State } from '../../deploy/production-form/host';
 
 /** What `up` wrote to state.json that the tests use. */
-export type FormState = Pick<State, 'dir' | 'caFile' | 'httpsPort' | 'publicHosts' | 'adminEmail' | 'adminPassword' | 'natsServers' | 'subscriber' | 'subscriberSeed' | 'timings' | 'initFailures'>;
+export type FormState = Pick<State, 'dir' | 'caFile' | 'httpsPort' | 'publicHosts' | 'adminEmail' | 'adminPassword' | 'natsServers' | 'subscriber' | 'subscriberSeed' | 'timings' | 'initFailures' | 'pids' | 'containers'>;
 
 export function formState(): FormState {
   const file = path.join(process.env.DAM_PF_DIR ?? '/tmp/dam-production-form', 'state.json');
