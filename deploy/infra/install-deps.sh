@@ -7,12 +7,13 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PNPM_VERSION=12.21.0
 # tesseract-ocr and its English data: the text_extraction addon (offline; no model is downloaded at run time).
 # chromium: the web console's browser test (test/e2e/console.e2e.test.ts drives it with playwright-core; playwright
-# downloads no browser of its own).
+# downloads no browser of its own); libnss3-tools: certutil, which puts the production-form run's CA into the NSS database
+# Chromium trusts (test/production-form/console.test.ts).
 # nginx and its stream module: the ingress (TLS termination) and the Services (port 80 -> 8080, minio:9000,
 # postgres:5432, nats-N.nats:4222) of the production-form run (deploy/production-form).
 # prometheus: its promtool checks and unit-tests the alert rules of k8s/components/monitoring
 # (deploy/test/k8s-components.unit.test.ts); no Prometheus server is started.
-PACKAGES=(nats-server postgresql ceph-mon ceph-osd radosgw ceph-common ffmpeg curl tesseract-ocr tesseract-ocr-eng chromium nginx libnginx-mod-stream prometheus)
+PACKAGES=(nats-server postgresql ceph-mon ceph-osd radosgw ceph-common ffmpeg curl tesseract-ocr tesseract-ocr-eng chromium libnss3-tools nginx libnginx-mod-stream prometheus)
 
 as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"

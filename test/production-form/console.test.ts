@@ -3,10 +3,15 @@
  * https page on the API host uploads through the picker over tus to the upload host, and every tus request goes to
  * an https URL (the Location the upload service built behind nginx), so the browser neither blocks it as mixed
  * content nor leaves the page. The public hosts reach nginx through a CONNECT proxy of this test (as DNS would);
- * the browser does not trust the run's CA, so certificate errors are ignored (the Node tests check the chain).
+ * the browser trusts the run's CA as a user's browser trusts a company CA: in the NSS database of its HOME (certutil,
+ * Debian's libnss3-tools), a temporary one. Certificate errors are not ignored: an untrusted chain fails the page load.
  */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import sharp from 'sharp';
 import { scaled, waitFor } from '@dam/testing';
 import { dropFiles, launchChromium, watchTus, type Browser } from '../../web/console/test/browser';
@@ -19,6 +24,17 @@ const UPLOAD = `https://${state.publicHosts.find((h) => h.startsWith('upload.'))
 let proxy: http.Server;
 let proxyUrl: string;
 let browser: Browser;
+let home: string;
+
+/** A HOME whose NSS database (Chromium's trust store on Linux) trusts `caFile` for TLS servers (`C`), or nothing. */
+function homeTrusting(caFile?: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'dam-pf-chromium-'));
+  const db = `sql:${path.join(dir, '.pki', 'nssdb')}`;
+  mkdirSync(path.join(dir, '.pki', 'nssdb'), { recursive: true });
+  execFileSync('certutil', ['-N', '-d', db, '--empty-password']);
+  if (caFile) execFileSync('certutil', ['-A', '-d', db, '-t', 'C,,', '-n', 'dam-pf', '-i', caFile]);
+  return dir;
+}
 
 beforeAll(async () => {
   // CONNECT <public host>:443 → the ingress (127.0.0.1:443); nothing else.
@@ -40,16 +56,30 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
   proxyUrl = `http://127.0.0.1:${(proxy.address() as net.AddressInfo).port}`;
-  browser = await launchChromium();
+  home = homeTrusting(state.caFile);
+  browser = await launchChromium({ home });
 }, 120_000);
 
 afterAll(async () => {
   await browser?.close();
   await new Promise((r) => proxy?.close(r));
+  if (home) rmSync(home, { recursive: true, force: true });
+});
+
+it("refuses the front door's certificate without the run's CA in its NSS database (the trust is the test's, not luck)", async () => {
+  const bare = homeTrusting();
+  const untrusting = await launchChromium({ home: bare });
+  try {
+    const page = await (await untrusting.newContext({ proxy: { server: proxyUrl } })).newPage();
+    await expect(page.goto(`${BASE}/console/`)).rejects.toThrow(/ERR_CERT_AUTHORITY_INVALID/);
+  } finally {
+    await untrusting.close();
+    rmSync(bare, { recursive: true, force: true });
+  }
 });
 
 it('signs in on https and uploads through the picker over tus, every request to an https URL on the upload host', async () => {
-  const context = await browser.newContext({ proxy: { server: proxyUrl }, ignoreHTTPSErrors: true, viewport: { width: 1366, height: 900 } });
+  const context = await browser.newContext({ proxy: { server: proxyUrl }, viewport: { width: 1366, height: 900 } });
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('pageerror', (err) => problems.push(`uncaught: ${err.message}`));

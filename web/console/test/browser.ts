@@ -18,11 +18,20 @@ export const CONSOLE_DIR = path.resolve(__dirname, '..');
  * Headless Chromium as this machine runs it: no sandbox (root), no GPU, and nothing that calls home (this
  * network refuses it). playwright-core gives every launch a fresh, empty user-data-dir of its own.
  */
-export async function launchChromium(): Promise<Browser> {
+export interface LaunchOptions {
+  /**
+   * HOME for Chromium: on Linux it trusts the CAs of the NSS database `$HOME/.pki/nssdb` (certutil). Unset: the
+   * process's own HOME.
+   */
+  home?: string;
+}
+
+export async function launchChromium(options: LaunchOptions = {}): Promise<Browser> {
   if (!existsSync(CHROMIUM_PATH)) throw new Error(`no Chromium at ${CHROMIUM_PATH}: run deploy/infra/install-deps.sh (Debian package chromium)`);
   return chromium.launch({
     executablePath: CHROMIUM_PATH,
     headless: true,
+    ...(options.home ? { env: { ...process.env, HOME: options.home } } : {}),
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
 }
