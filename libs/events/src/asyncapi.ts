@@ -17,7 +17,7 @@ const WHEN: Record<AssetEventType, string> = {
   'file-saved': 'An asset was created (upload, ingest) or its original replaced: status NOT_READY until processing ends.',
   'file-processed': "The profile's conversions, transcodes and addons are done (status OK or ERROR), or a requested processing or an added conversion changed the outputs.",
   'file-data-updated': 'The custom data of an asset changed (Update Data, bulk update).',
-  'file-deleted': 'An asset went to the trash.',
+  'file-deleted': 'Delete removed the original (the asset went to the trash), conversions or addon results; `keys` as asked.',
   'file-undeleted': 'An asset came back from the trash.',
   'addon-processed': 'An addon run completed; its result is kept with the asset (`addons_info.<addon>.available`).',
 };

@@ -82,6 +82,7 @@ describe('Delete (endpoint 6)', () => {
     expect(await h.storage.stat(originalKey(String(GROUP), id))).not.toBeNull();
     const [{ data: deleted }] = deletionEvents(id);
     expect(deleted).toMatchObject({ id, event: 'file-deleted', keys: ['original'], status: 'OK' });
+    expect(deletionEvents(id)[0]).not.toHaveProperty('asset');
 
     const commands = await collect(h.nc, DAM_INTERNAL, jobCommandSubject('conversion'));
     const restored = await call('POST', `/api/v1/assets/trash/${id}/undelete`, { keys: ['original'] });
@@ -213,6 +214,9 @@ describe('Delete of addon keys (CONTRACT §16)', () => {
     const [event] = deletionEvents(asset.id);
     expect(FILE_DELETED.schema.parse({ ...event, type: 'file-deleted' })).toBeTruthy();
     expect(event.data).toEqual({ id: asset.id, event: 'file-deleted', keys, status: 'OK', message: 'Deleted: thumb, background_removal, auto_tagging' });
+    // The asset stays live: the event carries it as it now is (search drops the tags with it), no tag left.
+    expect(event.asset).toEqual(data);
+    expect(event.addon_terms).toEqual({ labels: [], words: [] });
   });
 
   it('ignores an addon key without a result as a conversion key without output; the tags lose has-faces with the faces; `*` keeps the tags', async () => {

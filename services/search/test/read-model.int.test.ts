@@ -135,5 +135,28 @@ describe('the read model', () => {
     expect(await found('invoice')).toBe(1);
     expect(await found('png')).toBe(1); // the name's words stay too
   });
-});
 
+  it('drops what a Delete of keys removed (CONTRACT §16): the addon\'s terms and its entry in the results, by version', async () => {
+    const id = 'N'.repeat(32);
+    const tagged = { ...asset(id, 'breakfast.jpg'), conversions: { thumb: { width: 2, height: 2, size: 5, public: false } }, addons_info: { auto_tagging: { available: true } } };
+    expect(await applyAssetEvent(index, { ...event('addon-processed', id, 2, tagged), addon_terms: { labels: ['cup'], words: [] } })).toBe(true);
+    const found = async (word: string) => (await pool.query(`SELECT 1 FROM search_index WHERE asset_id = $1 AND tsv @@ to_tsquery('simple', $2)`, [id, word])).rowCount;
+    expect(await found('cup')).toBe(1);
+    // Delete ["thumb", "auto_tagging"]: the asset stays live, as the event's `asset` now is, without tags.
+    const payload = { id, event: 'file-deleted', keys: ['thumb', 'auto_tagging'], status: 'OK', message: 'Deleted: thumb, auto_tagging' };
+    const after = { ...tagged, conversions: {}, addons_info: {} };
+    const deleted = { ...event('file-deleted', id, 3, payload), data_schema_id: 0, asset: after };
+    expect(await applyAssetEvent(index, deleted)).toBe(true);
+    expect(await found('cup')).toBe(0);
+    expect(await found('breakfast')).toBe(1);
+    const stored = async () => (await pool.query('SELECT labels, deleted, version, doc FROM search_index WHERE asset_id = $1', [id])).rows[0];
+    expect(await stored()).toMatchObject({ labels: [], deleted: false, version: 3, doc: { conversions: {}, addons_info: {} } });
+    // The tagging's event again (a redelivery) is older: it brings nothing back.
+    expect(await applyAssetEvent(index, { ...event('addon-processed', id, 2, tagged), addon_terms: { labels: ['cup'], words: [] } })).toBe(false);
+    expect(await found('cup')).toBe(0);
+    // A deletion event of another asset's id in `asset`, or one without it (published before it was carried), changes nothing.
+    expect(await applyAssetEvent(index, { ...deleted, version: 4, asset: { ...after, id: 'O'.repeat(32) } })).toBe(false);
+    expect(await applyAssetEvent(index, event('file-deleted', id, 5, payload))).toBe(false);
+    expect((await stored())?.version).toBe(3);
+  });
+});

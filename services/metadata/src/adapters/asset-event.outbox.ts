@@ -12,14 +12,20 @@ export class OutboxAssetEventWriter implements AssetEventWriter {
   constructor(private readonly client: Pick<PoolClient, 'query'>) {}
 
   async writeDeletion(asset: Asset, payload: DeletionPayload): Promise<void> {
-    await this.writeEnvelope(payload.event, asset, payload);
+    // A Delete of keys leaves the asset live: the event carries it as it now is, so search drops what went.
+    if (payload.event !== 'file-deleted' || asset.deletedAt) return this.writeEnvelope(payload.event, asset, payload);
+    await this.writeEnvelope(payload.event, asset, payload, { asset: toAssetData(asset), ...this.searchExtras(asset) });
   }
 
   async write(type: 'file-saved' | 'file-processed' | 'file-data-updated' | 'addon-processed', asset: Asset): Promise<void> {
     // The schema travels beside the asset data (the spec's payload has no member for it): search indexes the
     // schema's searchable fields.
+    await this.writeEnvelope(type, asset, toAssetData(asset), this.searchExtras(asset));
+  }
+
+  private searchExtras(asset: Asset): { data_schema_id: number; addon_terms?: { labels: string[]; words: string[] } } {
     const terms = addonTermsOf(asset);
-    await this.writeEnvelope(type, asset, toAssetData(asset), { data_schema_id: asset.dataSchemaId, ...(terms ? { addon_terms: terms } : {}) });
+    return { data_schema_id: asset.dataSchemaId, ...(terms ? { addon_terms: terms } : {}) };
   }
 
   /** A schema as saved, on `dam.schemas.<group>.<id>` (the search read model indexes its searchable fields). */

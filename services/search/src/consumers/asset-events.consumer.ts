@@ -18,6 +18,8 @@ export const assetEventEnvelope = z.looseObject({
   data: z.unknown(),
 });
 const deletion = z.looseObject({ keys: z.array(z.string()).default([]) });
+/** file-deleted of a Delete that left the asset live carries the asset as it now is (libs/events FILE_DELETED). */
+const liveAfterDeletion = z.looseObject({ asset: assetDataSchema });
 
 /** Applies one event to the read model; returns whether it changed a row. */
 export async function applyAssetEvent(index: SearchIndexRepository, e: z.infer<typeof assetEventEnvelope>): Promise<boolean> {
@@ -32,10 +34,13 @@ export async function applyAssetEvent(index: SearchIndexRepository, e: z.infer<t
       return index.upsertAsset(groupId, e.version, asset.data, e.data_schema_id, e.addon_terms);
     }
     case 'file-deleted': {
-      // Conversions deleted alone leave the asset where it is; the original (or `*`) sends it to the trash.
+      // The original sends the asset to the trash; conversions or addon results deleted alone leave it where it is,
+      // without what went (events from before this field carry no asset: nothing to apply).
       const keys = deletion.safeParse(e.data).data?.keys ?? [];
-      if (!keys.includes('original')) return false;
-      return index.setDeleted(groupId, e.asset_id, e.version, true);
+      if (keys.includes('original')) return index.setDeleted(groupId, e.asset_id, e.version, true);
+      const live = liveAfterDeletion.safeParse(e);
+      if (!live.success || live.data.asset.id !== e.asset_id) return false;
+      return index.upsertAsset(groupId, e.version, live.data.asset, e.data_schema_id, e.addon_terms);
     }
     case 'file-undeleted':
       return index.setDeleted(groupId, e.asset_id, e.version, false);
