@@ -2,7 +2,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
+import { FILE_DELETED } from '@dam/events';
 import { makeVideo, waitFor } from '@dam/testing';
+import { watchAssetEvents } from './events';
 import { ALL_SERVICES, useSuite } from './suite';
 
 const e2e = useSuite({}, { services: ALL_SERVICES });
@@ -85,6 +87,38 @@ describe('addons through the suite (CONTRACT §6)', () => {
     }, { description: 'the tag in search' });
     const facet = (await call('POST', '/api/v1/assets/search', { query: 'cup', facets: ['tags'] })).body.facets.tags as Array<{ value: string; count: number }>;
     expect(facet).toContainEqual({ value: 'cup', count: 1 });
+  });
+
+  it('deletes an addon\'s result with a conversion in one Delete: Get Data stops listing it, its result answers 404, file-deleted names the keys (CONTRACT §16)', async () => {
+    const events = await watchAssetEvents(e2e.suite.natsUrl, e2e.suite.adminSeed);
+    e2e.beforeStop(() => events.close());
+    const id = await upload(readFileSync(path.join(__dirname, '..', 'fixtures', 'images', 'coffee.jpg')), 'breakfast.jpg');
+    const conversion = Object.keys((await settled(id)).conversions)[0] as string;
+    expect(conversion).toBeDefined();
+    const run = await call('POST', `/api/v1/assets/${id}/addons/auto_tagging`);
+    expect(run.status).toBe(202);
+    await waitFor(async () => (await call('GET', `/api/v1/jobs/${run.body.job_id}`)).body.status === 'COMPLETED', { timeoutMs: 60_000, description: 'the tagging job' });
+    expect((await call('GET', `/api/v1/assets/${id}/data`)).body.addons_info.auto_tagging).toEqual({ available: true });
+    const foundByTag = async () => ((await call('POST', '/api/v1/assets/search', { query: 'cup' })).body?.results as any[] | undefined)?.find((a) => a.id === id);
+    await waitFor(foundByTag, { description: 'the tag in search' });
+
+    // text_extraction never ran on it: ignored, as a conversion key the asset does not have is.
+    const keys = [conversion, 'auto_tagging', 'text_extraction'];
+    expect(await call('POST', `/api/v1/assets/${id}/delete`, { keys })).toMatchObject({ status: 200, body: { id, keys, status: 'OK' } });
+    const data = (await call('GET', `/api/v1/assets/${id}/data`)).body;
+    expect(data.status).toBe('OK');
+    expect(Object.keys(data.conversions)).not.toContain(conversion);
+    expect(Object.keys(data.addons_info)).not.toContain('auto_tagging');
+    expect(await call('GET', `/api/v1/assets/${id}/addons/auto_tagging`)).toMatchObject({
+      status: 404,
+      body: { error: { code: 'ADDON_RESULT_NOT_FOUND', message: 'The auto_tagging addon has not run on this asset' } },
+    });
+    const deleted = await waitFor(() => events.seen.find((e) => e.asset_id === id && e.type === 'file-deleted'), { description: 'file-deleted' });
+    expect(deleted.subject).toMatch(/^assets\.events\.\d+\.file-deleted$/);
+    expect(FILE_DELETED.schema.safeParse(deleted.envelope).success).toBe(true);
+    expect((deleted.envelope as any).data).toEqual({ id, event: 'file-deleted', keys, status: 'OK', message: `Deleted: ${conversion}, auto_tagging` });
+    // Search forgets the tag with it.
+    await waitFor(async () => ((await foundByTag()) ? undefined : true), { description: 'the tag out of search' });
   });
 
   it('removes the background of a picture into the conversion background_removal, a PNG with alpha to download', async () => {
