@@ -50,7 +50,9 @@ describe('addons through the suite (CONTRACT §6)', () => {
     expect(await call('POST', `/api/v1/assets/${video}/addons/text_extraction`)).toMatchObject({ status: 400, body: { error: { code: 'ADDON_NOT_APPLICABLE' } } });
   });
 
-  it('runs the group\'s automatic image addons after an upload, as jobs of their own', async () => {
+  it('runs the group\'s automatic image addons with the upload: the asset is OK only once their results exist, with one file-processed (CONTRACT §16)', async () => {
+    const events = await watchAssetEvents(e2e.suite.natsUrl, e2e.suite.adminSeed);
+    e2e.beforeStop(() => events.close());
     expect((await call('PATCH', '/api/v1/settings', { addons: { auto: { image: ['text_extraction'] } } })).status).toBe(200);
     const page = await sharp(
       Buffer.from(
@@ -60,15 +62,28 @@ describe('addons through the suite (CONTRACT §6)', () => {
     )
       .png()
       .toBuffer();
-    const id = await upload(page, 'auto.png');
-    expect((await settled(id)).status).toBe('OK');
-    await waitFor(async () => ((await call('GET', `/api/v1/assets/${id}/data`)).body.addons_info.text_extraction?.available ? true : undefined), {
-      timeoutMs: 60_000,
-      description: 'the automatic text extraction',
-    });
+    // The addon job is opened with the asset, in one transaction. metadata hears of the settings change by a notice:
+    // an upload it registered before the notice arrived runs no addon, and another is sent.
+    const addonJobOf = async (id: string) => ((await call('GET', '/api/v1/jobs?type=addon&page_size=100')).body.items as any[]).find((j) => j.asset_ids.includes(id));
+    const id = await waitFor(
+      async () => {
+        const candidate = await upload(page, 'auto.png');
+        return (await addonJobOf(candidate)) ? candidate : undefined;
+      },
+      { description: 'an upload that opened its automatic addon' },
+    );
+    // Whenever it is no longer NOT_READY, the addon's result exists.
+    const data = await settled(id);
+    expect(data.status).toBe('OK');
+    expect(data.addons_info.text_extraction).toEqual({ available: true });
+    expect(Object.keys(data.conversions).length).toBeGreaterThan(0);
     expect((await call('GET', `/api/v1/assets/${id}/addons/text_extraction`)).body.text).toBe('Automatic reading works');
-    const jobs = (await call('GET', '/api/v1/jobs?type=addon')).body.items as any[];
-    expect(jobs.some((j) => j.asset_ids.includes(id) && j.status === 'COMPLETED')).toBe(true);
+    expect((await addonJobOf(id)).status).toBe('COMPLETED');
+    // One file-processed, sent after all of it: it lists the addon, and search can index its words from it.
+    const processed = await waitFor(() => events.seen.find((e) => e.asset_id === id && e.type === 'file-processed'), { description: 'file-processed' });
+    expect((processed.envelope as any).data).toMatchObject({ status: 'OK', addons_info: { text_extraction: { available: true } } });
+    expect((processed.envelope as any).addon_terms.words).toEqual(['Automatic', 'reading', 'works']);
+    expect(events.seen.filter((e) => e.asset_id === id && e.type === 'file-processed')).toHaveLength(1);
     expect((await call('PATCH', '/api/v1/settings', { addons: { auto: { image: [] } } })).status).toBe(200);
   });
 
