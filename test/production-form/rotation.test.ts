@@ -119,6 +119,12 @@ describe('rotation of one identity (nats:gateway), as docs/operations.md does it
         await new Promise((r) => setTimeout(r, 200));
       }
     })();
+    const phases: string[] = [];
+    let t = performance.now();
+    const phase = (name: string) => {
+      phases.push(`${name} ${((performance.now() - t) / 1000).toFixed(1)} s`);
+      t = performance.now();
+    };
     try {
       const oldSeed = secrets()['dam-gateway']?.NATS_NKEY_SEED as string;
       expect(await natsRights(oldSeed)).toEqual(GATEWAY_RIGHTS);
@@ -129,6 +135,7 @@ describe('rotation of one identity (nats:gateway), as docs/operations.md does it
       const newSeed = secrets()['dam-gateway']?.NATS_NKEY_SEED as string;
       expect(newSeed).not.toBe(oldSeed);
       await reloadedSince(before);
+      phase('rotated and reloaded');
       // (a) the running gateway, on the old key, still works; (b) the new key is a user with the same rights.
       expect((await idempotentPost()).status).toBe(201);
       expect(await natsRights(newSeed)).toEqual(GATEWAY_RIGHTS);
@@ -136,6 +143,7 @@ describe('rotation of one identity (nats:gateway), as docs/operations.md does it
 
       // `kubectl rollout restart deployment/gateway`: the new pod has the new seed, and works.
       run('restart', 'gateway');
+      phase('gateway restarted');
       const pod = formState().containers.find((c) => c.startsWith('pf-gateway-')) as string;
       const env = execFileSync('podman', ['exec', pod, 'printenv', 'NATS_NKEY_SEED'], { encoding: 'utf8' }).trim();
       expect(env === newSeed).toBe(true);
@@ -145,6 +153,7 @@ describe('rotation of one identity (nats:gateway), as docs/operations.md does it
       before = counts();
       rerender('--prune-old-keys --only dam-nats-auth');
       await reloadedSince(before);
+      phase('pruned and reloaded');
       await expect(natsRights(oldSeed)).rejects.toThrow(/authorization/i);
       expect(await natsRights(newSeed)).toEqual(GATEWAY_RIGHTS);
       expect((await idempotentPost()).status).toBe(201);
@@ -152,6 +161,7 @@ describe('rotation of one identity (nats:gateway), as docs/operations.md does it
       polling = false;
       await poller;
     }
+    console.log(`rotation of nats:gateway: ${phases.join(', ')}; ${served} requests through the front door, ${failures.length} failed`);
     expect(failures).toEqual([]);
     expect(served).toBeGreaterThan(10);
   });
