@@ -2,7 +2,7 @@ export { createHttpApp, finishApp, type HttpAppOptions, type ReadinessCheck } fr
 export { isLoopbackAddress, routeLabel, setMetricsRoute } from './http-metrics';
 export { errorMiddleware, mapError, notFoundRoute, statusOf, type ErrorBody, type MappedError } from './errors';
 export { isDependencyUnavailable } from '@dam/errors';
-export { parsed, validate, zodDetails } from './validate';
+export { parsed, pathId, validate, zodDetails } from './validate';
 export { answerParserErrors, serve, type ServeOptions, type Served } from './serve';
 export { parseRange, rangeUnlessChanged, type ByteRange, type RangeResult } from './range';
 export { runMain } from './run-main';

@@ -1,6 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { z } from 'zod';
-import { validationFailed, type ErrorDetail } from '@dam/errors';
+import { validationFailed, type AppError, type ErrorDetail } from '@dam/errors';
 
 interface Schemas {
   params?: z.ZodType;
@@ -16,6 +16,30 @@ type Out<S extends Schemas> = {
 
 const KEY = 'validated';
 
+const PATH_IDS = new WeakMap<z.ZodType, () => AppError>();
+
+/**
+ * Marks the schema of a path parameter that names a resource (an asset, collection, job, search result...): a value
+ * it refuses answers `notFound()`, the resource's 404, not a 400 (CONTRACT §16: an unknown id of any form is
+ * unknown). Returns the schema itself, so it still documents the form (OpenAPI agreement tests read it).
+ */
+export function pathId<T extends z.ZodType>(schema: T, notFound: () => AppError): T {
+  PATH_IDS.set(schema, notFound);
+  return schema;
+}
+
+/** The 404 of the first path id (in the schema's order) that `error` refuses, if any. */
+function unknownPathId(schema: z.ZodType, error: z.ZodError): AppError | undefined {
+  const shape = (schema as { shape?: Record<string, z.ZodType> }).shape;
+  if (!shape) return undefined;
+  const refused = new Set(error.issues.map((issue) => issue.path[0]));
+  for (const [name, member] of Object.entries(shape)) {
+    const notFound = PATH_IDS.get(member);
+    if (notFound && refused.has(name)) return notFound();
+  }
+  return undefined;
+}
+
 export function zodDetails(error: z.ZodError, prefix: string): ErrorDetail[] {
   return error.issues.map((issue) => ({
     path: [prefix, ...issue.path.map(String)].filter(Boolean).join('.'),
@@ -24,7 +48,8 @@ export function zodDetails(error: z.ZodError, prefix: string): ErrorDetail[] {
 }
 
 /**
- * Validates params, query and body together so one 400 lists every problem.
+ * Validates params, query and body together so one 400 lists every problem; a path id (`pathId`) that is refused
+ * answers its 404 first, whatever else is wrong: nothing can be done to what does not exist.
  * Express 5 makes `req.query` read-only, so parsed values live on `res.locals` and are read with `parsed()`.
  */
 export function validate<S extends Schemas>(schemas: S): RequestHandler {
@@ -35,8 +60,16 @@ export function validate<S extends Schemas>(schemas: S): RequestHandler {
       const schema = schemas[part];
       if (!schema) continue;
       const result = schema.safeParse(req[part] ?? (part === 'body' ? undefined : {}));
-      if (result.success) out[part] = result.data;
-      else details.push(...zodDetails(result.error, part === 'body' ? '' : part));
+      if (result.success) {
+        out[part] = result.data;
+        continue;
+      }
+      const unknown = part === 'params' ? unknownPathId(schema, result.error) : undefined;
+      if (unknown) {
+        next(unknown);
+        return;
+      }
+      details.push(...zodDetails(result.error, part === 'body' ? '' : part));
     }
     if (details.length > 0) {
       next(validationFailed(details));

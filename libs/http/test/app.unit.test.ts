@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { z } from 'zod';
 import { notFound, rangeNotSatisfiable } from '@dam/errors';
 import { createLogger } from '@dam/logging';
-import { createHttpApp, finishApp, parsed, validate } from '../src';
+import { createHttpApp, finishApp, parsed, pathId, validate } from '../src';
 
 const logger = createLogger({ service: 'test', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
 
@@ -13,6 +13,13 @@ async function withServer(fn: (base: string) => Promise<void>) {
   app.post('/things/:id', validate(schemas), (req, res) => {
     const { params, query, body } = parsed(schemas, req, res);
     res.json({ id: params.id, n: query.n ?? null, title: body.title });
+  });
+  const idSchemas = {
+    params: z.object({ id: pathId(z.string().regex(/^[0-9a-f]{4}$/), () => notFound('THING_NOT_FOUND', 'No such thing')), page: z.coerce.number().int().min(1) }),
+    body: z.object({ title: z.string() }),
+  };
+  app.post('/ids/:id/:page', validate(idSchemas), (req, res) => {
+    res.json(parsed(idSchemas, req, res).params);
   });
   app.get('/missing', () => {
     throw notFound('THING_NOT_FOUND', 'No such thing');
@@ -53,6 +60,22 @@ describe('http app', () => {
       expect(body.error.details.map((d) => d.path).sort()).toEqual(['params.id', 'query.n', 'title']);
       const ok = await fetch(`${base}/things/abc?n=2`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"title":"t"}' });
       expect(await ok.json()).toEqual({ id: 'abc', n: 2, title: 't' });
+    });
+  });
+
+  it("answers a path id of no resource's form with that resource's 404, before any other problem (CONTRACT §16)", async () => {
+    await withServer(async (base) => {
+      const post = (path: string, body: unknown) => fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      // Before: 400 VALIDATION_FAILED naming params.id.
+      for (const path of ['/ids/zzzz/1', '/ids/abcde/1', '/ids/zzzz/0']) {
+        const res = await post(path, {});
+        expect({ path, status: res.status, body: await res.json() }).toEqual({ path, status: 404, body: { error: { code: 'THING_NOT_FOUND', message: 'No such thing' } } });
+      }
+      // Other parameters stay validation: a bad page of a well-formed id is 400.
+      const badPage = await post('/ids/abcd/0', { title: 't' });
+      expect(badPage.status).toBe(400);
+      expect(((await badPage.json()) as { error: { details: { path: string }[] } }).error.details).toEqual([expect.objectContaining({ path: 'params.page' })]);
+      expect(await (await post('/ids/abcd/2', { title: 't' })).json()).toEqual({ id: 'abcd', page: 2 });
     });
   });
 

@@ -148,12 +148,17 @@ describe('jobs (CONTRACT §6)', () => {
     expect((await get('/api/v1/jobs?page_size=100', principal({ group_id: GROUP + 1 }))).body.items).toEqual([]);
   });
 
-  it('answers bad filters and ids with 400', async () => {
-    for (const path of ['/api/v1/jobs?status=DONE', '/api/v1/jobs?type=teleport', '/api/v1/jobs?page=0', '/api/v1/jobs?page_size=101', '/api/v1/jobs/abc']) {
+  it('answers bad filters with 400 and ids of no job\'s form with 404 (CONTRACT §16)', async () => {
+    for (const path of ['/api/v1/jobs?status=DONE', '/api/v1/jobs?type=teleport', '/api/v1/jobs?page=0', '/api/v1/jobs?page_size=101']) {
       const res = await get(path);
       expect({ path, status: res.status, code: res.body.error.code }).toEqual({ path, status: 400, code: 'VALIDATION_FAILED' });
     }
     expect((await get('/api/v1/jobs/999999999')).status).toBe(404);
+    // 400 VALIDATION_FAILED before.
+    for (const path of ['/api/v1/jobs/abc', '/api/v1/jobs/0', '/api/v1/jobs/1.5', `/api/v1/jobs/${'9'.repeat(20)}`]) {
+      const res = await get(path);
+      expect({ path, status: res.status, code: res.body.error.code }).toEqual({ path, status: 404, code: 'JOB_NOT_FOUND' });
+    }
   });
 
   it('never moves a job backwards, whatever statement tries', async () => {

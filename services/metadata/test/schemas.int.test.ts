@@ -96,7 +96,11 @@ describe('asset schemas (CONTRACT §5)', () => {
     expect((await call('GET', `/api/v1/schemas/${s.schema_id}`, undefined, other)).body.error.code).toBe('SCHEMA_NOT_FOUND');
     expect((await call('PUT', `/api/v1/schemas/${s.schema_id}`, { name: 'x', schema: {} }, other)).status).toBe(404);
     expect((await call('GET', '/api/v1/schemas/424242')).status).toBe(404);
-    expect((await call('GET', '/api/v1/schemas/abc')).status).toBe(400);
+    // An id of no schema's form is an unknown schema (CONTRACT §16; 400 VALIDATION_FAILED before).
+    for (const bad of ['abc', '-1', '99999999999']) {
+      expect((await call('GET', `/api/v1/schemas/${bad}`)).body.error.code).toBe('SCHEMA_NOT_FOUND');
+      expect((await call('PUT', `/api/v1/schemas/${bad}`, { name: 'x', schema: {} })).status).toBe(404);
+    }
   });
 
   it('announces each schema as saved on dam.schemas.<group>.<id>, for the search read model', async () => {

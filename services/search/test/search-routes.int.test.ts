@@ -84,6 +84,18 @@ describe('result sets', () => {
     expect((await call(principal(1, 2, 1), 'GET', `/api/v1/assets/search/${first.body.search_result_id}/1`)).status).toBe(404);
   });
 
+  it('answers a result id of no set\'s form with 404, on both paths (CONTRACT §16: 400 before)', async () => {
+    const admin = principal(1, 1, 1);
+    for (const id of ['not-a-result', 'ABCDEF0123456789ABCDEF0123456789', 'a'.repeat(33), '0'.repeat(31)]) {
+      for (const path of [`/api/v1/assets/search/${id}/1`, `/api/v1/search/${id}/1`, `/api/v1/assets/search/${id}/0`]) {
+        const res = await call(admin, 'GET', path);
+        expect({ path, status: res.status, code: res.body.error.code }).toEqual({ path, status: 404, code: 'SEARCH_RESULT_NOT_FOUND' });
+      }
+    }
+    // A well-formed id that names no set is the same 404.
+    expect((await call(admin, 'GET', `/api/v1/assets/search/${'0'.repeat(32)}/1`)).body.error.code).toBe('SEARCH_RESULT_NOT_FOUND');
+  });
+
   it('never shows another group\'s assets, and scopes a CREATOR to its own', async () => {
     const other = await call(principal(2, 9, 1), 'POST', '/api/v1/assets/search', { query: 'photo' });
     expect(other.body.total).toBe(3);

@@ -3,7 +3,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { API_KEY_ROLES, PERMISSION, generateApiKey, hashApiKey, principalOf, requireAny, roleIdOfKeyRole } from '@dam/auth-tokens';
 import { forbidden, notFound } from '@dam/errors';
-import { parsed, validate } from '@dam/http';
+import { parsed, pathId, validate } from '@dam/http';
 import type { Pool } from '@dam/db';
 import { ApiKeyRepository } from '../adapters/api-key.repository';
 import { toApiKeyView } from '../domain/api-keys';
@@ -11,7 +11,8 @@ import { pageQuery } from './schemas';
 
 export const createSchemas = { body: z.object({ name: z.string().trim().min(1).max(200), role: z.enum(API_KEY_ROLES) }) };
 export const listSchemas = { query: pageQuery };
-export const deleteSchemas = { params: z.object({ key_id: z.string().min(1).max(100) }) };
+const apiKeyNotFound = () => notFound('API_KEY_NOT_FOUND', 'API key not found');
+export const deleteSchemas = { params: z.object({ key_id: pathId(z.string().min(1).max(100), apiKeyNotFound) }) };
 
 export function apiKeyRoutes(pool: Pool): Router {
   const router = Router();
@@ -49,7 +50,7 @@ export function apiKeyRoutes(pool: Pool): Router {
     const p = principalOf(res);
     requireAny(p, [PERMISSION.MANAGE_USERS]);
     const { params } = parsed(deleteSchemas, req, res);
-    if (!(await keys.revoke(p.group_id, params.key_id))) throw notFound('API_KEY_NOT_FOUND', 'API key not found');
+    if (!(await keys.revoke(p.group_id, params.key_id))) throw apiKeyNotFound();
     res.json({ key_id: params.key_id, revoked: true });
   });
 

@@ -3,18 +3,19 @@ import { z } from 'zod';
 import { PERMISSION, principalOf, requireAny } from '@dam/auth-tokens';
 import { notFound, validationFailed } from '@dam/errors';
 import { USAGE_METRICS, type UsageMetric } from '@dam/events';
-import { parsed, validate } from '@dam/http';
+import { parsed, pathId, validate } from '@dam/http';
 import type { UsageRepository } from '../adapters/usage.repository';
 
 const DAY_MS = 86_400_000;
 /** ISO 8601: a date and time with its offset, or a date alone (midnight UTC). */
 const isoDate = z.union([z.iso.datetime({ offset: true }), z.iso.date()]);
+const metricNotFound = (metric: string) => notFound('METRIC_NOT_FOUND', `No metric ${metric}: one of ${USAGE_METRICS.join(', ')}`);
 /** The longest range one query covers (CONTRACT §9). */
 export const MAX_USAGE_RANGE_DAYS = 364;
 
 /** The request, as validated (exported for the OpenAPI agreement test in services/gateway/test). */
 export const usageSchemas = {
-  params: z.object({ metric: z.string().min(1).max(64) }),
+  params: z.object({ metric: pathId(z.string().min(1).max(64), () => metricNotFound('of that name')) }),
   query: z.object({
     from: isoDate.optional(),
     to: isoDate.optional(),
@@ -34,7 +35,7 @@ export function usageRoutes(usage: UsageRepository, now: () => number = Date.now
     requireAny(p, [PERMISSION.VIEW_USAGE]);
     const { params, query } = parsed(usageSchemas, req, res);
     if (!(USAGE_METRICS as readonly string[]).includes(params.metric)) {
-      throw notFound('METRIC_NOT_FOUND', `No metric ${params.metric}: one of ${USAGE_METRICS.join(', ')}`);
+      throw metricNotFound(params.metric);
     }
     const to = query.to ? new Date(query.to) : new Date(now());
     const from = query.from ? new Date(query.from) : new Date(to.getTime() - DAY_MS);

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { principalOf, type Principal } from '@dam/auth-tokens';
 import { AppError, badRequest, notFound, validationFailed } from '@dam/errors';
 import type { DeliveryTarget } from '@dam/internal-api';
-import { contentDisposition, isActiveContentType, parsed, validate } from '@dam/http';
+import { contentDisposition, isActiveContentType, parsed, pathId, validate } from '@dam/http';
 import type { Storage } from '@dam/storage';
 import { deliveryError, type SuiteClients } from '../adapters/suite.clients';
 import { accessSecret, cdnUrl, resolveExpiry, signLink, type LinkParams } from '../domain/link-signature';
@@ -24,8 +24,9 @@ const options = {
   delivery: z.enum(['display', 'download']).default('download'),
   expiry: z.union([z.string(), z.number()]).default('3600').transform(String),
 };
-/** Request schemas as validated (exported for the OpenAPI agreement test in services/gateway/test). */
-export const single = { params: z.object({ id: z.string().min(1).max(64) }), query: z.object(options) };
+const assetNotFound = () => notFound('ASSET_NOT_FOUND', 'The asset does not exist');
+/** Request schemas as validated (exported for the OpenAPI agreement test in services/gateway/test); an id of no asset's form is an unknown asset (404). */
+export const single = { params: z.object({ id: pathId(z.string().min(1).max(64), assetNotFound) }), query: z.object(options) };
 export const bulk = { body: z.object({ ids: z.array(z.string().min(1).max(64)).min(1).max(100), ...options }) };
 
 type Options = { key: string; link_type: 'cdn' | 'object_storage'; delivery: 'display' | 'download'; expiry: string };
@@ -78,7 +79,7 @@ export function linkRoutes(deps: LinkDeps): Router {
     const principal = principalOf(res);
     const expiry = expiryOf(query);
     const [item] = await deps.clients.delivery(principal, [params.id], query.key);
-    if (!item) throw notFound('ASSET_NOT_FOUND', 'The asset does not exist');
+    if (!item) throw assetNotFound();
     if ('error' in item) throw deliveryError(item.error);
     const made = await make(item.target, query, expiry, accessIdFor(principal));
     res.json({ id: item.id, key: query.key, link_type: query.link_type, url: made.url, expires_at: made.expires_at });

@@ -1,12 +1,14 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { principalOf, readsOwnOnly } from '@dam/auth-tokens';
-import { parsed, validate } from '@dam/http';
+import { parsed, pathId, validate } from '@dam/http';
+import { assetNotFound } from '../domain/asset.errors';
 import { findReadableAsset, getAssetData } from '../domain/read-asset.use-case';
 import type { AssetReader } from '../domain/ports';
 import { PHASH_PATTERN } from '../domain/near-duplicates';
 
-export const assetIdParam = z.string().min(1).max(64);
+/** An asset id in a path: one of no asset's form is an unknown asset (404), like any other (CONTRACT §16). */
+export const assetIdParam = pathId(z.string().min(1).max(64), assetNotFound);
 
 /** Request schemas as validated (exported for the OpenAPI agreement test in services/gateway/test). */
 export const assetDataSchemas = { params: z.object({ id: assetIdParam }) };

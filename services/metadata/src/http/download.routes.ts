@@ -6,7 +6,7 @@ import { principalOf } from '@dam/auth-tokens';
 import { createHash } from 'node:crypto';
 import { badRequest, notFound, unavailable } from '@dam/errors';
 import type { TransformParams } from '@dam/internal-api';
-import { ACCEL, parsed, planContent, validate } from '@dam/http';
+import { ACCEL, parsed, pathId, planContent, validate } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import { contentTypeOfFile, conversionsPrefix, isNotFoundError, ObjectNotFoundError, type Storage } from '@dam/storage';
 import { conversionNotFound } from '../domain/asset.errors';
@@ -149,13 +149,16 @@ const transformQuery = z.object({
   q: z.coerce.number().int().min(1).max(100).optional(),
 });
 
+/** A conversion key of no conversion's form names none: 404 like an unknown one (CONTRACT §16). */
+const conversionKey = pathId(z.string().min(1).max(64), () => notFound('CONVERSION_NOT_FOUND', 'The asset has no conversion of that name'));
+
 /** Request schemas as validated (exported for the OpenAPI agreement test in services/gateway/test). */
 export const downloadSchemas = {
-  params: z.object({ id: assetIdParam, key: z.string().min(1).max(64) }),
+  params: z.object({ id: assetIdParam, key: conversionKey }),
   query: z.object({ delivery: z.enum(['download', 'display']).default('download') }),
 };
 export const getConversionSchemas = {
-  params: z.object({ id: assetIdParam, key: z.string().min(1).max(64) }),
+  params: z.object({ id: assetIdParam, key: conversionKey }),
   query: z.object({ delivery: z.enum(['download', 'display']).default('display'), ...transformQuery.shape }),
 };
 

@@ -2,14 +2,14 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { principalOf, readsOwnOnly } from '@dam/auth-tokens';
 import { notFound } from '@dam/errors';
-import { parsed, validate } from '@dam/http';
+import { parsed, pathId, validate } from '@dam/http';
 import { JOB_STATUSES, JOB_TYPES, toJobView } from '../domain/job';
 import type { JobReader } from '../domain/ports';
 
 const jobNotFound = () => notFound('JOB_NOT_FOUND', 'Job not found');
 
 /** Request schemas as validated (exported for the OpenAPI agreement test in services/gateway/test). */
-export const jobSchemas = { params: z.object({ job_id: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER) }) };
+export const jobSchemas = { params: z.object({ job_id: pathId(z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER), jobNotFound) }) };
 export const jobListSchemas = {
   query: z.object({
     status: z.enum(JOB_STATUSES).optional(),

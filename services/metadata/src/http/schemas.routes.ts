@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { hasPermission, PERMISSION, principalOf, type Principal } from '@dam/auth-tokens';
 import { forbidden, notFound, payloadTooLarge } from '@dam/errors';
-import { parsed, validate } from '@dam/http';
+import { parsed, pathId, validate } from '@dam/http';
 import { compileSchema, defaultSchema, toSchemaView } from '../domain/asset-schema';
 import type { RunInTransaction } from '../domain/ports';
 
@@ -25,7 +25,7 @@ export const schemaListSchemas = {
     page_size: z.coerce.number().int().min(1).max(100).default(25),
   }),
 };
-export const schemaOneSchemas = { params: z.object({ schema_id: z.coerce.number().int().nonnegative().max(2 ** 31 - 1) }) };
+export const schemaOneSchemas = { params: z.object({ schema_id: pathId(z.coerce.number().int().nonnegative().max(2 ** 31 - 1), schemaNotFound) }) };
 export const schemaUpdateSchemas = { params: schemaOneSchemas.params, body };
 
 /**

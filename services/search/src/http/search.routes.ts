@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { hasPermission, PERMISSION, principalOf, readsOwnOnly } from '@dam/auth-tokens';
 import { badRequest, forbidden, notFound } from '@dam/errors';
 import type { Pool } from '@dam/db';
-import { parsed, validate } from '@dam/http';
+import { parsed, pathId, validate } from '@dam/http';
 import { FACET_COLUMNS, orderOf, RESULT_CAP, searchRequest, whereOf, type SearchRequest } from '../domain/search-query';
 
 export interface SearchRouteDeps {
@@ -88,10 +88,12 @@ async function facetCounts(pool: Pool, asked: string[], sql: string, params: unk
   return facets;
 }
 
-/** Request schemas as validated (exported for the OpenAPI agreement test in services/gateway/test). */
+const searchResultNotFound = () => notFound('SEARCH_RESULT_NOT_FOUND', 'No such search result (unknown or expired)');
+
+/** Request schemas as validated (exported for the OpenAPI agreement test in services/gateway/test); a result id of no set's form is an unknown set (404, CONTRACT §16). */
 export const searchBodySchemas = { body: searchRequest };
 export const searchPageSchemas = {
-  params: z.object({ search_result_id: z.string().regex(/^[0-9a-f]{32}$/, 'must be a search result id'), page: z.coerce.number().int().min(1).max(RESULT_CAP) }),
+  params: z.object({ search_result_id: pathId(z.string().regex(/^[0-9a-f]{32}$/, 'must be a search result id'), searchResultNotFound), page: z.coerce.number().int().min(1).max(RESULT_CAP) }),
 };
 
 /**
@@ -149,7 +151,7 @@ export function searchRoutes(deps: SearchRouteDeps): Router {
       [params.search_result_id, p.group_id, p.user_id],
     );
     const set = found.rows[0];
-    if (!set) throw notFound('SEARCH_RESULT_NOT_FOUND', 'No such search result (unknown or expired)');
+    if (!set) throw searchResultNotFound();
     const pages = Math.max(1, Math.ceil(set.ids.length / set.page_size));
     if (params.page > pages) throw badRequest('PAGE_OUT_OF_RANGE', `The result has ${pages} page(s)`, [{ path: 'page', message: `at most ${pages}` }]);
     res.json(await pageOf(pool, set, params.page));
