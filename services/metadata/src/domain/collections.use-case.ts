@@ -6,6 +6,8 @@ import { BASKET_NAME, COLLECTION_MAX_ASSETS, type Collection, type CollectionAss
 import type { Tx } from './ports';
 
 export const collectionNotFound = () => notFound('COLLECTION_NOT_FOUND', 'The collection does not exist');
+const collectionFull = (present: number, asked: number) =>
+  conflict('COLLECTION_FULL', `A collection holds at most ${COLLECTION_MAX_ASSETS} assets (it has ${present}, ${asked} more asked)`);
 const basketFixed = () => badRequest('SELECTED_ASSETS_FIXED', `${BASKET_NAME} cannot be renamed, shared or deleted`);
 
 /** The caller's SELECTED_ASSETS, made on first use. */
@@ -71,11 +73,14 @@ export async function deleteCollection(tx: Tx, caller: Principal, id: string): P
 
 /**
  * Adds assets: every id must be an asset of the group the caller reads and not in the trash (404 otherwise,
- * nothing added); more than the limit in all → 409, nothing added. Ids already in it are kept once.
+ * nothing added); more than the limit in all → 409, nothing added, however many come in one call (CONTRACT §16).
+ * Ids already in it are kept once. The collection's row lock makes concurrent adds count one after the other.
  */
 export async function addToCollection(tx: Tx, caller: Principal, id: string, ids: string[]): Promise<Collection> {
   const c = await visibleCollection(tx, caller, id, true);
   const wanted = [...new Set(ids)];
+  // More distinct ids than any collection holds can never fit: answered before looking any of them up.
+  if (wanted.length > COLLECTION_MAX_ASSETS) throw collectionFull(await tx.collections.memberCount(c.id), wanted.length);
   const assets = await tx.assets.findMany(caller.group_id, wanted);
   const missing = wanted.filter((a) => {
     const asset = assets.get(a);
@@ -88,9 +93,7 @@ export async function addToCollection(tx: Tx, caller: Principal, id: string, ids
   await tx.collections.lockMemberships(wanted);
   const present = await tx.collections.memberCount(c.id);
   const fresh = await tx.collections.notMembers(c.id, wanted);
-  if (present + fresh.length > COLLECTION_MAX_ASSETS) {
-    throw conflict('COLLECTION_FULL', `A collection holds at most ${COLLECTION_MAX_ASSETS} assets (it has ${present}, ${fresh.length} more asked)`);
-  }
+  if (present + fresh.length > COLLECTION_MAX_ASSETS) throw collectionFull(present, fresh.length);
   await tx.collections.addMembers(c.id, fresh);
   await publishMemberships(tx, c.groupId, fresh);
   return (await tx.collections.find(c.groupId, c.id, false, countedFor(caller))) as Collection;
@@ -99,7 +102,9 @@ export async function addToCollection(tx: Tx, caller: Principal, id: string, ids
 /** Removes assets; ids that are not in it are ignored. */
 export async function removeFromCollection(tx: Tx, caller: Principal, id: string, ids: string[]): Promise<Collection> {
   const c = await visibleCollection(tx, caller, id, true);
-  const wanted = [...new Set(ids)];
+  // Only its members (at most 300) are locked, however long the list: one advisory lock per id would not be bounded.
+  const asked = new Set(ids);
+  const wanted = (await tx.collections.memberIds(c.id)).filter((a) => asked.has(a));
   await tx.collections.lockMemberships(wanted);
   const removed = await tx.collections.removeMembers(c.id, wanted);
   await publishMemberships(tx, c.groupId, removed);

@@ -1,8 +1,8 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { principalOf } from '@dam/auth-tokens';
-import { parsed, validate } from '@dam/http';
-import { COLLECTION_MAX_ASSETS, toCollectionView } from '../domain/collection';
+import { parsed, pathId, validate } from '@dam/http';
+import { toCollectionView } from '../domain/collection';
 import {
   addToCollection,
   basketOf,
@@ -11,6 +11,7 @@ import {
   createCollection,
   deleteCollection,
   removeFromCollection,
+  collectionNotFound,
   updateCollection,
 } from '../domain/collections.use-case';
 import type { RunInTransaction } from '../domain/ports';
@@ -20,8 +21,10 @@ const paging = z.object({
   page: z.coerce.number().int().min(1).default(1),
   page_size: z.coerce.number().int().min(1).max(100).default(25),
 });
-const params = z.object({ collection_id: z.string().min(1).max(64) });
-const idsBody = z.strictObject({ ids: z.array(z.string().min(1).max(64)).min(1).max(COLLECTION_MAX_ASSETS) });
+const params = z.object({ collection_id: pathId(z.string().min(1).max(64), collectionNotFound) });
+// No count limit of its own: past the collection's 300 an add answers 409 however many come in one call (CONTRACT §16);
+// the JSON body limit bounds the list.
+const idsBody = z.strictObject({ ids: z.array(z.string().min(1).max(64)).min(1) });
 /** Request schemas as validated (exported for the OpenAPI agreement test in services/gateway/test). */
 export const collectionCreateSchemas = { body: z.strictObject({ name, shared: z.boolean().default(false) }) };
 export const collectionListSchemas = { query: paging };
