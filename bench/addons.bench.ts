@@ -16,7 +16,8 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { ANALYSIS_SIDE, HumanModels } from '../services/addon/src/adapters/human-models';
+import { HumanModels } from '../services/addon/src/adapters/human-models';
+import { ANALYSIS_SIDE } from '../services/addon/src/domain/ports';
 import { api, login, percentile, sampleRss, servicePid, untilOk, uploadFiles } from './support';
 
 const runs = Number(process.argv[2] ?? 5);

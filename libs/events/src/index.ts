@@ -62,4 +62,3 @@ export {
   type NatsUser,
   type SubjectPermissions,
 } from './nats-accounts';
-export { jobCommandWorker, reportPacingOf, resultReportId, startJobReporter, workerId, type JobConsumerOptions, type JobReporter, type ReportPacing } from './job-worker';

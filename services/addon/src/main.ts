@@ -1,6 +1,7 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { jetstream } from '@nats-io/jetstream';
-import { connectNats, DAM_INTERNAL, natsReachable, reportPacingOf, serveAddonStatus, waitForStreams, type AddonState } from '@dam/events';
+import { connectNats, DAM_INTERNAL, natsReachable, serveAddonStatus, waitForStreams, type AddonState } from '@dam/events';
+import { jobRuntime } from '@dam/jobs';
 import { collectGarbageInFewFullPauses, runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
@@ -81,7 +82,6 @@ async function main(): Promise<void> {
     },
     workers: [
       addonJobWorker(
-        nc,
         {
           js: jetstream(nc),
           storage,
@@ -91,7 +91,6 @@ async function main(): Promise<void> {
             { inMemoryBytes: config.ORIGINALS_IN_MEMORY_BYTES, maxBytes: config.MAX_ORIGINAL_BYTES },
           ),
           logger,
-          pacing: reportPacingOf(config),
           maxInputPixels: config.MAX_INPUT_PIXELS,
           maxDecodePixels: config.MAX_DECODE_PIXELS,
           ocrMaxPixels: config.OCR_MAX_PIXELS,
@@ -103,7 +102,7 @@ async function main(): Promise<void> {
           faceMatchThreshold: config.FACE_MATCH_THRESHOLD,
           background,
         },
-        { concurrency: config.CONCURRENCY, ackWaitMs: config.ACK_WAIT_MS, maxDeliver: config.MAX_DELIVER, backoffMs: config.RETRY_BACKOFF_MS, outageRetryMs: config.OUTAGE_RETRY_MS },
+        jobRuntime(nc, config, logger, { concurrency: config.CONCURRENCY }),
       ),
     ],
     resources: [

@@ -1,7 +1,7 @@
 import { telemetry } from './instrument'; // must stay the first import
-import { jetstream } from '@nats-io/jetstream';
 import { bucketReplayStore, createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
-import { connectNats, DAM_INTERNAL, natsReachable, openServiceTokenBucket, reportPacingOf, waitForStreams, followSettingsChanges } from '@dam/events';
+import { connectNats, DAM_INTERNAL, natsReachable, openServiceTokenBucket, waitForStreams, followSettingsChanges } from '@dam/events';
+import { jobRuntime } from '@dam/jobs';
 import { collectGarbageInFewFullPauses, runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
@@ -37,17 +37,14 @@ async function main(): Promise<void> {
     // Stopping pulls no more; in-flight images finish and are acked before the connection drains.
     workers: [
       conversionJobWorker(
-        nc,
         {
-          js: jetstream(nc),
-          pacing: reportPacingOf(config),
           logger,
           storage,
           settings: groupSettingsClient(config, createServiceSigner(config.SERVICE_KEY), followSettingsChanges(nc)),
           images,
           maxOutputPixels: config.MAX_OUTPUT_PIXELS,
         },
-        { concurrency: config.CONCURRENCY, ackWaitMs: config.ACK_WAIT_MS, maxDeliver: config.MAX_DELIVER, backoffMs: config.RETRY_BACKOFF_MS, outageRetryMs: config.OUTAGE_RETRY_MS },
+        jobRuntime(nc, config, logger, { concurrency: config.CONCURRENCY }),
       ),
     ],
     resources: [

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { jetstream } from '@nats-io/jetstream';
 import { bucketReplayStore, createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
-import { connectNats, DAM_INTERNAL, natsReachable, openServiceTokenBucket, reportPacingOf, UsageMeter, waitForStreams } from '@dam/events';
+import { connectNats, DAM_INTERNAL, natsReachable, openServiceTokenBucket, UsageMeter, waitForStreams } from '@dam/events';
+import { jobRuntime } from '@dam/jobs';
 import { replicaCountFromConfig, runMain, runService, startPoller } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
@@ -37,7 +38,7 @@ async function main(): Promise<void> {
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     checks: { nats: () => natsReachable(nc), s3: () => storage.reachable() },
     workers: [
-      cdnJobWorker(nc, { js, clients, storage, cache, logger, pacing: reportPacingOf(config) }, { concurrency: 2, ackWaitMs: config.ACK_WAIT_MS, maxDeliver: config.MAX_DELIVER, backoffMs: config.RETRY_BACKOFF_MS, outageRetryMs: config.OUTAGE_RETRY_MS }),
+      cdnJobWorker({ js, clients, storage, cache, logger }, jobRuntime(nc, config, logger, { concurrency: 2 })),
       cacheInvalidation(nc, cache, logger),
       evictionFollower(nc, cache, logger),
       // The bytes served, published every USAGE_FLUSH_MS and once more at shutdown.

@@ -1,7 +1,8 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { jetstream } from '@nats-io/jetstream';
 import { createServiceSigner } from '@dam/auth-tokens';
-import { connectNats, DAM_INTERNAL, natsReachable, reportPacingOf, waitForStreams, followSettingsChanges } from '@dam/events';
+import { connectNats, DAM_INTERNAL, natsReachable, waitForStreams, followSettingsChanges } from '@dam/events';
+import { jobRuntime } from '@dam/jobs';
 import { runMain, runService } from '@dam/http';
 import { groupSettingsClient } from '@dam/internal-api';
 import { createLogger } from '@dam/logging';
@@ -33,10 +34,8 @@ async function main(): Promise<void> {
     // Stopping pulls no more; a running transcode finishes (or its job is handed out again after a kill).
     workers: [
       transcodeJobWorker(
-        nc,
         {
           js: jetstream(nc),
-          pacing: reportPacingOf(config),
           logger,
           storage,
           ffmpeg,
@@ -46,7 +45,7 @@ async function main(): Promise<void> {
           clipSeconds: config.CLIP_PREVIEW_SECONDS,
           ...(config.WORK_DIR ? { workDir: config.WORK_DIR } : {}),
         },
-        { concurrency: config.CONCURRENCY, ackWaitMs: config.ACK_WAIT_MS, maxDeliver: config.MAX_DELIVER, backoffMs: config.RETRY_BACKOFF_MS, outageRetryMs: config.OUTAGE_RETRY_MS },
+        jobRuntime(nc, config, logger, { concurrency: config.CONCURRENCY }),
       ),
     ],
     resources: [

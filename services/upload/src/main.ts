@@ -1,7 +1,8 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { createAuthenticator, createServiceSigner, type AuthenticatorOptions } from '@dam/auth-tokens';
 import { jetstream } from '@nats-io/jetstream';
-import { connectNats, DAM_INTERNAL, natsIdempotencyStore, natsReachable, reportPacingOf, waitForStreams } from '@dam/events';
+import { connectNats, DAM_INTERNAL, natsIdempotencyStore, natsReachable, waitForStreams } from '@dam/events';
+import { reportPacingOf } from '@dam/jobs';
 import { collectGarbageInFewFullPauses, edgeLimitsFromConfig, HostRateLimiter, parseAllowHosts, runMain, runService, startPoller } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { Ffmpeg, resolveTools } from '@dam/media';
@@ -69,9 +70,8 @@ async function main(): Promise<void> {
     checks: { s3: () => storage.reachable(), nats: () => natsReachable(nc) },
     workers: [
       ingestJobWorker(
-        nc,
-        { js: jetstream(nc), storage, logger, ingest, ownBucket: storage.bucket, pacing: reportPacingOf(config) },
-        { concurrency: config.INGEST_CONCURRENCY, ackWaitMs: config.INGEST_ACK_WAIT_MS, maxDeliver: config.INGEST_MAX_DELIVER },
+        { storage, logger, ingest, ownBucket: storage.bucket },
+        { nc, js: jetstream(nc), pacing: reportPacingOf(config), logger, concurrency: config.INGEST_CONCURRENCY, ackWaitMs: config.INGEST_ACK_WAIT_MS, maxDeliver: config.INGEST_MAX_DELIVER },
       ),
       {
         kind: 'poller',

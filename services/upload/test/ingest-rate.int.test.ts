@@ -1,12 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { JetStreamClient } from '@nats-io/jetstream';
 import type { JobCommand, MessageContext } from '@dam/events';
 import { HostRateLimiter } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, type Storage } from '@dam/storage';
 import { createBucket, testS3Config } from '@dam/testing';
-import { handleIngestJob, type IngestConsumerDeps } from '../src/consumers/ingest-job.consumer';
+import { ingestJobs, type IngestConsumerDeps } from '../src/consumers/ingest-job.consumer';
 import { downloadOriginal, IngestDeferred, IngestFailure, type IngestConfig } from '../src/domain/ingest';
 
 /**
@@ -84,44 +83,34 @@ describe('an ingest job over its group rate (security review F20)', () => {
     params: { key: `${base}/file.txt`, name: 'file.txt' },
   });
   function harness() {
-    const published: Array<{ subject: string; body: unknown }> = [];
-    const js = {
-      publish: async (subject: string, data: string) => {
-        published.push({ subject, body: JSON.parse(data) as unknown });
-        return { stream: 'DAM_INTERNAL', seq: published.length, duplicate: false };
-      },
-    } as unknown as JetStreamClient;
     const deps: IngestConsumerDeps = {
-      js,
       storage,
       logger: createLogger({ service: 'ingest-rate-test', level: 'silent' }),
       ingest: { ...config(), rateLimiter: new HostRateLimiter(1, 1) },
       ownBucket: storage.bucket,
-      pacing: { heartbeatMs: 60_000, progressIntervalMs: 60_000, startDelayMs: 60_000 },
     };
     const naks: Array<number | undefined> = [];
     const ctx = (deliveryCount: number) =>
       ({ subject: 'x', deliveryCount, headers: undefined, msg: { nak: (ms?: number) => naks.push(ms) }, working: () => undefined, keepAlive: () => () => undefined }) as unknown as MessageContext;
-    const finals = () => published.filter((p) => (p.body as { state: string }).state === 'FAILED' || (p.body as { state: string }).state === 'COMPLETED');
-    return { handler: handleIngestJob(deps, 3), ctx, naks, finals };
+    const jobs = ingestJobs(deps, 3);
+    const run = (c: JobCommand, delivery: number) =>
+      jobs.run({ command: c, ctx: ctx(delivery), progress: () => undefined, step: () => undefined, log: { job_id: c.job_id, asset_id: c.asset_id, group_id: c.group_id, attempt: 0, delivery } });
+    return { run, naks };
   }
 
   it('is redelivered later (nak with a delay) instead of failing its asset', async () => {
     const h = harness();
-    await h.handler(command(1), h.ctx(1));
-    expect(h.finals()).toEqual([expect.objectContaining({ body: expect.objectContaining({ state: 'COMPLETED', job_id: 1 }) })]);
-    await h.handler(command(2), h.ctx(1));
+    expect(await h.run(command(1), 1)).toMatchObject({ state: 'COMPLETED' });
     // No final report: the job stays QUEUED at metadata and comes back once the group has a token.
-    expect(h.finals()).toHaveLength(1);
+    expect(await h.run(command(2), 1)).toEqual({ state: 'DEFERRED' });
     expect(h.naks).toHaveLength(1);
     expect(h.naks[0]).toBeGreaterThanOrEqual(1000);
   });
 
   it('fails on its last delivery, as any job the source keeps refusing', async () => {
     const h = harness();
-    await h.handler(command(3), h.ctx(1));
-    await h.handler(command(4), h.ctx(3));
+    await h.run(command(3), 1);
+    expect(await h.run(command(4), 3)).toMatchObject({ state: 'FAILED', report: { error: expect.stringContaining('too many downloads') } });
     expect(h.naks).toHaveLength(0);
-    expect(h.finals()[1]).toMatchObject({ body: { state: 'FAILED', job_id: 4, error: expect.stringContaining('too many downloads') } });
   });
 });

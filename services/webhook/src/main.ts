@@ -1,8 +1,9 @@
 import { telemetry } from './instrument'; // must stay the first import
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { bucketReplayStore, createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
 import { createPool, ping } from '@dam/db';
-import { ASSET_EVENTS, connectNats, DAM_INTERNAL, natsReachable, openServiceTokenBucket, reportPacingOf, waitForStreams, followSettingsChanges } from '@dam/events';
+import { ASSET_EVENTS, connectNats, DAM_INTERNAL, natsReachable, openServiceTokenBucket, waitForStreams, followSettingsChanges } from '@dam/events';
+import { jobRuntime } from '@dam/jobs';
 import { guardedPost, parseAllowHosts, runMain, runService, startPoller } from '@dam/http';
 import { groupSettingsClient } from '@dam/internal-api';
 import { createLogger } from '@dam/logging';
@@ -25,7 +26,6 @@ async function main(): Promise<void> {
   // A service token is single-use across every replica (security review I6).
   const replay = bucketReplayStore(await openServiceTokenBucket(nc, { replicas: config.NATS_STREAM_REPLICAS }));
   await waitForStreams(nc, [ASSET_EVENTS, DAM_INTERNAL], { onWait: (missing) => logger.info({ missing }, 'waiting for streams') });
-  const js = jetstream(nc);
   const jsm = await jetstreamManager(nc, { timeout: 2_000 });
   const repo = new DeliveryRepository(pool);
   // Settings are reused until auth announces a change of the group (a changed URL list or secret still applies to
@@ -56,7 +56,7 @@ async function main(): Promise<void> {
     checks: { postgres: () => ping(pool), nats: () => natsReachable(nc) },
     workers: [
       assetEventsWorker(nc, { repo, settings, wake, logger }),
-      reissueWorker(nc, { js, repo, settings, wake, logger, pacing: reportPacingOf(config) }, { concurrency: 1, ackWaitMs: config.ACK_WAIT_MS, maxDeliver: config.MAX_DELIVER, backoffMs: config.RETRY_BACKOFF_MS, outageRetryMs: config.OUTAGE_RETRY_MS }),
+      reissueWorker({ repo, settings, wake, logger }, jobRuntime(nc, config, logger, { concurrency: 1 })),
       { kind: 'poller', name: 'webhook-dispatcher', start: () => dispatcher.start() },
       {
         kind: 'poller',

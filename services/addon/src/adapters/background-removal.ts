@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import type { BackgroundRemover } from '../domain/ports';
 
 /** The part of `@imgly/background-removal-node` used here (ISNet on onnxruntime-node, CPU). */
 interface ImglyLike {
@@ -13,7 +14,7 @@ export type BackgroundModel = 'small' | 'medium';
  * model's chunks: nothing is fetched from the network), on onnxruntime-node's CPU provider. One run at a time: a
  * run holds about 1 GB, so the others wait their turn.
  */
-export class BackgroundRemoval {
+export class BackgroundRemoval implements BackgroundRemover {
   private queue: Promise<unknown> = Promise.resolve();
 
   private constructor(

@@ -1,19 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
-
-/** One object the detector found, COCO-80 label and score (0-1). */
-export interface DetectedObject {
-  label: string;
-  score: number;
-}
-
-/** One face: its box in the analysed image's pixels `[x, y, width, height]`, score and embedding (1024 numbers). */
-export interface DetectedFace {
-  box: [number, number, number, number];
-  score: number;
-  embedding: number[];
-}
+import { ANALYSIS_SIDE, type DetectedFace, type DetectedObject, type VisionModels } from '../domain/ports';
 
 /** The part of `@vladmandic/human` used here (its typings come with the ESM build, this loads the CommonJS one). */
 interface HumanLike {
@@ -74,8 +62,6 @@ function registerFileLoader(human: HumanLike): void {
 
 type Kind = 'objects' | 'faces';
 
-/** The longest side an image is analysed at (the detectors work on a few hundred pixels; more only costs time). */
-export const ANALYSIS_SIDE = 1024;
 /** The picture the models are warmed up on: a person (public domain, NASA; see assets/README.md). */
 const WARM_UP_PICTURE = path.join(__dirname, '..', '..', 'assets', 'warm-up.jpg');
 /**
@@ -89,7 +75,7 @@ const WARM_UP_RUNS = 5;
  * The models that ship inside `@vladmandic/human`, on the tfjs WASM backend (CPU, no native download): COCO-80
  * objects (CenterNet), or faces (BlazeFace, FaceMesh, FaceRes embeddings). Loaded once; runs one image at a time.
  */
-export class HumanModels {
+export class HumanModels implements VisionModels {
   private queue: Promise<unknown> = Promise.resolve();
   /** The last image's pixels as int32, the input type the models take (runs are one at a time: see `queue`). */
   private pixels = new Int32Array(0);

@@ -4,18 +4,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Storage } from '@dam/storage';
+import { OriginalTooLarge, type Original } from '../domain/ports';
 import type { ReadOriginal } from './originals-cache';
 
-/** An original to analyse: its bytes when small, else the path of a file it was copied to. */
-export interface Original {
-  /** What sharp reads: libvips reads a file row by row, where a Buffer (or a stream, which sharp collects) is whole. */
-  input: Buffer | string;
-  /** Removes the file, if one was made. */
-  release(): Promise<void>;
-}
-
-/** An original larger than an addon reads: the job fails with the reason, unread. */
-export class OriginalTooLarge extends Error {}
+export { OriginalTooLarge, type Original };
 
 export interface OriginalReaderOptions {
   /** Originals up to this size are read into memory (and kept in the cache of originals); larger ones go to a file. */

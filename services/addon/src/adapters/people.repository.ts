@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { withTransaction, type Pool, type PoolClient } from '@dam/db';
 import { nearestPerson, withFace, type Person } from '../domain/people';
+import type { People } from '../domain/ports';
 
 /** How many people, over all groups, a replica keeps in memory (some 8 KB each); a larger group is read per job. */
 const CACHED_PEOPLE_MAX = 5_000;
@@ -12,7 +13,7 @@ interface CachedGroup {
 }
 
 /** `people` and `face_assignments`: who each face is, per group, clustered as faces arrive. */
-export class PeopleRepository {
+export class PeopleRepository implements People {
   /** Groups' people by recent use (a Map keeps insertion order: the first is the least recently used). */
   private readonly cache = new Map<number, CachedGroup>();
 

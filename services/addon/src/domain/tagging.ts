@@ -1,4 +1,4 @@
-import type { DetectedObject } from '../adapters/human-models';
+import type { DetectedObject } from './ports';
 
 export interface Label {
   label: string;

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { JetStreamClient } from '@nats-io/jetstream';
-import { CDN_EVICT, jobCommandWorker, publishEvent, startJobReporter, workerId, type CdnEvict, type JobCommand, type JobConsumerOptions, type ReportPacing } from '@dam/events';
+import { CDN_EVICT, publishEvent, type CdnEvict } from '@dam/events';
 import type { Worker } from '@dam/http';
+import { jobWorker, type JobHandler, type JobRuntime } from '@dam/jobs';
 import type { Logger } from '@dam/logging';
 import { parseCdnEntry } from '@dam/internal-api';
 import type { Storage } from '@dam/storage';
@@ -9,18 +10,16 @@ import { ByteCache } from '../adapters/byte-cache';
 import { principalOfOwner, type SuiteClients } from '../adapters/suite.clients';
 
 export const CDN_JOBS_DURABLE = 'link-signing-cdn-jobs';
-const WORKER_ID = workerId('link-signing');
 /** A folder (HLS, Deep Zoom) prefetched whole: at most this many files. */
 const MAX_FOLDER_FILES = 5000;
 
 export interface CdnJobDeps {
+  /** Where purges are published to every replica (dam.internal.cdn.evict). */
   js: JetStreamClient;
   clients: SuiteClients;
   storage: Storage;
   cache: ByteCache;
   logger: Logger;
-  /** How its reports about a job are paced (JOB_HEARTBEAT_MS, JOB_PROGRESS_INTERVAL_MS, JOB_START_REPORT_DELAY_MS). */
-  pacing: ReportPacing;
 }
 
 /**
@@ -29,17 +28,20 @@ export interface CdnJobDeps {
  * `dam.internal.cdn.evict`, and applied here at once). The job completes with the entries that failed listed;
  * it fails only when every entry did.
  */
-export function handleCdnJob(deps: CdnJobDeps) {
-  return async (command: JobCommand): Promise<void> => {
-    const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: command.type, pacing: deps.pacing, logger: deps.logger });
-    const urls = command.urls ?? [];
-    const failures: string[] = [];
-    try {
+export function cdnJobs(deps: CdnJobDeps): JobHandler {
+  return {
+    worker: 'link-signing',
+    durable: CDN_JOBS_DURABLE,
+    firstStep: (command) => command.type,
+    noun: 'the CDN job',
+    async run({ command, progress }) {
+      const urls = command.urls ?? [];
+      const failures: string[] = [];
       if (!command.requested_by) throw new Error('the job names no requester');
       const principal = principalOfOwner({ ...command.requested_by, group_id: Number(command.group_id), active: true });
       const evict: CdnEvict = { id: randomUUID(), group_id: command.group_id, asset_ids: [], object_keys: [] };
       for (const [i, raw] of urls.entries()) {
-        reporter.progress(i, urls.length);
+        progress(i, urls.length);
         const entry = parseCdnEntry(raw);
         if (!entry) {
           failures.push(`${i}: not a cdn link or asset id`);
@@ -77,12 +79,10 @@ export function handleCdnJob(deps: CdnJobDeps) {
         applyEvict(deps.cache, evict);
         await publishEvent(deps.js, CDN_EVICT.subject, CDN_EVICT.schema, evict, { msgId: evict.id });
       }
-    } finally {
-      reporter.stop();
-    }
-    const error = failures.length > 0 ? `${failures.length} of ${urls.length} entries failed: ${failures.slice(0, 10).join('; ')}` : undefined;
-    await reporter.finish(failures.length === urls.length && urls.length > 0 ? 'FAILED' : 'COMPLETED', error ? { error } : {});
-    deps.logger.info({ job_id: command.job_id, type: command.type, entries: urls.length, failed: failures.length }, 'cdn job finished');
+      deps.logger.info({ job_id: command.job_id, type: command.type, entries: urls.length, failed: failures.length }, 'cdn job finished');
+      const error = failures.length > 0 ? `${failures.length} of ${urls.length} entries failed: ${failures.slice(0, 10).join('; ')}` : undefined;
+      return { state: failures.length === urls.length && urls.length > 0 ? 'FAILED' : 'COMPLETED', report: error ? { error } : {} };
+    },
   };
 }
 
@@ -94,17 +94,4 @@ export function applyEvict(cache: ByteCache, evict: CdnEvict): number {
   return n;
 }
 
-export function cdnJobWorker(nc: Parameters<typeof jobCommandWorker>[0]['nc'], deps: CdnJobDeps, options: JobConsumerOptions): Worker {
-  return jobCommandWorker({
-    nc,
-    worker: 'link-signing',
-    durable: CDN_JOBS_DURABLE,
-    handler: handleCdnJob(deps),
-    onDeadLetter: async (command, error) => {
-      const reporter = startJobReporter({ js: deps.js, command, worker: WORKER_ID, step: command.type, pacing: deps.pacing, logger: deps.logger });
-      await reporter.finish('FAILED', { error: `the CDN job failed after every retry: ${error instanceof Error ? error.message : String(error)}` });
-    },
-    logger: deps.logger,
-    ...options,
-  });
-}
+export const cdnJobWorker = (deps: CdnJobDeps, runtime: JobRuntime): Worker => jobWorker(cdnJobs(deps), runtime);

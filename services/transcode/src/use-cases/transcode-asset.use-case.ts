@@ -6,6 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
 import { completedConversionSchema, type CompletedConversion, type ConversionsCompleted } from '@dam/events';
 import type { GroupSettingsClient } from '@dam/internal-api';
+import type { TranscodeStep } from '@dam/jobs';
 import type { Logger } from '@dam/logging';
 import { conversionKey, conversionsPrefix, isOwnOriginalKey, originalKey, type Storage } from '@dam/storage';
 import { clipPreviewArgs, encodeArgs, hlsPackageArgs, spriteArgs, storyboardFramesArgs, type EncoderSettings } from '../domain/ffmpeg-args';
@@ -13,9 +14,6 @@ import { avcCodecString, bandwidthOf, masterPlaylist, MASTER_PLAYLIST, playlistS
 import { gridFor, SPRITE_FILE, storyboardVtt, VTT_FILE } from '../domain/storyboard';
 import { CLIP_PREVIEW_KEY, HLS_KEY, planTranscodes, STORYBOARD_KEY, type Encode, type TranscodePlan } from '../domain/transcode-plan';
 import { NoVideoStreamError, UnprocessableVideoError, videoInfoFrom, videoMetadata, type Ffmpeg, type VideoInfo } from '@dam/media';
-
-export const TRANSCODE_STEPS = { preprocess: 'preprocess', transcodes: 'transcodes', addons: 'addons', postprocess: 'postprocess' } as const;
-export type TranscodeStep = keyof typeof TRANSCODE_STEPS;
 
 export interface TranscodeInput {
   jobId: number;

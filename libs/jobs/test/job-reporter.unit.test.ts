@@ -1,5 +1,6 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
-import { startJobReporter, type JobCommand } from '../src';
+import type { JobCommand } from '@dam/events';
+import { startJobReporter } from '../src';
 
 // The reporter's pacing, with the clock faked and the stream client replaced by a recorder of what is published.
 const command = { job_id: 7, attempt: 0, group_id: '1', asset_id: 'a1', type: 'conversions' } as unknown as JobCommand;

@@ -1,13 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { JetStreamClient } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/nats-core';
-import { connectionOf, natsCall } from './connection';
-import { consumerWorker, type ConsumerWorker, type MessageContext } from './consume';
-import { errorFields, type EventLogger } from './logger';
-import { publishEvent } from './publish';
-import { jobCommand, jobReport, type JobCommand, type JobReport } from './schemas/jobs.event';
-import { DAM_INTERNAL, workerKindOf, type JobWorker } from './subjects';
+import { connectionOf, errorFields, jobReport, natsCall, publishEvent, workerKindOf, type EventLogger, type JobCommand, type JobReport } from '@dam/events';
 
 /** A worker process as a lease holder (`<kind>@<host>:<pid>`). */
 export const workerId = (kind: string): string => `${kind}@${hostname()}:${process.pid}`;
@@ -147,47 +141,4 @@ export function startJobReporter(opts: {
     },
     stop,
   };
-}
-
-/** How one worker kind takes its job commands: at once, ack wait, deliveries and the backoff between them. */
-export interface JobConsumerOptions {
-  concurrency: number;
-  ackWaitMs: number;
-  maxDeliver: number;
-  backoffMs?: number[];
-  /** How long a failure only because a dependency is down is retried in place (consume()'s outageRetryMs). */
-  outageRetryMs?: number;
-}
-
-/**
- * A worker kind's job commands (`dam.internal.jobs.run.<worker>` on DAM_INTERNAL) as its durable consumer,
- * declared the way the shared start-up (`runService` of @dam/http) takes workers. `onDeadLetter` runs once every
- * delivery failed: it must end the job (a FAILED report), or the asset would wait for the lease sweep.
- */
-export function jobCommandWorker(
-  opts: {
-    nc: NatsConnection;
-    worker: JobWorker;
-    durable: string;
-    handler: (command: JobCommand, ctx: MessageContext) => Promise<void>;
-    onDeadLetter: (command: JobCommand, error: unknown) => Promise<void>;
-    logger: EventLogger;
-  } & JobConsumerOptions,
-): ConsumerWorker {
-  const commands = jobCommand(opts.worker);
-  return consumerWorker({
-    nc: opts.nc,
-    stream: DAM_INTERNAL,
-    durable: opts.durable,
-    filterSubjects: commands.subject,
-    schema: commands.schema,
-    handler: opts.handler,
-    onDeadLetter: opts.onDeadLetter,
-    logger: opts.logger,
-    concurrency: opts.concurrency,
-    ackWaitMs: opts.ackWaitMs,
-    maxDeliver: opts.maxDeliver,
-    ...(opts.backoffMs ? { backoffMs: opts.backoffMs } : {}),
-    ...(opts.outageRetryMs === undefined ? {} : { outageRetryMs: opts.outageRetryMs }),
-  });
 }
