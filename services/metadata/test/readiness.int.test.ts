@@ -212,6 +212,17 @@ describe('an asset is OK only when its automatic addons are done too (CONTRACT Â
     expect(await fileProcessed(id)).toHaveLength(1);
   });
 
+  it('an automatic addon that ends after its asset went to the trash announces nothing', async () => {
+    const id = await create();
+    const jobs = await jobsOf(id);
+    const trashed = await signedFetch(`${h.url}/api/v1/assets/${id}/delete`, admin, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ keys: ['original'] }) });
+    expect(trashed.status).toBe(200);
+    await applyJobReport(h.transactions, addonReport(id, jobs.addons.auto_tagging as number, 'auto_tagging'), 'addon');
+    await applyJobReport(h.transactions, addonReport(id, jobs.addons.text_extraction as number, 'text_extraction', 'the image cannot be read'), 'addon');
+    expect(await fileProcessed(id)).toEqual([]);
+    expect(await statusOf(id)).toBe('NOT_READY');
+  });
+
   it('replace: the open addon job of the old original ends, the new original\'s addons hold the asset again', async () => {
     const id = await create();
     const first = await jobsOf(id);

@@ -75,7 +75,8 @@ export async function openAutoAddons(tx: Tx, asset: Asset, auto: AutoAddons, cre
  */
 export async function settleAsset(tx: Tx, groupId: number, assetId: string, failed?: Record<string, string>): Promise<'failed' | 'processed' | 'unchanged'> {
   const locked = await tx.assets.findForUpdate(groupId, assetId);
-  if (locked?.status !== 'NOT_READY') return 'unchanged';
+  // A trashed asset's round was ended by the trash (an addon job still running may report later): nothing to announce.
+  if (locked?.status !== 'NOT_READY' || locked.deletedAt) return 'unchanged';
   if (failed) await tx.assets.noteFailure(groupId, assetId, failed);
   const asset = await tx.assets.settle(groupId, assetId);
   if (!asset) return 'unchanged';
