@@ -113,6 +113,10 @@ describe('addon inputs are decoded shrunk to what the addon needs (security revi
     expect(noise.length).toBeGreaterThan(4 * MB);
     const report = await run('too-many-bytes', noise, 'auto_tagging');
     expect(report).toMatchObject({ state: 'FAILED', error: expect.stringMatching(/^the original is 4\.8 MiB, above the 4 MiB an addon reads$/) });
-    expect(readdirSync(path.join(dir, 'scratch')).filter((f) => f.startsWith('dam-addon-'))).toEqual([]);
+    // A job of an earlier test handed out again on a busy machine may still hold its file for a moment; a leaked one
+    // stays for good.
+    const scratch = () => readdirSync(path.join(dir, 'scratch')).filter((f) => f.startsWith('dam-addon-'));
+    await waitFor(() => scratch().length === 0, { timeoutMs: 20_000, description: 'no scratch file left' }).catch(() => undefined);
+    expect(scratch()).toEqual([]);
   });
 });
