@@ -3,6 +3,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { connectNats, serveAddonStatus, type AddonState, type JobReport } from '@dam/events';
 import { conversionKey, originalKey } from '@dam/storage';
 import { scaled, waitFor } from '@dam/testing';
+import { autoAddonsPlanner } from '../src/domain/addons.use-case';
 import { applyJobReport } from '../src/domain/apply-job-report.use-case';
 import type { JobStore, RunInTransaction } from '../src/domain/ports';
 import { assetId, principal, publishReport, signedFetch, startMetadata, type Harness, type Nats } from './harness';
@@ -221,6 +222,39 @@ describe('an asset is OK only when its automatic addons are done too (CONTRACT Â
     await applyJobReport(h.transactions, addonReport(id, jobs.addons.text_extraction as number, 'text_extraction', 'the image cannot be read'), 'addon');
     expect(await fileProcessed(id)).toEqual([]);
     expect(await statusOf(id)).toBe('NOT_READY');
+  });
+
+  it('an ingested image opens its automatic addons with its processing when the download ends', async () => {
+    const id = assetId();
+    const res = await signedFetch(`${h.url}/internal/v1/assets/ingest`, admin, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ id, name: 'i.png', source: 'https://example.com/i.png' }),
+    });
+    expect(res.status).toBe(201);
+    const { rows } = await h.pool.query<{ id: string }>(`SELECT id FROM jobs WHERE $1 = ANY(asset_ids) AND type = 'ingest'`, [id]);
+    const ingested: JobReport = {
+      id: randomUUID(),
+      job_id: Number(rows[0]?.id),
+      attempt: 0,
+      group_id: String(GROUP),
+      asset_id: id,
+      worker: 'upload@test:1',
+      state: 'COMPLETED',
+      step: 'download',
+      progress: 100,
+      ingested: { object_key: originalKey(String(GROUP), id), size: 3, checksum, content_type: 'image/png', metadata: {} },
+    };
+    const autoAddons = autoAddonsPlanner(async (g) => h.settings.get(String(g)) ?? {});
+    expect(await applyJobReport(h.transactions, ingested, 'upload', { autoAddons })).toBe('recorded');
+    const jobs = await jobsOf(id);
+    expect(Object.keys(jobs.addons).sort()).toEqual(['auto_tagging', 'text_extraction']);
+    await applyJobReport(h.transactions, conversionReport(id, jobs.processing), 'conversion');
+    await applyJobReport(h.transactions, addonReport(id, jobs.addons.auto_tagging as number, 'auto_tagging'), 'addon');
+    expect(await statusOf(id)).toBe('NOT_READY');
+    await applyJobReport(h.transactions, addonReport(id, jobs.addons.text_extraction as number, 'text_extraction'), 'addon');
+    expect(await statusOf(id)).toBe('OK');
+    expect(await fileProcessed(id)).toHaveLength(1);
   });
 
   it('replace: the open addon job of the old original ends, the new original\'s addons hold the asset again', async () => {
