@@ -5,14 +5,15 @@
  *
  *   pnpm --filter @dam/deploy k8s:secrets [--database-url 'postgres://user:pass@host:5432/{db}'] \
  *     [--subscribers subscriber-crm,subscriber-erp] \
- *     [--admin-email E --admin-password P] | kubectl apply -n dam -f -
+ *     [--admin-email E --admin-password P] | kubectl apply --server-side --field-manager=dam-secrets -n dam -f -
  *
  * An upgrade re-renders from the Secrets in the cluster: every value found is kept, only what is missing is made (a
  * new service's keys, a new outside subscriber), and `dam-nats-auth` is rendered again from the kept seeds with this
  * release's NATS permissions (as deploy/local/nats-users.ts does on every `up`):
  *
  *   kubectl get secret -n dam -l app.kubernetes.io/part-of=dam -o yaml > current.yaml
- *   pnpm --filter @dam/deploy k8s:secrets --existing current.yaml [--only dam-nats-auth] | kubectl apply -n dam -f -
+ *   pnpm --filter @dam/deploy k8s:secrets --existing current.yaml [--only dam-nats-auth] \
+ *     | kubectl apply --server-side --field-manager=dam-secrets -n dam -f -
  *
  * `--rotate <what>` (repeatable, with --existing) makes one identity anew and keeps everything else: `nats:<identity>`
  * and `service-key:<service>` (the old public key stays in dam-nats-auth / SERVICE_TRUSTED_KEYS beside the new one
@@ -69,6 +70,18 @@ const secret = (name: string, data: Record<string, string>) => ({
 });
 export type SecretObject = ReturnType<typeof secret>;
 
+/**
+ * A Secret as this tool prints it: its values base64 in `data`, never `stringData`. Applied with
+ * `kubectl apply --server-side`, nothing of it is copied into an annotation (client-side apply keeps the whole object,
+ * plaintext `stringData` included, in `last-applied-configuration`); and a key the release no longer renders is removed
+ * by the next apply, which server-side apply does only for `data` (it tracks the keys of `stringData` apart from the
+ * `data` the server stores them in, kubernetes/kubernetes#118519).
+ */
+export function printableSecret(secret: SecretObject): Omit<SecretObject, 'stringData'> & { data: Record<string, string> } {
+  const { stringData, ...rest } = secret;
+  return { ...rest, data: Object.fromEntries(Object.entries(stringData).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('base64')])) };
+}
+
 const OPERATORS_SECRET = 'dam-nats-operators';
 /** What every installation has; a new service's own Secret may be missing, these never. */
 const REQUIRED_EXISTING = ['dam-shared', OPERATORS_SECRET, MINIO_ROOT_SECRET];
@@ -112,7 +125,7 @@ export function parseExistingSecrets(text: string): Map<string, Record<string, s
   return out;
 }
 
-/** Every Secret of the suite: generated, or re-rendered from `existing`; `Secret` objects with `stringData`. */
+/** Every Secret of the suite: generated, or re-rendered from `existing`; `Secret` objects with `stringData` (printableSecret prints them). */
 export function generateSecrets(options: SecretOptions = {}): SecretObject[] {
   const existing: ExistingSecrets = options.existing ?? new Map();
   const found = existing.get(OPERATORS_SECRET);
@@ -278,7 +291,7 @@ if (require.main === module) {
     const missing = only?.filter((n) => !objects.some((o) => o.metadata.name === n)) ?? [];
     if (missing.length > 0) throw new Error(`--only: no Secret ${missing.join(', ')}; these exist: ${objects.map((o) => o.metadata.name).join(', ')}`);
     const shown = only ? objects.filter((o) => only.includes(o.metadata.name)) : objects;
-    process.stdout.write(shown.map((o) => stringify(o, { lineWidth: 0 })).join('---\n'));
+    process.stdout.write(shown.map((o) => stringify(printableSecret(o), { lineWidth: 0 })).join('---\n'));
   } catch (error) {
     console.error(`k8s:secrets: ${error instanceof Error ? error.message : String(error)}`);
     process.exit(2);

@@ -207,15 +207,19 @@ describe('the re-rendered NATS authorization', () => {
     }
   });
 
-  it('comes alone out of `k8s:secrets --existing FILE --only dam-nats-auth`', () => {
+  it('comes alone out of `k8s:secrets --existing FILE --only dam-nats-auth`, as base64 data', () => {
     const installed = generateSecrets();
     const dir = mkdtempSync(path.join(os.tmpdir(), 'dam-secrets-'));
     try {
       const file = path.join(dir, 'current.yaml');
       writeFileSync(file, asCluster(installed));
       const out = execFileSync(path.join(ROOT, 'node_modules', '.bin', 'tsx'), [path.join(ROOT, 'deploy', 'k8s', 'secrets.ts'), '--existing', file, '--only', 'dam-nats-auth'], { encoding: 'utf8' });
-      const docs = parseAllDocuments(out).map((d) => d.toJSON() as SecretObject);
-      expect(docs.map((d) => [d.metadata.name, d.stringData['auth.conf']])).toEqual([['dam-nats-auth', flat(installed).get('dam-nats-auth/auth.conf')]]);
+      // base64 `data` only: `kubectl apply --server-side` keeps no plaintext copy, and prunes keys of `data`.
+      const docs = parseAllDocuments(out).map((d) => d.toJSON() as { metadata: { name: string }; data?: Record<string, string>; stringData?: unknown });
+      expect(docs.map((d) => [d.metadata.name, Buffer.from(d.data?.['auth.conf'] ?? '', 'base64').toString('utf8'), d.stringData])).toEqual([
+        ['dam-nats-auth', flat(installed).get('dam-nats-auth/auth.conf'), undefined],
+      ]);
+      expect(parseExistingSecrets(out).get('dam-nats-auth')).toEqual({ 'auth.conf': flat(installed).get('dam-nats-auth/auth.conf') });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -83,3 +83,13 @@ describe('links and the map of the tree', () => {
     }
   });
 });
+
+describe('the documented commands', () => {
+  it('apply the Secrets server-side, so no plaintext copy stays in an annotation', () => {
+    const lines = ['README.md', 'k8s/README.md', 'docs/operations.md', 'deploy/k8s/secrets.ts']
+      .flatMap((file) => read(file).split('\n').map((line) => ({ file, line })))
+      .filter(({ line }) => /k8s:secrets/.test(line) && /\|\s*kubectl apply/.test(line));
+    expect(lines.length).toBeGreaterThan(3);
+    expect(lines.filter(({ line }) => !/kubectl apply --server-side --field-manager=dam-secrets /.test(line))).toEqual([]);
+  });
+});
