@@ -111,6 +111,21 @@ describe('POST /internal/v1/assets', () => {
   });
 });
 
+describe('POST /internal/v1/assets/exists', () => {
+  it("answers which of a sweep's ids have a record and which keys are their originals, for the caller's group only", async () => {
+    const files = [file(), file(), file()];
+    expect((await create({ files })).status).toBe(201);
+    const otherGroup = file({ object_key: originalKey('2', 'x') });
+    expect((await create({ files: [{ ...otherGroup, object_key: originalKey('2', otherGroup.id) }] }, principal({ group_id: 2 }))).status).toBe(201);
+    // The reaper's whole sweep in one request: 1,000 ids, most of them unknown.
+    const ids = [...files.map((f) => f.id), otherGroup.id, ...Array.from({ length: 996 }, () => assetId())];
+    const keys = [files[1]!.object_key, originalKey('1', files[2]!.id) + '-replaced', originalKey('2', otherGroup.id)];
+    const res = await signedFetch(`${h.url}/internal/v1/assets/exists`, admin, { method: 'POST', headers: json, body: JSON.stringify({ ids, object_keys: keys }) });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ existing: files.map((f) => f.id), live_keys: [files[1]!.object_key] });
+  });
+});
+
 describe('GET /api/v1/assets/:id/data', () => {
   it('returns every field of the asset data format, and 404 for other groups, unknown ids and others’ assets', async () => {
     const f = file({ name: 'pic.png', content_type: 'image/png', metadata: { width: 4, height: 3 } });

@@ -61,7 +61,7 @@ describe('on-demand transforms through metadata: conversion\'s 503 and Retry-Aft
       res.locals.principal = reader;
       next();
     });
-    const assets = { findById: (groupId: number, id: string) => Promise.resolve(groupId === asset.groupId && id === asset.id ? asset : undefined), similar: () => Promise.resolve([]) };
+    const assets = { findById: (groupId: number, id: string) => Promise.resolve(groupId === asset.groupId && id === asset.id ? asset : undefined), findManyById: () => Promise.resolve([]), similar: () => Promise.resolve([]) };
     app.use(downloadRoutes(assets, storage, logger, transformClient({ baseUrl: conversion, signer: serviceIdentities().signer('metadata') })));
     const metadata = await serve(createServer(finishApp(app, logger)));
 

@@ -103,6 +103,12 @@ export class AssetRepository implements AssetStore, AssetReader {
     return rows[0] ? toAsset(rows[0]) : undefined;
   }
 
+  async findManyById(groupId: number, ids: readonly string[]): Promise<Asset[]> {
+    if (ids.length === 0) return [];
+    const { rows } = await this.db.query<AssetRow>(`SELECT ${COLUMNS} FROM assets WHERE group_id = $1 AND id = ANY($2::text[])`, [groupId, [...ids]]);
+    return rows.map(toAsset);
+  }
+
   async similar(groupId: number, exceptId: string, phash: string, maxDistance: number, limit: number, creatorId?: number): Promise<Array<{ id: string; distance: number }>> {
     const { rows } = await this.db.query<{ id: string; distance: number }>(similarQuery(groupId, exceptId, phash, maxDistance, limit, creatorId));
     return rows;

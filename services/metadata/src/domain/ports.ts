@@ -70,6 +70,8 @@ export interface NewOriginal {
 
 export interface AssetReader {
   findById(groupId: number, id: string): Promise<Asset | undefined>;
+  /** The group's assets among `ids` (deleted ones included), in one read; ids without a record are left out. */
+  findManyById(groupId: number, ids: readonly string[]): Promise<Asset[]>;
   /** Live assets of the group whose `phash` is within `maxDistance` bits of `phash`, nearest first. */
   similar(groupId: number, exceptId: string, phash: string, maxDistance: number, limit: number, creatorId?: number): Promise<Array<{ id: string; distance: number }>>;
 }
