@@ -158,6 +158,8 @@ export function sharedConfig(): Obj {
       METRICS_PUBLIC: 'true',
       NATS_URL: [0, 1, 2].map((i) => `nats://nats-${i}.nats:4222`).join(','),
       NATS_STREAM_REPLICAS: '3',
+      // JetStream's budget: metadata sizes the streams from it, every service the KV buckets it opens (libs/events).
+      NATS_STREAMS_MAX_BYTES: streamsMaxBytes(NATS_VOLUME),
       S3_ENDPOINT: 'http://minio:9000',
       S3_BUCKET: BUCKET,
       S3_REGION: 'us-east-1',
@@ -206,7 +208,6 @@ function deployment(s: ServiceSpec): Obj {
       ...(s.database ? { DB_POOL_MAX: String(s.database.poolMax) } : {}),
       // The edges' rate limits are the deployment's totals: each replica admits its share of the ready replicas.
       ...(s.public ? { RATE_LIMIT_PEERS: peersOf(s.name) } : {}),
-      ...(s.ownsStreams ? { NATS_STREAMS_MAX_BYTES: streamsMaxBytes(NATS_VOLUME) } : {}),
       // Browsers may call it from the console only (the overlays' replacements keep it on PUBLIC_BASE_URL's host).
       ...(s.consoleCors ? { CORS_ALLOWED_ORIGINS: consoleOrigin() } : {}),
     }).map(([name, value]) => ({ name, value })),
@@ -491,9 +492,10 @@ export const JS_FILE_STORE_SHARE = 0.8;
 export const NATS_VOLUME = '10Gi';
 export const jsMaxFileStore = (volume: string): string => String(Math.floor(bytesOf(volume) * JS_FILE_STORE_SHARE));
 /**
- * What the five streams may hold on each server (metadata's NATS_STREAMS_MAX_BYTES, split among them by
- * libs/events): three quarters of JetStream's cap, the rest for the KV buckets and raft. JetStream reserves it up
- * front, so it must stay below the cap; an overlay that resizes NATS' volume sets it too.
+ * What the five streams and the KV buckets may hold on each server (dam-config's NATS_STREAMS_MAX_BYTES, split among
+ * them by libs/events: STREAM_BYTE_SHARES, KV_BUCKET_BYTE_SHARES): three quarters of JetStream's cap, the rest for
+ * raft and headroom. JetStream reserves it up front, so it must stay below the cap; an overlay that resizes NATS'
+ * volume sets it too.
  */
 export const STREAMS_SHARE = 0.75;
 export const streamsMaxBytes = (volume: string): string => String(Math.floor(Number(jsMaxFileStore(volume)) * STREAMS_SHARE));

@@ -59,8 +59,6 @@ export interface ServiceSpec {
   scale?: { cpu: number } | { consumer: string; stream: string; lag: number; max: number; due?: { query: string; perReplica: number } };
   /** Seconds its readiness may take at start (models loading). */
   startupSeconds?: number;
-  /** Creates and sizes the streams (NATS_STREAMS_MAX_BYTES: their share of JetStream's file store). */
-  ownsStreams?: boolean;
   /**
    * Browsers call it from the console ({base}): CORS_ALLOWED_ORIGINS is the console's origin only, never `*`. The
    * overlays' `replacements` copy the host of dam-config's PUBLIC_BASE_URL into it, so a host change follows.
@@ -138,7 +136,6 @@ export const SERVICES: readonly ServiceSpec[] = [
     nats: true,
     // Add Conversion writes conversions; housekeeping removes both; Set Public Access writes the bucket policy.
     s3: { read: ['originals/', 'conversions/'], write: ['conversions/'], remove: ['originals/', 'conversions/'], bucketPolicy: true },
-    ownsStreams: true,
     memory: { request: '384Mi', limit: '768Mi' }, // peak 324-364 MiB
     cpu: '250m',
     scratch: { '/tmp': '64Mi' },

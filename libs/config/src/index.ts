@@ -57,6 +57,13 @@ export const natsEnv = {
    * journal): 1 on a single server, 3 (or 5) on a JetStream cluster. Existing ones are scaled to it at start-up.
    */
   NATS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
+  /**
+   * The bytes the suite's streams and KV buckets may hold on each NATS server, one budget split between them
+   * (STREAM_BYTE_SHARES and KV_BUCKET_BYTE_SHARES of @dam/events) into each one's `max_bytes`: metadata sizes the
+   * streams, every service the buckets it opens. Below JetStream's max_file_store (it reserves them up front). Unset:
+   * no limits.
+   */
+  NATS_STREAMS_MAX_BYTES: z.coerce.number().int().min(1024 * 1024).optional(),
 };
 
 const POOL_MAX_MESSAGE = 'must be a whole number from 1 to 100 (connections of this process to PostgreSQL)';

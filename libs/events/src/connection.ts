@@ -20,6 +20,24 @@ export class NatsUnavailableError extends Error {
   }
 }
 
+/**
+ * JetStream refused a write for want of room: the stream or KV bucket is at its `max_bytes` ("maximum bytes
+ * exceeded", a limit that refuses new entries: the KV buckets, DATA_SCHEMAS, COLLECTIONS) or the server's
+ * `max_file_store` is used up ("insufficient resources"). Nothing the client did and nothing retrying at once mends
+ * (entries expire, or an operator raises NATS_STREAMS_MAX_BYTES): a NatsUnavailableError, so a request path answers
+ * 503 with Retry-After, and its message says which.
+ */
+export class JetStreamFullError extends NatsUnavailableError {
+  constructor(cause: unknown) {
+    super(`JetStream has no room for this write (${cause instanceof Error ? cause.message : String(cause)}): a stream or KV bucket at its max_bytes, or the server's max_file_store full`, { cause });
+    this.name = 'JetStreamFullError';
+  }
+}
+
+const FULL = /maximum bytes exceeded|insufficient resources/i;
+/** True for JetStream's refusal of a write for want of room (see JetStreamFullError). */
+export const isJetStreamFull = (error: unknown): boolean => error instanceof JetStreamFullError || FULL.test(error instanceof Error ? error.message : String(error));
+
 /** The call was still waiting for its answer when the connection went down. */
 class ConnectionLostError extends Error {}
 
@@ -132,8 +150,9 @@ export interface NatsCallOptions {
  * Runs one NATS call (a request, a JetStream publish or KV operation) only while connected: it waits up to
  * `graceMs` for a lost connection to come back, fails at once when the connection goes while it waits for the
  * answer, and retries transient failures for `retryMs`. What it cannot do in time ends as a
- * NatsUnavailableError (503 on a request path), never as a request that waits out its timeout in vain. The call
- * may be made again, so it must be repeatable (a publish with its msgId, a KV create or an update at a revision).
+ * NatsUnavailableError (503 on a request path), never as a request that waits out its timeout in vain; so does a
+ * write JetStream has no room for (JetStreamFullError, not retried). The call may be made again, so it must be
+ * repeatable (a publish with its msgId, a KV create or an update at a revision).
  */
 export async function natsCall<T>(nc: NatsConnection, call: () => Promise<T>, options: NatsCallOptions = {}): Promise<T> {
   const watch = connectionWatch(nc);
@@ -145,6 +164,7 @@ export async function natsCall<T>(nc: NatsConnection, call: () => Promise<T>, op
       return await watch.untilDisconnected(call());
     } catch (error) {
       const lost = error instanceof ConnectionLostError;
+      if (!lost && isJetStreamFull(error)) throw new JetStreamFullError(error);
       if (!lost && !isTransientJetStreamError(error)) throw error;
       if (Date.now() + (lost ? 0 : delay) > deadline) {
         throw new NatsUnavailableError(lost ? error.message : `NATS did not answer in time: ${String(error)}`, { cause: error });

@@ -30,7 +30,6 @@ export {
   retryTransient,
   natsReachable,
   natsServers,
-  openKvBucket,
   streamConfigs,
   streamMaxBytes,
   STREAM_BYTE_SHARES,
@@ -42,7 +41,18 @@ export {
   type StreamOptions,
 } from './nats';
 export { publishEvent, buildHeaders, type PublishOptions } from './publish';
-export { connectionOf, connectionWatch, natsCall, NatsUnavailableError, RECONNECT_GRACE_MS, type ConnectionWatch, type NatsCallOptions } from './connection';
+export { connectionOf, connectionWatch, isJetStreamFull, JetStreamFullError, natsCall, NatsUnavailableError, RECONNECT_GRACE_MS, type ConnectionWatch, type NatsCallOptions } from './connection';
+export {
+  jetStreamShareTotal,
+  KV_BUCKET_BYTE_SHARES,
+  KV_BUCKETS,
+  kvBucketMaxBytes,
+  kvBucketOptions,
+  openKvBucket,
+  type KvBucketName,
+  type KvBucketOptions,
+  type LimitKept,
+} from './kv-bucket';
 export { consume, consumerWorker, DEAD_LETTER_RETRIES, type Consumer, type ConsumeOptions, type ConsumerWorker, type MessageContext } from './consume';
 export {
   DEFAULT_SUBSCRIBERS,

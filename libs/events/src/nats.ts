@@ -1,5 +1,4 @@
 import { DiscardPolicy, jetstreamManager, RetentionPolicy, StorageType, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
-import { Kvm, type KV } from '@nats-io/kv';
 import { nanos, nkeyAuthenticator, type NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import { connectionWatch } from './connection';
@@ -130,9 +129,10 @@ export interface StreamOptions {
    */
   replicas?: number;
   /**
-   * The bytes all five streams may hold on each server (`NATS_STREAMS_MAX_BYTES`), split by STREAM_BYTE_SHARES into
-   * each stream's `max_bytes`; unset: no limit but JetStream's own `max_file_store`. It must leave room under
-   * `max_file_store` for the KV buckets (JetStream refuses a stream whose limit it cannot reserve).
+   * The bytes the five streams and the KV buckets may hold on each server (`NATS_STREAMS_MAX_BYTES`), split by
+   * STREAM_BYTE_SHARES into each stream's `max_bytes` (the buckets' shares are KV_BUCKET_BYTE_SHARES, kv-bucket.ts);
+   * unset: no limit but JetStream's own `max_file_store`. It must stay below `max_file_store` (JetStream refuses a
+   * stream whose limit it cannot reserve), with room for raft.
    */
   maxBytes?: number | undefined;
 }
@@ -141,14 +141,14 @@ export const STREAMS = [ASSET_EVENTS, DAM_INTERNAL, DATA_SCHEMAS, COLLECTIONS, A
 export type StreamName = (typeof STREAMS)[number];
 
 /**
- * Each stream's part of `maxBytes`. Asset events are the largest (every change of every asset, kept 30 days); the
- * internal stream holds commands, reports and usage records for a week; collections one state per asset in a
- * collection; schemas and purges are small.
+ * Each stream's part of `maxBytes`: nine tenths between them, the last tenth the KV buckets' (KV_BUCKET_BYTE_SHARES).
+ * Asset events are the largest (every change of every asset, kept 30 days); the internal stream holds commands,
+ * reports and usage records for a week; collections one state per asset in a collection; schemas and purges are small.
  */
 export const STREAM_BYTE_SHARES: Readonly<Record<StreamName, number>> = {
-  [ASSET_EVENTS]: 0.45,
-  [DAM_INTERNAL]: 0.3,
-  [COLLECTIONS]: 0.15,
+  [ASSET_EVENTS]: 0.4,
+  [DAM_INTERNAL]: 0.27,
+  [COLLECTIONS]: 0.13,
   [DATA_SCHEMAS]: 0.05,
   [ASSET_PURGES]: 0.05,
 };
@@ -318,47 +318,6 @@ async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig>
     previousReplicas: before.config.num_replicas,
     ...(notLowered ? { maxBytesNotLowered: { wanted, holds: before.state.bytes, kept: before.config.max_bytes } } : {}),
   };
-}
-
-/**
- * A JetStream KV bucket (history 1) as this process wants it: created when missing (an identical bucket another
- * replica just created is no error), else bound, and either way brought to `replicas` and, with `conformTtl`, to
- * `ttlMs` (see conformStream: a bucket keeps the configuration it was created with). Waits out leader elections;
- * `onScaled` hears of a change of replicas.
- */
-export async function openKvBucket(
-  nc: NatsConnection,
-  bucket: string,
-  opts: { ttlMs: number; replicas: number; conformTtl?: boolean; onScaled?: ((from: number, to: number) => void) | undefined },
-): Promise<KV> {
-  const kv = await retryTransient(() => new Kvm(nc).create(bucket, { history: 1, ttl: opts.ttlMs, replicas: opts.replicas }), ELECTION_RETRY_MS);
-  const previous = await conformStream(nc, `KV_${bucket}`, { replicas: opts.replicas, ...(opts.conformTtl ? { maxAgeMs: opts.ttlMs } : {}) });
-  if (previous !== undefined) opts.onScaled?.(previous, opts.replicas);
-  return kv;
-}
-
-/**
- * Brings an existing stream (a KV bucket's `KV_<bucket>`) to `replicas` and, given `maxAgeMs`, to that TTL (with a
- * duplicate window no longer than it, as a new bucket has): a bucket keeps the configuration it was created with.
- * Waits out leader elections; returns the replicas it had when it had others, undefined when it already had these.
- */
-async function conformStream(nc: NatsConnection, name: string, want: { replicas: number; maxAgeMs?: number }): Promise<number | undefined> {
-  const jsm = await retryTransient(() => jetstreamManager(nc), ELECTION_RETRY_MS);
-  let previous: number | undefined;
-  await retryTransient(async () => {
-    const { config } = await jsm.streams.info(name);
-    const change: Partial<StreamConfig> = {};
-    if (config.num_replicas !== want.replicas) change.num_replicas = want.replicas;
-    if (want.maxAgeMs !== undefined && config.max_age !== nanos(want.maxAgeMs)) {
-      change.max_age = nanos(want.maxAgeMs);
-      change.duplicate_window = nanos(Math.min(want.maxAgeMs, 120_000));
-    }
-    if (Object.keys(change).length === 0) return;
-    // Another process may scale it at the same time: the first answer seen counts.
-    if (change.num_replicas !== undefined) previous ??= config.num_replicas;
-    await jsm.streams.update(name, change);
-  }, ELECTION_RETRY_MS);
-  return previous;
 }
 
 export function isNotFound(error: unknown): boolean {

@@ -1,6 +1,6 @@
 import type { NatsConnection } from '@nats-io/nats-core';
 import { natsCall } from './connection';
-import { openKvBucket } from './nats';
+import { openKvBucket, type KvBucketOptions } from './kv-bucket';
 
 /**
  * The KV bucket of used service-token ids, shared by the replicas of every service that verifies service tokens
@@ -25,11 +25,12 @@ export interface ServiceTokenBucket {
   create(key: string, value: string): Promise<number>;
 }
 
-export async function openServiceTokenBucket(
-  nc: NatsConnection,
-  opts: { replicas: number; onScaled?: (from: number, to: number) => void },
-): Promise<ServiceTokenBucket> {
-  const kv = await openKvBucket(nc, SERVICE_TOKENS_BUCKET, { ttlMs: TTL_MS, replicas: opts.replicas, conformTtl: true, onScaled: opts.onScaled });
+/**
+ * Opens (or creates) the bucket, brought to `replicas` and its share of `budget` (KvBucketOptions). A full bucket
+ * refuses claims (JetStreamFullError): the verifier then relies on its own memory, as when NATS is away.
+ */
+export async function openServiceTokenBucket(nc: NatsConnection, opts: KvBucketOptions & { replicas: number }): Promise<ServiceTokenBucket> {
+  const kv = await openKvBucket(nc, SERVICE_TOKENS_BUCKET, { ...opts, ttlMs: TTL_MS, conformTtl: true });
   return {
     create(key, value) {
       let timer: NodeJS.Timeout | undefined;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import busboy from 'busboy';
 import type { Request, Response } from 'express';
-import { badRequest, conflict, isAppError, payloadTooLarge, unavailable, unprocessable, type AppError } from '@dam/errors';
+import { AppError, badRequest, conflict, isAppError, payloadTooLarge, unprocessable } from '@dam/errors';
 import { watchIdle } from './multipart/receiver';
 
 /**
@@ -70,6 +70,8 @@ function keepable(sent: { body: Buffer; noStore: boolean }): { body: Buffer; wit
   return { body: Buffer.from(JSON.stringify(rest)), withheld };
 }
 
+/** Retry-After of 503 IDEMPOTENCY_UNAVAILABLE, as of any 503 for a dependency that is down (mapError). */
+const IDEMPOTENCY_RETRY_AFTER_S = 5;
 /** Responses larger than this are not kept (the key is released: a repeat runs again). */
 const MAX_KEPT_BYTES = 256 * 1024;
 const KEY = /^[\x20-\x7e]{1,255}$/;
@@ -236,8 +238,11 @@ export async function idempotent(store: IdempotencyStore, scope: string, req: Re
   }
   if (!KEY.test(header)) throw badRequest('INVALID_IDEMPOTENCY_KEY', 'Idempotency-Key must be 1-255 printable characters');
   const key = hash(scope, header);
+  // The store unreachable or full (its bucket at its share of NATS_STREAMS_MAX_BYTES): nothing ran, retry later.
   const claim = await store.claim(key).catch((error: unknown) => {
-    throw unavailable(`Idempotency keys cannot be checked now (${error instanceof Error ? error.message : String(error)}): try again`, 'IDEMPOTENCY_UNAVAILABLE');
+    throw new AppError('UNAVAILABLE', 'IDEMPOTENCY_UNAVAILABLE', `Idempotency keys cannot be checked now (${error instanceof Error ? error.message : String(error)}): try again`, undefined, {
+      'Retry-After': String(IDEMPOTENCY_RETRY_AFTER_S),
+    });
   });
   if (claim.kind === 'running') {
     hooks.answeredEarly?.(req, res);

@@ -19,8 +19,9 @@ const schema = z
      */
     NATS_URL: z.string().min(1).optional(),
     NATS_NKEY_SEED: natsEnv.NATS_NKEY_SEED,
-    /** Replicas of the KV bucket of used service tokens it shares with the other services (as they read it). */
+    /** Replicas and byte limit (its share of the budget) of the KV bucket of used service tokens, as the others read them. */
     NATS_STREAM_REPLICAS: natsEnv.NATS_STREAM_REPLICAS,
+    NATS_STREAMS_MAX_BYTES: natsEnv.NATS_STREAMS_MAX_BYTES,
     /** Hosts a webhook URL may name despite the outbound guard, plain http included (CONTRACT §11). */
     WEBHOOK_ALLOW_HOSTS: z.string().default(''),
     JWT_TTL: z.coerce.number().int().min(60).max(30 * 86400).default(3600),

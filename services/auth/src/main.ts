@@ -7,7 +7,7 @@ import { createLogger } from '@dam/logging';
 import { httpAssetDirectory } from './adapters/metadata-assets.client';
 import { createAuthApp } from './app';
 import { isDefaultAdmin, loadAuthConfig } from './config';
-import { announceSettingsChanged, connectNats, DAM_INTERNAL, natsReachable, openServiceTokenBucket, waitForStreams } from '@dam/events';
+import { announceSettingsChanged, connectNats, DAM_INTERNAL, natsReachable, kvBucketOptions, openServiceTokenBucket, waitForStreams } from '@dam/events';
 import { UsageRepository } from './adapters/usage.repository';
 import { LoginAttemptRepository } from './adapters/login-attempt.repository';
 import { usageWorker } from './consumers/usage.consumer';
@@ -35,7 +35,7 @@ async function main(): Promise<void> {
   const loginAttempts = new LoginAttemptRepository(pool);
   const nc = config.NATS_URL ? await connectNats(config.NATS_URL, 'auth', config.NATS_NKEY_SEED) : undefined;
   // A service token is single-use across every replica (security review I6); without NATS, per replica only.
-  const replay = nc ? bucketReplayStore(await openServiceTokenBucket(nc, { replicas: config.NATS_STREAM_REPLICAS })) : undefined;
+  const replay = nc ? bucketReplayStore(await openServiceTokenBucket(nc, kvBucketOptions('SERVICE_TOKENS', config, logger))) : undefined;
   if (nc) await waitForStreams(nc, [DAM_INTERNAL], { onWait: (missing) => logger.info({ missing }, 'waiting for streams') });
   else logger.warn('NATS_URL is not set: usage records are not counted');
 

@@ -1,6 +1,6 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { bucketReplayStore, createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
-import { connectNats, DAM_INTERNAL, natsReachable, openServiceTokenBucket, waitForStreams, followSettingsChanges } from '@dam/events';
+import { connectNats, DAM_INTERNAL, natsReachable, kvBucketOptions, openServiceTokenBucket, waitForStreams, followSettingsChanges } from '@dam/events';
 import { jobRuntime } from '@dam/jobs';
 import { collectGarbageInFewFullPauses, runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
@@ -22,7 +22,7 @@ async function main(): Promise<void> {
 
   const nc = await connectNats(config.NATS_URL, 'conversion', config.NATS_NKEY_SEED);
   // A service token is single-use across every replica (security review I6).
-  const replay = bucketReplayStore(await openServiceTokenBucket(nc, { replicas: config.NATS_STREAM_REPLICAS }));
+  const replay = bucketReplayStore(await openServiceTokenBucket(nc, kvBucketOptions('SERVICE_TOKENS', config, logger)));
   // metadata creates the streams (only its NATS identity may); start in any order and wait for them.
   await waitForStreams(nc, [DAM_INTERNAL], { onWait: (missing) => logger.info({ missing }, 'waiting for streams') });
   const storage = createStorage(storageConfigFromEnv(config));

@@ -17,6 +17,8 @@ const schema = z.object({
   NATS_URL: z.string().min(1).optional(),
   NATS_NKEY_SEED: natsEnv.NATS_NKEY_SEED,
   NATS_STREAM_REPLICAS: natsEnv.NATS_STREAM_REPLICAS,
+  /** The JetStream budget its IDEMPOTENCY bucket takes its share of (KV_BUCKET_BYTE_SHARES). */
+  NATS_STREAMS_MAX_BYTES: natsEnv.NATS_STREAMS_MAX_BYTES,
   /** How often the counted requests are published, one record per group and user. */
   USAGE_FLUSH_MS: z.coerce.number().int().positive().default(10_000),
   /** Idle time on an upstream socket before the request is abandoned (503 if nothing was sent yet). */

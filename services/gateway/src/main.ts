@@ -1,7 +1,7 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { createServiceSigner } from '@dam/auth-tokens';
 import { jetstream } from '@nats-io/jetstream';
-import { connectNats, natsIdempotencyStore, UsageMeter } from '@dam/events';
+import { connectNats, kvBucketOptions, natsIdempotencyStore, UsageMeter } from '@dam/events';
 import { edgeLimitsFromConfig, memoryIdempotencyStore, runMain, runService, startPoller } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createGatewayApp } from './app';
@@ -15,8 +15,7 @@ async function main(): Promise<void> {
   if (!nc) logger.warn('NATS_URL is not set: API requests are not counted');
   const requests = new UsageMeter('api_requests');
   // Idempotency-Key (CONTRACT §13): responses kept in NATS for every replica; in this process only without NATS.
-  const onScaled = (from: number, to: number) => logger.warn({ bucket: 'IDEMPOTENCY', from, to }, 'KV bucket scaled to NATS_STREAM_REPLICAS');
-  const idempotency = nc ? await natsIdempotencyStore(nc, { replicas: config.NATS_STREAM_REPLICAS, onScaled }) : memoryIdempotencyStore();
+  const idempotency = nc ? await natsIdempotencyStore(nc, kvBucketOptions('IDEMPOTENCY', config, logger)) : memoryIdempotencyStore();
   const { app } = createGatewayApp({
     ...(nc ? { countRequest: (p) => requests.add(p.group_id, p.user_id, 1) } : {}),
     logger,

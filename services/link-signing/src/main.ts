@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { jetstream } from '@nats-io/jetstream';
 import { bucketReplayStore, createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
-import { connectNats, DAM_INTERNAL, natsReachable, openServiceTokenBucket, UsageMeter, waitForStreams } from '@dam/events';
+import { connectNats, DAM_INTERNAL, natsReachable, kvBucketOptions, openServiceTokenBucket, UsageMeter, waitForStreams } from '@dam/events';
 import { jobRuntime } from '@dam/jobs';
 import { replicaCountFromConfig, runMain, runService, startPoller } from '@dam/http';
 import { createLogger } from '@dam/logging';
@@ -29,7 +29,7 @@ async function main(): Promise<void> {
   exposeCacheMetrics(cache);
   const usage = new UsageMeter('cdn_bytes');
   const clients = suiteClients({ authUrl: config.AUTH_URL, metadataUrl: config.METADATA_URL, signer });
-  const replay = bucketReplayStore(await openServiceTokenBucket(nc, { replicas: config.NATS_STREAM_REPLICAS }));
+  const replay = bucketReplayStore(await openServiceTokenBucket(nc, kvBucketOptions('SERVICE_TOKENS', config, logger)));
 
   await runService({
     logger,

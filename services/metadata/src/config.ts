@@ -6,11 +6,6 @@ export const configSchema = z.object({
   ...baseEnv(8091),
   ...dbEnv,
   ...natsEnv,
-  /**
-   * The bytes the suite's streams may hold on each NATS server, split between them (STREAM_BYTE_SHARES of
-   * @dam/events); below JetStream's max_file_store with room for the KV buckets. Unset: no limit per stream.
-   */
-  NATS_STREAMS_MAX_BYTES: z.coerce.number().int().min(1024 * 1024).optional(),
   ...s3Env,
   ...trustedKeysEnv,
   ...serviceKeyEnv('metadata'),

@@ -2,7 +2,7 @@ import { telemetry } from './instrument'; // must stay the first import
 import { bucketReplayStore, createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
 import { groupSettingsClient } from '@dam/internal-api';
 import { createPool, ping } from '@dam/db';
-import { addonStatusClient, connectNats, ensureStreams, natsReachable, followSettingsChanges, openServiceTokenBucket } from '@dam/events';
+import { addonStatusClient, connectNats, ensureStreams, natsReachable, followSettingsChanges, kvBucketOptions, openServiceTokenBucket } from '@dam/events';
 import { startOutboxRelay } from '@dam/outbox';
 import { runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
@@ -31,7 +31,7 @@ async function main(): Promise<void> {
 
   const nc = await connectNats(config.NATS_URL, 'metadata', config.NATS_NKEY_SEED);
   // A service token is single-use across every replica (security review I6).
-  const replay = bucketReplayStore(await openServiceTokenBucket(nc, { replicas: config.NATS_STREAM_REPLICAS }));
+  const replay = bucketReplayStore(await openServiceTokenBucket(nc, kvBucketOptions('SERVICE_TOKENS', config, logger)));
   const streams = await ensureStreams(nc, { replicas: config.NATS_STREAM_REPLICAS, maxBytes: config.NATS_STREAMS_MAX_BYTES });
   for (const s of streams) {
     if (s.previousReplicas !== undefined && s.previousReplicas !== s.replicas) {

@@ -1,7 +1,7 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { bucketReplayStore, createServiceVerifier } from '@dam/auth-tokens';
 import { createPool, ping } from '@dam/db';
-import { ASSET_EVENTS, ASSET_PURGES, COLLECTIONS, connectNats, DATA_SCHEMAS, natsReachable, openServiceTokenBucket, waitForStreams } from '@dam/events';
+import { ASSET_EVENTS, ASSET_PURGES, COLLECTIONS, connectNats, DATA_SCHEMAS, natsReachable, kvBucketOptions, openServiceTokenBucket, waitForStreams } from '@dam/events';
 import { runMain, runService, startPoller } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { SearchIndexRepository } from './adapters/search-index.repository';
@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
   const nc = await connectNats(config.NATS_URL, 'search', config.NATS_NKEY_SEED);
   // A service token is single-use across every replica (security review I6).
-  const replay = bucketReplayStore(await openServiceTokenBucket(nc, { replicas: config.NATS_STREAM_REPLICAS }));
+  const replay = bucketReplayStore(await openServiceTokenBucket(nc, kvBucketOptions('SERVICE_TOKENS', config, logger)));
   await waitForStreams(nc, [ASSET_EVENTS, DATA_SCHEMAS, COLLECTIONS, ASSET_PURGES], { onWait: (missing) => logger.info({ missing }, 'waiting for streams') });
   const index = new SearchIndexRepository(pool);
 

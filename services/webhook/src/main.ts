@@ -2,7 +2,7 @@ import { telemetry } from './instrument'; // must stay the first import
 import { jetstreamManager } from '@nats-io/jetstream';
 import { bucketReplayStore, createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
 import { createPool, ping } from '@dam/db';
-import { ASSET_EVENTS, connectNats, DAM_INTERNAL, natsReachable, openServiceTokenBucket, waitForStreams, followSettingsChanges } from '@dam/events';
+import { ASSET_EVENTS, connectNats, DAM_INTERNAL, natsReachable, kvBucketOptions, openServiceTokenBucket, waitForStreams, followSettingsChanges } from '@dam/events';
 import { jobRuntime } from '@dam/jobs';
 import { guardedPost, parseAllowHosts, runMain, runService, startPoller } from '@dam/http';
 import { groupSettingsClient } from '@dam/internal-api';
@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
   const nc = await connectNats(config.NATS_URL, 'webhook', config.NATS_NKEY_SEED);
   // A service token is single-use across every replica (security review I6).
-  const replay = bucketReplayStore(await openServiceTokenBucket(nc, { replicas: config.NATS_STREAM_REPLICAS }));
+  const replay = bucketReplayStore(await openServiceTokenBucket(nc, kvBucketOptions('SERVICE_TOKENS', config, logger)));
   await waitForStreams(nc, [ASSET_EVENTS, DAM_INTERNAL], { onWait: (missing) => logger.info({ missing }, 'waiting for streams') });
   const jsm = await jetstreamManager(nc, { timeout: 2_000 });
   const repo = new DeliveryRepository(pool);

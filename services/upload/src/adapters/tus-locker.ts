@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { natsCall, openKvBucket } from '@dam/events';
+import { natsCall, openKvBucket, type KvBucketOptions } from '@dam/events';
 import type * as TusServer from '@tus/server' with { 'resolution-mode': 'import' };
 
 /** What tus clients retry on (tus-js-client does): the upload is being written by another request. */
@@ -9,14 +9,14 @@ const LOCKED = { status_code: 423, body: 'Another request is writing this upload
 
 export const TUS_LOCKS_BUCKET = 'TUS_LOCKS';
 
-export interface TusLockerOptions {
+/** With the bucket's replicas and share of NATS_STREAMS_MAX_BYTES (a full bucket: the request answers 503). */
+export interface TusLockerOptions extends KvBucketOptions {
   /** A holder that stopped renewing (its process died) loses the lock after this long. */
   ttlMs?: number;
   /** How long a request waits for an upload's lock before it answers an error. */
   acquireTimeoutMs?: number;
   /** How often a waiting request tries again. */
   pollMs?: number;
-  replicas?: number;
   onError?(error: unknown, id: string): void;
 }
 
@@ -39,7 +39,7 @@ export async function natsTusLocker(nc: NatsConnection, opts: TusLockerOptions =
   const pollMs = opts.pollMs ?? 100;
   // An existing bucket keeps the TTL it was created with: a lock renewed every ttlMs / 3 in a bucket whose keys
   // expire sooner would be lost while held, so the bucket is given this locker's TTL.
-  const kv: KV = await openKvBucket(nc, TUS_LOCKS_BUCKET, { ttlMs, replicas: opts.replicas ?? 1, conformTtl: true });
+  const kv: KV = await openKvBucket(nc, TUS_LOCKS_BUCKET, { ...opts, ttlMs, conformTtl: true });
   /** Uploads locked in this process, with how to ask their holder to let go. */
   const held = new Map<string, () => Promise<void> | void>();
   const keyOf = (id: string) => id.replace(/[^-/_=.a-zA-Z0-9]/g, '_');
