@@ -10,6 +10,7 @@
  * made for the `dam-minio-metrics` user (k8s/README.md), read by Prometheus from the Secret `dam-minio-prometheus`.
  * NATS serves JSON only (its monitoring port 8222): the Component adds NATS's Prometheus exporter beside each server.
  */
+import { KV_BUCKETS, STREAM_DISCARD, STREAMS } from '@dam/events';
 import { SERVICES } from './services';
 import { TRANSFER_ROUTE } from './gateway-api';
 import { MONITORING_NAMESPACE } from './generate';
@@ -49,7 +50,36 @@ export const TRANSFER_ROUTE_PROMQL = `.*${TRANSFER_ROUTE.source.replace(/\\\//g,
 const promString = (s: string) => s.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
 
 /** NATS's exporter, a sidecar reading its own server's monitoring port (the NATS Helm chart's arguments). */
-export const NATS_EXPORTER = { image: 'natsio/prometheus-nats-exporter:0.17.3', port: 7777 } as const;
+export const NATS_EXPORTER = {
+  image: 'natsio/prometheus-nats-exporter:0.17.3',
+  port: 7777,
+  // `-jsz=all` asks /jsz for streams with their configuration (their max_bytes: nats_stream_limit_bytes).
+  args: ['-connz', '-routez', '-subz', '-varz', '-jsz=all', '-prefix=nats', '-use_internal_server_id'],
+} as const;
+
+/** The labels of the exporter's stream series (collector/jsz.go: the server's, then the stream's). */
+const STREAM_SERIES_LABELS = ['server_id', 'server_name', 'cluster', 'domain', 'meta_leader', 'is_meta_leader', 'account', 'account_id', 'stream_name', 'stream_leader', 'is_stream_leader', 'stream_raft_group'];
+/**
+ * The exporter's series the alerts read, with their labels, as the pinned exporter (0.17.3) names them under
+ * `-prefix=nats`: collector/jsz.go's `<prefix>_stream_total_bytes` and `<prefix>_stream_limit_bytes` (max_bytes, -1
+ * without one) per stream and server holding a copy, and collector.go's flattening of /varz, `<prefix>_varz_jetstream_
+ * stats_storage` (bytes in the file store) and `..._config_max_storage` (max_file_store), per server.
+ */
+export const NATS_EXPORTER_METRICS: Readonly<Record<string, readonly string[]>> = {
+  nats_stream_total_bytes: STREAM_SERIES_LABELS,
+  nats_stream_limit_bytes: STREAM_SERIES_LABELS,
+  nats_varz_jetstream_stats_storage: ['server_id'],
+  nats_varz_jetstream_config_max_storage: ['server_id'],
+};
+
+/**
+ * The streams that refuse writes at their max_bytes (discard new: the schemas, the collections and every KV bucket,
+ * `KV_<bucket>`), and those that drop their oldest messages instead (libs/events STREAM_DISCARD).
+ */
+const REFUSING_STREAMS = [...STREAMS.filter((s) => String(STREAM_DISCARD[s]) === 'new'), ...KV_BUCKETS.map((b) => `KV_${b}`)];
+const WINDOW_STREAMS = STREAMS.filter((s) => String(STREAM_DISCARD[s]) !== 'new');
+/** The fill of each stream (the highest copy), of those named. */
+const streamFill = (names: readonly string[]) => `max by (stream_name) (nats_stream_total_bytes{stream_name=~"${names.join('|')}"} / (nats_stream_limit_bytes > 0))`;
 
 /**
  * The sidecar (a patch of the base's StatefulSet `nats`), a PodMonitor for it, and a policy that
@@ -59,7 +89,7 @@ export function natsMetrics(): { patch: { target: Obj; ops: Obj[] }; objects: Ob
   const container = {
     name: 'metrics',
     image: NATS_EXPORTER.image,
-    args: [`-port=${NATS_EXPORTER.port}`, '-connz', '-routez', '-subz', '-varz', '-jsz=all', '-prefix=nats', '-use_internal_server_id', 'http://localhost:8222/'],
+    args: [`-port=${NATS_EXPORTER.port}`, ...NATS_EXPORTER.args, 'http://localhost:8222/'],
     ports: [{ name: 'metrics', containerPort: NATS_EXPORTER.port }],
     resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '64Mi' } },
     securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
@@ -97,10 +127,15 @@ export interface Alert {
   for?: string;
   severity: 'warning' | 'critical';
   summary: string;
+  /** Where docs/operations.md says what to do (default: "Metrics" and "When a dependency fails"). */
+  runbook?: string;
 }
 
+const JETSTREAM_RUNBOOK = 'docs/operations.md, "Stream sizes"';
+
 /**
- * The sketches of docs/operations.md, made rules. Deviations from the sketches: the latency alert leaves out
+ * The sketches of docs/operations.md, made rules, and JetStream's room (NATS's exporter): each stream and bucket
+ * against its max_bytes, each server's file store against max_file_store. Deviations from the sketches: the latency alert leaves out
  * every transfer route (downloads, the edge, uploads: gateway-api.ts TRANSFER_ROUTE), not only uploads, and
  * waits 10 m; alerts the sketch gives no duration get one long enough to skip a single slow scrape.
  */
@@ -173,6 +208,33 @@ export const ALERTS: readonly Alert[] = [
     summary: 'The 99th percentile of an API route (transfers left out) is above 2 s.',
   },
   {
+    // JetStream's budget (NATS_STREAMS_MAX_BYTES) split into each stream's and bucket's max_bytes: a full one refuses.
+    alert: 'DamJetStreamLimitNear',
+    expr: `${streamFill(REFUSING_STREAMS)} > 0.8`,
+    for: '10m',
+    severity: 'critical',
+    summary:
+      'A stream or KV bucket that refuses writes at its max_bytes is over 80 % of it: when full, DATA_SCHEMAS or COLLECTIONS stop the outbox (events late), IDEMPOTENCY and the upload buckets answer 503. Raise NATS_STREAMS_MAX_BYTES (and the NATS volume).',
+    runbook: JETSTREAM_RUNBOOK,
+  },
+  {
+    alert: 'DamEventWindowShrinking',
+    expr: `${streamFill(WINDOW_STREAMS)} > 0.8`,
+    for: '10m',
+    severity: 'warning',
+    summary:
+      'An event stream is over 80 % of its max_bytes: at the limit it drops its oldest messages, so it keeps less than its max_age (subscribers away longer miss events). Raise NATS_STREAMS_MAX_BYTES if the window matters.',
+    runbook: JETSTREAM_RUNBOOK,
+  },
+  {
+    alert: 'DamJetStreamStoreFull',
+    expr: 'nats_varz_jetstream_stats_storage / (nats_varz_jetstream_config_max_storage > 0) > 0.8',
+    for: '10m',
+    severity: 'critical',
+    summary: "A NATS server's JetStream file store is over 80 % of max_file_store: when full, every stream and bucket on it refuses writes.",
+    runbook: JETSTREAM_RUNBOOK,
+  },
+  {
     alert: 'DamEventLoopBlocked',
     expr: 'nodejs_eventloop_lag_p99_seconds > 0.5',
     for: '5m',
@@ -195,7 +257,7 @@ export function prometheusRule(): Obj {
             expr: a.expr,
             ...(a.for ? { for: a.for } : {}),
             labels: { severity: a.severity },
-            annotations: { summary: a.summary, runbook: 'docs/operations.md, "Metrics" and "When a dependency fails"' },
+            annotations: { summary: a.summary, runbook: a.runbook ?? 'docs/operations.md, "Metrics" and "When a dependency fails"' },
           })),
         },
       ],

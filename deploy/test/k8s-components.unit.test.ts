@@ -17,7 +17,7 @@ import { z } from 'zod';
 import { ROUTES } from '@dam/auth-tokens';
 import { COMPONENTS_DIR, renderComponents } from '../k8s/generate-components';
 import { HOSTS, isTransferRoute, PLACEHOLDER_HOST, TIMEOUTS, type PublicHost } from '../k8s/gateway-api';
-import { ALERTS, MINIO_TOKEN_SECRET, NATS_EXPORTER, prometheusRule, TRANSFER_ROUTE_PROMQL } from '../k8s/monitoring';
+import { ALERTS, MINIO_TOKEN_SECRET, NATS_EXPORTER, NATS_EXPORTER_METRICS, prometheusRule, TRANSFER_ROUTE_PROMQL } from '../k8s/monitoring';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { StatefulSet } from 'kubernetes-models/apps/v1';
 import { SERVICES } from '../k8s/services';
@@ -441,8 +441,12 @@ function selectorsOf(expr: string): { metrics: Array<{ name: string; labels: str
 }
 
 describe('the PrometheusRule', () => {
-  it('names only metrics, and labels, that the services export', async () => {
-    const known = new Map([...metricsInCode(), ...(await defaultMetrics())]);
+  it('names only metrics, and labels, that the services (or NATS\'s exporter) export', async () => {
+    // NATS's exporter names its series after its flags: JetStream's per stream with -jsz=all (their config, so
+    // max_bytes), the server's from -varz, all under -prefix=nats (NATS_EXPORTER_METRICS, from its source).
+    expect(NATS_EXPORTER.args).toEqual(expect.arrayContaining(['-jsz=all', '-varz', '-prefix=nats']));
+    const exporter = Object.entries(NATS_EXPORTER_METRICS).map(([name, labels]) => [name, new Set(labels)] as const);
+    const known = new Map([...metricsInCode(), ...(await defaultMetrics()), ...exporter]);
     // The parser sees what is there: the code's metrics, and nothing in a string.
     expect([...known.keys()]).toEqual(expect.arrayContaining(['outbox_oldest_unpublished_age_seconds', 'http_request_duration_seconds_bucket', 'nodejs_eventloop_lag_p99_seconds']));
     expect(selectorsOf('sum by (a) (rate(x_total{b="c"}[5m])) / y > 1')).toEqual({ metrics: [{ name: 'x_total', labels: ['b'] }, { name: 'y', labels: [] }], grouping: ['a'] });
@@ -481,13 +485,21 @@ describe('the PrometheusRule', () => {
       expect(check.stdout + check.stderr).toContain(`SUCCESS: ${ALERTS.length} rules found`);
       const expected = (name: string, labels: Record<string, string>) => {
         const a = ALERTS.find((x) => x.alert === name);
-        return { exp_labels: { severity: a?.severity, ...labels }, exp_annotations: spec.groups[0].rules.find((r: any) => r.alert === name).annotations };
+        return { exp_labels: { severity: a?.severity, ...labels }, exp_annotations: spec.groups[0].rules.find((r: any) => r.alert === name)?.annotations ?? {} };
       };
       // Every request of two routes takes more than 2.5 s: the API route alerts, the download does not.
       const slow = (route: string) => [
         { series: `http_request_duration_seconds_bucket{service="gateway",route="${route}",method="GET",status="200",le="2.5"}`, values: '0x30' },
         { series: `http_request_duration_seconds_bucket{service="gateway",route="${route}",method="GET",status="200",le="+Inf"}`, values: '0+10x30' },
       ];
+      // One copy of a stream as the exporter reports it: its bytes (a promtool series notation) and its max_bytes.
+      const stream = (name: string, server: string, bytes: string, limit: number) => {
+        const labels = `server_id="${server}",server_name="nats-${server}",cluster="dam",account="$G",stream_name="${name}",stream_leader="nats-n0",is_stream_leader="${server === 'n0'}"`;
+        return [
+          { series: `nats_stream_total_bytes{${labels}}`, values: bytes },
+          { series: `nats_stream_limit_bytes{${labels}}`, values: `${limit}x34` },
+        ];
+      };
       const tests = {
         rule_files: ['rules.yaml'],
         evaluation_interval: '1m',
@@ -499,6 +511,19 @@ describe('the PrometheusRule', () => {
               ...slow('/api/v1/assets/:id/data'),
               { series: 'outbox_oldest_unpublished_age_seconds{service="metadata"}', values: '0 0 0 0 0 0 0 0 0 0 120x20' },
               { series: 'events_messages_handled_total{service="conversion",durable="conversion-jobs",outcome="dead_letter"}', values: '0x10 1x20' },
+              // JetStream (NATS's exporter): the IDEMPOTENCY bucket fills to 90 % of its max_bytes from minute 5 on, one
+              // of its copies (server n1) behind the other; DAM_INTERNAL to 85 %; ASSET_EVENTS holds much but has no
+              // limit (-1); COLLECTIONS stays at half.
+              ...stream('KV_IDEMPOTENCY', 'n0', '500x4 900x30', 1000),
+              ...stream('KV_IDEMPOTENCY', 'n1', '500x4 700x30', 1000),
+              ...stream('DAM_INTERNAL', 'n0', '500x4 850x30', 1000),
+              ...stream('ASSET_EVENTS', 'n0', '500x4 90000x30', -1),
+              ...stream('COLLECTIONS', 'n0', '500x34', 1000),
+              // Server n0's file store goes to 85 % of max_file_store at minute 5; n1 stays at 10 %.
+              { series: 'nats_varz_jetstream_stats_storage{server_id="n0"}', values: '100x4 850x30' },
+              { series: 'nats_varz_jetstream_config_max_storage{server_id="n0"}', values: '1000x34' },
+              { series: 'nats_varz_jetstream_stats_storage{server_id="n1"}', values: '100x34' },
+              { series: 'nats_varz_jetstream_config_max_storage{server_id="n1"}', values: '1000x34' },
             ],
             alert_rule_test: [
               { eval_time: '20m', alertname: 'DamSlowRoutes', exp_alerts: [expected('DamSlowRoutes', { service: 'gateway', route: '/api/v1/assets/search' })] },
@@ -509,6 +534,12 @@ describe('the PrometheusRule', () => {
                 alertname: 'DamDeadLetters',
                 exp_alerts: [expected('DamDeadLetters', { service: 'conversion', durable: 'conversion-jobs', outcome: 'dead_letter' })],
               },
+              // Over 80 % since minute 5: pending until it lasted 10 minutes, then one alert per stream (not per copy).
+              { eval_time: '12m', alertname: 'DamJetStreamLimitNear', exp_alerts: [] },
+              { eval_time: '20m', alertname: 'DamJetStreamLimitNear', exp_alerts: [expected('DamJetStreamLimitNear', { stream_name: 'KV_IDEMPOTENCY' })] },
+              { eval_time: '20m', alertname: 'DamEventWindowShrinking', exp_alerts: [expected('DamEventWindowShrinking', { stream_name: 'DAM_INTERNAL' })] },
+              { eval_time: '12m', alertname: 'DamJetStreamStoreFull', exp_alerts: [] },
+              { eval_time: '20m', alertname: 'DamJetStreamStoreFull', exp_alerts: [expected('DamJetStreamStoreFull', { server_id: 'n0' })] },
             ],
           },
         ],
