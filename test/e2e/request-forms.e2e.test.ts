@@ -49,6 +49,9 @@ describe('request forms (CONTRACT §16)', () => {
       ['PATCH', '/api/v1/users/0', { disabled: true }, 'USER_NOT_FOUND'],
       ['DELETE', `/api/v1/api_keys/${'k'.repeat(101)}`, undefined, 'API_KEY_NOT_FOUND'],
       ['GET', `/api/v1/usage/${long}`, undefined, 'METRIC_NOT_FOUND'],
+      // Not even decodable (invalid UTF-8 percent-encoded): no name has that form.
+      ['GET', '/api/v1/assets/%FF%FE/data', undefined, 'NOT_FOUND'],
+      ['GET', '/api/v1/assets/search/%C3/1', undefined, 'NOT_FOUND'],
     ];
     const answers = [];
     for (const [method, path, body] of cases) {

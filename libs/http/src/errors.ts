@@ -34,6 +34,11 @@ export interface MappedError {
 
 /** Errors thrown by body parsers and other express middleware carry `type`/`status` rather than a kind. */
 function fromFrameworkError(err: { type?: string; status?: number; message?: string }): AppError | undefined {
+  // The router could not percent-decode a path parameter (`%FF`, a lone `%`): every path parameter of the API names
+  // something (an id, a key, a page), and no name has that form, so it is unknown (404, CONTRACT §16), not a 400.
+  if (err instanceof URIError && (err as { status?: number }).status === 400) {
+    return new AppError('NOT_FOUND', 'NOT_FOUND', 'Nothing has this name: a path parameter is not valid percent-encoded UTF-8');
+  }
   switch (err.type) {
     case 'entity.parse.failed':
       return new AppError('BAD_REQUEST', 'INVALID_JSON', 'The request body is not valid JSON');

@@ -76,6 +76,11 @@ describe('http app', () => {
       expect(badPage.status).toBe(400);
       expect(((await badPage.json()) as { error: { details: { path: string }[] } }).error.details).toEqual([expect.objectContaining({ path: 'params.page' })]);
       expect(await (await post('/ids/abcd/2', { title: 't' })).json()).toEqual({ id: 'abcd', page: 2 });
+      // A parameter the router cannot even decode names nothing either (400 BAD_REQUEST "Failed to decode param" before).
+      for (const path of ['/ids/%FF/1', '/ids/%/1', '/ids/abcd/%E9']) {
+        const res = await post(path, { title: 't' });
+        expect({ path, status: res.status, code: ((await res.json()) as { error: { code: string } }).error.code }).toEqual({ path, status: 404, code: 'NOT_FOUND' });
+      }
     });
   });
 
