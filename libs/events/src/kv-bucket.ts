@@ -48,7 +48,11 @@ export interface KvBucketOptions {
   budget?: number | undefined;
   onScaled?(from: number, to: number): void;
   onLimitKept?(limit: LimitKept): void;
-  /** A write was refused because the bucket (or JetStream's store) is full; the caller answers 503. */
+  /**
+   * A write was refused because the bucket (or JetStream's store) is full (JetStreamFullError: the request answers
+   * 503). The idempotency store tells it, its 503 being an AppError nobody else logs; the other stores' refusals reach
+   * their routes' error handling, which logs every 503 for a dependency.
+   */
   onFull?(error: JetStreamFullError): void;
 }
 
