@@ -13,6 +13,7 @@ export * from './schemas/file-undeleted.event';
 export * from './schemas/addon-processed.event';
 export * from './schemas/jobs.event';
 export * from './schemas/usage.event';
+export * from './schemas/notice.event';
 export { UsageMeter } from './usage-meter';
 export * from './schemas/data-schema.event';
 export * from './schemas/collection.event';

@@ -1,4 +1,5 @@
 import { nkeys } from '@nats-io/nats-core';
+import { noticeSubject } from './schemas/notice.event';
 import { SETTINGS_NOTICES_SUBJECTS } from './settings-notices';
 import { ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, ASSET_PURGES, ASSET_PURGES_SUBJECTS, COLLECTIONS, COLLECTIONS_SUBJECTS, DAM_INTERNAL, DATA_SCHEMAS, DATA_SCHEMAS_SUBJECTS, SUBJECT_ADDON_STATUS, SUBJECT_CDN_EVICT, SUBJECT_USAGE_CDN_BYTES, SUBJECT_USAGE_PREFIX, jobReportSubject, usageSubject } from './subjects';
 
@@ -66,7 +67,10 @@ export const replayConsumerName = (stream: string): string => `search-replay-${s
  * stay equal to its entry here.
  */
 export const NATS_DURABLES: { readonly [I in NatsIdentity]?: ReadonlyArray<{ stream: string; name: string }> } = {
-  auth: [{ stream: DAM_INTERNAL, name: 'auth-usage' }],
+  auth: [
+    { stream: DAM_INTERNAL, name: 'auth-usage' },
+    { stream: DAM_INTERNAL, name: 'auth-notices' },
+  ],
   metadata: [{ stream: DAM_INTERNAL, name: 'metadata-job-reports' }],
   upload: [{ stream: DAM_INTERNAL, name: 'upload-jobs' }],
   conversion: [{ stream: DAM_INTERNAL, name: 'conversion-jobs' }],
@@ -162,6 +166,8 @@ const PERMISSIONS: Record<Exclude<ServiceIdentity, 'admin'>, SubjectPermissions>
       `${API}.CONSUMER.DURABLE.CREATE.${DAM_INTERNAL}.auth-usage`,
       `${API}.CONSUMER.MSG.NEXT.${DAM_INTERNAL}.auth-usage`,
       `$JS.ACK.${DAM_INTERNAL}.auth-usage.>`,
+      // The notices of other services for Login's notifications (failed jobs, failing webhooks).
+      ...durableConsumer(DAM_INTERNAL, 'auth-notices').filter((s) => s !== `${API}.STREAM.INFO.${DAM_INTERNAL}`),
       // Its notices of group settings changes, to every service that keeps settings.
       SETTINGS_NOTICES_SUBJECTS,
       ...SERVICE_TOKEN_IDS,
@@ -181,6 +187,8 @@ const PERMISSIONS: Record<Exclude<ServiceIdentity, 'admin'>, SubjectPermissions>
       'dam.internal.jobs.run.>',
       usageSubject('storage_bytes'),
       SUBJECT_ADDON_STATUS,
+      // Its users' failed jobs, for their next login (through the outbox).
+      noticeSubject('job-failed'),
       ...durableConsumer(DAM_INTERNAL, 'metadata-job-reports'),
       // Replaced once when its filter changed (from the single report subject to one per worker kind).
       `${API}.CONSUMER.DELETE.${DAM_INTERNAL}.metadata-job-reports`,
@@ -236,7 +244,15 @@ const PERMISSIONS: Record<Exclude<ServiceIdentity, 'admin'>, SubjectPermissions>
   },
   // Deliveries of every asset event (its durable), and reissue jobs: their commands in, their reports out.
   webhook: {
-    publish: [JS_INFO, ...durableConsumer(ASSET_EVENTS, 'webhook-deliveries'), ...durableConsumer(DAM_INTERNAL, 'webhook-jobs'), jobReportSubject('webhook'), ...SERVICE_TOKEN_IDS],
+    publish: [
+      JS_INFO,
+      ...durableConsumer(ASSET_EVENTS, 'webhook-deliveries'),
+      ...durableConsumer(DAM_INTERNAL, 'webhook-jobs'),
+      jobReportSubject('webhook'),
+      // Deliveries that gave up, for the next login of the group's managers (through its outbox).
+      noticeSubject('webhook-failed'),
+      ...SERVICE_TOKEN_IDS,
+    ],
     subscribe: [SETTINGS_NOTICES_SUBJECTS],
   },
   search: {

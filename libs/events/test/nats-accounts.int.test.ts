@@ -12,6 +12,8 @@ import {
   addonStatusClient,
   jobReportSubject,
   jobCommandSubject,
+  noticeSubject,
+  NOTICES_FILTER,
   serveAddonStatus,
   connectNats,
   consume,
@@ -87,6 +89,13 @@ describe('NATS identities and permissions', () => {
     expect(await jsPublish('subscriber-example', 'assets.events.1.file-saved')).toMatch(/permission/i);
     expect(await jsPublish('webhook', 'assets.events.1.file-saved')).toMatch(/permission/i);
     expect(await jsPublish('webhook', jobCommandSubject('webhook'))).toMatch(/permission/i);
+    // Login's notifications: a notice kind is its recording service's alone (a forged "job failed" would put any text
+    // in front of a user at login).
+    expect(await jsPublish('webhook', noticeSubject('job-failed'))).toMatch(/permission/i);
+    expect(await jsPublish('conversion', noticeSubject('job-failed'))).toMatch(/permission/i);
+    expect(await jsPublish('auth', noticeSubject('job-failed'))).toMatch(/permission/i);
+    expect(await jsPublish('metadata', noticeSubject('webhook-failed'))).toMatch(/permission/i);
+    expect(await jsPublish('gateway', 'dam.internal.notices.other')).toMatch(/permission/i);
     // The gateway counts requests, nothing more.
     expect(await jsPublish('gateway', 'dam.internal.usage.cdn_bytes')).toMatch(/permission/i);
     expect(await jsPublish('gateway', 'assets.events.1.file-saved')).toMatch(/permission/i);
@@ -98,6 +107,30 @@ describe('NATS identities and permissions', () => {
     expect(await jsPublish('addon', jobReportSubject('addon'))).toBe('stored');
     expect(await jsPublish('metadata', jobCommandSubject('conversion'))).toBe('stored');
     expect(await jsPublish('metadata', 'assets.events.1.file-saved')).toBe('stored');
+    expect(await jsPublish('metadata', noticeSubject('job-failed'))).toBe('stored');
+    expect(await jsPublish('webhook', noticeSubject('webhook-failed'))).toBe('stored');
+  });
+
+  it("lets auth read the notices through its own durable, and no other service", async () => {
+    const got: string[] = [];
+    const c = await consume({
+      nc: await as('auth'),
+      stream: DAM_INTERNAL,
+      durable: 'auth-notices',
+      filterSubjects: NOTICES_FILTER,
+      schema: z.unknown(),
+      handler: async (_payload, ctx) => {
+        got.push(ctx.subject);
+      },
+      logger: captureLogger(),
+      fetchExpiresMs: 1000,
+    });
+    await jetstream(admin).publish(noticeSubject('job-failed'), JSON.stringify({ probe: true }));
+    await until(() => got.includes(noticeSubject('job-failed')));
+    await c.stop();
+    await expect(
+      consume({ nc: await as('search'), stream: DAM_INTERNAL, durable: 'auth-notices', filterSubjects: NOTICES_FILTER, schema: z.unknown(), handler: async () => undefined, logger: captureLogger() }),
+    ).rejects.toThrow(/permission|timeout/i);
   });
 
   it('lets no service but metadata change the streams', async () => {

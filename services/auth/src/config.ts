@@ -44,6 +44,8 @@ const schema = z
      */
     LOGIN_FREE_FAILURES: z.coerce.number().int().min(0).default(3),
     LOGIN_MAX_DELAY_SECONDS: z.coerce.number().int().positive().default(900),
+    /** Login's notifications (messages since the last login) are deleted after this many days, seen or not. */
+    NOTIFICATION_RETENTION_DAYS: z.coerce.number().int().positive().max(3650).default(30),
   })
   .superRefine((c, ctx) => {
     // Shipping the documented defaults to production would hand out the admin account.

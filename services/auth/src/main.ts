@@ -11,6 +11,8 @@ import { announceSettingsChanged, connectNats, DAM_INTERNAL, natsReachable, kvBu
 import { UsageRepository } from './adapters/usage.repository';
 import { LoginAttemptRepository } from './adapters/login-attempt.repository';
 import { usageWorker } from './consumers/usage.consumer';
+import { noticesWorker } from './consumers/notices.consumer';
+import { NotificationRepository } from './adapters/notification.repository';
 import { bootstrap } from './use-cases/bootstrap.use-case';
 
 async function main(): Promise<void> {
@@ -37,7 +39,7 @@ async function main(): Promise<void> {
   // A service token is single-use across every replica (security review I6); without NATS, per replica only.
   const replay = nc ? bucketReplayStore(await openServiceTokenBucket(nc, kvBucketOptions('SERVICE_TOKENS', config, logger))) : undefined;
   if (nc) await waitForStreams(nc, [DAM_INTERNAL], { onWait: (missing) => logger.info({ missing }, 'waiting for streams') });
-  else logger.warn('NATS_URL is not set: usage records are not counted');
+  else logger.warn('NATS_URL is not set: usage records are not counted, and Login shows no notices of other services');
 
   await runService({
     logger,
@@ -46,7 +48,7 @@ async function main(): Promise<void> {
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     checks: { postgres: () => ping(pool), ...(nc ? { nats: () => natsReachable(nc) } : {}) },
     workers: [
-      ...(nc ? [usageWorker(nc, usage, logger)] : []),
+      ...(nc ? [usageWorker(nc, usage, logger), noticesWorker(nc, pool, logger)] : []),
       {
         kind: 'poller' as const,
         // The login limiter's counts all replicas share, once their windows are over.
@@ -57,6 +59,13 @@ async function main(): Promise<void> {
         kind: 'poller' as const,
         name: 'usage-record-pruning',
         start: () => startPoller({ name: 'usage-record-pruning', intervalMs: 3_600_000, logger, run: () => usage.pruneRecords(), runAtStart: false }),
+      },
+      {
+        kind: 'poller' as const,
+        // Login's notifications past their retention, seen or not.
+        name: 'notification-pruning',
+        start: () =>
+          startPoller({ name: 'notification-pruning', intervalMs: 3_600_000, logger, run: () => new NotificationRepository(pool).prune(config.NOTIFICATION_RETENTION_DAYS) }),
       },
     ],
     // Closed after in-flight requests drained, so the pool is no longer in use.

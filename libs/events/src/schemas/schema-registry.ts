@@ -5,11 +5,13 @@ import { collectionMembershipSchema, collectionStateSchema } from './collection.
 import { dataSchemaSavedSchema } from './data-schema.event';
 import { ASSET_EVENT_SCHEMAS } from './asset-event.schema';
 import { jobCommandSchema, jobReportSchema } from './jobs.event';
+import { NOTICE_KINDS, NOTICE_SCHEMAS, noticeSubject } from './notice.event';
 import { usageRecordSchema } from './usage.event';
 
 const INTERNAL_SCHEMAS: Record<string, z.ZodType> = {
   ...Object.fromEntries(JOB_WORKERS.map((w) => [jobReportSubject(w), jobReportSchema])),
   ...Object.fromEntries(JOB_WORKERS.map((w) => [jobCommandSubject(w), jobCommandSchema])),
+  ...Object.fromEntries(NOTICE_KINDS.map((k) => [noticeSubject(k), NOTICE_SCHEMAS[k]])),
 };
 
 /** The schema that every message on `subject` must satisfy, or undefined for a subject nobody defined. */

@@ -40,12 +40,13 @@ export class ApiKeyRepository {
     return { items: items.rows, total: total.rows[0]?.n ?? 0 };
   }
 
-  async revoke(groupId: number, id: string): Promise<boolean> {
-    const r = await this.db.query('UPDATE api_keys SET revoked_at = now() WHERE group_id = $1 AND id = $2 AND revoked_at IS NULL', [
-      groupId,
-      id,
-    ]);
-    return (r.rowCount ?? 0) > 0;
+  /** The key's owner and name once revoked now; undefined when the group has no such unrevoked key. */
+  async revoke(groupId: number, id: string): Promise<{ user_id: number; name: string } | undefined> {
+    const r = await this.db.query<{ user_id: number; name: string }>(
+      'UPDATE api_keys SET revoked_at = now() WHERE group_id = $1 AND id = $2 AND revoked_at IS NULL RETURNING user_id, name',
+      [groupId, id],
+    );
+    return r.rows[0];
   }
 
   async revokeAllOfUser(userId: number): Promise<void> {

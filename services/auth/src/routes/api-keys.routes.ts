@@ -7,6 +7,7 @@ import { parsed, pathId, validate } from '@dam/http';
 import type { Pool } from '@dam/db';
 import { ApiKeyRepository } from '../adapters/api-key.repository';
 import { toApiKeyView } from '../domain/api-keys';
+import { revokeApiKey } from '../use-cases/revoke-api-key.use-case';
 import { pageQuery } from './schemas';
 
 export const createSchemas = { body: z.object({ name: z.string().trim().min(1).max(200), role: z.enum(API_KEY_ROLES) }) };
@@ -50,7 +51,7 @@ export function apiKeyRoutes(pool: Pool): Router {
     const p = principalOf(res);
     requireAny(p, [PERMISSION.MANAGE_USERS]);
     const { params } = parsed(deleteSchemas, req, res);
-    if (!(await keys.revoke(p.group_id, params.key_id))) throw apiKeyNotFound();
+    if (!(await revokeApiKey(pool, { groupId: p.group_id, keyId: params.key_id, byUserId: p.user_id }))) throw apiKeyNotFound();
     res.json({ key_id: params.key_id, revoked: true });
   });
 

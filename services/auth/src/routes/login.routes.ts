@@ -4,6 +4,7 @@ import { serviceCallOf, verifyJwt } from '@dam/auth-tokens';
 import { forbidden, unauthenticated } from '@dam/errors';
 import { parsed, validate } from '@dam/http';
 import type { Pool } from '@dam/db';
+import { NotificationRepository } from '../adapters/notification.repository';
 import { UserRepository } from '../adapters/user.repository';
 import type { LoginLimiter } from '../domain/login-limiter';
 import { login } from '../use-cases/login.use-case';
@@ -35,11 +36,12 @@ function jwtOf(req: Request): string {
 export function loginRoutes(deps: LoginRoutesDeps): Router {
   const router = Router();
   const users = new UserRepository(deps.pool);
+  const notifications = new NotificationRepository(deps.pool);
 
   router.post('/api/v1/login', validate(loginSchemas), async (req, res) => {
     const { body } = parsed(loginSchemas, req, res);
     const result = await login(
-      { users, limiter: deps.limiter, jwtSecret: deps.jwtSecret, jwtTtlSeconds: deps.jwtTtlSeconds },
+      { users, notifications, limiter: deps.limiter, jwtSecret: deps.jwtSecret, jwtTtlSeconds: deps.jwtTtlSeconds },
       // The client's address as the gateway determined it (its TRUST_PROXY rules), signed into its token: our
       // own socket only ever sees the gateway.
       { email: body.email, password: body.password, address: serviceCallOf(res).clientAddress ?? 'unknown' },

@@ -3,6 +3,7 @@ import { ROLE_NAMES, permissionsFor, signJwt } from '@dam/auth-tokens';
 import { forbidden, unauthenticated } from '@dam/errors';
 import type { UserRepository } from '../adapters/user.repository';
 import type { LoginLimiter } from '../domain/login-limiter';
+import { NOTIFICATIONS_PER_LOGIN } from '../domain/notifications';
 import { verifyAgainstDummy, verifyPassword } from '../domain/passwords';
 import { normalizeEmail, usernameOf, type UserRecord } from '../domain/users';
 
@@ -21,8 +22,15 @@ export interface LoginResult {
   notifications: string[];
 }
 
+/** The user's messages (auth's own table: no other service is asked during a login). */
+export interface NotificationInbox {
+  /** The unseen messages, at most `limit` (the newest), oldest first; they count as seen from now on. */
+  takeUnseen(userId: number, limit: number): Promise<string[]>;
+}
+
 export interface LoginDeps {
   users: UserRepository;
+  notifications: NotificationInbox;
   limiter: LoginLimiter;
   jwtSecret: string;
   jwtTtlSeconds: number;
@@ -67,6 +75,7 @@ export async function login(deps: LoginDeps, input: { email: string; password: s
   // Checked after the password so a stranger cannot learn that an account exists but is disabled.
   if (user.disabled) throw forbidden('This account is disabled', 'ACCOUNT_DISABLED');
   await deps.users.touchLogin(user.id);
+  const notifications = await deps.notifications.takeUnseen(user.id, NOTIFICATIONS_PER_LOGIN);
   const { token } = signJwt({ sub: user.id, gid: user.group_id, role: user.role_id, ep: user.token_epoch }, deps.jwtSecret, deps.jwtTtlSeconds);
   return {
     user_id: user.id,
@@ -79,7 +88,8 @@ export async function login(deps: LoginDeps, input: { email: string; password: s
     uploadkey: user.upload_key,
     accessID: user.access_id,
     preferences: user.preferences,
-    // Messages since last login: nothing produces them yet.
-    notifications: [],
+    // Messages since the last login: failed jobs the user asked for, their disabled API keys, and for the users who
+    // manage settings the group's webhooks that gave up.
+    notifications,
   };
 }
