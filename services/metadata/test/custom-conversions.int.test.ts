@@ -92,6 +92,9 @@ describe('Add, Get and Delete Conversion (endpoints 13-15)', () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ id, deleted: ['small'] });
     expect((await signedFetch(`${h.url}/api/v1/assets/${id}/content/small`, admin, { method: 'DELETE' })).status).toBe(404);
+    // A name no conversion can have is as unknown (CONTRACT §16; 400 VALIDATION_FAILED before).
+    const tooLong = await signedFetch(`${h.url}/api/v1/assets/${id}/content/${'n'.repeat(257)}`, admin, { method: 'DELETE' });
+    expect({ status: tooLong.status, code: ((await tooLong.json()) as { error: { code: string } }).error.code }).toEqual({ status: 404, code: 'CONVERSION_NOT_FOUND' });
     expect((await get(`/api/v1/assets/${id}/conversions/small`)).status).toBe(404);
     await waitFor(async () => (await h.storage.stat(key ?? '')) === null, { description: 'conversion bytes removed' });
     expect((await get(`/api/v1/assets/${id}/conversions/deepzoom`)).status).toBe(400);

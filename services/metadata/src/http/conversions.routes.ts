@@ -1,8 +1,8 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { principalOf } from '@dam/auth-tokens';
-import { badRequest, payloadTooLarge } from '@dam/errors';
-import { parsed, receiveMultipart, validate } from '@dam/http';
+import { badRequest, notFound, payloadTooLarge } from '@dam/errors';
+import { parsed, pathId, receiveMultipart, validate } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import { conversionKey, storeOriginal, type Storage } from '@dam/storage';
 import type { RunInTransaction } from '../domain/ports';
@@ -22,6 +22,8 @@ export interface ConversionRouteDeps {
  * checked by the use case (409 before 400, CONTRACT §11), not by the schema.
  */
 export const conversionSchemas = { params: z.object({ id: assetIdParam, name: z.string().max(256) }) };
+/** The same form; on Delete the name names an existing conversion, so one of no name's form is unknown (404, CONTRACT §16). */
+export const conversionDeleteSchemas = { params: z.object({ id: assetIdParam, name: pathId(z.string().max(256), () => notFound('CONVERSION_NOT_FOUND', 'The asset has no conversion of that name')) }) };
 
 /** Endpoints 13 and 14: Add Conversion (multipart, one file in `file`) and Delete Conversion. */
 export function conversionRoutes(deps: ConversionRouteDeps): Router {
@@ -80,8 +82,8 @@ export function conversionRoutes(deps: ConversionRouteDeps): Router {
     }
   });
 
-  router.delete('/api/v1/assets/:id/content/:name', validate(conversionSchemas), async (req, res) => {
-    const { params } = parsed(conversionSchemas, req, res);
+  router.delete('/api/v1/assets/:id/content/:name', validate(conversionDeleteSchemas), async (req, res) => {
+    const { params } = parsed(conversionDeleteSchemas, req, res);
     res.json(await deleteCustomConversion(deps.transactions, principalOf(res), params.id, params.name));
   });
   return router;
