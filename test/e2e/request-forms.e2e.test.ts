@@ -41,6 +41,7 @@ describe('request forms (CONTRACT §16)', () => {
       ['GET', `/api/v1/assets/${long}/content/original/download`, undefined, 'ASSET_NOT_FOUND'],
       ['GET', `/api/v1/assets/${long}/get_link`, undefined, 'ASSET_NOT_FOUND'],
       ['GET', `/api/v1/assets/${asset}/conversions/${long}`, undefined, 'CONVERSION_NOT_FOUND'],
+      ['DELETE', `/api/v1/assets/${asset}/content/${'n'.repeat(257)}`, undefined, 'CONVERSION_NOT_FOUND'],
       ['GET', `/api/v1/collections/${long}`, undefined, 'COLLECTION_NOT_FOUND'],
       ['POST', `/api/v1/collections/${long}/assets`, { ids: [asset] }, 'COLLECTION_NOT_FOUND'],
       ['GET', '/api/v1/jobs/not-a-job', undefined, 'JOB_NOT_FOUND'],
