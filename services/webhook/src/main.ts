@@ -7,6 +7,7 @@ import { jobRuntime } from '@dam/jobs';
 import { guardedPost, parseAllowHosts, runMain, runService, startPoller } from '@dam/http';
 import { groupSettingsClient } from '@dam/internal-api';
 import { createLogger } from '@dam/logging';
+import { startOutboxRelay } from '@dam/outbox';
 import { DeliveryRepository } from './adapters/delivery.repository';
 import { Dispatcher } from './adapters/dispatcher';
 import { buildWebhookApp } from './app';
@@ -58,6 +59,8 @@ async function main(): Promise<void> {
       assetEventsWorker(nc, { repo, settings, wake, logger }),
       reissueWorker({ repo, settings, wake, logger }, jobRuntime(nc, config, logger, { concurrency: 1 })),
       { kind: 'poller', name: 'webhook-dispatcher', start: () => dispatcher.start() },
+      // The notices of deliveries that gave up (Login's notifications), written by the database with the failure.
+      { kind: 'poller', name: 'outbox-relay', start: () => startOutboxRelay({ pool, nc, logger }) },
       {
         kind: 'poller',
         name: 'event-log-pruning',
