@@ -75,6 +75,7 @@ export const storedFile = z.object({
   object_key: z.string().min(1).max(1024),
   metadata: z.record(z.string(), z.unknown()).default({}),
 });
+export type StoredFile = z.infer<typeof storedFile>;
 
 /** metadata `POST /internal/v1/assets/:id/original` (caller: upload, for a user): Replace Asset Content. */
 export const replaceOriginalRequest = storedFile.omit({ id: true }).extend({ custom_metadata: z.unknown().optional() });

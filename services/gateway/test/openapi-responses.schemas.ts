@@ -14,7 +14,7 @@ import { JOB_STATUSES, JOB_TYPES, type JobView } from '../../metadata/src/domain
 import type { setPublicAccess } from '../../metadata/src/domain/public-access.use-case';
 import type { BulkDeleteAccepted, DeleteResult } from '../../metadata/src/domain/trash.use-case';
 import type { UpdateDataResult } from '../../metadata/src/domain/update-data.use-case';
-import type { UploadResult } from '../../upload/src/domain/upload-assets.use-case';
+import type { UploadResult } from '../../upload/src/use-cases/upload-assets.use-case';
 import type { DeliveryView } from '../../webhook/src/adapters/delivery.repository';
 
 /**

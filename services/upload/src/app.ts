@@ -4,13 +4,11 @@ import { callerKey, principalOf } from '@dam/auth-tokens';
 import { createEdgeLimits, createHttpApp, finishApp, type EdgeLimitOptions, type IdempotencyStore, type ReadinessCheck, type TrustProxy } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import type { Storage } from '@dam/storage';
-import type { MetadataClient } from './adapters/metadata.client';
-import type { PendingJournal } from './adapters/pending-upload.journal';
-import type { StoredDescriber } from './adapters/video-describer';
-import type { UploadDeps } from './domain/upload-assets.use-case';
+import type { MetadataClient, PendingJournal, StoredDescriber } from './domain/ports';
 import { principalSlots, type PrincipalSlots } from './http/body-limits';
 import { TUS_PATH } from './http/tus-path';
 import { ingestRoutes, uploadRoutes } from './http/upload.routes';
+import type { UploadDeps } from './use-cases/upload-assets.use-case';
 
 export interface UploadAppDeps {
   logger: Logger;

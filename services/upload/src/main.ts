@@ -1,7 +1,7 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { createAuthenticator, createServiceSigner, type AuthenticatorOptions } from '@dam/auth-tokens';
 import { jetstream } from '@nats-io/jetstream';
-import { connectNats, DAM_INTERNAL, kvBucketOptions, natsIdempotencyStore, natsReachable, waitForStreams } from '@dam/events';
+import { connectNats, DAM_INTERNAL, natsIdempotencyStore, natsReachable, waitForStreams } from '@dam/events';
 import { reportPacingOf } from '@dam/jobs';
 import { collectGarbageInFewFullPauses, edgeLimitsFromConfig, HostRateLimiter, parseAllowHosts, runMain, runService, startPoller } from '@dam/http';
 import { createLogger } from '@dam/logging';
@@ -9,6 +9,7 @@ import { Ffmpeg, resolveTools } from '@dam/media';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
 import { httpMetadataClient } from './adapters/metadata.client';
 import { natsPendingJournal } from './adapters/pending-upload.journal';
+import { s3OrphanObjects, s3SourceObjects } from './adapters/s3-objects';
 import { natsTusLocker } from './adapters/tus-locker';
 import { createTusStore } from './adapters/tus-store';
 import { storedVideoDescriber } from './adapters/video-describer';
@@ -16,7 +17,7 @@ import { buildUploadApp } from './app';
 import { tusRoutes } from './http/tus.routes';
 import { loadUploadConfig } from './config';
 import { ingestJobWorker } from './consumers/ingest-job.consumer';
-import { startOrphanReaper } from './domain/orphan-reaper';
+import { reapOrphans } from './use-cases/reap-orphans.use-case';
 
 // Few full pauses instead of frequent incremental marks: its work is streams of bytes (see the function).
 collectGarbageInFewFullPauses();
@@ -38,11 +39,15 @@ async function main(): Promise<void> {
   const journal = await natsPendingJournal(nc, {
     refreshMs: Math.max(50, Math.floor(config.ORPHAN_GRACE_MS / 3)),
     onError: (err, id) => logger.warn({ err, asset_id: id }, 'could not update the pending-upload journal'),
-    ...kvBucketOptions('UPLOAD_PENDING', config, logger),
+    replicas: config.NATS_STREAM_REPLICAS,
+    onScaled: (from, to) => logger.warn({ bucket: 'UPLOAD_PENDING', from, to }, 'KV bucket scaled to NATS_STREAM_REPLICAS'),
   });
-  const idempotency = await natsIdempotencyStore(nc, kvBucketOptions('IDEMPOTENCY', config, logger));
+  const idempotency = await natsIdempotencyStore(nc, {
+    replicas: config.NATS_STREAM_REPLICAS,
+    onScaled: (from, to) => logger.warn({ bucket: 'IDEMPOTENCY', from, to }, 'KV bucket scaled to NATS_STREAM_REPLICAS'),
+  });
   const tusLocker = await natsTusLocker(nc, {
-    ...kvBucketOptions('TUS_LOCKS', config, logger),
+    replicas: config.NATS_STREAM_REPLICAS,
     onError: (err, id) => logger.warn({ err, upload: id }, 'could not renew or release a resumable upload\'s lock'),
   });
   const signer = createServiceSigner(config.SERVICE_KEY);
@@ -56,7 +61,9 @@ async function main(): Promise<void> {
     connectTimeoutMs: config.INGEST_CONNECT_TIMEOUT_MS,
     idleTimeoutMs: config.INGEST_IDLE_TIMEOUT_MS,
     rateLimiter: new HostRateLimiter(config.INGEST_RATE_PER_MINUTE, config.INGEST_RATE_BURST),
+    s3Sources: s3SourceObjects(storage),
   };
+  const reaper = { journal, objects: s3OrphanObjects(storage), metadata, logger, graceMs: config.ORPHAN_GRACE_MS };
   const authOptions: AuthenticatorOptions = { jwtSecret: config.JWT_SECRET, ...(config.JWT_PREVIOUS_SECRET ? { jwtPreviousSecret: config.JWT_PREVIOUS_SECRET } : {}), authUrl: config.AUTH_URL, signer, userStatusTtlMs: config.USER_STATUS_TTL_MS };
   const served = await runService({
     logger,
@@ -86,8 +93,8 @@ async function main(): Promise<void> {
       {
         kind: 'poller',
         name: 'orphan-reaper',
-        start: () =>
-          startOrphanReaper({ journal, storage, metadata, logger, graceMs: config.ORPHAN_GRACE_MS, intervalMs: config.ORPHAN_REAP_INTERVAL_MS }),
+        // A first pass at start: the usual way a crashed upload's leftovers are found is the restart that follows.
+        start: () => startPoller({ name: 'orphan-reaper', intervalMs: config.ORPHAN_REAP_INTERVAL_MS, logger, run: () => reapOrphans(reaper) }),
       },
     ],
     resources: [

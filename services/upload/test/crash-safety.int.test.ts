@@ -1,7 +1,7 @@
 import { createServer, request } from 'node:http';
 import { signJwt } from '@dam/auth-tokens';
 import { listen, scaled, waitFor } from '@dam/testing';
-import type { PendingJournal } from '../src/adapters/pending-upload.journal';
+import type { PendingJournal } from '../src/domain/ports';
 import { incompleteUploads, objectsUnder, startUploadFixtures, type UploadFixtures } from './fixtures';
 
 const JWT_SECRET = 'jwt-secret-for-crash-tests-0123456789';

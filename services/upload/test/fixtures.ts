@@ -12,7 +12,8 @@ import {
   type ServiceProcess,
   type TestNats,
 } from '@dam/testing';
-import { natsPendingJournal, type PendingJournal } from '../src/adapters/pending-upload.journal';
+import { natsPendingJournal } from '../src/adapters/pending-upload.journal';
+import type { PendingJournal } from '../src/domain/ports';
 
 /** What an upload test stands on: a bucket, NATS, a real metadata process, and a reader of the pending journal. */
 export interface UploadFixtures {

@@ -6,7 +6,8 @@ import { createLogger } from '@dam/logging';
 import { createStorage, type Storage } from '@dam/storage';
 import { createBucket, testS3Config } from '@dam/testing';
 import { ingestJobs, type IngestConsumerDeps } from '../src/consumers/ingest-job.consumer';
-import { downloadOriginal, IngestDeferred, IngestFailure, type IngestConfig } from '../src/domain/ingest';
+import { IngestDeferred, IngestFailure, type IngestConfig } from '../src/domain/ingest';
+import { downloadOriginal } from '../src/use-cases/download-original.use-case';
 
 /**
  * Security review F20: ingest downloads are rated per group and host, and a group over its rate waits its turn

@@ -2,7 +2,8 @@ import { connectNats } from '@dam/events';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { scaled, startNats, type TestNats } from '@dam/testing';
-import { natsPendingJournal, PENDING_BUCKET, type PendingJournal, type PendingUpload } from '../src/adapters/pending-upload.journal';
+import { natsPendingJournal, PENDING_BUCKET } from '../src/adapters/pending-upload.journal';
+import type { PendingJournal, PendingUpload } from '../src/domain/ports';
 
 let nats: TestNats;
 let nc: NatsConnection;

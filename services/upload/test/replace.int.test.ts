@@ -7,8 +7,9 @@ import { createStorage } from '@dam/storage';
 import { scaled, testMinioClient, testS3Config, waitFor } from '@dam/testing';
 import { httpMetadataClient } from '../src/adapters/metadata.client';
 import { buildUploadApp } from '../src/app';
-import { startOrphanReaper } from '../src/domain/orphan-reaper';
-import { replacementJournalId } from '../src/domain/replace-asset.use-case';
+import { s3OrphanObjects } from '../src/adapters/s3-objects';
+import { reapOrphans } from '../src/use-cases/reap-orphans.use-case';
+import { replacementJournalId } from '../src/use-cases/replace-asset.use-case';
 import { startUploadFixtures, type UploadFixtures } from './fixtures';
 import { makePng } from '@dam/testing';
 
@@ -151,16 +152,13 @@ describe('POST {upload}/api/v1/assets/{asset_id}/content/original/replace', () =
     const [live] = (await keysUnder(`originals/${c.gid}/`)).filter((k) => k !== orphan);
     await fx.journal.open(replacementJournalId(id, (live ?? '').slice(-16)), { object_key: live ?? '', ...principal }).then((h) => h.abandon());
 
-    const reaper = startOrphanReaper({
+    await reapOrphans({
       journal: fx.journal,
-      storage: createStorage(testS3Config(fx.bucket)),
+      objects: s3OrphanObjects(createStorage(testS3Config(fx.bucket))),
       metadata: httpMetadataClient({ baseUrl: fx.metadata.url, signer: fx.identities.signer('upload') }),
       logger: createLogger({ service: 'reaper-test', level: 'silent' }),
       graceMs: 0,
-      intervalMs: 60_000,
     });
-    await reaper.runOnce();
-    await reaper.stop();
     await waitFor(async () => !(await keysUnder(`originals/${c.gid}/`)).includes(orphan), { description: 'orphan reaped' });
     expect(await keysUnder(`originals/${c.gid}/`)).toEqual([live]);
   });

@@ -10,7 +10,7 @@ import { sampleValue } from '@dam/metrics';
 import { createStorage } from '@dam/storage';
 import { s3Env, scaled, startServiceProcess, testMinioClient, testS3Config, waitFor, type ServiceProcess } from '@dam/testing';
 import { httpMetadataClient } from '../src/adapters/metadata.client';
-import type { PendingJournal } from '../src/adapters/pending-upload.journal';
+import type { PendingJournal } from '../src/domain/ports';
 import { buildUploadApp, type UploadAppDeps } from '../src/app';
 import { startUploadFixtures, type UploadFixtures } from './fixtures';
 import { makePng, makeVideo } from '@dam/testing';

@@ -1,42 +1,9 @@
-import type { Principal, ServiceSigner } from '@dam/auth-tokens';
+import type { ServiceSigner } from '@dam/auth-tokens';
 import { AppError, type ErrorKind, unavailable } from '@dam/errors';
 import { assetsExistResponse, createAssetsResponse, ingestResponse, internalClient, INTERNAL_PATHS, replaceOriginalResponse } from '@dam/internal-api';
 import { z } from 'zod';
-
-export interface RegisteredFile {
-  id: string;
-  name: string;
-  size: number;
-  checksum: string;
-  content_type: string;
-  object_key: string;
-  metadata: Record<string, unknown>;
-}
-
-export interface CreatedAsset {
-  id: string;
-  status: string;
-}
-
-export interface MetadataClient {
-  createAssets(principal: Principal, files: RegisteredFile[], customMetadata: unknown): Promise<CreatedAsset[]>;
-  /** Which of these ids (of the principal's group) have an asset record, deleted ones included. */
-  existingAssets(principal: Principal, ids: string[]): Promise<string[]>;
-  /** Which of these object keys are the current original of one of the assets `ids`. */
-  liveKeys(principal: Principal, ids: string[], objectKeys: string[]): Promise<string[]>;
-  /** Throws the error Replace would answer (404, 403) unless the principal may replace the asset's original. */
-  checkReplaceable(principal: Principal, assetId: string): Promise<void>;
-  replaceOriginal(principal: Principal, assetId: string, file: Omit<RegisteredFile, 'id'>, customMetadata: unknown): Promise<CreatedAsset>;
-  /** Creates the asset of an ingest and its download job (or the asset in ERROR with `refused`). */
-  startIngest(principal: Principal, req: { id: string; name: string; source: string; refused?: string }): Promise<{ id: string; status: 'QUEUED' | 'ERROR'; message: string }>;
-}
-
-/**
- * A registration (create or replace) that got no answer: a timeout, or the connection lost after the request went
- * out (metadata killed after its commit). metadata may have done it, so the objects it names must not be removed
- * on the spot; the client sees the same 503 as for any unavailable metadata.
- */
-export class RegistrationUnknown extends AppError {}
+import type { MetadataClient } from '../domain/ports';
+import { RegistrationUnknown } from '../domain/upload.errors';
 
 const unknownOutcome = (error: unknown): unknown =>
   error instanceof AppError ? new RegistrationUnknown(error.kind, error.code, error.message, error.details, error.headers) : error;

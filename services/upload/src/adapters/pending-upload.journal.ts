@@ -1,42 +1,10 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { natsCall, openKvBucket, type KvBucketOptions } from '@dam/events';
+import { natsCall, openKvBucket } from '@dam/events';
+import type { PendingJournal, PendingUpload, StalePending } from '../domain/ports';
 
 export const PENDING_BUCKET = 'UPLOAD_PENDING';
-
-/** What the reaper needs to clean up after an upload whose process died (and to ask metadata about it). */
-export interface PendingUpload {
-  object_key: string;
-  group_id: number;
-  user_id: number;
-  role_id: number;
-  role_name: string;
-  started_at: string;
-}
-
-export interface StalePending {
-  id: string;
-  upload: PendingUpload;
-  revision: number;
-}
-
-/** Held by the request while its object is not yet registered; refreshes the entry so it never looks stale. */
-export interface PendingHandle {
-  /** The object was registered or removed: forget it. Never throws (a left entry is only reaped later). */
-  close(): Promise<void>;
-  /** Stops refreshing but keeps the entry, so the reaper takes over once it is stale. */
-  abandon(): void;
-}
-
-export interface PendingJournal {
-  /** Written before the first byte goes to S3; throws when NATS cannot record it (the upload must not start). */
-  open(id: string, upload: PendingUpload): Promise<PendingHandle>;
-  /** Entries not written for `olderThanMs`: their request is gone (a live one refreshes its entry). */
-  stale(olderThanMs: number): Promise<StalePending[]>;
-  /** Deletes the entry unless it was written again since `revision`; false when someone else did. */
-  remove(id: string, revision: number): Promise<boolean>;
-}
 
 // Entries are refreshed long before this; it only bounds entries of a bucket nobody reaps (and the delete markers
 // of a version that left one per upload).
@@ -54,13 +22,15 @@ const JOURNAL_ELECTION_WAIT_MS = 12_000;
  */
 export async function natsPendingJournal(
   nc: NatsConnection,
-  /** With the bucket's replicas and share of NATS_STREAMS_MAX_BYTES (a full bucket: `open` fails, the upload answers 503). */
-  opts: KvBucketOptions & {
+  opts: {
     refreshMs: number;
     onError(error: unknown, id: string): void;
+    /** Copies of the bucket in a JetStream cluster (NATS_STREAM_REPLICAS); an existing bucket is scaled to it. */
+    replicas?: number;
+    onScaled?(from: number, to: number): void;
   },
 ): Promise<PendingJournal> {
-  const kv: KV = await openKvBucket(nc, PENDING_BUCKET, { ...opts, ttlMs: BUCKET_TTL_MS });
+  const kv: KV = await openKvBucket(nc, PENDING_BUCKET, { ttlMs: BUCKET_TTL_MS, replicas: opts.replicas ?? 1, onScaled: opts.onScaled });
   const stream = `KV_${PENDING_BUCKET}`;
   const jsm = await jetstreamManager(nc);
   const encode = (u: PendingUpload) => JSON.stringify(u);

@@ -1,9 +1,7 @@
 import { NoVideoStreamError, videoInfoFrom, videoMetadata, type Ffmpeg } from '@dam/media';
 import type { Logger } from '@dam/logging';
 import type { Storage } from '@dam/storage';
-
-/** What an upload adds to a stored original's metadata beyond what its first bytes told (CONTRACT §14). */
-export type StoredDescriber = (objectKey: string, contentType: string) => Promise<Record<string, unknown>>;
+import type { StoredDescriber } from '../domain/ports';
 
 /**
  * A stored video's metadata (duration, size as displayed, codecs, bit rate, frame rate) read by ffprobe over a

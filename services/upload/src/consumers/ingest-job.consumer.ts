@@ -2,7 +2,8 @@ import type { Worker } from '@dam/http';
 import { jobWorker, type JobHandler, type JobRuntime } from '@dam/jobs';
 import type { Logger } from '@dam/logging';
 import type { Storage } from '@dam/storage';
-import { downloadOriginal, IngestDeferred, IngestFailure, type IngestConfig } from '../domain/ingest';
+import { IngestDeferred, IngestFailure, type IngestConfig } from '../domain/ingest';
+import { downloadOriginal } from '../use-cases/download-original.use-case';
 
 export const INGEST_DURABLE = 'upload-jobs';
 const STEP = 'download';

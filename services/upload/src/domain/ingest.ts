@@ -1,15 +1,13 @@
-import type { Readable } from 'node:stream';
-import type { Principal } from '@dam/auth-tokens';
-import { HostRateLimiter, openGuardedDownload, OutboundError, outboundUrlProblem } from '@dam/http';
-import { isNotFoundError, originalKey, storeOriginal, type StoredOriginal, type Storage } from '@dam/storage';
-import type { MetadataClient } from '../adapters/metadata.client';
-import { newAssetId } from './asset-id';
+import { HostRateLimiter, outboundUrlProblem } from '@dam/http';
+import type { SourceObjects } from './ports';
 
 export interface IngestConfig {
   /** Hosts the outbound guard lets through (plain http too): INGEST_ALLOW_HOSTS. */
   allowHosts: readonly string[];
   /** Buckets `s3://` may read (never the suite's own): INGEST_S3_BUCKETS. */
   s3Buckets: readonly string[];
+  /** How those buckets are read; without it every `s3://` source is refused. */
+  s3Sources?: SourceObjects;
   maxBytes: number;
   connectTimeoutMs: number;
   idleTimeoutMs: number;
@@ -48,72 +46,4 @@ export function parseSource(source: string, ownBucket: string, cfg: Pick<IngestC
   const problem = outboundUrlProblem(source, cfg.allowHosts);
   if (problem) return { refused: `refused: the key ${problem}` };
   return { kind: 'url', url: source };
-}
-
-/** Endpoint 3, the request: checks what can be checked now, then metadata creates the asset and its job. */
-export async function requestIngest(
-  deps: { metadata: MetadataClient; ownBucket: string; ingest: Pick<IngestConfig, 'allowHosts' | 's3Buckets'> },
-  principal: Principal,
-  body: { name: string; key: string },
-) {
-  const parsed = parseSource(body.key, deps.ownBucket, deps.ingest);
-  return deps.metadata.startIngest(principal, {
-    id: newAssetId(),
-    name: body.name,
-    source: body.key,
-    ...('refused' in parsed ? { refused: parsed.refused } : {}),
-  });
-}
-
-/**
- * The download of one ingest job: the source streams into the asset's original key exactly as an upload does
- * (MD5, size and type on the fly, at most `maxBytes`). Failures the source causes throw `IngestFailure` (the job
- * fails at once); the group over its rate for the host throws `IngestDeferred` (tried again later); others
- * (storage down) throw as they are, to be retried.
- */
-export async function downloadOriginal(
-  storage: Storage,
-  cfg: IngestConfig,
-  ownBucket: string,
-  target: { groupId: string; assetId: string; source: string },
-  progress: (done: number, total: number) => void,
-): Promise<StoredOriginal & { objectKey: string }> {
-  const parsed = parseSource(target.source, ownBucket, cfg);
-  if ('refused' in parsed) throw new IngestFailure(parsed.refused);
-  let body: Readable;
-  let total: number | undefined;
-  if (parsed.kind === 's3') {
-    const stat = await storage.client.statObject(parsed.bucket, parsed.key).catch((error: unknown) => {
-      if (isNotFoundError(error)) throw new IngestFailure(`s3://${parsed.bucket}/${parsed.key} does not exist`);
-      throw new IngestFailure(`s3://${parsed.bucket}/${parsed.key} cannot be read: ${(error as Error).message}`);
-    });
-    if (stat.size > cfg.maxBytes) throw new IngestFailure(`the file is ${stat.size} bytes, larger than ${cfg.maxBytes}`);
-    total = stat.size;
-    body = await storage.client.getObject(parsed.bucket, parsed.key);
-  } else {
-    // Each group has its own rate per host: one tenant's burst does not refuse another's downloads.
-    const download = await openGuardedDownload(parsed.url, { ...cfg, rateScope: target.groupId }).catch((error: unknown) => {
-      if (error instanceof OutboundError && error.code === 'RATE_LIMITED') throw new IngestDeferred(error.message, error.retryAfterMs ?? 1000);
-      throw error instanceof OutboundError ? new IngestFailure(error.message) : error;
-    });
-    body = download.body;
-    total = download.contentLength;
-  }
-  const objectKey = originalKey(target.groupId, target.assetId);
-  let seen = 0;
-  try {
-    const stored = await storeOriginal(storage, objectKey, body, {
-      take(bytes) {
-        seen += bytes;
-        if (seen > cfg.maxBytes) throw new IngestFailure(`the file is larger than ${cfg.maxBytes} bytes`);
-        if (total) progress(seen, total);
-      },
-    });
-    return { ...stored, objectKey };
-  } catch (error) {
-    // A stream cut short may have left a truncated object: nothing of a failed download stays.
-    await storage.remove(objectKey).catch(() => undefined);
-    if (error instanceof OutboundError) throw new IngestFailure(error.message);
-    throw error;
-  }
 }

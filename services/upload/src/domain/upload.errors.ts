@@ -18,3 +18,10 @@ export function requestBudget(max: number): { take(bytes: number): void } {
 }
 export const tooManyUploads = (max: number): AppError =>
   rateLimited(1, `At most ${max} uploads at once per user or API key: retry when one has finished`);
+
+/**
+ * A registration (create or replace) that got no answer: a timeout, or the connection lost after the request went
+ * out (metadata killed after its commit). metadata may have done it, so the objects it names must not be removed
+ * on the spot; the client sees the same 503 as for any unavailable metadata.
+ */
+export class RegistrationUnknown extends AppError {}

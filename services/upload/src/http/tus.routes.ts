@@ -6,9 +6,9 @@ import { idempotent, isDependencyUnavailable, mapError, memoryIdempotencyStore, 
 import type * as TusServer from '@tus/server' with { 'resolution-mode': 'import' };
 import { Router, type Request as ExpressRequest, type RequestHandler, type Response as ExpressResponse } from 'express';
 import { TUS_PREFIX, type TusS3Store } from '../adapters/tus-store';
-import { finishResumableUpload } from '../domain/finish-resumable.use-case';
-import { parseCustomMetadata, type UploadDeps } from '../domain/upload-assets.use-case';
 import { uploadTooLarge } from '../domain/upload.errors';
+import { finishResumableUpload } from '../use-cases/finish-resumable.use-case';
+import { parseCustomMetadata, type UploadDeps } from '../use-cases/upload-assets.use-case';
 import { closeAfterAnswer, hasBody, principalSlots, type PrincipalSlots } from './body-limits';
 
 import { TUS_PATH } from './tus-path';

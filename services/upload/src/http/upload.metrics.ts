@@ -1,6 +1,6 @@
 import { isAppError } from '@dam/errors';
 import { counter, histogram } from '@dam/metrics';
-import type { UploadResult } from '../domain/upload-assets.use-case';
+import type { UploadResult } from '../use-cases/upload-assets.use-case';
 
 export type UploadOutcome = 'ok' | 'rejected' | 'failed';
 

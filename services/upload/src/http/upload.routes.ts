@@ -3,10 +3,10 @@ import { PERMISSION, callerKey, principalOf, requireAny, type Principal } from '
 import { notFound } from '@dam/errors';
 import { idempotent, memoryIdempotencyStore, parsed, validate, type IdempotencyStore } from '@dam/http';
 import { z } from 'zod';
-import { requestIngest } from '../domain/ingest';
-import { replaceAsset } from '../domain/replace-asset.use-case';
-import { uploadAssets, type UploadDeps, type UploadResult } from '../domain/upload-assets.use-case';
 import { uploadTooLarge } from '../domain/upload.errors';
+import { replaceAsset } from '../use-cases/replace-asset.use-case';
+import { requestIngest, type RequestIngestDeps } from '../use-cases/request-ingest.use-case';
+import { uploadAssets, type UploadDeps, type UploadResult } from '../use-cases/upload-assets.use-case';
 import { closeAfterAnswer, principalSlots, type PrincipalSlots } from './body-limits';
 import { outcomeOf, startUploadTimer } from './upload.metrics';
 
@@ -83,7 +83,7 @@ export const ingestSchemas = { body: z.object({ name: z.string().trim().min(1).m
  * 200 with `status: "ERROR"` for a source that can never be read (refused scheme, address or bucket); the asset
  * then shows why in `errors.original`.
  */
-export function ingestRoutes(deps: Parameters<typeof requestIngest>[0] & { idempotency?: IdempotencyStore }, authenticate: RequestHandler): Router {
+export function ingestRoutes(deps: RequestIngestDeps & { idempotency?: IdempotencyStore }, authenticate: RequestHandler): Router {
   const router = Router();
   const idempotency = deps.idempotency ?? memoryIdempotencyStore();
   router.post('/api/v1/assets/new/content/original/external', authenticate, validate(ingestSchemas), async (req, res) => {

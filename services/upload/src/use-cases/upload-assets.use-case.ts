@@ -5,11 +5,9 @@ import { unavailable, validationFailed } from '@dam/errors';
 import { jsonProblem, receiveMultipart } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import { originalKey, storeOriginal, type Storage } from '@dam/storage';
-import { RegistrationUnknown, type MetadataClient, type RegisteredFile } from '../adapters/metadata.client';
-import type { StoredDescriber } from '../adapters/video-describer';
-import type { PendingHandle, PendingJournal } from '../adapters/pending-upload.journal';
-import { newAssetId } from './asset-id';
-import { invalidCustomMetadata, noFile, requestBudget } from './upload.errors';
+import { newAssetId } from '../domain/asset-id';
+import type { MetadataClient, PendingHandle, PendingJournal, StoredDescriber, StoredFile } from '../domain/ports';
+import { invalidCustomMetadata, noFile, RegistrationUnknown, requestBudget } from '../domain/upload.errors';
 
 export interface UploadDeps {
   storage: Storage;
@@ -65,7 +63,7 @@ export async function uploadAssets(deps: UploadDeps, principal: Principal, req: 
   let customMetadata: unknown;
 
   try {
-    const { results } = await receiveMultipart<RegisteredFile>(req, {
+    const { results } = await receiveMultipart<StoredFile>(req, {
       ...(deps.idleTimeoutMs ? { idleTimeoutMs: deps.idleTimeoutMs } : {}),
       onField(name, value) {
         if (name === 'custom_metadata') customMetadata = parseCustomMetadata(value);
@@ -95,7 +93,7 @@ export async function cleanUpFailed(deps: UploadDeps, error: unknown, keys: stri
 }
 
 /** What Upload Asset answers of one registered file. */
-export const uploadedFile = (f: RegisteredFile): UploadedFile => ({
+export const uploadedFile = (f: StoredFile): UploadedFile => ({
   id: f.id,
   name: f.name,
   size: f.size,
@@ -119,7 +117,7 @@ export async function storeNewOriginal(
   budget: { take(bytes: number): void },
   stored: string[],
   pending: Map<string, PendingHandle>,
-): Promise<RegisteredFile> {
+): Promise<StoredFile> {
   const id = newAssetId();
   const key = originalKey(String(principal.group_id), id);
   // The request may fail while the journal write below is pending, destroying this stream with the error:

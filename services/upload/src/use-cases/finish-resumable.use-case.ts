@@ -1,5 +1,5 @@
 import type { Principal } from '@dam/auth-tokens';
-import type { PendingHandle } from '../adapters/pending-upload.journal';
+import type { PendingHandle } from '../domain/ports';
 import { cleanUpFailed, storeNewOriginal, uploadedFile, type UploadDeps, type UploadedFile } from './upload-assets.use-case';
 
 /** A finished resumable upload as the tus store holds it. */

@@ -4,10 +4,9 @@ import type { Principal } from '@dam/auth-tokens';
 import { badRequest, unavailable } from '@dam/errors';
 import { receiveMultipart } from '@dam/http';
 import { replacementKey, storeOriginal } from '@dam/storage';
-import { RegistrationUnknown } from '../adapters/metadata.client';
-import type { PendingHandle } from '../adapters/pending-upload.journal';
+import type { PendingHandle } from '../domain/ports';
+import { noFile, RegistrationUnknown, requestBudget } from '../domain/upload.errors';
 import { parseCustomMetadata, type UploadDeps, type UploadResult } from './upload-assets.use-case';
-import { noFile, requestBudget } from './upload.errors';
 
 /** Journal id of a replacement: the asset id and the object's token (the asset itself already exists). */
 export const replacementJournalId = (assetId: string, token: string): string => `${assetId}-${token}`;
