@@ -17,6 +17,12 @@ export const configSchema = z.object({
   ...groupSettingsEnv,
   /** How often queued object-store deletions (delete, purge, replace) are carried out. */
   OBJECT_DELETIONS_INTERVAL_MS: z.coerce.number().int().min(50).default(1_000),
+  /**
+   * A failing removal is retried after OBJECT_DELETION_BACKOFF_MS, doubling up to an hour; after
+   * OBJECT_DELETION_MAX_ATTEMPTS failures its Delete's file-deleted says ERROR (the removal goes on hourly).
+   */
+  OBJECT_DELETION_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(10),
+  OBJECT_DELETION_BACKOFF_MS: z.coerce.number().int().min(10).default(2_000),
   /** How often the bytes stored per group and user are measured for usage statistics (`storage_bytes`, daily). */
   STORAGE_GAUGE_INTERVAL_MS: z.coerce.number().int().min(100).default(86_400_000),
   /** How long a replaced original stays in the bucket for downloads that were already streaming it. */

@@ -63,7 +63,11 @@ async function main(): Promise<void> {
       jobLeaseSweeper(transactions, timings, logger, config.JOB_SWEEP_INTERVAL_MS),
       localJobsPoller(transactions, logger, config.LOCAL_JOBS_INTERVAL_MS),
       dataUpdatesPoller(transactions, new DataUpdateRepository(pool), logger, config.DATA_UPDATES_INTERVAL_MS),
-      objectDeletionsPoller(pool, storage, logger, config.OBJECT_DELETIONS_INTERVAL_MS),
+      objectDeletionsPoller(pool, storage, logger, config.OBJECT_DELETIONS_INTERVAL_MS, {
+        maxAttempts: config.OBJECT_DELETION_MAX_ATTEMPTS,
+        backoffMs: config.OBJECT_DELETION_BACKOFF_MS,
+        maxBackoffMs: 3_600_000,
+      }),
       publicPolicyPoller(syncPublicPolicy, logger, config.PUBLIC_POLICY_INTERVAL_MS),
       storageGaugePoller(pool, logger, config.STORAGE_GAUGE_INTERVAL_MS),
       { kind: 'poller', name: 'outbox-relay', start: () => startOutboxRelay({ pool, nc, logger }) },

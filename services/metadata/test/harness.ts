@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { createServiceVerifier, parseTrustedKeys, permissionsFor, type Principal, type RoleName } from '@dam/auth-tokens';
 import { createPool, type Pool } from '@dam/db';
-import { addonStatusClient, connectNats, consume, ensureStreams, jobReportSubject, workerKindOf, type ConversionsCompleted, type JobReport } from '@dam/events';
+import { addonStatusClient, connectNats, consume, ensureStreams, jobReportSubject, workerKindOf, type ConversionsCompleted, type JobOutputs, type JobReport } from '@dam/events';
 import { startOutboxRelay, type OutboxRelay } from '@dam/outbox';
 import { createLogger } from '@dam/logging';
 import { createStorage, type Storage } from '@dam/storage';
@@ -15,6 +15,7 @@ import { buildMetadataApp } from '../src/app';
 import { publicPolicySync } from '../src/adapters/public-object.repository';
 import { dataUpdatesPoller, localJobsPoller, objectDeletionsPoller, publicPolicyPoller } from '../src/consumers/housekeeping.pollers';
 import { consumeJobReports } from '../src/consumers/job-reports.consumer';
+import type { DeletionRetry } from '../src/adapters/object-deletion.repository';
 import { DEFAULT_JOB_TIMINGS, type JobTimings } from '../src/domain/job';
 import type { RunInTransaction } from '../src/domain/ports';
 import { migrateMetadata } from '../src/migrations';
@@ -39,7 +40,13 @@ export interface Harness {
   stop(): Promise<void>;
 }
 
-export async function startMetadata(options: { timings?: Partial<JobTimings> } = {}): Promise<Harness> {
+export interface HarnessOptions {
+  timings?: Partial<JobTimings>;
+  /** The deletion queue's retry policy, and a removal that fails for keys a test picks (before reaching S3). */
+  deletions?: { retry?: DeletionRetry; failing?: (key: string) => Error | undefined };
+}
+
+export async function startMetadata(options: HarnessOptions = {}): Promise<Harness> {
   const timings = { ...DEFAULT_JOB_TIMINGS, ...options.timings };
   const logger = createLogger({ service: 'metadata-test', level: process.env.LOG_LEVEL ?? 'error' });
   const pool = createPool(await createDatabase('metadata'));
@@ -59,7 +66,7 @@ export async function startMetadata(options: { timings?: Partial<JobTimings> } =
     [
       localJobsPoller(transactions, logger, 100),
       dataUpdatesPoller(transactions, new DataUpdateRepository(pool), logger, 50),
-      objectDeletionsPoller(pool, storage, logger, 100),
+      objectDeletionsPoller(pool, removalsOf(storage, options.deletions?.failing), logger, 100, options.deletions?.retry),
       publicPolicyPoller(publicPolicySync(pool, storage), logger, 100),
     ].map((w) => w.start()),
   );
@@ -100,6 +107,18 @@ export async function startMetadata(options: { timings?: Partial<JobTimings> } =
       await nats.stop();
       await pool.end();
     },
+  };
+}
+
+/** The storage's removals, failing with the error `failing` gives for a key. */
+function removalsOf(storage: Storage, failing?: (key: string) => Error | undefined): Pick<Storage, 'remove' | 'removePrefix'> {
+  const check = (key: string) => {
+    const error = failing?.(key);
+    if (error) throw error;
+  };
+  return {
+    remove: async (key) => (check(key), storage.remove(key)),
+    removePrefix: async (prefix) => (check(prefix), storage.removePrefix(prefix)),
   };
 }
 
@@ -171,9 +190,18 @@ export async function finalReport(h: Harness, made: ConversionsCompleted, extra:
     state: failed ? 'FAILED' : 'COMPLETED',
     step: 'conversions',
     progress: 100,
-    conversions: made,
+    outputs: outputsOf(made),
     ...extra,
   };
+}
+
+/** What the report says was made, as workers send it (`outputs`: the job and asset are the report's own). */
+export const outputsOf = ({ id: _id, asset_id: _asset, group_id: _group, ...outputs }: ConversionsCompleted): JobOutputs => outputs;
+
+/** The same report as a worker of the previous release sends it: the outputs wrapped with ids of their own. */
+export async function legacyFinalReport(h: Harness, made: ConversionsCompleted, extra: Partial<JobReport> = {}): Promise<JobReport> {
+  const { outputs: _outputs, ...report } = await finalReport(h, made, extra);
+  return { ...report, conversions: made };
 }
 
 /** Published as the worker kind of its lease holder id would (`conversion@...` on `dam.internal.jobs.reports.conversion`). */

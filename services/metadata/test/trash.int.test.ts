@@ -80,6 +80,8 @@ describe('Delete (endpoint 6)', () => {
     expect((await call('POST', `/api/v1/assets/${id}/delete`, { keys: ['original'] })).body.error.code).toBe('ASSET_IN_TRASH');
     await gone(thumbKey ?? '');
     expect(await h.storage.stat(originalKey(String(GROUP), id))).not.toBeNull();
+    // file-deleted goes out once the removal it queued is done.
+    await waitFor(() => deletionEvents(id).length === 1, { description: 'file-deleted' });
     const [{ data: deleted }] = deletionEvents(id);
     expect(deleted).toMatchObject({ id, event: 'file-deleted', keys: ['original'], status: 'OK' });
     expect(deletionEvents(id)[0]).not.toHaveProperty('asset');

@@ -5,16 +5,19 @@ import { writeOutbox } from '@dam/outbox';
 import { addonTermsOf, toAssetData, type Asset } from '../domain/asset';
 import type { AssetSchema } from '../domain/asset-schema';
 import type { Collection } from '../domain/collection';
-import type { AssetEventWriter } from '../domain/ports';
+import type { AssetEventWriter, RemovedObject } from '../domain/ports';
+import { holdDeletionEvent } from './object-deletion.repository';
 
 /** Asset (and schema) events go out only through the outbox, in the transaction that made the change (never lost, never invented). */
 export class OutboxAssetEventWriter implements AssetEventWriter {
   constructor(private readonly client: Pick<PoolClient, 'query'>) {}
 
-  async writeDeletion(asset: Asset, payload: DeletionPayload): Promise<void> {
+  async writeDeletion(asset: Asset, payload: DeletionPayload, removing: readonly RemovedObject[] = []): Promise<void> {
+    if (payload.event !== 'file-deleted') return this.writeEnvelope(payload.event, asset, payload);
     // A Delete of keys leaves the asset live: the event carries it as it now is, so search drops what went.
-    if (payload.event !== 'file-deleted' || asset.deletedAt) return this.writeEnvelope(payload.event, asset, payload);
-    await this.writeEnvelope(payload.event, asset, payload, { asset: toAssetData(asset), ...this.searchExtras(asset) });
+    const entry = this.envelope('file-deleted', asset, payload, asset.deletedAt ? {} : { asset: toAssetData(asset), ...this.searchExtras(asset) });
+    if (await holdDeletionEvent(this.client, asset.groupId, asset.id, entry, removing)) return;
+    await writeOutbox(this.client, entry);
   }
 
   async write(type: 'file-saved' | 'file-processed' | 'file-data-updated' | 'addon-processed', asset: Asset): Promise<void> {
@@ -62,20 +65,15 @@ export class OutboxAssetEventWriter implements AssetEventWriter {
   }
 
   private async writeEnvelope(type: AssetEventType, asset: Asset, data: unknown, extra: Record<string, unknown> = {}): Promise<void> {
+    await writeOutbox(this.client, this.envelope(type, asset, data, extra));
+  }
+
+  private envelope<D>(type: AssetEventType, asset: Asset, data: D, extra: Record<string, unknown> = {}) {
     const id = randomUUID();
-    await writeOutbox(this.client, {
+    return {
       id,
       subject: assetEventSubject(asset.groupId, type),
-      payload: {
-        id,
-        type,
-        time: new Date().toISOString(),
-        group_id: String(asset.groupId),
-        asset_id: asset.id,
-        version: asset.version,
-        ...extra,
-        data,
-      },
-    });
+      payload: { id, type, time: new Date().toISOString(), group_id: String(asset.groupId), asset_id: asset.id, version: asset.version, ...extra, data },
+    };
   }
 }

@@ -6,20 +6,23 @@ import { startPoller, type Worker } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import type { Storage } from '@dam/storage';
 import { DataUpdateRepository } from '../adapters/data-update.repository';
-import { drainObjectDeletions } from '../adapters/object-deletion.repository';
+import { DEFAULT_DELETION_RETRY, drainObjectDeletions, type DeletionRetry } from '../adapters/object-deletion.repository';
 import type { RunInTransaction } from '../domain/ports';
 import { runNextLocalJob } from '../domain/run-local-jobs.use-case';
 import { applyNextQueuedUpdate } from '../domain/update-data.use-case';
 
-/** Removes the objects queued for deletion; a key ending in `/` removes everything under it. */
-export function objectDeletionsPoller(pool: Pool, storage: Storage, logger: Logger, intervalMs: number): Worker {
+/**
+ * Removes the objects queued for deletion; a key ending in `/` removes everything under it. The deletion callbacks
+ * waiting for them go out as they settle (`retry`: when a failing removal is reported ERROR).
+ */
+export function objectDeletionsPoller(pool: Pool, storage: Pick<Storage, 'remove' | 'removePrefix'>, logger: Logger, intervalMs: number, retry: DeletionRetry = DEFAULT_DELETION_RETRY): Worker {
   const remove = async (key: string): Promise<void> => {
     if (key.endsWith('/')) await storage.removePrefix(key);
     else await storage.remove(key);
   };
   const run = async () => {
     // Drain while there is a full batch: a purge of thousands of assets need not wait one interval per 100.
-    while ((await drainObjectDeletions(pool, remove)) >= 100);
+    while ((await drainObjectDeletions(pool, remove, 100, retry)) >= 100);
   };
   return { kind: 'poller', name: 'object-deletions', start: () => startPoller({ name: 'object-deletions', intervalMs, logger, run }) };
 }

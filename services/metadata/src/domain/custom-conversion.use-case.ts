@@ -56,7 +56,7 @@ export async function recordCustomConversion(
     const previous = asset.conversions[key];
     if (previous && previous.object_key !== file.object_key) await tx.deletions.enqueue([previous.object_key]);
     // An object written again at a key queued for deletion (deleted, then added again) must stay.
-    await tx.deletions.cancelUnder(file.object_key);
+    await tx.deletions.cancelUnder(file.object_key, 'the conversion was added again before they were removed');
     // The object key stays the same: active content (HTML, SVG...) sent where a public one was stops being public.
     const active = isActiveContentType(file.content_type);
     const stored = await tx.assets.setConversions(asset.groupId, asset.id, { ...asset.conversions, [key]: { ...file, public: !active && (previous?.public ?? false) } });
@@ -74,8 +74,9 @@ export async function deleteCustomConversion(runInTransaction: RunInTransaction,
     if (!existing) throw conversionNotFound(key);
     const kept = Object.fromEntries(Object.entries(asset.conversions).filter(([k]) => k !== key));
     const updated = await revokePublic(tx, await tx.assets.setConversions(asset.groupId, asset.id, kept), [key]);
-    await tx.deletions.enqueue([storedObjectsOf(existing)]);
-    await tx.events.writeDeletion(updated, { id, event: 'file-deleted', keys: [key], status: 'OK', message: `Deleted: ${key}` });
+    const removing = [{ key: storedObjectsOf(existing), label: key }];
+    await tx.deletions.enqueue(removing.map((o) => o.key));
+    await tx.events.writeDeletion(updated, { id, event: 'file-deleted', keys: [key], status: 'OK', message: `Deleted: ${key}` }, removing);
     return { id, deleted: [key] };
   });
 }

@@ -83,8 +83,11 @@ export interface AssetReader {
  */
 export interface AssetEventWriter {
   write(type: Extract<AssetEventType, 'file-saved' | 'file-processed' | 'file-data-updated' | 'addon-processed'>, asset: Asset): Promise<void>;
-  /** `file-deleted` / `file-undeleted` with the spec's deletion payload. */
-  writeDeletion(asset: Asset, payload: DeletionPayload): Promise<void>;
+  /**
+   * `file-deleted` / `file-undeleted` with the spec's deletion payload. A `file-deleted` whose Delete queued the
+   * removal of `removing` is held until they are settled, its status then telling the outcome (OK, MAYBE, ERROR).
+   */
+  writeDeletion(asset: Asset, payload: DeletionPayload, removing?: readonly RemovedObject[]): Promise<void>;
   /** A schema created or updated (its searchable fields, for the search read model). */
   writeSchemaSaved(schema: AssetSchema): Promise<void>;
   /** Every collection an asset is in, after a change of them. */
@@ -159,11 +162,22 @@ export interface PublicObjects {
 }
 
 /** Object-store keys whose bytes must go, carried out after the commit (migration 010). */
+/** An object (or prefix) a Delete queued for removal, and the Delete's key it belongs to (`original`, `thumb`...). */
+export interface RemovedObject {
+  key: string;
+  label: string;
+}
+
 export interface ObjectDeletions {
   /** Keys, or prefixes ending in `/` (everything under them); not before `delayMs` from now. */
   enqueue(keys: readonly string[], delayMs?: number): Promise<void>;
-  /** Drops queued deletions under the prefix (waiting for one in flight): its objects are live again. */
-  cancelUnder(prefix: string): Promise<void>;
+  /**
+   * Drops queued deletions under the prefix (waiting for one in flight): its objects are live again. A
+   * `file-deleted` held for them goes out now if nothing else holds it (MAYBE: the files were kept, `reason`).
+   */
+  cancelUnder(prefix: string, reason?: string): Promise<void>;
+  /** Sends every `file-deleted` held for the asset now, MAYBE with `reason` for removals still pending. */
+  releaseHeld(assetId: string, reason: string): Promise<void>;
 }
 
 export interface ProcessedMessages {

@@ -8,7 +8,7 @@ import { storedObjectsOf, type Asset } from './asset';
 import { canRead } from './asset-access';
 import { assetInTrash, assetNotFound } from './asset.errors';
 import type { Job } from './job';
-import type { RunInTransaction, Tx } from './ports';
+import type { RemovedObject, RunInTransaction, Tx } from './ports';
 import { startProcessing } from './processing';
 
 export interface DeleteResult {
@@ -53,7 +53,8 @@ function addonsToRemove(asset: Asset, keys: readonly string[], removedConversion
  * The change of one Delete (endpoint 6) inside the caller's transaction. `original` moves the asset to the trash
  * (its original bytes stay for Undelete) and removes every conversion, `*` every conversion, other keys the
  * conversions of those names and the results of the addons of those names; unknown and inapplicable keys are
- * ignored. Removed bytes are queued for deletion and `file-deleted` carries the deletion payload.
+ * ignored. Removed bytes are queued for deletion and `file-deleted` carries the deletion payload, sent once they
+ * are gone (OK), given up (ERROR, `errors` naming the key) or kept because they became live again (MAYBE).
  */
 export async function trashOrTrim(tx: Tx, asset: Asset, keys: string[]): Promise<string> {
   const original = keys.includes('original');
@@ -61,28 +62,31 @@ export async function trashOrTrim(tx: Tx, asset: Asset, keys: string[]): Promise
   const removed = all ? Object.keys(asset.conversions) : [...new Set(keys)].filter((k) => Object.hasOwn(asset.conversions, k));
   let message: string;
   let after: Asset = asset;
+  // What this Delete queues for removal: its file-deleted tells how that ended (OK, or ERROR with the key, MAYBE).
+  let removing: RemovedObject[] = [];
   if (original) {
     after = (await tx.assets.moveToTrash(asset.groupId, asset.id)) ?? asset;
     // Nothing of a trashed asset stays anonymously readable.
     await tx.publicObjects.revoke(asset.groupId, asset.id);
     // Whatever was still being made for it stops mattering; every output (recorded or half-made) goes.
     await tx.jobs.finishOpen(asset.groupId, asset.id, 'processing', { status: 'ERROR', error: 'the asset was deleted' });
-    await tx.deletions.enqueue([outputsPrefix(asset)]);
+    removing = [{ key: outputsPrefix(asset), label: 'original' }];
     message = 'The asset was moved to the trash; its conversions were deleted';
   } else {
     if (removed.length > 0) {
       const kept = Object.fromEntries(Object.entries(asset.conversions).filter(([k]) => !removed.includes(k)));
       after = await tx.assets.setConversions(asset.groupId, asset.id, kept);
       after = await revokePublic(tx, after, removed);
-      await tx.deletions.enqueue(removed.flatMap((k) => (asset.conversions[k] ? [storedObjectsOf(asset.conversions[k])] : [])));
+      removing = removed.flatMap((k) => (asset.conversions[k] ? [{ key: storedObjectsOf(asset.conversions[k]), label: k }] : []));
     }
     const addons = addonsToRemove(asset, keys, removed);
     if (addons.length > 0) after = await tx.assets.removeAddonResults(asset.groupId, asset.id, addons, addonResultsWithout(after.addonResults, addons));
     const deleted = [...new Set([...removed, ...addons])];
     message = deleted.length > 0 ? `Deleted: ${deleted.join(', ')}` : 'Nothing to delete: no listed key applies to the asset';
   }
+  await tx.deletions.enqueue(removing.map((o) => o.key));
   const payload: DeletionPayload = { id: asset.id, event: 'file-deleted', keys, status: 'OK', message };
-  await tx.events.writeDeletion(after, payload);
+  await tx.events.writeDeletion(after, payload, removing);
   return message;
 }
 
@@ -104,7 +108,10 @@ export async function undeleteAsset(runInTransaction: RunInTransaction, caller: 
   }
   return runInTransaction(async (tx) => {
     const asset = await deletableAsset(tx, caller, id, true);
-    await tx.deletions.cancelUnder(outputsPrefix(asset));
+    const restoring = 'the asset was restored before they were removed';
+    await tx.deletions.cancelUnder(outputsPrefix(asset), restoring);
+    // Its file-deleted comes first, whatever its removals' state (CONTRACT §10: one asset's events in order).
+    await tx.deletions.releaseHeld(asset.id, restoring);
     const restored = await tx.assets.restore(asset.groupId, asset.id);
     if (!restored) throw assetNotFound();
     await tx.events.writeDeletion(restored, {
