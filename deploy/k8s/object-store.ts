@@ -9,6 +9,8 @@
  *   addon (background removal) and metadata (Add Conversion); removed by metadata. Conversion may also remove
  *   its own transform cache (`conversions/.../_t/`), whose old variants it prunes.
  * - `tus/`: upload's resumable uploads (the tus S3 store: objects, `.info` files, multipart uploads it sweeps).
+ * - `exports/<group>/bulk-delete-<job>/`: Delete - Bulk's data export (the deleted assets' records), written and
+ *   read by metadata alone, which serves it through `GET /api/v1/jobs/{job_id}/export`.
  * - The bucket's own policy (Set Public Access) is written by metadata alone.
  * Every user may also find the bucket and list its keys (HeadBucket, which the readiness checks use, is a
  * ListBucket in S3's terms: it cannot be limited to a prefix without breaking them); keys name groups and
@@ -19,7 +21,7 @@
 export const BUCKET = 'dam-assets';
 
 // Key prefixes; a `*` matches within a key, so the last one is the transform cache (`_t/`) of every asset.
-export type Prefix = 'originals/' | 'conversions/' | 'tus/' | 'conversions/*/_t/';
+export type Prefix = 'originals/' | 'conversions/' | 'tus/' | 'conversions/*/_t/' | 'exports/';
 
 export interface S3Access {
   /** Objects it reads (GET, HEAD, presigned GETs: a presigned URL carries its signer's rights). */

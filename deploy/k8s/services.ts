@@ -134,8 +134,9 @@ export const SERVICES: readonly ServiceSpec[] = [
     callers: ['gateway', 'upload', 'auth', 'link-signing', 'transcode'],
     database: { poolMax: 6 }, // the busiest: every download's check, job reports (4 at once), the outbox relay, pollers
     nats: true,
-    // Add Conversion writes conversions; housekeeping removes both; Set Public Access writes the bucket policy.
-    s3: { read: ['originals/', 'conversions/'], write: ['conversions/'], remove: ['originals/', 'conversions/'], bucketPolicy: true },
+    // Add Conversion writes conversions; housekeeping removes both; Set Public Access writes the bucket policy;
+    // bulk deletes keep their records under exports/ (served through GET /api/v1/jobs/{job_id}/export).
+    s3: { read: ['originals/', 'conversions/', 'exports/'], write: ['conversions/', 'exports/'], remove: ['originals/', 'conversions/'], bucketPolicy: true },
     memory: { request: '384Mi', limit: '768Mi' }, // peak 324-364 MiB
     cpu: '250m',
     scratch: { '/tmp': '64Mi' },

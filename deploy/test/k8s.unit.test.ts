@@ -371,6 +371,10 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       expect(removers('originals/')).toEqual(['metadata', 'upload']);
       expect(removers('conversions/')).toEqual(['metadata']);
       expect(removers('conversions/*/_t/')).toEqual(['conversion']);
+      // Delete - Bulk's data export: metadata writes it and serves it; no other user even reads it (deleted records).
+      expect(writers('exports/')).toEqual(['metadata']);
+      const objectReaders = (prefix: string) => s3Services.filter((s) => actionsOn(policyOf(s), new RegExp(`^${objectArn(prefix).replace(/[*]/g, '\\*')}$`)).includes('s3:GetObject')).sort();
+      expect(objectReaders('exports/')).toEqual(['metadata']);
       // Only metadata (Set Public Access) touches the bucket policy.
       expect(s3Services.filter((s) => actionsOn(policyOf(s), new RegExp(`:::${BUCKET}$`)).some((a) => /BucketPolicy$/.test(a)))).toEqual(['metadata']);
       // Prometheus' user reads metrics only.

@@ -100,6 +100,8 @@ export const ROUTES: readonly RouteRule[] = [
   { methods: GET, pattern: '/api/v1/webhooks/deliveries', upstream: 'webhook', anyOf: [P.MANAGE_SETTINGS] },
   { methods: GET, pattern: '/api/v1/jobs', upstream: 'metadata', anyOf: ANY },
   { methods: GET, pattern: '/api/v1/jobs/:job_id', upstream: 'metadata', anyOf: ANY },
+  // Delete - Bulk's data export: to whoever may see the job (metadata checks the job's visibility).
+  { methods: GET, pattern: '/api/v1/jobs/:job_id/export', upstream: 'metadata', anyOf: ANY },
 ];
 
 export interface RouteMatch {

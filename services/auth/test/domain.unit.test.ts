@@ -2,7 +2,7 @@ import { generateServiceKey } from '@dam/auth-tokens';
 import { addressKey } from '../src/domain/login-limiter';
 import { hashPassword, verifyPassword } from '../src/domain/passwords';
 import { apiKeyPrincipal } from '../src/domain/api-keys';
-import { applySettingsPatch, defaultSettings } from '../src/domain/settings';
+import { applySettingsPatch, defaultSettings, withDefaults } from '../src/domain/settings';
 import { loadAuthConfig } from '../src/config';
 
 describe('passwords', () => {
@@ -46,8 +46,11 @@ describe('settings', () => {
     expect(d.webhooks.secret).toMatch(/^whsec_/);
     expect(Buffer.from(d.webhooks.secret.slice(6), 'base64')).toHaveLength(24);
     const next = applySettingsPatch(d, { bulk_delete: { max_assets: 5 } });
-    expect(next.bulk_delete).toEqual({ max_assets: 5, max_range_days: 31 });
+    expect(next.bulk_delete).toEqual({ max_assets: 5, max_range_days: 31, export: false });
     expect(d.bulk_delete.max_assets).toBe(1000);
+    // Delete - Bulk's data export is asked for per group (off unless set); a record stored before it had the member reads it off.
+    expect(applySettingsPatch(d, { bulk_delete: { export: true } }).bulk_delete).toEqual({ max_assets: 1000, max_range_days: 31, export: true });
+    expect(withDefaults({ ...d, bulk_delete: { max_assets: 9, max_range_days: 3 } as typeof d.bulk_delete }).bulk_delete).toEqual({ max_assets: 9, max_range_days: 3, export: false });
     expect(() => applySettingsPatch(d, { conversions: { custom: {} } })).toThrow(expect.objectContaining({ kind: 'VALIDATION' }));
   });
 });

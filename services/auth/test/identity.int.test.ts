@@ -389,7 +389,7 @@ describe('groups, isolation and settings', () => {
         watermark_asset_id: null,
       },
       addons: { auto: { image: [], video: [] } },
-      bulk_delete: { max_assets: 1000, max_range_days: 31 },
+      bulk_delete: { max_assets: 1000, max_range_days: 31, export: false },
       metadata: { keep_gps: false },
     });
     const g1 = await call(`${auth.url}/api/v1/settings`, 'GET', undefined, admin1());

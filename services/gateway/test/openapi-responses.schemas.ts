@@ -126,7 +126,7 @@ export const settings = z.object({
   webhooks: z.object({ urls: z.array(z.url()), secret: z.string(), previous_secret: z.string().optional(), previous_secret_expires_at: isoTime.optional() }),
   conversions: z.object({ custom: z.record(z.string(), customConversion), profile: keyLists, watermark_asset_id: z.string().nullable() }),
   addons: z.object({ auto: keyLists }),
-  bulk_delete: z.object({ max_assets: z.number().int(), max_range_days: z.number().int() }),
+  bulk_delete: z.object({ max_assets: z.number().int(), max_range_days: z.number().int(), export: z.boolean() }),
   metadata: z.object({ keep_gps: z.boolean() }),
 });
 

@@ -22,6 +22,7 @@ import { internalDeliveryRoutes } from './http/internal-delivery.routes';
 import { cdnJobRoutes } from './http/cdn-jobs.routes';
 import { downloadRoutes, type TransformCall } from './http/download.routes';
 import { jobRoutes } from './http/jobs.routes';
+import { bulkDeleteExports } from './adapters/bulk-delete-export.store';
 import { trashRoutes, type TrashRouteDeps } from './http/trash.routes';
 import { internalAssetExistsRoutes, internalAssetSourceRoutes } from './http/internal-asset-exists.routes';
 import { internalAssetsRoutes, internalIngestRoutes, internalReplaceRoutes } from './http/internal-assets.routes';
@@ -80,7 +81,7 @@ export function buildMetadataApp(deps: MetadataAppDeps): Express {
   app.use(internalDeliveryRoutes(reader));
   app.use(assetDataRoutes(reader));
   app.use(downloadRoutes(reader, deps.storage, deps.logger, deps.transforms));
-  app.use(jobRoutes(new JobRepository(deps.pool)));
+  app.use(jobRoutes(new JobRepository(deps.pool), bulkDeleteExports(deps.storage)));
   app.use(trashRoutes({ transactions, settings: deps.groupSettings }));
   app.use(dataUpdateRoutes(transactions));
   app.use(cdnJobRoutes(transactions));

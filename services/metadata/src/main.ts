@@ -7,6 +7,7 @@ import { startOutboxRelay } from '@dam/outbox';
 import { runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
+import { bulkDeleteExports } from './adapters/bulk-delete-export.store';
 import { DataUpdateRepository } from './adapters/data-update.repository';
 import { pgTransactions } from './adapters/transaction';
 import { buildMetadataApp } from './app';
@@ -61,7 +62,7 @@ async function main(): Promise<void> {
     workers: [
       jobReportsWorker(nc, transactions, logger, config.JOB_REPORTS_CONCURRENCY, { autoAddons }),
       jobLeaseSweeper(transactions, timings, logger, config.JOB_SWEEP_INTERVAL_MS),
-      localJobsPoller(transactions, logger, config.LOCAL_JOBS_INTERVAL_MS),
+      localJobsPoller(transactions, logger, config.LOCAL_JOBS_INTERVAL_MS, bulkDeleteExports(storage)),
       dataUpdatesPoller(transactions, new DataUpdateRepository(pool), logger, config.DATA_UPDATES_INTERVAL_MS),
       objectDeletionsPoller(pool, storage, logger, config.OBJECT_DELETIONS_INTERVAL_MS, {
         maxAttempts: config.OBJECT_DELETION_MAX_ATTEMPTS,

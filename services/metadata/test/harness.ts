@@ -9,6 +9,7 @@ import { createLogger } from '@dam/logging';
 import { createStorage, type Storage } from '@dam/storage';
 import { createBucket, createDatabase, scaled, serviceIdentities, startNats, testS3Config, type TestNats } from '@dam/testing';
 import { z } from 'zod';
+import { bulkDeleteExports } from '../src/adapters/bulk-delete-export.store';
 import { DataUpdateRepository } from '../src/adapters/data-update.repository';
 import { pgTransactions } from '../src/adapters/transaction';
 import { buildMetadataApp } from '../src/app';
@@ -64,7 +65,7 @@ export async function startMetadata(options: HarnessOptions = {}): Promise<Harne
   const settings = new Map<string, Record<string, unknown>>();
   const pollers = await Promise.all(
     [
-      localJobsPoller(transactions, logger, 100),
+      localJobsPoller(transactions, logger, 100, bulkDeleteExports(storage)),
       dataUpdatesPoller(transactions, new DataUpdateRepository(pool), logger, 50),
       objectDeletionsPoller(pool, removalsOf(storage, options.deletions?.failing), logger, 100, options.deletions?.retry),
       publicPolicyPoller(publicPolicySync(pool, storage), logger, 100),

@@ -29,7 +29,8 @@ export interface Settings {
     watermark_asset_id: string | null;
   };
   addons: { auto: { image: string[]; video: string[] } };
-  bulk_delete: { max_assets: number; max_range_days: number };
+  /** `export`: a bulk delete keeps the records of the assets it deleted, as JSON lines with its job (off by default). */
+  bulk_delete: { max_assets: number; max_range_days: number; export: boolean };
   /** CONTRACT §3, §14: whether image metadata keeps GPS positions (dropped by default). */
   metadata: { keep_gps: boolean };
 }
@@ -49,13 +50,17 @@ export function defaultSettings(): Settings {
       watermark_asset_id: null,
     },
     addons: { auto: { image: [], video: [] } },
-    bulk_delete: { max_assets: 1000, max_range_days: 31 },
+    bulk_delete: { max_assets: 1000, max_range_days: 31, export: false },
     metadata: { keep_gps: false },
   };
 }
 
 /** A stored record with the members later versions added (their defaults where it predates them). */
-export const withDefaults = (stored: Settings): Settings => ({ ...stored, metadata: { ...defaultSettings().metadata, ...stored.metadata } });
+export const withDefaults = (stored: Settings): Settings => ({
+  ...stored,
+  bulk_delete: { ...defaultSettings().bulk_delete, ...stored.bulk_delete },
+  metadata: { ...defaultSettings().metadata, ...stored.metadata },
+});
 
 const webhookUrl = z
   .string()
@@ -94,6 +99,7 @@ export const settingsPatchSchema = z.strictObject({
     .strictObject({
       max_assets: z.number().int().min(1).max(100_000).optional(),
       max_range_days: z.number().int().min(1).max(366).optional(),
+      export: z.boolean().optional(),
     })
     .optional(),
   metadata: z.strictObject({ keep_gps: z.boolean().optional() }).optional(),

@@ -7,6 +7,7 @@ import type { Logger } from '@dam/logging';
 import type { Storage } from '@dam/storage';
 import { DataUpdateRepository } from '../adapters/data-update.repository';
 import { DEFAULT_DELETION_RETRY, drainObjectDeletions, type DeletionRetry } from '../adapters/object-deletion.repository';
+import type { DeletedRecordExports } from '../domain/bulk-delete-export';
 import type { RunInTransaction } from '../domain/ports';
 import { runNextLocalJob } from '../domain/run-local-jobs.use-case';
 import { applyNextQueuedUpdate } from '../domain/update-data.use-case';
@@ -44,11 +45,11 @@ export function dataUpdatesPoller(transactions: RunInTransaction, queue: Pick<Da
   return { kind: 'poller', name: 'data-updates', start: () => startPoller({ name: 'data-updates', intervalMs, logger, run }) };
 }
 
-/** Runs the jobs metadata does itself (bulk delete, purge), one at a time per replica. */
-export function localJobsPoller(transactions: RunInTransaction, logger: Logger, intervalMs: number): Worker {
+/** Runs the jobs metadata does itself (bulk delete, purge), one at a time per replica; `exports` keeps bulk deletes' records. */
+export function localJobsPoller(transactions: RunInTransaction, logger: Logger, intervalMs: number, exports?: DeletedRecordExports): Worker {
   const owner = `metadata@${hostname()}:${process.pid}`;
   const run = async () => {
-    while (await runNextLocalJob(transactions, owner, logger));
+    while (await runNextLocalJob(transactions, owner, logger, exports));
   };
   return { kind: 'poller', name: 'local-jobs', start: () => startPoller({ name: 'local-jobs', intervalMs, logger, run }) };
 }

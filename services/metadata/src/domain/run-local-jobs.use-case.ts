@@ -1,5 +1,8 @@
 import type { Logger } from '@dam/logging';
 import { originalKey, conversionsPrefix } from '@dam/storage';
+import type { AssetData } from '@dam/events';
+import { toAssetData } from './asset';
+import { EXPORT_STEP, type DeletedRecordExports } from './bulk-delete-export';
 import type { Job } from './job';
 import type { RunInTransaction } from './ports';
 import { trashOrTrim } from './trash.use-case';
@@ -12,14 +15,14 @@ const BATCH = 50;
  * Each batch commits with the job's progress and a renewed lease, and every step is idempotent, so a job whose
  * runner died is taken up again (`claimLocal`) and finishes.
  */
-export async function runNextLocalJob(runInTransaction: RunInTransaction, owner: string, logger: Logger): Promise<boolean> {
+export async function runNextLocalJob(runInTransaction: RunInTransaction, owner: string, logger: Logger, exports?: DeletedRecordExports): Promise<boolean> {
   const job = await runInTransaction((tx) => tx.jobs.claimLocal(owner));
   if (!job) return false;
   const log = { job_id: job.id, group_id: job.groupId, type: job.type, attempts: job.attempts };
   logger.info(log, 'job started');
   try {
     if (job.type === 'purge') await purge(runInTransaction, job);
-    else if (job.type === 'bulk_delete') await bulkDelete(runInTransaction, job);
+    else if (job.type === 'bulk_delete') await bulkDelete(runInTransaction, job, job.steps.some((s) => s.name === EXPORT_STEP) ? exports ?? noExports() : undefined);
     else throw new Error(`metadata does not run ${job.type} jobs`);
     await runInTransaction((tx) => tx.jobs.finish(job.groupId, job.id, { status: 'COMPLETED' }));
     logger.info(log, 'job completed');
@@ -55,15 +58,28 @@ async function purge(runInTransaction: RunInTransaction, job: Job): Promise<void
   }
 }
 
-/** The assets fixed at request time go to the trash, one `file-deleted` each; ones gone or trashed meanwhile are skipped. */
-async function bulkDelete(runInTransaction: RunInTransaction, job: Job): Promise<void> {
+const noExports = (): never => {
+  throw new Error('this replica keeps no bulk delete exports');
+};
+
+/**
+ * The assets fixed at request time go to the trash, one `file-deleted` each; ones gone or trashed meanwhile are
+ * skipped. With `exports`, each batch's records (as they were before the trash) are stored before its transaction
+ * commits: a batch that committed has its part; one run again after a crash trashes and writes the same assets (a
+ * batch found already trashed writes nothing, keeping the part its first run wrote).
+ */
+async function bulkDelete(runInTransaction: RunInTransaction, job: Job, exports?: DeletedRecordExports): Promise<void> {
   for (let i = 0; i < job.assetIds.length; i += BATCH) {
     const batch = job.assetIds.slice(i, i + BATCH);
     await runInTransaction(async (tx) => {
+      const records: AssetData[] = [];
       for (const id of batch) {
         const asset = await tx.assets.findForUpdate(job.groupId, id);
-        if (asset && !asset.deletedAt) await trashOrTrim(tx, asset, ['original']);
+        if (!asset || asset.deletedAt) continue;
+        if (exports) records.push(toAssetData(asset));
+        await trashOrTrim(tx, asset, ['original']);
       }
+      if (exports && records.length > 0) await exports.writePart(job.groupId, job.id, i / BATCH, records);
       await tx.jobs.advance(job.groupId, job.id, (100 * (i + batch.length)) / job.assetIds.length);
     });
   }

@@ -7,6 +7,7 @@ import { ADDONS } from './addons.use-case';
 import { storedObjectsOf, type Asset } from './asset';
 import { canRead } from './asset-access';
 import { assetInTrash, assetNotFound } from './asset.errors';
+import { EXPORT_STEP } from './bulk-delete-export';
 import type { Job } from './job';
 import type { RemovedObject, RunInTransaction, Tx } from './ports';
 import { startProcessing } from './processing';
@@ -137,6 +138,8 @@ export async function requestPurge(runInTransaction: RunInTransaction, caller: P
 export interface BulkDeleteLimits {
   maxAssets: number;
   maxRangeDays: number;
+  /** The group's `bulk_delete.export`: the job keeps the deleted assets' records (its step `export`). */
+  exportRecords?: boolean;
 }
 
 export interface BulkDeleteAccepted {
@@ -164,7 +167,7 @@ export async function requestBulkDelete(
   const ownOnly = !hasPermission(caller, PERMISSION.DELETE_ASSET);
   return runInTransaction(async (tx) => {
     const { ids, total } = await tx.assets.uploadedBetween(caller.group_id, range.from, range.to, limits.maxAssets, ownOnly ? caller.user_id : undefined);
-    const job = await tx.jobs.create({ groupId: caller.group_id, type: 'bulk_delete', worker: null, assetIds: ids, steps: ['delete'], createdBy: caller.user_id });
+    const job = await tx.jobs.create({ groupId: caller.group_id, type: 'bulk_delete', worker: null, assetIds: ids, steps: limits.exportRecords ? ['delete', EXPORT_STEP] : ['delete'], createdBy: caller.user_id });
     const remain = total - ids.length;
     const message =
       remain > 0

@@ -15,15 +15,16 @@ export const bulkDeleteSchemas = { body: z.object({ start_time: instant, end_tim
 /** Delete and Undelete. */
 export const keysSchemas = { params: z.object({ id: assetIdParam }), body: keysBody };
 
-/** `bulk_delete` of the group's settings (CONTRACT §3), with the spec's defaults. */
+/** `bulk_delete` of the group's settings (CONTRACT §3), with the spec's defaults; `export`: keep the records (off). */
 const bulkDeleteSettings = z.object({
   bulk_delete: z
     .object({
       max_assets: z.number().int().positive().catch(1000).default(1000),
       max_range_days: z.number().positive().catch(31).default(31),
+      export: z.boolean().catch(false).default(false),
     })
-    .catch({ max_assets: 1000, max_range_days: 31 })
-    .default({ max_assets: 1000, max_range_days: 31 }),
+    .catch({ max_assets: 1000, max_range_days: 31, export: false })
+    .default({ max_assets: 1000, max_range_days: 31, export: false }),
 });
 
 export interface TrashRouteDeps {
@@ -37,7 +38,7 @@ export function trashRoutes(deps: TrashRouteDeps): Router {
   const router = Router();
   const limitsOf = async (groupId: number): Promise<BulkDeleteLimits> => {
     const { bulk_delete: b } = bulkDeleteSettings.parse(await deps.settings.get(String(groupId)));
-    return { maxAssets: b.max_assets, maxRangeDays: b.max_range_days };
+    return { maxAssets: b.max_assets, maxRangeDays: b.max_range_days, exportRecords: b.export };
   };
 
   // Before `/:id/delete`, which would take "bulk" for an asset id.
