@@ -10,6 +10,7 @@
  * values that differ from the rendered ones are listed in OVERRIDES: everything else is the overlay's.
  */
 import path from 'node:path';
+import { bytesOf } from '../k8s/generate';
 import { buildOverlay } from '../k8s/network-policy-eval';
 import type { SecretObject } from '../k8s/secrets';
 
@@ -111,12 +112,6 @@ const workloadAddress = (i: number) => `127.0.1.${10 + i}`;
 /** The overlay as `kubectl kustomize` renders it; DAM_PF_K8S_DIR names another k8s/ tree (e.g. an older commit's). */
 export const renderOverlay = (overlay = 'dev', k8sDir = process.env.DAM_PF_K8S_DIR ?? path.join(ROOT, 'k8s')): any[] => buildOverlay(k8sDir, overlay);
 
-const BINARY: Record<string, number> = { '': 1, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40 };
-export function bytesOf(q: string): number {
-  const m = /^(\d+)(Ki|Mi|Gi|Ti)?$/.exec(q);
-  if (!m) throw new Error(`not a binary quantity: ${q}`);
-  return Number(m[1]) * (BINARY[m[2] ?? ''] as number);
-}
 
 const cores = (q: string): number => (q.endsWith('m') ? Number(q.slice(0, -1)) / 1000 : Number(q));
 
