@@ -1,4 +1,5 @@
-import { createPool, type Pool } from './index';
+import type { Pool } from 'pg';
+import { createPool } from './pool';
 
 /**
  * A migrate command (a Kubernetes init container's entry): runs `run` on a pool of DATABASE_URL (with its TLS
