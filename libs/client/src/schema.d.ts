@@ -360,7 +360,7 @@ export interface paths {
         put?: never;
         /**
          * Delete the original (to the trash) or conversions (spec endpoint 6)
-         * @description `original` moves the asset to the trash (restorable with Undelete) and deletes every conversion; `*` deletes every conversion; other keys delete the conversions of those names. Unknown keys and keys that do not apply to the file type are ignored. Raises `file-deleted` with the deletion payload. A USER deletes only its own assets (403 otherwise); another group's asset is 404.
+         * @description `original` moves the asset to the trash (restorable with Undelete) and deletes every conversion; `*` deletes every conversion (background_removal's and storyboard's included, with their `addons_info` entries); other keys delete the conversions of those names and the results of the addons of those names (`auto_tagging`, `text_extraction`, `face_recognition`, `background_removal`, `storyboard`, CONTRACT §16): Get Data no longer lists them and `GET …/addons/{addon}` answers 404. Unknown keys, keys that do not apply to the file type and addon keys without a result are ignored. Raises `file-deleted` with the deletion payload (`keys` as sent). A USER deletes only its own assets (403 otherwise); another group's asset is 404.
          */
         post: operations["deleteAsset"];
         delete?: never;
@@ -725,7 +725,7 @@ export interface paths {
         put?: never;
         /**
          * Add assets to a collection (MANAGE_COLLECTIONS)
-         * @description Every id must be an asset of the group the caller reads and not in the trash, else 404 and nothing is added. At most 300 assets in a collection (trashed members count), else 409 and nothing is added. Ids already in it are kept once.
+         * @description Every id must be an asset of the group the caller reads and not in the trash, else 404 and nothing is added. At most 300 assets in a collection (trashed members count), else 409 `COLLECTION_FULL` and nothing is added, however many ids one call brings (CONTRACT §16). Ids already in it are kept once.
          */
         post: operations["addToCollection"];
         /** Remove assets from a collection (MANAGE_COLLECTIONS); ids not in it are ignored */
@@ -818,7 +818,7 @@ export interface paths {
         put?: never;
         /**
          * Run an addon on an asset, as a job (RUN_JOBS, on an asset the caller may edit)
-         * @description 202 `{job_id, status}`; the job ends COMPLETED with the result kept (`GET` below), `addons_info.<addon>.available` true in Get Data and the event `addon-processed`, or ERROR with the reason. Image addons apply to images, `storyboard` (a transcode) to videos: otherwise 400 `ADDON_NOT_APPLICABLE`; an asset that is not `OK` 400 `ASSET_NOT_READY`; an unknown addon 404 `ADDON_NOT_FOUND`. This version ships `text_extraction` (tesseract, English), `auto_tagging` (COCO-80 objects, dominant colour, orientation), `face_recognition` (a `person_id` the same for the same person across the group's assets), `background_removal` (the image as a PNG with alpha, kept as the conversion `background_removal`) and `storyboard`. An addon whose model failed to load on this deployment answers 503 `ADDON_UNAVAILABLE` with the reason; one still loading queues the run. The image addons named in the settings' `addons.auto.image` also run by themselves after every upload, replace and undelete, each as a job of its own (the asset is `OK` without waiting for them).
+         * @description 202 `{job_id, status}`; the job ends COMPLETED with the result kept (`GET` below), `addons_info.<addon>.available` true in Get Data and the event `addon-processed`, or ERROR with the reason. Image addons apply to images, `storyboard` (a transcode) to videos: otherwise 400 `ADDON_NOT_APPLICABLE`; an asset that is not `OK` 400 `ASSET_NOT_READY`; an unknown addon 404 `ADDON_NOT_FOUND`. This version ships `text_extraction` (tesseract, English), `auto_tagging` (COCO-80 objects, dominant colour, orientation), `face_recognition` (a `person_id` the same for the same person across the group's assets), `background_removal` (the image as a PNG with alpha, kept as the conversion `background_removal`) and `storyboard`. An addon whose model failed to load on this deployment answers 503 `ADDON_UNAVAILABLE` with the reason; one still loading queues the run. The image addons named in the settings' `addons.auto.image` also run by themselves with every upload, replace and ingest (each a job of its own, opened with the conversion job) and after an undelete. The asset stays `NOT_READY` until they have ended (CONTRACT §16); a failed one makes it `ERROR` with `errors.<addon>`; one whose model failed to load is not run and shows `addons_info.<addon>.available: false`. Their results are announced by the asset's one `file-processed`, not by `addon-processed`.
          */
         post: operations["runAddon"];
         delete?: never;
@@ -2272,7 +2272,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `VALIDATION_FAILED` (with `details`), `INVALID_JSON` or another code for a malformed request. */
+        /** @description `VALIDATION_FAILED` (with `details`), `INVALID_JSON` or another code for a malformed request. A JSON body that is not valid UTF-8 answers `VALIDATION_FAILED` (`details: [{path: "(body)"}]`); nothing is stored (CONTRACT §16). */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -2313,7 +2313,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The resource does not exist or is not visible to the caller. */
+        /** @description The resource does not exist or is not visible to the caller. An id of no resource's form (too long, not a number, not percent-decodable) is unknown too, 404 and never 400 (CONTRACT §16). */
         NotFound: {
             headers: {
                 [name: string]: unknown;
@@ -2343,7 +2343,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `UNAVAILABLE`: the service that owns the route (or the authentication service) cannot be reached. */
+        /** @description `UNAVAILABLE`: the service that owns the route (or the authentication service) cannot be reached; `IDEMPOTENCY_UNAVAILABLE` (with `Retry-After`): the store of `Idempotency-Key`s cannot take the key now (unreachable or full), and the request did not run. */
         Unavailable: {
             headers: {
                 [name: string]: unknown;

@@ -1,4 +1,4 @@
-import type { ConversionsCompleted, JobReport, JobWorker } from '@dam/events';
+import type { JobOutputs, JobReport, JobWorker } from '@dam/events';
 import { IMAGE_ADDONS, VIDEO_ADDONS } from '@dam/internal-api';
 
 /**
@@ -25,6 +25,8 @@ export type VideoAddon = (typeof VIDEO_ADDONS)[number];
 /** Every addon key, as Delete and the addon routes accept them. */
 export const ADDONS: readonly string[] = [...IMAGE_ADDONS, ...VIDEO_ADDONS];
 export const isImageAddon = (name: string): name is ImageAddon => (IMAGE_ADDONS as readonly string[]).includes(name);
+/** Addons whose result is also a conversion of the asset, stored under the addon's name. */
+export const CONVERSION_ADDONS: ReadonlySet<string> = new Set(['background_removal', 'storyboard']);
 export const isAddon = (name: string): boolean => ADDONS.includes(name);
 
 /**
@@ -50,7 +52,7 @@ export function processingPlanOf(contentType: string): { worker: JobWorker; step
 }
 
 /** What a finished job says in its final report, beyond its state. */
-export type ReportExtra = Partial<Pick<JobReport, 'conversions' | 'ingested' | 'addon_result' | 'error'>>;
+export type ReportExtra = Partial<Pick<JobReport, 'outputs' | 'ingested' | 'addon_result' | 'error'>>;
 
 /** How a job ended: its final report; or DEFERRED, the handler gave the command back to be run later (no report). */
 export type JobEnd = { state: 'COMPLETED' | 'FAILED'; report?: ReportExtra } | { state: 'DEFERRED' };
@@ -65,13 +67,13 @@ export const describeErrors = (errors: Record<string, string>): string =>
  * The end of a job that makes outputs (conversion, transcode): FAILED when it made nothing and something failed,
  * else COMPLETED (the keys that failed are listed in the report all the same).
  */
-export function endOfOutputs(result: ConversionsCompleted): { state: 'COMPLETED' | 'FAILED'; report: ReportExtra } {
-  const failed = Object.keys(result.conversions).length === 0 && Object.keys(result.errors).length > 0;
-  return failed ? { state: 'FAILED', report: { conversions: result, error: describeErrors(result.errors) } } : { state: 'COMPLETED', report: { conversions: result } };
+export function endOfOutputs(outputs: JobOutputs): { state: 'COMPLETED' | 'FAILED'; report: ReportExtra } {
+  const failed = Object.keys(outputs.conversions).length === 0 && Object.keys(outputs.errors).length > 0;
+  return failed ? { state: 'FAILED', report: { outputs, error: describeErrors(outputs.errors) } } : { state: 'COMPLETED', report: { outputs } };
 }
 
 /** A result that says the original itself failed (`errors.original`), so the asset turns ERROR with the reason. */
-export const originalFailed = (result: Omit<ConversionsCompleted, 'conversions' | 'errors' | 'image'>, why: string): ConversionsCompleted => ({
+export const originalFailed = (result: Pick<JobOutputs, 'source_checksum'>, why: string): JobOutputs => ({
   ...result,
   image: null,
   conversions: {},

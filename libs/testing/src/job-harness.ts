@@ -8,7 +8,7 @@ import {
   JOB_REPORTS,
   jobReportSubject,
   publishEvent,
-  type ConversionsCompleted,
+  type JobOutputs,
   type JobCommand,
   type JobReport,
   type JobWorker,
@@ -25,6 +25,9 @@ type Nc = Awaited<ReturnType<typeof connectNats>>;
  * A worker service's world without metadata: real NATS with the streams, a fresh bucket, job commands published
  * as metadata's outbox would, and every job report stored on DAM_INTERNAL, in order.
  */
+/** A final report's `outputs`, with the asset it is about. */
+export type ReportedOutputs = JobOutputs & { asset_id: string };
+
 export interface JobHarness {
   identities: ServiceIdentities;
   nats: TestNats;
@@ -35,12 +38,13 @@ export interface JobHarness {
   /** Every job report (STARTED, PROGRESS, COMPLETED, FAILED). */
   jobReports: JobReport[];
   /** What the final reports say was made, one per COMPLETED or FAILED report. */
-  reports: ConversionsCompleted[];
+  reports: ReportedOutputs[];
   env(extra?: Record<string, string>): Record<string, string>;
   putOriginal(groupId: string, assetId: string, bytes: Buffer): Promise<string>;
   /** Hands the service a job for the asset, as metadata's outbox would; returns the job id. */
   publishJob(groupId: string, assetId: string, file: { checksum: string; contentType: string }, extra?: Partial<JobCommand>): Promise<number>;
-  reportFor(assetId: string, timeoutMs?: number): Promise<ConversionsCompleted>;
+  /** What the first final report about the asset says was made (its `outputs`, with the report's asset id). */
+  reportFor(assetId: string, timeoutMs?: number): Promise<ReportedOutputs>;
   finalReportFor(assetId: string, timeoutMs?: number): Promise<JobReport>;
   /** The final report of one job (an asset's later job, where finalReportFor gives its first). */
   finalReportOfJob(jobId: number, timeoutMs?: number): Promise<JobReport>;
@@ -56,7 +60,7 @@ export async function startJobHarness(worker: JobWorker, identities: ServiceIden
   const storage = createStorage(testS3Config(bucket));
 
   // An ordered consumer sees what the stream stored: a report de-duplicated by Nats-Msg-Id appears once.
-  const reports: ConversionsCompleted[] = [];
+  const reports: ReportedOutputs[] = [];
   const jobReports: JobReport[] = [];
   // No server-side filter: filter_subjects needs nats-server 2.10 and Debian ships 2.9.
   const ordered = await js.consumers.get(DAM_INTERNAL);
@@ -66,7 +70,7 @@ export async function startJobHarness(worker: JobWorker, identities: ServiceIden
       if (m.subject !== jobReportSubject(worker)) continue;
       const r = JOB_REPORTS.schema.parse(m.json());
       jobReports.push(r);
-      if ((r.state === 'COMPLETED' || r.state === 'FAILED') && r.conversions) reports.push(r.conversions);
+      if ((r.state === 'COMPLETED' || r.state === 'FAILED') && r.outputs) reports.push({ asset_id: r.asset_id, ...r.outputs });
     }
   })();
   let nextJobId = 1;

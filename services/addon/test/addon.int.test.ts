@@ -127,7 +127,7 @@ describe('the background_removal addon', () => {
     const report = await h.finalReportFor(asset, 120_000);
     expect(report.state).toBe('COMPLETED');
     const key = conversionKey('7', asset, checksum, 'background_removal', 'png');
-    expect(report.conversions).toMatchObject({ asset_id: asset, group_id: '7', source_checksum: checksum, conversions: { background_removal: { object_key: key, content_type: 'image/png', width: 1280, height: 960 } } });
+    expect(report.outputs).toMatchObject({ source_checksum: checksum, conversions: { background_removal: { object_key: key, content_type: 'image/png', width: 1280, height: 960 } } });
     const png = await h.storage.getBuffer(key);
     expect(report.addon_result).toEqual({ addon: 'background_removal', result: { key: 'background_removal', width: 1280, height: 960, size: png.length } });
     const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });

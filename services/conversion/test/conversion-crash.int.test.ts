@@ -53,7 +53,7 @@ describe('conversion crash mid-work', () => {
     const second = await startServiceProcess('conversion', env);
     services.push(second);
     const report = await h.reportFor('big', 60_000);
-    expect(report).toMatchObject({ id: `conv-big-${checksum}`, image: { width: side, height: side }, errors: {} });
+    expect(report).toMatchObject({ source_checksum: checksum, image: { width: side, height: side }, errors: {} });
     expect(report.conversions.thumb).toMatchObject({ width: 200, height: 200 });
     expect(await h.storage.stat(report.conversions.thumb?.object_key ?? '')).toMatchObject({ size: report.conversions.thumb?.size });
 

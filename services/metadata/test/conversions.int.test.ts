@@ -4,7 +4,7 @@ import { ASSET_EVENTS, FILE_PROCESSED, type ConversionsCompleted, type JobReport
 import { originalKey } from '@dam/storage';
 import { scaled, waitFor } from '@dam/testing';
 import { failUnappliedReport } from '../src/domain/apply-job-report.use-case';
-import { assetId, collect, finalReport, publishReport, signedFetch, principal, startMetadata, type Harness } from './harness';
+import { assetId, collect, finalReport, legacyFinalReport, publishReport, signedFetch, principal, startMetadata, type Harness } from './harness';
 
 let h: Harness;
 beforeAll(async () => {
@@ -114,6 +114,35 @@ describe('conversion job results (dam.internal.jobs.reports)', () => {
     expect((await data(id)).conversions).toEqual({ thumb: { width: 200, height: 150, size: 1234, public: false } });
     const stored = await h.pool.query(`SELECT conversions->'thumb'->>'object_key' AS key FROM assets WHERE id = $1`, [id]);
     expect(stored.rows[0].key).toBe(`conversions/4/${id}/${checksum}/thumb.webp`);
+  });
+
+  it("applies a previous release's wrapped report during a rolling upgrade, and refuses one whose ids name another asset", async () => {
+    const id = await createImage();
+    const other = await createImage();
+    // The wrapped form with its own ids naming another asset of the group: nothing of it is kept, nothing claimed.
+    const misnamed = await legacyFinalReport(h, made(id), { asset_id: other, job_id: await (async () => (await finalReport(h, made(other))).job_id)() });
+    publish(misnamed);
+    const wrapped = await legacyFinalReport(h, made(id));
+    expect(wrapped.outputs).toBeUndefined();
+    publish(wrapped);
+    await waitFor(async () => (await data(id)).status === 'OK', { description: 'the wrapped report applied' });
+    expect((await data(id)).conversions).toEqual({ thumb: { width: 200, height: 150, size: 1234, public: false } });
+    expect((await h.pool.query('SELECT id FROM processed_messages WHERE id = $1', [misnamed.id])).rowCount).toBe(0);
+    expect((await data(other)).status).toBe('NOT_READY');
+  });
+
+  it('opens no job for an image type conversion cannot decode: OK at once, and nothing to process it into', async () => {
+    const id = assetId();
+    const res = await signedFetch(`${h.url}/internal/v1/assets`, admin, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ files: [{ id, name: 'favicon.ico', size: 9, checksum, content_type: 'image/x-icon', object_key: originalKey('4', id), metadata: {} }] }),
+    });
+    expect(res.status).toBe(201);
+    expect((await data(id)).status).toBe('OK');
+    expect((await h.pool.query('SELECT id FROM jobs WHERE $1 = ANY(asset_ids)', [id])).rowCount).toBe(0);
+    const processed = await signedFetch(`${h.url}/api/v1/assets/${id}/process`, admin, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ keys: ['thumb'] }) });
+    expect(processed.status).toBe(400);
   });
 
   it('a report with only errors sets ERROR with errors and emits file-processed with status ERROR', async () => {

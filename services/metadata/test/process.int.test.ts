@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { ASSET_EVENTS, connectNats, DAM_INTERNAL, jobCommandSubject, serveAddonStatus } from '@dam/events';
 import { conversionKey, originalKey } from '@dam/storage';
 import { waitFor } from '@dam/testing';
-import { assetId, collect, finalReport, principal, publishReport, signedFetch, startMetadata, type Harness } from './harness';
+import { assetId, collect, finalReport, outputsOf, principal, publishReport, signedFetch, startMetadata, type Harness } from './harness';
 
 let h: Harness;
 beforeAll(async () => {
@@ -106,6 +106,17 @@ describe('who may process or run addons (security review F19)', () => {
   });
 });
 
+describe('an addon of no name the API knows (CONTRACT §16)', () => {
+  it('answers 404 ADDON_NOT_FOUND whatever its form, to a run and to a read', async () => {
+    const id = await create('image/png');
+    for (const addon of ['colourise', 'x'.repeat(65)]) {
+      expect(await call(`/api/v1/assets/${id}/addons/${addon}`, {})).toMatchObject({ status: 404, body: { error: { code: 'ADDON_NOT_FOUND' } } });
+      const read = await signedFetch(`${h.url}/api/v1/assets/${id}/addons/${addon}`, admin);
+      expect([read.status, ((await read.json()) as any).error.code]).toEqual([404, 'ADDON_NOT_FOUND']);
+    }
+  });
+});
+
 describe('POST /api/v1/assets/{id}/addons/background_removal (CONTRACT §6)', () => {
   const ready = async () => {
     const id = await create('image/png');
@@ -146,7 +157,7 @@ describe('POST /api/v1/assets/{id}/addons/background_removal (CONTRACT §6)', ()
     await waitFor(async () => (await jobOf(stale.body.job_id)).status === 'ERROR', { description: 'the stale job' });
     expect((await jobOf(stale.body.job_id)).error).toMatch(/asset changed/);
     const empty = await call(`/api/v1/assets/${id}/addons/background_removal`, {});
-    publishReport(h, { ...(await addonReport(id, png(id))), conversions: made(id, {}) });
+    publishReport(h, { ...(await addonReport(id, png(id))), outputs: outputsOf(made(id, {})) });
     await waitFor(async () => (await jobOf(empty.body.job_id)).status === 'ERROR', { description: 'the empty job' });
     expect((await data(id)).conversions.background_removal).toBeUndefined();
   });

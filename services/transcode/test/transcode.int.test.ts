@@ -183,7 +183,7 @@ describe('transcode service (real ffmpeg, NATS, S3)', () => {
     await h.publishJob('g1', 'broken', { checksum, contentType: 'video/mp4' });
     const final = await h.finalReportFor('broken', 60_000);
     expect(final.state).toBe('FAILED');
-    expect(final.conversions?.errors.original).toMatch(/not a readable video: .+/);
+    expect(final.outputs?.errors.original).toMatch(/not a readable video: .+/);
 
     const small = await h.putOriginal('g1', 'tiny', await makeVideo({ seconds: 2, width: 320, height: 240, audio: false }));
     await h.publishJob('g1', 'tiny', { checksum: small, contentType: 'video/mp4' }, { keys: ['hls-video', '360p-video'] });
@@ -212,9 +212,9 @@ describe('transcode service (real ffmpeg, NATS, S3)', () => {
     await h.publishJob('g1', 'sound', { checksum, contentType: 'video/mp4' });
     const final = await h.finalReportFor('sound', 60_000);
     expect(final.state).toBe('COMPLETED');
-    expect(final.conversions).toMatchObject({ conversions: {}, errors: {}, metadata: { video_codec: null, audio_codec: 'aac' } });
-    expect(final.conversions?.metadata?.duration).toBeCloseTo(3, 0);
-    expect(final.conversions?.skipped?.['360p-video']).toBe('the file has no video stream');
+    expect(final.outputs).toMatchObject({ conversions: {}, errors: {}, metadata: { video_codec: null, audio_codec: 'aac' } });
+    expect(final.outputs?.metadata?.duration).toBeCloseTo(3, 0);
+    expect(final.outputs?.skipped?.['360p-video']).toBe('the file has no video stream');
   });
 
   it('answers /readyz, and stops on SIGTERM with exit code 0', async () => {

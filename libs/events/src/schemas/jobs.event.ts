@@ -30,6 +30,13 @@ export const conversionsCompletedSchema = z.object({
   metadata: z.record(z.string(), z.unknown()).optional(),
 });
 
+/**
+ * What a job made of one original (identified by its checksum, so metadata can drop a result about an original that
+ * has since been replaced): its outputs by key, the keys that failed, and what it read. The job and asset it belongs
+ * to are the report's own `job_id` and `asset_id`.
+ */
+export const jobOutputsSchema = conversionsCompletedSchema.omit({ id: true, asset_id: true, group_id: true });
+
 const jobId = z.number().int().positive();
 
 /**
@@ -78,7 +85,7 @@ export const JOB_REPORT_STATES = ['STARTED', 'PROGRESS', 'COMPLETED', 'FAILED'] 
 /**
  * worker → metadata, each worker kind on its own subject (jobReport): STARTED and PROGRESS renew the job's lease (a
  * worker sends one at least every third of the lease while it works), COMPLETED and FAILED end the job.
- * A conversion job's COMPLETED carries what it made in `conversions`; FAILED says why in `error`.
+ * A job that makes outputs says what it made in `outputs`; FAILED says why in `error`.
  */
 export const jobReportSchema = z.object({
   id: z.string().min(1),
@@ -92,6 +99,12 @@ export const jobReportSchema = z.object({
   state: z.enum(JOB_REPORT_STATES),
   step: z.string().min(1),
   progress: z.number().int().min(0).max(100),
+  /** What the job made (conversion, transcode, an addon that stores a conversion), on COMPLETED and on FAILED. */
+  outputs: jobOutputsSchema.optional(),
+  /**
+   * The same, as workers of the previous release send it (wrapped, with its own ids): accepted for one release so that
+   * a rolling upgrade loses no report; new workers send `outputs`.
+   */
   conversions: conversionsCompletedSchema.optional(),
   ingested: ingestedFileSchema.optional(),
   /** An addon job's COMPLETED: what the addon found (CONTRACT §6 shapes), kept with the asset by metadata. */
@@ -111,6 +124,7 @@ export const jobCommand = (worker: JobWorker) => ({ subject: jobCommandSubject(w
 
 export type ConversionsCompleted = z.infer<typeof conversionsCompletedSchema>;
 export type CompletedConversion = z.infer<typeof completedConversionSchema>;
+export type JobOutputs = z.infer<typeof jobOutputsSchema>;
 export type JobCommand = z.infer<typeof jobCommandSchema>;
 export type JobReport = z.infer<typeof jobReportSchema>;
 export type JobReportState = (typeof JOB_REPORT_STATES)[number];

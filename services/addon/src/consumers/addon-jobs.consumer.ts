@@ -28,17 +28,9 @@ export function addonJobs(deps: AddonDeps): JobHandler {
       const outcome = await analyseAsset(deps, { addon, groupId: command.group_id, assetId: command.asset_id, checksum: command.source_checksum, sourceKey: command.source_key ?? '' });
       if (!outcome.found) return { state: 'FAILED', report: { error: outcome.reason } };
       const { result, conversion } = outcome;
-      const made = conversion && {
-        id: `addon-${command.job_id}-${command.attempt}`,
-        asset_id: command.asset_id,
-        group_id: command.group_id,
-        source_checksum: command.source_checksum,
-        image: null,
-        conversions: { [addon]: conversion },
-        errors: {},
-      };
+      const made = conversion && { source_checksum: command.source_checksum, image: null, conversions: { [addon]: conversion }, errors: {} };
       deps.logger.info({ job_id: command.job_id, asset_id: command.asset_id, addon, ms: Date.now() - started, steps_ms: { ...outcome.ms, ...outcome.steps } }, 'addon finished');
-      return { state: 'COMPLETED', report: { addon_result: { addon, result }, ...(made ? { conversions: made } : {}) } };
+      return { state: 'COMPLETED', report: { addon_result: { addon, result }, ...(made ? { outputs: made } : {}) } };
     },
     after: ({ command }, end, startedAt) => (end.state === 'COMPLETED' ? countRun(deps, command, startedAt) : undefined),
   };

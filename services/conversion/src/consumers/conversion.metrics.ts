@@ -1,4 +1,4 @@
-import type { ConversionsCompleted } from '@dam/events';
+import type { JobOutputs } from '@dam/events';
 import { counter, histogram } from '@dam/metrics';
 
 export type ConversionOutcome = 'ok' | 'error' | 'failed';
@@ -28,7 +28,7 @@ function keyLabel(key: string): string {
 }
 
 /** Counts every conversion of a report under its key: made ones as ok, failed ones as error. */
-export function countReport(report: ConversionsCompleted): void {
+export function countReport(report: JobOutputs): void {
   const c = conversions();
   for (const key of Object.keys(report.conversions)) c.inc({ key: keyLabel(key), outcome: 'ok' });
   for (const key of Object.keys(report.errors)) c.inc({ key: keyLabel(key), outcome: 'error' });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { CompletedConversion, ConversionsCompleted } from '@dam/events';
+import type { CompletedConversion, JobOutputs } from '@dam/events';
 import type { Logger } from '@dam/logging';
 import { conversionKey, conversionsPrefix, isOwnOriginalKey, originalKey, type Storage } from '@dam/storage';
 import type { GroupSettingsClient } from '@dam/internal-api';
@@ -99,15 +99,9 @@ async function makeDeepZoom(deps: ConvertAssetDeps, input: ConvertAssetInput, so
   return { object_key: `${base}image.dzi`, content_type: 'application/xml', width: image.width, height: image.height, size };
 }
 
-/** Report id = `Nats-Msg-Id`: a re-run for the same original after a crash is stored once. */
-export const reportId = (assetId: string, checksum: string): string => `conv-${assetId}-${checksum}`;
-
-/** A report with nothing made: with `errors` the asset turns ERROR, without them it is simply done. */
-export function emptyReport(input: ConvertAssetInput, errors: Record<string, string> = {}): ConversionsCompleted {
+/** A result with nothing made: with `errors` the asset turns ERROR, without them it is simply done. */
+export function emptyReport(input: ConvertAssetInput, errors: Record<string, string> = {}): JobOutputs {
   return {
-    id: reportId(input.assetId, input.checksum),
-    asset_id: input.assetId,
-    group_id: input.groupId,
     source_checksum: input.checksum,
     image: null,
     conversions: {},
@@ -115,7 +109,7 @@ export function emptyReport(input: ConvertAssetInput, errors: Record<string, str
   };
 }
 
-export const failureReport = (input: ConvertAssetInput, key: string, message: string): ConversionsCompleted =>
+export const failureReport = (input: ConvertAssetInput, key: string, message: string): JobOutputs =>
   emptyReport(input, { [key]: message });
 
 /**
@@ -131,7 +125,7 @@ export async function convertAsset(
   progress: (done: number, total: number) => void = () => undefined,
   /** Only these keys of the profile (a re-run); undefined = all of it. */
   keys?: readonly string[],
-): Promise<ConversionsCompleted> {
+): Promise<JobOutputs> {
   const phases: Record<string, number> = {};
   let mark = performance.now();
   const lap = (phase: string) => {
@@ -214,9 +208,6 @@ export async function convertAsset(
     lap('deepzoom');
     deps.logger.debug({ asset_id: input.assetId, phases_ms: phases }, 'conversion phases');
     return {
-      id: reportId(input.assetId, input.checksum),
-      asset_id: input.assetId,
-      group_id: input.groupId,
       source_checksum: input.checksum,
       image: { width: image.width, height: image.height },
       conversions,

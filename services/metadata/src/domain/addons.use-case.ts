@@ -1,6 +1,7 @@
 import { canEditAsset, type Principal } from '@dam/auth-tokens';
 import { badRequest, forbidden, notFound, unavailable } from '@dam/errors';
-import { IMAGE_ADDONS, VIDEO_ADDONS, type GroupSettings } from '@dam/internal-api';
+import type { GroupSettings } from '@dam/internal-api';
+import { ADDONS, CONVERSION_ADDONS, isImageAddon } from '@dam/jobs';
 import { isImage, isVideo, type Asset } from './asset';
 import { canRead } from './asset-access';
 import { assetInTrash, assetNotFound } from './asset.errors';
@@ -9,12 +10,8 @@ import type { RunInTransaction, Tx } from './ports';
 import { requestProcessing } from './process.use-case';
 import { NO_AUTO_ADDONS, type AutoAddonsOf } from './processing';
 
-/** The addons of CONTRACT §6: image addons run by the addon service, `storyboard` (video) made by transcode. */
-export const ADDONS: readonly string[] = [...IMAGE_ADDONS, ...VIDEO_ADDONS];
-/** Image addons whose model this version ships; the others answer 503 until theirs does. */
-export const AVAILABLE_IMAGE_ADDONS: ReadonlySet<string> = new Set(['text_extraction', 'auto_tagging', 'face_recognition', 'background_removal']);
-/** Addons whose result is a conversion of the asset (its key is the addon's name). */
-export const CONVERSION_ADDONS: ReadonlySet<string> = new Set(['background_removal', 'storyboard']);
+/** The addons of CONTRACT §6, as the pipeline declares them (@dam/jobs). */
+export { ADDONS, CONVERSION_ADDONS };
 
 export const addonNotFound = (addon: string) => notFound('ADDON_NOT_FOUND', `No addon ${addon}: one of ${ADDONS.join(', ')}`);
 
@@ -41,7 +38,7 @@ export async function requestAddon(
   return runInTransaction(async (tx) => {
     const asset = await tx.assets.findForUpdate(caller.group_id, id);
     runnable(caller, asset, addon, isImage);
-    if (!AVAILABLE_IMAGE_ADDONS.has(addon)) throw unavailable(`The ${addon} addon is not available on this deployment yet`, 'ADDON_UNAVAILABLE');
+    if (!isImageAddon(addon)) throw unavailable(`The ${addon} addon is not available on this deployment yet`, 'ADDON_UNAVAILABLE');
     if (reason) throw unavailable(`The ${addon} addon cannot run on this deployment now: ${reason}`, 'ADDON_UNAVAILABLE');
     const [job] = await openAddonJobs(tx, asset, [addon], caller.user_id);
     return job as Job;
@@ -52,7 +49,7 @@ export async function requestAddon(
 export async function openAddonJobs(tx: Tx, asset: Asset, addons: readonly string[], createdBy: number): Promise<Job[]> {
   const jobs: Job[] = [];
   for (const addon of new Set(addons)) {
-    if (!AVAILABLE_IMAGE_ADDONS.has(addon)) continue;
+    if (!isImageAddon(addon)) continue;
     const job = await tx.jobs.create({ groupId: asset.groupId, type: 'addon', worker: 'addon', params: { keys: [addon] }, assetIds: [asset.id], steps: [], createdBy });
     await tx.commands.send(job, asset, 0);
     jobs.push(job);
@@ -72,11 +69,11 @@ export function autoAddonsPlanner(
   return async (groupId, contentType) => {
     if (!isImage(contentType)) return NO_AUTO_ADDONS;
     const auto = ((await settingsOf(groupId)).addons as { auto?: { image?: unknown } } | undefined)?.auto?.image;
-    const named = Array.isArray(auto) ? [...new Set(auto.filter((a): a is string => typeof a === 'string' && (IMAGE_ADDONS as readonly string[]).includes(a)))] : [];
+    const named = Array.isArray(auto) ? [...new Set(auto.filter((a): a is string => typeof a === 'string' && isImageAddon(a)))] : [];
     const run: string[] = [];
     const unavailable: string[] = [];
     for (const addon of named) {
-      const runnable = AVAILABLE_IMAGE_ADDONS.has(addon) && (await unavailableReason(addon)) === undefined;
+      const runnable = isImageAddon(addon) && (await unavailableReason(addon)) === undefined;
       (runnable ? run : unavailable).push(addon);
     }
     return { run, unavailable };

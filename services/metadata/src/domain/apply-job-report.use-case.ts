@@ -1,9 +1,9 @@
-import type { ConversionsCompleted, JobReport, JobWorker } from '@dam/events';
+import type { JobOutputs, JobReport, JobWorker } from '@dam/events';
 import { conversionsPrefix } from '@dam/storage';
 import { isImage, type Asset, type StoredConversion } from './asset';
 import { addonResultsAfter } from './addon-labels';
 import { CONVERSION_ADDONS } from './addons.use-case';
-import { changesNoAsset, describeErrors, startedBy, type Job } from './job';
+import { describeErrors, startedBy, type Job, type JobType } from './job';
 import { isOwnConversionKey } from './object-keys';
 import type { RunInTransaction, Tx } from './ports';
 import { finishIngest } from './ingest.use-case';
@@ -39,6 +39,32 @@ export interface ReportDeps {
   autoAddons?: AutoAddonsOf;
 }
 
+/**
+ * What a report says its job made: `outputs`, or the wrapped form workers of the previous release send (accepted for
+ * one release), whose own ids must name the report's asset and group; 'foreign' when they do not.
+ */
+export function outputsOf(report: JobReport): JobOutputs | undefined | 'foreign' {
+  if (report.outputs) return report.outputs;
+  const legacy = report.conversions;
+  if (!legacy) return undefined;
+  if (legacy.asset_id !== report.asset_id || legacy.group_id !== report.group_id) return 'foreign';
+  const { id: _id, asset_id: _asset, group_id: _group, ...outputs } = legacy;
+  return outputs;
+}
+
+/** How one job kind's final report is applied, in the transaction that claimed it, the job locked and still open. */
+type FinishJob = (tx: Tx, job: Job, report: JobReport, made: JobOutputs | undefined, deps: ReportDeps) => Promise<ReportOutcome>;
+
+/** Every job kind a worker runs (bulk delete and purge are run by metadata itself), and how its end is applied. */
+const FINISH: Record<Exclude<JobType, 'bulk_delete' | 'purge'>, FinishJob> = {
+  processing: finishProcessing,
+  ingest: (tx, job, report, _made, deps) => finishIngest(tx, job, report, deps.autoAddons),
+  addon: finishAddon,
+  cdn_prefetch: finishWithoutAsset,
+  cdn_purge: finishWithoutAsset,
+  reissue_callbacks: finishWithoutAsset,
+};
+
 export async function applyJobReport(runInTransaction: RunInTransaction, report: JobReport, from: JobWorker, deps: ReportDeps = {}): Promise<ReportOutcome> {
   const groupId = groupOf(report);
   if (groupId === undefined) return 'unknown-job';
@@ -52,11 +78,9 @@ export async function applyJobReport(runInTransaction: RunInTransaction, report:
   }
   // Whatever the bus carries: outputs must lie under this asset's own prefix for this original, or the report
   // could make another asset's (another group's) object downloadable here. Nothing of such a report is kept.
-  const made = report.conversions;
-  if (made && (made.asset_id !== report.asset_id || made.group_id !== report.group_id)) return 'foreign-object-key';
-  const foreign = Object.values(made?.conversions ?? {}).some(
-    (c) => !isOwnConversionKey(groupId, report.asset_id, made?.source_checksum ?? '', c.object_key),
-  );
+  const made = outputsOf(report);
+  if (made === 'foreign') return 'foreign-object-key';
+  const foreign = Object.values(made?.conversions ?? {}).some((c) => !isOwnConversionKey(groupId, report.asset_id, made?.source_checksum ?? '', c.object_key));
   if (foreign) return 'foreign-object-key';
 
   return runInTransaction(async (tx) => {
@@ -71,52 +95,63 @@ export async function applyJobReport(runInTransaction: RunInTransaction, report:
       await discardOutputsOfTrashed(tx, groupId, report.asset_id);
       return 'job-ended';
     }
-    if (job.type === 'ingest') return finishIngest(tx, job, report, deps.autoAddons);
-    if (job.type === 'addon') return finishAddon(tx, job, report);
-    if (changesNoAsset(job)) {
-      // Only the job ends: the cache is the edge's, the deliveries the webhook service's; no asset changes.
-      await tx.jobs.finish(
-        groupId,
-        job.id,
-        report.state === 'FAILED'
-          ? { status: 'ERROR', error: report.error ?? `the ${job.type} job failed`, ...startedBy(report) }
-          : { status: 'COMPLETED', ...(report.error ? { error: report.error } : {}), ...startedBy(report) },
-      );
-      return 'recorded';
-    }
-    const asset = await tx.assets.findForUpdate(groupId, report.asset_id);
-    if (!asset) return 'unknown-job';
-
-    // A result about an original that has since been replaced describes outputs nobody should see. The job
-    // stays open: if it is still this original's job, its lease runs out and it is handed out again.
-    if (made && made.source_checksum !== asset.checksum) return 'stale';
-    if (made) await recordOutputs(tx, asset, made);
-
-    const errors = made?.errors ?? {};
-    if (report.state === 'FAILED') {
-      const failed = Object.keys(errors).length > 0 ? errors : { original: report.error ?? 'processing failed' };
-      await tx.jobs.finish(groupId, job.id, { status: 'ERROR', error: report.error ?? describeErrors(failed), ...startedBy(report) });
-      return (await settleAsset(tx, groupId, asset.id, failed)) === 'failed' ? 'failed' : 'recorded';
-    }
-    const partial = Object.keys(errors).length > 0 ? describeErrors(errors) : undefined;
-    await tx.jobs.finish(groupId, job.id, { status: 'COMPLETED', ...(partial ? { error: partial } : {}), ...(made?.skipped ? { skipped: made.skipped } : {}), ...startedBy(report) });
-    const settled = await settleAsset(tx, groupId, asset.id);
-    // An undelete re-makes a live asset's profile outputs; the group's automatic addons run again after them. (An
-    // upload's, replace's or ingest's were opened with its processing: the asset was NOT_READY, and is OK only now.)
-    if (job.type === 'processing' && !job.params.keys && asset.status !== 'NOT_READY' && isImage(asset.contentType) && deps.autoAddons) {
-      await openAutoAddons(tx, asset, await deps.autoAddons(groupId, asset.contentType), job.createdBy ?? asset.creatorId);
-    }
-    if (settled === 'processed') return 'processed';
-    // A requested run (`process`, undelete) on a live asset: its outputs exist now, so subscribers hear it.
-    if (settled === 'unchanged' && job.type === 'processing' && asset.status !== 'NOT_READY') {
-      const now = await tx.assets.findById(groupId, asset.id);
-      if (now) await tx.events.write('file-processed', now);
-    }
-    return 'recorded';
+    const finish = FINISH[job.type as keyof typeof FINISH] as FinishJob | undefined;
+    // A job metadata runs itself (bulk delete, purge) is never reported on by a worker.
+    if (!finish) return 'wrong-worker';
+    return finish(tx, job, report, made, deps);
   });
 }
 
-async function recordOutputs(tx: Tx, asset: Asset, made: ConversionsCompleted): Promise<void> {
+/** A job about no asset's outputs (CDN prefetch or purge, a reissue): only the job ends. */
+async function finishWithoutAsset(tx: Tx, job: Job, report: JobReport): Promise<ReportOutcome> {
+  await tx.jobs.finish(
+    job.groupId,
+    job.id,
+    report.state === 'FAILED'
+      ? { status: 'ERROR', error: report.error ?? `the ${job.type} job failed`, ...startedBy(report) }
+      : { status: 'COMPLETED', ...(report.error ? { error: report.error } : {}), ...startedBy(report) },
+  );
+  return 'recorded';
+}
+
+/**
+ * A processing job (conversion, transcode) ended: what it made is recorded with the asset, the job ends, and the
+ * asset's status follows its round's jobs (settleAsset).
+ */
+async function finishProcessing(tx: Tx, job: Job, report: JobReport, made: JobOutputs | undefined, deps: ReportDeps): Promise<ReportOutcome> {
+  const groupId = job.groupId;
+  const asset = await tx.assets.findForUpdate(groupId, report.asset_id);
+  if (!asset) return 'unknown-job';
+
+  // A result about an original that has since been replaced describes outputs nobody should see. The job
+  // stays open: if it is still this original's job, its lease runs out and it is handed out again.
+  if (made && made.source_checksum !== asset.checksum) return 'stale';
+  if (made) await recordOutputs(tx, asset, made);
+
+  const errors = made?.errors ?? {};
+  if (report.state === 'FAILED') {
+    const failed = Object.keys(errors).length > 0 ? errors : { original: report.error ?? 'processing failed' };
+    await tx.jobs.finish(groupId, job.id, { status: 'ERROR', error: report.error ?? describeErrors(failed), ...startedBy(report) });
+    return (await settleAsset(tx, groupId, asset.id, failed)) === 'failed' ? 'failed' : 'recorded';
+  }
+  const partial = Object.keys(errors).length > 0 ? describeErrors(errors) : undefined;
+  await tx.jobs.finish(groupId, job.id, { status: 'COMPLETED', ...(partial ? { error: partial } : {}), ...(made?.skipped ? { skipped: made.skipped } : {}), ...startedBy(report) });
+  const settled = await settleAsset(tx, groupId, asset.id);
+  // An undelete re-makes a live asset's profile outputs; the group's automatic addons run again after them. (An
+  // upload's, replace's or ingest's were opened with its processing: the asset was NOT_READY, and is OK only now.)
+  if (!job.params.keys && asset.status !== 'NOT_READY' && isImage(asset.contentType) && deps.autoAddons) {
+    await openAutoAddons(tx, asset, await deps.autoAddons(groupId, asset.contentType), job.createdBy ?? asset.creatorId);
+  }
+  if (settled === 'processed') return 'processed';
+  // A requested run (`process`, undelete) on a live asset: its outputs exist now, so subscribers hear it.
+  if (settled === 'unchanged' && asset.status !== 'NOT_READY') {
+    const now = await tx.assets.findById(groupId, asset.id);
+    if (now) await tx.events.write('file-processed', now);
+  }
+  return 'recorded';
+}
+
+async function recordOutputs(tx: Tx, asset: Asset, made: JobOutputs): Promise<void> {
   const entries = Object.entries(made.conversions);
   if (entries.length === 0 && !made.image && !made.metadata) return;
   const conversions: Record<string, StoredConversion> = { ...asset.conversions };
@@ -167,7 +202,8 @@ export async function failUnappliedReport(runInTransaction: RunInTransaction, re
   return runInTransaction(async (tx) => {
     const job = await tx.jobs.findForUpdate(groupId, report.job_id);
     if (!job || job.worker !== from || !job.assetIds.includes(report.asset_id)) return false;
-    const errors = { ...(report.conversions?.errors ?? {}), [job.type === 'addon' ? (job.params.keys?.[0] ?? 'addon') : 'conversions']: 'the job report could not be recorded' };
+    const made = outputsOf(report);
+    const errors = { ...(made && made !== 'foreign' ? made.errors : {}), [job.type === 'addon' ? (job.params.keys?.[0] ?? 'addon') : 'conversions']: 'the job report could not be recorded' };
     const ended = await tx.jobs.finish(groupId, job.id, { status: 'ERROR', error: describeErrors(errors) });
     if (!ended) return false;
     await settleAsset(tx, groupId, report.asset_id, errors);
@@ -181,9 +217,8 @@ export async function failUnappliedReport(runInTransaction: RunInTransaction, re
  * as it was. An automatic addon of an upload's round (a NOT_READY asset) is part of its processing (CONTRACT §16):
  * its failure is the asset's (`errors.<addon>`), and the round's one `file-processed` announces its result.
  */
-async function finishAddon(tx: Tx, job: Job, report: JobReport): Promise<ReportOutcome> {
+async function finishAddon(tx: Tx, job: Job, report: JobReport, made: JobOutputs | undefined): Promise<ReportOutcome> {
   const addon = job.params.keys?.[0] ?? '';
-  const made = report.conversions;
   const fail = async (error: string): Promise<ReportOutcome> => {
     await tx.jobs.finish(job.groupId, job.id, { status: 'ERROR', error, ...startedBy(report) });
     await settleAsset(tx, job.groupId, report.asset_id, { [addon]: error });

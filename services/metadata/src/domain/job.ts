@@ -51,7 +51,7 @@ export interface NewJob {
   worker: JobWorker | null;
   params?: JobParams;
   assetIds: string[];
-  steps: string[];
+  steps: readonly string[];
   createdBy: number;
 }
 

@@ -14,7 +14,8 @@ const BUILT_IMAGE_KEYS = ['smart_imaging', 'deepzoom'];
 /** The keys a `process` request may name for this asset: built-ins of its type and the group's custom conversions. */
 export function applicableKeys(contentType: string, settings: GroupSettings): Set<string> {
   if (isVideo(contentType)) return new Set(BUILTIN_VIDEO_KEYS);
-  if (!isImage(contentType)) return new Set();
+  // An image type conversion cannot decode (an icon, PSD, camera raw) has nothing to be processed into.
+  if (!isImage(contentType) || !processingPlan(contentType)) return new Set();
   const conversions = settings.conversions as { custom?: Record<string, unknown> } | undefined;
   return new Set([...BUILT_IMAGE_KEYS, ...Object.keys(conversions?.custom ?? {})]);
 }

@@ -1,22 +1,13 @@
-import type { JobWorker } from '@dam/events';
-import { isImage, isVideo, type Asset } from './asset';
+import { processingPlanOf } from '@dam/jobs';
+import { isImage, type Asset } from './asset';
 import type { Tx } from './ports';
 
-/** The job step a conversion worker carries out. */
-export const CONVERSIONS_STEP = 'conversions';
-
-/** The steps of a video transcode job (spec "Job", CONTRACT §6). */
-export const TRANSCODE_STEPS = ['preprocess', 'transcodes', 'addons', 'postprocess'];
-
 /**
- * What an original needs before it is OK: one worker and its steps, or nothing (the asset is done as soon as
- * it is stored). Every video is probed (its metadata), even with an empty video profile.
+ * What an original needs before it is OK: one worker and its steps, or nothing (the asset is done as soon as it is
+ * stored): the pipeline's declaration (@dam/jobs). An image conversion cannot decode (an icon, PSD, camera raw) gets no
+ * job: stored and downloadable, OK at once, where before a conversion job ran only to report that nothing was made.
  */
-export function processingPlan(contentType: string): { worker: JobWorker; steps: string[] } | undefined {
-  if (isImage(contentType)) return { worker: 'conversion', steps: [CONVERSIONS_STEP] };
-  if (isVideo(contentType)) return { worker: 'transcode', steps: TRANSCODE_STEPS };
-  return undefined;
-}
+export const processingPlan = processingPlanOf;
 
 /**
  * The group's automatic image addons (`addons.auto.image`) for one original, resolved before the transaction

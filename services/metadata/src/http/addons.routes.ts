@@ -1,9 +1,9 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { principalOf } from '@dam/auth-tokens';
-import { parsed, validate } from '@dam/http';
+import { parsed, pathId, validate } from '@dam/http';
 import type { GroupSettings } from '@dam/internal-api';
-import { addonResultOf, requestAddon } from '../domain/addons.use-case';
+import { addonNotFound, addonResultOf, requestAddon } from '../domain/addons.use-case';
 import type { AssetReader, RunInTransaction } from '../domain/ports';
 import { findReadableAsset } from '../domain/read-asset.use-case';
 import { assetIdParam } from './asset-data.routes';
@@ -17,7 +17,8 @@ export interface AddonRouteDeps {
   addonUnavailable?: (addon: string) => Promise<string | undefined>;
 }
 
-const addonParams = z.object({ id: assetIdParam, addon: z.string().min(1).max(64) });
+/** An addon name of no addon's form is an unknown addon: 404, as any unknown name (CONTRACT §16). */
+const addonParams = z.object({ id: assetIdParam, addon: pathId(z.string().min(1).max(64), () => addonNotFound('of that name')) });
 /** Request schemas as validated (exported for the OpenAPI agreement test in services/gateway/test). */
 export const addonRunSchemas = { params: addonParams, body: z.object({ options: z.record(z.string(), z.unknown()).optional() }).optional() };
 export const addonReadSchemas = { params: addonParams };

@@ -1,10 +1,10 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
-import { publishEvent, usageOf, type ConversionsCompleted, type JobCommand } from '@dam/events';
+import { publishEvent, usageOf, type JobCommand, type JobOutputs } from '@dam/events';
 import type { Worker } from '@dam/http';
 import { endOfOutputs, jobWorker, originalFailed, TRANSCODE_STEPS, type JobHandler, type JobRuntime } from '@dam/jobs';
 import type { Logger } from '@dam/logging';
 import { ToolFailedError, ToolStalledError, UnprocessableVideoError } from '@dam/media';
-import { transcodeAsset, transcodeReportId, type TranscodeDeps, type TranscodeInput } from '../use-cases/transcode-asset.use-case';
+import { transcodeAsset, type TranscodeDeps, type TranscodeInput } from '../use-cases/transcode-asset.use-case';
 
 export const JOBS_DURABLE = 'transcode-jobs';
 
@@ -24,8 +24,7 @@ const inputOf = (command: JobCommand): TranscodeInput => ({
 });
 
 /** A report that the original itself failed (`errors.original`): the asset turns ERROR with the tool's reason. */
-const failure = (command: JobCommand, message: string): ConversionsCompleted =>
-  originalFailed({ id: transcodeReportId(command.asset_id, command.source_checksum), asset_id: command.asset_id, group_id: command.group_id, source_checksum: command.source_checksum }, message);
+const failure = (command: JobCommand, message: string): JobOutputs => originalFailed({ source_checksum: command.source_checksum }, message);
 
 /**
  * The transcode worker: one video's renditions, HLS, previews and storyboard, step by step. A file ffprobe cannot
@@ -42,7 +41,7 @@ export function transcodeJobs(deps: TranscodeConsumerDeps): JobHandler {
     async run({ command, log, step, progress }) {
       const started = Date.now();
       deps.logger.info(log, 'transcode started');
-      let result: ConversionsCompleted;
+      let result: JobOutputs;
       try {
         result = await transcodeAsset(inputOf(command), deps, { step, progress: (fraction) => progress(Math.round(fraction * 1000), 1000) });
       } catch (error) {
@@ -56,7 +55,7 @@ export function transcodeJobs(deps: TranscodeConsumerDeps): JobHandler {
       deps.logger.info({ ...log, outputs: Object.keys(result.conversions), errors: result.errors, skipped: result.skipped, ms: Date.now() - started }, 'transcode finished');
       return endOfOutputs(result);
     },
-    after: ({ command }, end, startedAt) => countTranscodeSeconds(deps, command, end.report?.conversions, startedAt),
+    after: ({ command }, end, startedAt) => countTranscodeSeconds(deps, command, end.report?.outputs, startedAt),
   };
 }
 
@@ -64,7 +63,7 @@ export function transcodeJobs(deps: TranscodeConsumerDeps): JobHandler {
  * Usage statistics (CONTRACT §9): a job that made outputs counts the source's duration in seconds against the user
  * it was made for, once per job (the record id is the job's: a job run twice is counted once).
  */
-async function countTranscodeSeconds(deps: TranscodeConsumerDeps, command: JobCommand, result: ConversionsCompleted | undefined, started: Date): Promise<void> {
+async function countTranscodeSeconds(deps: TranscodeConsumerDeps, command: JobCommand, result: JobOutputs | undefined, started: Date): Promise<void> {
   const duration = Number(result?.metadata?.duration);
   if (!result || !command.created_by || Object.keys(result.conversions).length === 0 || !Number.isFinite(duration) || duration <= 0) return;
   const usage = usageOf('transcode_seconds');

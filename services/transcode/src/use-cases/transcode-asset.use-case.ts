@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
-import { completedConversionSchema, type CompletedConversion, type ConversionsCompleted } from '@dam/events';
+import { completedConversionSchema, type CompletedConversion, type JobOutputs } from '@dam/events';
 import type { GroupSettingsClient } from '@dam/internal-api';
 import type { TranscodeStep } from '@dam/jobs';
 import type { Logger } from '@dam/logging';
@@ -49,7 +49,7 @@ export interface TranscodeProgress {
 const SPAN: Record<TranscodeStep, [number, number]> = { preprocess: [0, 0.05], transcodes: [0.05, 0.85], addons: [0.85, 0.97], postprocess: [0.97, 0.99] };
 
 /** The report of a file with sound and no picture: its metadata, every key skipped with the reason. */
-function audioOnlyReport(input: TranscodeInput, keys: readonly string[], audio: NonNullable<NoVideoStreamError['audio']>): ConversionsCompleted {
+function audioOnlyReport(input: TranscodeInput, keys: readonly string[], audio: NonNullable<NoVideoStreamError['audio']>): JobOutputs {
   return {
     ...reportOf(input),
     conversions: {},
@@ -62,14 +62,8 @@ function audioOnlyReport(input: TranscodeInput, keys: readonly string[], audio: 
 /** Whether a plan makes anything (else the job only describes the video). */
 const hasWork = (plan: TranscodePlan): boolean => plan.files.length > 0 || plan.hls !== undefined || plan.clipPreview !== undefined || plan.storyboard !== undefined;
 
-/** Report id = `Nats-Msg-Id`, as conversion's: a re-run for the same original after a crash is stored once. */
-export const transcodeReportId = (assetId: string, checksum: string): string => `transcode-${assetId}-${checksum}`;
-
-/** What every transcode report starts with: which original of which asset it is about. */
+/** What every transcode result starts with: which original it is about. */
 const reportOf = (input: TranscodeInput) => ({
-  id: transcodeReportId(input.assetId, input.checksum),
-  asset_id: input.assetId,
-  group_id: input.groupId,
   source_checksum: input.checksum,
   image: null,
 });
@@ -100,7 +94,7 @@ function sourceKeyOf(input: TranscodeInput): string {
  * what has no marker, and an output is never listed before all its files are stored (multi-file outputs store
  * their descriptor last). Transient failures (storage, settings) throw so the job is retried.
  */
-export async function transcodeAsset(input: TranscodeInput, deps: TranscodeDeps, report: TranscodeProgress): Promise<ConversionsCompleted> {
+export async function transcodeAsset(input: TranscodeInput, deps: TranscodeDeps, report: TranscodeProgress): Promise<JobOutputs> {
   const at = (step: TranscodeStep, fraction: number) => {
     const [from, to] = SPAN[step];
     report.progress(from + (to - from) * Math.min(1, Math.max(0, fraction)));
