@@ -63,5 +63,29 @@ describe('startPoller', () => {
     await plain.stop();
     expect(passes).toBe(1);
   });
-});
 
+  it('wake runs a pass at once, or one more after the running pass however often it is called, and nothing once stopped', async () => {
+    let passes = 0;
+    let release = (): void => undefined;
+    const poller = startPoller({
+      name: 'w',
+      intervalMs: 60_000,
+      logger,
+      runAtStart: false,
+      run: async () => {
+        passes++;
+        if (passes === 1) await new Promise<void>((r) => (release = r));
+      },
+    });
+    poller.wake();
+    expect(passes).toBe(1);
+    for (let i = 0; i < 5; i++) poller.wake();
+    release();
+    for (const until = Date.now() + 10_000; passes < 2 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(passes).toBe(2);
+    await poller.stop();
+    poller.wake();
+    expect(passes).toBe(2);
+  });
+});

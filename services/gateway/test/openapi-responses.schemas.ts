@@ -15,7 +15,7 @@ import type { setPublicAccess } from '../../metadata/src/domain/public-access.us
 import type { BulkDeleteAccepted, DeleteResult } from '../../metadata/src/domain/trash.use-case';
 import type { UpdateDataResult } from '../../metadata/src/domain/update-data.use-case';
 import type { UploadResult } from '../../upload/src/use-cases/upload-assets.use-case';
-import type { DeliveryView } from '../../webhook/src/adapters/delivery.repository';
+import type { DeliveryView } from '../../webhook/src/domain/delivery';
 
 /**
  * Zod schemas of answers that have none in the services, each written from the TypeScript type its serializer

@@ -2,13 +2,13 @@ import type { Express } from 'express';
 import { requireRoutePermission, type ServiceVerifier } from '@dam/auth-tokens';
 import { createHttpApp, finishApp, type ReadinessCheck } from '@dam/http';
 import type { Logger } from '@dam/logging';
-import type { DeliveryRepository } from './adapters/delivery.repository';
+import type { DeliveryStore } from './domain/ports';
 import { deliveryRoutes } from './http/deliveries.routes';
 
 export interface WebhookAppDeps {
   logger: Logger;
   verifier: ServiceVerifier;
-  repo: DeliveryRepository;
+  repo: Pick<DeliveryStore, 'log'>;
   readiness?: ReadinessCheck;
 }
 

@@ -9,10 +9,10 @@ import { groupSettingsClient } from '@dam/internal-api';
 import { createLogger } from '@dam/logging';
 import { startOutboxRelay } from '@dam/outbox';
 import { DeliveryRepository } from './adapters/delivery.repository';
-import { Dispatcher } from './adapters/dispatcher';
 import { buildWebhookApp } from './app';
 import { loadWebhookConfig } from './config';
 import { ackFloorOf, assetEventsWorker } from './consumers/asset-events.consumer';
+import { dispatchWorker } from './consumers/dispatch.poller';
 import { reissueWorker } from './consumers/reissue-jobs.consumer';
 import { webhookSettingsOf } from './domain/delivery';
 import { migrateWebhook } from './migrations';
@@ -34,10 +34,10 @@ async function main(): Promise<void> {
   const groupSettings = groupSettingsClient(config, createServiceSigner(config.SERVICE_KEY), followSettingsChanges(nc));
   const settings = async (groupId: number) => webhookSettingsOf(await groupSettings.get(String(groupId)));
   const allowHosts = parseAllowHosts(config.WEBHOOK_ALLOW_HOSTS);
-  const dispatcher = new Dispatcher({
-    repo,
+  const dispatcher = dispatchWorker({
+    deliveries: repo,
     settings,
-    post: (url, headers, body) => guardedPost(url, { headers, body: Buffer.from(body), timeoutMs: config.WEBHOOK_TIMEOUT_MS, allowHosts, userAgent: 'dam-webhooks/1' }),
+    send: (url, headers, body) => guardedPost(url, { headers, body: Buffer.from(body), timeoutMs: config.WEBHOOK_TIMEOUT_MS, allowHosts, userAgent: 'dam-webhooks/1' }),
     retryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     concurrency: config.WEBHOOK_CONCURRENCY,
@@ -45,9 +45,10 @@ async function main(): Promise<void> {
     perGroupConcurrency: config.WEBHOOK_PER_GROUP_CONCURRENCY,
     intervalMs: config.DISPATCH_INTERVAL_MS,
     floor: () => ackFloorOf(jsm),
+    clock: { now: () => new Date() },
     logger,
   });
-  const wake = () => dispatcher.wake();
+  const { wake } = dispatcher;
 
   await runService({
     logger,
@@ -58,7 +59,7 @@ async function main(): Promise<void> {
     workers: [
       assetEventsWorker(nc, { repo, settings, wake, logger }),
       reissueWorker({ repo, settings, wake, logger }, jobRuntime(nc, config, logger, { concurrency: 1 })),
-      { kind: 'poller', name: 'webhook-dispatcher', start: () => dispatcher.start() },
+      dispatcher.worker,
       // The notices of deliveries that gave up (Login's notifications), written by the database with the failure.
       { kind: 'poller', name: 'outbox-relay', start: () => startOutboxRelay({ pool, nc, logger }) },
       {

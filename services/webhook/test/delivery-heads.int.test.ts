@@ -2,7 +2,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createPool, type Pool, type PoolClient } from '@dam/db';
 import { createDatabase, scaled } from '@dam/testing';
-import { CLAIM_DUE_SQL, claimDueParams, DeliveryRepository, type DueDelivery, type LoggedEvent } from '../src/adapters/delivery.repository';
+import { CLAIM_DUE_SQL, claimDueParams, DeliveryRepository } from '../src/adapters/delivery.repository';
+import type { DueDelivery, LoggedEvent } from '../src/domain/delivery';
 import { migrateWebhook } from '../src/migrations';
 
 // The dispatcher's query against real PostgreSQL: only the head of each asset's pending deliveries to one URL goes

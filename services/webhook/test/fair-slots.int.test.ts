@@ -4,8 +4,9 @@ import { guardedPost } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createDatabase, listen, scaled, waitFor } from '@dam/testing';
 import { DUE_DELIVERIES_SQL } from '../src/adapters/autoscaling';
-import { DeliveryRepository, type LoggedEvent } from '../src/adapters/delivery.repository';
-import { Dispatcher } from '../src/adapters/dispatcher';
+import { DeliveryRepository } from '../src/adapters/delivery.repository';
+import { dispatchWorker } from '../src/consumers/dispatch.poller';
+import type { LoggedEvent } from '../src/domain/delivery';
 import { migrateWebhook } from '../src/migrations';
 
 // Security review F9 (issue 30): delivery slots are shared fairly between groups. A tenant whose receivers accept
@@ -62,19 +63,20 @@ describe('webhook delivery slots, fair per group (F9)', () => {
     const tarpits = await Promise.all([1, 2, 3, 4].map(() => receiver('tarpit')));
     const fast = await receiver('fast');
     for (let i = 0; i < 10; i++) await repo.recordEvent(event(1, `a${i}`), tarpits.map((t) => t.url));
-    const dispatcher = new Dispatcher({
-      repo,
+    const dispatcher = dispatchWorker({
+      deliveries: repo,
       settings: async (groupId) => ({ urls: groupId === 1 ? tarpits.map((t) => t.url) : [fast.url], secrets: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'] }),
-      post: (url, headers, body) => guardedPost(url, { headers, body: Buffer.from(body), timeoutMs, allowHosts: ['127.0.0.1'] }),
+      send: (url, headers, body) => guardedPost(url, { headers, body: Buffer.from(body), timeoutMs, allowHosts: ['127.0.0.1'] }),
       retryDelaysMs: [0, 0, 0, 0],
       timeoutMs,
       concurrency: 8,
       perUrlConcurrency: 2,
       perGroupConcurrency: 4,
       intervalMs: 50,
+      clock: { now: () => new Date() },
       logger: createLogger({ service: 'webhook-test', level: 'silent' }),
     });
-    const running = dispatcher.start();
+    const running = await dispatcher.worker.start();
     try {
       const held = () => tarpits.reduce((sum, t) => sum + t.got.length, 0);
       // Group 1's requests are open at its receivers: the slots it may hold are taken.

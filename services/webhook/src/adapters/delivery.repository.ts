@@ -1,38 +1,6 @@
 import { withTransaction, type Pool, type PoolClient } from '@dam/db';
-
-/** An asset event as the webhook service keeps it. */
-export interface LoggedEvent {
-  id: string;
-  groupId: number;
-  assetId: string;
-  type: string;
-  time: string;
-  seq: number;
-  /** From the asset data; undefined for deletion payloads (the asset's creator is then looked up). */
-  creatorId?: number;
-  body: string;
-}
-
-/** One delivery taken for an attempt. */
-export interface DueDelivery {
-  id: number;
-  assetId: string;
-  webhookId: string;
-  groupId: number;
-  eventType: string;
-  url: string;
-  attempts: number;
-  body: string;
-}
-
-export interface AttemptResult {
-  status?: number;
-  error?: string;
-  durationMs: number;
-  delivered: boolean;
-  /** When the next attempt is due (ms from now); undefined: no attempt left, the delivery failed. */
-  retryInMs?: number;
-}
+import { statusAfter, type AttemptResult, type DeliveryView, type DueDelivery, type LoggedEvent } from '../domain/delivery';
+import type { ClaimLimits, DeliveryStore } from '../domain/ports';
 
 interface DeliveryRow {
   id: string;
@@ -49,40 +17,6 @@ interface DeliveryRow {
   created_at: Date;
   finished_at: Date | null;
   history: Array<{ attempt: number; at: string; status: number | null; error: string | null; duration_ms: number }>;
-}
-
-/** The log's view of a delivery (`GET /api/v1/webhooks/deliveries`). */
-export interface DeliveryView {
-  id: number;
-  webhook_id: string;
-  event: string;
-  asset_id: string;
-  url: string;
-  status: string;
-  attempt_count: number;
-  response_code: number | null;
-  error: string | null;
-  next_retry_at: string | null;
-  reissue_job_id: number | null;
-  created_at: string;
-  finished_at: string | null;
-  attempts: Array<{ attempt: number; at: string; response_code: number | null; error: string | null; duration_ms: number }>;
-}
-
-/** How much a claim may take, from the dispatcher's slots (all counts are this process's). */
-export interface ClaimLimits {
-  /** Free slots: deliveries to take at most. */
-  limit: number;
-  /** Slots one URL may hold, and one group (all its URLs together). */
-  perUrl: number;
-  perGroup: number;
-  /** Attempts in flight per URL and per group. */
-  runningByUrl: ReadonlyMap<string, number>;
-  runningByGroup: ReadonlyMap<number, number>;
-  /** How long a taken delivery stays leased (a sender that dies leaves it to run out). */
-  leaseMs: number;
-  /** The stream sequence up to which every event has been recorded (see `claimDue`). */
-  floor?: number;
 }
 
 /** The parameters of `CLAIM_DUE_SQL`, in order. */
@@ -152,7 +86,7 @@ export const CLAIM_DUE_SQL = `WITH RECURSIVE url_running AS (
    RETURNING d.id, d.asset_id, d.webhook_id, d.group_id, d.event_type, d.url, d.attempts, ev.body`;
 
 /** `events`, `asset_creators`, `deliveries` and `delivery_attempts`. */
-export class DeliveryRepository {
+export class DeliveryRepository implements DeliveryStore {
   constructor(private readonly pool: Pool) {}
 
   /**
@@ -200,7 +134,7 @@ export class DeliveryRepository {
   /** Records one attempt and what follows: delivered, a retry at its time, or failed for good. */
   async finishAttempt(d: DueDelivery, result: AttemptResult): Promise<void> {
     const attempt = d.attempts + 1;
-    const status = result.delivered ? 'delivered' : result.retryInMs === undefined ? 'failed' : 'pending';
+    const status = statusAfter(result);
     await withTransaction(this.pool, async (client) => {
       // A delivery that ends hands the head of its chain on; a retry keeps it.
       const chain = { urls: [d.url], assetIds: [d.assetId] };

@@ -3,8 +3,7 @@ import type { JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { ASSET_EVENT_SCHEMAS, ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, assetEventTypeOf, consumerWorker, type AssetEventType, type ConsumerWorker } from '@dam/events';
 import type { Logger } from '@dam/logging';
-import type { DeliveryRepository } from '../adapters/delivery.repository';
-import type { WebhookSettings } from '../domain/delivery';
+import type { DeliveryStore, SettingsSource } from '../domain/ports';
 
 export const DELIVERIES_DURABLE = 'webhook-deliveries';
 
@@ -28,8 +27,8 @@ function payloadOf(type: AssetEventType, data: unknown): string {
 }
 
 export interface AssetEventsDeps {
-  repo: DeliveryRepository;
-  settings: (groupId: number) => Promise<WebhookSettings>;
+  repo: Pick<DeliveryStore, 'recordEvent'>;
+  settings: SettingsSource;
   /**
    * A new delivery is due: called once the event's ack is confirmed, so that the consumer's ack floor, which
    * gates what the dispatcher may send (every earlier event recorded first), already includes it.

@@ -12,6 +12,73 @@ export function nextAttemptDelay(attemptsDone: number, delays: readonly number[]
   return attemptsDone < delays.length ? delays[attemptsDone] : undefined;
 }
 
+/** An asset event as the webhook service keeps it. */
+export interface LoggedEvent {
+  id: string;
+  groupId: number;
+  assetId: string;
+  type: string;
+  time: string;
+  seq: number;
+  /** From the asset data; undefined for deletion payloads (the asset's creator is then looked up). */
+  creatorId?: number;
+  body: string;
+}
+
+/** One delivery taken for an attempt. */
+export interface DueDelivery {
+  id: number;
+  assetId: string;
+  webhookId: string;
+  groupId: number;
+  eventType: string;
+  url: string;
+  attempts: number;
+  body: string;
+}
+
+export interface AttemptResult {
+  status?: number;
+  error?: string;
+  durationMs: number;
+  delivered: boolean;
+  /** When the next attempt is due (ms from now); undefined: no attempt left, the delivery failed. */
+  retryInMs?: number;
+}
+
+/**
+ * What one attempt of a delivery that had `attemptsDone` attempts before it comes to: delivered on 200, 201 or
+ * 202; otherwise (another answer, none, a refusal) failed, with the next attempt on the schedule while one is left.
+ */
+export function attemptResult(answer: { status?: number; error?: string }, attemptsDone: number, delays: readonly number[], durationMs: number): AttemptResult {
+  const delivered = answer.status !== undefined && DELIVERED_STATUSES.has(answer.status);
+  const error = answer.error ?? (delivered || answer.status === undefined ? undefined : `the receiver answered ${answer.status}`);
+  const retryInMs = delivered ? undefined : nextAttemptDelay(attemptsDone + 1, delays);
+  return { delivered, durationMs, ...(answer.status !== undefined ? { status: answer.status } : {}), ...(error ? { error } : {}), ...(retryInMs !== undefined ? { retryInMs } : {}) };
+}
+
+/** The delivery's state once an attempt is recorded: a retry keeps it pending (and the head of its chain). */
+export const statusAfter = (result: AttemptResult): 'delivered' | 'failed' | 'pending' =>
+  result.delivered ? 'delivered' : result.retryInMs === undefined ? 'failed' : 'pending';
+
+/** The log's view of a delivery (`GET /api/v1/webhooks/deliveries`). */
+export interface DeliveryView {
+  id: number;
+  webhook_id: string;
+  event: string;
+  asset_id: string;
+  url: string;
+  status: string;
+  attempt_count: number;
+  response_code: number | null;
+  error: string | null;
+  next_retry_at: string | null;
+  reissue_job_id: number | null;
+  created_at: string;
+  finished_at: string | null;
+  attempts: Array<{ attempt: number; at: string; response_code: number | null; error: string | null; duration_ms: number }>;
+}
+
 /** What the deliveries of a group need from its settings (CONTRACT §3, §10). */
 export interface WebhookSettings {
   urls: string[];

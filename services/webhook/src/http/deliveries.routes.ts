@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { PERMISSION, principalOf, requireAny } from '@dam/auth-tokens';
 import { parsed, validate } from '@dam/http';
-import type { DeliveryRepository } from '../adapters/delivery.repository';
+import type { DeliveryStore } from '../domain/ports';
 
 /** Request schemas as validated (exported for the OpenAPI agreement test in services/gateway/test). */
 export const deliverySchemas = {
@@ -17,7 +17,7 @@ export const deliverySchemas = {
  * The delivery log (CONTRACT §10): the group's deliveries, newest first, with every attempt's answer and the next
  * retry. MANAGE_SETTINGS, as the settings that name the URLs.
  */
-export function deliveryRoutes(repo: DeliveryRepository): Router {
+export function deliveryRoutes(repo: Pick<DeliveryStore, 'log'>): Router {
   const router = Router();
   router.get('/api/v1/webhooks/deliveries', validate(deliverySchemas), async (req, res) => {
     const p = principalOf(res);
