@@ -436,7 +436,7 @@ describe('groups, isolation and settings', () => {
     expect(ok.body.webhooks.secret).not.toBe(before.webhooks.secret);
     expect(ok.body.conversions.custom.big).toEqual({ width: 2000, fit: 'cover', format: 'webp', quality: 80 });
     expect(ok.body.conversions.profile).toEqual({ image: ['thumb', 'big', 'smart_imaging'], video: [] });
-    expect(ok.body.bulk_delete).toEqual({ max_assets: 1000, max_range_days: 7 });
+    expect(ok.body.bulk_delete).toEqual({ max_assets: 1000, max_range_days: 7, export: false });
     expect((await call(`${auth.url}/api/v1/settings`, 'GET', undefined, admin1())).body).toEqual(ok.body);
 
     expect((await call(`${auth.url}/api/v1/settings`, 'PATCH', {}, principalHeaders(1, 1, 2))).status).toBe(403);
