@@ -16,7 +16,8 @@ import { jetstream } from '@nats-io/jetstream';
 import { createPool } from '@dam/db';
 import { assetEventSubject, connectNats } from '@dam/events';
 import { SearchIndexRepository } from '../services/search/src/adapters/search-index.repository';
-import { replayIndex } from '../services/search/src/replay.use-case';
+import { natsStreamReplay } from '../services/search/src/adapters/stream-replay';
+import { replayIndex } from '../services/search/src/use-cases/replay-index.use-case';
 import { api, DATA, envOf, login, percentile } from './support';
 
 const count = Number(process.argv[2] ?? 100_000);
@@ -130,7 +131,7 @@ async function main(): Promise<void> {
   const liveRows = Number((await db.query('SELECT count(*) AS n FROM search_index WHERE indexed')).rows[0].n);
   const liveAnswer = (await api(jwt, 'POST', '/api/v1/assets/search', filtered)).body;
   const searchNc = await connectNats(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', 'search', seeds.NATS_NKEY_SEED_SEARCH);
-  const replay = await replayIndex(searchNc, new SearchIndexRepository(db));
+  const replay = await replayIndex({ model: new SearchIndexRepository(db), streams: natsStreamReplay(searchNc) });
   await searchNc.close();
   const replayedAnswer = (await api(jwt, 'POST', '/api/v1/assets/search', filtered)).body;
   const replayedRows = Number((await db.query('SELECT count(*) AS n FROM search_index WHERE indexed')).rows[0].n);

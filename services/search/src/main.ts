@@ -4,13 +4,12 @@ import { createPool, ping } from '@dam/db';
 import { ASSET_EVENTS, ASSET_PURGES, COLLECTIONS, connectNats, DATA_SCHEMAS, natsReachable, kvBucketOptions, openServiceTokenBucket, waitForStreams } from '@dam/events';
 import { runMain, runService, startPoller } from '@dam/http';
 import { createLogger } from '@dam/logging';
+import { ResultSetRepository } from './adapters/result-set.repository';
 import { SearchIndexRepository } from './adapters/search-index.repository';
+import { PgSearchIndex } from './adapters/search.repository';
 import { buildSearchApp } from './app';
 import { loadSearchConfig } from './config';
-import { assetEventsWorker } from './consumers/asset-events.consumer';
-import { dataSchemasWorker } from './consumers/data-schemas.consumer';
-import { collectionsWorker } from './consumers/collections.consumer';
-import { assetPurgesWorker } from './consumers/asset-purges.consumer';
+import { readModelWorkers } from './consumers/read-model.consumers';
 import { migrateSearch } from './migrations';
 
 async function main(): Promise<void> {
@@ -23,7 +22,8 @@ async function main(): Promise<void> {
   // A service token is single-use across every replica (security review I6).
   const replay = bucketReplayStore(await openServiceTokenBucket(nc, kvBucketOptions('SERVICE_TOKENS', config, logger)));
   await waitForStreams(nc, [ASSET_EVENTS, DATA_SCHEMAS, COLLECTIONS, ASSET_PURGES], { onWait: (missing) => logger.info({ missing }, 'waiting for streams') });
-  const index = new SearchIndexRepository(pool);
+  const model = new SearchIndexRepository(pool);
+  const resultSets = new ResultSetRepository(pool);
 
   await runService({
     logger,
@@ -32,14 +32,11 @@ async function main(): Promise<void> {
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     checks: { postgres: () => ping(pool), nats: () => natsReachable(nc) },
     workers: [
-      assetEventsWorker(nc, index, logger),
-      dataSchemasWorker(nc, index, logger),
-      collectionsWorker(nc, index, logger),
-      assetPurgesWorker(nc, index, logger),
+      ...readModelWorkers(nc, model, logger),
       {
         kind: 'poller',
         name: 'expired-result-sets',
-        start: () => startPoller({ name: 'expired-result-sets', intervalMs: 60_000, logger, run: () => pool.query('DELETE FROM result_sets WHERE expires_at < now()'), runAtStart: false }),
+        start: () => startPoller({ name: 'expired-result-sets', intervalMs: 60_000, logger, run: () => resultSets.deleteExpired(), runAtStart: false }),
       },
     ],
     resources: [
@@ -52,7 +49,8 @@ async function main(): Promise<void> {
         logger,
         readiness,
         verifier: createServiceVerifier({ service: 'search', trusted: config.SERVICE_TRUSTED_KEYS, replay, onReplayStoreError: (err) => logger.warn({ err }, "service-token replay store unavailable: this replica's own memory only") }),
-        pool,
+        index: new PgSearchIndex(pool),
+        resultSets,
         resultSetTtlMs: config.RESULT_SET_TTL_MS,
         ...(config.SEARCH_SUNSET ? { sunset: config.SEARCH_SUNSET } : {}),
       }),

@@ -6,9 +6,10 @@ import { createPool } from '@dam/db';
 import { connectNats } from '@dam/events';
 import { runMain } from '@dam/http';
 import { SearchIndexRepository } from './adapters/search-index.repository';
+import { natsStreamReplay } from './adapters/stream-replay';
 import { loadSearchConfig } from './config';
 import { migrateSearch } from './migrations';
-import { replayIndex } from './replay.use-case';
+import { replayIndex } from './use-cases/replay-index.use-case';
 
 async function main(): Promise<void> {
   const config = loadSearchConfig();
@@ -16,7 +17,7 @@ async function main(): Promise<void> {
   await migrateSearch(pool);
   const nc = await connectNats(config.NATS_URL, 'search', config.NATS_NKEY_SEED);
   try {
-    console.log(JSON.stringify(await replayIndex(nc, new SearchIndexRepository(pool))));
+    console.log(JSON.stringify(await replayIndex({ model: new SearchIndexRepository(pool), streams: natsStreamReplay(nc) })));
   } finally {
     await nc.drain();
     await pool.end();

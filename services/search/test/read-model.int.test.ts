@@ -1,10 +1,7 @@
 import { createPool, type Pool } from '@dam/db';
 import { createDatabase } from '@dam/testing';
 import { SearchIndexRepository } from '../src/adapters/search-index.repository';
-import { applyAssetEvent } from '../src/consumers/asset-events.consumer';
-import { applySchemaSaved } from '../src/consumers/data-schemas.consumer';
-import { applyCollectionMessage } from '../src/consumers/collections.consumer';
-import { applyPurge } from '../src/consumers/asset-purges.consumer';
+import { applyAssetEvent, applyCollectionMessage, applyPurge, applySchemaSaved } from '../src/use-cases/apply-read-model.use-case';
 import { migrateSearch } from '../src/migrations';
 import { assetData } from './fixtures';
 

@@ -4,13 +4,11 @@ import { createPool, type Pool } from '@dam/db';
 import { assetEventSubject, assetPurgeSubject, collectionMembershipSubject, collectionStateSubject, connectNats, dataSchemaSubject, ensureStreams } from '@dam/events';
 import { createDatabase, startNats, type TestNats } from '@dam/testing';
 import { SearchIndexRepository } from '../src/adapters/search-index.repository';
-import { applyAssetEvent } from '../src/consumers/asset-events.consumer';
-import { applySchemaSaved } from '../src/consumers/data-schemas.consumer';
-import { applyCollectionMessage } from '../src/consumers/collections.consumer';
-import { applyPurge } from '../src/consumers/asset-purges.consumer';
+import { applyAssetEvent, applyCollectionMessage, applyPurge, applySchemaSaved } from '../src/use-cases/apply-read-model.use-case';
 import { migrateSearch } from '../src/migrations';
 import { assetData } from './fixtures';
-import { replayIndex } from '../src/replay.use-case';
+import { replayIndex } from '../src/use-cases/replay-index.use-case';
+import { natsStreamReplay } from '../src/adapters/stream-replay';
 
 let server: TestNats;
 let admin: NatsConnection;
@@ -78,7 +76,7 @@ describe('replay', () => {
     expect(live).toHaveLength(2);
     await pool.query(`UPDATE search_index SET name = 'corrupted'`);
 
-    const result = await replayIndex(search, index);
+    const result = await replayIndex({ model: index, streams: natsStreamReplay(search) });
     expect(result).toMatchObject({ events: 4, applied: 2, schemas: 1, collections: 2, purges: 1 });
     expect(await snapshot()).toEqual(live);
     expect(await collections()).toEqual(liveCollections);

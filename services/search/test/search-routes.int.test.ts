@@ -4,8 +4,10 @@ import { createPool, type Pool } from '@dam/db';
 import { createLogger } from '@dam/logging';
 import { createDatabase, listen, serviceIdentities } from '@dam/testing';
 import { SearchIndexRepository } from '../src/adapters/search-index.repository';
+import { ResultSetRepository } from '../src/adapters/result-set.repository';
+import { PgSearchIndex } from '../src/adapters/search.repository';
 import { buildSearchApp } from '../src/app';
-import { applyCollectionMessage } from '../src/consumers/collections.consumer';
+import { applyCollectionMessage } from '../src/use-cases/apply-read-model.use-case';
 import { migrateSearch } from '../src/migrations';
 
 const identities = serviceIdentities();
@@ -55,7 +57,8 @@ beforeAll(async () => {
   const app = buildSearchApp({
     logger: createLogger({ service: 'search-test', level: 'silent' }),
     verifier: createServiceVerifier({ service: 'search', trusted: parseTrustedKeys(identities.trustedKeys()) }),
-    pool,
+    index: new PgSearchIndex(pool),
+    resultSets: new ResultSetRepository(pool),
     resultSetTtlMs: 30 * 60_000,
   });
   server = http.createServer(app);

@@ -1,14 +1,9 @@
 import type { AssetData } from '@dam/events';
 import { withTransaction, type Pool } from '@dam/db';
+import type { AddonTerms, CollectionState, RebuildableReadModel } from '../domain/ports';
 
 /** The text a keyword query matches: the name (split at punctuation, so `IMG_2041.jpg` finds `img` and `2041`). */
 const nameWords = (name: string): string => `${name} ${name.replace(/[^\p{L}\p{N}]+/gu, ' ')}`;
-
-/** What the asset's addons found (the envelope's `addon_terms`). */
-export interface AddonTerms {
-  labels: string[];
-  words: string[];
-}
 
 /**
  * Writes of the read model. Every write carries the event's asset version and changes the row only when that
@@ -16,7 +11,7 @@ export interface AddonTerms {
  * events carry it (`version`) and its place in or out of the trash (`trash_version`) are versioned apart, so a
  * deletion that overtakes the asset's earlier events does not keep them out; a purge's tombstone sets both.
  */
-export class SearchIndexRepository {
+export class SearchIndexRepository implements RebuildableReadModel {
   constructor(private readonly pool: Pool) {}
 
   /**
@@ -122,7 +117,7 @@ export class SearchIndexRepository {
   }
 
   /** Who sees a collection (COLLECTIONS, in stream order: the last message is its state). */
-  async saveCollection(c: { group_id: number; collection_id: string; owner_id: number; shared: boolean; deleted: boolean }): Promise<void> {
+  async saveCollection(c: CollectionState): Promise<void> {
     await this.pool.query(
       `INSERT INTO search_collections AS c (collection_id, group_id, owner_id, shared, deleted) VALUES ($1, $2, $3, $4, $5)
        ON CONFLICT (collection_id) DO UPDATE SET owner_id = EXCLUDED.owner_id, shared = EXCLUDED.shared, deleted = EXCLUDED.deleted

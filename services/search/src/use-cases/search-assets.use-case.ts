@@ -1,0 +1,75 @@
+import { randomBytes } from 'node:crypto';
+import { badRequest, forbidden, notFound } from '@dam/errors';
+import type { ResultSets, SearchIndex } from '../domain/ports';
+import { RESULT_CAP, type ResultSet, type SearchRequest } from '../domain/search-request';
+
+export interface SearchDeps {
+  index: SearchIndex;
+  resultSets: ResultSets;
+  resultSetTtlMs: number;
+}
+
+/** Who asks: its group, itself, whether it reads its own assets only (CREATOR) and whether it may search the trash. */
+export interface Searcher {
+  groupId: number;
+  userId: number;
+  ownOnly: boolean;
+  maySearchTrash: boolean;
+}
+
+export const searchResultNotFound = () => notFound('SEARCH_RESULT_NOT_FOUND', 'No such search result (unknown or expired)');
+
+const pagesOf = (set: ResultSet): number => Math.max(1, Math.ceil(set.ids.length / set.page_size));
+
+/** One page of a stored set: the assets in the set's order (an asset purged since, a tombstone now, is left out). */
+async function pageOf(index: SearchIndex, set: ResultSet, page: number) {
+  const from = (page - 1) * set.page_size;
+  const ids = set.ids.slice(from, from + set.page_size);
+  const byId = new Map((await index.assets(ids)).map((a) => [a.id, a]));
+  const results = [];
+  for (const [i, id] of ids.entries()) {
+    const a = byId.get(id);
+    if (!a) continue;
+    const score = set.scores[from + i] ?? 0;
+    results.push(
+      set.extended
+        ? { ...(a.doc as object), score }
+        : { id, name: a.name, size: a.size, content_type: a.content_type, status: a.status, upload_time: a.upload_time.toISOString(), score },
+    );
+  }
+  return { search_result_id: set.id, page, pages: pagesOf(set), page_size: set.page_size, total: set.ids.length, total_is_capped: set.capped, results, facets: set.facets };
+}
+
+export type SearchPage = Awaited<ReturnType<typeof pageOf>>;
+
+/**
+ * Search (spec endpoint 19, CONTRACT §8): the first page at once, the set (at most RESULT_CAP ids) stored for
+ * paging. CREATOR callers see their own assets only; `trashed` is for those who may purge the trash.
+ */
+export async function searchAssets(deps: SearchDeps, who: Searcher, request: SearchRequest): Promise<SearchPage> {
+  if (request.trashed && !who.maySearchTrash) throw forbidden('Only administrators search the trash', 'TRASH_SEARCH_FORBIDDEN');
+  const scope = { groupId: who.groupId, userId: who.userId, ...(who.ownOnly ? { creatorId: who.userId } : {}) };
+  const { hits, facets } = await deps.index.match(request, scope, RESULT_CAP + 1);
+  const kept = hits.slice(0, RESULT_CAP);
+  const set: ResultSet = {
+    id: randomBytes(16).toString('hex'),
+    ids: kept.map((h) => h.id),
+    scores: kept.map((h) => h.score),
+    capped: hits.length > RESULT_CAP,
+    page_size: request.page_size,
+    extended: request.extended,
+    facets,
+  };
+  // Storing the set and reading its first page's assets do not depend on each other.
+  const [, first] = await Promise.all([deps.resultSets.save(set, who, deps.resultSetTtlMs), pageOf(deps.index, set, 1)]);
+  return first;
+}
+
+/** A later page of the caller's own stored set: 404 when unknown or expired, 400 past its last page. */
+export async function searchPage(deps: SearchDeps, who: Searcher, setId: string, page: number): Promise<SearchPage> {
+  const set = await deps.resultSets.find(setId, who);
+  if (!set) throw searchResultNotFound();
+  const pages = pagesOf(set);
+  if (page > pages) throw badRequest('PAGE_OUT_OF_RANGE', `The result has ${pages} page(s)`, [{ path: 'page', message: `at most ${pages}` }]);
+  return pageOf(deps.index, set, page);
+}
