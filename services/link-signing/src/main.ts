@@ -13,7 +13,7 @@ import { exposeCacheMetrics } from './adapters/cache.metrics';
 import { suiteClients } from './adapters/suite.clients';
 import { buildLinkSigningApp } from './app';
 import { loadLinkSigningConfig } from './config';
-import { cacheInvalidation, evictionFollower } from './consumers/cache-invalidation';
+import { cacheInvalidation, evictionFollower } from './consumers/cache-invalidation.consumer';
 import { cdnJobWorker } from './consumers/cdn-jobs.consumer';
 
 async function main(): Promise<void> {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { accessSecret, CDN_MAX_EXPIRY, cdnUrl, resolveExpiry, signLink, verifyLink, type LinkParams } from '../src/domain/link-signature';
 import { resolveInFolder, rewritePlaylist } from '../src/domain/playlist';
-import { linkOf } from '../src/http/edge.routes';
+import { linkOf } from '../src/domain/link-signature';
 
 const id = 'a'.repeat(32);
 const params: LinkParams = { key: 'original', expiry: 1_900_000_000, delivery: 'download', accessId: 'f'.repeat(32) };

@@ -2,15 +2,9 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import type { CacheEntry, EdgeCache } from '../domain/ports';
 
-export interface CacheEntry {
-  /** The object key and its ETag: a new version of an object is another entry. */
-  key: string;
-  objectKey: string;
-  assetId: string;
-  file: string;
-  size: number;
-}
+export type { CacheEntry } from '../domain/ports';
 
 export interface CacheStats {
   entries: number;
@@ -33,7 +27,7 @@ const names = (objectKeyOrFolder: string, entry: CacheEntry): boolean =>
  * name and renamed when complete, so a reader never sees half an object; a file dropped while a reader has it
  * open stays readable for that reader (POSIX unlink).
  */
-export class ByteCache {
+export class ByteCache implements EdgeCache {
   private readonly entries = new Map<string, CacheEntry>();
   private readonly filling = new Map<string, Promise<CacheEntry | undefined>>();
   private used = 0;
@@ -48,6 +42,10 @@ export class ByteCache {
 
   static keyOf(objectKey: string, etag: string): string {
     return `${objectKey}\n${etag}`;
+  }
+
+  keyOf(objectKey: string, etag: string): string {
+    return ByteCache.keyOf(objectKey, etag);
   }
 
   /** Starts empty: what a previous process left is not trusted (it may be half-written or stale). */

@@ -1,6 +1,6 @@
 import type { AccessOwner, DeliveryResponse } from '@dam/internal-api';
 import type { Principal } from '@dam/auth-tokens';
-import type { SuiteClients } from './suite.clients';
+import type { SuiteClients } from '../domain/ports';
 
 export interface SharedLookupOptions {
   /**

@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { forbidden } from '@dam/errors';
 
 /** The signed parameters of a `cdn` link, in the order the specification writes them (endpoint 16). */
 export interface LinkParams {
@@ -75,4 +76,26 @@ export function resolveExpiry(asked: string, linkType: 'cdn' | 'object_storage',
   const expiry = nowSeconds + seconds;
   if (linkType === 'cdn' && expiry > CDN_MAX_EXPIRY) return { ok: false, message: 'a cdn link expires at the latest on 2038-01-19T03:14:07Z (expiry=MAX)' };
   return { ok: true, expiry };
+}
+
+const LINK_QUERY = ['key', 'expiry', 'delivery', 'accessId', 'signature'] as const;
+
+const invalidLink = (why: string) => forbidden(`The link is not valid: ${why}`, 'LINK_INVALID');
+
+/** The five parameters of a link, each once; anything else (a missing, repeated or added parameter) is refused. */
+export function linkOf(query: Readonly<Record<string, unknown>>): { params: LinkParams; signature: string } {
+  const names = Object.keys(query);
+  for (const name of names) if (!(LINK_QUERY as readonly string[]).includes(name)) throw invalidLink(`unknown parameter ${name}`);
+  const get = (name: (typeof LINK_QUERY)[number]): string => {
+    const v = query[name];
+    if (typeof v !== 'string' || v === '') throw invalidLink(`${name} is missing or repeated`);
+    return v;
+  };
+  const expiry = get('expiry');
+  const delivery = get('delivery');
+  // Written as signed, without leading zeros: `expiry=0<n>` verified as well (it is signed as a number), and several
+  // URLs naming one link escape a cache's key and a purge by URL (security review I1).
+  if (!/^(0|[1-9][0-9]{0,11})$/.test(expiry)) throw invalidLink('expiry is not a time in its canonical form');
+  if (delivery !== 'display' && delivery !== 'download') throw invalidLink('delivery is neither display nor download');
+  return { params: { key: get('key'), expiry: Number(expiry), delivery, accessId: get('accessId') }, signature: get('signature') };
 }
