@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { createHash } from 'node:crypto';
 import { createBucket, scaled, testMinioClient, waitFor } from '@dam/testing';
 import { watchAssetEvents } from './events';
-import { useSuite } from './suite';
+import { ADMIN, loginResult, useSuite } from './suite';
 
 let source: Server;
 let sourceUrl: string;
@@ -103,6 +103,25 @@ describe('Ingest from URI (endpoint 3)', () => {
     expect(own).toMatchObject({ status: 200, body: { status: 'ERROR', message: expect.stringMatching(/own/) } });
     const unknown = await ingest({ name: 'x', key: 's3://not-listed-bucket/x' });
     expect(unknown.body).toMatchObject({ status: 'ERROR', message: expect.stringMatching(/INGEST_S3_BUCKETS/) });
+  });
+
+  it("tells the user at their next login that their ingest failed, once (Login's notifications, issue 32)", async () => {
+    const notifications = async () => (await loginResult(e2e.suite.base, ADMIN.email, ADMIN.password)).notifications;
+    // Whatever earlier tests left (their failed ingests) is seen now.
+    await notifications();
+    const res = await ingest({ name: 'missing.pdf', key: `${sourceUrl}/nothing-here` });
+    expect(res.status).toBe(202);
+    expect((await settled(res.body.id)).status).toBe('ERROR');
+    const jobs = (await (await fetch(`${e2e.suite.base}/api/v1/jobs?type=ingest`, { headers: { authorization: `Bearer ${e2e.jwt}` } })).json()) as { items: any[] };
+    const job = jobs.items.find((j) => j.asset_ids.includes(res.body.id));
+    expect(job).toMatchObject({ status: 'ERROR' });
+    // The notice travels metadata's outbox → NATS → auth: logins until it arrives, each showing what came since the last.
+    const shown: string[] = [];
+    await waitFor(async () => (shown.push(...(await notifications())), shown.some((m) => m.startsWith(`Job ${job.job_id} `))), {
+      description: 'the failed ingest among the notifications',
+    });
+    expect(shown.filter((m) => m.startsWith(`Job ${job.job_id} `))).toEqual([`Job ${job.job_id} (ingest of missing.pdf) failed: ${job.error}`]);
+    expect(await notifications()).toEqual([]);
   });
 
   it('answers 400 without name or key, and 401 without credentials', async () => {
