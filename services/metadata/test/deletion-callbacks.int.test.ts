@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { ASSET_EVENTS, FILE_DELETED } from '@dam/events';
 import { conversionKey, originalKey } from '@dam/storage';
-import { scaled, waitFor } from '@dam/testing';
+import { makePng, scaled, waitFor } from '@dam/testing';
 import { assetId, collect, finalReport, principal, publishReport, signedFetch, startMetadata, type Harness } from './harness';
 
 /**
@@ -124,6 +124,33 @@ describe('deletion callbacks (spec: deletion payload status OK | MAYBE | ERROR)'
       [['thumb'], 'OK'],
       [['auto_tagging'], 'OK'],
     ]);
+  });
+
+  it('reports MAYBE, before the new file-processed, when a deleted conversion is added again before its file was removed', async () => {
+    const { id } = await image();
+    const add = async () => {
+      const form = new FormData();
+      form.append('file', new Blob([makePng(3, 2)]), 'poster.png');
+      return (await signedFetch(`${h.url}/api/v1/assets/${id}/content/poster1`, admin, { method: 'POST', body: form })).status;
+    };
+    expect(await add()).toBe(200);
+    refused.add(id);
+    expect((await signedFetch(`${h.url}/api/v1/assets/${id}/content/poster1`, admin, { method: 'DELETE' })).status).toBe(200);
+    await waitFor(async () => (await attempts(id)) >= 1, { description: 'a refused removal' });
+    expect(await add()).toBe(200);
+    refused.delete(id);
+    const last = () => events.messages.filter((m) => m.payload.asset_id === id && /file-(deleted|processed)$/.test(m.subject)).slice(-2).map((m) => m.payload);
+    await waitFor(() => last()[0]?.type === 'file-deleted', { description: 'file-deleted then file-processed' });
+    const [deleted, processed] = last();
+    expect(deleted.data).toEqual({
+      id,
+      event: 'file-deleted',
+      keys: ['poster1'],
+      status: 'MAYBE',
+      message: 'Deleted: poster1; the stored files of poster1 were kept: the conversion was added again before they were removed',
+    });
+    expect(processed.type).toBe('file-processed');
+    expect(Object.keys(processed.data.conversions)).toContain('poster1');
   });
 
   it('reports MAYBE, before file-undeleted, when the asset is restored before its files were removed', async () => {

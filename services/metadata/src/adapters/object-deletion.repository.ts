@@ -110,21 +110,37 @@ export function settledPayload(data: DeletionPayload, objects: readonly OutcomeO
  * that reason for what is pending), as an Undelete does before its `file-undeleted`.
  */
 export async function releaseDeletionOutcomes(db: Queryable, assetIds?: readonly string[], forced?: string): Promise<number> {
+  // Any asset: those with a held event that waits for no removal (during an outage thousands may wait that cannot go).
+  const assets =
+    assetIds ??
+    (
+      await db.query<{ asset_id: string }>(
+        `SELECT DISTINCT o.asset_id FROM deletion_outcomes o
+         WHERE NOT EXISTS (SELECT 1 FROM deletion_outcome_objects x WHERE x.outcome_id = o.id AND x.state = 'pending') LIMIT 500`,
+      )
+    ).rows.map((r) => r.asset_id);
+  if (assets.length === 0) return 0;
   // Locked in id order and waited for (no SKIP LOCKED): skipping an asset's earlier held event could send a later one first.
   const { rows: held } = await db.query<{ id: string; asset_id: string; entry: HeldDeletionEntry }>(
-    `SELECT id, asset_id, entry FROM deletion_outcomes WHERE ($1::text[] IS NULL OR asset_id = ANY($1)) ORDER BY id LIMIT 1000 FOR UPDATE`,
-    [assetIds ?? null],
+    `SELECT id, asset_id, entry FROM deletion_outcomes WHERE asset_id = ANY($1) ORDER BY id FOR UPDATE`,
+    [assets],
   );
   if (held.length === 0) return 0;
   const { rows: objects } = await db.query<OutcomeObject & { outcome_id: string }>(
     `SELECT outcome_id, key, label, state, error FROM deletion_outcome_objects WHERE outcome_id = ANY($1::bigint[])`,
     [held.map((h) => h.id)],
   );
+  const objectsOf = new Map<string, OutcomeObject[]>();
+  for (const o of objects) {
+    const list = objectsOf.get(o.outcome_id);
+    if (list) list.push(o);
+    else objectsOf.set(o.outcome_id, [o]);
+  }
   const waiting = new Set<string>();
   const released: string[] = [];
   for (const h of held) {
     if (waiting.has(h.asset_id)) continue;
-    const own = objects.filter((o) => o.outcome_id === h.id);
+    const own = objectsOf.get(h.id) ?? [];
     if (forced === undefined && own.some((o) => o.state === 'pending')) {
       waiting.add(h.asset_id);
       continue;
