@@ -163,6 +163,23 @@ describe('GET /api/v1/assets/:id/data', () => {
   });
 });
 
+describe('an ARCHIVED asset (reserved: the specification lists the status, no endpoint sets it; issue 32)', () => {
+  it('reads as ARCHIVED and answers what it is asked without a 500', async () => {
+    const f = file();
+    expect((await create({ files: [f] })).status).toBe(201);
+    await h.pool.query(`UPDATE assets SET status = 'ARCHIVED' WHERE id = $1`, [f.id]);
+    const res = await signedFetch(`${h.url}/api/v1/assets/${f.id}/data`, admin);
+    expect(res.status).toBe(200);
+    expect(assetDataSchema.strict().parse(await res.json()).status).toBe('ARCHIVED');
+    const download = await signedFetch(`${h.url}/api/v1/assets/${f.id}/content/original/download`, admin);
+    expect(download.status).toBeLessThan(500);
+    await download.arrayBuffer();
+    const addon = await signedFetch(`${h.url}/api/v1/assets/${f.id}/addons/auto_tagging`, admin, { method: 'POST', headers: json, body: '{}' });
+    expect(addon.status).toBe(400);
+    await addon.arrayBuffer();
+  });
+});
+
 describe('GET /api/v1/assets/:id/content/:key/download', () => {
   const content = Buffer.from('0123456789abcdefghij'); // 20 bytes
   const md5 = createHash('md5').update(content).digest('hex');

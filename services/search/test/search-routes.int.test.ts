@@ -108,6 +108,22 @@ describe('result sets', () => {
     expect(creator.body.facets.creator_id).toEqual([{ value: 2, count: 5 }]);
   });
 
+  it('filters and counts ARCHIVED, the status the specification lists but no endpoint sets (reserved, issue 32)', async () => {
+    await pool.query(
+      `INSERT INTO search_index (asset_id, group_id, version, indexed, status, name, content_type, size, creator_id, upload_time, update_time, doc, tsv)
+       VALUES ('g3-archived', 3, 1, true, 'ARCHIVED', 'old.jpg', 'image/jpeg', 1, 1, now(), now(), '{}'::jsonb, to_tsvector('simple', 'old')),
+              ('g3-ok', 3, 1, true, 'OK', 'new.jpg', 'image/jpeg', 1, 1, now(), now(), '{}'::jsonb, to_tsvector('simple', 'new'))`,
+    );
+    const admin = principal(3, 1, 1);
+    const archived = await call(admin, 'POST', '/api/v1/assets/search', { filters: { status: ['ARCHIVED'] }, facets: ['status'] });
+    expect(archived.status).toBe(200);
+    expect(archived.body.results.map((r: { id: string; status: string }) => [r.id, r.status])).toEqual([['g3-archived', 'ARCHIVED']]);
+    expect(archived.body.facets.status).toEqual([{ value: 'ARCHIVED', count: 1 }]);
+    const all = await call(admin, 'POST', '/api/v1/assets/search', { filters: { status: ['OK', 'NOT_READY', 'ERROR', 'ARCHIVED'] } });
+    expect(all.body.total).toBe(2);
+    expect((await call(admin, 'POST', '/api/v1/assets/search', { filters: { status: ['OK'] } })).body.total).toBe(1);
+  });
+
   it('takes letters that fold into tsquery syntax (security review F12: 500 before), and still folds accents', async () => {
     const admin = principal(1, 1, 1);
     for (const query of ['ʼ', 'ː', 'ŉ', '⑴', 'aʼb', "photo'", 'a\\b', 'ʼ ː ŉ']) {
