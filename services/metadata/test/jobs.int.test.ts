@@ -191,6 +191,8 @@ describe('jobs (CONTRACT §6)', () => {
       source_key: originalKey(String(GROUP), id),
       content_type: 'image/png',
       created_by: 11,
+      // What the conversion worker reads of the group's settings (none set here: nothing to make, no GPS).
+      settings: { conversions: { custom: {} }, metadata: { keep_gps: false } },
     });
   });
 

@@ -39,6 +39,28 @@ export const jobOutputsSchema = conversionsCompletedSchema.omit({ id: true, asse
 
 const jobId = z.number().int().positive();
 
+const keyList = z.array(z.string());
+
+/**
+ * What a processing job's worker reads of the group's settings (CONTRACT §3), taken by metadata when it opens the job
+ * and carried with it (jobs.params.settings, handed out again unchanged after a lease runs out): the worker never asks
+ * auth at work time, and a job handed out again after a settings change makes what was asked when it was opened.
+ * An image's job: `conversions.profile.image`, the `conversions.custom` specs of the keys it makes, `metadata.keep_gps`.
+ * A video's: `conversions.profile.video`, `conversions.watermark_asset_id`, `addons.auto.video` (made by transcode).
+ * The specs stay as auth stores them: the worker checks each as it always has.
+ */
+export const jobSettingsSchema = z.object({
+  conversions: z
+    .object({
+      profile: z.object({ image: keyList.optional(), video: keyList.optional() }).optional(),
+      custom: z.record(z.string(), z.unknown()).optional(),
+      watermark_asset_id: z.string().nullable().optional(),
+    })
+    .optional(),
+  metadata: z.object({ keep_gps: z.boolean().optional() }).optional(),
+  addons: z.object({ auto: z.object({ video: keyList.optional() }).optional() }).optional(),
+});
+
 /**
  * metadata → worker (through its outbox, in the transaction that opened the job): run job `job_id` on one
  * asset's original. `attempt` grows each time metadata hands the job out again after its lease ran out;
@@ -59,6 +81,11 @@ export const jobCommandSchema = z.object({
   content_type: z.string(),
   /** Only these keys (a re-run of some conversions); absent = the group's whole profile. */
   keys: z.array(z.string().min(1)).optional(),
+  /**
+   * A processing job's settings, as the group had them when the job was opened (jobSettingsSchema). Absent on a job
+   * opened by the previous release (a rolling upgrade): its worker then reads the group's settings from auth.
+   */
+  settings: jobSettingsSchema.optional(),
   /** What else the job was asked for: an ingest's `{key, name}` (the URL or s3:// URI, the file name). */
   params: z.record(z.string(), z.string()).optional(),
   /** A CDN prefetch or purge: the signed links or asset ids it names. */
@@ -126,6 +153,7 @@ export type ConversionsCompleted = z.infer<typeof conversionsCompletedSchema>;
 export type CompletedConversion = z.infer<typeof completedConversionSchema>;
 export type JobOutputs = z.infer<typeof jobOutputsSchema>;
 export type JobCommand = z.infer<typeof jobCommandSchema>;
+export type JobSettings = z.infer<typeof jobSettingsSchema>;
 export type JobReport = z.infer<typeof jobReportSchema>;
 export type JobReportState = (typeof JOB_REPORT_STATES)[number];
 export type IngestedFile = z.infer<typeof ingestedFileSchema>;

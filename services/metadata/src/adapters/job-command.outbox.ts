@@ -23,6 +23,7 @@ export class OutboxJobCommandWriter implements JobCommandWriter {
       ...(asset ? { source_key: asset.objectKey } : {}),
       content_type: asset?.contentType ?? '',
       ...(job.params.keys ? { keys: job.params.keys } : {}),
+      ...(job.params.settings ? { settings: job.params.settings } : {}),
       ...(job.params.source ? { params: { key: job.params.source, name: job.params.name ?? '' } } : {}),
       ...(job.params.urls ? { urls: job.params.urls } : {}),
       ...(job.params.range ? { range: job.params.range } : {}),

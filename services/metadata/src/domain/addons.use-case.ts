@@ -60,15 +60,18 @@ export async function openAddonJobs(tx: Tx, asset: Asset, addons: readonly strin
 /**
  * The group's automatic addons for an original (CONTRACT §3 `addons.auto.image`, §16), asked before the transaction
  * that opens them: an image addon this version ships and whose model did not fail to load runs (one still loading
- * runs once it has); any other named addon is not run and is shown `available: false`. Not an image: none.
+ * runs once it has); any other named addon is not run and is shown `available: false`. Not an image: none (a video's
+ * are made by its transcode job). For an image or a video, the settings read come along: its job carries them.
  */
 export function autoAddonsPlanner(
   settingsOf: (groupId: number) => Promise<GroupSettings>,
   unavailableReason: (addon: string) => Promise<string | undefined> = async () => undefined,
 ): AutoAddonsOf {
   return async (groupId, contentType) => {
-    if (!isImage(contentType)) return NO_AUTO_ADDONS;
-    const auto = ((await settingsOf(groupId)).addons as { auto?: { image?: unknown } } | undefined)?.auto?.image;
+    if (!isImage(contentType) && !isVideo(contentType)) return NO_AUTO_ADDONS;
+    const settings = await settingsOf(groupId);
+    if (!isImage(contentType)) return { ...NO_AUTO_ADDONS, settings };
+    const auto = (settings.addons as { auto?: { image?: unknown } } | undefined)?.auto?.image;
     const named = Array.isArray(auto) ? [...new Set(auto.filter((a): a is string => typeof a === 'string' && isImageAddon(a)))] : [];
     const run: string[] = [];
     const unavailable: string[] = [];
@@ -76,7 +79,7 @@ export function autoAddonsPlanner(
       const runnable = isImageAddon(addon) && (await unavailableReason(addon)) === undefined;
       (runnable ? run : unavailable).push(addon);
     }
-    return { run, unavailable };
+    return { run, unavailable, settings };
   };
 }
 

@@ -1,4 +1,4 @@
-import type { JobReport, JobWorker } from '@dam/events';
+import type { JobReport, JobSettings, JobWorker } from '@dam/events';
 
 export const JOB_STATUSES = ['QUEUED', 'IN_PROGRESS', 'COMPLETED', 'ERROR'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -67,6 +67,12 @@ export interface JobParams {
   roleId?: number;
   /** A reissue's time range (ISO 8601). */
   range?: { from: string; to: string };
+  /**
+   * A processing job's part of the group's settings, as they were when it was opened (jobSettingsOf): every hand-out
+   * of the job carries them, so its worker never reads settings and a re-run is reproducible. Absent on jobs of the
+   * previous release (their worker reads the settings).
+   */
+  settings?: JobSettings;
 }
 
 /**

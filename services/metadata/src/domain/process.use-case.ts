@@ -6,7 +6,7 @@ import { canRead } from './asset-access';
 import { assetInTrash, assetNotFound } from './asset.errors';
 import type { Job } from './job';
 import type { RunInTransaction } from './ports';
-import { processingPlan } from './processing';
+import { jobSettingsOf, processingPlan } from './processing';
 
 /** Built-in image keys the conversion worker makes. */
 const BUILT_IMAGE_KEYS = ['smart_imaging', 'deepzoom'];
@@ -39,7 +39,8 @@ export async function requestProcessing(
     if (!canEditAsset(caller, asset.creatorId)) throw forbidden('You may process only assets you may edit');
     if (asset.deletedAt) throw assetInTrash();
     if (asset.status === 'NOT_READY') throw badRequest('ASSET_NOT_READY', 'The asset is still being processed');
-    const allowed = applicableKeys(asset.contentType, await settingsOf(asset.groupId));
+    const settings = await settingsOf(asset.groupId);
+    const allowed = applicableKeys(asset.contentType, settings);
     const refused = wanted.filter((k) => !allowed.has(k));
     if (refused.length > 0) {
       throw validationFailed(
@@ -54,7 +55,8 @@ export async function requestProcessing(
       groupId: asset.groupId,
       type: 'processing',
       worker: plan.worker,
-      params: { keys: wanted },
+      // The settings of now, taken with the job (a request made again after a settings change makes what they say then).
+      params: { keys: wanted, settings: jobSettingsOf(settings, plan.worker, wanted) },
       assetIds: [asset.id],
       steps: plan.steps,
       createdBy: caller.user_id,

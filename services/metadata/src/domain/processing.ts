@@ -1,3 +1,5 @@
+import type { JobSettings, JobWorker } from '@dam/events';
+import type { GroupSettings } from '@dam/internal-api';
 import { processingPlanOf } from '@dam/jobs';
 import { isImage, type Asset } from './asset';
 import type { Tx } from './ports';
@@ -9,6 +11,37 @@ import type { Tx } from './ports';
  */
 export const processingPlan = processingPlanOf;
 
+const record = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+const keyList = (v: unknown): string[] | undefined => (Array.isArray(v) ? v.filter((k): k is string => typeof k === 'string') : undefined);
+
+/**
+ * What the worker of a processing job reads of the group's settings, taken when the job is opened and carried with it
+ * (jobs.params.settings, the command's `settings`): the worker never asks auth, and the job made again after a lease
+ * ran out makes what was asked when it was opened. The same shape as the settings (the workers' planners read either):
+ * for conversion the image profile, the custom specs of the keys it makes (`keys` of a re-run, else the profile's) and
+ * `keep_gps`; for transcode the video profile, the watermark and the automatic video addons it makes.
+ */
+export function jobSettingsOf(settings: GroupSettings, worker: JobWorker, keys?: readonly string[]): JobSettings {
+  const conversions = record(settings.conversions);
+  const profile = record(conversions.profile);
+  if (worker === 'transcode') {
+    const video = keyList(profile.video);
+    const auto = keyList(record(record(settings.addons).auto).video);
+    const watermark = conversions.watermark_asset_id;
+    return {
+      conversions: { ...(video ? { profile: { video } } : {}), watermark_asset_id: typeof watermark === 'string' ? watermark : null },
+      ...(auto ? { addons: { auto: { video: auto } } } : {}),
+    };
+  }
+  const image = keyList(profile.image);
+  const custom = record(conversions.custom);
+  const made = keys ?? image ?? [];
+  return {
+    conversions: { ...(image ? { profile: { image } } : {}), custom: Object.fromEntries(made.filter((k) => Object.hasOwn(custom, k)).map((k) => [k, custom[k]])) },
+    metadata: { keep_gps: record(settings.metadata).keep_gps === true },
+  };
+}
+
 /**
  * The group's automatic image addons (`addons.auto.image`) for one original, resolved before the transaction
  * (settings from auth, model states from the addon service): those to run, and those whose model is not available
@@ -17,6 +50,8 @@ export const processingPlan = processingPlanOf;
 export interface AutoAddons {
   run: readonly string[];
   unavailable: readonly string[];
+  /** The group's settings they were read from, read with them: the processing job carries its part (jobSettingsOf). */
+  settings?: GroupSettings;
 }
 
 export const NO_AUTO_ADDONS: AutoAddons = { run: [], unavailable: [] };
@@ -29,7 +64,8 @@ export type AutoAddonsOf = (groupId: number, contentType: string) => Promise<Aut
  * image the group's automatic addons, each a job of its own beside it (they read the original, not a conversion, so
  * they need not wait for it); or, when nothing needs doing, OK at once for a NOT_READY asset (with `file-processed`).
  * A NOT_READY asset stays so until every job opened here has ended (settleAsset, CONTRACT §16). Also re-creates the
- * profile's outputs of a live asset (undelete): the job runs while it stays as it is. Returns the asset as it now is.
+ * profile's outputs of a live asset (undelete): the job runs while it stays as it is. `auto` (asked before the
+ * transaction) also brings the group's settings, whose part the job carries. Returns the asset as it now is.
  */
 export async function startProcessing(tx: Tx, asset: Asset, createdBy: number, auto: AutoAddons = NO_AUTO_ADDONS): Promise<Asset> {
   const plan = processingPlan(asset.contentType);
@@ -38,7 +74,9 @@ export async function startProcessing(tx: Tx, asset: Asset, createdBy: number, a
     await settleAsset(tx, asset.groupId, asset.id);
     return (await tx.assets.findById(asset.groupId, asset.id)) ?? asset;
   }
-  const job = await tx.jobs.create({ groupId: asset.groupId, type: 'processing', worker: plan.worker, assetIds: [asset.id], steps: plan.steps, createdBy });
+  // The settings the worker reads go with the job (a job opened without them has its worker read them, as before).
+  const params = auto.settings ? { settings: jobSettingsOf(auto.settings, plan.worker) } : {};
+  const job = await tx.jobs.create({ groupId: asset.groupId, type: 'processing', worker: plan.worker, params, assetIds: [asset.id], steps: plan.steps, createdBy });
   await tx.commands.send(job, asset, 0);
   if (isImage(asset.contentType)) return openAutoAddons(tx, asset, auto, createdBy);
   return asset;

@@ -1,6 +1,7 @@
 import { canDeleteAsset, hasPermission, PERMISSION, type Principal } from '@dam/auth-tokens';
 import { conflict, forbidden, validationFailed } from '@dam/errors';
 import type { DeletionPayload } from '@dam/events';
+import type { GroupSettings } from '@dam/internal-api';
 import { conversionsPrefix } from '@dam/storage';
 import { addonResultsWithout } from './addon-labels';
 import { ADDONS } from './addons.use-case';
@@ -10,7 +11,7 @@ import { assetInTrash, assetNotFound } from './asset.errors';
 import { EXPORT_STEP } from './bulk-delete-export';
 import type { Job } from './job';
 import type { RemovedObject, RunInTransaction, Tx } from './ports';
-import { startProcessing } from './processing';
+import { NO_AUTO_ADDONS, startProcessing } from './processing';
 
 export interface DeleteResult {
   id: string;
@@ -103,10 +104,18 @@ export async function deleteAsset(runInTransaction: RunInTransaction, caller: Pr
  * Undelete (endpoint 8): out of the trash, the profile's conversions made again (a processing job), and
  * `file-undeleted`. Queued deletions under the asset's outputs are dropped first, so none can remove a new output.
  */
-export async function undeleteAsset(runInTransaction: RunInTransaction, caller: Principal, id: string, keys: string[]): Promise<DeleteResult> {
+export async function undeleteAsset(
+  runInTransaction: RunInTransaction,
+  caller: Principal,
+  id: string,
+  keys: string[],
+  /** The group's settings (asked before the transaction): the processing job carries its worker's part of them. */
+  settingsOf?: (groupId: number) => Promise<GroupSettings>,
+): Promise<DeleteResult> {
   if (keys.length !== 1 || keys[0] !== 'original') {
     throw validationFailed([{ path: 'keys', message: 'must be ["original"]: only the original can be undeleted' }]);
   }
+  const settings = settingsOf ? await settingsOf(caller.group_id) : undefined;
   return runInTransaction(async (tx) => {
     const asset = await deletableAsset(tx, caller, id, true);
     const restoring = 'the asset was restored before they were removed';
@@ -122,7 +131,7 @@ export async function undeleteAsset(runInTransaction: RunInTransaction, caller: 
       status: 'OK',
       message: 'The asset was restored; its conversions are being made again',
     });
-    await startProcessing(tx, restored, caller.user_id);
+    await startProcessing(tx, restored, caller.user_id, settings ? { ...NO_AUTO_ADDONS, settings } : NO_AUTO_ADDONS);
     return { id, keys, status: 'OK' };
   });
 }

@@ -56,7 +56,7 @@ export function trashRoutes(deps: TrashRouteDeps): Router {
 
   router.post('/api/v1/assets/trash/:id/undelete', validate(keysSchemas), async (req, res) => {
     const { params, body } = parsed(keysSchemas, req, res);
-    res.json(await undeleteAsset(deps.transactions, principalOf(res), params.id, body.keys));
+    res.json(await undeleteAsset(deps.transactions, principalOf(res), params.id, body.keys, (g) => deps.settings.get(String(g))));
   });
 
   router.post('/api/v1/assets/:id/delete', validate(keysSchemas), async (req, res) => {
