@@ -215,6 +215,23 @@ describe('conversion service (real NATS, S3, sharp)', () => {
     expect(await h.storage.stat(`conversions/g1/rerun/${checksum}/thumb.webp`)).toBeNull();
   });
 
+  it('makes what the job carries (the settings it was opened with) without asking auth; a job without them reads auth', async () => {
+    const bytes = await png(300, 200);
+    const checksum = await h.putOriginal('g2', 'carried', bytes);
+    // auth would answer SETTINGS (smart_imaging, thumb, narrow): the job was opened with another profile.
+    const settings = { conversions: { profile: { image: ['wide'] }, custom: { wide: { width: 150, format: 'png' } } }, metadata: { keep_gps: false } };
+    await h.publishJob('g2', 'carried', { checksum, contentType: 'image/png' }, { settings });
+    const report = await h.reportFor('carried');
+    expect(Object.keys(report.conversions)).toEqual(['wide']);
+    expect(report.conversions.wide).toMatchObject({ content_type: 'image/png', width: 150, height: 100 });
+    expect(auth.settingsCalls('g2')).toBe(0);
+
+    // A job opened by the previous release (no settings): the group's settings, from auth, as before.
+    await h.publishJob('g2', 'asked', { checksum: await h.putOriginal('g2', 'asked', bytes), contentType: 'image/png' });
+    expect(Object.keys((await h.reportFor('asked')).conversions).sort()).toEqual(['narrow', 'smart_imaging', 'thumb']);
+    expect(auth.settingsCalls('g2')).toBe(1);
+  });
+
   it('converts every input type: JPEG, PNG, WebP, AVIF, TIFF, GIF and SVG (rasterised)', async () => {
     const base = sharp({ create: { width: 400, height: 300, channels: 3, background: { r: 200, g: 40, b: 90 } } });
     const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="400" height="300"><rect width="400" height="300" fill="#c82a5a"/><script>alert(1)</script></svg>');

@@ -194,6 +194,21 @@ describe('transcode service (real ffmpeg, NATS, S3)', () => {
     expect(report.metadata).toMatchObject({ audio_codec: null, width: 320, height: 240 });
   });
 
+  it('makes what the job carries (the settings it was opened with) without asking auth; a job without them reads auth', async () => {
+    const checksum = await h.putOriginal('g2', 'carried', await makeVideo({ seconds: 2, width: 320, height: 240, audio: false }));
+    // auth would answer SETTINGS (seven keys, a watermark, the storyboard): the job was opened with one key and none.
+    const settings = { conversions: { profile: { video: ['clip_preview'] }, watermark_asset_id: null }, addons: { auto: { video: [] } } };
+    await h.publishJob('g2', 'carried', { checksum, contentType: 'video/mp4' }, { settings });
+    const report = await h.reportFor('carried', 60_000);
+    expect(Object.keys(report.conversions)).toEqual(['clip_preview']);
+    expect(auth.settingsCalls('g2')).toBe(0);
+
+    // A job opened by the previous release (no settings): auth is asked, as before.
+    await h.publishJob('g2', 'asked', { checksum: await h.putOriginal('g2', 'asked', await makeVideo({ seconds: 1, width: 320, height: 240, audio: false })), contentType: 'video/mp4' }, { keys: [] });
+    await h.reportFor('asked', 60_000);
+    expect(auth.settingsCalls('g2')).toBe(1);
+  });
+
   it('describes a video with nothing to make from ranges of the stored object, without downloading it', async () => {
     const checksum = await h.putOriginal('g1', 'describe-only', await makeVideo({ seconds: 3, width: 480, height: 270 }));
     await h.publishJob('g1', 'describe-only', { checksum, contentType: 'video/mp4' }, { keys: [] });

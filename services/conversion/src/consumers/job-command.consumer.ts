@@ -23,6 +23,7 @@ const inputOf = (command: JobCommand): ConvertAssetInput => ({
   assetId: command.asset_id,
   checksum: command.source_checksum,
   ...(command.source_key ? { sourceKey: command.source_key } : {}),
+  ...(command.settings ? { settings: command.settings } : {}),
 });
 
 /**

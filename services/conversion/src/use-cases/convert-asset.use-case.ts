@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { CompletedConversion, JobOutputs } from '@dam/events';
+import type { CompletedConversion, JobOutputs, JobSettings } from '@dam/events';
 import type { Logger } from '@dam/logging';
 import { conversionKey, conversionsPrefix, isOwnOriginalKey, originalKey, type Storage } from '@dam/storage';
 import type { GroupSettingsClient } from '@dam/internal-api';
@@ -20,9 +20,12 @@ export interface ConvertAssetInput {
   checksum: string;
   /** Where the original is (a replaced one is not at the first original key); default `originalKey`. */
   sourceKey?: string;
+  /** The group's settings as the job was opened with them; absent (a job of the previous release): read from auth. */
+  settings?: JobSettings;
 }
 
 export interface ConvertAssetDeps {
+  /** The group's settings, for a job that does not carry them (opened by the previous release). */
   settings: GroupSettingsClient;
   storage: Storage;
   images: ImageProcessor;
@@ -116,8 +119,8 @@ export const failureReport = (input: ConvertAssetInput, key: string, message: st
  * Produces the group's image profile for one original and returns the report for metadata. The original is
  * read whole first, into memory when small and else into a temporary file (sharp would otherwise buffer a
  * streamed input whole in memory): libvips then reads just the header for the size check and decodes once per
- * output. Transient failures
- * (settings, storage) throw so the message is retried; outputs are keyed by checksum, so a retry overwrites them.
+ * output. Transient failures (storage, or settings where the job does not carry them) throw so the message is
+ * retried; outputs are keyed by checksum, so a retry overwrites them.
  */
 export async function convertAsset(
   input: ConvertAssetInput,
@@ -135,10 +138,11 @@ export async function convertAsset(
   };
   const dir = await mkdtemp(path.join(deps.workDir ?? tmpdir(), 'dam-conversion-'));
   try {
-    // The group's settings (read fresh) and the original at once: the round trip to auth hides behind the
-    // download. Both are awaited before either failure is thrown, so nothing keeps writing into `dir`.
+    // The job's own settings (only a job opened by the previous release comes without them: auth is asked, the round
+    // trip hidden behind the download) and the original. Both are awaited before either failure is thrown, so
+    // nothing keeps writing into `dir`.
     const [fetchedSettings, fetchedSource] = await Promise.allSettled([
-      deps.settings.get(input.groupId),
+      input.settings ?? deps.settings.get(input.groupId),
       (async () => fetchOriginal(await deps.storage.getStream(sourceKeyOf(input)), path.join(dir, 'original'), deps.inMemoryMaxBytes ?? IN_MEMORY_MAX_BYTES))(),
     ]);
     if (fetchedSettings.status === 'rejected') throw fetchedSettings.reason;

@@ -21,6 +21,7 @@ const inputOf = (command: JobCommand): TranscodeInput => ({
   checksum: command.source_checksum,
   ...(command.source_key ? { sourceKey: command.source_key } : {}),
   ...(command.keys ? { keys: command.keys } : {}),
+  ...(command.settings ? { settings: command.settings } : {}),
 });
 
 /** A report that the original itself failed (`errors.original`): the asset turns ERROR with the tool's reason. */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
-import { completedConversionSchema, type CompletedConversion, type JobOutputs } from '@dam/events';
+import { completedConversionSchema, type CompletedConversion, type JobOutputs, type JobSettings } from '@dam/events';
 import type { GroupSettingsClient } from '@dam/internal-api';
 import type { TranscodeStep } from '@dam/jobs';
 import type { Logger } from '@dam/logging';
@@ -23,6 +23,8 @@ export interface TranscodeInput {
   sourceKey?: string;
   /** Only these keys (a `process` request); absent: the group's video profile and automatic video addons. */
   keys?: readonly string[];
+  /** The group's settings as the job was opened with them; absent (a job of the previous release): read from auth. */
+  settings?: JobSettings;
 }
 
 /** The group's watermark image (an asset of the group), or undefined when it is gone. */
@@ -31,6 +33,7 @@ export type WatermarkSource = (groupId: string, assetId: string) => Promise<{ ob
 export interface TranscodeDeps {
   storage: Storage;
   ffmpeg: Ffmpeg;
+  /** The group's settings, for a job that does not carry them (opened by the previous release). */
   settings: GroupSettingsClient;
   watermarkSource: WatermarkSource;
   logger: Logger;
@@ -92,7 +95,8 @@ function sourceKeyOf(input: TranscodeInput): string {
  * Makes one video's transcodes. Every output is stored as soon as it is made, and then a marker naming the job
  * (`<prefix>_transcode/<key>.json`) is written: a worker that picks the same job up after a crash makes only
  * what has no marker, and an output is never listed before all its files are stored (multi-file outputs store
- * their descriptor last). Transient failures (storage, settings) throw so the job is retried.
+ * their descriptor last). Transient failures (storage, or settings where the job does not carry them) throw so the
+ * job is retried.
  */
 export async function transcodeAsset(input: TranscodeInput, deps: TranscodeDeps, report: TranscodeProgress): Promise<JobOutputs> {
   const at = (step: TranscodeStep, fraction: number) => {
@@ -100,7 +104,8 @@ export async function transcodeAsset(input: TranscodeInput, deps: TranscodeDeps,
     report.progress(from + (to - from) * Math.min(1, Math.max(0, fraction)));
   };
   report.step('preprocess');
-  const settings = (await deps.settings.get(input.groupId)) as Settings;
+  // The job's own settings; only a job opened by the previous release comes without them and has auth asked.
+  const settings = (input.settings ?? (await deps.settings.get(input.groupId))) as Settings;
   const keys = keysOf(settings, input.keys);
   const prefix = conversionsPrefix(input.groupId, input.assetId, input.checksum);
   const dir = await mkdtemp(path.join(deps.workDir ?? tmpdir(), 'dam-transcode-'));
