@@ -5,6 +5,7 @@ import { createLogger } from '@dam/logging';
 import { startNats, waitFor, type TestNats } from '@dam/testing';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { NotificationRepository } from '../src/adapters/notification.repository';
+import { pgAuthStore } from '../src/adapters/pg-store';
 import { NOTICES_DURABLE, noticesWorker } from '../src/consumers/notices.consumer';
 import { ADMIN, call, principalHeaders, startAuth, type TestAuth } from './helpers';
 
@@ -26,7 +27,7 @@ beforeAll(async () => {
   auth = await startAuth();
   // The consumer as auth's main.ts runs it, as the auth NATS identity.
   authNc = await connectNats(nats.url, 'auth', nats.seed('auth'));
-  const consumer = await noticesWorker(authNc, auth.pool, createLogger({ service: 'auth-test', level: 'silent' })).start();
+  const consumer = await noticesWorker(authNc, pgAuthStore(auth.pool), createLogger({ service: 'auth-test', level: 'silent' })).start();
   stopConsumer = () => consumer.stop();
   for (const [name, role_id] of [['manager', 2], ['user', 3], ['other', 3]] as const) {
     const res = await call(`${auth.url}/api/v1/users`, 'POST', { email: `${name}@example.com`, password: PASSWORD, role_id }, principalHeaders(1, 1, 1));
@@ -167,6 +168,10 @@ describe("Login's notifications", () => {
     await auth.pool.query(`UPDATE consumed_notices SET consumed_at = now() - interval '31 days'`);
     expect(await store.prune(30)).toBe(56);
     expect((await auth.pool.query('SELECT count(*)::int AS n FROM consumed_notices')).rows[0].n).toBe(0);
+    // A retention shorter than the stream keeps notices still keeps their ids (a redelivery stays one message).
+    await auth.pool.query(`INSERT INTO consumed_notices (id, consumed_at) VALUES ('six-days', now() - interval '6 days')`);
+    await store.prune(1);
+    expect((await auth.pool.query(`SELECT id FROM consumed_notices`)).rows).toEqual([{ id: 'six-days' }]);
     expect(await notificationsOf('other@example.com')).toEqual(['recent']);
   });
 });

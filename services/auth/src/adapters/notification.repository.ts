@@ -1,10 +1,14 @@
-import { withTransaction, type Pool, type PoolClient } from '@dam/db';
+import type { Pool, PoolClient } from '@dam/db';
+import type { Notifications } from '../domain/ports';
 import { shownMessage, type Audience, type NewNotification } from '../domain/notifications';
 
 type Queryable = Pick<Pool | PoolClient, 'query'>;
 
+/** Longer than DAM_INTERNAL keeps messages (a week, libs/events nats.ts). */
+const CONSUMED_IDS_MIN_DAYS = 8;
+
 /** `user_notifications` and `consumed_notices`: Login's messages, auth's alone. */
-export class NotificationRepository {
+export class NotificationRepository implements Notifications {
   constructor(private readonly db: Queryable) {}
 
   /**
@@ -40,17 +44,10 @@ export class NotificationRepository {
     return rows.map((r) => r.id);
   }
 
-  /**
-   * Runs `fn` in a transaction once per notice id: false (and nothing done) when the notice was already consumed.
-   * The claim and the messages commit together, so a redelivery after a crash either finds both or neither.
-   */
-  static async onceFor(pool: Pool, noticeId: string, fn: (store: NotificationRepository) => Promise<void>): Promise<boolean> {
-    return withTransaction(pool, async (client) => {
-      const fresh = await client.query('INSERT INTO consumed_notices (id) VALUES ($1) ON CONFLICT (id) DO NOTHING', [noticeId]);
-      if ((fresh.rowCount ?? 0) === 0) return false;
-      await fn(new NotificationRepository(client));
-      return true;
-    });
+  /** Claims a notice id (`consumed_notices`): false when it was claimed before. */
+  async claimNotice(noticeId: string): Promise<boolean> {
+    const fresh = await this.db.query('INSERT INTO consumed_notices (id) VALUES ($1) ON CONFLICT (id) DO NOTHING', [noticeId]);
+    return (fresh.rowCount ?? 0) > 0;
   }
 
   /**
@@ -76,10 +73,12 @@ export class NotificationRepository {
          SELECT id FROM user_notifications WHERE created_at < now() - make_interval(days => $1) LIMIT 5000)`,
       [retentionDays],
     );
+    // The ids outlive DAM_INTERNAL's week whatever the retention: a notice still in the stream (a durable made again
+    // reads it from the start) must find its id and stay one message.
     await this.db.query(
       `DELETE FROM consumed_notices WHERE id IN (
          SELECT id FROM consumed_notices WHERE consumed_at < now() - make_interval(days => $1) LIMIT 5000)`,
-      [retentionDays],
+      [Math.max(retentionDays, CONSUMED_IDS_MIN_DAYS)],
     );
     return messages.rowCount ?? 0;
   }
