@@ -1,19 +1,20 @@
 import type { Express } from 'express';
 import { requireRoutePermission, type ServiceVerifier } from '@dam/auth-tokens';
 import { ping, type Pool } from '@dam/db';
-import { createHttpApp, finishApp, type ReadinessCheck } from '@dam/http';
+import { createHttpApp, finishApp, outboundTargetProblem, outboundUrlProblem, type ReadinessCheck } from '@dam/http';
 import type { Logger } from '@dam/logging';
-import { LoginLimiter, type LoginLimits } from './domain/login-limiter';
-import { apiKeyRoutes } from './routes/api-keys.routes';
-import { groupRoutes } from './routes/groups.routes';
-import { internalRoutes } from './routes/internal.routes';
-import { loginRoutes } from './routes/login.routes';
-import type { AssetDirectory } from './adapters/metadata-assets.client';
-import { settingsRoutes } from './routes/settings.routes';
-import { userRoutes } from './routes/users.routes';
-import { usageRoutes } from './routes/usage.routes';
-import { UsageRepository } from './adapters/usage.repository';
 import { LoginAttemptRepository } from './adapters/login-attempt.repository';
+import { pgAuthStore } from './adapters/pg-store';
+import { UsageRepository } from './adapters/usage.repository';
+import { LoginLimiter, type LoginLimits } from './domain/login-limiter';
+import type { AssetDirectory } from './domain/ports';
+import { apiKeyRoutes } from './http/api-keys.routes';
+import { groupRoutes } from './http/groups.routes';
+import { internalRoutes } from './http/internal.routes';
+import { loginRoutes } from './http/login.routes';
+import { settingsRoutes } from './http/settings.routes';
+import { usageRoutes } from './http/usage.routes';
+import { userRoutes } from './http/users.routes';
 
 export interface AuthAppDeps {
   pool: Pool;
@@ -62,28 +63,32 @@ function guardRoutes(app: Express, verifier: ServiceVerifier): void {
   app.use('/api', requireRoutePermission('auth'));
 }
 
+/** The app over auth's PostgreSQL records: the adapters are built here once, from the pool main.ts gives it. */
 export function createAuthApp(deps: AuthAppDeps): Express {
   const app = createHttpApp({ logger: deps.logger, readiness: deps.readiness ?? (async () => ({ postgres: await ping(deps.pool) })) });
   guardRoutes(app, deps.verifier);
+  const store = pgAuthStore(deps.pool);
+  const { webhookAllowHosts } = deps;
   app.use(
     loginRoutes({
-      pool: deps.pool,
+      store,
       limiter: new LoginLimiter(new LoginAttemptRepository(deps.pool), deps.loginLimits, deps.now),
       jwtSecret: deps.jwtSecret,
       ...(deps.jwtPreviousSecret ? { jwtPreviousSecret: deps.jwtPreviousSecret } : {}),
       jwtTtlSeconds: deps.jwtTtlSeconds,
     }),
   );
-  app.use(internalRoutes(deps.pool));
-  app.use(userRoutes(deps.pool));
-  app.use(groupRoutes(deps.pool));
-  app.use(apiKeyRoutes(deps.pool));
+  app.use(internalRoutes(store));
+  app.use(userRoutes(store));
+  app.use(groupRoutes(store));
+  app.use(apiKeyRoutes(store));
   app.use(
     settingsRoutes({
-      pool: deps.pool,
+      store,
       assets: deps.assets,
-      webhookAllowHosts: deps.webhookAllowHosts,
-      logger: deps.logger,
+      // CONTRACT §11: by its name, then by what the name resolves to.
+      webhookUrlProblem: async (url) => outboundUrlProblem(url, webhookAllowHosts) ?? (await outboundTargetProblem(url, { allowHosts: webhookAllowHosts })),
+      onAnnounceFailed: (error, groupId) => deps.logger.warn({ err: error, group_id: groupId }, 'settings change not announced'),
       ...(deps.announceSettingsChange ? { announce: deps.announceSettingsChange } : {}),
     }),
   );

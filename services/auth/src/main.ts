@@ -1,7 +1,6 @@
 import { telemetry } from './instrument'; // must stay the first import
-import path from 'node:path';
 import { bucketReplayStore, createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
-import { createPool, migrate, ping } from '@dam/db';
+import { createPool, ping } from '@dam/db';
 import { parseAllowHosts, runMain, runService, startPoller } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { httpAssetDirectory } from './adapters/metadata-assets.client';
@@ -10,9 +9,10 @@ import { isDefaultAdmin, loadAuthConfig } from './config';
 import { announceSettingsChanged, connectNats, DAM_INTERNAL, natsReachable, kvBucketOptions, openServiceTokenBucket, waitForStreams } from '@dam/events';
 import { UsageRepository } from './adapters/usage.repository';
 import { LoginAttemptRepository } from './adapters/login-attempt.repository';
+import { pgAuthStore } from './adapters/pg-store';
 import { usageWorker } from './consumers/usage.consumer';
 import { noticesWorker } from './consumers/notices.consumer';
-import { NotificationRepository } from './adapters/notification.repository';
+import { migrateAuth } from './migrations';
 import { bootstrap } from './use-cases/bootstrap.use-case';
 
 async function main(): Promise<void> {
@@ -20,9 +20,10 @@ async function main(): Promise<void> {
   const logger = createLogger({ service: 'auth', level: config.LOG_LEVEL });
   const pool = createPool(config);
 
-  const applied = await migrate(pool, path.join(__dirname, 'migrations'));
+  const applied = await migrateAuth(pool);
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
-  const boot = await bootstrap(pool, { email: config.ADMIN_EMAIL, password: config.ADMIN_PASSWORD });
+  const store = pgAuthStore(pool);
+  const boot = await bootstrap(store, { email: config.ADMIN_EMAIL, password: config.ADMIN_PASSWORD });
   if (boot.created) {
     logger.info(
       { group_id: boot.group_id, admin_user_id: boot.admin_user_id, admin_email: config.ADMIN_EMAIL },
@@ -48,7 +49,7 @@ async function main(): Promise<void> {
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     checks: { postgres: () => ping(pool), ...(nc ? { nats: () => natsReachable(nc) } : {}) },
     workers: [
-      ...(nc ? [usageWorker(nc, usage, logger), noticesWorker(nc, pool, logger)] : []),
+      ...(nc ? [usageWorker(nc, usage, logger), noticesWorker(nc, store, logger)] : []),
       {
         kind: 'poller' as const,
         // The login limiter's counts all replicas share, once their windows are over.
@@ -65,7 +66,7 @@ async function main(): Promise<void> {
         // Login's notifications past their retention, seen or not.
         name: 'notification-pruning',
         start: () =>
-          startPoller({ name: 'notification-pruning', intervalMs: 3_600_000, logger, run: () => new NotificationRepository(pool).prune(config.NOTIFICATION_RETENTION_DAYS) }),
+          startPoller({ name: 'notification-pruning', intervalMs: 3_600_000, logger, run: () => store.notifications.prune(config.NOTIFICATION_RETENTION_DAYS) }),
       },
     ],
     // Closed after in-flight requests drained, so the pool is no longer in use.

@@ -1,13 +1,14 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import path from 'node:path';
 import { createServiceVerifier, parseTrustedKeys, permissionsFor, ROLE_NAMES, type Principal } from '@dam/auth-tokens';
-import { createPool, migrate, type Pool } from '@dam/db';
+import { createPool, type Pool } from '@dam/db';
 import { createLogger } from '@dam/logging';
 import { createDatabase, serviceIdentities } from '@dam/testing';
-import type { AssetDirectory } from '../src/adapters/metadata-assets.client';
+import { pgAuthStore } from '../src/adapters/pg-store';
 import { createAuthApp } from '../src/app';
 import type { LoginLimits } from '../src/domain/login-limiter';
+import type { AssetDirectory } from '../src/domain/ports';
+import { migrateAuth } from '../src/migrations';
 import { bootstrap } from '../src/use-cases/bootstrap.use-case';
 
 export const JWT_SECRET = 'test-jwt-secret-0123456789';
@@ -26,7 +27,7 @@ export interface TestAuth {
 /** A pool on a fresh database (or on `database`), migrated. */
 export async function migratedPool(database?: string): Promise<Pool> {
   const pool = createPool(database ?? (await createDatabase('auth')));
-  await migrate(pool, path.join(__dirname, '..', 'src', 'migrations'));
+  await migrateAuth(pool);
   return pool;
 }
 
@@ -48,7 +49,7 @@ export interface StartOptions {
 export async function startAuth(limits: Partial<LoginLimits> = {}, opts: StartOptions = {}): Promise<TestAuth> {
   const database = opts.database ?? (await createDatabase('auth'));
   const pool = await migratedPool(database);
-  await bootstrap(pool, ADMIN);
+  await bootstrap(pgAuthStore(pool), ADMIN);
   const app = createAuthApp({
     pool,
     logger: createLogger({ service: 'auth-test', level: 'silent' }),

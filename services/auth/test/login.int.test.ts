@@ -1,15 +1,16 @@
 import { verifyJwt } from '@dam/auth-tokens';
 import { scaled } from '@dam/testing';
 import { ADMIN, JWT_SECRET, asService, call, migratedPool, principalHeaders, startAuth, type TestAuth } from './helpers';
+import { pgAuthStore } from '../src/adapters/pg-store';
 import { bootstrap } from '../src/use-cases/bootstrap.use-case';
 
 describe('bootstrap', () => {
   it('creates group 1 and its ADMIN once, even when starts race', async () => {
     const pool = await migratedPool();
     try {
-      const results = await Promise.all([bootstrap(pool, ADMIN), bootstrap(pool, ADMIN), bootstrap(pool, ADMIN)]);
+      const results = await Promise.all([bootstrap(pgAuthStore(pool), ADMIN), bootstrap(pgAuthStore(pool), ADMIN), bootstrap(pgAuthStore(pool), ADMIN)]);
       expect(results.filter((r) => r.created)).toHaveLength(1);
-      expect(await bootstrap(pool, ADMIN)).toEqual({ created: false });
+      expect(await bootstrap(pgAuthStore(pool), ADMIN)).toEqual({ created: false });
       const groups = await pool.query('SELECT id FROM groups');
       expect(groups.rows).toEqual([{ id: 1 }]);
       const users = await pool.query('SELECT id, group_id, role_id, email FROM users');

@@ -2,7 +2,8 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
 import { createServiceVerifier, parseTrustedKeys, principalOf, type Principal } from '@dam/auth-tokens';
-import { httpAssetDirectory, type AssetDirectory } from '../src/adapters/metadata-assets.client';
+import { httpAssetDirectory } from '../src/adapters/metadata-assets.client';
+import type { AssetDirectory } from '../src/domain/ports';
 import { call, identities, principalHeaders, startAuth, type TestAuth } from './helpers';
 
 const MINE = 'M'.repeat(32);

@@ -1,23 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type { ApiKeyRecord } from '../domain/api-keys';
-import { offsetOf, type Db, type Page } from './db';
+import type { ApiKeys, KeyWithUser, Page } from '../domain/ports';
+import { offsetOf, type Db } from './db';
 
 /** Same form as a user's accessID: a link does not tell whether a key or a signed-in user minted it. */
 export const newKeyAccessId = (): string => randomBytes(16).toString('hex');
 
 const COLUMNS = 'id, group_id, user_id, name, role, created_at';
 
-export interface ActiveKey {
-  key: ApiKeyRecord;
-  user_role_id: number;
-}
-
-/** The key whose links carry an accessID, with its user's state. */
-export interface LinkKey extends ActiveKey {
-  user_disabled: boolean;
-}
-
-export class ApiKeyRepository {
+export class ApiKeyRepository implements ApiKeys {
   constructor(private readonly db: Db) {}
 
   async insert(k: Omit<ApiKeyRecord, 'created_at'>, keyHash: string): Promise<ApiKeyRecord> {
@@ -53,18 +44,9 @@ export class ApiKeyRepository {
     await this.db.query('UPDATE api_keys SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL', [userId]);
   }
 
-  /** A key works only while it is not revoked and its creator is still enabled. */
-  async findActiveByHash(keyHash: string): Promise<ActiveKey | undefined> {
-    const r = await this.db.query<ApiKeyRecord & { user_role_id: number }>(
-      `SELECT k.id, k.group_id, k.user_id, k.name, k.role, k.created_at, u.role_id AS user_role_id
-       FROM api_keys k JOIN users u ON u.id = k.user_id
-       WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND NOT u.disabled AND u.deleted_at IS NULL`,
-      [keyHash],
-    );
-    const row = r.rows[0];
-    if (!row) return undefined;
-    const { user_role_id, ...key } = row;
-    return { key, user_role_id };
+  /** The unrevoked key of this hash, of a user not deleted, with its user's role and state. */
+  async findByHash(keyHash: string): Promise<KeyWithUser | undefined> {
+    return this.findOne('k.key_hash = $1', keyHash);
   }
 
   /** The accessID of a key's links, while the key is not revoked (its user may be disabled: the edge says 403). */
@@ -77,12 +59,16 @@ export class ApiKeyRepository {
   }
 
   /** The unrevoked key whose links carry this accessID, of a user not deleted. */
-  async findByAccessId(accessId: string): Promise<LinkKey | undefined> {
+  async findByAccessId(accessId: string): Promise<KeyWithUser | undefined> {
+    return this.findOne('k.access_id = $1', accessId);
+  }
+
+  private async findOne(where: 'k.key_hash = $1' | 'k.access_id = $1', value: string): Promise<KeyWithUser | undefined> {
     const r = await this.db.query<ApiKeyRecord & { user_role_id: number; user_disabled: boolean }>(
       `SELECT k.id, k.group_id, k.user_id, k.name, k.role, k.created_at, u.role_id AS user_role_id, u.disabled AS user_disabled
        FROM api_keys k JOIN users u ON u.id = k.user_id
-       WHERE k.access_id = $1 AND k.revoked_at IS NULL AND u.deleted_at IS NULL`,
-      [accessId],
+       WHERE ${where} AND k.revoked_at IS NULL AND u.deleted_at IS NULL`,
+      [value],
     );
     const row = r.rows[0];
     if (!row) return undefined;

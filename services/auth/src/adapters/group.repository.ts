@@ -1,12 +1,7 @@
+import type { GroupRecord, Groups } from '../domain/ports';
 import type { Db } from './db';
 
-export interface GroupRecord {
-  id: number;
-  name: string;
-  created_at: Date;
-}
-
-export class GroupRepository {
+export class GroupRepository implements Groups {
   constructor(private readonly db: Db) {}
 
   async insert(name: string): Promise<GroupRecord> {

@@ -1,11 +1,8 @@
-import type { Principal, ServiceSigner } from '@dam/auth-tokens';
+import type { ServiceSigner } from '@dam/auth-tokens';
+import type { AssetDirectory } from '../domain/ports';
 import { unavailable } from '@dam/errors';
 import { assetsExistResponse, internalClient, INTERNAL_PATHS } from '@dam/internal-api';
 
-/** Which of these asset ids exist in the principal's group (metadata decides; auth holds no assets). */
-export interface AssetDirectory {
-  existing(principal: Principal, ids: string[]): Promise<string[]>;
-}
 
 /** metadata `POST /internal/v1/assets/exists`, as auth, for the user changing settings. */
 export function httpAssetDirectory(opts: { baseUrl: string; signer: ServiceSigner; timeoutMs?: number }): AssetDirectory {

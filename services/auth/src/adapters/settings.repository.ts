@@ -1,7 +1,8 @@
 import { withDefaults, type Settings } from '../domain/settings';
+import type { SettingsStore } from '../domain/ports';
 import type { Db } from './db';
 
-export class SettingsRepository {
+export class SettingsRepository implements SettingsStore {
   constructor(private readonly db: Db) {}
 
   async get(groupId: number, forUpdate = false): Promise<Settings | undefined> {

@@ -1,17 +1,14 @@
 import { withTransaction, type Pool } from '@dam/db';
 import { GAUGE_METRICS, type UsageMetric, type UsageRecord } from '@dam/events';
 
-export type UsagePeriod = '1h' | '24h' | '7d';
+import type { UsagePeriod, UsageSeries, UsageStore } from '../domain/ports';
+
+export type { UsagePeriod, UsageSeries } from '../domain/ports';
 const PERIOD_SQL: Record<UsagePeriod, string> = { '1h': '1 hour', '24h': '1 day', '7d': '7 days' };
 const TRUNC: Record<UsagePeriod, string> = { '1h': 'hour', '24h': 'day', '7d': 'day' };
 
-export interface UsageSeries {
-  series: Array<{ start: string; value: number }>;
-  total: number;
-}
-
 /** `usage_records`, `usage_hours` and `usage_gauges`: usage statistics as auth keeps them. */
-export class UsageRepository {
+export class UsageRepository implements UsageStore {
   constructor(private readonly pool: Pool) {}
 
   /** Counts a record once, whatever number of times it arrives; returns whether it was new. */

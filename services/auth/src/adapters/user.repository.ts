@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { conflict } from '@dam/errors';
 import type { UserRecord } from '../domain/users';
-import { isUniqueViolation, offsetOf, type Db, type Page } from './db';
+import type { NewUser, Page, UserChanges, Users } from '../domain/ports';
+import { isUniqueViolation, offsetOf, type Db } from './db';
 
 const COLUMNS = `id, group_id, email, password_hash, first_name, last_name, role_id, disabled, preferences,
   upload_key, access_id, token_epoch, created_at, updated_at`;
@@ -9,15 +10,7 @@ const COLUMNS = `id, group_id, email, password_hash, first_name, last_name, role
 const newAccessId = (): string => randomBytes(16).toString('hex');
 const newUploadKey = (): string => `upk_${randomBytes(24).toString('base64url')}`;
 
-export type NewUser = Pick<UserRecord, 'group_id' | 'email' | 'password_hash' | 'first_name' | 'last_name' | 'role_id'>;
-
-export interface UserChanges {
-  role_id?: number;
-  disabled?: boolean;
-  password_hash?: string;
-}
-
-export class UserRepository {
+export class UserRepository implements Users {
   constructor(private readonly db: Db) {}
 
   /** Every live account of an email, oldest first: an email is unique per group only. */
@@ -30,9 +23,9 @@ export class UserRepository {
   }
 
   /** Group scoping is part of the query: a user of another group is simply not found. */
-  async findVisible(groupId: number, id: number): Promise<UserRecord | undefined> {
+  async findVisible(groupId: number, id: number, forUpdate = false): Promise<UserRecord | undefined> {
     const r = await this.db.query<UserRecord>(
-      `SELECT ${COLUMNS} FROM users WHERE group_id = $1 AND id = $2 AND deleted_at IS NULL`,
+      `SELECT ${COLUMNS} FROM users WHERE group_id = $1 AND id = $2 AND deleted_at IS NULL${forUpdate ? ' FOR UPDATE' : ''}`,
       [groupId, id],
     );
     return r.rows[0];

@@ -1,7 +1,7 @@
 import type { NatsConnection } from '@nats-io/nats-core';
-import type { Pool } from '@dam/db';
 import { consumerWorker, DAM_INTERNAL, noticeKindOf, NOTICES_FILTER, noticeSchema, type ConsumerWorker } from '@dam/events';
 import type { Logger } from '@dam/logging';
+import type { AuthStore } from '../domain/ports';
 import { recordNotice } from '../use-cases/record-notice.use-case';
 
 export const NOTICES_DURABLE = 'auth-notices';
@@ -11,7 +11,7 @@ export const NOTICES_DURABLE = 'auth-notices';
  * kind's subject may be published only by the service that records it, so a notice counts only under its own
  * subject: webhook cannot tell a user that a job failed.
  */
-export function noticesWorker(nc: NatsConnection, pool: Pool, logger: Logger): ConsumerWorker {
+export function noticesWorker(nc: NatsConnection, store: AuthStore, logger: Logger): ConsumerWorker {
   return consumerWorker({
     nc,
     stream: DAM_INTERNAL,
@@ -25,7 +25,7 @@ export function noticesWorker(nc: NatsConnection, pool: Pool, logger: Logger): C
         logger.warn({ subject: ctx.subject, kind: notice.kind, id: notice.id }, 'notice of another kind than its subject: dropped');
         return;
       }
-      await recordNotice(pool, notice);
+      await recordNotice(store, notice);
     },
     logger,
   });

@@ -1,7 +1,7 @@
 import type { NatsConnection } from '@nats-io/nats-core';
 import { consumerWorker, DAM_INTERNAL, SUBJECT_USAGE_PREFIX, usageMetricOf, usageRecordSchema, type ConsumerWorker } from '@dam/events';
 import type { Logger } from '@dam/logging';
-import type { UsageRepository } from '../adapters/usage.repository';
+import type { UsageStore } from '../domain/ports';
 
 export const USAGE_DURABLE = 'auth-usage';
 
@@ -10,7 +10,7 @@ export const USAGE_DURABLE = 'auth-usage';
  * only by the service that counts it, so a record counts only under its subject's metric: the gateway cannot write
  * cdn_bytes (or storage) by naming them in an api_requests record.
  */
-export function usageWorker(nc: NatsConnection, usage: UsageRepository, logger: Logger): ConsumerWorker {
+export function usageWorker(nc: NatsConnection, usage: UsageStore, logger: Logger): ConsumerWorker {
   return consumerWorker({
     nc,
     stream: DAM_INTERNAL,

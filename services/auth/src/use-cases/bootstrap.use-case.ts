@@ -1,5 +1,4 @@
-import { withTransaction, type Pool } from '@dam/db';
-import { GroupRepository } from '../adapters/group.repository';
+import type { AuthStore } from '../domain/ports';
 import { hashPassword } from '../domain/passwords';
 import { insertGroupWithAdmin } from './create-group.use-case';
 
@@ -12,17 +11,17 @@ export interface BootstrapResult {
 }
 
 /**
- * First start on an empty database: group 1 and its ADMIN. A transaction-scoped advisory lock makes
- * concurrent starts queue up; whoever comes second sees the group and does nothing.
+ * First start on an empty database: group 1 and its ADMIN. A transaction-scoped lock makes concurrent starts
+ * queue up; whoever comes second sees the group and does nothing.
  */
-export async function bootstrap(pool: Pool, admin: { email: string; password: string }): Promise<BootstrapResult> {
-  if ((await new GroupRepository(pool).count()) > 0) return { created: false };
+export async function bootstrap(store: AuthStore, admin: { email: string; password: string }): Promise<BootstrapResult> {
+  if ((await store.groups.count()) > 0) return { created: false };
   const passwordHash = await hashPassword(admin.password);
-  return withTransaction(pool, async (client) => {
-    await client.query('SELECT pg_advisory_xact_lock($1)', [BOOTSTRAP_LOCK]);
-    if ((await new GroupRepository(client).count()) > 0) return { created: false };
+  return store.transaction(async (tx) => {
+    await tx.lock(BOOTSTRAP_LOCK);
+    if ((await tx.groups.count()) > 0) return { created: false };
     const { group, admin: user } = await insertGroupWithAdmin(
-      client,
+      tx,
       { name: 'Default', admin: { email: admin.email, password: admin.password, first_name: 'Admin', last_name: '' } },
       passwordHash,
     );

@@ -1,8 +1,6 @@
-import { ROLES } from '@dam/auth-tokens';
-import { withTransaction, type Pool, type PoolClient } from '@dam/db';
-import { GroupRepository, type GroupRecord } from '../adapters/group.repository';
-import { SettingsRepository } from '../adapters/settings.repository';
-import { UserRepository } from '../adapters/user.repository';
+import { PERMISSION, ROLES, hasPermission, type Principal } from '@dam/auth-tokens';
+import { forbidden } from '@dam/errors';
+import type { AuthStore, AuthTx, GroupRecord } from '../domain/ports';
 import { hashPassword } from '../domain/passwords';
 import { defaultSettings } from '../domain/settings';
 import { normalizeEmail, type UserRecord } from '../domain/users';
@@ -12,15 +10,14 @@ export interface NewGroupInput {
   admin: { email: string; password: string; first_name: string; last_name: string };
 }
 
+/** The operator's group (1) creates tenants; nobody else can. */
+const ROOT_GROUP = 1;
+
 /** Inside the caller's transaction: a group, its default settings and its ADMIN, all or nothing. */
-export async function insertGroupWithAdmin(
-  client: PoolClient,
-  input: NewGroupInput,
-  passwordHash: string,
-): Promise<{ group: GroupRecord; admin: UserRecord }> {
-  const group = await new GroupRepository(client).insert(input.name);
-  await new SettingsRepository(client).insert(group.id, defaultSettings());
-  const admin = await new UserRepository(client).insert({
+export async function insertGroupWithAdmin(tx: AuthTx, input: NewGroupInput, passwordHash: string): Promise<{ group: GroupRecord; admin: UserRecord }> {
+  const group = await tx.groups.insert(input.name);
+  await tx.settings.insert(group.id, defaultSettings());
+  const admin = await tx.users.insert({
     group_id: group.id,
     email: normalizeEmail(input.admin.email),
     password_hash: passwordHash,
@@ -31,8 +28,12 @@ export async function insertGroupWithAdmin(
   return { group, admin };
 }
 
-export async function createGroup(pool: Pool, input: NewGroupInput): Promise<{ group: GroupRecord; admin: UserRecord }> {
+/** A new tenant with its ADMIN, by the ADMIN of group 1 only. */
+export async function createGroup(store: AuthStore, p: Principal, input: NewGroupInput): Promise<{ group: GroupRecord; admin: UserRecord }> {
+  if (p.group_id !== ROOT_GROUP || p.role_id !== ROLES.ADMIN || !hasPermission(p, PERMISSION.MANAGE_USERS)) {
+    throw forbidden('Only the ADMIN of group 1 can create groups');
+  }
   // Hash outside the transaction: the KDF is slow and must not hold a connection with open locks.
   const passwordHash = await hashPassword(input.admin.password);
-  return withTransaction(pool, (client) => insertGroupWithAdmin(client, input, passwordHash));
+  return store.transaction((tx) => insertGroupWithAdmin(tx, input, passwordHash));
 }

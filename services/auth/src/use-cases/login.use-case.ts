@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ROLE_NAMES, permissionsFor, signJwt } from '@dam/auth-tokens';
 import { forbidden, unauthenticated } from '@dam/errors';
-import type { UserRepository } from '../adapters/user.repository';
 import type { LoginLimiter } from '../domain/login-limiter';
 import { NOTIFICATIONS_PER_LOGIN } from '../domain/notifications';
+import type { Notifications, Users } from '../domain/ports';
 import { verifyAgainstDummy, verifyPassword } from '../domain/passwords';
 import { normalizeEmail, usernameOf, type UserRecord } from '../domain/users';
 
@@ -23,15 +23,12 @@ export interface LoginResult {
 }
 
 /** The user's messages (auth's own table: no other service is asked during a login). */
-export interface NotificationInbox {
-  /** The unseen messages, at most `limit` (the newest), oldest first; they count as seen from now on. */
-  takeUnseen(userId: number, limit: number): Promise<string[]>;
-}
+export type NotificationInbox = Pick<Notifications, 'takeUnseen'>;
 
 export interface LoginDeps {
-  users: UserRepository;
+  users: Users;
   notifications: NotificationInbox;
-  limiter: LoginLimiter;
+  limiter: Pick<LoginLimiter, 'begin'>;
   jwtSecret: string;
   jwtTtlSeconds: number;
 }
@@ -43,7 +40,7 @@ const WRONG = 'Wrong email or password';
  * group): the password picks the oldest one it matches. Every candidate is checked, in parallel, so the time an
  * answer takes says little about how many groups know the email; an unknown email costs one check as well.
  */
-async function accountOf(users: UserRepository, email: string, password: string): Promise<UserRecord | undefined> {
+async function accountOf(users: Users, email: string, password: string): Promise<UserRecord | undefined> {
   const candidates = await users.findAllByEmail(email);
   if (candidates.length === 0) {
     await verifyAgainstDummy(password);

@@ -1,16 +1,15 @@
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
-import { serviceCallOf, verifyJwt } from '@dam/auth-tokens';
-import { forbidden, unauthenticated } from '@dam/errors';
+import { serviceCallOf } from '@dam/auth-tokens';
+import { unauthenticated } from '@dam/errors';
 import { parsed, validate } from '@dam/http';
-import type { Pool } from '@dam/db';
-import { NotificationRepository } from '../adapters/notification.repository';
-import { UserRepository } from '../adapters/user.repository';
 import type { LoginLimiter } from '../domain/login-limiter';
+import type { AuthStore } from '../domain/ports';
 import { login } from '../use-cases/login.use-case';
+import { validateJwt } from '../use-cases/validate-jwt.use-case';
 
 export interface LoginRoutesDeps {
-  pool: Pool;
+  store: AuthStore;
   limiter: LoginLimiter;
   jwtSecret: string;
   /** JWT_PREVIOUS_SECRET: Validate JWT still accepts tokens signed before the last rotation. */
@@ -35,8 +34,7 @@ function jwtOf(req: Request): string {
 /** Spec endpoints 1 (Login) and 17 (Validate JWT): the only user routes without a principal. */
 export function loginRoutes(deps: LoginRoutesDeps): Router {
   const router = Router();
-  const users = new UserRepository(deps.pool);
-  const notifications = new NotificationRepository(deps.pool);
+  const { users, notifications } = deps.store;
 
   router.post('/api/v1/login', validate(loginSchemas), async (req, res) => {
     const { body } = parsed(loginSchemas, req, res);
@@ -49,22 +47,10 @@ export function loginRoutes(deps: LoginRoutesDeps): Router {
     res.json(result);
   });
 
-  const validateJwt = async (req: Request, res: Response) => {
-    const claims = verifyJwt(jwtOf(req), deps.jwtSecret, deps.jwtPreviousSecret);
-    const user = await users.findVisible(claims.gid, claims.sub);
-    if (!user) throw unauthenticated('The token is invalid', 'INVALID_TOKEN');
-    if (user.disabled) throw forbidden('This account is disabled', 'ACCOUNT_DISABLED');
-    if (claims.ep < user.token_epoch) throw unauthenticated('The token was revoked (password changed or account disabled)', 'TOKEN_REVOKED');
-    res.json({
-      valid: true,
-      user_id: claims.sub,
-      group_id: claims.gid,
-      // The role the user has now, not the one the token was signed with.
-      role_id: user.role_id,
-      expires_at: new Date(claims.exp * 1000).toISOString(),
-    });
+  const validate_ = async (req: Request, res: Response) => {
+    res.json(await validateJwt({ users, jwtSecret: deps.jwtSecret, ...(deps.jwtPreviousSecret ? { jwtPreviousSecret: deps.jwtPreviousSecret } : {}) }, jwtOf(req)));
   };
-  router.get('/api/v1/auth/validate', validateJwt);
-  router.post('/api/v1/auth/validate', validateJwt);
+  router.get('/api/v1/auth/validate', validate_);
+  router.post('/api/v1/auth/validate', validate_);
   return router;
 }
