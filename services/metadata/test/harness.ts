@@ -3,6 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { createServiceVerifier, parseTrustedKeys, permissionsFor, type Principal, type RoleName } from '@dam/auth-tokens';
 import { createPool, type Pool } from '@dam/db';
+import { unavailable } from '@dam/errors';
 import { addonStatusClient, connectNats, consume, ensureStreams, jobReportSubject, workerKindOf, type ConversionsCompleted, type JobOutputs, type JobReport } from '@dam/events';
 import { startOutboxRelay, type OutboxRelay } from '@dam/outbox';
 import { createLogger } from '@dam/logging';
@@ -38,6 +39,8 @@ export interface Harness {
   transactions: RunInTransaction;
   /** What auth would answer as each group's settings (none: the defaults). */
   settings: Map<string, Record<string, unknown>>;
+  /** Groups whose settings auth cannot be asked for now (as when auth is down): reading them fails with 503. */
+  settingsDown: Set<string>;
   stop(): Promise<void>;
 }
 
@@ -63,6 +66,7 @@ export async function startMetadata(options: HarnessOptions = {}): Promise<Harne
   const transactions = pgTransactions(pool, timings);
   const consumer = await consumeJobReports(service, transactions, logger, 2);
   const settings = new Map<string, Record<string, unknown>>();
+  const settingsDown = new Set<string>();
   const pollers = await Promise.all(
     [
       localJobsPoller(transactions, logger, 100, bulkDeleteExports(storage)),
@@ -76,7 +80,12 @@ export async function startMetadata(options: HarnessOptions = {}): Promise<Harne
     pool,
     storage,
     jobTimings: timings,
-    groupSettings: { get: async (groupId) => settings.get(groupId) ?? {} },
+    groupSettings: {
+      get: async (groupId) => {
+        if (settingsDown.has(groupId)) throw unavailable(`auth is unreachable for the settings of group ${groupId}`, 'SETTINGS_UNAVAILABLE');
+        return settings.get(groupId) ?? {};
+      },
+    },
     // Asked of whoever answers as the addon service (tests play it), as in production.
     // Answered from the test's own process: room for a loaded machine (a late answer reads as "nobody knows").
     addonUnavailable: addonStatusClient(service, { timeoutMs: scaled(1000), cacheMs: 0 }),
@@ -97,6 +106,7 @@ export async function startMetadata(options: HarnessOptions = {}): Promise<Harne
     timings,
     transactions,
     settings,
+    settingsDown,
     async stop() {
       await Promise.all(pollers.map((p) => p.stop()));
       server.closeAllConnections();

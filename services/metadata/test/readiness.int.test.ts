@@ -2,6 +2,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { connectNats, serveAddonStatus, type AddonState, type JobReport } from '@dam/events';
 import { conversionKey, originalKey } from '@dam/storage';
+import { unavailable } from '@dam/errors';
 import { scaled, waitFor } from '@dam/testing';
 import { autoAddonsPlanner } from '../src/domain/addons.use-case';
 import { applyJobReport } from '../src/domain/apply-job-report.use-case';
@@ -283,6 +284,38 @@ describe('an asset is OK only when its automatic addons are done too (CONTRACT Â
     }
     expect(await statusOf(id)).toBe('OK');
     // One file-processed per round: the first original's (never, it was replaced while NOT_READY) and the new one's.
+    expect(await fileProcessed(id)).toHaveLength(1);
+  });
+
+  it('takes an image while auth cannot answer for the settings, and opens its automatic addons when its conversion reports', async () => {
+    h.settingsDown.add(String(GROUP));
+    let id: string;
+    try {
+      id = await create(); // 503 before: an upload refused because the settings could not be read
+    } finally {
+      h.settingsDown.delete(String(GROUP));
+    }
+    const { processing, addons } = await jobsOf(id);
+    expect(addons).toEqual({});
+    expect((await h.pool.query('SELECT params FROM jobs WHERE id = $1', [processing])).rows[0].params).toMatchObject({ autoAddonsDeferred: true });
+    const settingsOf = async (groupId: number) => {
+      if (h.settingsDown.has(String(groupId))) throw unavailable('auth is unreachable', 'SETTINGS_UNAVAILABLE');
+      return h.settings.get(String(groupId)) ?? {};
+    };
+    const deps = { autoAddons: autoAddonsPlanner(settingsOf, async () => undefined) };
+    const report = conversionReport(id, processing);
+    // The conversion ends while auth is still away: the report is not applied (the consumer retries it), never settled without the addons.
+    h.settingsDown.add(String(GROUP));
+    await expect(applyJobReport(h.transactions, report, 'conversion', deps)).rejects.toMatchObject({ code: 'SETTINGS_UNAVAILABLE' });
+    expect(await statusOf(id)).toBe('NOT_READY');
+    h.settingsDown.delete(String(GROUP));
+    // Applied again once auth answers: the addons open before the asset may settle.
+    expect(await applyJobReport(h.transactions, report, 'conversion', deps)).toBe('recorded');
+    const opened = (await jobsOf(id)).addons;
+    expect(Object.keys(opened).sort()).toEqual(['auto_tagging', 'text_extraction']);
+    expect(await statusOf(id)).toBe('NOT_READY');
+    for (const [addon, jobId] of Object.entries(opened)) await applyJobReport(h.transactions, addonReport(id, jobId, addon), 'addon');
+    expect(await statusOf(id)).toBe('OK');
     expect(await fileProcessed(id)).toHaveLength(1);
   });
 });

@@ -1,5 +1,5 @@
 import { canEditAsset, type Principal } from '@dam/auth-tokens';
-import { badRequest, forbidden, notFound, unavailable } from '@dam/errors';
+import { badRequest, forbidden, isDependencyUnavailable, isUnavailable, notFound, unavailable } from '@dam/errors';
 import type { GroupSettings } from '@dam/internal-api';
 import { ADDONS, CONVERSION_ADDONS, isImageAddon } from '@dam/jobs';
 import { isImage, isVideo, type Asset } from './asset';
@@ -69,7 +69,14 @@ export function autoAddonsPlanner(
 ): AutoAddonsOf {
   return async (groupId, contentType) => {
     if (!isImage(contentType) && !isVideo(contentType)) return NO_AUTO_ADDONS;
-    const settings = await settingsOf(groupId);
+    let settings: GroupSettings;
+    try {
+      settings = await settingsOf(groupId);
+    } catch (error) {
+      // Auth unreachable: the upload is taken all the same; the processing job resolves them when it reports.
+      if (isUnavailable(error) || isDependencyUnavailable(error)) return { ...NO_AUTO_ADDONS, deferred: true };
+      throw error;
+    }
     if (!isImage(contentType)) return { ...NO_AUTO_ADDONS, settings };
     const auto = (settings.addons as { auto?: { image?: unknown } } | undefined)?.auto?.image;
     const named = Array.isArray(auto) ? [...new Set(auto.filter((a): a is string => typeof a === 'string' && isImageAddon(a)))] : [];

@@ -1,4 +1,5 @@
 import type { JobOutputs, JobReport, JobWorker } from '@dam/events';
+import { unavailable } from '@dam/errors';
 import { conversionsPrefix } from '@dam/storage';
 import { isImage, type Asset, type StoredConversion } from './asset';
 import { addonResultsAfter } from './addon-labels';
@@ -127,6 +128,14 @@ async function finishProcessing(tx: Tx, job: Job, report: JobReport, made: JobOu
   // stays open: if it is still this original's job, its lease runs out and it is handed out again.
   if (made && made.source_checksum !== asset.checksum) return 'stale';
   if (made) await recordOutputs(tx, asset, made);
+
+  // An upload taken while the group's settings could not be read: its automatic addons open now, before it may settle.
+  if (job.params.autoAddonsDeferred && asset.status === 'NOT_READY' && isImage(asset.contentType) && deps.autoAddons) {
+    const auto = await deps.autoAddons(groupId, asset.contentType);
+    // Still unreadable: the report is applied later (the consumer retries it), never settled without them.
+    if (auto.deferred) throw unavailable(`the settings of group ${groupId} cannot be read: the automatic addons of ${asset.id} wait`, 'SETTINGS_UNAVAILABLE');
+    await openAutoAddons(tx, asset, auto, job.createdBy ?? asset.creatorId);
+  }
 
   const errors = made?.errors ?? {};
   if (report.state === 'FAILED') {

@@ -73,6 +73,11 @@ export interface JobParams {
    * previous release (their worker reads the settings).
    */
   settings?: JobSettings;
+  /**
+   * The group's settings could not be read when the job was opened (auth unreachable): the upload was taken all the
+   * same, and the automatic addons are opened when this job reports, before the asset can settle.
+   */
+  autoAddonsDeferred?: boolean;
 }
 
 /**

@@ -52,6 +52,11 @@ export interface AutoAddons {
   unavailable: readonly string[];
   /** The group's settings they were read from, read with them: the processing job carries its part (jobSettingsOf). */
   settings?: GroupSettings;
+  /**
+   * The settings could not be read (auth unreachable): nothing is known yet; the processing job opens the automatic
+   * addons when it reports, and its worker reads the settings itself. An upload is never refused for it.
+   */
+  deferred?: boolean;
 }
 
 export const NO_AUTO_ADDONS: AutoAddons = { run: [], unavailable: [] };
@@ -75,7 +80,10 @@ export async function startProcessing(tx: Tx, asset: Asset, createdBy: number, a
     return (await tx.assets.findById(asset.groupId, asset.id)) ?? asset;
   }
   // The settings the worker reads go with the job (a job opened without them has its worker read them, as before).
-  const params = auto.settings ? { settings: jobSettingsOf(auto.settings, plan.worker) } : {};
+  const params = {
+    ...(auto.settings ? { settings: jobSettingsOf(auto.settings, plan.worker) } : {}),
+    ...(auto.deferred && isImage(asset.contentType) ? { autoAddonsDeferred: true } : {}),
+  };
   const job = await tx.jobs.create({ groupId: asset.groupId, type: 'processing', worker: plan.worker, params, assetIds: [asset.id], steps: plan.steps, createdBy });
   await tx.commands.send(job, asset, 0);
   if (isImage(asset.contentType)) return openAutoAddons(tx, asset, auto, createdBy);
