@@ -126,6 +126,30 @@ describe('deletion callbacks (spec: deletion payload status OK | MAYBE | ERROR)'
     ]);
   });
 
+  it('sends a settled file-deleted even while over a thousand older ones wait for removals (an outage)', async () => {
+    const stuck = Array.from({ length: 1001 }, () => assetId());
+    const ready = assetId();
+    const entry = (id: string) => {
+      const eventId = `held-${id}`;
+      const payload = { id: eventId, type: 'file-deleted', time: new Date().toISOString(), group_id: String(GROUP), asset_id: id, version: 2, data: { id, event: 'file-deleted', keys: ['original'], status: 'OK', message: 'The asset was moved to the trash' } };
+      return JSON.stringify({ id: eventId, subject: `assets.events.${GROUP}.file-deleted`, payload });
+    };
+    try {
+      // Held first, each waiting for a removal that does not go; then one whose removal went.
+      await h.pool.query(
+        `WITH o AS (INSERT INTO deletion_outcomes (group_id, asset_id, entry) SELECT $1, a, $3::jsonb FROM unnest($2::text[]) a RETURNING id, asset_id)
+         INSERT INTO deletion_outcome_objects (outcome_id, key, label) SELECT id, 'outage/' || asset_id || '/', 'original' FROM o`,
+        [GROUP, stuck, entry(stuck[0] ?? '')],
+      );
+      const { rows } = await h.pool.query<{ id: string }>(`INSERT INTO deletion_outcomes (group_id, asset_id, entry) VALUES ($1, $2, $3) RETURNING id`, [GROUP, ready, entry(ready)]);
+      await h.pool.query(`INSERT INTO deletion_outcome_objects (outcome_id, key, label, state) VALUES ($1, 'gone/', 'original', 'removed')`, [rows[0]?.id]);
+      await waitFor(() => deletionEvents(ready).length === 1, { description: 'the settled one sent', timeoutMs: scaled(10_000) });
+      expect(deletionEvents(ready)[0].data.status).toBe('OK');
+    } finally {
+      await h.pool.query(`DELETE FROM deletion_outcomes WHERE asset_id = ANY($1)`, [stuck]);
+    }
+  });
+
   it('reports MAYBE, before the new file-processed, when a deleted conversion is added again before its file was removed', async () => {
     const { id } = await image();
     const add = async () => {
