@@ -1800,6 +1800,7 @@ export interface components {
             preferences: {
                 [key: string]: unknown;
             };
+            /** @description Messages since the user's last login, oldest first; at most the newest 50 (older unseen ones are dropped). They are jobs the user asked for that ended in ERROR ('Job 42 (processing of photo.jpg) failed: <reason>'), the user's API keys another user revoked ("API key 'ci' was disabled"), and, for users with MANAGE_SETTINGS, the group's webhook deliveries that gave up after their last attempt ('Webhook https://hooks.example.com/dam failed 8 times; last error: HTTP 503'); a webhook URL gets one message between two logins, ending '(and N more like it since your last login)' when it stands for several. A login returns each message once. A message from another service travels through NATS and may appear one login later than the failure. Messages are kept `NOTIFICATION_RETENTION_DAYS` (30). */
             notifications: string[];
         };
         ValidateResult: {
@@ -2020,7 +2021,10 @@ export interface components {
                 keep_gps?: boolean;
             };
         };
-        /** @enum {string} */
+        /**
+         * @description `ARCHIVED` is reserved: the specification lists it, but none of its endpoints archives an asset ("Transitions into and out of ERROR and ARCHIVED: not shown"), so this implementation never sets it. Filters, facets, Get Data and events accept it.
+         * @enum {string}
+         */
         AssetStatus: "OK" | "NOT_READY" | "ERROR" | "ARCHIVED";
         /**
          * @description The spec's asset data format; also the payload of the file-saved, file-processed, file-data-updated and addon-processed events.
