@@ -126,7 +126,7 @@ describe('deletion callbacks (spec: deletion payload status OK | MAYBE | ERROR)'
     ]);
   });
 
-  it('sends a settled file-deleted even while over a thousand older ones wait for removals (an outage)', async () => {
+  it('sends a settled file-deleted even while over a thousand older ones wait for removals (an outage), and counts a key no longer queued as removed', async () => {
     const stuck = Array.from({ length: 1001 }, () => assetId());
     const ready = assetId();
     const entry = (id: string) => {
@@ -135,18 +135,21 @@ describe('deletion callbacks (spec: deletion payload status OK | MAYBE | ERROR)'
       return JSON.stringify({ id: eventId, subject: `assets.events.${GROUP}.file-deleted`, payload });
     };
     try {
-      // Held first, each waiting for a removal that does not go; then one whose removal went.
+      // Held first, each waiting for a removal still queued (not due for a day); then one whose key is no longer
+      // queued: its removal went, though no drain marked it (a Delete that found the key queued while a drain removed it).
+      await h.pool.query(`INSERT INTO object_deletions (key, not_before) SELECT 'outage/' || a || '/', now() + interval '1 day' FROM unnest($1::text[]) a`, [stuck]);
       await h.pool.query(
         `WITH o AS (INSERT INTO deletion_outcomes (group_id, asset_id, entry) SELECT $1, a, $3::jsonb FROM unnest($2::text[]) a RETURNING id, asset_id)
          INSERT INTO deletion_outcome_objects (outcome_id, key, label) SELECT id, 'outage/' || asset_id || '/', 'original' FROM o`,
         [GROUP, stuck, entry(stuck[0] ?? '')],
       );
       const { rows } = await h.pool.query<{ id: string }>(`INSERT INTO deletion_outcomes (group_id, asset_id, entry) VALUES ($1, $2, $3) RETURNING id`, [GROUP, ready, entry(ready)]);
-      await h.pool.query(`INSERT INTO deletion_outcome_objects (outcome_id, key, label, state) VALUES ($1, 'gone/', 'original', 'removed')`, [rows[0]?.id]);
+      await h.pool.query(`INSERT INTO deletion_outcome_objects (outcome_id, key, label) VALUES ($1, $2, 'original')`, [rows[0]?.id, `gone/${ready}/`]);
       await waitFor(() => deletionEvents(ready).length === 1, { description: 'the settled one sent', timeoutMs: scaled(10_000) });
       expect(deletionEvents(ready)[0].data.status).toBe('OK');
     } finally {
       await h.pool.query(`DELETE FROM deletion_outcomes WHERE asset_id = ANY($1)`, [stuck]);
+      await h.pool.query(`DELETE FROM object_deletions WHERE starts_with(key, 'outage/')`);
     }
   });
 

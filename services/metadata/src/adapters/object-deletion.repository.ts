@@ -105,6 +105,13 @@ export function settledPayload(data: DeletionPayload, objects: readonly OutcomeO
 }
 
 /**
+ * A held event's object still waits while its row is queued. One pending without a row was removed: a Delete that
+ * found the key queued already (ON CONFLICT DO NOTHING) while a drain was removing it is not marked by that drain,
+ * which could not see its uncommitted claim.
+ */
+const STILL_QUEUED = `x.state = 'pending' AND EXISTS (SELECT 1 FROM object_deletions d WHERE d.key = x.key)`;
+
+/**
  * Sends the held `file-deleted` events of these assets (any asset when absent) whose removals are settled, each
  * asset's in the order they were held, stopping at the first still waiting; `forced` sends them all (MAYBE with
  * that reason for what is pending), as an Undelete does before its `file-undeleted`.
@@ -116,7 +123,7 @@ export async function releaseDeletionOutcomes(db: Queryable, assetIds?: readonly
     (
       await db.query<{ asset_id: string }>(
         `SELECT DISTINCT o.asset_id FROM deletion_outcomes o
-         WHERE NOT EXISTS (SELECT 1 FROM deletion_outcome_objects x WHERE x.outcome_id = o.id AND x.state = 'pending') LIMIT 500`,
+         WHERE NOT EXISTS (SELECT 1 FROM deletion_outcome_objects x WHERE x.outcome_id = o.id AND ${STILL_QUEUED}) LIMIT 500`,
       )
     ).rows.map((r) => r.asset_id);
   if (assets.length === 0) return 0;
@@ -127,7 +134,8 @@ export async function releaseDeletionOutcomes(db: Queryable, assetIds?: readonly
   );
   if (held.length === 0) return 0;
   const { rows: objects } = await db.query<OutcomeObject & { outcome_id: string }>(
-    `SELECT outcome_id, key, label, state, error FROM deletion_outcome_objects WHERE outcome_id = ANY($1::bigint[])`,
+    `SELECT outcome_id, key, label, CASE WHEN state = 'pending' AND NOT (${STILL_QUEUED}) THEN 'removed' ELSE state END AS state, error
+     FROM deletion_outcome_objects x WHERE outcome_id = ANY($1::bigint[])`,
     [held.map((h) => h.id)],
   );
   const objectsOf = new Map<string, OutcomeObject[]>();
