@@ -1,7 +1,7 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { createAuthenticator, createServiceSigner, type AuthenticatorOptions } from '@dam/auth-tokens';
 import { jetstream } from '@nats-io/jetstream';
-import { connectNats, DAM_INTERNAL, natsIdempotencyStore, natsReachable, waitForStreams } from '@dam/events';
+import { connectNats, DAM_INTERNAL, kvBucketOptions, natsIdempotencyStore, natsReachable, waitForStreams } from '@dam/events';
 import { reportPacingOf } from '@dam/jobs';
 import { collectGarbageInFewFullPauses, edgeLimitsFromConfig, HostRateLimiter, parseAllowHosts, runMain, runService, startPoller } from '@dam/http';
 import { createLogger } from '@dam/logging';
@@ -39,15 +39,11 @@ async function main(): Promise<void> {
   const journal = await natsPendingJournal(nc, {
     refreshMs: Math.max(50, Math.floor(config.ORPHAN_GRACE_MS / 3)),
     onError: (err, id) => logger.warn({ err, asset_id: id }, 'could not update the pending-upload journal'),
-    replicas: config.NATS_STREAM_REPLICAS,
-    onScaled: (from, to) => logger.warn({ bucket: 'UPLOAD_PENDING', from, to }, 'KV bucket scaled to NATS_STREAM_REPLICAS'),
+    ...kvBucketOptions('UPLOAD_PENDING', config, logger),
   });
-  const idempotency = await natsIdempotencyStore(nc, {
-    replicas: config.NATS_STREAM_REPLICAS,
-    onScaled: (from, to) => logger.warn({ bucket: 'IDEMPOTENCY', from, to }, 'KV bucket scaled to NATS_STREAM_REPLICAS'),
-  });
+  const idempotency = await natsIdempotencyStore(nc, kvBucketOptions('IDEMPOTENCY', config, logger));
   const tusLocker = await natsTusLocker(nc, {
-    replicas: config.NATS_STREAM_REPLICAS,
+    ...kvBucketOptions('TUS_LOCKS', config, logger),
     onError: (err, id) => logger.warn({ err, upload: id }, 'could not renew or release a resumable upload\'s lock'),
   });
   const signer = createServiceSigner(config.SERVICE_KEY);

@@ -1,7 +1,7 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { natsCall, openKvBucket } from '@dam/events';
+import { natsCall, openKvBucket, type KvBucketOptions } from '@dam/events';
 import type { PendingJournal, PendingUpload, StalePending } from '../domain/ports';
 
 export const PENDING_BUCKET = 'UPLOAD_PENDING';
@@ -22,15 +22,13 @@ const JOURNAL_ELECTION_WAIT_MS = 12_000;
  */
 export async function natsPendingJournal(
   nc: NatsConnection,
-  opts: {
+  /** With the bucket's replicas and share of NATS_STREAMS_MAX_BYTES (a full bucket: `open` fails, the upload answers 503). */
+  opts: KvBucketOptions & {
     refreshMs: number;
     onError(error: unknown, id: string): void;
-    /** Copies of the bucket in a JetStream cluster (NATS_STREAM_REPLICAS); an existing bucket is scaled to it. */
-    replicas?: number;
-    onScaled?(from: number, to: number): void;
   },
 ): Promise<PendingJournal> {
-  const kv: KV = await openKvBucket(nc, PENDING_BUCKET, { ttlMs: BUCKET_TTL_MS, replicas: opts.replicas ?? 1, onScaled: opts.onScaled });
+  const kv: KV = await openKvBucket(nc, PENDING_BUCKET, { ...opts, ttlMs: BUCKET_TTL_MS });
   const stream = `KV_${PENDING_BUCKET}`;
   const jsm = await jetstreamManager(nc);
   const encode = (u: PendingUpload) => JSON.stringify(u);
