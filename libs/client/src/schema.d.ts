@@ -861,6 +861,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/jobs/{job_id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A bulk delete's data export
+         * @description The records of the assets a bulk delete trashed, one JSON object per line (the asset data format as Get Data answered just before), in the order the job trashed them. Only a `bulk_delete` job asked for while the group's `bulk_delete.export` was true has one (steps `delete`, `export`; the job carries `export_url`).
+         */
+        get: operations["getJobExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/openapi.json": {
         parameters: {
             query?: never;
@@ -1707,6 +1727,8 @@ export interface components {
             skipped?: {
                 [key: string]: string;
             };
+            /** @description A bulk_delete job that keeps its data export (the group's `bulk_delete.export`): the path under {base} to get it, /api/v1/jobs/{job_id}/export. */
+            export_url?: string;
         };
         /**
          * @description The body of every non-2xx answer.
@@ -1947,7 +1969,8 @@ export interface components {
          *       },
          *       "bulk_delete": {
          *         "max_assets": 1000,
-         *         "max_range_days": 31
+         *         "max_range_days": 31,
+         *         "export": false
          *       },
          *       "metadata": {
          *         "keep_gps": false
@@ -1986,6 +2009,8 @@ export interface components {
             bulk_delete: {
                 max_assets: number;
                 max_range_days: number;
+                /** @description Delete - Bulk keeps the deleted assets' records as JSON lines with its job (default false; GET /api/v1/jobs/{job_id}/export). */
+                export: boolean;
             };
             metadata: {
                 /** @description Whether image metadata keeps GPS positions (CONTRACT §14); false: they are dropped. */
@@ -2016,6 +2041,7 @@ export interface components {
             bulk_delete?: {
                 max_assets?: number;
                 max_range_days?: number;
+                export?: boolean;
             };
             metadata?: {
                 keep_gps?: boolean;
@@ -3124,7 +3150,8 @@ export interface operations {
                  *       },
                  *       "bulk_delete": {
                  *         "max_assets": 1000,
-                 *         "max_range_days": 31
+                 *         "max_range_days": 31,
+                 *         "export": false
                  *       },
                  *       "metadata": {
                  *         "keep_gps": false
@@ -5413,6 +5440,52 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             /** @description `JOB_NOT_FOUND` (missing, another group, or a CREATOR asking for a job it did not start). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getJobExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export, streamed. */
+            200: {
+                headers: {
+                    /** @description attachment; filename="bulk-delete-<job_id>.jsonl" */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `JOB_NOT_FOUND` (as for the job) or `EXPORT_NOT_FOUND` (the job keeps no export). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `EXPORT_NOT_READY`: the job is still QUEUED or IN_PROGRESS. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -60,6 +60,8 @@ export const jobView = z.object({
   updated_at: isoTime,
   error: z.string().nullable(),
   skipped: z.record(z.string(), z.string()).optional(),
+  /** A bulk delete that keeps its data export (jobs.routes.ts viewOf). */
+  export_url: z.string().optional(),
 });
 /**
  * 202 of process, addons, purge, CDN jobs and reissue: `{job_id: job.id, status: job.status}` of a job `jobs.create`

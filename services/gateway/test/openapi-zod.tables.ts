@@ -102,6 +102,7 @@ export const REQUESTS: Record<string, RouteEntry> = {
   'DELETE /api/v1/collections/{collection_id}/assets': { route: '/api/v1/collections/:collection_id/assets', schemas: collectionMembersSchemas },
   'GET /api/v1/jobs': { route: '/api/v1/jobs', schemas: jobListSchemas },
   'GET /api/v1/jobs/{job_id}': { route: '/api/v1/jobs/:job_id', schemas: jobSchemas },
+  'GET /api/v1/jobs/{job_id}/export': { route: '/api/v1/jobs/:job_id/export', schemas: jobSchemas },
   'POST /api/v1/cdn/prefetch': { route: '/api/v1/cdn/prefetch', schemas: cdnJobSchemas },
   'POST /api/v1/cdn/purge': { route: '/api/v1/cdn/purge', schemas: cdnJobSchemas },
   'POST /api/v1/callbacks/reissue': { route: '/api/v1/callbacks/reissue', schemas: reissueSchemas },

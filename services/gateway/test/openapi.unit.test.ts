@@ -51,6 +51,7 @@ const IMPLEMENTED: readonly string[] = [
   'base PUT /api/v1/schemas/{schema_id}',
   'base GET /api/v1/jobs',
   'base GET /api/v1/jobs/{job_id}',
+  'base GET /api/v1/jobs/{job_id}/export',
   'base GET /api/v1/openapi.json',
   'base GET /api/v1/openapi.yaml',
   'base GET /api/v1/assets/{asset_id}/get_link',
