@@ -123,6 +123,8 @@ export interface JobView {
   error: string | null;
   /** Present when outputs were not made because they do not apply: key → why. */
   skipped?: Record<string, string>;
+  /** A bulk delete that keeps its data export: where to get it (`/api/v1/jobs/{job_id}/export`). */
+  export_url?: string;
 }
 
 /** A step's time as the job's own are written (`…T…:….123Z`): the database keeps them in JSON with microseconds. */
