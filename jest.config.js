@@ -9,9 +9,26 @@ const infra = {
 };
 module.exports = {
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{libs,services,web}/*/test/**/*.unit.test.ts', '<rootDir>/deploy/test/**/*.unit.test.ts', '<rootDir>/test/docs/**/*.unit.test.ts'], setupFilesAfterEnv: ['<rootDir>/test/jest/timeout-unit.ts'] },
-    { ...common, ...infra, displayName: 'integration', testMatch: ['<rootDir>/{libs,services}/*/test/**/*.int.test.ts'], setupFilesAfterEnv: ['<rootDir>/test/jest/timeout-integration.ts'] },
+    {
+      ...common,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/{libs,services,web}/*/test/**/*.unit.test.ts', '<rootDir>/deploy/test/**/*.unit.test.ts', '<rootDir>/test/docs/**/*.unit.test.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/jest/timeout-unit.ts'],
+    },
+    {
+      ...common,
+      ...infra,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/{libs,services}/*/test/**/*.int.test.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/jest/timeout-integration.ts'],
+    },
     { ...common, ...infra, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.e2e.test.ts'], setupFilesAfterEnv: ['<rootDir>/test/jest/timeout-e2e.ts'] },
-    { ...common, ...infra, displayName: 'faults', testMatch: ['<rootDir>/test/faults/**/*.faults.test.ts'], setupFilesAfterEnv: ['<rootDir>/test/jest/timeout-e2e.ts'] },
+    {
+      ...common,
+      ...infra,
+      displayName: 'faults',
+      testMatch: ['<rootDir>/test/faults/**/*.faults.test.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/jest/timeout-e2e.ts'],
+    },
   ],
 };

@@ -33,7 +33,13 @@ const HEIGHT = 1280;
 /** The 1920×1280 photo each addon is measured on (a fixture photo scaled up; a page of text for OCR). */
 async function photoFor(addon: string): Promise<Buffer> {
   if (addon === 'text_extraction') {
-    const lines = ['Quarterly report of the north warehouse', 'Received 1,240 pallets in total', 'Shipped 1,105 pallets to stores', 'Damaged goods returned 17', 'Signed by the shift manager'];
+    const lines = [
+      'Quarterly report of the north warehouse',
+      'Received 1,240 pallets in total',
+      'Shipped 1,105 pallets to stores',
+      'Damaged goods returned 17',
+      'Signed by the shift manager',
+    ];
     const svg =
       `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}"><rect width="100%" height="100%" fill="white"/>` +
       lines.map((l, i) => `<text x="120" y="${220 + i * 140}" font-family="DejaVu Sans, sans-serif" font-size="64" fill="black">${l}</text>`).join('') +
@@ -81,12 +87,20 @@ async function bareCall(addon: string, photo: Buffer): Promise<{ call: () => Pro
   }
   if (addon === 'background_removal') {
     const imgly = addonRequire('@imgly/background-removal-node') as { removeBackground(image: Blob, config: unknown): Promise<Blob> };
-    const config = { publicPath: `file://${path.dirname(addonRequire.resolve('@imgly/background-removal-node'))}/`, model: 'medium', output: { format: 'image/png' } };
+    const config = {
+      publicPath: `file://${path.dirname(addonRequire.resolve('@imgly/background-removal-node'))}/`,
+      model: 'medium',
+      output: { format: 'image/png' },
+    };
     return { call: async () => (await imgly.removeBackground(new Blob([readFileSync(file)], { type: 'image/jpeg' }), config)).arrayBuffer(), done };
   }
   const models = await HumanModels.load(addon === 'auto_tagging' ? 'objects' : 'faces');
   const call = async () => {
-    const { data, info } = await sharp(readFileSync(file)).resize(ANALYSIS_SIDE, ANALYSIS_SIDE, { fit: 'inside' }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    const { data, info } = await sharp(readFileSync(file))
+      .resize(ANALYSIS_SIDE, ANALYSIS_SIDE, { fit: 'inside' })
+      .removeAlpha()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
     return addon === 'auto_tagging' ? models.objects(data, info.width, info.height) : models.faces(data, info.width, info.height);
   };
   return { call, done };
@@ -121,11 +135,26 @@ async function main(): Promise<void> {
     bare.done();
     const service = percentile(serviceTimes, 50);
     const direct = percentile(bareTimes, 50);
-    figures[addon] = { service_p50_ms: Math.round(service), bare_p50_ms: Math.round(direct), overhead: Number((service / direct - 1).toFixed(3)), cold_ms: cold };
+    figures[addon] = {
+      service_p50_ms: Math.round(service),
+      bare_p50_ms: Math.round(direct),
+      overhead: Number((service / direct - 1).toFixed(3)),
+      cold_ms: cold,
+    };
     await api(jwt, 'POST', `/api/v1/assets/${id}/delete`, { keys: ['original'] });
   }
   const memory = rss.stop();
-  console.log(JSON.stringify({ bench: 'addons', width: WIDTH, height: HEIGHT, runs, ...figures, addon_rss_baseline_mb: memory.baselineMb, addon_rss_peak_mb: memory.peakMb }));
+  console.log(
+    JSON.stringify({
+      bench: 'addons',
+      width: WIDTH,
+      height: HEIGHT,
+      runs,
+      ...figures,
+      addon_rss_baseline_mb: memory.baselineMb,
+      addon_rss_peak_mb: memory.peakMb,
+    }),
+  );
 }
 
 main().catch((error: unknown) => {

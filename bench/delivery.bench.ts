@@ -58,7 +58,9 @@ const ratio = (reference: number, measured: number) => Math.round((reference / m
 
 /** One transfer with curl: status, bytes received, total seconds, and the edge's X-Cache. */
 async function curl(args: string[], output = '/dev/null'): Promise<{ code: number; size: number; seconds: number; cache: string }> {
-  const { stdout } = await promisify(execFile)('curl', ['-s', '-o', output, '-w', '%{http_code} %{size_download} %{time_total} %header{x-cache}', ...args], { maxBuffer: 1 << 20 });
+  const { stdout } = await promisify(execFile)('curl', ['-s', '-o', output, '-w', '%{http_code} %{size_download} %{time_total} %header{x-cache}', ...args], {
+    maxBuffer: 1 << 20,
+  });
   const [code, size, seconds, cache] = stdout.trim().split(' ');
   return { code: Number(code), size: Number(size), seconds: Number(seconds), cache: cache ?? '' };
 }
@@ -81,7 +83,12 @@ async function ttfb(url: string | (() => string), headers: Record<string, string
   return { p50: Math.round(percentile(times, 50) * 10) / 10, p99: Math.round(percentile(times, 99) * 10) / 10 };
 }
 
-async function rate(url: string, headers: Record<string, string>, connections: number, forSeconds: number): Promise<{ rps: number; p50: number; p99: number; errors: number }> {
+async function rate(
+  url: string,
+  headers: Record<string, string>,
+  connections: number,
+  forSeconds: number,
+): Promise<{ rps: number; p50: number; p99: number; errors: number }> {
   const times: number[] = [];
   let errors = 0;
   const end = performance.now() + forSeconds * 1000;
@@ -96,7 +103,12 @@ async function rate(url: string, headers: Record<string, string>, connections: n
       }
     }),
   );
-  return { rps: Math.round(times.length / forSeconds), p50: Math.round(percentile(times, 50) * 10) / 10, p99: Math.round(percentile(times, 99) * 10) / 10, errors };
+  return {
+    rps: Math.round(times.length / forSeconds),
+    p50: Math.round(percentile(times, 50) * 10) / 10,
+    p99: Math.round(percentile(times, 99) * 10) / 10,
+    errors,
+  };
 }
 
 /** The smallest Node proxy: one GET of `target` piped to each response. */
@@ -151,12 +163,16 @@ async function main(): Promise<void> {
   const putKey = `bench/delivery-${Date.now()}.bin`;
   const putUrl = await minio.presignedPutObject(BUCKET, putKey, 600);
   const s3Put = await curl(['-T', file, putUrl]);
-  const up = await curl(['-H', `authorization: Bearer ${jwt}`, '-F', `file=@${file};filename=delivery.bin`, `${UPLOAD}/api/v1/assets/new/content/original/upload`], path.join(dir, 'up.json'));
+  const up = await curl(
+    ['-H', `authorization: Bearer ${jwt}`, '-F', `file=@${file};filename=delivery.bin`, `${UPLOAD}/api/v1/assets/new/content/original/upload`],
+    path.join(dir, 'up.json'),
+  );
   const proxiedKey = `bench/delivery-proxied-${Date.now()}.bin`;
   const putProxy = await bareProxy(await minio.presignedPutObject(BUCKET, proxiedKey, 600), BARE_PUT_PROXY);
   const proxiedPut = await curl(['-T', file, putProxy.url]);
   putProxy.stop();
-  if (s3Put.code !== 200 || up.code !== 200 || proxiedPut.code !== 200) throw new Error(`S3 PUT ${s3Put.code}, upload ${up.code}, proxied PUT ${proxiedPut.code}`);
+  if (s3Put.code !== 200 || up.code !== 200 || proxiedPut.code !== 200)
+    throw new Error(`S3 PUT ${s3Put.code}, upload ${up.code}, proxied PUT ${proxiedPut.code}`);
   const storage = createStorage({ ...BENCH_S3, bucket: BUCKET, partSize: Number(process.env.UPLOAD_PART_SIZE ?? 5 * CHUNK) });
   const multipartKey = `bench/delivery-multipart-${Date.now()}.bin`;
   const multipartStarted = performance.now();
@@ -176,7 +192,8 @@ async function main(): Promise<void> {
   const bare = await curl([proxy.url]);
   proxy.stop();
   const s3b = await curl([direct]);
-  for (const r of [s3a, base, miss, hit, bare, s3b]) if (r.code !== 200 || r.size !== bytes) throw new Error(`download: ${r.code}, ${r.size} of ${bytes} bytes`);
+  for (const r of [s3a, base, miss, hit, bare, s3b])
+    if (r.code !== 200 || r.size !== bytes) throw new Error(`download: ${r.code}, ${r.size} of ${bytes} bytes`);
   const s3Seconds = (s3a.seconds + s3b.seconds) / 2;
   await rm(dir, { recursive: true, force: true });
 
@@ -226,7 +243,12 @@ async function main(): Promise<void> {
         cdnHit: mibps(bytes, hit.seconds),
         bareNodeProxy: mibps(bytes, bare.seconds),
         cache: [miss.cache, hit.cache],
-        ratios: { base: ratio(s3Seconds, base.seconds), cdnMiss: ratio(s3Seconds, miss.seconds), cdnHit: ratio(s3Seconds, hit.seconds), bareNodeProxy: ratio(s3Seconds, bare.seconds) },
+        ratios: {
+          base: ratio(s3Seconds, base.seconds),
+          cdnMiss: ratio(s3Seconds, miss.seconds),
+          cdnHit: ratio(s3Seconds, hit.seconds),
+          bareNodeProxy: ratio(s3Seconds, bare.seconds),
+        },
       },
       ttfb100KB: { clients, requests: n, s3: ttfbS3, base: ttfbBase, cdn: ttfbCdn },
       smallRequests: { connections: 32, seconds, healthz, getData },

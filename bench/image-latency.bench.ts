@@ -5,7 +5,19 @@
  * Runs against a suite started with deploy/local/up; prints one JSON line.
  *   pnpm exec tsx bench/image-latency.bench.ts [count=12] [megapixels=12]
  */
-import { benchMinio, login, meterSuiteCpu, photo, profileSpecs, sharpConvert, untilOk, uploadEach, uploadFiles, totalCpu, type ConversionSpec } from './support';
+import {
+  benchMinio,
+  login,
+  meterSuiteCpu,
+  photo,
+  profileSpecs,
+  sharpConvert,
+  untilOk,
+  uploadEach,
+  uploadFiles,
+  totalCpu,
+  type ConversionSpec,
+} from './support';
 
 const count = Number(process.argv[2] ?? 12);
 const megapixels = Number(process.argv[3] ?? 12);

@@ -11,7 +11,20 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { api, applySettings, login, meterSuiteCpu, photo, profileSpecs, sharpConvert, untilJobsDone, untilOk, uploadFiles, totalCpu, type ConversionSpec } from './support';
+import {
+  api,
+  applySettings,
+  login,
+  meterSuiteCpu,
+  photo,
+  profileSpecs,
+  sharpConvert,
+  untilJobsDone,
+  untilOk,
+  uploadFiles,
+  totalCpu,
+  type ConversionSpec,
+} from './support';
 
 const exec = promisify(execFile);
 const count = Number(process.argv[2] ?? 20);
@@ -42,9 +55,11 @@ async function viaService(jwt: string, ids: string[]): Promise<number> {
 
 async function plainSharp(files: Buffer[], specs: ConversionSpec[]): Promise<number> {
   const started = performance.now();
-  await Promise.all(files.map(async (bytes) => {
-    for (const spec of specs) await sharpConvert(bytes, spec);
-  }));
+  await Promise.all(
+    files.map(async (bytes) => {
+      for (const spec of specs) await sharpConvert(bytes, spec);
+    }),
+  );
   return performance.now() - started;
 }
 
@@ -60,12 +75,26 @@ async function imageMagick(files: Buffer[]): Promise<number | undefined> {
   try {
     await Promise.all(files.map((bytes, i) => writeFile(path.join(dir, `${i}.jpg`), bytes)));
     const started = performance.now();
-    await Promise.all(files.map(async (_, i) => {
-      const input = path.join(dir, `${i}.jpg`);
-      await exec('convert', [input, '-auto-orient', '-resize', '200x200^', '-gravity', 'center', '-extent', '200x200', '-quality', '80', path.join(dir, `${i}-thumb.webp`)]);
-      await exec('convert', [input, '-auto-orient', '-resize', '800x', '-quality', '80', path.join(dir, `${i}-medium.jpg`)]);
-      await exec('convert', [input, '-auto-orient', '-resize', '1600x', '-quality', '80', path.join(dir, `${i}-large.webp`)]);
-    }));
+    await Promise.all(
+      files.map(async (_, i) => {
+        const input = path.join(dir, `${i}.jpg`);
+        await exec('convert', [
+          input,
+          '-auto-orient',
+          '-resize',
+          '200x200^',
+          '-gravity',
+          'center',
+          '-extent',
+          '200x200',
+          '-quality',
+          '80',
+          path.join(dir, `${i}-thumb.webp`),
+        ]);
+        await exec('convert', [input, '-auto-orient', '-resize', '800x', '-quality', '80', path.join(dir, `${i}-medium.jpg`)]);
+        await exec('convert', [input, '-auto-orient', '-resize', '1600x', '-quality', '80', path.join(dir, `${i}-large.webp`)]);
+      }),
+    );
     return performance.now() - started;
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -77,7 +106,10 @@ async function main(): Promise<void> {
   await applySettings(jwt, SETTINGS);
   const specs = await profileSpecs(jwt);
   const files = await Promise.all(Array.from({ length: count }, (_, i) => photo(i, megapixels)));
-  const ids = await uploadFiles(jwt, files.map((bytes, i) => ({ bytes, name: `throughput-${i}.jpg` })));
+  const ids = await uploadFiles(
+    jwt,
+    files.map((bytes, i) => ({ bytes, name: `throughput-${i}.jpg` })),
+  );
   await untilOk(jwt, ids);
   const meter = meterSuiteCpu();
   const service = await viaService(jwt, ids);

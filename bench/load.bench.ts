@@ -42,7 +42,18 @@ const SEED = Number(process.env.LOAD_SEED ?? 14);
 const READ_PAUSE_MS = Number(process.env.READ_PAUSE_MS ?? 0);
 const DRAIN_TIMEOUT_S = Number(process.env.DRAIN_TIMEOUT_S ?? 300);
 const IDLE_WAIT_S = Number(process.env.IDLE_WAIT_S ?? 60);
-const PORTS: Record<string, number> = { gateway: 8080, upload: 8081, 'link-signing': 8082, auth: 8090, metadata: 8091, search: 8092, conversion: 8093, transcode: 8094, addon: 8095, webhook: 8096 };
+const PORTS: Record<string, number> = {
+  gateway: 8080,
+  upload: 8081,
+  'link-signing': 8082,
+  auth: 8090,
+  metadata: 8091,
+  search: 8092,
+  conversion: 8093,
+  transcode: 8094,
+  addon: 8095,
+  webhook: 8096,
+};
 const METADATA_METRICS = `${process.env.METADATA_URL ?? 'http://127.0.0.1:8091'}/metrics`;
 const KB = 1000;
 const MAX_BYTES = 20_000_000;
@@ -76,7 +87,12 @@ async function imagePool(): Promise<Image[]> {
   const pool: Image[] = [];
   for (const [i, mp] of [0.02, 0.05, 0.1, 0.3, 1, 3, 8].entries()) pool.push({ bytes: await photo(i + 1, mp), ext: 'jpg' });
   for (const side of [60, 100, 180, 300, 500]) {
-    pool.push({ bytes: await sharp(randomBytes(side * side * 3), { raw: { width: side, height: side, channels: 3 } }).png().toBuffer(), ext: 'png' });
+    pool.push({
+      bytes: await sharp(randomBytes(side * side * 3), { raw: { width: side, height: side, channels: 3 } })
+        .png()
+        .toBuffer(),
+      ext: 'png',
+    });
   }
   return pool.sort((a, b) => a.bytes.length - b.bytes.length);
 }
@@ -330,7 +346,11 @@ async function main(): Promise<void> {
       try {
         const res = getData
           ? await fetch(`${BASE}/api/v1/assets/${ids[Math.floor(random() * ids.length)] as string}/data`, { headers: auth })
-          : await fetch(`${BASE}/api/v1/assets/search`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(searchBody(random)) });
+          : await fetch(`${BASE}/api/v1/assets/search`, {
+              method: 'POST',
+              headers: { ...auth, 'content-type': 'application/json' },
+              body: JSON.stringify(searchBody(random)),
+            });
         const text = await res.text();
         if (res.status >= 200 && res.status < 300) times[endpoint].push(performance.now() - start);
         else fail(endpoint, res.status, text);
@@ -362,7 +382,12 @@ async function main(): Promise<void> {
   const notReadyCount = async () =>
     Number((await db.query<{ n: number }>("SELECT count(*)::int AS n FROM assets WHERE id = ANY($1::text[]) AND status = 'NOT_READY'", [ids])).rows[0]?.n);
   const atEnd = { notReady: await notReadyCount(), outbox: await outboxRows(), consumers: (await consumerBacklog(jsm)).total };
-  const drained: { processedS: number | null; outboxS: number | null; consumersS: number | null; backlogsS: number | null } = { processedS: null, outboxS: null, consumersS: null, backlogsS: null };
+  const drained: { processedS: number | null; outboxS: number | null; consumersS: number | null; backlogsS: number | null } = {
+    processedS: null,
+    outboxS: null,
+    consumersS: null,
+    backlogsS: null,
+  };
   let lastConsumers: Record<string, number> = {};
   let lastNotReady = atEnd.notReady;
   let lastOutbox = atEnd.outbox;
@@ -378,8 +403,14 @@ async function main(): Promise<void> {
     await sleep(250);
   }
   const ephemeralAfter = (await consumerBacklog(jsm)).ephemeral;
-  const inError = Number((await db.query<{ n: number }>("SELECT count(*)::int AS n FROM assets WHERE id = ANY($1::text[]) AND status = 'ERROR'", [ids])).rows[0]?.n);
-  const statuses = Object.fromEntries((await db.query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM assets WHERE id = ANY($1::text[]) GROUP BY status', [ids])).rows.map((r) => [r.status, r.n]));
+  const inError = Number(
+    (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM assets WHERE id = ANY($1::text[]) AND status = 'ERROR'", [ids])).rows[0]?.n,
+  );
+  const statuses = Object.fromEntries(
+    (await db.query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM assets WHERE id = ANY($1::text[]) GROUP BY status', [ids])).rows.map(
+      (r) => [r.status, r.n],
+    ),
+  );
   await sleep(2000); // let the last requests' sockets and pool connections settle before the "after" reading
   const after = Object.fromEntries(Object.entries(pids).map(([s, pid]) => [s, procSample(pid, elapsed())]));
 
@@ -393,11 +424,24 @@ async function main(): Promise<void> {
     const warm = list.filter((x) => x.t >= 0.15 * loadSeconds && x.t <= 0.25 * loadSeconds);
     const end = list.filter((x) => x.t >= 0.9 * loadSeconds);
     const mib = (kb: number) => round(kb / 1024, 0);
-    const rss = { before: mib(baseline[s]?.rssKb ?? NaN), warmUp: mib(median(warm.map((x) => x.rssKb))), end: mib(median(end.map((x) => x.rssKb))), max: mib(Math.max(...list.map((x) => x.rssKb))), after: mib(after[s]?.rssKb ?? NaN) };
-    const fds = { before: baseline[s]?.fds ?? NaN, warmUp: median(warm.map((x) => x.fds)), end: median(end.map((x) => x.fds)), max: Math.max(...list.map((x) => x.fds)), after: after[s]?.fds ?? NaN };
+    const rss = {
+      before: mib(baseline[s]?.rssKb ?? NaN),
+      warmUp: mib(median(warm.map((x) => x.rssKb))),
+      end: mib(median(end.map((x) => x.rssKb))),
+      max: mib(Math.max(...list.map((x) => x.rssKb))),
+      after: mib(after[s]?.rssKb ?? NaN),
+    };
+    const fds = {
+      before: baseline[s]?.fds ?? NaN,
+      warmUp: median(warm.map((x) => x.fds)),
+      end: median(end.map((x) => x.fds)),
+      max: Math.max(...list.map((x) => x.fds)),
+      after: after[s]?.fds ?? NaN,
+    };
     const rssOk = rss.end <= rss.warmUp * 1.2;
     const fdsOk = fds.end <= fds.warmUp * 1.2;
-    const heapOf = (from: number, to: number) => mib(median((heap[s] ?? []).filter((x) => x.t >= from * loadSeconds && x.t <= to * loadSeconds).map((x) => x.bytes / 1024)));
+    const heapOf = (from: number, to: number) =>
+      mib(median((heap[s] ?? []).filter((x) => x.t >= from * loadSeconds && x.t <= to * loadSeconds).map((x) => x.bytes / 1024)));
     memory[s] = {
       ...rss,
       held: rssOk,
@@ -470,7 +514,9 @@ async function main(): Promise<void> {
         atEnd,
         ...drained,
         met: drained.backlogsS !== null && drained.backlogsS <= 10,
-        ...(drained.processedS === null || drained.backlogsS === null ? { left: { notReady: lastNotReady, outbox: lastOutbox, consumers: Object.fromEntries(Object.entries(lastConsumers).filter(([, n]) => n > 0)) } } : {}),
+        ...(drained.processedS === null || drained.backlogsS === null
+          ? { left: { notReady: lastNotReady, outbox: lastOutbox, consumers: Object.fromEntries(Object.entries(lastConsumers).filter(([, n]) => n > 0)) } }
+          : {}),
         duringLoad: backlogDuring,
         ephemeralConsumers: { before: ephemeralBefore, after: ephemeralAfter },
       },
@@ -484,7 +530,12 @@ async function main(): Promise<void> {
         services: cpu,
         infra: infraCpu,
         bench: benchCpuS,
-        machine: { available: round(machineAfter.total - machineBefore.total), busy: round(machineBusy), iowait: round(machineAfter.iowait - machineBefore.iowait), otherProcesses: round(machineBusy - ours) },
+        machine: {
+          available: round(machineAfter.total - machineBefore.total),
+          busy: round(machineBusy),
+          iowait: round(machineAfter.iowait - machineBefore.iowait),
+          otherProcesses: round(machineBusy - ours),
+        },
       },
       eventLoopLagMaxS: Object.fromEntries(Object.entries(lagMax).map(([s, v]) => [s, round(v, 2)])),
       loadAverage: { before: loadBefore, after: loadAfter, max1m: loadMax },

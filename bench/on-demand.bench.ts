@@ -45,7 +45,9 @@ async function main(): Promise<void> {
   const cached: number[] = [];
   for (const url of urls) cached.push(await timedGet(jwt, url));
   const memory = await memory100(jwt);
-  console.log(JSON.stringify({ bench: 'on-demand', transforms: n, source_megapixels: 12, cold: summary(cold), cached: summary(cached), conversion_rss_mb_100mp: memory }));
+  console.log(
+    JSON.stringify({ bench: 'on-demand', transforms: n, source_megapixels: 12, cold: summary(cold), cached: summary(cached), conversion_rss_mb_100mp: memory }),
+  );
 }
 
 main().catch((error: unknown) => {

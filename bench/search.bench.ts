@@ -23,14 +23,35 @@ import { api, DATA, envOf, login, percentile } from './support';
 const count = Number(process.argv[2] ?? 100_000);
 const requests = Number(process.argv[3] ?? 200);
 
-const WORDS = ['beach', 'sunset', 'mountain', 'city', 'portrait', 'product', 'launch', 'team', 'office', 'forest', 'river', 'summer', 'winter', 'campaign', 'logo', 'banner', 'studio', 'night', 'street', 'event'];
+const WORDS = [
+  'beach',
+  'sunset',
+  'mountain',
+  'city',
+  'portrait',
+  'product',
+  'launch',
+  'team',
+  'office',
+  'forest',
+  'river',
+  'summer',
+  'winter',
+  'campaign',
+  'logo',
+  'banner',
+  'studio',
+  'night',
+  'street',
+  'event',
+];
 const TYPES = ['image/jpeg', 'image/png', 'image/webp', 'video/mp4', 'application/pdf', 'text/plain'];
 const CAMERAS = ['X100', 'A7', 'R5', 'Z6', 'GR3'];
 const pick = <T>(list: readonly T[], i: number): T => list[i % list.length] as T;
 
 function assetEvent(i: number, version = 1) {
   const id = `bench${randomBytes(14).toString('hex')}`.slice(0, 32);
-  const upload = new Date(Date.UTC(2020, 0, 1) + (i * 7919 * 60_000) % (6 * 365 * 86_400_000)).toISOString();
+  const upload = new Date(Date.UTC(2020, 0, 1) + ((i * 7919 * 60_000) % (6 * 365 * 86_400_000))).toISOString();
   const type = pick(TYPES, i * 7);
   const ext = type.split('/')[1] === 'jpeg' ? 'jpg' : type.split('/')[1];
   const name = `${pick(WORDS, i)}_${pick(WORDS, i * 3 + 1)}_${i}.${ext}`;
@@ -83,10 +104,12 @@ async function main(): Promise<void> {
   const before = await rows();
   const t0 = performance.now();
   for (let i = 0; i < count; i += 500) {
-    await Promise.all(Array.from({ length: Math.min(500, count - i) }, (_, k) => {
-      const e = assetEvent(before + i + k);
-      return js.publish(assetEventSubject(1, 'file-saved'), JSON.stringify(e), { msgID: e.id });
-    }));
+    await Promise.all(
+      Array.from({ length: Math.min(500, count - i) }, (_, k) => {
+        const e = assetEvent(before + i + k);
+        return js.publish(assetEventSubject(1, 'file-saved'), JSON.stringify(e), { msgID: e.id });
+      }),
+    );
   }
   const publishedMs = performance.now() - t0;
   while ((await rows()) < before + count) await new Promise((r) => setTimeout(r, 250));
@@ -120,12 +143,16 @@ async function main(): Promise<void> {
       page40OfCappedSet: await timeQueries(jwt, undefined, c, page40),
     };
   }
-  const size = (await db.query("SELECT pg_size_pretty(pg_total_relation_size('search_index')) AS total, pg_size_pretty(pg_indexes_size('search_index')) AS indexes")).rows[0];
-  const plan = (await db.query(
-    `EXPLAIN (ANALYZE, BUFFERS, FORMAT TEXT) SELECT asset_id FROM search_index WHERE group_id = 1 AND indexed AND NOT deleted
+  const size = (
+    await db.query("SELECT pg_size_pretty(pg_total_relation_size('search_index')) AS total, pg_size_pretty(pg_indexes_size('search_index')) AS indexes")
+  ).rows[0];
+  const plan = (
+    await db.query(
+      `EXPLAIN (ANALYZE, BUFFERS, FORMAT TEXT) SELECT asset_id FROM search_index WHERE group_id = 1 AND indexed AND NOT deleted
        AND tsv @@ to_tsquery('simple', unaccent('beach:*')) AND content_type LIKE 'image/%'
        AND (jsonb_typeof(data -> 'rating') = 'number' AND (data ->> 'rating')::numeric >= 3) ORDER BY asset_id LIMIT 10001`,
-  )).rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']);
+    )
+  ).rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']);
 
   // Replay: the same work as `pnpm --filter @dam/search replay`, as the search identity, then the same answers.
   const liveRows = Number((await db.query('SELECT count(*) AS n FROM search_index WHERE indexed')).rows[0].n);

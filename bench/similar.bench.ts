@@ -29,7 +29,8 @@ async function main(): Promise<void> {
   const db = createPool(`postgres://postgres@127.0.0.1:${port}/dam_metadata`, { max: 2 });
   await db.query('DELETE FROM assets WHERE group_id = $1', [GROUP]);
   const hashes: string[] = [];
-  for (let i = 0; i < count; i++) hashes.push(i % 10 === 9 ? flip(hashes[Math.floor(Math.random() * i)]!, Math.floor(Math.random() * 7)) : randomBytes(8).toString('hex'));
+  for (let i = 0; i < count; i++)
+    hashes.push(i % 10 === 9 ? flip(hashes[Math.floor(Math.random() * i)]!, Math.floor(Math.random() * 7)) : randomBytes(8).toString('hex'));
   const ids = hashes.map((_, i) => `simbench${String(i).padStart(24, '0')}`);
   const t0 = performance.now();
   for (let i = 0; i < count; i += 5000) {
@@ -63,10 +64,15 @@ async function main(): Promise<void> {
   for (const d of [4, 8, 12, 16, 19, 24]) byDistance[`d${d}`] = await time(d, false);
   const scan8 = await time(8, true);
   const q = similarQuery(GROUP, ids[0]!, hashes[0]!, 8, 50);
-  const plan = (await db.query(`EXPLAIN (ANALYZE, BUFFERS) ${q.text}`, q.values)).rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN'].replace(/ANY \('\{[^}]*\}'::integer\[\]\)/g, 'ANY (<137 values>)'));
-  const size = (await db.query("SELECT pg_size_pretty(sum(pg_relation_size(c.oid))) AS bands FROM pg_class c WHERE c.relname LIKE 'assets_phash_b%_idx'")).rows[0];
+  const plan = (await db.query(`EXPLAIN (ANALYZE, BUFFERS) ${q.text}`, q.values)).rows.map((r: { 'QUERY PLAN': string }) =>
+    r['QUERY PLAN'].replace(/ANY \('\{[^}]*\}'::integer\[\]\)/g, 'ANY (<137 values>)'),
+  );
+  const size = (await db.query("SELECT pg_size_pretty(sum(pg_relation_size(c.oid))) AS bands FROM pg_class c WHERE c.relname LIKE 'assets_phash_b%_idx'"))
+    .rows[0];
   await db.query('DELETE FROM assets WHERE group_id = $1', [GROUP]);
-  console.log(JSON.stringify({ count, insertMs: Math.round(insertMs), queries, bandIndexes: byDistance, readingTheGroupD8: scan8, bandIndexSize: size.bands, plan }));
+  console.log(
+    JSON.stringify({ count, insertMs: Math.round(insertMs), queries, bandIndexes: byDistance, readingTheGroupD8: scan8, bandIndexSize: size.bands, plan }),
+  );
   await db.end();
 }
 

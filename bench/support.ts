@@ -276,7 +276,10 @@ export async function photo(seed: number, megapixels: number): Promise<Buffer> {
   const height = Math.round((width * 3) / 4);
   const small = Buffer.alloc(400 * 300 * 3);
   for (let i = 0; i < small.length; i++) small[i] = (i * (seed + 7) + (randomBytes(1)[0] ?? 0)) & 0xff;
-  return sharp(small, { raw: { width: 400, height: 300, channels: 3 } }).resize(width, height).jpeg({ quality: 88 }).toBuffer();
+  return sharp(small, { raw: { width: 400, height: 300, channels: 3 } })
+    .resize(width, height)
+    .jpeg({ quality: 88 })
+    .toBuffer();
 }
 
 export interface ConversionSpec {
@@ -291,12 +294,18 @@ export interface ConversionSpec {
 export async function profileSpecs(jwt: string): Promise<ConversionSpec[]> {
   const { body: settings } = await api(jwt, 'GET', '/api/v1/settings');
   const custom = settings.conversions?.custom ?? {};
-  return (settings.conversions?.profile?.image ?? []).filter((k: string) => custom[k]).map((k: string) => ({ fit: 'cover', format: 'webp', quality: 80, ...custom[k] }));
+  return (settings.conversions?.profile?.image ?? [])
+    .filter((k: string) => custom[k])
+    .map((k: string) => ({ fit: 'cover', format: 'webp', quality: 80, ...custom[k] }));
 }
 
 /** One conversion with plain sharp, as the conversion service makes it (EXIF rotation applied). */
 export const sharpConvert = (bytes: Buffer, spec: ConversionSpec): Promise<Buffer> =>
-  sharp(bytes).rotate().resize({ width: spec.width, height: spec.height, fit: spec.fit as never }).toFormat(spec.format as never, { quality: spec.quality }).toBuffer();
+  sharp(bytes)
+    .rotate()
+    .resize({ width: spec.width, height: spec.height, fit: spec.fit as never })
+    .toFormat(spec.format as never, { quality: spec.quality })
+    .toBuffer();
 
 /** The suite's S3 server: deploy/local's address and credentials unless S3_* say otherwise. */
 export const BENCH_S3 = {

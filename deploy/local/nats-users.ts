@@ -11,7 +11,15 @@
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { DEFAULT_SUBSCRIBERS, generateNatsUsers, NATS_IDENTITIES, parseSubscribers, publicKeyOfSeed, renderNatsAuthorization, type NatsIdentity } from '@dam/events';
+import {
+  DEFAULT_SUBSCRIBERS,
+  generateNatsUsers,
+  NATS_IDENTITIES,
+  parseSubscribers,
+  publicKeyOfSeed,
+  renderNatsAuthorization,
+  type NatsIdentity,
+} from '@dam/events';
 import { writePrivate } from './private-file';
 
 const dataDir = process.env.DAM_DATA ?? path.resolve(__dirname, '../../.data');
@@ -19,7 +27,6 @@ const secrets = path.join(dataDir, 'secrets');
 const storeFile = path.join(secrets, 'nats-users.json');
 
 type Store = Partial<Record<NatsIdentity, string>>;
-
 
 function main(): void {
   const [conf, env] = process.argv.slice(2);

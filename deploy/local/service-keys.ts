@@ -25,7 +25,6 @@ const dataDir = process.env.DAM_DATA ?? path.resolve(__dirname, '../../.data');
 const secrets = path.join(dataDir, 'secrets');
 const storeFile = path.join(secrets, 'service-keys.json');
 
-
 function load(): Store {
   mkdirSync(secrets, { recursive: true, mode: 0o700 });
   chmodSync(secrets, 0o700);

@@ -112,7 +112,6 @@ const workloadAddress = (i: number) => `127.0.1.${10 + i}`;
 /** The overlay as `kubectl kustomize` renders it; DAM_PF_K8S_DIR names another k8s/ tree (e.g. an older commit's). */
 export const renderOverlay = (overlay = 'dev', k8sDir = process.env.DAM_PF_K8S_DIR ?? path.join(ROOT, 'k8s')): any[] => buildOverlay(k8sDir, overlay);
 
-
 const cores = (q: string): number => (q.endsWith('m') ? Number(q.slice(0, -1)) / 1000 : Number(q));
 
 /** Our image names for the manifests' (DAM_IMAGE_NAME of deploy/image/build-local.sh, tags runtime and media). */
@@ -127,7 +126,12 @@ export function buildForm(objects: any[], secretObjects: SecretObject[], imageBa
   const configMaps = new Map<string, Record<string, string>>(objects.filter((o) => o.kind === 'ConfigMap').map((o) => [o.metadata.name, o.data ?? {}]));
   const namespace = objects.find((o) => o.kind === 'Deployment')?.metadata.namespace ?? 'default';
   const deployments = objects.filter((o) => o.kind === 'Deployment').sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
-  const hosts: Record<string, string> = { postgres: INFRA_ADDRESSES.postgres, minio: INFRA_ADDRESSES.minio, 'minio-hl': INFRA_ADDRESSES.minio, nats: INFRA_ADDRESSES.nats[0] };
+  const hosts: Record<string, string> = {
+    postgres: INFRA_ADDRESSES.postgres,
+    minio: INFRA_ADDRESSES.minio,
+    'minio-hl': INFRA_ADDRESSES.minio,
+    nats: INFRA_ADDRESSES.nats[0],
+  };
   INFRA_ADDRESSES.nats.forEach((a, i) => (hosts[`nats-${i}.nats`] = a));
 
   const workloads = deployments.map((d, i): Workload => {
@@ -148,7 +152,10 @@ export function buildForm(objects: any[], secretObjects: SecretObject[], imageBa
         if (e.value !== undefined) env[e.name] = String(e.value);
         else if (e.valueFrom?.secretKeyRef) {
           const v = secrets.get(e.valueFrom.secretKeyRef.name)?.[e.valueFrom.secretKeyRef.key];
-          if (v === undefined) throw new Error(`${name}/${c.name}: ${e.name} reads ${e.valueFrom.secretKeyRef.name}.${e.valueFrom.secretKeyRef.key}, which deploy/k8s/secrets.ts does not make`);
+          if (v === undefined)
+            throw new Error(
+              `${name}/${c.name}: ${e.name} reads ${e.valueFrom.secretKeyRef.name}.${e.valueFrom.secretKeyRef.key}, which deploy/k8s/secrets.ts does not make`,
+            );
           env[e.name] = v;
         } else if (e.valueFrom?.configMapKeyRef) env[e.name] = configMaps.get(e.valueFrom.configMapKeyRef.name)?.[e.valueFrom.configMapKeyRef.key] ?? '';
         else if (e.valueFrom?.fieldRef?.fieldPath === 'metadata.namespace') env[e.name] = namespace;
@@ -219,7 +226,8 @@ export function buildForm(objects: any[], secretObjects: SecretObject[], imageBa
   const natsEnv: Record<string, string> = {};
   const [natsContainer, ...sidecars] = nats.spec.template.spec.containers;
   for (const e of natsContainer.env ?? []) if (e.value !== undefined) natsEnv[e.name] = String(e.value);
-  const mountsOf = (c: any): Record<string, string> => Object.fromEntries((c.volumeMounts ?? []).filter((m: any) => !m.subPath).map((m: any) => [m.mountPath, m.name]));
+  const mountsOf = (c: any): Record<string, string> =>
+    Object.fromEntries((c.volumeMounts ?? []).filter((m: any) => !m.subPath).map((m: any) => [m.mountPath, m.name]));
   const natsSidecars = sidecars.map((c: any) => {
     if (!Array.isArray(c.command) || c.args) throw new Error(`nats/${c.name}: a sidecar without a command, or with args, this runner does not know`);
     return { name: c.name as string, command: c.command as string[], mounts: mountsOf(c) };
@@ -227,9 +235,20 @@ export function buildForm(objects: any[], secretObjects: SecretObject[], imageBa
   const natsConf = configMaps.get('nats-config')?.['nats.conf'];
   const postgresInitSql = Object.values(configMaps.get('postgres-init') ?? {}).join('\n');
   if (!natsConf) throw new Error('no nats-config ConfigMap');
-  return { namespace, workloads, hosts, ingresses, natsConf, natsEnv, natsReplicas: nats.spec.replicas, natsSidecars, natsMounts: mountsOf(natsContainer),
+  return {
+    namespace,
+    workloads,
+    hosts,
+    ingresses,
+    natsConf,
+    natsEnv,
+    natsReplicas: nats.spec.replicas,
+    natsSidecars,
+    natsMounts: mountsOf(natsContainer),
     natsSecretVolumes: Object.fromEntries((nats.spec.template.spec.volumes ?? []).filter((v: any) => v.secret).map((v: any) => [v.name, v.secret.secretName])),
-    postgresInitSql, secrets };
+    postgresInitSql,
+    secrets,
+  };
 }
 
 /** One substitution of the rendered nats.conf: the pattern must be there, so a changed manifest is noticed. */

@@ -43,7 +43,8 @@ export interface State {
 }
 
 export const log = (m: string) => console.log(`[production-form] ${m}`);
-export const sh = (cmd: string, args: string[], env?: NodeJS.ProcessEnv) => execFileSync(cmd, args, { encoding: 'utf8', env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export const sh = (cmd: string, args: string[], env?: NodeJS.ProcessEnv) =>
+  execFileSync(cmd, args, { encoding: 'utf8', env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
 export const since = (t: number) => Math.round(performance.now() - t);
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -115,28 +116,63 @@ export function podmanArgs(w: Workload, c: Container, form: Form, caDir: string,
   const envFile = path.join(DIR, 'env', `${name}.env`);
   mkdirSync(path.dirname(envFile), { recursive: true, mode: 0o700 });
   for (const [k, v] of Object.entries(c.env)) if (v.includes('\n')) throw new Error(`${name}: ${k} holds a new line (podman's env files cannot)`);
-  writeFileSync(envFile, Object.entries(c.env).map(([k, v]) => `${k}=${v}\n`).join(''), { mode: 0o600 });
+  writeFileSync(
+    envFile,
+    Object.entries(c.env)
+      .map(([k, v]) => `${k}=${v}\n`)
+      .join(''),
+    { mode: 0o600 },
+  );
   const n = nofile();
   return [
-    '--runtime', RUNTIME, 'run', detached ? '-d' : '--rm', '--name', name, '--label', LABEL,
-    '--ulimit', `nofile=${n}:${n}`, '--ulimit', 'nproc=32768:32768',
-    '--network', 'host',
+    '--runtime',
+    RUNTIME,
+    'run',
+    detached ? '-d' : '--rm',
+    '--name',
+    name,
+    '--label',
+    LABEL,
+    '--ulimit',
+    `nofile=${n}:${n}`,
+    '--ulimit',
+    'nproc=32768:32768',
+    '--network',
+    'host',
     ...Object.entries(form.hosts).flatMap(([h, a]) => ['--add-host', `${h}:${a}`]),
-    '--user', `${w.user}:${w.group}`, '--group-add', String(w.fsGroup),
+    '--user',
+    `${w.user}:${w.group}`,
+    '--group-add',
+    String(w.fsGroup),
     ...(c.readOnlyRoot ? ['--read-only'] : []),
     ...(c.memoryLimit ? ['--memory', String(c.memoryLimit)] : []),
     ...(c.cpuLimit ? ['--cpus', String(c.cpuLimit)] : []),
-    '--security-opt', 'no-new-privileges', '--cap-drop', 'ALL',
+    '--security-opt',
+    'no-new-privileges',
+    '--cap-drop',
+    'ALL',
     // An emptyDir is writable by the pod's fsGroup. podman 4.3 ignores `mode=` on a tmpfs over a directory the image
     // has (the image's /var/cache/dam is 0700): `U` gives it to the container's user instead.
     ...Object.entries(c.tmpfs).flatMap(([p, bytes]) => ['--tmpfs', `${p}:rw,size=${bytes},U`]),
     ...(c.dbCa ? ['-v', `${caDir}:${c.dbCa}:ro`] : []),
-    '--env-file', envFile,
+    '--env-file',
+    envFile,
     ...(RECORD_FLOWS
-      ? ['-v', `${path.join(ROOT, 'deploy/local/record-flows.mjs')}:/dam-flows/record-flows.mjs:ro`, '-v', `${path.join(DIR, 'flows')}:/dam-flows/out`,
-          '-e', 'NODE_OPTIONS=--import=/dam-flows/record-flows.mjs', '-e', 'DAM_RECORD_FLOWS=/dam-flows/out', '-e', `DAM_FLOW_SERVICE=${c.name === 'migrate' ? `migrate-${w.name}` : w.name}`]
+      ? [
+          '-v',
+          `${path.join(ROOT, 'deploy/local/record-flows.mjs')}:/dam-flows/record-flows.mjs:ro`,
+          '-v',
+          `${path.join(DIR, 'flows')}:/dam-flows/out`,
+          '-e',
+          'NODE_OPTIONS=--import=/dam-flows/record-flows.mjs',
+          '-e',
+          'DAM_RECORD_FLOWS=/dam-flows/out',
+          '-e',
+          `DAM_FLOW_SERVICE=${c.name === 'migrate' ? `migrate-${w.name}` : w.name}`,
+        ]
       : []),
-    c.image, ...c.args,
+    c.image,
+    ...c.args,
   ];
 }
 
@@ -162,7 +198,9 @@ export async function startPod(form: Form, w: Workload, caDir: string, name: str
   if (r.status !== 0) throw new Error(`podman run ${name}: ${r.stderr}`);
   await until(`${w.name} ready`, 240_000, async () => {
     if (spawnSync('podman', ['inspect', '-f', '{{.State.Running}}', name], { encoding: 'utf8' }).stdout.trim() !== 'true') {
-      throw Object.assign(new Error(`${name} exited: ${spawnSync('podman', ['logs', '--tail', '20', name], { encoding: 'utf8' }).stderr.slice(-3000)}`), { fatal: true });
+      throw Object.assign(new Error(`${name} exited: ${spawnSync('podman', ['logs', '--tail', '20', name], { encoding: 'utf8' }).stderr.slice(-3000)}`), {
+        fatal: true,
+      });
     }
     return httpOk(`http://${w.address}:${w.port}${w.readyPath}`);
   });
@@ -172,5 +210,12 @@ export function readState(): State {
   if (!existsSync(STATE)) throw new Error(`${STATE} is missing: the production form does not run (deploy/production-form/up)`);
   return JSON.parse(readFileSync(STATE, 'utf8')) as State;
 }
-export const readSecrets = (): Map<string, Record<string, string>> => new Map(Object.entries(JSON.parse(readFileSync(SECRETS, 'utf8')) as Record<string, Record<string, string>>));
-export const secretObject = (name: string, data: Record<string, string>) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, labels: { 'app.kubernetes.io/part-of': 'dam' } }, type: 'Opaque', stringData: data });
+export const readSecrets = (): Map<string, Record<string, string>> =>
+  new Map(Object.entries(JSON.parse(readFileSync(SECRETS, 'utf8')) as Record<string, Record<string, string>>));
+export const secretObject = (name: string, data: Record<string, string>) => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name, labels: { 'app.kubernetes.io/part-of': 'dam' } },
+  type: 'Opaque',
+  stringData: data,
+});

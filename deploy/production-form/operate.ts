@@ -32,7 +32,11 @@ export function applySecrets(yamlText: string): string[] {
   const secrets = readSecrets();
   for (const [name, data] of applied) secrets.set(name, { ...secrets.get(name), ...data });
   writeFileSync(SECRETS, JSON.stringify(Object.fromEntries(secrets), null, 1), { mode: 0o600 });
-  const form = buildForm(renderOverlay('dev'), [...secrets].map(([n, d]) => secretObject(n, d) as SecretObject), IMAGE);
+  const form = buildForm(
+    renderOverlay('dev'),
+    [...secrets].map(([n, d]) => secretObject(n, d) as SecretObject),
+    IMAGE,
+  );
   if (Object.values(form.natsSecretVolumes).some((n) => applied.has(n))) for (let i = 0; i < state.pids.nats.length; i++) mountNatsSecrets(form, secrets, i);
   return [...applied.keys()];
 }
@@ -50,7 +54,11 @@ const nginxWorkers = (nginxDir: string): string[] => {
 export async function restart(workload: string): Promise<void> {
   const state = readState();
   const secrets = readSecrets();
-  const form = buildForm(renderOverlay('dev'), [...secrets].map(([n, d]) => secretObject(n, d) as SecretObject), IMAGE);
+  const form = buildForm(
+    renderOverlay('dev'),
+    [...secrets].map(([n, d]) => secretObject(n, d) as SecretObject),
+    IMAGE,
+  );
   const w = form.workloads.find((x) => x.name === workload);
   if (!w || !state.nginx) throw new Error(`no workload ${workload} (${form.workloads.map((x) => x.name).join(', ')})`);
   state.restarts += 1;
@@ -81,4 +89,3 @@ export async function restart(workload: string): Promise<void> {
   spawnSync('podman', ['rm', '-f', old], { stdio: 'ignore' });
   log(`${workload} restarted: ${name} at ${address}, ready in ${since(t)} ms; ${old} stopped`);
 }
-

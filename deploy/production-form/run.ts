@@ -26,7 +26,20 @@ import net from 'node:net';
 import path from 'node:path';
 import { createTestCa, issueServerCertificate, type TestCa } from '../../libs/testing/src/tls-certs';
 import { generateSecrets } from '../k8s/secrets';
-import { ADDITIONS, buildForm, INFRA_ADDRESSES, natsNodeConf, natsSidecarCommand, natsVolumeDir, nginxConf, OVERRIDES, renderOverlay, ROOT, type Form, type Listeners } from './form';
+import {
+  ADDITIONS,
+  buildForm,
+  INFRA_ADDRESSES,
+  natsNodeConf,
+  natsSidecarCommand,
+  natsVolumeDir,
+  nginxConf,
+  OVERRIDES,
+  renderOverlay,
+  ROOT,
+  type Form,
+  type Listeners,
+} from './form';
 import { DIR, IMAGE, LABEL, log, mountNatsSecrets, RECORD_FLOWS, SECRETS, sh, since, startPod, startProcess, STATE, until, httpOk, type State } from './host';
 import { applySecrets, getSecrets, restart } from './operate';
 
@@ -43,12 +56,16 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-
 /** A CA (made in `dir` unless given) and one server certificate for the DNS `names` (libs/testing's test PKI). */
 async function certificates(dir: string, name: string, names: string[], ca?: TestCa) {
   mkdirSync(dir, { recursive: true });
   const authority = ca ?? (await createTestCa(dir));
-  const { certFile, keyFile } = await issueServerCertificate(authority, dir, name, names.map((n) => `DNS:${n}`));
+  const { certFile, keyFile } = await issueServerCertificate(
+    authority,
+    dir,
+    name,
+    names.map((n) => `DNS:${n}`),
+  );
   return { ca: authority, certFile, keyFile };
 }
 
@@ -71,10 +88,17 @@ async function startPostgres(form: Form, pki: { ca: TestCa }): Promise<{ pgDir: 
   // The official image's entry point: POSTGRES_USER (a superuser) with POSTGRES_PASSWORD, then the init scripts.
   const url = new URL((form.secrets.get('dam-auth') as Record<string, string>).DATABASE_URL as string);
   psql(`CREATE ROLE ${url.username} LOGIN SUPERUSER PASSWORD '${decodeURIComponent(url.password)}'`);
-  for (const stmt of form.postgresInitSql.split(';').map((s) => s.trim()).filter(Boolean)) psql(stmt);
+  for (const stmt of form.postgresInitSql
+    .split(';')
+    .map((s) => s.trim())
+    .filter(Boolean))
+    psql(stmt);
   // As a production database: the suite's user over TLS with its password only (the test clusters trust everyone);
   // the admin (postgres) stays on trust for this runner's own set-up from the host.
-  writeFileSync(path.join(pgDir, 'data', 'pg_hba.conf'), `local all all trust\nhostssl all ${url.username} 127.0.0.1/32 scram-sha-256\nhost all postgres 127.0.0.1/32 trust\n`);
+  writeFileSync(
+    path.join(pgDir, 'data', 'pg_hba.conf'),
+    `local all all trust\nhostssl all ${url.username} 127.0.0.1/32 scram-sha-256\nhost all postgres 127.0.0.1/32 trust\n`,
+  );
   psql('SELECT pg_reload_conf()');
   return { pgDir, port };
 }
@@ -94,15 +118,27 @@ async function startS3(form: Form): Promise<{ s3Dir: string; port: number }> {
     if (!env.S3_ACCESS_KEY) continue;
     // The {cdn} edge reads only (as deploy/local); the others write the bucket (MinIO's per-service policies are not
     // enforced by radosgw: see the README's list of what this run does not cover).
-    sh('radosgw-admin', ['-c', path.join(s3Dir, 'ceph.conf'), 'subuser', 'create', '--uid=local', `--subuser=local:${w.name}`,
-      `--access=${w.name === 'link-signing' ? 'read' : 'full'}`, '--key-type=s3', `--access-key=${env.S3_ACCESS_KEY}`, `--secret=${env.S3_SECRET_KEY}`]);
+    sh('radosgw-admin', [
+      '-c',
+      path.join(s3Dir, 'ceph.conf'),
+      'subuser',
+      'create',
+      '--uid=local',
+      `--subuser=local:${w.name}`,
+      `--access=${w.name === 'link-signing' ? 'read' : 'full'}`,
+      '--key-type=s3',
+      `--access-key=${env.S3_ACCESS_KEY}`,
+      `--secret=${env.S3_SECRET_KEY}`,
+    ]);
   }
   // Path-style requests name the bucket in the path only when the Host is one of radosgw's own names; any other
   // name is taken for a virtual-hosted bucket. The names the suite signs for: `minio` (S3_ENDPOINT) and the public
   // host of the object_storage links (S3_PUBLIC_ENDPOINT, the dam-s3 Ingress). radosgw reads them at its start.
   const conf = path.join(s3Dir, 'ceph.conf');
   const zonegroup = JSON.parse(sh('radosgw-admin', ['-c', conf, 'zonegroup', 'get'])) as { hostnames: string[] };
-  zonegroup.hostnames = [...new Set(['localhost', 'minio', ...form.ingresses.filter((i) => i.routes.some((r) => r.service === 'minio')).flatMap((i) => i.hosts)])];
+  zonegroup.hostnames = [
+    ...new Set(['localhost', 'minio', ...form.ingresses.filter((i) => i.routes.some((r) => r.service === 'minio')).flatMap((i) => i.hosts)]),
+  ];
   writeFileSync(path.join(s3Dir, 'zonegroup.json'), JSON.stringify(zonegroup));
   sh('radosgw-admin', ['-c', conf, 'zonegroup', 'set', '--infile', path.join(s3Dir, 'zonegroup.json')]);
   const pidFile = path.join(s3Dir, 'run', 'client.rgw.a.pid');
@@ -121,7 +157,6 @@ async function startS3(form: Form): Promise<{ s3Dir: string; port: number }> {
   return { s3Dir, port };
 }
 
-
 // ---- NATS: three nodes with the rendered nats.conf and the rendered auth.conf (Secret dam-nats-auth) ------------
 // Each node's pod volumes are host folders (form.ts natsVolumeDir), shared by the server and its sidecars as in the
 // pod: the auth-reloader runs its rendered command beside each node, on the same auth.conf and pid file.
@@ -129,10 +164,13 @@ async function startNats(form: Form): Promise<State['pids']> {
   const pids: State['pids'] = { nats: [], natsSidecars: [] };
   for (let i = 0; i < form.natsReplicas; i++) {
     const dir = path.join(DIR, `nats-${i}`);
-    for (const volume of new Set([...Object.values(form.natsMounts), ...form.natsSidecars.flatMap((s) => Object.values(s.mounts))])) mkdirSync(natsVolumeDir(dir, volume), { recursive: true });
+    for (const volume of new Set([...Object.values(form.natsMounts), ...form.natsSidecars.flatMap((s) => Object.values(s.mounts))]))
+      mkdirSync(natsVolumeDir(dir, volume), { recursive: true });
     writeFileSync(path.join(dir, 'nats.conf'), natsNodeConf(form, i, dir));
     mountNatsSecrets(form, form.secrets, i);
-    pids.nats.push(startProcess('nats-server', ['-c', path.join(dir, 'nats.conf')], path.join(dir, 'nats.log'), { ...process.env, POD_NAME: `nats-${i}`, ...form.natsEnv }));
+    pids.nats.push(
+      startProcess('nats-server', ['-c', path.join(dir, 'nats.conf')], path.join(dir, 'nats.log'), { ...process.env, POD_NAME: `nats-${i}`, ...form.natsEnv }),
+    );
     for (const sidecar of form.natsSidecars) {
       const [cmd, ...args] = natsSidecarCommand(sidecar, dir);
       pids.natsSidecars.push(startProcess(cmd as string, args, path.join(dir, `${sidecar.name}.log`)));
@@ -163,7 +201,8 @@ async function startWorkloads(form: Form, caDir: string, timings: Record<string,
 async function up(): Promise<void> {
   if (existsSync(STATE)) throw new Error(`${STATE} exists: the production form runs already (deploy/production-form/down first)`);
   for (const tag of ['runtime', 'media']) {
-    if (spawnSync('podman', ['image', 'exists', `${IMAGE}:${tag}`]).status !== 0) throw new Error(`${IMAGE}:${tag} is missing: deploy/image/build-local.sh first (DAM_IMAGE_NAME=${IMAGE})`);
+    if (spawnSync('podman', ['image', 'exists', `${IMAGE}:${tag}`]).status !== 0)
+      throw new Error(`${IMAGE}:${tag} is missing: deploy/image/build-local.sh first (DAM_IMAGE_NAME=${IMAGE})`);
   }
   rmSync(DIR, { recursive: true, force: true });
   mkdirSync(DIR, { recursive: true });
@@ -189,11 +228,23 @@ async function up(): Promise<void> {
   }
 
   const state: State = {
-    dir: DIR, caFile: pki.ca.certFile, httpsPort: HTTPS_PORT, publicHosts: form.ingresses.flatMap((i) => i.hosts),
-    adminEmail: form.secrets.get('dam-auth')?.ADMIN_EMAIL as string, adminPassword: form.secrets.get('dam-auth')?.ADMIN_PASSWORD as string,
-    natsServers: INFRA_ADDRESSES.nats.map((a) => `nats://${a}:4222`), subscriber: SUBSCRIBER,
+    dir: DIR,
+    caFile: pki.ca.certFile,
+    httpsPort: HTTPS_PORT,
+    publicHosts: form.ingresses.flatMap((i) => i.hosts),
+    adminEmail: form.secrets.get('dam-auth')?.ADMIN_EMAIL as string,
+    adminPassword: form.secrets.get('dam-auth')?.ADMIN_PASSWORD as string,
+    natsServers: INFRA_ADDRESSES.nats.map((a) => `nats://${a}:4222`),
+    subscriber: SUBSCRIBER,
     subscriberSeed: form.secrets.get('dam-nats-operators')?.[`NATS_NKEY_SEED_${SUBSCRIBER.toUpperCase().replace(/-/g, '_')}`] as string,
-    pids: { nats: [], natsSidecars: [] }, restarts: 0, pgDir: path.join(DIR, 'postgres'), s3Dir: path.join(DIR, 's3'), containers: [], timings, initFailures: {}, overrides: { ...OVERRIDES, ...(RECORD_FLOWS ? ADDITIONS : {}) },
+    pids: { nats: [], natsSidecars: [] },
+    restarts: 0,
+    pgDir: path.join(DIR, 'postgres'),
+    s3Dir: path.join(DIR, 's3'),
+    containers: [],
+    timings,
+    initFailures: {},
+    overrides: { ...OVERRIDES, ...(RECORD_FLOWS ? ADDITIONS : {}) },
   };
   const save = () => writeFileSync(STATE, JSON.stringify(state, null, 1), { mode: 0o600 });
   save();
@@ -231,10 +282,13 @@ async function up(): Promise<void> {
 
 function down(): void {
   const state: State | undefined = existsSync(STATE) ? JSON.parse(readFileSync(STATE, 'utf8')) : undefined;
-  const ids = spawnSync('podman', ['ps', '-aq', '--filter', `label=${LABEL}`], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
+  const ids = spawnSync('podman', ['ps', '-aq', '--filter', `label=${LABEL}`], { encoding: 'utf8' })
+    .stdout.split('\n')
+    .filter(Boolean);
   if (ids.length > 0) spawnSync('podman', ['rm', '-f', '-t', '10', ...ids], { stdio: 'inherit' });
   const nginxConfFile = path.join(DIR, 'nginx', 'nginx.conf');
-  if (existsSync(path.join(DIR, 'nginx', 'nginx.pid'))) spawnSync('nginx', ['-s', 'stop', '-c', nginxConfFile, '-p', path.join(DIR, 'nginx')], { stdio: 'inherit' });
+  if (existsSync(path.join(DIR, 'nginx', 'nginx.pid')))
+    spawnSync('nginx', ['-s', 'stop', '-c', nginxConfFile, '-p', path.join(DIR, 'nginx')], { stdio: 'inherit' });
   const signal = (pid: number) => {
     try {
       process.kill(pid, 'SIGTERM');
@@ -254,7 +308,6 @@ function down(): void {
   for (const f of ['secrets.json', 'env']) rmSync(path.join(DIR, f), { recursive: true, force: true });
   log('down');
 }
-
 
 const fail = (what: string) => (e: unknown) => {
   console.error(`[production-form] ${what} failed: ${e instanceof Error ? e.message : String(e)}`);

@@ -137,7 +137,7 @@ describe('the image runs compiled JavaScript', () => {
     expect(replay).toEqual({ code: 1, out: expect.stringMatching(/^Invalid configuration:/) as string });
   });
 
-  it('the init containers\' migrate leaves every database as its service migrates it (metadata\'s outbox table included)', async () => {
+  it("the init containers' migrate leaves every database as its service migrates it (metadata's outbox table included)", async () => {
     const owners = SERVICES.filter((s) => existsSync(path.join(ROOT, 'services', s, 'src', 'migrations')));
     expect(owners).toEqual(expect.arrayContaining(['auth', 'metadata', 'search', 'webhook', 'addon']));
     for (const service of owners) {
@@ -164,7 +164,11 @@ describe('the image runs compiled JavaScript', () => {
     const first = await runService(['migrate', 'auth'], { DATABASE_URL: db });
     expect(first.code).toBe(0);
     // Auth's migrations are read from services/auth/src/migrations, next to the sources.
-    expect(JSON.parse(first.out) as unknown).toMatchObject({ service: 'auth', msg: 'migrations applied', applied: expect.arrayContaining([expect.stringMatching(/\.sql$/)]) as unknown });
+    expect(JSON.parse(first.out) as unknown).toMatchObject({
+      service: 'auth',
+      msg: 'migrations applied',
+      applied: expect.arrayContaining([expect.stringMatching(/\.sql$/)]) as unknown,
+    });
     expect(JSON.parse((await runService(['migrate', 'auth'], { DATABASE_URL: db })).out) as unknown).toMatchObject({ applied: [], msg: 'schema up to date' });
 
     const identities = serviceIdentities();
@@ -188,7 +192,10 @@ describe('the image runs compiled JavaScript', () => {
       body: JSON.stringify({ email: 'admin@example.com', password: 'admin-password' }),
     });
     const answer = (await login.json()) as { jwt?: string };
-    expect({ status: login.status, answer }).toEqual({ status: 200, answer: expect.objectContaining({ jwt: expect.stringMatching(/^ey/) as string }) as unknown });
+    expect({ status: login.status, answer }).toEqual({
+      status: 200,
+      answer: expect.objectContaining({ jwt: expect.stringMatching(/^ey/) as string }) as unknown,
+    });
     console.log(`from spawn to ready (compiled JS): auth /readyz ${auth.readyMs} ms, gateway /healthz ${gateway.readyMs} ms`);
 
     // SIGTERM reaches node (no shell in between): both drain and exit 0.

@@ -51,8 +51,14 @@ function buildWith(overlay: string, components: readonly string[]): any[] {
 }
 
 // ---- shapes of the CRD fields used (Gateway API v1, Prometheus Operator monitoring.coreos.com/v1) ----
-const dnsLabel = z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/).max(63);
-const hostname = z.string().regex(/^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/).max(253);
+const dnsLabel = z
+  .string()
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)
+  .max(63);
+const hostname = z
+  .string()
+  .regex(/^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/)
+  .max(253);
 const duration = z.string().regex(/^([0-9]{1,5}(h|m|s|ms)){1,4}$/);
 const metadata = z.object({ name: dnsLabel, namespace: dnsLabel, labels: z.record(z.string(), z.string()) }).strict();
 const port = z.number().int().min(1).max(65535);
@@ -73,7 +79,13 @@ const GatewaySchema = z
                 protocol: z.enum(['HTTP', 'HTTPS']),
                 port,
                 tls: z
-                  .object({ mode: z.literal('Terminate'), certificateRefs: z.array(z.object({ kind: z.literal('Secret'), name: dnsLabel }).strict()).min(1).max(64) })
+                  .object({
+                    mode: z.literal('Terminate'),
+                    certificateRefs: z
+                      .array(z.object({ kind: z.literal('Secret'), name: dnsLabel }).strict())
+                      .min(1)
+                      .max(64),
+                  })
                   .strict()
                   .optional(),
                 allowedRoutes: z.object({ namespaces: z.object({ from: z.enum(['Same', 'All', 'Selector']) }).strict() }).strict(),
@@ -94,7 +106,10 @@ const HTTPRouteSchema = z
     metadata,
     spec: z
       .object({
-        parentRefs: z.array(z.object({ name: dnsLabel, sectionName: dnsLabel }).strict()).min(1).max(32),
+        parentRefs: z
+          .array(z.object({ name: dnsLabel, sectionName: dnsLabel }).strict())
+          .min(1)
+          .max(32),
         hostnames: z.array(hostname).max(16).optional(),
         rules: z
           .array(
@@ -106,7 +121,14 @@ const HTTPRouteSchema = z
                   .optional(),
                 backendRefs: z.array(z.object({ name: dnsLabel, port }).strict()).optional(),
                 filters: z
-                  .array(z.object({ type: z.literal('RequestRedirect'), requestRedirect: z.object({ scheme: z.enum(['http', 'https']), statusCode: z.union([z.literal(301), z.literal(302)]) }).strict() }).strict())
+                  .array(
+                    z
+                      .object({
+                        type: z.literal('RequestRedirect'),
+                        requestRedirect: z.object({ scheme: z.enum(['http', 'https']), statusCode: z.union([z.literal(301), z.literal(302)]) }).strict(),
+                      })
+                      .strict(),
+                  )
                   .optional(),
                 timeouts: z.object({ request: duration }).strict().optional(),
               })
@@ -135,7 +157,10 @@ const ServiceMonitorSchema = z
                 interval: duration,
                 scrapeTimeout: duration,
                 honorLabels: z.boolean().optional(),
-                authorization: z.object({ type: z.literal('Bearer'), credentials: z.object({ name: dnsLabel, key: z.string() }).strict() }).strict().optional(),
+                authorization: z
+                  .object({ type: z.literal('Bearer'), credentials: z.object({ name: dnsLabel, key: z.string() }).strict() })
+                  .strict()
+                  .optional(),
               })
               .strict(),
           )
@@ -181,7 +206,9 @@ const PodMonitorSchema = z
     spec: z
       .object({
         selector: z.object({ matchLabels: z.record(z.string(), z.string()) }).strict(),
-        podMetricsEndpoints: z.array(z.object({ port: dnsLabel, path: z.string().startsWith('/'), interval: duration, scrapeTimeout: duration }).strict()).min(1),
+        podMetricsEndpoints: z
+          .array(z.object({ port: dnsLabel, path: z.string().startsWith('/'), interval: duration, scrapeTimeout: duration }).strict())
+          .min(1),
       })
       .strict(),
   })
@@ -218,7 +245,13 @@ it('each component builds alone over the dev overlay, adds only its own objects 
       const containers = changed[0].spec.template.spec.containers;
       expect(containers.slice(0, -1)).toEqual(before.spec.template.spec.containers);
       expect(containers.at(-1)).toMatchObject({ name: 'metrics', image: NATS_EXPORTER.image });
-      expect({ ...changed[0], spec: { ...changed[0].spec, template: { ...changed[0].spec.template, spec: { ...changed[0].spec.template.spec, containers: before.spec.template.spec.containers } } } }).toEqual(before);
+      expect({
+        ...changed[0],
+        spec: {
+          ...changed[0].spec,
+          template: { ...changed[0].spec.template, spec: { ...changed[0].spec.template.spec, containers: before.spec.template.spec.containers } },
+        },
+      }).toEqual(before);
     }
     expect(built.length).toBe(dev.length + added.length);
   }
@@ -239,14 +272,20 @@ describe.each(OVERLAYS)('the %s overlay with both components', (overlay) => {
     expect(ours.length).toBeGreaterThan(SERVICES.length);
     for (const o of ours) {
       const parsed = SCHEMAS[o.kind]?.safeParse(o);
-      expect({ object: `${o.kind}/${o.metadata.name}`, issues: parsed?.success ? [] : parsed?.error.issues }).toEqual({ object: `${o.kind}/${o.metadata.name}`, issues: [] });
+      expect({ object: `${o.kind}/${o.metadata.name}`, issues: parsed?.success ? [] : parsed?.error.issues }).toEqual({
+        object: `${o.kind}/${o.metadata.name}`,
+        issues: [],
+      });
       expect(o.metadata.namespace).toBe(namespace());
     }
   });
 
   /** (host, path) → Service and port number, from the Ingress objects of the overlay. */
   const ingressRoutes = () => {
-    const servicePort = (name: string, portName: string) => ofKind('Service').find((s) => s.metadata.name === name)?.spec.ports.find((p: any) => p.name === portName)?.port as number;
+    const servicePort = (name: string, portName: string) =>
+      ofKind('Service')
+        .find((s) => s.metadata.name === name)
+        ?.spec.ports.find((p: any) => p.name === portName)?.port as number;
     return ofKind('Ingress').flatMap((ing) =>
       ing.spec.rules.flatMap((r: any) =>
         r.http.paths.map((p: any) => ({
@@ -294,10 +333,18 @@ describe.each(OVERLAYS)('the %s overlay with both components', (overlay) => {
     // Every route lies under an Ingress path of its host, to that path's backend: nothing more is exposed.
     for (const m of routes) {
       const under = ingress.filter((i) => i.host === m.host && covers(i.path, m.path));
-      expect({ route: `${m.host}${m.path}`, backends: under.map((i) => `${i.service}:${i.port}`) }).toEqual({ route: `${m.host}${m.path}`, backends: [`${m.service}:${m.port}`] });
+      expect({ route: `${m.host}${m.path}`, backends: under.map((i) => `${i.service}:${i.port}`) }).toEqual({
+        route: `${m.host}${m.path}`,
+        backends: [`${m.service}:${m.port}`],
+      });
     }
     // And each backend port is one its Service has.
-    for (const m of routes) expect(ofKind('Service').find((s) => s.metadata.name === m.service)?.spec.ports.map((p: any) => p.port)).toContain(m.port);
+    for (const m of routes)
+      expect(
+        ofKind('Service')
+          .find((s) => s.metadata.name === m.service)
+          ?.spec.ports.map((p: any) => p.port),
+      ).toContain(m.port);
   });
 
   it('the Gateway has an HTTPS listener per host, with the Ingress certificate for it; each route attaches to its own', () => {
@@ -317,14 +364,16 @@ describe.each(OVERLAYS)('the %s overlay with both components', (overlay) => {
   it('every rule has a timeout; none cuts a transfer, JSON calls keep the Ingress budget, uploads at least its hour', () => {
     const ingress = ingressRoutes();
     const host = (h: 'base' | 'upload' | 'cdn') => ingress.find((i) => i.service === SERVICES.find((s) => s.public?.host === h)?.name)?.host as string;
-    const annotation = (name: string) => Number(ofKind('Ingress').find((i) => i.metadata.name === name).metadata.annotations['nginx.ingress.kubernetes.io/proxy-read-timeout']);
+    const annotation = (name: string) =>
+      Number(ofKind('Ingress').find((i) => i.metadata.name === name).metadata.annotations['nginx.ingress.kubernetes.io/proxy-read-timeout']);
     for (const m of routeMatches()) expect(m.timeout).toMatch(/^\d+s$/);
     // The gateway's public routes: every download and transfer goes to a rule without a total; the others have
     // the Ingress's 120 s when outside the asset tree (which mixes both, so has none).
     for (const r of ROUTES) {
       const probe = r.pattern.replace(/:[a-z_]+/g, 'x').replace('**', 'x/y');
       const rule = ruleFor(host('base'), probe);
-      if (isTransferRoute(r.pattern) || probe.startsWith('/api/v1/assets/')) expect({ pattern: r.pattern, timeout: rule?.timeout }).toEqual({ pattern: r.pattern, timeout: TIMEOUTS.transfer });
+      if (isTransferRoute(r.pattern) || probe.startsWith('/api/v1/assets/'))
+        expect({ pattern: r.pattern, timeout: rule?.timeout }).toEqual({ pattern: r.pattern, timeout: TIMEOUTS.transfer });
       else expect({ pattern: r.pattern, timeout: rule?.timeout }).toEqual({ pattern: r.pattern, timeout: `${annotation('dam-api')}s` });
     }
     expect(ruleFor(host('base'), '/console/index.html')?.timeout).toBe(`${annotation('dam-api')}s`);
@@ -343,22 +392,35 @@ describe.each(OVERLAYS)('the %s overlay with both components', (overlay) => {
       const svcPort = svc.spec.ports.find((p: any) => p.name === endpoint.port);
       expect(svcPort).toBeDefined();
       // The pod port behind it, by name and number, and the policies that select those pods.
-      const workload = objects.find((o) => (o.kind === 'Deployment' || o.kind === 'StatefulSet') && Object.entries(svc.spec.selector).every(([k, v]) => o.spec.template.metadata.labels[k] === v));
-      const containerPort = workload.spec.template.spec.containers[0].ports.find((p: any) => p.name === svcPort.targetPort || p.containerPort === svcPort.targetPort);
+      const workload = objects.find(
+        (o) =>
+          (o.kind === 'Deployment' || o.kind === 'StatefulSet') &&
+          Object.entries(svc.spec.selector).every(([k, v]) => o.spec.template.metadata.labels[k] === v),
+      );
+      const containerPort = workload.spec.template.spec.containers[0].ports.find(
+        (p: any) => p.name === svcPort.targetPort || p.containerPort === svcPort.targetPort,
+      );
       const admitted = ofKind('NetworkPolicy')
         .filter((p) => Object.entries(p.spec.podSelector.matchLabels ?? {}).every(([k, v]) => workload.spec.template.metadata.labels[k] === v))
         .flatMap((p) => p.spec.ingress ?? [])
-        .filter((rule: any) => rule.from?.some((f: any) => f.namespaceSelector) && rule.ports?.some((p: any) => p.port === containerPort.name || p.port === containerPort.containerPort));
+        .filter(
+          (rule: any) =>
+            rule.from?.some((f: any) => f.namespaceSelector) &&
+            rule.ports?.some((p: any) => p.port === containerPort.name || p.port === containerPort.containerPort),
+        );
       expect({ monitor: m.metadata.name, admitted: admitted.length > 0 }).toEqual({ monitor: m.metadata.name, admitted: true });
       expect(endpoint.path).toBe(m.metadata.name === 'minio' ? '/minio/v2/metrics/cluster' : '/metrics');
     }
     // The services serve /metrics to any caller the policy admits; MinIO wants its bearer token.
     expect(damConfig().data.METRICS_PUBLIC).toBe('true');
     expect(monitors.find((m) => m.metadata.name === 'minio').spec.endpoints[0].authorization.credentials).toEqual(MINIO_TOKEN_SECRET);
-    expect(objects.find((o) => o.kind === 'StatefulSet' && o.metadata.name === 'minio').spec.template.spec.containers[0].env).toContainEqual({ name: 'MINIO_PROMETHEUS_AUTH_TYPE', value: 'jwt' });
+    expect(objects.find((o) => o.kind === 'StatefulSet' && o.metadata.name === 'minio').spec.template.spec.containers[0].env).toContainEqual({
+      name: 'MINIO_PROMETHEUS_AUTH_TYPE',
+      value: 'jwt',
+    });
   });
 
-  it("NATS is scraped through its exporter, a restricted sidecar reachable from the namespaces that scrape the services", () => {
+  it('NATS is scraped through its exporter, a restricted sidecar reachable from the namespaces that scrape the services', () => {
     const nats = objects.find((o) => o.kind === 'StatefulSet' && o.metadata.name === 'nats');
     expect(() => new StatefulSet(nats).validate()).not.toThrow();
     const exporter = nats.spec.template.spec.containers.find((c: any) => c.name === 'metrics');
@@ -387,7 +449,10 @@ describe.each(OVERLAYS)('the %s overlay with both components', (overlay) => {
 /** Metric name → its label names, from every `counter|gauge|histogram({ name, labelNames })` of services/ and libs/. */
 function metricsInCode(): Map<string, Set<string>> {
   const found = new Map<string, Set<string>>();
-  const dirs = [...readdirSync(path.join(ROOT, 'services')).map((d) => path.join(ROOT, 'services', d, 'src')), ...readdirSync(path.join(ROOT, 'libs')).map((d) => path.join(ROOT, 'libs', d, 'src'))];
+  const dirs = [
+    ...readdirSync(path.join(ROOT, 'services')).map((d) => path.join(ROOT, 'services', d, 'src')),
+    ...readdirSync(path.join(ROOT, 'libs')).map((d) => path.join(ROOT, 'libs', d, 'src')),
+  ];
   const files = dirs.flatMap((d) => {
     try {
       return (readdirSync(d, { recursive: true }) as string[]).filter((f) => f.endsWith('.ts')).map((f) => path.join(d, f));
@@ -408,7 +473,7 @@ function metricsInCode(): Map<string, Set<string>> {
       const body = text.slice(call.index, end);
       const name = /\bname:\s*'([a-zA-Z_:][a-zA-Z0-9_:]*)'/.exec(body)?.[1];
       if (!name) continue;
-      const labelNames = [.../labelNames:\s*\[([^\]]*)\]/.exec(body)?.[1]?.matchAll(/'([a-zA-Z_][a-zA-Z0-9_]*)'/g) ?? []].map((m) => m[1] as string);
+      const labelNames = [...(/labelNames:\s*\[([^\]]*)\]/.exec(body)?.[1]?.matchAll(/'([a-zA-Z_][a-zA-Z0-9_]*)'/g) ?? [])].map((m) => m[1] as string);
       const names = call[1] === 'histogram' ? [`${name}_bucket`, `${name}_count`, `${name}_sum`] : [name];
       for (const n of names) found.set(n, new Set([...labelNames, 'service', ...(n.endsWith('_bucket') ? ['le'] : [])]));
     }
@@ -430,7 +495,12 @@ async function defaultMetrics(): Promise<Map<string, Set<string>>> {
 /** The metric selectors of a PromQL expression (name and the labels it matches on) and its grouping labels. */
 function selectorsOf(expr: string): { metrics: Array<{ name: string; labels: string[] }>; grouping: string[] } {
   const noStrings = expr.replace(/"(?:[^"\\]|\\.)*"/g, '""');
-  const grouping = [...noStrings.matchAll(/\b(?:by|without)\s*\(([^)]*)\)/g)].flatMap((m) => (m[1] ?? '').split(',').map((s) => s.trim()).filter(Boolean));
+  const grouping = [...noStrings.matchAll(/\b(?:by|without)\s*\(([^)]*)\)/g)].flatMap((m) =>
+    (m[1] ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
   const rest = noStrings.replace(/\b(?:by|without)\s*\([^)]*\)/g, ' ').replace(/\[[^\]]*\]/g, ' ');
   const metrics: Array<{ name: string; labels: string[] }> = [];
   for (const m of rest.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(\{[^}]*\})?\s*(\()?/g)) {
@@ -441,15 +511,23 @@ function selectorsOf(expr: string): { metrics: Array<{ name: string; labels: str
 }
 
 describe('the PrometheusRule', () => {
-  it('names only metrics, and labels, that the services (or NATS\'s exporter) export', async () => {
+  it("names only metrics, and labels, that the services (or NATS's exporter) export", async () => {
     // NATS's exporter names its series after its flags: JetStream's per stream with -jsz=all (their config, so
     // max_bytes), the server's from -varz, all under -prefix=nats (NATS_EXPORTER_METRICS, from its source).
     expect(NATS_EXPORTER.args).toEqual(expect.arrayContaining(['-jsz=all', '-varz', '-prefix=nats']));
     const exporter = Object.entries(NATS_EXPORTER_METRICS).map(([name, labels]) => [name, new Set(labels)] as const);
     const known = new Map([...metricsInCode(), ...(await defaultMetrics()), ...exporter]);
     // The parser sees what is there: the code's metrics, and nothing in a string.
-    expect([...known.keys()]).toEqual(expect.arrayContaining(['outbox_oldest_unpublished_age_seconds', 'http_request_duration_seconds_bucket', 'nodejs_eventloop_lag_p99_seconds']));
-    expect(selectorsOf('sum by (a) (rate(x_total{b="c"}[5m])) / y > 1')).toEqual({ metrics: [{ name: 'x_total', labels: ['b'] }, { name: 'y', labels: [] }], grouping: ['a'] });
+    expect([...known.keys()]).toEqual(
+      expect.arrayContaining(['outbox_oldest_unpublished_age_seconds', 'http_request_duration_seconds_bucket', 'nodejs_eventloop_lag_p99_seconds']),
+    );
+    expect(selectorsOf('sum by (a) (rate(x_total{b="c"}[5m])) / y > 1')).toEqual({
+      metrics: [
+        { name: 'x_total', labels: ['b'] },
+        { name: 'y', labels: [] },
+      ],
+      grouping: ['a'],
+    });
     const wrong: string[] = [];
     for (const a of ALERTS) {
       const { metrics, grouping } = selectorsOf(a.expr);
@@ -466,11 +544,19 @@ describe('the PrometheusRule', () => {
 
   it('the latency alert leaves out exactly the transfer routes', () => {
     const anchored = new RegExp(`^(?:${TRANSFER_ROUTE_PROMQL})$`);
-    for (const r of ROUTES) expect({ pattern: r.pattern, excluded: anchored.test(r.pattern) }).toEqual({ pattern: r.pattern, excluded: isTransferRoute(r.pattern) });
-    for (const transfer of ['/api/v1/assets/:id/data', '/api/v1/assets/:id/content/:key/download', '/api/v1/assets/new/content/original/upload', '/api/v1/uploads/tus/:id', '/api/v1/files/:id/*file']) {
+    for (const r of ROUTES)
+      expect({ pattern: r.pattern, excluded: anchored.test(r.pattern) }).toEqual({ pattern: r.pattern, excluded: isTransferRoute(r.pattern) });
+    for (const transfer of [
+      '/api/v1/assets/:id/data',
+      '/api/v1/assets/:id/content/:key/download',
+      '/api/v1/assets/new/content/original/upload',
+      '/api/v1/uploads/tus/:id',
+      '/api/v1/files/:id/*file',
+    ]) {
       expect({ transfer, excluded: anchored.test(transfer) }).toEqual({ transfer, excluded: true });
     }
-    for (const json of ['/api/v1/login', '/api/v1/assets/search', '/api/v1/users/me/uploadkey', 'unmatched']) expect({ json, excluded: anchored.test(json) }).toEqual({ json, excluded: false });
+    for (const json of ['/api/v1/login', '/api/v1/assets/search', '/api/v1/users/me/uploadkey', 'unmatched'])
+      expect({ json, excluded: anchored.test(json) }).toEqual({ json, excluded: false });
   });
 
   const promtool = spawnSync('promtool', ['--version'], { encoding: 'utf8' }).status === 0;
@@ -485,7 +571,10 @@ describe('the PrometheusRule', () => {
       expect(check.stdout + check.stderr).toContain(`SUCCESS: ${ALERTS.length} rules found`);
       const expected = (name: string, labels: Record<string, string>) => {
         const a = ALERTS.find((x) => x.alert === name);
-        return { exp_labels: { severity: a?.severity, ...labels }, exp_annotations: spec.groups[0].rules.find((r: any) => r.alert === name)?.annotations ?? {} };
+        return {
+          exp_labels: { severity: a?.severity, ...labels },
+          exp_annotations: spec.groups[0].rules.find((r: any) => r.alert === name)?.annotations ?? {},
+        };
       };
       // Every request of two routes takes more than 2.5 s: the API route alerts, the download does not.
       const slow = (route: string) => [

@@ -23,8 +23,13 @@ import { build, OVERLAYS, ROOT, workloadsOf, type Overlay } from './k8s-render';
 const secrets = generateSecrets();
 const secretData = (name: string): Record<string, string> | undefined => secrets.find((s) => s.metadata.name === name)?.stringData;
 const sourcesOf = (dir: string): string[] =>
-  readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourcesOf(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []));
-const serviceSource = (name: string): string => sourcesOf(path.join(ROOT, 'services', name, 'src')).map((f) => readFileSync(f, 'utf8')).join('\n');
+  readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sourcesOf(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : [],
+  );
+const serviceSource = (name: string): string =>
+  sourcesOf(path.join(ROOT, 'services', name, 'src'))
+    .map((f) => readFileSync(f, 'utf8'))
+    .join('\n');
 
 /** The keys a service's config loader reads (a Proxy records every key asked for). */
 function keysRead(name: ServiceName, env: Record<string, string>): Set<string> {
@@ -102,9 +107,21 @@ describe('the ranges egress-to-internet leaves out', () => {
     }
   });
 
-  it('hold the cluster\'s and the cloud\'s private ranges', () => {
+  it("hold the cluster's and the cloud's private ranges", () => {
     const held = (ip: string) => [...PRIVATE_IPV4, ...PRIVATE_IPV6].some((c) => inCidr(ip, c));
-    for (const ip of ['10.0.0.5', '172.16.0.1', '172.31.255.254', '192.168.1.1', '169.254.169.254', '127.0.0.1', '100.64.0.10', 'fd00:ec2::254', 'fe80::1', 'fc00::1']) expect([ip, held(ip)]).toEqual([ip, true]);
+    for (const ip of [
+      '10.0.0.5',
+      '172.16.0.1',
+      '172.31.255.254',
+      '192.168.1.1',
+      '169.254.169.254',
+      '127.0.0.1',
+      '100.64.0.10',
+      'fd00:ec2::254',
+      'fe80::1',
+      'fc00::1',
+    ])
+      expect([ip, held(ip)]).toEqual([ip, true]);
     for (const ip of [PUBLIC_V4, '8.8.8.8', '172.32.0.1', PUBLIC_V6]) expect([ip, held(ip)]).toEqual([ip, false]);
   });
 });
@@ -117,16 +134,26 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     if (!p) throw new Error(`no workload ${name}`);
     return p;
   };
-  const verdict = (from: string, to: Endpoint, port: number, protocol: Flow['protocol'] = 'TCP') => evaluateFlow(objects, { from: pod(from), to, port, protocol });
+  const verdict = (from: string, to: Endpoint, port: number, protocol: Flow['protocol'] = 'TCP') =>
+    evaluateFlow(objects, { from: pod(from), to, port, protocol });
   const services = SERVICES.map((s) => s.name);
 
   it('declares in deploy/k8s/services.ts what the code does (callers, nats, database, object store, internet)', () => {
     for (const s of SERVICES) {
       const d = declared.get(s.name);
-      const callees = SERVICES.filter((x) => x.callers.includes(s.name)).map((x) => x.name).sort();
-      expect([s.name, d]).toEqual([s.name, { calls: callees, nats: !!s.nats, database: !!s.database, objectStore: !!(s.s3 || s.fetchesPresigned), internet: !!s.internet }]);
+      const callees = SERVICES.filter((x) => x.callers.includes(s.name))
+        .map((x) => x.name)
+        .sort();
+      expect([s.name, d]).toEqual([
+        s.name,
+        { calls: callees, nats: !!s.nats, database: !!s.database, objectStore: !!(s.s3 || s.fetchesPresigned), internet: !!s.internet },
+      ]);
     }
-    expect(SERVICES.filter((s) => s.internet).map((s) => s.name).sort()).toEqual(['upload', 'webhook']);
+    expect(
+      SERVICES.filter((s) => s.internet)
+        .map((s) => s.name)
+        .sort(),
+    ).toEqual(['upload', 'webhook']);
   });
 
   it('isolates every pod (Deployments, StatefulSets, the Job) for egress', () => {
@@ -166,7 +193,13 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     expect(expected.size).toBeGreaterThan(30);
     expect({ notAdmitted: admitted, notRefusedByEgress: refused }).toEqual({ notAdmitted: [], notRefusedByEgress: [] });
     // The review's examples, by name.
-    for (const [from, to, port] of [['link-signing', 'postgres', 5432], ['search', 'minio', 9000], ['webhook', 'metadata', 8080], ['addon', 'auth', 8080], ['gateway', 'nats', 8222]] as const) {
+    for (const [from, to, port] of [
+      ['link-signing', 'postgres', 5432],
+      ['search', 'minio', 9000],
+      ['webhook', 'metadata', 8080],
+      ['addon', 'auth', 8080],
+      ['gateway', 'nats', 8222],
+    ] as const) {
       const target = workloadPod(objects, to);
       if (target) expect([from, to, verdict(from, target, port).egress]).toMatchObject([from, to, { isolated: true, by: [] }]);
     }
@@ -185,7 +218,12 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
   it('lets no workload reach the Kubernetes API (private endpoints, kube-system pods) or another namespace', () => {
     for (const w of workloadsOf(objects)) {
       const name = w.metadata.name;
-      for (const [to, port] of [[outside('10.0.0.1'), 443], [outside('172.20.0.10'), 6443], [outside('192.168.49.2'), 8443], [foreignPod('kube-system', { component: 'kube-apiserver' }), 443]] as const) {
+      for (const [to, port] of [
+        [outside('10.0.0.1'), 443],
+        [outside('172.20.0.10'), 6443],
+        [outside('192.168.49.2'), 8443],
+        [foreignPod('kube-system', { component: 'kube-apiserver' }), 443],
+      ] as const) {
         expect([name, to.name, verdict(name, to, port).admitted]).toEqual([name, to.name, false]);
       }
       expect([name, verdict(name, foreignPod('tenant', { 'app.kubernetes.io/name': 'metadata' }), 8080).admitted]).toEqual([name, false]);
@@ -194,41 +232,58 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
 
   it('lets webhook and upload reach public addresses on any TCP port, never the private ranges; nobody else reaches the internet', () => {
     for (const name of ['webhook', 'upload']) {
-      for (const [ip, port] of [[PUBLIC_V4, 443], [PUBLIC_V4, 80], [PUBLIC_V4, 8443], ['8.8.8.8', 443], [PUBLIC_V6, 443]] as const) {
+      for (const [ip, port] of [
+        [PUBLIC_V4, 443],
+        [PUBLIC_V4, 80],
+        [PUBLIC_V4, 8443],
+        ['8.8.8.8', 443],
+        [PUBLIC_V6, 443],
+      ] as const) {
         expect([name, ip, port, verdict(name, outside(ip), port).admitted]).toEqual([name, ip, port, true]);
       }
       for (const ip of ['10.0.0.5', '172.16.5.4', '192.168.0.10', '169.254.169.254', '127.0.0.1', '100.64.1.1', 'fd00:ec2::254', 'fe80::1', '10.51.100.20']) {
         for (const port of [80, 443, 5432]) expect([name, ip, port, verdict(name, outside(ip), port).admitted]).toEqual([name, ip, port, false]);
       }
       // TCP only: no UDP to the internet (a resolver there would bypass the cluster's DNS).
-      expect([name, verdict(name, outside('8.8.8.8'), 53, 'UDP').admitted, verdict(name, outside(PUBLIC_V4), 443, 'UDP').admitted]).toEqual([name, false, false]);
+      expect([name, verdict(name, outside('8.8.8.8'), 53, 'UDP').admitted, verdict(name, outside(PUBLIC_V4), 443, 'UDP').admitted]).toEqual([
+        name,
+        false,
+        false,
+      ]);
     }
-    for (const name of workloadsOf(objects).map((w) => w.metadata.name).filter((n) => n !== 'webhook' && n !== 'upload')) {
+    for (const name of workloadsOf(objects)
+      .map((w) => w.metadata.name)
+      .filter((n) => n !== 'webhook' && n !== 'upload')) {
       expect([name, verdict(name, outside(PUBLIC_V4), 443).admitted, verdict(name, outside(PUBLIC_V6), 443).admitted]).toEqual([name, false, false]);
     }
   });
 
-  it(overlay === 'dev' ? 'reaches the in-cluster PostgreSQL from the database owners only (by its label)' : 'reaches the managed database (the overlay\'s ipBlock) from the database owners only, on 5432', () => {
-    const owners = services.filter((s) => declared.get(s as ServiceName)?.database);
-    expect(owners.length).toBeGreaterThanOrEqual(4);
-    const database: Endpoint = overlay === 'dev' ? pod('postgres') : outside(MANAGED_DATABASE);
-    // The placeholder is a public (documentation) range, which the services reaching the internet may reach anyway;
-    // a real managed database has a private address, which they never reach (the test above).
-    const reaching = overlay === 'dev' ? owners : [...owners, ...services.filter((s) => declared.get(s as ServiceName)?.internet)];
-    for (const name of workloadsOf(objects).map((w) => w.metadata.name)) {
-      expect([name, verdict(name, database, 5432).admitted]).toEqual([name, reaching.includes(name)]);
-    }
-    for (const name of owners.filter((n) => !declared.get(n as ServiceName)?.internet)) {
-      expect([name, verdict(name, database, 5433).admitted, verdict(name, outside('10.0.0.5'), 5432).admitted]).toEqual([name, false, false]);
-    }
-    if (overlay === 'prod') {
-      const policy = objects.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'egress-to-database');
-      expect(policy.spec.egress).toEqual([{ to: [{ ipBlock: { cidr: '198.51.100.0/24' } }], ports: [{ port: 5432 }] }]);
-      expect(readFileSync(path.join(ROOT, 'k8s', 'overlays', 'prod', 'kustomization.yaml'), 'utf8')).toMatch(/cidr: 198\.51\.100\.0\/24 } # PLACEHOLDER/);
-    }
-  });
+  it(
+    overlay === 'dev'
+      ? 'reaches the in-cluster PostgreSQL from the database owners only (by its label)'
+      : "reaches the managed database (the overlay's ipBlock) from the database owners only, on 5432",
+    () => {
+      const owners = services.filter((s) => declared.get(s as ServiceName)?.database);
+      expect(owners.length).toBeGreaterThanOrEqual(4);
+      const database: Endpoint = overlay === 'dev' ? pod('postgres') : outside(MANAGED_DATABASE);
+      // The placeholder is a public (documentation) range, which the services reaching the internet may reach anyway;
+      // a real managed database has a private address, which they never reach (the test above).
+      const reaching = overlay === 'dev' ? owners : [...owners, ...services.filter((s) => declared.get(s as ServiceName)?.internet)];
+      for (const name of workloadsOf(objects).map((w) => w.metadata.name)) {
+        expect([name, verdict(name, database, 5432).admitted]).toEqual([name, reaching.includes(name)]);
+      }
+      for (const name of owners.filter((n) => !declared.get(n as ServiceName)?.internet)) {
+        expect([name, verdict(name, database, 5433).admitted, verdict(name, outside('10.0.0.5'), 5432).admitted]).toEqual([name, false, false]);
+      }
+      if (overlay === 'prod') {
+        const policy = objects.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'egress-to-database');
+        expect(policy.spec.egress).toEqual([{ to: [{ ipBlock: { cidr: '198.51.100.0/24' } }], ports: [{ port: 5432 }] }]);
+        expect(readFileSync(path.join(ROOT, 'k8s', 'overlays', 'prod', 'kustomization.yaml'), 'utf8')).toMatch(/cidr: 198\.51\.100\.0\/24 } # PLACEHOLDER/);
+      }
+    },
+  );
 
-  it('lets the services send to the OpenTelemetry collector in the namespace dam-cluster names (OTLP 4317, 4318), and follows an overlay\'s value', () => {
+  it("lets the services send to the OpenTelemetry collector in the namespace dam-cluster names (OTLP 4317, 4318), and follows an overlay's value", () => {
     const settings = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'dam-cluster').data;
     expect(settings.OTEL_COLLECTOR_NAMESPACE).toBe('observability');
     const collector = (ns: string) => foreignPod(ns, { 'app.kubernetes.io/name': 'otel-collector' });
@@ -237,7 +292,14 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       if (!source) throw new Error(`no workload ${from}`);
       return evaluateFlow(objs, { from: source, to: collector(ns), port }).admitted;
     };
-    for (const name of services) expect([name, reach(objects, name, 'observability', 4318), reach(objects, name, 'observability', 4317), reach(objects, name, 'observability', 9999), reach(objects, name, 'tracing', 4318)]).toEqual([name, true, true, false, false]);
+    for (const name of services)
+      expect([
+        name,
+        reach(objects, name, 'observability', 4318),
+        reach(objects, name, 'observability', 4317),
+        reach(objects, name, 'observability', 9999),
+        reach(objects, name, 'tracing', 4318),
+      ]).toEqual([name, true, true, false, false]);
     for (const name of ['nats', 'minio', 'minio-users']) expect([name, reach(objects, name, 'observability', 4318)]).toEqual([name, false]);
     // An overlay of its own on top of this one with another namespace merged into dam-cluster (replacements repeated).
     const { replacements } = parse(readFileSync(path.join(ROOT, 'k8s', 'overlays', overlay, 'kustomization.yaml'), 'utf8'));
@@ -247,11 +309,15 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
         path.join(dir, 'kustomization.yaml'),
         stringify({
           resources: [path.relative(dir, path.join(ROOT, 'k8s', 'overlays', overlay as Overlay))],
-          configMapGenerator: [{ name: 'dam-cluster', behavior: 'merge', options: { disableNameSuffixHash: true }, literals: ['OTEL_COLLECTOR_NAMESPACE=tracing'] }],
+          configMapGenerator: [
+            { name: 'dam-cluster', behavior: 'merge', options: { disableNameSuffixHash: true }, literals: ['OTEL_COLLECTOR_NAMESPACE=tracing'] },
+          ],
           replacements,
         }),
       );
-      const rebuilt = parseAllDocuments(execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' })).map((d) => d.toJSON()).filter(Boolean);
+      const rebuilt = parseAllDocuments(execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' }))
+        .map((d) => d.toJSON())
+        .filter(Boolean);
       expect([reach(rebuilt, 'gateway', 'tracing', 4318), reach(rebuilt, 'gateway', 'observability', 4318)]).toEqual([true, false]);
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -98,10 +98,15 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     // One workload per account: none shares another's identity (or its pull secrets, RBAC, cloud role).
     expect(new Set(accounts).size).toBe(accounts.length);
     // No ServiceAccount nobody runs as.
-    expect(objects.filter((o) => o.kind === 'ServiceAccount').map((o) => o.metadata.name).sort()).toEqual([...accounts].sort());
+    expect(
+      objects
+        .filter((o) => o.kind === 'ServiceAccount')
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).toEqual([...accounts].sort());
   });
 
-  it('gives every ScaledObject a fallback (3 failed reads → the overlay\'s minimum) and a gentle scale-in', () => {
+  it("gives every ScaledObject a fallback (3 failed reads → the overlay's minimum) and a gentle scale-in", () => {
     const scaled = objects.filter((o) => o.kind === 'ScaledObject');
     expect(scaled.map((o) => o.metadata.name).sort()).toEqual(['addon', 'conversion', 'transcode', 'webhook']);
     for (const o of scaled) {
@@ -114,10 +119,11 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       const scaleDown = advanced?.horizontalPodAutoscalerConfig?.behavior?.scaleDown;
       expect([o.metadata.name, scaleDown?.stabilizationWindowSeconds >= 60, scaleDown?.policies?.length > 0]).toEqual([o.metadata.name, true, true]);
     }
-    if (overlay === 'prod') expect(Object.fromEntries(scaled.map((o) => [o.metadata.name, o.spec.fallback.replicas]))).toEqual({ addon: 1, conversion: 2, transcode: 2, webhook: 2 });
+    if (overlay === 'prod')
+      expect(Object.fromEntries(scaled.map((o) => [o.metadata.name, o.spec.fallback.replicas]))).toEqual({ addon: 1, conversion: 2, transcode: 2, webhook: 2 });
   });
 
-  it('schedules NATS, MinIO (and dev\'s PostgreSQL) at dam-infrastructure, the services at dam-services; cluster-scoped', () => {
+  it("schedules NATS, MinIO (and dev's PostgreSQL) at dam-infrastructure, the services at dam-services; cluster-scoped", () => {
     const classes = objects.filter((o) => o.kind === 'PriorityClass');
     expect(classes.map((c) => c.metadata.name).sort()).toEqual(['dam-infrastructure', 'dam-services']);
     for (const c of classes) {
@@ -134,11 +140,14 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     expect(services.preemptionPolicy).toBe('Never');
     const infra = ['nats', 'minio', ...(overlay === 'dev' ? ['postgres'] : [])];
     for (const o of workloadsOf(objects)) {
-      expect([o.metadata.name, o.spec.template.spec.priorityClassName]).toEqual([o.metadata.name, infra.includes(o.metadata.name) ? 'dam-infrastructure' : 'dam-services']);
+      expect([o.metadata.name, o.spec.template.spec.priorityClassName]).toEqual([
+        o.metadata.name,
+        infra.includes(o.metadata.name) ? 'dam-infrastructure' : 'dam-services',
+      ]);
     }
   });
 
-  describe('upload\'s CORS: browsers upload from the console only', () => {
+  describe("upload's CORS: browsers upload from the console only", () => {
     const corsOf = (objs: any[]) => envOf(objs, find(objs, 'Deployment', 'upload').spec.template.spec.containers[0]).CORS_ALLOWED_ORIGINS;
 
     it('allows exactly the origin of PUBLIC_BASE_URL (the console), in the comma-separated list upload parses', () => {
@@ -147,11 +156,13 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       expect(cors).toBe(new URL(base).origin);
       expect(cors).toBe(overlay === 'dev' ? 'https://dam.dev.example.com' : 'https://dam.example.com');
       // Upload's own loader takes it, and it is not the default `*`.
-      const config = CONFIG_LOADERS.upload(envOf(objects, find(objects, 'Deployment', 'upload').spec.template.spec.containers[0])) as { CORS_ALLOWED_ORIGINS: string };
+      const config = CONFIG_LOADERS.upload(envOf(objects, find(objects, 'Deployment', 'upload').spec.template.spec.containers[0])) as {
+        CORS_ALLOWED_ORIGINS: string;
+      };
       expect(config.CORS_ALLOWED_ORIGINS.split(',').map((o) => o.trim())).toEqual([new URL(base).origin]);
     });
 
-    it('follows an overlay\'s PUBLIC_BASE_URL (a kustomize replacement from dam-config), also one written with a path', () => {
+    it("follows an overlay's PUBLIC_BASE_URL (a kustomize replacement from dam-config), also one written with a path", () => {
       const moved = buildDerived(overlay, { PUBLIC_BASE_URL: 'https://assets.corp.example.org/' });
       expect(damConfigOf(moved).data.PUBLIC_BASE_URL).toBe('https://assets.corp.example.org/');
       expect(corsOf(moved)).toBe('https://assets.corp.example.org');
@@ -167,12 +178,16 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
         const own: string[] = (main.env ?? []).map((e: any) => e.name as string);
         unread.push(...own.filter((k) => !read.has(k) && !readOutsideSchemas(k)).map((k) => `${s.name}: env ${k}`));
         // Its Secret holds nothing the service does not read either.
-        unread.push(...Object.keys(secretData(`dam-${s.name}`) ?? {}).filter((k) => !read.has(k)).map((k) => `${s.name}: dam-${s.name}/${k}`));
+        unread.push(
+          ...Object.keys(secretData(`dam-${s.name}`) ?? {})
+            .filter((k) => !read.has(k))
+            .map((k) => `${s.name}: dam-${s.name}/${k}`),
+        );
       }
       expect(unread).toEqual([]);
     });
 
-    it('reads every key of dam-config somewhere (a service, the shared code, or kustomize\'s host replacements)', () => {
+    it("reads every key of dam-config somewhere (a service, the shared code, or kustomize's host replacements)", () => {
       const config = damConfigOf(objects);
       const readBy = new Map<string, string[]>();
       for (const s of SERVICES) {
@@ -186,12 +201,32 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       expect(text).toContain('fieldPath: data.PUBLIC_BASE_URL');
     });
 
-    it('knows the shared code\'s own reads (grep of process.env over libs/)', () => {
-      const out = execFileSync('grep', ['-rhoE', "(process\\.env|env)(\\.|\\[')[A-Z][A-Z0-9_]+", 'libs/http/src', 'libs/telemetry/src', 'libs/auth-tokens/src', 'libs/db/src', '--include=*.ts', '--exclude=*.test.ts'], {
-        cwd: ROOT,
-        encoding: 'utf8',
-      });
-      const keys = [...new Set(out.split('\n').filter(Boolean).map((l) => l.replace(/^.*[.[']/, '')))];
+    it("knows the shared code's own reads (grep of process.env over libs/)", () => {
+      const out = execFileSync(
+        'grep',
+        [
+          '-rhoE',
+          "(process\\.env|env)(\\.|\\[')[A-Z][A-Z0-9_]+",
+          'libs/http/src',
+          'libs/telemetry/src',
+          'libs/auth-tokens/src',
+          'libs/db/src',
+          '--include=*.ts',
+          '--exclude=*.test.ts',
+        ],
+        {
+          cwd: ROOT,
+          encoding: 'utf8',
+        },
+      );
+      const keys = [
+        ...new Set(
+          out
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => l.replace(/^.*[.[']/, '')),
+        ),
+      ];
       expect(keys.filter((k) => !readOutsideSchemas(k) && k !== 'DATABASE_URL')).toEqual([]);
     });
   });
@@ -199,9 +234,13 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
   it('names dam-config after its content (configMapGenerator), so a changed value rolls every pod that reads it', () => {
     const config = damConfigOf(objects);
     expect(config.metadata.name).toMatch(/^dam-config-[a-z0-9]{10}$/);
-    const readers = workloadsOf(objects).filter((o) => containersOf(o).some((c) => (c.envFrom ?? []).some((f: any) => f.configMapRef?.name?.startsWith('dam-config'))));
+    const readers = workloadsOf(objects).filter((o) =>
+      containersOf(o).some((c) => (c.envFrom ?? []).some((f: any) => f.configMapRef?.name?.startsWith('dam-config'))),
+    );
     expect(readers.length).toBeGreaterThanOrEqual(SERVICES.length);
-    for (const o of readers) for (const c of containersOf(o)) for (const f of c.envFrom ?? []) expect([o.metadata.name, c.name, f.configMapRef.name]).toEqual([o.metadata.name, c.name, config.metadata.name]);
+    for (const o of readers)
+      for (const c of containersOf(o))
+        for (const f of c.envFrom ?? []) expect([o.metadata.name, c.name, f.configMapRef.name]).toEqual([o.metadata.name, c.name, config.metadata.name]);
     // Another value: another name, so the pod templates of its readers change (a rollout); the replacements still
     // find it (upload's CORS follows) and the other ConfigMaps keep their names.
     const changed = buildDerived(overlay, { LOG_LEVEL: 'warn' });

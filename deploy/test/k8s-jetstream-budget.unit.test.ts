@@ -37,7 +37,9 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     const nats = find('StatefulSet', 'nats').spec.template.spec.containers[0];
     const cap = Number(nats.env.find((e: any) => e.name === 'JS_MAX_FILE_STORE').value);
     const reserved = [...Object.values(streamMaxBytes(budget)), ...Object.values(kvBucketMaxBytes(budget))].reduce((a, b) => a + b, 0);
-    console.log(`${overlay}: NATS_STREAMS_MAX_BYTES ${budget} for ${SIZERS.join(', ')}; streams and buckets reserve ${reserved} of max_file_store ${cap} (${((100 * reserved) / cap).toFixed(0)} %)`);
+    console.log(
+      `${overlay}: NATS_STREAMS_MAX_BYTES ${budget} for ${SIZERS.join(', ')}; streams and buckets reserve ${reserved} of max_file_store ${cap} (${((100 * reserved) / cap).toFixed(0)} %)`,
+    );
     expect(reserved).toBeLessThanOrEqual(0.75 * cap);
   });
 });

@@ -11,13 +11,32 @@ import path from 'node:path';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { generateSecrets } from '../k8s/secrets';
 import { SERVICES } from '../k8s/services';
-import { admits, build, containersOf, emptyDirsOf, initContainersOf, MiB, OVERLAYS, podLabels, podsOf, quantity, ROOT, selects, workloadsOf } from './k8s-render';
+import {
+  admits,
+  build,
+  containersOf,
+  emptyDirsOf,
+  initContainersOf,
+  MiB,
+  OVERLAYS,
+  podLabels,
+  podsOf,
+  quantity,
+  ROOT,
+  selects,
+  workloadsOf,
+} from './k8s-render';
 
 const secrets = generateSecrets();
 const secretData = (name: string): Record<string, string> | undefined => secrets.find((s) => s.metadata.name === name)?.stringData;
 const sourcesOf = (dir: string): string[] =>
-  readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourcesOf(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []));
-const serviceSource = (name: string): string => sourcesOf(path.join(ROOT, 'services', name, 'src')).map((f) => readFileSync(f, 'utf8')).join('\n');
+  readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sourcesOf(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : [],
+  );
+const serviceSource = (name: string): string =>
+  sourcesOf(path.join(ROOT, 'services', name, 'src'))
+    .map((f) => readFileSync(f, 'utf8'))
+    .join('\n');
 
 /** What the kubelet keeps of a container's logs by default (containerLogMaxSize 10Mi × containerLogMaxFiles 5). */
 const LOGS = 50 * MiB;
@@ -47,13 +66,19 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
   describe('D1: the object store admits every pod that opens connections to it', () => {
     // From the code: services that build a storage client with their own credentials, and services that fetch the
     // presigned URL an upstream names in its answer (the gateway's download path: ACCEL, libs/http/src/accel.ts).
-    const withCredentials = SERVICES.filter((s) => /storageConfigFromEnv\(/.test(readFileSync(path.join(ROOT, 'services', s.name, 'src', 'main.ts'), 'utf8'))).map((s) => s.name);
+    const withCredentials = SERVICES.filter((s) =>
+      /storageConfigFromEnv\(/.test(readFileSync(path.join(ROOT, 'services', s.name, 'src', 'main.ts'), 'utf8')),
+    ).map((s) => s.name);
     const fetchingPresigned = SERVICES.filter((s) => /headers\[ACCEL\.redirect\]/.test(serviceSource(s.name))).map((s) => s.name);
 
     it('declares in deploy/k8s/services.ts what the code does: `s3` for its own users, `fetchesPresigned` for the gateway', () => {
       expect(fetchingPresigned).toEqual(['gateway']);
       expect(withCredentials.length).toBeGreaterThanOrEqual(5);
-      expect(SERVICES.filter((s) => s.s3).map((s) => s.name).sort()).toEqual([...withCredentials].sort());
+      expect(
+        SERVICES.filter((s) => s.s3)
+          .map((s) => s.name)
+          .sort(),
+      ).toEqual([...withCredentials].sort());
       expect(SERVICES.filter((s) => s.fetchesPresigned).map((s) => s.name)).toEqual(fetchingPresigned);
     });
 
@@ -66,7 +91,7 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     });
   });
 
-  it('D6: caps JetStream below the volume NATS has (the rendered nats.conf with the pod\'s environment), and nats-server accepts it', () => {
+  it("D6: caps JetStream below the volume NATS has (the rendered nats.conf with the pod's environment), and nats-server accepts it", () => {
     const nats = named('StatefulSet', 'nats');
     const conf: string = named('ConfigMap', 'nats-config').data['nats.conf'];
     const [container] = nats.spec.template.spec.containers;
@@ -91,7 +116,8 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       mkdirSync(path.join(dir, 'auth'));
       writeFileSync(path.join(dir, 'nats.conf'), conf);
       writeFileSync(path.join(dir, 'auth', 'auth.conf'), secretData('dam-nats-auth')?.['auth.conf'] as string);
-      const run = (vars: Record<string, string>) => spawnSync('nats-server', ['-c', path.join(dir, 'nats.conf'), '-t'], { env: { PATH: process.env.PATH, POD_NAME: 'nats-0', ...vars }, encoding: 'utf8' });
+      const run = (vars: Record<string, string>) =>
+        spawnSync('nats-server', ['-c', path.join(dir, 'nats.conf'), '-t'], { env: { PATH: process.env.PATH, POD_NAME: 'nats-0', ...vars }, encoding: 'utf8' });
       const checked = run(env);
       if (checked.error) throw new Error(`nats-server is needed for this test (deploy/infra/install-deps.sh): ${checked.error.message}`);
       expect([checked.status, checked.stderr]).toEqual([0, expect.stringContaining('is valid')]);
@@ -113,7 +139,13 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
           const sum = mounted.reduce((n: number, v) => n + (dirs.get(v as string) as number), 0);
           const request = quantity(c.resources?.requests?.['ephemeral-storage'] ?? 0);
           const limit = quantity(c.resources?.limits?.['ephemeral-storage'] ?? 0);
-          expect([o.metadata.name, c.name, Number.isFinite(sum), request >= sum, limit >= Math.max(request, sum + LOGS)]).toEqual([o.metadata.name, c.name, true, true, true]);
+          expect([o.metadata.name, c.name, Number.isFinite(sum), request >= sum, limit >= Math.max(request, sum + LOGS)]).toEqual([
+            o.metadata.name,
+            c.name,
+            true,
+            true,
+            true,
+          ]);
           checked += 1;
         }
         // The kubelet evicts a pod whose volumes and logs pass the sum of its containers' limits.
@@ -123,13 +155,17 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       }
       expect(checked).toBeGreaterThanOrEqual(SERVICES.length + SERVICES.filter((x) => x.database).length + 3);
       // The sizes checked are the ones the services are given: transcode's 20Gi of /tmp is reserved.
-      expect(quantity(named('Deployment', 'transcode').spec.template.spec.containers[0].resources.requests['ephemeral-storage'])).toBeGreaterThanOrEqual(20 * 1024 * MiB);
+      expect(quantity(named('Deployment', 'transcode').spec.template.spec.containers[0].resources.requests['ephemeral-storage'])).toBeGreaterThanOrEqual(
+        20 * 1024 * MiB,
+      );
     });
 
-    it('gives upload\'s /tmp room for every part the tus store keeps on disk at once (the store upload builds, asked in a child process)', () => {
+    it("gives upload's /tmp room for every part the tus store keeps on disk at once (the store upload builds, asked in a child process)", () => {
       const upload = named('Deployment', 'upload');
       const env = envOf(upload.spec.template.spec.containers[0]);
-      const tmp = upload.spec.template.spec.volumes.find((v: any) => v.name === upload.spec.template.spec.containers[0].volumeMounts.find((m: any) => m.mountPath === '/tmp').name);
+      const tmp = upload.spec.template.spec.volumes.find(
+        (v: any) => v.name === upload.spec.template.spec.containers[0].volumeMounts.find((m: any) => m.mountPath === '/tmp').name,
+      );
       const probe = [
         "const { loadUploadConfig } = require('./services/upload/src/config');",
         "const { createTusStore } = require('./services/upload/src/adapters/tus-store');",
@@ -139,7 +175,11 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
         'const part = Math.max(store.calcOptimalPartSize(config.MAX_UPLOAD_BYTES), store.calcOptimalPartSize(undefined));',
         'console.log(JSON.stringify({ parts: store.partUploadSemaphore.availablePermits, part }));',
       ].join('\n');
-      const out = (spooled[`${env.MAX_UPLOAD_BYTES}|${env.TUS_PART_SIZE}`] ??= execFileSync(process.execPath, ['--import', 'tsx', '-e', probe], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } }));
+      const out = (spooled[`${env.MAX_UPLOAD_BYTES}|${env.TUS_PART_SIZE}`] ??= execFileSync(process.execPath, ['--import', 'tsx', '-e', probe], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        env: { ...process.env, NODE_OPTIONS: '' },
+      }));
       const { parts, part } = JSON.parse(out.trim().split('\n').pop() as string) as { parts: number; part: number };
       const spool = parts * part;
       console.log(`${overlay}: upload spools up to ${parts} parts × ${part / MiB} MiB = ${spool / MiB} MiB in /tmp (sizeLimit ${tmp.emptyDir.sizeLimit})`);
@@ -220,8 +260,14 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     const total = budget.reduce((n, b) => n + b.connections, 0);
 
     it(`needs ${total} PostgreSQL connections at the maximum replicas, within ${CONNECTION_BUDGET}`, () => {
-      console.log(`${overlay}: connection budget ${total} = ${budget.map((b) => `${b.name} (${b.replicas}+${b.surge})×${b.pool}`).join(' + ')} + init containers and KEDA`);
-      expect(budget.map((b) => b.name).sort()).toEqual(SERVICES.filter((s) => s.database).map((s) => s.name).sort());
+      console.log(
+        `${overlay}: connection budget ${total} = ${budget.map((b) => `${b.name} (${b.replicas}+${b.surge})×${b.pool}`).join(' + ')} + init containers and KEDA`,
+      );
+      expect(budget.map((b) => b.name).sort()).toEqual(
+        SERVICES.filter((s) => s.database)
+          .map((s) => s.name)
+          .sort(),
+      );
       for (const b of budget) expect([b.name, Number.isInteger(b.pool) && b.pool >= 1 && b.pool <= 100]).toEqual([b.name, true]);
       expect(total).toBeLessThanOrEqual(CONNECTION_BUDGET);
     });
@@ -232,10 +278,11 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     expect(config.data.S3_PUBLIC_ENDPOINT).toBe(`https://${host}`);
     // Metadata's presigned URLs for the gateway stay on the internal endpoint.
     expect(config.data.S3_ENDPOINT).toBe('http://minio:9000');
-    for (const d of podsOf(objects)) expect([d.metadata.name, envOf(d.spec.template.spec.containers[0]).S3_ENDPOINT ?? 'http://minio:9000']).toEqual([d.metadata.name, 'http://minio:9000']);
+    for (const d of podsOf(objects))
+      expect([d.metadata.name, envOf(d.spec.template.spec.containers[0]).S3_ENDPOINT ?? 'http://minio:9000']).toEqual([d.metadata.name, 'http://minio:9000']);
   });
 
-  it('D9: shares each edge\'s rate limits over its ready replicas (RATE_LIMIT_PEERS names a headless Service of its own pods)', () => {
+  it("D9: shares each edge's rate limits over its ready replicas (RATE_LIMIT_PEERS names a headless Service of its own pods)", () => {
     const edges = SERVICES.filter((sv) => sv.public);
     expect(edges.map((e) => e.name).sort()).toEqual(['gateway', 'link-signing', 'upload']);
     for (const edge of edges) {
@@ -244,11 +291,16 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       const svc = named('Service', peers ?? '(none)');
       expect([edge.name, svc?.spec.clusterIP, svc?.spec.publishNotReadyAddresses ?? false]).toEqual([edge.name, 'None', false]);
       // Exactly the edge's own pods: another workload's would inflate the count and shrink every share.
-      for (const w of podsOf(objects)) expect([edge.name, w.metadata.name, selects({ matchLabels: svc.spec.selector }, podLabels(w))]).toEqual([edge.name, w.metadata.name, w.metadata.name === edge.name]);
+      for (const w of podsOf(objects))
+        expect([edge.name, w.metadata.name, selects({ matchLabels: svc.spec.selector }, podLabels(w))]).toEqual([
+          edge.name,
+          w.metadata.name,
+          w.metadata.name === edge.name,
+        ]);
     }
   });
 
-  it('names the cluster domain once (dam-cluster\'s CLUSTER_DOMAIN) and the namespace only through kustomize', () => {
+  it("names the cluster domain once (dam-cluster's CLUSTER_DOMAIN) and the namespace only through kustomize", () => {
     const namespace = overlay === 'dev' ? 'dam-dev' : 'dam';
     const cluster = named('ConfigMap', 'dam-cluster');
     for (const o of objects) {
@@ -258,17 +310,24 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     expect(cluster.data.CLUSTER_DOMAIN).toBe('cluster.local');
     const minio = named('StatefulSet', 'minio').spec.template.spec.containers[0];
     expect(minio.env.find((e: any) => e.name === 'CLUSTER_DOMAIN')?.valueFrom?.configMapKeyRef).toEqual({ name: 'dam-cluster', key: 'CLUSTER_DOMAIN' });
-    for (const so of objects.filter((o) => o.kind === 'ScaledObject')) expect(so.spec.triggers[0].metadata.natsServerMonitoringEndpoint).toBe(`nats.${namespace}.svc:8222`);
+    for (const so of objects.filter((o) => o.kind === 'ScaledObject'))
+      expect(so.spec.triggers[0].metadata.natsServerMonitoringEndpoint).toBe(`nats.${namespace}.svc:8222`);
   });
 
-  it('admits the cluster\'s parts (ingress controller, Prometheus, KEDA) from the namespaces dam-cluster names, and an overlay changes them in one place', () => {
+  it("admits the cluster's parts (ingress controller, Prometheus, KEDA) from the namespaces dam-cluster names, and an overlay changes them in one place", () => {
     const settings = named('ConfigMap', 'dam-cluster').data;
     expect(settings).toMatchObject({ INGRESS_NAMESPACE: 'ingress-nginx', MONITORING_NAMESPACE: 'monitoring', KEDA_NAMESPACE: 'keda' });
     // Every namespace peer of every policy is one of those settings, named by the policy's label.
     const peers = (objs: any[]) =>
       objs
         .filter((o) => o.kind === 'NetworkPolicy')
-        .flatMap((p) => (p.spec.ingress ?? []).flatMap((r: any) => (r.from ?? []).filter((f: any) => f.namespaceSelector).map((f: any) => [p.metadata.name, p.metadata.labels?.['dam/from-namespace'], f.namespaceSelector.matchLabels['kubernetes.io/metadata.name']])));
+        .flatMap((p) =>
+          (p.spec.ingress ?? []).flatMap((r: any) =>
+            (r.from ?? [])
+              .filter((f: any) => f.namespaceSelector)
+              .map((f: any) => [p.metadata.name, p.metadata.labels?.['dam/from-namespace'], f.namespaceSelector.matchLabels['kubernetes.io/metadata.name']]),
+          ),
+        );
     const found = peers(objects);
     expect(found.length).toBeGreaterThanOrEqual(3);
     for (const [name, key, value] of found) expect([name, key, value]).toEqual([name, key, settings[key]]);
@@ -282,11 +341,15 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
         path.join(dir, 'kustomization.yaml'),
         stringify({
           resources: [path.relative(dir, path.join(ROOT, 'k8s', 'overlays', overlay))],
-          configMapGenerator: [{ name: 'dam-cluster', behavior: 'merge', options: { disableNameSuffixHash: true }, literals: Object.entries(own).map(([k, v]) => `${k}=${v}`) }],
+          configMapGenerator: [
+            { name: 'dam-cluster', behavior: 'merge', options: { disableNameSuffixHash: true }, literals: Object.entries(own).map(([k, v]) => `${k}=${v}`) },
+          ],
           replacements,
         }),
       );
-      const rebuilt = parseAllDocuments(execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' })).map((d) => d.toJSON()).filter(Boolean);
+      const rebuilt = parseAllDocuments(execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' }))
+        .map((d) => d.toJSON())
+        .filter(Boolean);
       const moved = peers(rebuilt);
       expect(moved.length).toBe(found.length);
       for (const [name, key, value] of moved) expect([name, key, value]).toEqual([name, key, own[key as keyof typeof own]]);
@@ -309,7 +372,7 @@ describe('D8: the prod overlay spreads the replicas of each workload', () => {
   };
   const onlyItself = (o: any, selector: any) => pods.filter((p) => selects(selector, podLabels(p))).map((p) => p.metadata.name);
 
-  it('keeps two pods of one workload off one node, counting only that workload\'s pods (never every DAM pod)', () => {
+  it("keeps two pods of one workload off one node, counting only that workload's pods (never every DAM pod)", () => {
     for (const o of pods) {
       const terms = termsOf(o);
       expect([o.metadata.name, terms.length > 0]).toEqual([o.metadata.name, true]);
@@ -329,8 +392,12 @@ describe('D8: the prod overlay spreads the replicas of each workload', () => {
   it('spreads every workload over zones and nodes by its own pods', () => {
     for (const o of pods) {
       const constraints = o.spec.template.spec.topologySpreadConstraints ?? [];
-      expect([o.metadata.name, constraints.map((c: any) => c.topologyKey).sort()]).toEqual([o.metadata.name, ['kubernetes.io/hostname', 'topology.kubernetes.io/zone']]);
-      for (const c of constraints) expect([o.metadata.name, c.topologyKey, onlyItself(o, c.labelSelector)]).toEqual([o.metadata.name, c.topologyKey, [o.metadata.name]]);
+      expect([o.metadata.name, constraints.map((c: any) => c.topologyKey).sort()]).toEqual([
+        o.metadata.name,
+        ['kubernetes.io/hostname', 'topology.kubernetes.io/zone'],
+      ]);
+      for (const c of constraints)
+        expect([o.metadata.name, c.topologyKey, onlyItself(o, c.labelSelector)]).toEqual([o.metadata.name, c.topologyKey, [o.metadata.name]]);
     }
   });
 });

@@ -40,11 +40,15 @@ export function selects(selector: any, labels: Record<string, string>): boolean 
   for (const e of selector.matchExpressions ?? []) {
     const has = e.key in labels;
     const ok =
-      e.operator === 'In' ? has && e.values.includes(labels[e.key])
-      : e.operator === 'NotIn' ? !has || !e.values.includes(labels[e.key])
-      : e.operator === 'Exists' ? has
-      : e.operator === 'DoesNotExist' ? !has
-      : false;
+      e.operator === 'In'
+        ? has && e.values.includes(labels[e.key])
+        : e.operator === 'NotIn'
+          ? !has || !e.values.includes(labels[e.key])
+          : e.operator === 'Exists'
+            ? has
+            : e.operator === 'DoesNotExist'
+              ? !has
+              : false;
     if (!ok) return false;
   }
   return true;
@@ -53,7 +57,9 @@ export function selects(selector: any, labels: Record<string, string>): boolean 
 /** The emptyDirs of a pod template: volume name → size limit in bytes (Infinity without a limit). */
 export function emptyDirsOf(o: any): Map<string, number> {
   return new Map(
-    (o.spec.template.spec.volumes ?? []).filter((v: any) => v.emptyDir).map((v: any) => [v.name, v.emptyDir.sizeLimit ? quantity(v.emptyDir.sizeLimit) : Infinity]),
+    (o.spec.template.spec.volumes ?? [])
+      .filter((v: any) => v.emptyDir)
+      .map((v: any) => [v.name, v.emptyDir.sizeLimit ? quantity(v.emptyDir.sizeLimit) : Infinity]),
   );
 }
 

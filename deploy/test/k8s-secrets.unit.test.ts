@@ -29,7 +29,8 @@ const asCluster = (secrets: SecretObject[]): string =>
 /** A container's environment variable as the rendered manifests have it. */
 type EnvVar = { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } } };
 /** Every value as `<secret>/<key>`. */
-const flat = (secrets: SecretObject[]): Map<string, string> => new Map(secrets.flatMap((s) => Object.entries(s.stringData).map(([k, v]) => [`${s.metadata.name}/${k}`, v] as const)));
+const flat = (secrets: SecretObject[]): Map<string, string> =>
+  new Map(secrets.flatMap((s) => Object.entries(s.stringData).map(([k, v]) => [`${s.metadata.name}/${k}`, v] as const)));
 /** The `<secret>/<key>`s whose value differs (or that exist on one side only). */
 const changed = (a: SecretObject[], b: SecretObject[]): string[] => {
   const [x, y] = [flat(a), flat(b)];
@@ -40,7 +41,7 @@ describe('k8s:secrets re-renders from the existing Secrets', () => {
   const installed = generateSecrets({ subscribers: DEFAULT_SUBSCRIBERS });
   const existing = parseExistingSecrets(asCluster(installed));
 
-  it('keeps every value, byte for byte, from kubectl\'s List (base64) and from its own output (stringData)', () => {
+  it("keeps every value, byte for byte, from kubectl's List (base64) and from its own output (stringData)", () => {
     expect(changed(installed, generateSecrets({ existing }))).toEqual([]);
     const own = parseExistingSecrets(installed.map((o) => stringify(o)).join('---\n'));
     expect(changed(installed, generateSecrets({ existing: own }))).toEqual([]);
@@ -62,13 +63,13 @@ describe('k8s:secrets re-renders from the existing Secrets', () => {
     expect(changed(upgraded, generateSecrets({ existing: parseExistingSecrets(asCluster(upgraded)) }))).toEqual([]);
   });
 
-  it('renders dam-nats-auth from the kept seeds with this release\'s permissions, not the old text', () => {
+  it("renders dam-nats-auth from the kept seeds with this release's permissions, not the old text", () => {
     const stale = new Map(existing);
     stale.set('dam-nats-auth', { 'auth.conf': 'authorization { users = [] }\n' });
     expect(changed(installed, generateSecrets({ existing: stale }))).toEqual([]);
   });
 
-  it('fills only what is missing: a new service\'s Secret, with the dev database password the database already has', () => {
+  it("fills only what is missing: a new service's Secret, with the dev database password the database already has", () => {
     const partial = new Map(existing);
     partial.delete('dam-addon');
     const upgraded = generateSecrets({ existing: partial });
@@ -81,7 +82,10 @@ describe('k8s:secrets re-renders from the existing Secrets', () => {
     external.delete('dam-postgres');
     expect(() => generateSecrets({ existing: external })).toThrow(/addon has no DATABASE_URL yet.*--database-url/);
     const given = generateSecrets({ existing: external, databaseUrl: 'postgres://u:p@db:5432/{db}' });
-    expect([flat(given).get('dam-addon/DATABASE_URL'), given.some((s) => s.metadata.name === 'dam-postgres')]).toEqual(['postgres://u:p@db:5432/dam_addon', false]);
+    expect([flat(given).get('dam-addon/DATABASE_URL'), given.some((s) => s.metadata.name === 'dam-postgres')]).toEqual([
+      'postgres://u:p@db:5432/dam_addon',
+      false,
+    ]);
   });
 });
 
@@ -107,7 +111,11 @@ describe('k8s:secrets --rotate changes exactly the named identity', () => {
     const after = rotated('service-key:upload');
     const trusted = parseTrustedKeys(flat(after).get('dam-shared/SERVICE_TRUSTED_KEYS') as string);
     const kidOf = (secrets: SecretObject[]) => (JSON.parse(flat(secrets).get('dam-upload/SERVICE_KEY') as string) as { kid: string }).kid;
-    expect([trusted.has(kidOf(installed)), trusted.has(kidOf(after)), trusted.size]).toEqual([true, true, parseTrustedKeys(flat(installed).get('dam-shared/SERVICE_TRUSTED_KEYS') as string).size + 1]);
+    expect([trusted.has(kidOf(installed)), trusted.has(kidOf(after)), trusted.size]).toEqual([
+      true,
+      true,
+      parseTrustedKeys(flat(installed).get('dam-shared/SERVICE_TRUSTED_KEYS') as string).size + 1,
+    ]);
     const pruned = generateSecrets({ existing: parseExistingSecrets(asCluster(after)), pruneOldKeys: true });
     expect(changed(after, pruned)).toEqual(['dam-shared/SERVICE_TRUSTED_KEYS']);
     const left = parseTrustedKeys(flat(pruned).get('dam-shared/SERVICE_TRUSTED_KEYS') as string);
@@ -124,7 +132,12 @@ describe('k8s:secrets --rotate changes exactly the named identity', () => {
       const after = rotated(target);
       const [oldKey, newKey] = [keyOf(installed, where), keyOf(after, where)];
       const lineOf = (secrets: SecretObject[], key: string) => users(secrets).find((l) => l.includes(key));
-      expect([target, users(after).length, lineOf(after, oldKey), lineOf(after, newKey)?.replace(newKey, oldKey)]).toEqual([target, users(installed).length + 1, lineOf(installed, oldKey), lineOf(installed, oldKey)]);
+      expect([target, users(after).length, lineOf(after, oldKey), lineOf(after, newKey)?.replace(newKey, oldKey)]).toEqual([
+        target,
+        users(installed).length + 1,
+        lineOf(installed, oldKey),
+        lineOf(installed, oldKey),
+      ]);
       // A re-render keeps both; pruning leaves the new one alone, and nothing else changes.
       const again = parseExistingSecrets(asCluster(after));
       expect(changed(after, generateSecrets({ existing: again }))).toEqual([]);
@@ -159,9 +172,15 @@ describe('k8s:secrets --rotate changes exactly the named identity', () => {
   it('gives JWT_PREVIOUS_SECRET to exactly the pods that get JWT_SECRET, optional (an older dam-shared lacks it), in both overlays', () => {
     for (const overlay of OVERLAYS) {
       const refs = podsOf(build(overlay)).flatMap((o) =>
-        containersOf(o).flatMap((c: { env?: EnvVar[] }) => (c.env ?? []).filter((e) => e.name.startsWith('JWT_')).map((e) => [o.metadata.name, e.name, e.valueFrom?.secretKeyRef] as const)),
+        containersOf(o).flatMap((c: { env?: EnvVar[] }) =>
+          (c.env ?? []).filter((e) => e.name.startsWith('JWT_')).map((e) => [o.metadata.name, e.name, e.valueFrom?.secretKeyRef] as const),
+        ),
       );
-      const names = (variable: string) => refs.filter((r) => r[1] === variable).map((r) => r[0]).sort();
+      const names = (variable: string) =>
+        refs
+          .filter((r) => r[1] === variable)
+          .map((r) => r[0])
+          .sort();
       expect([overlay, names('JWT_SECRET'), names('JWT_PREVIOUS_SECRET')]).toEqual([overlay, ['auth', 'gateway', 'upload'], ['auth', 'gateway', 'upload']]);
       for (const [, name, ref] of refs) {
         expect(ref).toEqual({ name: 'dam-shared', key: name, ...(name === 'JWT_PREVIOUS_SECRET' ? { optional: true } : {}) });
@@ -180,7 +199,9 @@ describe('k8s:secrets --rotate changes exactly the named identity', () => {
     expect(() => rotated('nats:subscriber-nobody')).toThrow(/cannot rotate/);
     expect(() => generateSecrets({ rotate: ['jwt'] })).toThrow(/--existing/);
     // An empty List (a wrong namespace or label) would otherwise make every identity anew.
-    expect(() => generateSecrets({ existing: parseExistingSecrets('apiVersion: v1\nkind: List\nitems: []\n') })).toThrow(/holds no dam-shared, dam-nats-operators, dam-minio/);
+    expect(() => generateSecrets({ existing: parseExistingSecrets('apiVersion: v1\nkind: List\nitems: []\n') })).toThrow(
+      /holds no dam-shared, dam-nats-operators, dam-minio/,
+    );
     expect(rotationTargets(DEFAULT_SUBSCRIBERS)).toEqual(expect.arrayContaining(['jwt', 'nats:metadata', 'service-key:gateway', 's3:upload', 's3:metrics']));
   });
 });
@@ -188,11 +209,18 @@ describe('k8s:secrets --rotate changes exactly the named identity', () => {
 describe('the re-rendered NATS authorization', () => {
   it('is accepted by nats-server (nats-server -t with it included)', () => {
     const installed = generateSecrets();
-    const upgraded = generateSecrets({ existing: parseExistingSecrets(asCluster(installed)), subscribers: [...DEFAULT_SUBSCRIBERS, 'subscriber-crm'], rotate: ['nats:search'] });
+    const upgraded = generateSecrets({
+      existing: parseExistingSecrets(asCluster(installed)),
+      subscribers: [...DEFAULT_SUBSCRIBERS, 'subscriber-crm'],
+      rotate: ['nats:search'],
+    });
     const dir = mkdtempSync(path.join(os.tmpdir(), 'dam-nats-auth-'));
     try {
       mkdirSync(path.join(dir, 'auth'));
-      writeFileSync(path.join(dir, 'nats.conf'), `listen: 127.0.0.1:-1\njetstream { store_dir: ${JSON.stringify(path.join(dir, 'js'))} }\ninclude ./auth/auth.conf\n`);
+      writeFileSync(
+        path.join(dir, 'nats.conf'),
+        `listen: 127.0.0.1:-1\njetstream { store_dir: ${JSON.stringify(path.join(dir, 'js'))} }\ninclude ./auth/auth.conf\n`,
+      );
       const check = (conf: string) => {
         writeFileSync(path.join(dir, 'auth', 'auth.conf'), conf);
         return spawnSync('nats-server', ['-c', path.join(dir, 'nats.conf'), '-t'], { encoding: 'utf8' });
@@ -213,7 +241,11 @@ describe('the re-rendered NATS authorization', () => {
     try {
       const file = path.join(dir, 'current.yaml');
       writeFileSync(file, asCluster(installed));
-      const out = execFileSync(path.join(ROOT, 'node_modules', '.bin', 'tsx'), [path.join(ROOT, 'deploy', 'k8s', 'secrets.ts'), '--existing', file, '--only', 'dam-nats-auth'], { encoding: 'utf8' });
+      const out = execFileSync(
+        path.join(ROOT, 'node_modules', '.bin', 'tsx'),
+        [path.join(ROOT, 'deploy', 'k8s', 'secrets.ts'), '--existing', file, '--only', 'dam-nats-auth'],
+        { encoding: 'utf8' },
+      );
       // base64 `data` only: `kubectl apply --server-side` keeps no plaintext copy, and prunes keys of `data`.
       const docs = parseAllDocuments(out).map((d) => d.toJSON() as { metadata: { name: string }; data?: Record<string, string>; stringData?: unknown });
       expect(docs.map((d) => [d.metadata.name, Buffer.from(d.data?.['auth.conf'] ?? '', 'base64').toString('utf8'), d.stringData])).toEqual([

@@ -48,7 +48,6 @@ const MODELS: Record<string, { validate(): void } & (new (o: any) => { validate(
   'keda.sh/v1alpha1/ScaledObject': ScaledObject as any,
 };
 
-
 const build = (overlay: string): any[] =>
   parseAllDocuments(execFileSync('kubectl', ['kustomize', path.join(ROOT, 'k8s', 'overlays', overlay)], { encoding: 'utf8' }))
     .map((d) => d.toJSON())
@@ -117,7 +116,12 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     expect(workloadsOf(objects).some((o) => o.kind === 'Job')).toBe(true);
     for (const o of workloadsOf(objects)) {
       const pod = o.spec.template.spec;
-      expect([o.metadata.name, pod.securityContext.runAsNonRoot, pod.securityContext.runAsUser > 0, pod.automountServiceAccountToken]).toEqual([o.metadata.name, true, true, false]);
+      expect([o.metadata.name, pod.securityContext.runAsNonRoot, pod.securityContext.runAsUser > 0, pod.automountServiceAccountToken]).toEqual([
+        o.metadata.name,
+        true,
+        true,
+        false,
+      ]);
       for (const c of containersOf(o)) {
         expect([o.metadata.name, c.name, c.securityContext]).toEqual([
           o.metadata.name,
@@ -133,7 +137,15 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       expect(mounts).toContain('/tmp');
       for (const v of d.spec.template.spec.volumes) {
         if (v.emptyDir) expect(v.emptyDir.sizeLimit).toBeDefined();
-        else expect([s.name, v.name, Boolean(v.secret), containersOf(d).flatMap((c) => c.volumeMounts ?? []).filter((m: any) => m.name === v.name && !m.readOnly)]).toEqual([s.name, v.name, true, []]);
+        else
+          expect([
+            s.name,
+            v.name,
+            Boolean(v.secret),
+            containersOf(d)
+              .flatMap((c) => c.volumeMounts ?? [])
+              .filter((m: any) => m.name === v.name && !m.readOnly),
+          ]).toEqual([s.name, v.name, true, []]);
       }
     }
   });
@@ -148,7 +160,8 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     }
     const refs: Array<[string, string | undefined]> = [];
     for (const o of workloadsOf(objects)) {
-      for (const c of containersOf(o)) for (const e of c.env ?? []) if (e.valueFrom?.secretKeyRef) refs.push([e.valueFrom.secretKeyRef.name, e.valueFrom.secretKeyRef.key]);
+      for (const c of containersOf(o))
+        for (const e of c.env ?? []) if (e.valueFrom?.secretKeyRef) refs.push([e.valueFrom.secretKeyRef.name, e.valueFrom.secretKeyRef.key]);
       // An optional Secret is the operator's to make, when needed (the database's CA: dam-db-ca).
       for (const v of o.spec.template.spec.volumes ?? []) if (v.secret && !v.secret.optional) refs.push([v.secret.secretName, undefined]);
     }
@@ -162,12 +175,13 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     }
   });
 
-  it('provides every variable each service\'s configuration requires (its own loader accepts the environment)', () => {
+  it("provides every variable each service's configuration requires (its own loader accepts the environment)", () => {
     const config = named('ConfigMap', byKind('ConfigMap').find((c) => c.metadata.name.startsWith('dam-config'))?.metadata.name);
     for (const s of SERVICES) {
       const [main] = named('Deployment', s.name).spec.template.spec.containers;
       const env: Record<string, string> = { ...config.data };
-      for (const e of main.env) env[e.name] = e.value ?? (secretData(e.valueFrom.secretKeyRef.name) as Record<string, string>)[e.valueFrom.secretKeyRef.key] ?? '';
+      for (const e of main.env)
+        env[e.name] = e.value ?? (secretData(e.valueFrom.secretKeyRef.name) as Record<string, string>)[e.valueFrom.secretKeyRef.key] ?? '';
       expect(main.envFrom).toEqual([{ configMapRef: { name: config.metadata.name } }]);
       expect(() => CONFIG_LOADERS[s.name](env)).not.toThrow();
       // The loader does reject an environment that lacks what it needs.
@@ -179,7 +193,9 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     const policies = byKind('NetworkPolicy');
     expect(policies.find((p) => p.metadata.name === 'default-deny-ingress')?.spec).toEqual({ podSelector: {}, policyTypes: ['Ingress'] });
     const fromIngressPolicies = policies.filter((p) =>
-      (p.spec.ingress ?? []).some((r: any) => (r.from ?? []).some((f: any) => f.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'] === INGRESS_NAMESPACE)),
+      (p.spec.ingress ?? []).some((r: any) =>
+        (r.from ?? []).some((f: any) => f.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'] === INGRESS_NAMESPACE),
+      ),
     );
     const fromIngress = podsOf(objects)
       .filter((o) => fromIngressPolicies.some((p) => selects(p.spec.podSelector, o.spec.template.metadata.labels)))
@@ -192,16 +208,33 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     }
     for (const s of SERVICES) {
       const policy = policies.find((p) => p.metadata.name === s.name);
-      const callers = policy.spec.ingress.flatMap((r: any) => (r.from ?? []).map((f: any) => f.podSelector?.matchLabels?.['app.kubernetes.io/name'])).filter(Boolean).sort();
+      const callers = policy.spec.ingress
+        .flatMap((r: any) => (r.from ?? []).map((f: any) => f.podSelector?.matchLabels?.['app.kubernetes.io/name']))
+        .filter(Boolean)
+        .sort();
       expect([s.name, callers]).toEqual([s.name, [...s.callers].sort()]);
     }
     // Every HTTP call between services is allowed: the URL a service is configured with names a callee that lists it.
     const calls: Array<[string, string]> = [
-      ['gateway', 'auth'], ['gateway', 'metadata'], ['gateway', 'search'], ['gateway', 'link-signing'], ['gateway', 'webhook'],
-      ['upload', 'auth'], ['upload', 'metadata'], ['metadata', 'auth'], ['metadata', 'conversion'], ['auth', 'metadata'],
-      ['link-signing', 'auth'], ['link-signing', 'metadata'], ['transcode', 'auth'], ['transcode', 'metadata'], ['conversion', 'auth'], ['webhook', 'auth'],
+      ['gateway', 'auth'],
+      ['gateway', 'metadata'],
+      ['gateway', 'search'],
+      ['gateway', 'link-signing'],
+      ['gateway', 'webhook'],
+      ['upload', 'auth'],
+      ['upload', 'metadata'],
+      ['metadata', 'auth'],
+      ['metadata', 'conversion'],
+      ['auth', 'metadata'],
+      ['link-signing', 'auth'],
+      ['link-signing', 'metadata'],
+      ['transcode', 'auth'],
+      ['transcode', 'metadata'],
+      ['conversion', 'auth'],
+      ['webhook', 'auth'],
     ];
-    for (const [caller, callee] of calls) expect([caller, callee, SERVICES.find((s) => s.name === callee)?.callers.includes(caller as ServiceName)]).toEqual([caller, callee, true]);
+    for (const [caller, callee] of calls)
+      expect([caller, callee, SERVICES.find((s) => s.name === callee)?.callers.includes(caller as ServiceName)]).toEqual([caller, callee, true]);
   });
 
   it('sets TRUST_PROXY wherever NODE_ENV=production: the one ingress hop for what the Ingress reaches, none elsewhere', () => {
@@ -302,16 +335,20 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       }
       // The Job may reach MinIO.
       const minioPolicy = named('NetworkPolicy', 'minio');
-      const allowed = minioPolicy.spec.ingress.flatMap((r: any) => (r.from ?? []).map((f: any) => f.podSelector?.matchLabels?.['app.kubernetes.io/name'])).filter(Boolean);
+      const allowed = minioPolicy.spec.ingress
+        .flatMap((r: any) => (r.from ?? []).map((f: any) => f.podSelector?.matchLabels?.['app.kubernetes.io/name']))
+        .filter(Boolean);
       expect(allowed).toContain('minio-users');
     });
 
-    it('runs the Job\'s script to the end with the Job\'s environment (mc stubbed), and fails when a policy is not attached', () => {
+    it("runs the Job's script to the end with the Job's environment (mc stubbed), and fails when a policy is not attached", () => {
       const [mc] = named('Job', 'minio-users').spec.template.spec.containers;
       const env: Record<string, string> = {};
       for (const e of mc.env) {
         const ref = e.valueFrom?.secretKeyRef;
-        env[e.name] = ref ? (secretData(ref.name) as Record<string, string>)[ref.key] as string : String(e.value).replace(/\$\((\w+)\)/g, (_m, v: string) => env[v] as string);
+        env[e.name] = ref
+          ? ((secretData(ref.name) as Record<string, string>)[ref.key] as string)
+          : String(e.value).replace(/\$\((\w+)\)/g, (_m, v: string) => env[v] as string);
       }
       expect(env.MC_HOST_dam).toBe(`http://${root.MINIO_ROOT_USER}:${root.MINIO_ROOT_PASSWORD}@minio:9000`);
       const dir = mkdtempSync(path.join(os.tmpdir(), 'dam-mc-'));
@@ -325,10 +362,22 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
         );
         const runScript = (extra: Record<string, string>) => {
           const log = path.join(dir, `log-${Object.keys(extra).join('-') || 'plain'}-${Math.random()}`);
-          const result = spawnSync('sh', ['-c', mc.command[2]], { env: { PATH: `${dir}:/usr/bin:/bin`, LOG: log, ATTACHED: '', INFO: '', ...env, ...extra }, encoding: 'utf8' });
+          const result = spawnSync('sh', ['-c', mc.command[2]], {
+            env: { PATH: `${dir}:/usr/bin:/bin`, LOG: log, ATTACHED: '', INFO: '', ...env, ...extra },
+            encoding: 'utf8',
+          });
           return { status: result.status, calls: existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n') : [] };
         };
-        const users = [...s3Services.map((s) => [s, secretData(`dam-${s}`) as Record<string, string>] as const), ['metrics', { S3_ACCESS_KEY: secretData('dam-minio-metrics')?.MINIO_METRICS_ACCESS_KEY, S3_SECRET_KEY: secretData('dam-minio-metrics')?.MINIO_METRICS_SECRET_KEY }] as const];
+        const users = [
+          ...s3Services.map((s) => [s, secretData(`dam-${s}`) as Record<string, string>] as const),
+          [
+            'metrics',
+            {
+              S3_ACCESS_KEY: secretData('dam-minio-metrics')?.MINIO_METRICS_ACCESS_KEY,
+              S3_SECRET_KEY: secretData('dam-minio-metrics')?.MINIO_METRICS_SECRET_KEY,
+            },
+          ] as const,
+        ];
         const first = runScript({});
         expect(first.status).toBe(0);
         expect(first.calls).toEqual([
@@ -361,10 +410,16 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
         }
       }
       // The internet-facing edge: no write action at all.
-      expect(policyOf('link-signing')?.Statement.flatMap((st) => st.Action).filter((a) => WRITE.test(a))).toEqual([]);
+      expect(
+        policyOf('link-signing')
+          ?.Statement.flatMap((st) => st.Action)
+          .filter((a) => WRITE.test(a)),
+      ).toEqual([]);
       // Who may write or remove where (from the storage calls in services/*/src).
-      const writers = (prefix: string) => s3Services.filter((s) => actionsOn(policyOf(s), new RegExp(`^${objectArn(prefix).replace(/[*]/g, '\\*')}$`)).includes('s3:PutObject')).sort();
-      const removers = (prefix: string) => s3Services.filter((s) => actionsOn(policyOf(s), new RegExp(`^${objectArn(prefix).replace(/[*]/g, '\\*')}$`)).includes('s3:DeleteObject')).sort();
+      const writers = (prefix: string) =>
+        s3Services.filter((s) => actionsOn(policyOf(s), new RegExp(`^${objectArn(prefix).replace(/[*]/g, '\\*')}$`)).includes('s3:PutObject')).sort();
+      const removers = (prefix: string) =>
+        s3Services.filter((s) => actionsOn(policyOf(s), new RegExp(`^${objectArn(prefix).replace(/[*]/g, '\\*')}$`)).includes('s3:DeleteObject')).sort();
       expect(writers('originals/')).toEqual(['upload']);
       expect(writers('tus/')).toEqual(['upload']);
       expect(writers('conversions/')).toEqual(['addon', 'conversion', 'metadata', 'transcode']);
@@ -373,7 +428,8 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       expect(removers('conversions/*/_t/')).toEqual(['conversion']);
       // Delete - Bulk's data export: metadata writes it and serves it; no other user even reads it (deleted records).
       expect(writers('exports/')).toEqual(['metadata']);
-      const objectReaders = (prefix: string) => s3Services.filter((s) => actionsOn(policyOf(s), new RegExp(`^${objectArn(prefix).replace(/[*]/g, '\\*')}$`)).includes('s3:GetObject')).sort();
+      const objectReaders = (prefix: string) =>
+        s3Services.filter((s) => actionsOn(policyOf(s), new RegExp(`^${objectArn(prefix).replace(/[*]/g, '\\*')}$`)).includes('s3:GetObject')).sort();
       expect(objectReaders('exports/')).toEqual(['metadata']);
       // Only metadata (Set Public Access) touches the bucket policy.
       expect(s3Services.filter((s) => actionsOn(policyOf(s), new RegExp(`:::${BUCKET}$`)).some((a) => /BucketPolicy$/.test(a)))).toEqual(['metadata']);
@@ -388,10 +444,16 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
         expect(p.path).toBe(`/${BUCKET}`);
         expect(p.backend.service.port).toEqual({ name: 'http' });
       }
-      const toMinio = byKind('Ingress').flatMap((i) => i.spec.rules.flatMap((r: any) => r.http.paths)).filter((p: any) => p.backend.service.name === 'minio');
+      const toMinio = byKind('Ingress')
+        .flatMap((i) => i.spec.rules.flatMap((r: any) => r.http.paths))
+        .filter((p: any) => p.backend.service.name === 'minio');
       expect(toMinio.filter((p: any) => p.path === '/' || p.path.startsWith('/minio'))).toEqual([]);
       // The console's port has no Service.
-      expect(byKind('Service').filter((s) => s.metadata.name.startsWith('minio')).flatMap((s) => s.spec.ports.map((p: any) => p.port))).not.toContain(9001);
+      expect(
+        byKind('Service')
+          .filter((s) => s.metadata.name.startsWith('minio'))
+          .flatMap((s) => s.spec.ports.map((p: any) => p.port)),
+      ).not.toContain(9001);
       const env = named('StatefulSet', 'minio').spec.template.spec.containers[0].env;
       expect(env.find((e: any) => e.name === 'MINIO_PROMETHEUS_AUTH_TYPE')?.value).toBe('jwt');
     });
@@ -409,7 +471,11 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       expect(natsPermissions(o.metadata.name)?.publish).toContain(`$JS.API.CONSUMER.MSG.NEXT.${stream}.${consumer}`);
       expect(named('Deployment', o.metadata.name).spec.replicas).toBeUndefined();
     }
-    expect(byKind('HorizontalPodAutoscaler').map((o) => o.metadata.name).sort()).toEqual(['gateway', 'upload']);
+    expect(
+      byKind('HorizontalPodAutoscaler')
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).toEqual(['gateway', 'upload']);
   });
 
   it('runs NATS as a 3-node JetStream cluster, MinIO distributed over 4 pods, PostgreSQL only in dev', () => {
@@ -418,10 +484,14 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     const conf = named('ConfigMap', 'nats-config').data['nats.conf'];
     expect(conf).toMatch(/routes: \[nats:\/\/nats-0\.nats:6222, nats:\/\/nats-1\.nats:6222, nats:\/\/nats-2\.nats:6222\]/);
     expect(conf).toMatch(/include \.\/auth\/auth\.conf/);
-    expect(named('ConfigMap', byKind('ConfigMap').find((c) => c.metadata.name.startsWith('dam-config'))?.metadata.name).data).toMatchObject({ NATS_STREAM_REPLICAS: '3' });
+    expect(named('ConfigMap', byKind('ConfigMap').find((c) => c.metadata.name.startsWith('dam-config'))?.metadata.name).data).toMatchObject({
+      NATS_STREAM_REPLICAS: '3',
+    });
     expect(secretData('dam-nats-auth')?.['auth.conf']).toMatch(/authorization/);
     expect(named('StatefulSet', 'minio').spec.replicas).toBe(4);
-    expect(named('StatefulSet', 'minio').spec.template.spec.containers[0].args[1]).toBe('http://minio-{0...3}.minio-hl.$(POD_NAMESPACE).svc.$(CLUSTER_DOMAIN)/data');
+    expect(named('StatefulSet', 'minio').spec.template.spec.containers[0].args[1]).toBe(
+      'http://minio-{0...3}.minio-hl.$(POD_NAMESPACE).svc.$(CLUSTER_DOMAIN)/data',
+    );
     expect(Boolean(named('StatefulSet', 'postgres'))).toBe(overlay === 'dev');
   });
 });

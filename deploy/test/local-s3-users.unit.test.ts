@@ -24,19 +24,29 @@ const BUCKET = 'dam-assets';
 
 /** What deploy/local/s3-users.sh defines and hands to one service (`NAME=value` words, as up passes them to env). */
 function localS3(service: string, storeDir: string): { edge: { access: string; secret: string }; keys: Record<string, string> } {
-  const out = execFileSync('bash', ['-c', '. deploy/local/s3-users.sh && echo "$S3_EDGE_ACCESS_KEY $S3_EDGE_SECRET_KEY" && dam_s3_keys "$0" "$1"', service, storeDir], {
-    cwd: ROOT,
-    encoding: 'utf8',
-  }).split('\n');
+  const out = execFileSync(
+    'bash',
+    ['-c', '. deploy/local/s3-users.sh && echo "$S3_EDGE_ACCESS_KEY $S3_EDGE_SECRET_KEY" && dam_s3_keys "$0" "$1"', service, storeDir],
+    {
+      cwd: ROOT,
+      encoding: 'utf8',
+    },
+  ).split('\n');
   const [access = '', secret = ''] = (out[0] ?? '').split(' ');
-  const keys = Object.fromEntries((out[1] ?? '').split(' ').filter(Boolean).map((w) => w.split('=') as [string, string]));
+  const keys = Object.fromEntries(
+    (out[1] ?? '')
+      .split(' ')
+      .filter(Boolean)
+      .map((w) => w.split('=') as [string, string]),
+  );
   return { edge: { access, secret }, keys };
 }
 
 let base: string;
 let dir: string;
 let endpoint: string;
-const storageWith = (keys: { accessKey: string; secretKey: string }): Storage => createStorage({ endpoint, bucket: BUCKET, region: 'us-east-1', timeoutMs: scaled(20_000), ...keys });
+const storageWith = (keys: { accessKey: string; secretKey: string }): Storage =>
+  createStorage({ endpoint, bucket: BUCKET, region: 'us-east-1', timeoutMs: scaled(20_000), ...keys });
 
 beforeAll(async () => {
   base = mkdtempSync(path.join(os.tmpdir(), 'dam-s3-users-'));
@@ -68,15 +78,15 @@ afterAll(() => {
   if (base) rmSync(base, { recursive: true, force: true });
 });
 
-describe('the local object store\'s users (F8)', () => {
-  it('starts the edge alone with its own keys, which are not the owner\'s', () => {
+describe("the local object store's users (F8)", () => {
+  it("starts the edge alone with its own keys, which are not the owner's", () => {
     const { edge, keys } = localS3('link-signing', dir);
     expect(keys).toEqual({ S3_ACCESS_KEY: edge.access, S3_SECRET_KEY: edge.secret });
     expect(edge.access).not.toBe(OWNER.accessKey);
     for (const other of ['upload', 'metadata', 'conversion', 'transcode', 'addon']) expect([other, localS3(other, dir).keys]).toEqual([other, {}]);
   });
 
-  it('lets the edge\'s keys do what the edge does, and nothing that writes', async () => {
+  it("lets the edge's keys do what the edge does, and nothing that writes", async () => {
     const { keys } = localS3('link-signing', dir);
     const edge = storageWith({ accessKey: keys.S3_ACCESS_KEY as string, secretKey: keys.S3_SECRET_KEY as string });
     expect(await edge.reachable()).toBe(true);
@@ -89,7 +99,13 @@ describe('the local object store\'s users (F8)', () => {
     const presigned = await fetch(await edge.presignGet('originals/1/a', 60));
     expect([presigned.status, await presigned.text()]).toEqual([200, 'hello edge']);
 
-    const refused = async (what: string, p: Promise<unknown>) => [what, await p.then(() => 'done', (e: { code?: string }) => e.code)];
+    const refused = async (what: string, p: Promise<unknown>) => [
+      what,
+      await p.then(
+        () => 'done',
+        (e: { code?: string }) => e.code,
+      ),
+    ];
     expect(await refused('put', edge.putBuffer('originals/1/b', Buffer.from('x'), { contentType: 'text/plain', size: 1 }))).toEqual(['put', 'AccessDenied']);
     expect(await refused('remove', edge.remove('originals/1/a'))).toEqual(['remove', 'AccessDenied']);
     expect(await refused('bucket policy', edge.setPublicObjects(['originals/1/a']))).toEqual(['bucket policy', 'AccessDenied']);

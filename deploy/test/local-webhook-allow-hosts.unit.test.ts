@@ -21,17 +21,30 @@ function localDefault(): string {
   delete env['WEBHOOK_ALLOW_HOSTS'];
   try {
     // Secrets are not what is tested here: their generation (keys per service) is skipped.
-    return execFileSync('bash', ['-c', '. deploy/local/env.sh && dam_secrets() { :; } && dam_export_env && printf %s "$WEBHOOK_ALLOW_HOSTS"'], { cwd: repoRoot, env, encoding: 'utf8' });
+    return execFileSync('bash', ['-c', '. deploy/local/env.sh && dam_secrets() { :; } && dam_export_env && printf %s "$WEBHOOK_ALLOW_HOSTS"'], {
+      cwd: repoRoot,
+      env,
+      encoding: 'utf8',
+    });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
 /** What auth's settings check says of `url`: a problem (400 VALIDATION_FAILED) or undefined (accepted). */
-const settingsCheck = async (url: string, allowHosts: readonly string[]) => outboundUrlProblem(url, allowHosts) ?? (await outboundTargetProblem(url, { allowHosts }));
+const settingsCheck = async (url: string, allowHosts: readonly string[]) =>
+  outboundUrlProblem(url, allowHosts) ?? (await outboundTargetProblem(url, { allowHosts }));
 
-describe('the local runner\'s default WEBHOOK_ALLOW_HOSTS (F18)', () => {
-  const oracle = ['http://127.0.0.1:8091/internal/v1/assets', 'http://localhost:8222/varz', 'https://0x7f000001/', 'https://2130706433/', 'https://127.1/', 'https://localhost./', 'http://127.0.0.1:7480/'];
+describe("the local runner's default WEBHOOK_ALLOW_HOSTS (F18)", () => {
+  const oracle = [
+    'http://127.0.0.1:8091/internal/v1/assets',
+    'http://localhost:8222/varz',
+    'https://0x7f000001/',
+    'https://2130706433/',
+    'https://127.1/',
+    'https://localhost./',
+    'http://127.0.0.1:7480/',
+  ];
 
   it('lets no webhook URL reach loopback: the settings check refuses every port and spelling', async () => {
     const allowHosts = parseAllowHosts(localDefault());

@@ -10,12 +10,28 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSyn
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { admittedBetweenWorkloads, describeVerdict, evaluateFlow, foreignPod, inCidr, matchesSelector, serviceTargets, withoutCaller, workloadPod, type Endpoint, type Flow } from '../k8s/network-policy-eval';
+import {
+  admittedBetweenWorkloads,
+  describeVerdict,
+  evaluateFlow,
+  foreignPod,
+  inCidr,
+  matchesSelector,
+  serviceTargets,
+  withoutCaller,
+  workloadPod,
+  type Endpoint,
+  type Flow,
+} from '../k8s/network-policy-eval';
 
 const NS = 'dam';
 const RECORDER = path.join(__dirname, '..', 'local', 'record-flows.mjs');
 
-const deployment = (name: string, ports: Array<{ name?: string; containerPort: number }> = [{ name: 'http', containerPort: 8080 }], labels: Record<string, string> = {}) => ({
+const deployment = (
+  name: string,
+  ports: Array<{ name?: string; containerPort: number }> = [{ name: 'http', containerPort: 8080 }],
+  labels: Record<string, string> = {},
+) => ({
   apiVersion: 'apps/v1',
   kind: 'Deployment',
   metadata: { name, namespace: NS },
@@ -30,11 +46,24 @@ const service = (name: string, port: number, targetPort: number | string) => ({
   metadata: { name, namespace: NS },
   spec: { selector: { 'app.kubernetes.io/name': name }, ports: [{ port, targetPort }] },
 });
-const policy = (name: string, spec: any, namespace = NS) => ({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name, namespace }, spec });
+const policy = (name: string, spec: any, namespace = NS) => ({
+  apiVersion: 'networking.k8s.io/v1',
+  kind: 'NetworkPolicy',
+  metadata: { name, namespace },
+  spec,
+});
 const app = (name: string) => ({ matchLabels: { 'app.kubernetes.io/name': name } });
 const DEFAULT_DENY = policy('default-deny-ingress', { podSelector: {}, policyTypes: ['Ingress'] });
 
-const pods = [deployment('gateway'), deployment('metadata'), deployment('minio', [{ name: 'api', containerPort: 9000 }, { name: 'console', containerPort: 9001 }]), deployment('webhook')];
+const pods = [
+  deployment('gateway'),
+  deployment('metadata'),
+  deployment('minio', [
+    { name: 'api', containerPort: 9000 },
+    { name: 'console', containerPort: 9001 },
+  ]),
+  deployment('webhook'),
+];
 const pod = (objects: any[], name: string): Endpoint => {
   const p = workloadPod(objects, name);
   if (!p) throw new Error(`no workload ${name}`);
@@ -45,7 +74,8 @@ const flow = (objects: any[], from: string | Endpoint, to: string | Endpoint, po
   to: typeof to === 'string' ? pod(objects, to) : to,
   port,
 });
-const admitted = (objects: any[], from: string | Endpoint, to: string | Endpoint, port: number) => evaluateFlow(objects, flow(objects, from, to, port)).admitted;
+const admitted = (objects: any[], from: string | Endpoint, to: string | Endpoint, port: number) =>
+  evaluateFlow(objects, flow(objects, from, to, port)).admitted;
 
 describe('the NetworkPolicy evaluator', () => {
   it('admits everything to a pod no policy selects, and nothing once a default deny selects it', () => {
@@ -63,11 +93,23 @@ describe('the NetworkPolicy evaluator', () => {
     const objects = [
       ...pods,
       DEFAULT_DENY,
-      policy('metadata', { podSelector: app('metadata'), policyTypes: ['Ingress'], ingress: [{ from: [{ podSelector: app('gateway') }], ports: [{ port: 'http' }] }] }),
-      policy('minio', { podSelector: app('minio'), policyTypes: ['Ingress'], ingress: [{ from: [{ podSelector: app('metadata') }], ports: [{ port: 9000 }] }] }),
+      policy('metadata', {
+        podSelector: app('metadata'),
+        policyTypes: ['Ingress'],
+        ingress: [{ from: [{ podSelector: app('gateway') }], ports: [{ port: 'http' }] }],
+      }),
+      policy('minio', {
+        podSelector: app('minio'),
+        policyTypes: ['Ingress'],
+        ingress: [{ from: [{ podSelector: app('metadata') }], ports: [{ port: 9000 }] }],
+      }),
     ];
     expect(admitted(objects, 'gateway', 'metadata', 8080)).toBe(true);
-    expect(evaluateFlow(objects, flow(objects, 'gateway', 'metadata', 8080)).ingress).toEqual({ isolated: true, by: ['metadata'], policies: ['default-deny-ingress', 'metadata'] });
+    expect(evaluateFlow(objects, flow(objects, 'gateway', 'metadata', 8080)).ingress).toEqual({
+      isolated: true,
+      by: ['metadata'],
+      policies: ['default-deny-ingress', 'metadata'],
+    });
     expect(admitted(objects, 'webhook', 'metadata', 8080)).toBe(false);
     // Port mismatch: the caller is listed, the port is not (by number, and by a name the pod gives another port).
     expect(admitted(objects, 'gateway', 'metadata', 9090)).toBe(false);
@@ -76,7 +118,9 @@ describe('the NetworkPolicy evaluator', () => {
     // D1 as the manifests of 5232870 had it: the object store's policy lists the readers with `s3`, not the gateway.
     const d1 = evaluateFlow(objects, flow(objects, 'gateway', 'minio', 9000));
     expect(d1.admitted).toBe(false);
-    expect(describeVerdict(flow(objects, 'gateway', 'minio', 9000), d1)).toBe('gateway -> minio:9000: blocked (ingress BLOCKED (isolated by default-deny-ingress, minio); egress open)');
+    expect(describeVerdict(flow(objects, 'gateway', 'minio', 9000), d1)).toBe(
+      'gateway -> minio:9000: blocked (ingress BLOCKED (isolated by default-deny-ingress, minio); egress open)',
+    );
   });
 
   it('reads ports as the API does: a missing port list admits every port, endPort a range, the protocol TCP unless named', () => {
@@ -137,7 +181,10 @@ describe('the NetworkPolicy evaluator', () => {
       policy('webhook-egress', {
         podSelector: app('webhook'),
         policyTypes: ['Egress'],
-        egress: [{ to: [{ ipBlock: { cidr: '0.0.0.0/0', except: ['10.0.0.0/8', '192.168.0.0/16'] } }], ports: [{ port: 443 }] }, { to: [{ podSelector: app('metadata') }] }],
+        egress: [
+          { to: [{ ipBlock: { cidr: '0.0.0.0/0', except: ['10.0.0.0/8', '192.168.0.0/16'] } }], ports: [{ port: 443 }] },
+          { to: [{ podSelector: app('metadata') }] },
+        ],
       }),
     ];
     expect(admitted(objects, 'webhook', outside('203.0.113.7'), 443)).toBe(true);
@@ -145,18 +192,47 @@ describe('the NetworkPolicy evaluator', () => {
     expect(admitted(objects, 'webhook', outside('10.1.2.3'), 443)).toBe(false);
     expect(admitted(objects, 'webhook', 'metadata', 8080)).toBe(true);
     expect(admitted(objects, 'webhook', 'gateway', 8080)).toBe(false);
-    expect(evaluateFlow(objects, flow(objects, 'webhook', 'gateway', 8080))).toMatchObject({ ingress: { isolated: false }, egress: { isolated: true, by: [] } });
+    expect(evaluateFlow(objects, flow(objects, 'webhook', 'gateway', 8080))).toMatchObject({
+      ingress: { isolated: false },
+      egress: { isolated: true, by: [] },
+    });
     // Other pods have no egress policy.
     expect(admitted(objects, 'gateway', outside('10.1.2.3'), 443)).toBe(true);
-    expect([inCidr('10.255.0.1', '10.0.0.0/8'), inCidr('11.0.0.1', '10.0.0.0/8'), inCidr('1.2.3.4', '1.2.3.4/32'), inCidr('1.2.3.5', '1.2.3.4'), inCidr('::1', '0.0.0.0/0')]).toEqual([true, false, true, false, false]);
+    expect([
+      inCidr('10.255.0.1', '10.0.0.0/8'),
+      inCidr('11.0.0.1', '10.0.0.0/8'),
+      inCidr('1.2.3.4', '1.2.3.4/32'),
+      inCidr('1.2.3.5', '1.2.3.4'),
+      inCidr('::1', '0.0.0.0/0'),
+    ]).toEqual([true, false, true, false, false]);
     // IPv6: prefixes, `::` anywhere, an IPv4 tail; never across families.
-    expect([inCidr('fd00:ec2::254', 'fc00::/7'), inCidr('fe80::1', 'fc00::/7'), inCidr('2606:4700:4700::1111', '::/0'), inCidr('::ffff:10.0.0.5', '::ffff:0:0/96'), inCidr('::ffff:10.0.0.5', '::ffff:b00:0/104'), inCidr('2001:db8::1', '2001:db8::1'), inCidr('2001:db8::2', '2001:db8::1/128'), inCidr('10.0.0.1', '::/0'), inCidr('1::2::3', '::/0')]).toEqual([true, false, true, true, false, true, false, false, false]);
+    expect([
+      inCidr('fd00:ec2::254', 'fc00::/7'),
+      inCidr('fe80::1', 'fc00::/7'),
+      inCidr('2606:4700:4700::1111', '::/0'),
+      inCidr('::ffff:10.0.0.5', '::ffff:0:0/96'),
+      inCidr('::ffff:10.0.0.5', '::ffff:b00:0/104'),
+      inCidr('2001:db8::1', '2001:db8::1'),
+      inCidr('2001:db8::2', '2001:db8::1/128'),
+      inCidr('10.0.0.1', '::/0'),
+      inCidr('1::2::3', '::/0'),
+    ]).toEqual([true, false, true, true, false, true, false, false, false]);
   });
 
   it('matches label selectors with expressions, and finds what a Service port reaches', () => {
     const labels = { a: '1', b: '2' };
     expect(matchesSelector({}, labels)).toBe(true);
-    expect(matchesSelector({ matchExpressions: [{ key: 'a', operator: 'In', values: ['1', '3'] }, { key: 'c', operator: 'DoesNotExist' }] }, labels)).toBe(true);
+    expect(
+      matchesSelector(
+        {
+          matchExpressions: [
+            { key: 'a', operator: 'In', values: ['1', '3'] },
+            { key: 'c', operator: 'DoesNotExist' },
+          ],
+        },
+        labels,
+      ),
+    ).toBe(true);
     expect(matchesSelector({ matchExpressions: [{ key: 'b', operator: 'NotIn', values: ['2'] }] }, labels)).toBe(false);
     expect(matchesSelector({ matchExpressions: [{ key: 'c', operator: 'Exists' }] }, labels)).toBe(false);
     const objects = [...pods, service('gateway', 80, 'http'), service('minio', 9000, 9000)];
@@ -174,8 +250,14 @@ describe('the NetworkPolicy evaluator', () => {
       service('minio', 9000, 'api'),
       service('webhook', 80, 'http'),
       DEFAULT_DENY,
-      policy('metadata', { podSelector: app('metadata'), ingress: [{ from: [{ podSelector: app('gateway') }, { podSelector: app('webhook') }], ports: [{ port: 'http' }] }] }),
-      policy('minio', { podSelector: app('minio'), ingress: [{ from: [{ podSelector: app('metadata') }, { podSelector: app('minio') }], ports: [{ port: 9001 }] }] }),
+      policy('metadata', {
+        podSelector: app('metadata'),
+        ingress: [{ from: [{ podSelector: app('gateway') }, { podSelector: app('webhook') }], ports: [{ port: 'http' }] }],
+      }),
+      policy('minio', {
+        podSelector: app('minio'),
+        ingress: [{ from: [{ podSelector: app('metadata') }, { podSelector: app('minio') }], ports: [{ port: 9001 }] }],
+      }),
       policy('webhook', { podSelector: app('webhook'), ingress: [{ from: [{ podSelector: app('gateway') }] }] }),
     ];
     // minio's rule names the console port, not the one its Service reaches; a workload reaching its own pods does not count.
@@ -188,12 +270,19 @@ describe('the NetworkPolicy evaluator', () => {
       DEFAULT_DENY,
       policy('minio', {
         podSelector: app('minio'),
-        ingress: [{ from: [{ podSelector: app('metadata') }, { podSelector: app('gateway') }], ports: [{ port: 9000 }] }, { from: [{ podSelector: app('gateway') }], ports: [{ port: 9001 }] }],
+        ingress: [
+          { from: [{ podSelector: app('metadata') }, { podSelector: app('gateway') }], ports: [{ port: 9000 }] },
+          { from: [{ podSelector: app('gateway') }], ports: [{ port: 9001 }] },
+        ],
       }),
       policy('metadata', { podSelector: app('metadata'), ingress: [{ from: [{ podSelector: app('gateway') }] }] }),
     ];
     const cut = withoutCaller(objects, pod(objects, 'gateway'), pod(objects, 'minio'));
-    expect([admitted(objects, 'gateway', 'minio', 9000), admitted(cut, 'gateway', 'minio', 9000), admitted(cut, 'gateway', 'minio', 9001)]).toEqual([true, false, false]);
+    expect([admitted(objects, 'gateway', 'minio', 9000), admitted(cut, 'gateway', 'minio', 9000), admitted(cut, 'gateway', 'minio', 9001)]).toEqual([
+      true,
+      false,
+      false,
+    ]);
     expect([admitted(cut, 'metadata', 'minio', 9000), admitted(cut, 'gateway', 'metadata', 8080)]).toEqual([true, true]);
     // The rule left without peers is gone, not turned into one open to every peer.
     expect(cut.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'minio').spec.ingress).toHaveLength(1);
@@ -227,15 +316,24 @@ describe('the flow recorder (deploy/local/record-flows.mjs)', () => {
       })();`;
     try {
       // Not spawnSync: this process's server must go on answering while the child connects.
-      await promisify(execFile)(process.execPath, ['--import', RECORDER, '-e', script], { env: { ...process.env, DAM_RECORD_FLOWS: dir, DAM_FLOW_SERVICE: 'probe' }, timeout: 20_000 });
+      await promisify(execFile)(process.execPath, ['--import', RECORDER, '-e', script], {
+        env: { ...process.env, DAM_RECORD_FLOWS: dir, DAM_FLOW_SERVICE: 'probe' },
+        timeout: 20_000,
+      });
       expect(readdirSync(dir)).toEqual(['probe.jsonl']);
-      const lines = readFileSync(path.join(dir, 'probe.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      const lines = readFileSync(path.join(dir, 'probe.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       expect(lines.map((l) => [l.service, l.address, l.port])).toEqual([
         ['probe', '127.0.0.1', open],
         ['probe', '127.0.0.1', closed],
       ]);
       // Without DAM_RECORD_FLOWS the recorder does nothing.
-      await promisify(execFile)(process.execPath, ['--import', RECORDER, '-e', script], { env: { ...process.env, DAM_RECORD_FLOWS: '', DAM_FLOW_SERVICE: 'quiet' }, timeout: 20_000 });
+      await promisify(execFile)(process.execPath, ['--import', RECORDER, '-e', script], {
+        env: { ...process.env, DAM_RECORD_FLOWS: '', DAM_FLOW_SERVICE: 'quiet' },
+        timeout: 20_000,
+      });
       expect(readdirSync(dir)).toEqual(['probe.jsonl']);
     } finally {
       server.close();

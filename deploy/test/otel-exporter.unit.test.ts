@@ -19,7 +19,12 @@ const INSTRUMENT = path.join(ROOT, 'services', 'gateway', 'src', 'instrument.ts'
 interface Received {
   path: string;
   headers: http.IncomingHttpHeaders;
-  body: { resourceSpans?: Array<{ resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> }; scopeSpans: Array<{ spans: Array<{ name: string; kind: number }> }> }> };
+  body: {
+    resourceSpans?: Array<{
+      resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> };
+      scopeSpans: Array<{ spans: Array<{ name: string; kind: number }> }>;
+    }>;
+  };
 }
 
 describe('the OTLP exporter configured by environment only', () => {
@@ -67,32 +72,52 @@ describe('the OTLP exporter configured by environment only', () => {
 
   const run = async (env: Record<string, string>) => {
     const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OTEL_')));
-    await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(dir, 'service.ts')], { cwd: ROOT, env: { ...base, ...env }, timeout: scaled(60_000) });
+    await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(dir, 'service.ts')], {
+      cwd: ROOT,
+      env: { ...base, ...env },
+      timeout: scaled(60_000),
+    });
   };
   const spans = () => received.flatMap((r) => (r.body.resourceSpans ?? []).flatMap((rs) => rs.scopeSpans.flatMap((s) => s.spans)));
   const resource = () => Object.fromEntries((received[0]?.body.resourceSpans?.[0]?.resource.attributes ?? []).map((a) => [a.key, a.value.stringValue]));
 
-  it('sends the HTTP spans to OTEL_EXPORTER_OTLP_ENDPOINT, with the headers and resource attributes of the environment', async () => {
-    await run({
-      OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
-      OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer collector-token',
-      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=dev,k8s.namespace.name=dam-dev',
-      OTEL_TRACES_SAMPLER: 'parentbased_always_on',
-    });
-    expect(received.map((r) => r.path)).toContain('/v1/traces');
-    expect(received[0]?.headers.authorization).toBe('Bearer collector-token');
-    expect(resource()).toMatchObject({ 'service.name': 'gateway', 'deployment.environment': 'dev', 'k8s.namespace.name': 'dam-dev' });
-    // The server's span and the client's (SpanKind SERVER = 2, CLIENT = 3).
-    expect(spans().map((s) => s.kind).sort()).toEqual([2, 3]);
-  }, scaled(90_000));
+  it(
+    'sends the HTTP spans to OTEL_EXPORTER_OTLP_ENDPOINT, with the headers and resource attributes of the environment',
+    async () => {
+      await run({
+        OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+        OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer collector-token',
+        OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=dev,k8s.namespace.name=dam-dev',
+        OTEL_TRACES_SAMPLER: 'parentbased_always_on',
+      });
+      expect(received.map((r) => r.path)).toContain('/v1/traces');
+      expect(received[0]?.headers.authorization).toBe('Bearer collector-token');
+      expect(resource()).toMatchObject({ 'service.name': 'gateway', 'deployment.environment': 'dev', 'k8s.namespace.name': 'dam-dev' });
+      // The server's span and the client's (SpanKind SERVER = 2, CLIENT = 3).
+      expect(
+        spans()
+          .map((s) => s.kind)
+          .sort(),
+      ).toEqual([2, 3]);
+    },
+    scaled(90_000),
+  );
 
-  it('samples as OTEL_TRACES_SAMPLER says: a ratio of 0 sends no span', async () => {
-    await run({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' });
-    expect(spans()).toEqual([]);
-  }, scaled(90_000));
+  it(
+    'samples as OTEL_TRACES_SAMPLER says: a ratio of 0 sends no span',
+    async () => {
+      await run({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' });
+      expect(spans()).toEqual([]);
+    },
+    scaled(90_000),
+  );
 
-  it('without an endpoint, sends nothing', async () => {
-    await run({});
-    expect(received).toEqual([]);
-  }, scaled(90_000));
+  it(
+    'without an endpoint, sends nothing',
+    async () => {
+      await run({});
+      expect(received).toEqual([]);
+    },
+    scaled(90_000),
+  );
 });

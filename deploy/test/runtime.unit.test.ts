@@ -38,10 +38,14 @@ describe('the runtime the suite runs on', () => {
   });
 
   it('a service process the harness starts runs on the same Node.js', async () => {
-    const child = await startServiceProcess('runtime-report', {}, {
-      entry: path.join(__dirname, 'fixtures', 'runtime-report.ts'),
-      waitReady: false,
-    });
+    const child = await startServiceProcess(
+      'runtime-report',
+      {},
+      {
+        entry: path.join(__dirname, 'fixtures', 'runtime-report.ts'),
+        waitReady: false,
+      },
+    );
     try {
       const line = await child.waitForLog(/^runtime node=/);
       expect(line).toBe(`runtime node=${pinned} execPath=${process.execPath}`);
@@ -63,7 +67,7 @@ describe('the runtime the suite runs on', () => {
     expect(readFileSync(path.join(ROOT, '.nvmrc'), 'utf8')).toBe(`${pinned}\n`);
   });
 
-  it('deploy/infra/node-env.sh puts the installed pin first on PATH, over the machine\'s node', () => {
+  it("deploy/infra/node-env.sh puts the installed pin first on PATH, over the machine's node", () => {
     const out = execFileSync('bash', ['-c', '. deploy/infra/node-env.sh && node --version && command -v node'], {
       cwd: ROOT,
       encoding: 'utf8',

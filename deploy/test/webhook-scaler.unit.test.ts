@@ -13,18 +13,25 @@ const objects = (): any[] =>
     .map((d) => d.toJSON())
     .filter(Boolean);
 
-describe('the webhook\'s KEDA ScaledObject', () => {
-  it('scales on the due deliveries in the webhook\'s database as well as on the ASSET_EVENTS lag', () => {
+describe("the webhook's KEDA ScaledObject", () => {
+  it("scales on the due deliveries in the webhook's database as well as on the ASSET_EVENTS lag", () => {
     const scaler = objects().find((o) => o.kind === 'ScaledObject');
     expect(() => new ScaledObject(scaler).validate()).not.toThrow();
     expect(scaler.spec.triggers.map((t: any) => t.type)).toEqual(['nats-jetstream', 'postgresql']);
-    expect(scaler.spec.triggers[1].metadata).toEqual({ connectionFromEnv: 'DATABASE_URL', query: DUE_DELIVERIES_SQL, targetQueryValue: String(DUE_DELIVERIES_PER_REPLICA) });
+    expect(scaler.spec.triggers[1].metadata).toEqual({
+      connectionFromEnv: 'DATABASE_URL',
+      query: DUE_DELIVERIES_SQL,
+      targetQueryValue: String(DUE_DELIVERIES_PER_REPLICA),
+    });
   });
 
   it('connects with a DATABASE_URL the scaled container itself gets from its Secret (KEDA reads the first container)', () => {
     const deployment = objects().find((o) => o.kind === 'Deployment');
     const [container] = deployment.spec.template.spec.containers;
     expect(container.name).toBe('webhook');
-    expect(container.env.find((e: any) => e.name === 'DATABASE_URL')).toEqual({ name: 'DATABASE_URL', valueFrom: { secretKeyRef: { name: 'dam-webhook', key: 'DATABASE_URL' } } });
+    expect(container.env.find((e: any) => e.name === 'DATABASE_URL')).toEqual({
+      name: 'DATABASE_URL',
+      valueFrom: { secretKeyRef: { name: 'dam-webhook', key: 'DATABASE_URL' } },
+    });
   });
 });

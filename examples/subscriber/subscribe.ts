@@ -27,7 +27,7 @@ interface AssetEvent {
 
 async function main(): Promise<void> {
   const seed = process.env.NATS_NKEY_SEED;
-  if (!seed) throw new Error('NATS_NKEY_SEED (the subscriber identity\'s seed) is required');
+  if (!seed) throw new Error("NATS_NKEY_SEED (the subscriber identity's seed) is required");
   const identity = process.env.NATS_SUBSCRIBER ?? 'subscriber-example';
   const nc = await connect({
     servers: (process.env.NATS_URL ?? 'nats://127.0.0.1:4222').split(','),
@@ -58,7 +58,9 @@ async function main(): Promise<void> {
     const older = (applied.get(event.asset_id) ?? 0) >= event.version; // older than what we know: ignore
     if (!repeated && !older) {
       applied.set(event.asset_id, event.version);
-      console.log(JSON.stringify({ subject: m.subject, type: event.type, asset_id: event.asset_id, version: event.version, status: event.data.status ?? null }));
+      console.log(
+        JSON.stringify({ subject: m.subject, type: event.type, asset_id: event.asset_id, version: event.version, status: event.data.status ?? null }),
+      );
     }
     m.ack();
   }

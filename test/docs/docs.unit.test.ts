@@ -77,8 +77,14 @@ describe('links and the map of the tree', () => {
     const readme = read('README.md');
     const line = (folder: string) => readme.match(new RegExp(`^${folder}/\\s+(.*)$`, 'm'))?.[1] ?? '';
     for (const folder of ['libs', 'services']) {
-      const listed = new Set(line(folder).split(/,\s*/).map((s) => s.trim()));
-      const present = readdirSync(path.join(ROOT, folder), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
+      const listed = new Set(
+        line(folder)
+          .split(/,\s*/)
+          .map((s) => s.trim()),
+      );
+      const present = readdirSync(path.join(ROOT, folder), { withFileTypes: true })
+        .filter((d) => d.isDirectory())
+        .map((d) => d.name);
       expect(present.filter((p) => !listed.has(p))).toEqual([]);
     }
   });
@@ -87,7 +93,11 @@ describe('links and the map of the tree', () => {
 describe('the documented commands', () => {
   it('apply the Secrets server-side, so no plaintext copy stays in an annotation', () => {
     const lines = ['README.md', 'k8s/README.md', 'docs/operations.md', 'deploy/k8s/secrets.ts']
-      .flatMap((file) => read(file).split('\n').map((line) => ({ file, line })))
+      .flatMap((file) =>
+        read(file)
+          .split('\n')
+          .map((line) => ({ file, line })),
+      )
       .filter(({ line }) => /k8s:secrets/.test(line) && /\|\s*kubectl apply/.test(line));
     expect(lines.length).toBeGreaterThan(3);
     expect(lines.filter(({ line }) => !/kubectl apply --server-side --field-manager=dam-secrets /.test(line))).toEqual([]);

@@ -22,35 +22,55 @@ describe('addons through the suite (CONTRACT §6)', () => {
       .toBuffer();
     const id = await upload(page, 'scan.png');
     expect((await settled(id)).status).toBe('OK');
-    expect(await call('GET', `/api/v1/assets/${id}/addons/text_extraction`)).toMatchObject({ status: 404, body: { error: { code: 'ADDON_RESULT_NOT_FOUND' } } });
+    expect(await call('GET', `/api/v1/assets/${id}/addons/text_extraction`)).toMatchObject({
+      status: 404,
+      body: { error: { code: 'ADDON_RESULT_NOT_FOUND' } },
+    });
     const runs = async () => (await call('GET', '/api/v1/usage/addon_runs?user_id=1')).body.total as number;
     const before = await runs();
     const run = await call('POST', `/api/v1/assets/${id}/addons/text_extraction`);
     expect(run).toMatchObject({ status: 202, body: { job_id: expect.any(Number), status: 'QUEUED' } });
-    await waitFor(async () => (await call('GET', `/api/v1/jobs/${run.body.job_id}`)).body.status === 'COMPLETED', { timeoutMs: 60_000, description: 'the addon job' });
-    expect((await call('GET', `/api/v1/assets/${id}/addons/text_extraction`)).body).toEqual({ text: 'Invoice number 4711 paid', words: ['Invoice', 'number', '4711', 'paid'] });
+    await waitFor(async () => (await call('GET', `/api/v1/jobs/${run.body.job_id}`)).body.status === 'COMPLETED', {
+      timeoutMs: 60_000,
+      description: 'the addon job',
+    });
+    expect((await call('GET', `/api/v1/assets/${id}/addons/text_extraction`)).body).toEqual({
+      text: 'Invoice number 4711 paid',
+      words: ['Invoice', 'number', '4711', 'paid'],
+    });
     expect((await call('GET', `/api/v1/assets/${id}/data`)).body.addons_info.text_extraction).toEqual({ available: true });
     // The run counts in the usage statistics of who asked (CONTRACT §9).
     await waitFor(async () => (await runs()) === before + 1, { description: 'the addon run counted' });
     // Search finds the picture by a word in it (the name says nothing of it).
-    await waitFor(async () => {
-      const r = await call('POST', '/api/v1/assets/search', { query: 'invoice' });
-      return (r.body?.results as any[] | undefined)?.some((a) => a.id === id) ? true : undefined;
-    }, { description: 'the OCR words in search' });
+    await waitFor(
+      async () => {
+        const r = await call('POST', '/api/v1/assets/search', { query: 'invoice' });
+        return (r.body?.results as any[] | undefined)?.some((a) => a.id === id) ? true : undefined;
+      },
+      { description: 'the OCR words in search' },
+    );
   });
 
   it('answers 404 to an unknown addon and 400 to an image addon on a video', async () => {
-    const image = await upload(await sharp({ create: { width: 64, height: 64, channels: 3, background: '#123' } }).png().toBuffer(), 'flat.png');
+    const image = await upload(
+      await sharp({ create: { width: 64, height: 64, channels: 3, background: '#123' } })
+        .png()
+        .toBuffer(),
+      'flat.png',
+    );
     await settled(image);
     expect(await call('POST', `/api/v1/assets/${image}/addons/teleport`)).toMatchObject({ status: 404, body: { error: { code: 'ADDON_NOT_FOUND' } } });
     expect((await call('GET', `/api/v1/assets/${image}/addons/teleport`)).status).toBe(404);
     expect(await call('POST', `/api/v1/assets/${image}/addons/storyboard`)).toMatchObject({ status: 400, body: { error: { code: 'ADDON_NOT_APPLICABLE' } } });
     const video = await upload(await makeVideo({ seconds: 1, width: 320, height: 240 }), 'clip.mp4');
     await settled(video);
-    expect(await call('POST', `/api/v1/assets/${video}/addons/text_extraction`)).toMatchObject({ status: 400, body: { error: { code: 'ADDON_NOT_APPLICABLE' } } });
+    expect(await call('POST', `/api/v1/assets/${video}/addons/text_extraction`)).toMatchObject({
+      status: 400,
+      body: { error: { code: 'ADDON_NOT_APPLICABLE' } },
+    });
   });
 
-  it('runs the group\'s automatic image addons with the upload: the asset is OK only once their results exist, with one file-processed (CONTRACT §16)', async () => {
+  it("runs the group's automatic image addons with the upload: the asset is OK only once their results exist, with one file-processed (CONTRACT §16)", async () => {
     const events = await watchAssetEvents(e2e.suite.natsUrl, e2e.suite.adminSeed);
     e2e.beforeStop(() => events.close());
     expect((await call('PATCH', '/api/v1/settings', { addons: { auto: { image: ['text_extraction'] } } })).status).toBe(200);
@@ -64,7 +84,8 @@ describe('addons through the suite (CONTRACT §6)', () => {
       .toBuffer();
     // The addon job is opened with the asset, in one transaction. metadata hears of the settings change by a notice:
     // an upload it registered before the notice arrived runs no addon, and another is sent.
-    const addonJobOf = async (id: string) => ((await call('GET', '/api/v1/jobs?type=addon&page_size=100')).body.items as any[]).find((j) => j.asset_ids.includes(id));
+    const addonJobOf = async (id: string) =>
+      ((await call('GET', '/api/v1/jobs?type=addon&page_size=100')).body.items as any[]).find((j) => j.asset_ids.includes(id));
     const id = await waitFor(
       async () => {
         const candidate = await upload(page, 'auto.png');
@@ -92,19 +113,25 @@ describe('addons through the suite (CONTRACT §6)', () => {
     await settled(id);
     const run = await call('POST', `/api/v1/assets/${id}/addons/auto_tagging`);
     expect(run.status).toBe(202);
-    await waitFor(async () => (await call('GET', `/api/v1/jobs/${run.body.job_id}`)).body.status === 'COMPLETED', { timeoutMs: 60_000, description: 'the tagging job' });
+    await waitFor(async () => (await call('GET', `/api/v1/jobs/${run.body.job_id}`)).body.status === 'COMPLETED', {
+      timeoutMs: 60_000,
+      description: 'the tagging job',
+    });
     const tags = (await call('GET', `/api/v1/assets/${id}/addons/auto_tagging`)).body;
     expect(tags.best_guess).toEqual(['cup']);
     expect(tags.labels[0]).toEqual({ label: 'cup', confidence: expect.any(Number) });
-    await waitFor(async () => {
-      const r = await call('POST', '/api/v1/assets/search', { query: 'cup', facets: ['tags'] });
-      return (r.body?.results as any[] | undefined)?.some((a) => a.id === id) ? r : undefined;
-    }, { description: 'the tag in search' });
+    await waitFor(
+      async () => {
+        const r = await call('POST', '/api/v1/assets/search', { query: 'cup', facets: ['tags'] });
+        return (r.body?.results as any[] | undefined)?.some((a) => a.id === id) ? r : undefined;
+      },
+      { description: 'the tag in search' },
+    );
     const facet = (await call('POST', '/api/v1/assets/search', { query: 'cup', facets: ['tags'] })).body.facets.tags as Array<{ value: string; count: number }>;
     expect(facet).toContainEqual({ value: 'cup', count: 1 });
   });
 
-  it('deletes an addon\'s result with a conversion in one Delete: Get Data stops listing it, its result answers 404, file-deleted names the keys (CONTRACT §16)', async () => {
+  it("deletes an addon's result with a conversion in one Delete: Get Data stops listing it, its result answers 404, file-deleted names the keys (CONTRACT §16)", async () => {
     const events = await watchAssetEvents(e2e.suite.natsUrl, e2e.suite.adminSeed);
     e2e.beforeStop(() => events.close());
     const id = await upload(readFileSync(path.join(__dirname, '..', 'fixtures', 'images', 'coffee.jpg')), 'breakfast.jpg');
@@ -112,9 +139,13 @@ describe('addons through the suite (CONTRACT §6)', () => {
     expect(conversion).toBeDefined();
     const run = await call('POST', `/api/v1/assets/${id}/addons/auto_tagging`);
     expect(run.status).toBe(202);
-    await waitFor(async () => (await call('GET', `/api/v1/jobs/${run.body.job_id}`)).body.status === 'COMPLETED', { timeoutMs: 60_000, description: 'the tagging job' });
+    await waitFor(async () => (await call('GET', `/api/v1/jobs/${run.body.job_id}`)).body.status === 'COMPLETED', {
+      timeoutMs: 60_000,
+      description: 'the tagging job',
+    });
     expect((await call('GET', `/api/v1/assets/${id}/data`)).body.addons_info.auto_tagging).toEqual({ available: true });
-    const foundByTag = async () => ((await call('POST', '/api/v1/assets/search', { query: 'cup' })).body?.results as any[] | undefined)?.find((a) => a.id === id);
+    const foundByTag = async () =>
+      ((await call('POST', '/api/v1/assets/search', { query: 'cup' })).body?.results as any[] | undefined)?.find((a) => a.id === id);
     await waitFor(foundByTag, { description: 'the tag in search' });
 
     // text_extraction never ran on it: ignored, as a conversion key the asset does not have is.
@@ -149,7 +180,10 @@ describe('addons through the suite (CONTRACT §6)', () => {
     await settled(id);
     const run = await call('POST', `/api/v1/assets/${id}/addons/background_removal`);
     expect(run).toMatchObject({ status: 202, body: { job_id: expect.any(Number), status: 'QUEUED' } });
-    await waitFor(async () => (await call('GET', `/api/v1/jobs/${run.body.job_id}`)).body.status === 'COMPLETED', { timeoutMs: 90_000, description: 'the background removal job' });
+    await waitFor(async () => (await call('GET', `/api/v1/jobs/${run.body.job_id}`)).body.status === 'COMPLETED', {
+      timeoutMs: 90_000,
+      description: 'the background removal job',
+    });
     const result = (await call('GET', `/api/v1/assets/${id}/addons/background_removal`)).body;
     expect(result).toEqual({ key: 'background_removal', width: 640, height: 480, size: expect.any(Number) });
     const data = (await call('GET', `/api/v1/assets/${id}/data`)).body;
@@ -165,7 +199,7 @@ describe('addons through the suite (CONTRACT §6)', () => {
     expect(pixels[(300 * 640 + 320) * 4 + 3]).toBeGreaterThan(240); // the figure's body is kept
   });
 
-  it('recognises the same person across the group\'s pictures, and a different person as another', async () => {
+  it("recognises the same person across the group's pictures, and a different person as another", async () => {
     const astronaut = readFileSync(path.join(__dirname, '..', 'fixtures', 'images', 'astronaut.jpg'));
     const ids = [
       await upload(astronaut, 'astronaut.jpg'),
@@ -177,18 +211,27 @@ describe('addons through the suite (CONTRACT §6)', () => {
       await settled(id);
       const run = await call('POST', `/api/v1/assets/${id}/addons/face_recognition`);
       expect(run.status).toBe(202);
-      await waitFor(async () => (await call('GET', `/api/v1/jobs/${run.body.job_id}`)).body.status === 'COMPLETED', { timeoutMs: 60_000, description: 'the face job' });
+      await waitFor(async () => (await call('GET', `/api/v1/jobs/${run.body.job_id}`)).body.status === 'COMPLETED', {
+        timeoutMs: 60_000,
+        description: 'the face job',
+      });
       const { faces } = (await call('GET', `/api/v1/assets/${id}/addons/face_recognition`)).body;
       expect(faces).toHaveLength(1);
-      expect(faces[0]).toEqual({ box: { x: expect.any(Number), y: expect.any(Number), width: expect.any(Number), height: expect.any(Number) }, confidence: expect.any(Number), person_id: expect.any(String) });
+      expect(faces[0]).toEqual({
+        box: { x: expect.any(Number), y: expect.any(Number), width: expect.any(Number), height: expect.any(Number) },
+        confidence: expect.any(Number),
+        person_id: expect.any(String),
+      });
       people.push(faces[0].person_id);
     }
     expect(people[1]).toBe(people[0]);
     expect(people[2]).not.toBe(people[0]);
     // Tags of a picture with a face say so (known from face_recognition).
     const tag = await call('POST', `/api/v1/assets/${ids[0]}/addons/auto_tagging`);
-    await waitFor(async () => (await call('GET', `/api/v1/jobs/${tag.body.job_id}`)).body.status === 'COMPLETED', { timeoutMs: 60_000, description: 'the tagging job' });
+    await waitFor(async () => (await call('GET', `/api/v1/jobs/${tag.body.job_id}`)).body.status === 'COMPLETED', {
+      timeoutMs: 60_000,
+      description: 'the tagging job',
+    });
     expect((await call('GET', `/api/v1/assets/${ids[0]}/addons/auto_tagging`)).body.labels).toContainEqual({ label: 'has-faces', confidence: 1 });
   });
 });
-

@@ -10,7 +10,12 @@ export function apiClient(suite: () => Suite, defaultToken: () => string) {
   const headersOf = (as: Credentials): Record<string, string> => (typeof as === 'string' ? { authorization: `Bearer ${as}` } : as);
 
   /** A JSON request to `{base}`; the answer's body parsed when it is JSON. */
-  async function call(method: string, path: string, body?: unknown, as: Credentials = defaultToken()): Promise<{ status: number; body: any; headers: Headers }> {
+  async function call(
+    method: string,
+    path: string,
+    body?: unknown,
+    as: Credentials = defaultToken(),
+  ): Promise<{ status: number; body: any; headers: Headers }> {
     const res = await fetch(`${suite().base}${path}`, {
       method,
       headers: { ...headersOf(as), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },

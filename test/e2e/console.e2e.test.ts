@@ -91,7 +91,9 @@ async function expectAccessible(page: Page, what: string): Promise<void> {
   // DevTools call, which the page's CSP does not govern), not with page.waitForFunction: given a string, that
   // evaluates it again inside the page on each poll after the first, with eval, which the console's CSP refuses
   // (an EvalError the page reports, on a machine slow enough for the animations to outlast the first check).
-  await waitFor(async () => (await page.evaluate(ANIMATIONS_ENDED)) === true, { timeoutMs: 5000, description: 'finite animations ended' }).catch(() => undefined);
+  await waitFor(async () => (await page.evaluate(ANIMATIONS_ENDED)) === true, { timeoutMs: 5000, description: 'finite animations ended' }).catch(
+    () => undefined,
+  );
   let violations = blocking(await axeViolations(page));
   // A state Uppy passes through (its header's back button while a panel closes) can be caught once: what stays a
   // second later is what a user sees.
@@ -114,7 +116,11 @@ async function signIn(page: Page): Promise<void> {
 async function uploadDirect(bytes: Buffer, name: string): Promise<string> {
   const form = new FormData();
   form.append('file', new Blob([bytes]), name);
-  const res = await fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: { authorization: `Bearer ${e2e.jwt}` }, body: form });
+  const res = await fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/upload`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${e2e.jwt}` },
+    body: form,
+  });
   if (res.status !== 200) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
   return ((await res.json()) as { files: { id: string }[] }).files[0]?.id as string;
 }
@@ -163,7 +169,11 @@ it('signs in, uploads three files through the picker (one resumed after a cut), 
   await page.getByRole('button', { name: 'Edit file harbour.png' }).click();
   // Uppy moves the focus into a file card it opens (debounced), which can land between a fill's focus and its
   // typing: each field is filled until all three hold what was typed.
-  const typed = [['Title', 'Harbour at dusk'], ['Description', 'Boats, evening light'], ['More data (JSON)', '{"rating": 4}']] as const;
+  const typed = [
+    ['Title', 'Harbour at dusk'],
+    ['Description', 'Boats, evening light'],
+    ['More data (JSON)', '{"rating": 4}'],
+  ] as const;
   await waitFor(
     async () => {
       for (const [label, value] of typed) if ((await page.getByLabel(label).inputValue()) !== value) await page.getByLabel(label).fill(value);
@@ -183,7 +193,9 @@ it('signs in, uploads three files through the picker (one resumed after a cut), 
       await shot(page, 'failed-upload.png');
       const dashboard = await page.locator('.uppy-Dashboard').innerText();
       const calls = tus.map((c) => `${c.method} ${c.url} offset=${c.offset} -> ${c.status} ${c.aborted ? '(cut)' : ''}`).join('\n');
-      throw new Error(`${String(err)}\npicker says:\n${dashboard}\ntus requests:\n${calls}\nupload log tail:\n${e2e.suite.services.upload?.logs().slice(-15).join('\n')}`);
+      throw new Error(
+        `${String(err)}\npicker says:\n${dashboard}\ntus requests:\n${calls}\nupload log tail:\n${e2e.suite.services.upload?.logs().slice(-15).join('\n')}`,
+      );
     },
   );
   await shot(page, '03-picker-done.png');
@@ -215,7 +227,11 @@ it('signs in, uploads three files through the picker (one resumed after a cut), 
   // The grid: all three OK, the images with their thumbnails loaded from {cdn}.
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Assets' }).click();
   const cards = page.locator('.card[data-asset-id]');
-  await waitFor(async () => (await page.locator('.card[data-status="OK"]').count()) === 3, { timeoutMs: 90_000, intervalMs: 500, description: 'three OK cards in the grid' });
+  await waitFor(async () => (await page.locator('.card[data-status="OK"]').count()) === 3, {
+    timeoutMs: 90_000,
+    intervalMs: 500,
+    description: 'three OK cards in the grid',
+  });
   expect(await cards.count()).toBe(3);
   for (const name of ['harbour.png', 'forest.png']) {
     const img = page.locator('.card', { hasText: name }).locator('img.picture[data-loaded="true"]');
@@ -234,7 +250,10 @@ it('signs in, uploads three files through the picker (one resumed after a cut), 
   await title.fill('Harbour at night');
   await page.getByLabel('Rating').fill('5');
   await page.getByRole('button', { name: 'Save data' }).click();
-  await page.getByRole('status').filter({ hasText: /^Saved$/ }).waitFor();
+  await page
+    .getByRole('status')
+    .filter({ hasText: /^Saved$/ })
+    .waitFor();
   const harbourId = byName['harbour.png']?.id as string;
   const edited = await dam.GET('/api/v1/assets/{asset_id}/data', { params: { path: { asset_id: harbourId } } });
   expect(edited.data?.data).toEqual({ title: 'Harbour at night', description: 'Boats, evening light', rating: 5 });
@@ -256,7 +275,11 @@ it('signs in, uploads three files through the picker (one resumed after a cut), 
   await page.getByRole('heading', { name: 'Asset in the trash' }).waitFor();
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Trash' }).click();
   const row = page.locator(`tr[data-asset-id="${bigId}"]`);
-  await waitFor(async () => (await row.count()) === 1 || (await page.reload(), false), { timeoutMs: 20_000, intervalMs: 1000, description: 'the deleted asset in the trash view' });
+  await waitFor(async () => (await row.count()) === 1 || (await page.reload(), false), {
+    timeoutMs: 20_000,
+    intervalMs: 1000,
+    description: 'the deleted asset in the trash view',
+  });
   await expectAccessible(page, 'trash page');
   await shot(page, '07-trash.png');
   await row.getByRole('button', { name: 'Undelete survey-scan.bin' }).click();
@@ -293,10 +316,13 @@ it('picker.js uploads from another site with nothing but an uploadkey', async ()
     const [chooser] = await Promise.all([page.waitForEvent('filechooser'), page.locator('.uppy-Dashboard-browse').first().click()]);
     await chooser.setFiles(file);
     await page.getByRole('button', { name: /^Upload 1 file$/ }).click();
-    const [asset] = (await waitFor(async () => {
-      const got = (await page.evaluate('window.__uploaded')) as { id: string; name: string }[];
-      return got.length === 1 ? got : undefined;
-    }, { timeoutMs: 60_000, description: 'the dam-picker:uploaded event' })) as { id: string; name: string }[];
+    const [asset] = (await waitFor(
+      async () => {
+        const got = (await page.evaluate('window.__uploaded')) as { id: string; name: string }[];
+        return got.length === 1 ? got : undefined;
+      },
+      { timeoutMs: 60_000, description: 'the dam-picker:uploaded event' },
+    )) as { id: string; name: string }[];
     expect(asset?.name).toBe('partner-photo.png');
     const data = await dam.GET('/api/v1/assets/{asset_id}/data', { params: { path: { asset_id: asset?.id as string } } });
     expect(data.data).toMatchObject({ name: 'partner-photo.png', content_type: 'image/png', creator_id: e2e.admin.user_id });
@@ -323,7 +349,10 @@ it('processes a deep zoom pyramid from the asset page and shows it in the viewer
   await page.getByRole('heading', { name: 'zoomable.png', level: 1 }).waitFor();
   await page.getByRole('checkbox', { name: 'deepzoom' }).check();
   await page.getByRole('button', { name: 'Process', exact: true }).click();
-  const queued = await page.getByRole('status').filter({ hasText: /Processing deepzoom as job \d+/ }).innerText();
+  const queued = await page
+    .getByRole('status')
+    .filter({ hasText: /Processing deepzoom as job \d+/ })
+    .innerText();
   const jobId = /job (\d+)/.exec(queued)?.[1] as string;
   await page.getByRole('link', { name: 'See jobs' }).click();
   await page.locator(`tr[data-job-id="${jobId}"][data-status="COMPLETED"]`).waitFor({ timeout: 60_000 });

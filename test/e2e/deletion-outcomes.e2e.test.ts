@@ -13,7 +13,14 @@ import { useSuite } from './suite';
  */
 const MAX_ATTEMPTS = 4;
 const e2e = useSuite(
-  { metadata: { OBJECT_DELETIONS_INTERVAL_MS: '200', OBJECT_DELETION_MAX_ATTEMPTS: String(MAX_ATTEMPTS), OBJECT_DELETION_BACKOFF_MS: '500', LOCAL_JOBS_INTERVAL_MS: '200' } },
+  {
+    metadata: {
+      OBJECT_DELETIONS_INTERVAL_MS: '200',
+      OBJECT_DELETION_MAX_ATTEMPTS: String(MAX_ATTEMPTS),
+      OBJECT_DELETION_BACKOFF_MS: '500',
+      LOCAL_JOBS_INTERVAL_MS: '200',
+    },
+  },
   { services: ['upload', 'conversion'], proxies: { s3: true } },
 );
 const { call, upload, settled } = e2e.api;
@@ -25,11 +32,14 @@ afterAll(async () => {
   await events?.close();
 });
 
-const png = (color: string) => sharp({ create: { width: 40, height: 30, channels: 3, background: color } }).png().toBuffer();
+const png = (color: string) =>
+  sharp({ create: { width: 40, height: 30, channels: 3, background: color } })
+    .png()
+    .toBuffer();
 const deletionEvents = (id: string) => events.seen.filter((e) => e.asset_id === id && /^file-(un)?deleted$/.test(e.type)).map((e) => e.envelope as any);
 
 describe('deletion callbacks and the bulk delete export (issue 32)', () => {
-  it('keeps a bulk delete\'s records as JSON lines behind export_url, where the group asks for it', async () => {
+  it("keeps a bulk delete's records as JSON lines behind export_url, where the group asks for it", async () => {
     expect((await call('PATCH', '/api/v1/settings', { bulk_delete: { export: true } })).body.bulk_delete).toMatchObject({ export: true });
     const start = new Date(Date.now() - 1000).toISOString();
     const ids = [await upload(await png('#aa3300'), 'one.png'), await upload(await png('#00aa33'), 'two.png')];
@@ -37,20 +47,29 @@ describe('deletion callbacks and the bulk delete export (issue 32)', () => {
     for (const id of ids) before.set(id, await settled(id));
     const accepted = await call('POST', '/api/v1/assets/bulk/delete', { start_time: start, end_time: new Date(Date.now() + 1000).toISOString() });
     expect(accepted).toMatchObject({ status: 200, body: { status: 'QUEUED', job_id: expect.any(Number) } });
-    const job = await waitFor(async () => {
-      const j = await call('GET', `/api/v1/jobs/${accepted.body.job_id}`);
-      return j.body.status === 'COMPLETED' ? j.body : undefined;
-    }, { timeoutMs: 30_000, description: 'the bulk delete job' });
+    const job = await waitFor(
+      async () => {
+        const j = await call('GET', `/api/v1/jobs/${accepted.body.job_id}`);
+        return j.body.status === 'COMPLETED' ? j.body : undefined;
+      },
+      { timeoutMs: 30_000, description: 'the bulk delete job' },
+    );
     expect(job.export_url).toBe(`/api/v1/jobs/${job.job_id}/export`);
 
     const res = await fetch(`${e2e.suite.base}${job.export_url}`, { headers: { authorization: `Bearer ${e2e.jwt}` } });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/x-ndjson');
-    const lines = (await res.text()).split('\n').filter((l) => l !== '').map((l) => JSON.parse(l));
+    const lines = (await res.text())
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l));
     expect(lines).toEqual(job.asset_ids.map((id: string) => before.get(id)));
     expect([...job.asset_ids].sort()).toEqual([...ids].sort());
     // Each deleted asset also raised its deletion callback.
-    await waitFor(() => ids.every((id) => deletionEvents(id).some((e) => e.data.status === 'OK')), { timeoutMs: 30_000, description: 'file-deleted per asset' });
+    await waitFor(() => ids.every((id) => deletionEvents(id).some((e) => e.data.status === 'OK')), {
+      timeoutMs: 30_000,
+      description: 'file-deleted per asset',
+    });
     // Without a token the export is as closed as the job.
     expect((await fetch(`${e2e.suite.base}${job.export_url}`)).status).toBe(401);
   });
@@ -69,7 +88,12 @@ describe('deletion callbacks and the bulk delete export (issue 32)', () => {
       await waitFor(() => deletionEvents(restored).length === 2, { timeoutMs: 30_000, description: 'file-deleted and file-undeleted' });
       const [deleted, undeleted] = deletionEvents(restored);
       expect(FILE_DELETED.schema.parse(deleted)).toBeTruthy();
-      expect(deleted.data).toMatchObject({ event: 'file-deleted', keys: ['original'], status: 'MAYBE', message: expect.stringMatching(/kept: the asset was restored/) });
+      expect(deleted.data).toMatchObject({
+        event: 'file-deleted',
+        keys: ['original'],
+        status: 'MAYBE',
+        message: expect.stringMatching(/kept: the asset was restored/),
+      });
       expect(undeleted.data).toMatchObject({ event: 'file-undeleted', status: 'OK' });
 
       // Trashed while the store refuses: nothing is said until the queue gives up, then ERROR naming the key.

@@ -12,7 +12,10 @@ e2e.beforeStop(() => example?.kill('SIGKILL'));
 
 it('follows an upload from file-saved to file-processed with the read-only subscriber identity, and stops on SIGTERM', async () => {
   const dir = path.join(__dirname, '..', '..', 'examples', 'subscriber');
-  example = spawn(process.execPath, ['--import', 'tsx', 'subscribe.ts'], { cwd: dir, env: { ...process.env, NATS_URL: e2e.suite.natsUrl, NATS_SUBSCRIBER: 'subscriber-example', NATS_NKEY_SEED: e2e.suite.subscriberSeed } });
+  example = spawn(process.execPath, ['--import', 'tsx', 'subscribe.ts'], {
+    cwd: dir,
+    env: { ...process.env, NATS_URL: e2e.suite.natsUrl, NATS_SUBSCRIBER: 'subscriber-example', NATS_NKEY_SEED: e2e.suite.subscriberSeed },
+  });
   const lines: Array<{ type: string; asset_id: string; version: number; status: string | null }> = [];
   let stderr = '';
   let buffered = '';
@@ -26,7 +29,12 @@ it('follows an upload from file-saved to file-processed with the read-only subsc
   const exited = new Promise<number | null>((resolve) => example?.once('exit', (code) => resolve(code)));
   await waitFor(() => stderr.includes('following ASSET_EVENTS'), { timeoutMs: 30_000, description: `the example to start (${stderr})` });
 
-  const id = await upload(await sharp({ create: { width: 64, height: 48, channels: 3, background: '#4a8' } }).png().toBuffer(), 'followed.png');
+  const id = await upload(
+    await sharp({ create: { width: 64, height: 48, channels: 3, background: '#4a8' } })
+      .png()
+      .toBuffer(),
+    'followed.png',
+  );
   expect((await settled(id)).status).toBe('OK');
   await waitFor(() => lines.some((l) => l.asset_id === id && l.type === 'file-processed'), { timeoutMs: 30_000, description: 'file-processed printed' });
   const mine = lines.filter((l) => l.asset_id === id);

@@ -21,7 +21,9 @@ const auth = () => ({ authorization: `Bearer ${e2e.jwt}` });
 
 beforeAll(async () => {
   events = await watchAssetEvents(e2e.suite.natsUrl, e2e.suite.adminSeed);
-  png = await sharp({ create: { width: 640, height: 480, channels: 3, background: { r: 200, g: 80, b: 20 } } }).png().toBuffer();
+  png = await sharp({ create: { width: 640, height: 480, channels: 3, background: { r: 200, g: 80, b: 20 } } })
+    .png()
+    .toBuffer();
   binary = randomBytes(20 * 1024 * 1024);
 
   const form = new FormData();
@@ -45,7 +47,9 @@ const byName = (name: string) => {
 };
 
 async function getData(id: string, token = e2e.jwt): Promise<{ status: number; body: AssetData }> {
-  const { response, data, error } = await createDamClient({ baseUrl: e2e.suite.base, token }).GET('/api/v1/assets/{asset_id}/data', { params: { path: { asset_id: id } } });
+  const { response, data, error } = await createDamClient({ baseUrl: e2e.suite.base, token }).GET('/api/v1/assets/{asset_id}/data', {
+    params: { path: { asset_id: id } },
+  });
   return { status: response.status, body: (data ?? error) as AssetData };
 }
 
@@ -115,7 +119,10 @@ describe('the first asset, end to end', () => {
   });
 
   it('downloads the full content byte for byte, and a range', async () => {
-    for (const [name, bytes] of [['photo.png', png], ['random.bin', binary]] as const) {
+    for (const [name, bytes] of [
+      ['photo.png', png],
+      ['random.bin', binary],
+    ] as const) {
       const res = await fetch(`${e2e.suite.base}/api/v1/assets/${byName(name).id}/content/original/download`, { headers: auth() });
       expect(res.status).toBe(200);
       expect(res.headers.get('etag')).toContain(md5(bytes));
@@ -216,7 +223,9 @@ describe('the first asset, end to end', () => {
     const validate = await fetch(`${e2e.suite.base}/api/v1/auth/validate?_jwt=${e2e.jwt}`);
     expect(validate.status).toBe(200);
     // The validate request was logged, with the value redacted (waited for: lines come through the children's pipes).
-    await waitFor(() => Object.values(e2e.suite.services).some((s) => s.logs().some((l) => l.includes('_jwt=[redacted]'))), { description: 'the validate request logged' });
+    await waitFor(() => Object.values(e2e.suite.services).some((s) => s.logs().some((l) => l.includes('_jwt=[redacted]'))), {
+      description: 'the validate request logged',
+    });
     const signature = e2e.jwt.split('.')[2] ?? e2e.jwt;
     for (const [name, service] of Object.entries(e2e.suite.services)) {
       const leaks = service.logs().filter((line) => line.includes(signature) || line.includes(ADMIN.password));

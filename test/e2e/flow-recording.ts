@@ -176,7 +176,11 @@ export function decideObserved(objects: any[], observed: ObservedFlow[]): Cluste
     const reached = target ? serviceTargets(objects, target.service, target.port) : [];
     // Only the database may live outside an overlay; a service of the suite without its Service is a broken overlay.
     if (target && reached.length === 0 && o.to !== 'postgresql') throw new Error(`the overlay has no pod behind Service ${target.service}:${target.port}`);
-    const outside: Endpoint = { kind: 'external', name: o.to === 'external' ? `external ${o.address}:${o.port}` : `${o.to} (outside)`, ip: o.to === 'external' ? OUTSIDE.internet : OUTSIDE.database };
+    const outside: Endpoint = {
+      kind: 'external',
+      name: o.to === 'external' ? `external ${o.address}:${o.port}` : `${o.to} (outside)`,
+      ip: o.to === 'external' ? OUTSIDE.internet : OUTSIDE.database,
+    };
     const targets = reached.length > 0 ? reached : [{ pod: outside, port: o.to === 'external' ? o.port : (target?.port ?? o.port) }];
     return targets.map(({ pod, port }) => {
       const flow: Flow = { from, to: pod, port };

@@ -78,7 +78,10 @@ describe('Idempotency-Key (CONTRACT §13)', () => {
   });
 
   it('on {upload}: one set of assets for a repeated multipart upload (another boundary), 422 when a file differs', async () => {
-    const files = [{ name: 'a.txt', bytes: Buffer.from('first file') }, { name: 'b.txt', bytes: Buffer.from('second file') }];
+    const files = [
+      { name: 'a.txt', bytes: Buffer.from('first file') },
+      { name: 'b.txt', bytes: Buffer.from('second file') },
+    ];
     const first = await uploadKeyed('upload-once', files, { data: { project: 'idem' } });
     expect(first.status).toBe(200);
     const again = await uploadKeyed('upload-once', files, { data: { project: 'idem' } });
@@ -93,7 +96,9 @@ describe('Idempotency-Key (CONTRACT §13)', () => {
   it('answers 409 to a repeat while the first is still running, then the first answer', async () => {
     // A body that arrives slowly: the first upload runs while the repeat comes.
     const boundary = 'idem-slow-boundary';
-    const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="slow.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+    const head = Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="slow.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+    );
     const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
     let push!: (chunk: Uint8Array | null) => void;
     const body = new ReadableStream<Uint8Array>({

@@ -58,18 +58,35 @@ async function ingest(body: unknown): Promise<{ status: number; body: { id: stri
 const data = async (id: string) =>
   (await (await fetch(`${e2e.suite.base}/api/v1/assets/${id}/data`, { headers: { authorization: `Bearer ${e2e.jwt}` } })).json()) as Record<string, any>;
 const settled = (id: string) =>
-  waitFor(async () => ((await data(id)).status === 'NOT_READY' ? undefined : data(id)), { timeoutMs: 30_000, intervalMs: 200, description: `asset ${id} settled` });
+  waitFor(async () => ((await data(id)).status === 'NOT_READY' ? undefined : data(id)), {
+    timeoutMs: 30_000,
+    intervalMs: 200,
+    description: `asset ${id} settled`,
+  });
 
 describe('Ingest from URI (endpoint 3)', () => {
   it('downloads from an allowed host as a job and follows the upload states to OK', async () => {
     const res = await ingest({ name: 'report.pdf', key: `${sourceUrl}/file.pdf` });
     expect(res).toMatchObject({ status: 202, body: { id: expect.stringMatching(/^[A-Za-z0-9]{32}$/), status: 'QUEUED', message: expect.any(String) } });
     const asset = await settled(res.body.id);
-    expect(asset).toMatchObject({ status: 'OK', name: 'report.pdf', size: PAYLOAD.length, checksum: createHash('md5').update(PAYLOAD).digest('hex'), content_type: 'application/pdf' });
-    const download = await fetch(`${e2e.suite.base}/api/v1/assets/${res.body.id}/content/original/download`, { headers: { authorization: `Bearer ${e2e.jwt}` } });
+    expect(asset).toMatchObject({
+      status: 'OK',
+      name: 'report.pdf',
+      size: PAYLOAD.length,
+      checksum: createHash('md5').update(PAYLOAD).digest('hex'),
+      content_type: 'application/pdf',
+    });
+    const download = await fetch(`${e2e.suite.base}/api/v1/assets/${res.body.id}/content/original/download`, {
+      headers: { authorization: `Bearer ${e2e.jwt}` },
+    });
     expect(Buffer.from(await download.arrayBuffer())).toEqual(PAYLOAD);
-    const jobs = (await (await fetch(`${e2e.suite.base}/api/v1/jobs?type=ingest`, { headers: { authorization: `Bearer ${e2e.jwt}` } })).json()) as { items: any[] };
-    expect(jobs.items.find((j) => j.asset_ids.includes(res.body.id))).toMatchObject({ status: 'COMPLETED', steps: [{ name: 'download', status: 'COMPLETED' }] });
+    const jobs = (await (await fetch(`${e2e.suite.base}/api/v1/jobs?type=ingest`, { headers: { authorization: `Bearer ${e2e.jwt}` } })).json()) as {
+      items: any[];
+    };
+    expect(jobs.items.find((j) => j.asset_ids.includes(res.body.id))).toMatchObject({
+      status: 'COMPLETED',
+      steps: [{ name: 'download', status: 'COMPLETED' }],
+    });
     await waitFor(() => events.seen.some((e) => e.asset_id === res.body.id && e.type === 'file-saved'), { description: 'file-saved' });
   });
 
@@ -87,7 +104,16 @@ describe('Ingest from URI (endpoint 3)', () => {
   });
 
   it('refuses loopback and private targets that are not allowed (decimal, hex and octal spellings too), at once, with status ERROR', async () => {
-    for (const key of ['http://localhost:1/x', 'https://127.0.0.2/x', 'https://[::1]/x', 'https://2130706434/x', 'https://0x7f.0.0.2/x', 'https://017700000002/x', 'https://169.254.169.254/latest/meta-data', 'ftp://example.com/x']) {
+    for (const key of [
+      'http://localhost:1/x',
+      'https://127.0.0.2/x',
+      'https://[::1]/x',
+      'https://2130706434/x',
+      'https://0x7f.0.0.2/x',
+      'https://017700000002/x',
+      'https://169.254.169.254/latest/meta-data',
+      'ftp://example.com/x',
+    ]) {
       const res = await ingest({ name: 'x', key });
       expect({ key, status: res.status, state: res.body.status }).toEqual({ key, status: 200, state: 'ERROR' });
       expect(res.body.message).toMatch(/refused/);
@@ -112,7 +138,9 @@ describe('Ingest from URI (endpoint 3)', () => {
     const res = await ingest({ name: 'missing.pdf', key: `${sourceUrl}/nothing-here` });
     expect(res.status).toBe(202);
     expect((await settled(res.body.id)).status).toBe('ERROR');
-    const jobs = (await (await fetch(`${e2e.suite.base}/api/v1/jobs?type=ingest`, { headers: { authorization: `Bearer ${e2e.jwt}` } })).json()) as { items: any[] };
+    const jobs = (await (await fetch(`${e2e.suite.base}/api/v1/jobs?type=ingest`, { headers: { authorization: `Bearer ${e2e.jwt}` } })).json()) as {
+      items: any[];
+    };
     const job = jobs.items.find((j) => j.asset_ids.includes(res.body.id));
     expect(job).toMatchObject({ status: 'ERROR' });
     // The notice travels metadata's outbox → NATS → auth: logins until it arrives, each showing what came since the last.

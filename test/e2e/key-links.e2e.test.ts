@@ -54,11 +54,14 @@ it('a cdn link minted with an API key stops when the key is revoked; the same UR
 
   expect((await call('DELETE', `/api/v1/api_keys/${revoked.key_id}`, asAdmin())).status).toBe(200);
   // The edge reuses auth's answer about an accessID a few seconds (CDN_ACCESS_CACHE_TTL_MS).
-  const refused = await waitFor(async () => {
-    const res = await fetch(byRevoked);
-    if (res.status !== 403) await res.body?.cancel();
-    return res.status === 403 && res;
-  }, { timeoutMs: 15_000, intervalMs: 500, description: "the revoked key's link answers 403" });
+  const refused = await waitFor(
+    async () => {
+      const res = await fetch(byRevoked);
+      if (res.status !== 403) await res.body?.cancel();
+      return res.status === 403 && res;
+    },
+    { timeoutMs: 15_000, intervalMs: 500, description: "the revoked key's link answers 403" },
+  );
   expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('ACCESS_REVOKED');
   expect(await statusOf(byKept)).toBe(200);
   expect(await statusOf(signedIn)).toBe(200);

@@ -18,7 +18,10 @@ beforeAll(async () => {
 });
 e2e.beforeStop(() => events?.close());
 
-const png = (r: number) => sharp({ create: { width: 320, height: 240, channels: 3, background: { r, g: 90, b: 30 } } }).png().toBuffer();
+const png = (r: number) =>
+  sharp({ create: { width: 320, height: 240, channels: 3, background: { r, g: 90, b: 30 } } })
+    .png()
+    .toBuffer();
 
 async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
   const res = await fetch(`${e2e.suite.base}${path}`, {
@@ -57,7 +60,10 @@ describe('an asset through its whole life, through the public addresses', () => 
     await ok(id);
     expect((await data(id)).body.conversions.thumb).toMatchObject({ width: 200, height: 200, public: false });
 
-    expect(await call('POST', `/api/v1/assets/${id}/data/update`, { data: { title: 'first' }, mode: 'APPEND' })).toMatchObject({ status: 200, body: { data: { title: 'first' } } });
+    expect(await call('POST', `/api/v1/assets/${id}/data/update`, { data: { title: 'first' }, mode: 'APPEND' })).toMatchObject({
+      status: 200,
+      body: { data: { title: 'first' } },
+    });
 
     const pub = await call('POST', `/api/v1/assets/${id}/content/set_public_access`, { keys: ['original', 'thumb'] });
     expect(pub).toEqual({ status: 200, body: { id, public: { original: true, thumb: true } } });
@@ -103,7 +109,10 @@ describe('an asset through its whole life, through the public addresses', () => 
   it('makes a deepzoom pyramid on request and serves it below its key (Get Conversion of deepzoom is 400)', async () => {
     const job = await call('POST', `/api/v1/assets/${id}/process`, { keys: ['deepzoom', 'smart_imaging'] });
     expect(job).toMatchObject({ status: 202, body: { job_id: expect.any(Number), status: 'QUEUED' } });
-    await waitFor(async () => (await call('GET', `/api/v1/jobs/${job.body.job_id}`)).body.status === 'COMPLETED', { timeoutMs: 30_000, description: 'process job' });
+    await waitFor(async () => (await call('GET', `/api/v1/jobs/${job.body.job_id}`)).body.status === 'COMPLETED', {
+      timeoutMs: 30_000,
+      description: 'process job',
+    });
     const after = (await data(id)).body;
     expect(after.conversions.deepzoom).toMatchObject({ width: 320, height: 240 });
     expect(after.addons_info.ON_DEMAND_IMAGE).toEqual({ available: true });
@@ -135,7 +144,10 @@ describe('an asset through its whole life, through the public addresses', () => 
   });
 
   it('deletes to the trash and undeletes: byte-equal download, conversions made again', async () => {
-    expect(await call('POST', `/api/v1/assets/${id}/delete`, { keys: ['original'] })).toMatchObject({ status: 200, body: { id, keys: ['original'], status: 'OK' } });
+    expect(await call('POST', `/api/v1/assets/${id}/delete`, { keys: ['original'] })).toMatchObject({
+      status: 200,
+      body: { id, keys: ['original'], status: 'OK' },
+    });
     expect((await data(id)).body.error.code).toBe('ASSET_IN_TRASH');
     expect((await call('POST', `/api/v1/assets/trash/${id}/undelete`, { keys: ['original'] })).status).toBe(200);
     const download = await fetch(`${e2e.suite.base}/api/v1/assets/${id}/content/original/download`, { headers: auth() });
@@ -143,13 +155,21 @@ describe('an asset through its whole life, through the public addresses', () => 
     await waitFor(async () => (await data(id)).body.conversions.thumb !== undefined, { timeoutMs: 30_000, description: 'thumb made again' });
   });
 
-  it('bulk-deletes by upload time with the group\'s limits from settings, then purges the trash for good', async () => {
+  it("bulk-deletes by upload time with the group's limits from settings, then purges the trash for good", async () => {
     expect((await call('PATCH', '/api/v1/settings', { bulk_delete: { max_assets: 2, max_range_days: 1 } })).status).toBe(200);
-    const uploaded = (await upload([[Buffer.from('one'), 'a.txt'], [Buffer.from('two'), 'b.txt'], [Buffer.from('three'), 'c.txt']])).files.map((f: any) => f.id);
+    const uploaded = (
+      await upload([
+        [Buffer.from('one'), 'a.txt'],
+        [Buffer.from('two'), 'b.txt'],
+        [Buffer.from('three'), 'c.txt'],
+      ])
+    ).files.map((f: any) => f.id);
     for (const f of uploaded) await ok(f);
     const now = Date.now();
     const range = { start_time: new Date(now - 3600_000).toISOString(), end_time: new Date(now + 60_000).toISOString() };
-    expect((await call('POST', '/api/v1/assets/bulk/delete', { start_time: new Date(now - 3 * 86400_000).toISOString(), end_time: range.end_time })).status).toBe(400);
+    expect(
+      (await call('POST', '/api/v1/assets/bulk/delete', { start_time: new Date(now - 3 * 86400_000).toISOString(), end_time: range.end_time })).status,
+    ).toBe(400);
     const bulk = await call('POST', '/api/v1/assets/bulk/delete', range);
     expect(bulk).toMatchObject({ status: 200, body: { status: 'QUEUED', job_id: expect.any(Number), message: expect.stringMatching(/remain/) } });
     await waitFor(async () => (await call('GET', `/api/v1/jobs/${bulk.body.job_id}`)).body.status === 'COMPLETED', { description: 'bulk job' });
@@ -190,8 +210,16 @@ describe('an asset through its whole life, through the public addresses', () => 
     const rings = (x: number, y: number) => 128 + 127 * Math.sin(14 * Math.hypot(x - 0.35, y - 0.4));
     const original = await picture(640, 480, rings).png().toBuffer();
     const copy = await sharp(original).resize(256).jpeg({ quality: 70 }).toBuffer();
-    const other = await picture(640, 480, (x, y) => (Math.floor(x * 7 + y * 3) % 2 ? 230 : 20)).png().toBuffer();
-    const [a, b, c] = (await upload([[original, 'rings.png'], [copy, 'rings-small.jpg'], [other, 'stripes.png']])).files.map((f: any) => f.id);
+    const other = await picture(640, 480, (x, y) => (Math.floor(x * 7 + y * 3) % 2 ? 230 : 20))
+      .png()
+      .toBuffer();
+    const [a, b, c] = (
+      await upload([
+        [original, 'rings.png'],
+        [copy, 'rings-small.jpg'],
+        [other, 'stripes.png'],
+      ])
+    ).files.map((f: any) => f.id);
     for (const id of [a, b, c]) await ok(id);
     const similar = await call('GET', `/api/v1/assets/${a}/similar`);
     expect(similar.status).toBe(200);
@@ -204,7 +232,11 @@ describe('an asset through its whole life, through the public addresses', () => 
 
   it('ends a decompression bomb in ERROR from its header, and the next upload still succeeds', async () => {
     // A 1x1 PNG whose header claims 60000x60000 pixels.
-    const bomb = Buffer.from(await sharp({ create: { width: 1, height: 1, channels: 3, background: '#000' } }).png().toBuffer());
+    const bomb = Buffer.from(
+      await sharp({ create: { width: 1, height: 1, channels: 3, background: '#000' } })
+        .png()
+        .toBuffer(),
+    );
     bomb.writeUInt32BE(60_000, 16);
     bomb.writeUInt32BE(60_000, 20);
     bomb.writeUInt32BE(crc32(bomb.subarray(12, 29)), 29);
@@ -216,7 +248,7 @@ describe('an asset through its whole life, through the public addresses', () => 
     expect((await data(good.id)).body.conversions.thumb).toMatchObject({ width: 200, height: 200 });
   });
 
-  it('announced every change on ASSET_EVENTS with the specification\'s payload shapes', async () => {
+  it("announced every change on ASSET_EVENTS with the specification's payload shapes", async () => {
     const mine = events.seen.filter((e) => e.asset_id === id);
     const types = new Set(mine.map((e) => e.type));
     for (const t of ['file-saved', 'file-processed', 'file-data-updated', 'file-deleted', 'file-undeleted']) expect(types).toContain(t);
@@ -226,7 +258,13 @@ describe('an asset through its whole life, through the public addresses', () => 
     }
     const deleted = mine.find((e) => e.type === 'file-deleted')?.envelope as any;
     // OK when its conversions' files went before the Undelete came, MAYBE (kept) when it came first: the test does not wait.
-    expect(deleted.data).toMatchObject({ id, event: 'file-deleted', keys: ['original'], status: expect.stringMatching(/^(OK|MAYBE)$/), message: expect.any(String) });
+    expect(deleted.data).toMatchObject({
+      id,
+      event: 'file-deleted',
+      keys: ['original'],
+      status: expect.stringMatching(/^(OK|MAYBE)$/),
+      message: expect.any(String),
+    });
     // Versions only grow, so a read model can apply them last-writer-wins.
     const versions = mine.map((e) => e.version);
     expect(versions).toEqual([...versions].sort((a, b) => a - b));

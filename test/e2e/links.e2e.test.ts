@@ -30,10 +30,13 @@ async function upload(name: string, bytes: Buffer, token = e2e.jwt): Promise<str
 }
 
 const settled = (id: string) =>
-  waitFor(async () => {
-    const d = await call('GET', `/api/v1/assets/${id}/data`);
-    return d.body?.status && d.body.status !== 'NOT_READY' ? d.body : undefined;
-  }, { timeoutMs: 120_000, intervalMs: 200, description: `${id} processed` });
+  waitFor(
+    async () => {
+      const d = await call('GET', `/api/v1/assets/${id}/data`);
+      return d.body?.status && d.body.status !== 'NOT_READY' ? d.body : undefined;
+    },
+    { timeoutMs: 120_000, intervalMs: 200, description: `${id} processed` },
+  );
 
 const link = async (id: string, query = ''): Promise<any> => {
   const res = await call('GET', `/api/v1/assets/${id}/get_link${query}`);
@@ -89,10 +92,12 @@ describe('signed links and the edge', () => {
     const { url } = await link(fresh);
     const fills = async () => sampleValue(await (await fetch(`${e2e.suite.cdn}/metrics`)).text(), 'cdn_cache', { what: 'fills' }) ?? 0;
     const before = await fills();
-    const answers = await Promise.all(Array.from({ length: 6 }, async () => {
-      const res = await fetch(url);
-      return { status: res.status, bytes: (await bytesOf(res)).length, cache: res.headers.get('x-cache') };
-    }));
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, async () => {
+        const res = await fetch(url);
+        return { status: res.status, bytes: (await bytesOf(res)).length, cache: res.headers.get('x-cache') };
+      }),
+    );
     expect(answers.every((a) => a.status === 200 && a.bytes === body.length)).toBe(true);
     expect(answers.filter((a) => a.cache === 'MISS')).toHaveLength(1);
     expect(await fills()).toBe(before + 1);
@@ -226,21 +231,27 @@ describe('signed links and the edge', () => {
     expect(rotated.status).toBe(200);
     expect(rotated.body.accessID).toMatch(/^[0-9a-f]{32}$/);
     // The edge reuses auth's answer about an accessID for CDN_ACCESS_CACHE_TTL_MS (5 s, security review F13).
-    const revoked = await waitFor(async () => {
-      const res = await fetch(first.body.url);
-      if (res.status !== 403) await res.body?.cancel();
-      return res.status === 403 && res;
-    }, { timeoutMs: 15_000, intervalMs: 500, description: 'the rotated link answers 403' });
+    const revoked = await waitFor(
+      async () => {
+        const res = await fetch(first.body.url);
+        if (res.status !== 403) await res.body?.cancel();
+        return res.status === 403 && res;
+      },
+      { timeoutMs: 15_000, intervalMs: 500, description: 'the rotated link answers 403' },
+    );
     expect(await errorCode(revoked)).toBe('ACCESS_REVOKED');
     const second = await call('GET', `/api/v1/assets/${mine}/get_link`, undefined, userJwt);
     expect(new URL(second.body.url).searchParams.get('accessId')).toBe(rotated.body.accessID);
     expect((await fetch(second.body.url)).status).toBe(200);
     expect((await call('PATCH', `/api/v1/users/${created.body.user_id}`, { disabled: true })).status).toBe(200);
-    await waitFor(async () => {
-      const res = await fetch(second.body.url);
-      await res.body?.cancel();
-      return res.status === 403;
-    }, { timeoutMs: 15_000, intervalMs: 500, description: "the disabled user's link answers 403" });
+    await waitFor(
+      async () => {
+        const res = await fetch(second.body.url);
+        await res.body?.cancel();
+        return res.status === 403;
+      },
+      { timeoutMs: 15_000, intervalMs: 500, description: "the disabled user's link answers 403" },
+    );
   });
 
   it('prefetches into the byte cache and purges out of it, as jobs', async () => {
@@ -248,10 +259,13 @@ describe('signed links and the edge', () => {
     await settled(pid);
     const { url } = await link(pid, '?delivery=display');
     const jobDone = (jobId: number) =>
-      waitFor(async () => {
-        const job = (await call('GET', `/api/v1/jobs/${jobId}`)).body;
-        return job.status === 'COMPLETED' || job.status === 'ERROR' ? job : undefined;
-      }, { timeoutMs: 30_000, intervalMs: 100, description: `job ${jobId}` });
+      waitFor(
+        async () => {
+          const job = (await call('GET', `/api/v1/jobs/${jobId}`)).body;
+          return job.status === 'COMPLETED' || job.status === 'ERROR' ? job : undefined;
+        },
+        { timeoutMs: 30_000, intervalMs: 100, description: `job ${jobId}` },
+      );
 
     const prefetch = await call('POST', '/api/v1/cdn/prefetch', { urls: [url] });
     expect(prefetch).toMatchObject({ status: 202, body: { job_id: expect.any(Number), status: 'QUEUED' } });
@@ -282,12 +296,15 @@ describe('signed links and the edge', () => {
     const nc = await connectNats(e2e.suite.natsUrl, 'admin', e2e.suite.adminSeed);
     try {
       const consumer = await jetstream(nc).consumers.get(DAM_INTERNAL, { filter_subjects: SUBJECT_USAGE_CDN_BYTES });
-      const total = await waitFor(async () => {
-        let sum = 0;
-        const batch = await consumer.fetch({ max_messages: 1000, expires: 1000 });
-        for await (const m of batch) sum += (m.json() as { value: number; group_id: string; metric: string }).value;
-        return sum > 0 ? sum : undefined;
-      }, { timeoutMs: 10_000, intervalMs: 100, description: 'cdn_bytes records' });
+      const total = await waitFor(
+        async () => {
+          let sum = 0;
+          const batch = await consumer.fetch({ max_messages: 1000, expires: 1000 });
+          for await (const m of batch) sum += (m.json() as { value: number; group_id: string; metric: string }).value;
+          return sum > 0 ? sum : undefined;
+        },
+        { timeoutMs: 10_000, intervalMs: 100, description: 'cdn_bytes records' },
+      );
       // At least the two whole reads of the first test.
       expect(total).toBeGreaterThanOrEqual(2 * original.length);
     } finally {
@@ -300,7 +317,9 @@ describe('multi-file conversions through the edge', () => {
   it('serves a Deep Zoom pyramid: the link names image.dzi and the tiles carry the same query', async () => {
     const settings = await call('PATCH', '/api/v1/settings', { conversions: { profile: { image: ['deepzoom'] } } });
     expect(settings.status).toBe(200);
-    const png = await sharp({ create: { width: 600, height: 400, channels: 3, background: '#3366aa' } }).png().toBuffer();
+    const png = await sharp({ create: { width: 600, height: 400, channels: 3, background: '#3366aa' } })
+      .png()
+      .toBuffer();
     const id = await upload('zoom.png', png);
     expect((await settled(id)).status).toBe('OK');
     const got = await link(id, '?key=deepzoom&delivery=display');

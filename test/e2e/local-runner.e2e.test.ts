@@ -33,9 +33,7 @@ describe('deploy/local secrets and logs', () => {
     expect(parseSigningKey(out.trim(), 'upload').service).toBe('upload');
     const trusted = withEnv(dir, 'dam_secrets && printf %s "$SERVICE_TRUSTED_KEYS"');
     const services = new Set([...parseTrustedKeys(trusted).values()].map((k) => k.service));
-    expect([...services].sort()).toEqual(
-      ['addon', 'auth', 'conversion', 'gateway', 'link-signing', 'metadata', 'search', 'transcode', 'upload', 'webhook'],
-    );
+    expect([...services].sort()).toEqual(['addon', 'auth', 'conversion', 'gateway', 'link-signing', 'metadata', 'search', 'transcode', 'upload', 'webhook']);
     // Kept across runs: tokens and keys survive a restart.
     expect(withEnv(dir, 'dam_secrets && dam_service_key upload')).toBe(out);
     expect(readFileSync(path.join(dir, 'secrets.env'), 'utf8')).toMatch(/^JWT_SECRET=[0-9a-f]{64}\nLINK_SIGNING_KEYS=[0-9a-f]{64}\n$/);
@@ -90,36 +88,49 @@ describe('deploy/infra/nats.sh', () => {
     }
   });
 
-  it('starts PostgreSQL again after a SIGKILL, also when the dead postmaster\'s pid now names another process', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'dam-pg-'));
-    execFileSync('chmod', ['755', dir]);
-    const port = await freePort();
-    const pg = (cmd: string) => execFileSync(path.join(repoRoot, 'deploy/infra/postgres.sh'), [cmd, path.join(dir, 'pg'), String(port)], { encoding: 'utf8' });
-    const pidFile = path.join(dir, 'pg', 'postmaster.pid');
-    const answers = () => execFileSync('psql', ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-tAc', 'SELECT 42'], { encoding: 'utf8' }).trim();
-    // Another process of the same user (postgres when run as root, as deploy/infra runs the server): pg_ctl and the
-    // server can signal it, so they take it for a running postmaster.
-    const asPostgres = process.getuid?.() === 0;
-    const other = asPostgres ? spawn('setpriv', ['--reuid=postgres', '--regid=postgres', '--clear-groups', 'sleep', '600'], { stdio: 'ignore' }) : spawn('sleep', ['600'], { stdio: 'ignore' });
-    try {
-      expect(pg('start')).toContain('PostgreSQL ready');
-      expect(pg('start')).toContain('PostgreSQL already running');
-      const postmaster = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
-      process.kill(postmaster, 'SIGKILL');
-      await waitFor(async () => execFileSync('bash', ['-c', `kill -0 ${postmaster} 2>/dev/null && echo alive || echo gone`], { encoding: 'utf8' }).trim() === 'gone', { description: 'the postmaster gone' });
-      // Its children notice and leave; the lock file stays, naming a pid that now belongs to another process.
-      const lines = readFileSync(pidFile, 'utf8').split('\n');
-      lines[0] = String(other.pid);
-      writeFileSync(pidFile, lines.join('\n'));
-      await waitFor(async () => !execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).includes(`-D ${path.join(dir, 'pg')}`), { timeoutMs: 15_000, description: 'the old backends gone' });
-      const out = pg('start');
-      expect(out).toContain('removing the stale');
-      expect(out).toContain('PostgreSQL ready');
-      expect(answers()).toBe('42');
-    } finally {
-      other.kill();
-      pg('stop');
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }, scaled(60_000));
+  it(
+    "starts PostgreSQL again after a SIGKILL, also when the dead postmaster's pid now names another process",
+    async () => {
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'dam-pg-'));
+      execFileSync('chmod', ['755', dir]);
+      const port = await freePort();
+      const pg = (cmd: string) =>
+        execFileSync(path.join(repoRoot, 'deploy/infra/postgres.sh'), [cmd, path.join(dir, 'pg'), String(port)], { encoding: 'utf8' });
+      const pidFile = path.join(dir, 'pg', 'postmaster.pid');
+      const answers = () => execFileSync('psql', ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-tAc', 'SELECT 42'], { encoding: 'utf8' }).trim();
+      // Another process of the same user (postgres when run as root, as deploy/infra runs the server): pg_ctl and the
+      // server can signal it, so they take it for a running postmaster.
+      const asPostgres = process.getuid?.() === 0;
+      const other = asPostgres
+        ? spawn('setpriv', ['--reuid=postgres', '--regid=postgres', '--clear-groups', 'sleep', '600'], { stdio: 'ignore' })
+        : spawn('sleep', ['600'], { stdio: 'ignore' });
+      try {
+        expect(pg('start')).toContain('PostgreSQL ready');
+        expect(pg('start')).toContain('PostgreSQL already running');
+        const postmaster = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+        process.kill(postmaster, 'SIGKILL');
+        await waitFor(
+          async () => execFileSync('bash', ['-c', `kill -0 ${postmaster} 2>/dev/null && echo alive || echo gone`], { encoding: 'utf8' }).trim() === 'gone',
+          { description: 'the postmaster gone' },
+        );
+        // Its children notice and leave; the lock file stays, naming a pid that now belongs to another process.
+        const lines = readFileSync(pidFile, 'utf8').split('\n');
+        lines[0] = String(other.pid);
+        writeFileSync(pidFile, lines.join('\n'));
+        await waitFor(async () => !execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).includes(`-D ${path.join(dir, 'pg')}`), {
+          timeoutMs: 15_000,
+          description: 'the old backends gone',
+        });
+        const out = pg('start');
+        expect(out).toContain('removing the stale');
+        expect(out).toContain('PostgreSQL ready');
+        expect(answers()).toBe('42');
+      } finally {
+        other.kill();
+        pg('stop');
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    scaled(60_000),
+  );
 });

@@ -69,7 +69,9 @@ describe('the NetworkPolicies against the connections the services really open',
     const key = (await call('POST', '/api/v1/api_keys', { name: 'flows', role: 'ADMIN' })).body.key as string;
 
     // Upload (upload -> auth, metadata, object store, NATS), processing (conversion), a video (transcode).
-    const png = await sharp({ create: { width: 320, height: 240, channels: 3, background: '#2a6' } }).png().toBuffer();
+    const png = await sharp({ create: { width: 320, height: 240, channels: 3, background: '#2a6' } })
+      .png()
+      .toBuffer();
     const image = await upload(png, 'flows.png');
     expect((await settled(image, 90_000)).status).toBe('OK');
     // The image as the group's watermark: auth asks metadata whether it is the group's own, transcode fetches it.
@@ -77,7 +79,9 @@ describe('the NetworkPolicies against the connections the services really open',
     const video = await upload(await makeVideo({ seconds: 1, width: 640, height: 360 }), 'flows.mp4');
 
     // Downloads of an original and of a conversion through the API: the gateway streams them from the object store (D1).
-    expect((await ok(fetch(`${e2e.suite.base}/api/v1/assets/${image}/content/original/download`, { headers: auth() }), 'download original')).equals(png)).toBe(true);
+    expect((await ok(fetch(`${e2e.suite.base}/api/v1/assets/${image}/content/original/download`, { headers: auth() }), 'download original')).equals(png)).toBe(
+      true,
+    );
     await ok(fetch(`${e2e.suite.base}/api/v1/assets/${image}/content/thumb/download`, { headers: auth() }), 'download thumb');
     // Get Conversion transformed on demand (metadata -> conversion), and a conversion added by hand.
     await ok(fetch(`${e2e.suite.base}/api/v1/assets/${image}/conversions/thumb?w=50&format=png`, { headers: auth() }), 'transform');
@@ -97,9 +101,12 @@ describe('the NetworkPolicies against the connections the services really open',
 
     // Data update (metadata), then search (its read model follows the events).
     expect((await call('POST', `/api/v1/assets/${image}/data/update`, { data: { service_search_txt: 'flowmarker' }, mode: 'APPEND' })).status).toBe(200);
-    await waitFor(async () => ((await call('POST', '/api/v1/assets/search', { query: 'flowmarker' })).body?.results as any[] | undefined)?.some((a) => a.id === image), {
-      description: 'search finds the updated data',
-    });
+    await waitFor(
+      async () => ((await call('POST', '/api/v1/assets/search', { query: 'flowmarker' })).body?.results as any[] | undefined)?.some((a) => a.id === image),
+      {
+        description: 'search finds the updated data',
+      },
+    );
 
     // Jobs: a processing job (conversion) and an addon job (addon).
     const processed = await call('POST', `/api/v1/assets/${image}/process`, { keys: ['deepzoom'] });
@@ -117,7 +124,10 @@ describe('the NetworkPolicies against the connections the services really open',
 
     // Delete, and the webhooks of it all delivered.
     expect((await call('POST', `/api/v1/assets/${image}/delete`, { keys: ['original'] })).status).toBe(200);
-    await waitFor(() => (delivered.includes('file-processed') && delivered.includes('file-deleted') ? true : undefined), { timeoutMs: 30_000, description: 'webhooks delivered' });
+    await waitFor(() => (delivered.includes('file-processed') && delivered.includes('file-deleted') ? true : undefined), {
+      timeoutMs: 30_000,
+      description: 'webhooks delivered',
+    });
     // The delivery log (gateway -> webhook).
     expect((await call('GET', '/api/v1/webhooks/deliveries')).status).toBe(200);
 
@@ -173,7 +183,7 @@ describe('the NetworkPolicies against the connections the services really open',
       expect(admitted.filter((pair) => !used.has(pair))).toEqual([]);
     });
 
-    it('would block downloads through the API with the gateway left out of the object store\'s policy (D1)', () => {
+    it("would block downloads through the API with the gateway left out of the object store's policy (D1)", () => {
       const objects = buildOverlay(K8S_DIR, overlay);
       const gateway = workloadPod(objects, 'gateway');
       const minio = workloadPod(objects, 'minio');

@@ -16,7 +16,8 @@ async function rawJson(method: string, path: string, body: Buffer): Promise<{ st
 }
 
 /** `text` as UTF-8 with the byte 0xFF (never valid in UTF-8) where `\uFFFF` stands. */
-const withBadByte = (text: string): Buffer => Buffer.concat(text.split('\uFFFF').flatMap((part, i) => (i === 0 ? [Buffer.from(part)] : [Buffer.from([0xff]), Buffer.from(part)])));
+const withBadByte = (text: string): Buffer =>
+  Buffer.concat(text.split('\uFFFF').flatMap((part, i) => (i === 0 ? [Buffer.from(part)] : [Buffer.from([0xff]), Buffer.from(part)])));
 
 describe('request forms (CONTRACT §16)', () => {
   let asset: string;
@@ -24,7 +25,7 @@ describe('request forms (CONTRACT §16)', () => {
     asset = await upload(Buffer.from('forms'), 'forms.txt');
   });
 
-  it('answers an id of no resource\'s form with that resource\'s 404 on every route that names one (400 before)', async () => {
+  it("answers an id of no resource's form with that resource's 404 on every route that names one (400 before)", async () => {
     const long = 'x'.repeat(65);
     const cases: Array<[string, string, unknown, string]> = [
       ['GET', '/api/v1/assets/search/not-a-result-id/1', undefined, 'SEARCH_RESULT_NOT_FOUND'],
@@ -77,7 +78,10 @@ describe('request forms (CONTRACT §16)', () => {
 
   it('answers 400 VALIDATION_FAILED for a JSON body that is not valid UTF-8, and stores nothing (U+FFFD stored before)', async () => {
     const created = await rawJson('POST', '/api/v1/collections', withBadByte('{"name":"caf\uFFFF"}'));
-    expect(created).toEqual({ status: 400, body: { error: { code: 'VALIDATION_FAILED', message: expect.any(String), details: [{ path: '(body)', message: 'must be valid UTF-8' }] } } });
+    expect(created).toEqual({
+      status: 400,
+      body: { error: { code: 'VALIDATION_FAILED', message: expect.any(String), details: [{ path: '(body)', message: 'must be valid UTF-8' }] } },
+    });
     const names = (await call('GET', '/api/v1/collections?page_size=100')).body.items.map((c: any) => c.name);
     expect(names.filter((n: string) => n.startsWith('caf'))).toEqual([]);
 

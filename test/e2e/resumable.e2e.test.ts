@@ -13,7 +13,13 @@ beforeAll(() => {
 });
 
 /** One resumable upload with tus-js-client (the client Uppy's tus plugin runs); the asset id from X-Asset-Id. */
-function tusUpload(bytes: Buffer, name: string, filetype: string, auth: { headers?: Record<string, string>; query?: string }, chunkSize = 5 * 1024 * 1024): Promise<string> {
+function tusUpload(
+  bytes: Buffer,
+  name: string,
+  filetype: string,
+  auth: { headers?: Record<string, string>; query?: string },
+  chunkSize = 5 * 1024 * 1024,
+): Promise<string> {
   let assetId: string | undefined;
   return new Promise((resolve, reject) => {
     const u = new tus.Upload(bytes, {
@@ -34,7 +40,9 @@ function tusUpload(bytes: Buffer, name: string, filetype: string, auth: { header
 
 describe('resumable uploads and upload keys (CONTRACT §12)', () => {
   it('makes an asset from a resumable upload with the upload key: processed to OK, same checksum, custom data applied', async () => {
-    const image = await sharp({ create: { width: 1600, height: 1200, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 40 } } }).png().toBuffer();
+    const image = await sharp({ create: { width: 1600, height: 1200, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 40 } } })
+      .png()
+      .toBuffer();
     expect(image.length).toBeGreaterThan(5 * 1024 * 1024); // more than one chunk
     const id = await tusUpload(image, 'noise.png', 'image/png', { headers: { 'X-Upload-Key': uploadkey } });
     const data = await settled(id, 120_000);
@@ -61,9 +69,17 @@ describe('resumable uploads and upload keys (CONTRACT §12)', () => {
       f.append('file', new Blob([Buffer.from('x')]), 'x.txt');
       return f;
     };
-    const old = await fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: { 'x-upload-key': uploadkey }, body: form() });
+    const old = await fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/upload`, {
+      method: 'POST',
+      headers: { 'x-upload-key': uploadkey },
+      body: form(),
+    });
     expect(old.status).toBe(401);
-    const now = await fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: { 'x-upload-key': fresh }, body: form() });
+    const now = await fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/upload`, {
+      method: 'POST',
+      headers: { 'x-upload-key': fresh },
+      body: form(),
+    });
     expect(now.status).toBe(200);
     await expect(tusUpload(Buffer.from('y'), 'y.txt', 'text/plain', { headers: { 'X-Upload-Key': uploadkey } })).rejects.toThrow(/401/);
     uploadkey = fresh;

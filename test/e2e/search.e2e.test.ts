@@ -17,7 +17,10 @@ describe('search over the read model', () => {
     ids.beach = await upload(Buffer.from('a'.repeat(100)), 'Beach_Sunset.txt');
     ids.cafe = await upload(Buffer.from('b'.repeat(2000)), 'Café notes.txt');
     ids.report = await upload(Buffer.from('c,d\n1,2\n'), 'report-2026.csv');
-    const upd = await call('POST', `/api/v1/assets/${ids.report}/data/update`, { data: { service_search_txt: 'quarterly finance summary', rating: 4, camera: 'X100' }, mode: 'APPEND' });
+    const upd = await call('POST', `/api/v1/assets/${ids.report}/data/update`, {
+      data: { service_search_txt: 'quarterly finance summary', rating: 4, camera: 'X100' },
+      mode: 'APPEND',
+    });
     expect(upd.status).toBe(200);
     await call('POST', `/api/v1/assets/${ids.beach}/data/update`, { data: { rating: 2, camera: 'X100' }, mode: 'APPEND' });
     // Both updates applied (the beach's came last).
@@ -30,8 +33,22 @@ describe('search over the read model', () => {
   it('finds by keyword prefix in the name and in service_search_txt, accents folded, with a score', async () => {
     const r = await search({ query: 'beach sun' });
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ search_result_id: expect.stringMatching(/^[0-9a-f]{32}$/), page: 1, pages: 1, page_size: 25, total: 1, total_is_capped: false });
-    expect(r.body.results[0]).toMatchObject({ id: ids.beach, name: 'Beach_Sunset.txt', size: 100, status: 'OK', upload_time: expect.any(String), score: expect.any(Number) });
+    expect(r.body).toMatchObject({
+      search_result_id: expect.stringMatching(/^[0-9a-f]{32}$/),
+      page: 1,
+      pages: 1,
+      page_size: 25,
+      total: 1,
+      total_is_capped: false,
+    });
+    expect(r.body.results[0]).toMatchObject({
+      id: ids.beach,
+      name: 'Beach_Sunset.txt',
+      size: 100,
+      status: 'OK',
+      upload_time: expect.any(String),
+      score: expect.any(Number),
+    });
     expect(idsOf(await search({ query: 'cafe' }))).toEqual([ids.cafe]);
     expect(idsOf(await search({ query: 'FINAN' }))).toEqual([ids.report]);
     expect(idsOf(await search({ query: 'nothing-like-this' }))).toEqual([]);
@@ -78,7 +95,7 @@ describe('search over the read model', () => {
     expect(bad.body.error.details.map((d: any) => d.path).sort()).toEqual(['page_size', 'sort.0.field']);
   });
 
-  it('accepts the contract\'s example request as it is written', async () => {
+  it("accepts the contract's example request as it is written", async () => {
     const example = {
       query: 'beach sunset',
       filters: {
@@ -129,14 +146,14 @@ describe('search over the read model', () => {
     expect(created.status).toBe(201);
     const creator = await login(e2e.suite.base, 'creator@example.com', 'creator-password-1');
     const own = await upload(Buffer.from('mine'), 'mine-only.txt', creator);
-    await until(async () => (idsOf(await search({}, creator)).length === 1 ? true : undefined), 'the creator\'s upload in the read model');
+    await until(async () => (idsOf(await search({}, creator)).length === 1 ? true : undefined), "the creator's upload in the read model");
     expect(idsOf(await search({}, creator))).toEqual([own]);
     expect((await search({ trashed: true }, creator)).status).toBe(403);
   });
 });
 
 describe('searchable schema fields', () => {
-  it('finds a keyword in a field the asset\'s schema makes searchable, and stops when the schema no longer does', async () => {
+  it("finds a keyword in a field the asset's schema makes searchable, and stops when the schema no longer does", async () => {
     const definition = (searchable: boolean) => ({
       name: 'places',
       schema: { type: 'object', properties: { location: { type: 'string' }, note: { type: 'string' } } },
@@ -146,7 +163,11 @@ describe('searchable schema fields', () => {
     expect(created.status).toBe(201);
     const id = await upload(Buffer.from('holiday'), 'holiday.txt');
     await until(async () => ((await call('GET', `/api/v1/assets/${id}/data`)).body?.status === 'OK' ? true : undefined), 'the asset OK');
-    const upd = await call('POST', `/api/v1/assets/${id}/data/update`, { data: { location: 'Reykjavík harbour', note: 'private words' }, mode: 'APPEND', data_schema_id: created.body.schema_id });
+    const upd = await call('POST', `/api/v1/assets/${id}/data/update`, {
+      data: { location: 'Reykjavík harbour', note: 'private words' },
+      mode: 'APPEND',
+      data_schema_id: created.body.schema_id,
+    });
     expect(upd.status).toBe(200);
     await until(async () => {
       const r = await search({ query: 'reykjav' });
@@ -164,7 +185,7 @@ describe('searchable schema fields', () => {
 });
 
 describe('collections', () => {
-  it('keeps a collection\'s assets, finds them with the collection filter, and lets a CREATOR look but not change', async () => {
+  it("keeps a collection's assets, finds them with the collection filter, and lets a CREATOR look but not change", async () => {
     const made = await call('POST', '/api/v1/collections', { name: 'Shortlist', shared: true });
     expect(made).toMatchObject({ status: 201, body: { name: 'Shortlist', shared: true, owner_id: 1, asset_count: 0 } });
     const id = made.body.collection_id;

@@ -10,13 +10,20 @@ const e2e = useSuite();
 const auth = () => ({ authorization: `Bearer ${e2e.jwt}` });
 
 const patchSettings = async (body: unknown) => {
-  const res = await fetch(`${e2e.suite.base}/api/v1/settings`, { method: 'PATCH', headers: { ...auth(), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${e2e.suite.base}/api/v1/settings`, {
+    method: 'PATCH',
+    headers: { ...auth(), 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   expect(res.status).toBe(200);
 };
-const data = async (id: string) => (await (await fetch(`${e2e.suite.base}/api/v1/assets/${id}/data`, { headers: auth() })).json()) as { status: string; conversions: Record<string, unknown> };
+const data = async (id: string) =>
+  (await (await fetch(`${e2e.suite.base}/api/v1/assets/${id}/data`, { headers: auth() })).json()) as { status: string; conversions: Record<string, unknown> };
 
 async function uploadImage(name: string): Promise<string> {
-  const png = await sharp({ create: { width: 320, height: 200, channels: 3, background: { r: 10, g: 120, b: 200 } } }).png().toBuffer();
+  const png = await sharp({ create: { width: 320, height: 200, channels: 3, background: { r: 10, g: 120, b: 200 } } })
+    .png()
+    .toBuffer();
   const form = new FormData();
   form.append('file', new Blob([png], { type: 'image/png' }), name);
   const res = await fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: auth(), body: form });
@@ -36,7 +43,11 @@ describe('a settings change reaches services that keep settings', () => {
     const after = await uploadImage('after.png');
     expect(Object.keys((await data(after)).conversions)).toEqual(['second']);
     // metadata's check of the keys a process request may name uses the new settings too.
-    const res = await fetch(`${e2e.suite.base}/api/v1/assets/${before}/process`, { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body: JSON.stringify({ keys: ['second'] }) });
+    const res = await fetch(`${e2e.suite.base}/api/v1/assets/${before}/process`, {
+      method: 'POST',
+      headers: { ...auth(), 'content-type': 'application/json' },
+      body: JSON.stringify({ keys: ['second'] }),
+    });
     expect(res.status).toBe(202);
     await waitFor(async () => (await data(before)).conversions.second !== undefined, { timeoutMs: 30_000, description: 'second made on request' });
   });

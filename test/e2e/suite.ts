@@ -144,7 +144,8 @@ export async function startSuite(overrides: Overrides = {}, options: SuiteOption
   const ports: Record<string, number> = {};
   const wanted = new Set<string>([...ALWAYS, ...(options.services ?? CORE_SERVICES)]);
   /** Starts `name` when the file wants it (its env, databases included, is made only then). */
-  const startWanted = async (name: SuiteServiceName, env: () => Promise<Record<string, string>>, port?: number) => (wanted.has(name) ? start(name, await env(), port) : undefined);
+  const startWanted = async (name: SuiteServiceName, env: () => Promise<Record<string, string>>, port?: number) =>
+    wanted.has(name) ? start(name, await env(), port) : undefined;
   const start = async (name: string, env: Record<string, string>, port?: number) => {
     const natsIdentity = NATS_IDENTITIES.find((n) => n === name);
     const natsAccess = natsIdentity ? { ...nats.env(natsIdentity), ...natsCommon } : {};
@@ -316,7 +317,10 @@ export function useSuite(overrides: Overrides | (() => Overrides) = {}, options:
     get jwt() {
       return started(admin).jwt;
     },
-    api: apiClient(() => use.suite, () => use.jwt),
+    api: apiClient(
+      () => use.suite,
+      () => use.jwt,
+    ),
     beforeStop(fn) {
       cleanups.push(fn);
     },

@@ -18,16 +18,27 @@ it('logs in, uploads through {upload}, reads the asset and makes a collection wi
 
   // Uploads are multipart: the typed client serialises the form as given.
   const form = new FormData();
-  form.append('file', new Blob([await sharp({ create: { width: 40, height: 30, channels: 3, background: '#a40' } }).png().toBuffer()]), 'typed.png');
+  form.append(
+    'file',
+    new Blob([
+      await sharp({ create: { width: 40, height: 30, channels: 3, background: '#a40' } })
+        .png()
+        .toBuffer(),
+    ]),
+    'typed.png',
+  );
   const uploads = createDamClient({ baseUrl: e2e.suite.upload, token });
   const uploaded = await uploads.POST('/api/v1/assets/new/content/original/upload', { body: form as never, bodySerializer: (b) => b as FormData });
   expect(uploaded.response.status).toBe(200);
   const id = uploaded.data?.files[0]?.id as string;
 
-  const data = await waitFor(async () => {
-    const r = await dam.GET('/api/v1/assets/{asset_id}/data', { params: { path: { asset_id: id } } });
-    return r.data?.status === 'OK' ? r.data : undefined;
-  }, { description: 'the asset OK' });
+  const data = await waitFor(
+    async () => {
+      const r = await dam.GET('/api/v1/assets/{asset_id}/data', { params: { path: { asset_id: id } } });
+      return r.data?.status === 'OK' ? r.data : undefined;
+    },
+    { description: 'the asset OK' },
+  );
   expect(data).toMatchObject({ id, name: 'typed.png', content_type: 'image/png' });
 
   const keyed = createDamClient({ baseUrl: e2e.suite.base, token, idempotencyKey: () => 'typed-client-collection' });

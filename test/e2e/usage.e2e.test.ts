@@ -19,7 +19,7 @@ describe('usage statistics through the suite (CONTRACT §9)', () => {
     expect((await call('GET', '/api/v1/usage/api_requests', undefined, token)).status).toBe(403);
   });
 
-  it('counts the bytes the edge served for a user\'s links', async () => {
+  it("counts the bytes the edge served for a user's links", async () => {
     const body = Buffer.from('usage bytes '.repeat(500));
     const id = await upload(body, 'served.txt');
     await settled(id);

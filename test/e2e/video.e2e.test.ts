@@ -7,7 +7,10 @@ import { watchAssetEvents } from './events';
 import { CORE_SERVICES, useSuite } from './suite';
 
 // Settings caches at their defaults: a settings change must apply to the very next upload.
-const e2e = useSuite({ metadata: { PUBLIC_POLICY_INTERVAL_MS: '200' }, transcode: { HLS_SEGMENT_SECONDS: '2' } }, { services: [...CORE_SERVICES, 'transcode'] });
+const e2e = useSuite(
+  { metadata: { PUBLIC_POLICY_INTERVAL_MS: '200' }, transcode: { HLS_SEGMENT_SECONDS: '2' } },
+  { services: [...CORE_SERVICES, 'transcode'] },
+);
 let events: Awaited<ReturnType<typeof watchAssetEvents>>;
 let work: string;
 const auth = () => ({ authorization: `Bearer ${e2e.jwt}` });
@@ -34,12 +37,19 @@ async function call(method: string, url: string, body?: unknown): Promise<{ stat
 
 const data = (id: string) => call('GET', `/api/v1/assets/${id}/data`);
 const settled = (id: string) =>
-  waitFor(async () => ((await data(id)).body.status !== 'NOT_READY' ? (await data(id)).body : undefined), { timeoutMs: 120_000, intervalMs: 250, description: `${id} processed` });
+  waitFor(async () => ((await data(id)).body.status !== 'NOT_READY' ? (await data(id)).body : undefined), {
+    timeoutMs: 120_000,
+    intervalMs: 250,
+    description: `${id} processed`,
+  });
 const jobDone = (jobId: number) =>
-  waitFor(async () => {
-    const job = (await call('GET', `/api/v1/jobs/${jobId}`)).body;
-    return job.status === 'COMPLETED' || job.status === 'ERROR' ? job : undefined;
-  }, { timeoutMs: 120_000, intervalMs: 250, description: `job ${jobId}` });
+  waitFor(
+    async () => {
+      const job = (await call('GET', `/api/v1/jobs/${jobId}`)).body;
+      return job.status === 'COMPLETED' || job.status === 'ERROR' ? job : undefined;
+    },
+    { timeoutMs: 120_000, intervalMs: 250, description: `job ${jobId}` },
+  );
 
 describe('a video through the public addresses', () => {
   let id: string;

@@ -42,9 +42,18 @@ describe('webhooks through the suite (CONTRACT §10)', () => {
   });
 
   it('delivers file-saved then file-processed for an upload, signed, with the asset data format', async () => {
-    asset = await upload(await sharp({ create: { width: 64, height: 48, channels: 3, background: '#336699' } }).png().toBuffer(), 'hooked.png');
+    asset = await upload(
+      await sharp({ create: { width: 64, height: 48, channels: 3, background: '#336699' } })
+        .png()
+        .toBuffer(),
+      'hooked.png',
+    );
     await waitFor(async () => eventsOf(asset).length >= 2, { timeoutMs: 30_000, description: 'file-saved and file-processed' });
-    expect(eventsOf(asset).map((g) => g.event).slice(0, 2)).toEqual(['file-saved', 'file-processed']);
+    expect(
+      eventsOf(asset)
+        .map((g) => g.event)
+        .slice(0, 2),
+    ).toEqual(['file-saved', 'file-processed']);
     for (const g of eventsOf(asset)) expect(new Webhook(secret).verify(g.body, g.headers as Record<string, string>)).toMatchObject({ id: asset });
     const processed = JSON.parse(eventsOf(asset)[1]!.body);
     const data = (await call('GET', `/api/v1/assets/${asset}/data`)).body;
@@ -60,7 +69,14 @@ describe('webhooks through the suite (CONTRACT §10)', () => {
     expect(deletion).toEqual({ id: asset, event: 'file-deleted', keys: ['original'], status: 'OK', message: expect.any(String) });
     await waitFor(async () => (await call('GET', '/api/v1/webhooks/deliveries?status=delivered')).body.total >= 3, { description: 'the log' });
     const log = await call('GET', '/api/v1/webhooks/deliveries?status=delivered');
-    expect(log.body.items[0]).toMatchObject({ event: 'file-deleted', asset_id: asset, url: hookUrl, status: 'delivered', response_code: 200, attempt_count: 1 });
+    expect(log.body.items[0]).toMatchObject({
+      event: 'file-deleted',
+      asset_id: asset,
+      url: hookUrl,
+      status: 'delivered',
+      response_code: 200,
+      attempt_count: 1,
+    });
   });
 
   it('signs with the old and the new secret after a rotation', async () => {
@@ -82,8 +98,12 @@ describe('webhooks through the suite (CONTRACT §10)', () => {
     expect((await call('POST', '/api/v1/callbacks/reissue', range, { 'x-service-api-key': adminKey })).status).toBe(403);
     const tooLong = { start_date: new Date(Date.now() - 8 * 86_400_000).toISOString(), end_date: range.end_date };
     expect((await call('POST', '/api/v1/callbacks/reissue', tooLong, { 'x-service-api-key': key })).status).toBe(400);
-    expect((await call('POST', '/api/v1/callbacks/reissue', { start_date: '2026-01-01', end_date: '2026-01-09' }, { 'x-service-api-key': key })).status).toBe(400);
-    expect((await call('POST', '/api/v1/callbacks/reissue', { start_date: 'yesterday', end_date: range.end_date }, { 'x-service-api-key': key })).status).toBe(400);
+    expect((await call('POST', '/api/v1/callbacks/reissue', { start_date: '2026-01-01', end_date: '2026-01-09' }, { 'x-service-api-key': key })).status).toBe(
+      400,
+    );
+    expect((await call('POST', '/api/v1/callbacks/reissue', { start_date: 'yesterday', end_date: range.end_date }, { 'x-service-api-key': key })).status).toBe(
+      400,
+    );
     const before = got.length;
     const job = await call('POST', '/api/v1/callbacks/reissue', range, { 'x-service-api-key': key });
     expect(job).toMatchObject({ status: 202, body: { job_id: expect.any(Number), status: 'QUEUED' } });

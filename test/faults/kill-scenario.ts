@@ -166,7 +166,11 @@ function planOf(seed: number, opts: KillScenarioOptions): { uploads: UploadPlan[
   const uploads: UploadPlan[] = [];
   for (let index = 0; index < opts.uploads; index++) {
     const kind: Kind =
-      videoEvery && index % videoEvery === Math.floor(videoEvery / 2) ? 'video' : opts.largeEvery && index % opts.largeEvery === opts.largeEvery - 1 ? 'large' : 'small';
+      videoEvery && index % videoEvery === Math.floor(videoEvery / 2)
+        ? 'video'
+        : opts.largeEvery && index % opts.largeEvery === opts.largeEvery - 1
+          ? 'large'
+          : 'small';
     const count = kind === 'small' && rnd() < 0.15 ? 2 : 1;
     const files: FilePlan[] = [];
     for (let f = 0; f < count; f++) {
@@ -220,7 +224,8 @@ const ok = (e: Exchange) => e.status >= 200 && e.status < 300;
 /** The client saw a failure whose outcome it cannot know (the work may have been done before the answer was lost). */
 const ambiguous = (e: Exchange) => e.status === 0 || e.status >= 500 || e.status === 429;
 const outcomeOf = (e: Exchange) => (e.status === 0 ? 'network' : `${Math.floor(e.status / 100)}xx`);
-const describeExchange = (e: Exchange) => `${e.op} ${e.ref} sent at ${e.sentAt} ms: ${e.error ?? `${e.status} ${e.code ?? e.text.slice(0, 160)}`} after ${e.ms} ms`;
+const describeExchange = (e: Exchange) =>
+  `${e.op} ${e.ref} sent at ${e.sentAt} ms: ${e.error ?? `${e.status} ${e.code ?? e.text.slice(0, 160)}`} after ${e.ms} ms`;
 
 interface Delivery {
   webhookId: string;
@@ -294,7 +299,9 @@ export async function runKillScenario(e2e: SuiteInUse, opts: KillScenarioOptions
   // Stretched by TEST_TIME_SCALE: a slower machine replays the kills' work more slowly.
   const convergeMs = scaled(opts.convergeMs ?? 60_000);
   const { suite } = e2e;
-  log(`kill scenario: seed=${seed} (replay the same plan and kill moments with KILL_SEED=${seed}); ${opts.uploads} uploads, concurrency ${opts.concurrency}, kills ${opts.kills.join(',')}`);
+  log(
+    `kill scenario: seed=${seed} (replay the same plan and kill moments with KILL_SEED=${seed}); ${opts.uploads} uploads, concurrency ${opts.concurrency}, kills ${opts.kills.join(',')}`,
+  );
   const plan = planOf(seed, opts);
   const receiver = await startReceiver();
   const events = await watchAssetEvents(suite.natsUrl, suite.adminSeed);
@@ -343,7 +350,15 @@ export async function runKillScenario(e2e: SuiteInUse, opts: KillScenarioOptions
     const probe = await uploadFiles('probe', [{ name: probeName, bytes: makePng(40, 30) }]);
     const probeId = probe.json?.files?.[0]?.id as string | undefined;
     if (!ok(probe) || !probeId) throw new Error(`the probe upload failed: ${describeExchange(probe)}`);
-    await until(() => receiver.got.some((d) => d.event === 'file-processed' && events.seen.some((e) => e.envelope && (e.envelope as { id: string }).id === d.webhookId && e.asset_id === probeId)), 30_000, 'the probe asset\'s file-processed webhook');
+    await until(
+      () =>
+        receiver.got.some(
+          (d) =>
+            d.event === 'file-processed' && events.seen.some((e) => e.envelope && (e.envelope as { id: string }).id === d.webhookId && e.asset_id === probeId),
+        ),
+      30_000,
+      "the probe asset's file-processed webhook",
+    );
     exchanges.length = 0;
 
     const bytesOf = await contentMaker();
@@ -388,7 +403,12 @@ export async function runKillScenario(e2e: SuiteInUse, opts: KillScenarioOptions
       // Update Data refuses a NOT_READY asset (400 ASSET_NOT_READY): wait for processing, as a client would.
       await settled(id, 45_000);
       for (const u of f.updates) {
-        const e = await send('update', id, `${suite.base}/api/v1/assets/${id}/data/update${u.async ? '?async=1' : ''}`, json('POST', { data: { [u.key]: u.key }, mode: 'APPEND' }));
+        const e = await send(
+          'update',
+          id,
+          `${suite.base}/api/v1/assets/${id}/data/update${u.async ? '?async=1' : ''}`,
+          json('POST', { data: { [u.key]: u.key }, mode: 'APPEND' }),
+        );
         ops.updates.push({ key: u.key, e });
       }
       if (f.link) ops.links.push(await send('link', id, `${suite.base}/api/v1/assets/${id}/get_link`, { headers: auth() }));
@@ -466,7 +486,9 @@ export async function runKillScenario(e2e: SuiteInUse, opts: KillScenarioOptions
       }
       const record = { service: k.service, at, downMs: Date.now() - t0 - at, pauseMs: k.pauseMs, attempts };
       kills.push(record);
-      log(`killed ${record.service} at ${record.at} ms, ready again ${record.downMs} ms later (paused ${record.pauseMs} ms, ${attempts} start${attempts > 1 ? 's' : ''}); uploads answered so far: ${uploadExchanges.size}`);
+      log(
+        `killed ${record.service} at ${record.at} ms, ready again ${record.downMs} ms later (paused ${record.pauseMs} ms, ${attempts} start${attempts > 1 ? 's' : ''}); uploads answered so far: ${uploadExchanges.size}`,
+      );
     }
     killing = false;
     await releaser;
@@ -503,13 +525,19 @@ export async function runKillScenario(e2e: SuiteInUse, opts: KillScenarioOptions
       const trashed = new Set<string>();
       let searchError: string | undefined;
       for (const inTrash of [false, true]) {
-        const first = await send('read', 'search', `${suite.base}/api/v1/assets/search`, json('POST', { filters: { name: `kill-${seed}-*` }, extended: true, trashed: inTrash, page_size: 100 }));
+        const first = await send(
+          'read',
+          'search',
+          `${suite.base}/api/v1/assets/search`,
+          json('POST', { filters: { name: `kill-${seed}-*` }, extended: true, trashed: inTrash, page_size: 100 }),
+        );
         if (first.status !== 200) {
           searchError = describeExchange(first);
           continue;
         }
         const pages = [first];
-        for (let p = 2; p <= Number(first.json.pages); p++) pages.push(await send('read', 'search', `${suite.base}/api/v1/assets/search/${first.json.search_result_id}/${p}`, { headers: auth() }));
+        for (let p = 2; p <= Number(first.json.pages); p++)
+          pages.push(await send('read', 'search', `${suite.base}/api/v1/assets/search/${first.json.search_result_id}/${p}`, { headers: auth() }));
         for (const page of pages) {
           if (page.status !== 200) searchError = describeExchange(page);
           for (const a of (page.json?.results ?? []) as AssetView[]) {
@@ -531,10 +559,22 @@ export async function runKillScenario(e2e: SuiteInUse, opts: KillScenarioOptions
           links.set(id, { status: r?.status ?? 0, bytes: r ? (await r.arrayBuffer()).byteLength : 0 });
         }
       }
-      return { events: seen, records, search, trashed, ...(searchError ? { searchError } : {}), objects, incomplete, delivered: new Set(receiver.got.map((d) => d.webhookId)), links };
+      return {
+        events: seen,
+        records,
+        search,
+        trashed,
+        ...(searchError ? { searchError } : {}),
+        objects,
+        incomplete,
+        delivered: new Set(receiver.got.map((d) => d.webhookId)),
+        links,
+      };
     };
 
-    const judge = (s: Snapshot): { violations: string[]; registeredDespiteFailure: number; ok: number; trashed: number; created: number; undelivered: SeenEvent[] } => {
+    const judge = (
+      s: Snapshot,
+    ): { violations: string[]; registeredDespiteFailure: number; ok: number; trashed: number; created: number; undelivered: SeenEvent[] } => {
       const v: string[] = [];
       const saved = s.events.filter((e) => e.type === 'file-saved');
       const nameOf = new Map<string, string>();
@@ -556,7 +596,8 @@ export async function runKillScenario(e2e: SuiteInUse, opts: KillScenarioOptions
         for (const f of u.files) {
           const ids = byName.get(f.name) ?? [];
           if (ok(e) && accepted.get(f.name) === undefined) v.push(`upload #${u.index} answered ${e.status} without an asset for ${f.name}`);
-          if (ok(e) && ids.length === 0) v.push(`upload #${u.index} answered ${e.status} but ${f.name} (${accepted.get(f.name)}) was never announced (file-saved)`);
+          if (ok(e) && ids.length === 0)
+            v.push(`upload #${u.index} answered ${e.status} but ${f.name} (${accepted.get(f.name)}) was never announced (file-saved)`);
           if (!ok(e) && ids.length > 0) {
             registeredDespiteFailure++;
             if (!ambiguous(e)) v.push(`upload #${u.index} was refused (${describeExchange(e)}) yet created ${ids.join(',')}`);
@@ -590,16 +631,22 @@ export async function runKillScenario(e2e: SuiteInUse, opts: KillScenarioOptions
             v.push(`${what}: Get Data answers ${rec.status} ${rec.code ?? ''}`);
             continue;
           }
-          if (rec.data.status !== 'OK') v.push(`${what}: ${rec.data.status}${rec.data.errors ? ` ${JSON.stringify(rec.data.errors)}` : ''} (jobs: see metadata)`);
+          if (rec.data.status !== 'OK')
+            v.push(`${what}: ${rec.data.status}${rec.data.errors ? ` ${JSON.stringify(rec.data.errors)}` : ''} (jobs: see metadata)`);
           else okCount++;
           if (rec.data.status === 'OK' && JSON.stringify(fp) !== '["OK"]') v.push(`${what}: OK, but its file-processed events are ${JSON.stringify(fp)}`);
           for (const u of ops?.updates ?? []) {
-            if (ok(u.e) && rec.data.data[u.key] !== u.key) v.push(`${what}: update ${u.key} answered ${u.e.status}, but the data is ${JSON.stringify(rec.data.data)}`);
+            if (ok(u.e) && rec.data.data[u.key] !== u.key)
+              v.push(`${what}: update ${u.key} answered ${u.e.status}, but the data is ${JSON.stringify(rec.data.data)}`);
           }
           // Search agrees with metadata: found, with the same status, name and custom data.
           const found = s.search.get(id);
           if (!found) v.push(`${what}: live (${rec.data.status}) but not found by search`);
-          else if (found.status !== rec.data.status || found.name !== rec.data.name || JSON.stringify(sorted(found.data)) !== JSON.stringify(sorted(rec.data.data))) {
+          else if (
+            found.status !== rec.data.status ||
+            found.name !== rec.data.name ||
+            JSON.stringify(sorted(found.data)) !== JSON.stringify(sorted(rec.data.data))
+          ) {
             v.push(`${what}: search has ${found.status} ${JSON.stringify(found.data)}, metadata ${rec.data.status} ${JSON.stringify(rec.data.data)}`);
           }
           if (s.trashed.has(id)) v.push(`${what}: live, but search has it in the trash`);
@@ -609,7 +656,8 @@ export async function runKillScenario(e2e: SuiteInUse, opts: KillScenarioOptions
           if (!s.trashed.has(id)) v.push(`${what}: in the trash, but search does not find it there`);
         }
         const link = s.links.get(id);
-        if (link && !inTrash && (link.status !== 200 || link.bytes !== rec.data?.size)) v.push(`${what}: its cdn link answers ${link.status} with ${link.bytes} bytes (size ${rec.data?.size})`);
+        if (link && !inTrash && (link.status !== 200 || link.bytes !== rec.data?.size))
+          v.push(`${what}: its cdn link answers ${link.status} with ${link.bytes} bytes (size ${rec.data?.size})`);
         if (link && inTrash && link.status === 200) v.push(`${what}: in the trash, but its cdn link still serves it`);
       }
       for (const [id, fp] of processed) if (!nameOf.has(id)) v.push(`file-processed (${fp.join(',')}) for ${id}, which was never saved`);
@@ -618,7 +666,13 @@ export async function runKillScenario(e2e: SuiteInUse, opts: KillScenarioOptions
 
       // Every event delivered to the webhook at least once (the delivery's webhook-id is the event id).
       const missing = s.events.filter((e) => !s.delivered.has((e.envelope as { id: string }).id));
-      if (missing.length > 0) v.push(`${missing.length} of ${s.events.length} events never reached the webhook: ${missing.slice(0, 10).map((e) => `${e.type} ${e.asset_id}`).join('; ')}`);
+      if (missing.length > 0)
+        v.push(
+          `${missing.length} of ${s.events.length} events never reached the webhook: ${missing
+            .slice(0, 10)
+            .map((e) => `${e.type} ${e.asset_id}`)
+            .join('; ')}`,
+        );
 
       // No orphan: each object belongs to an asset record; an original to a live or trashed asset, a conversion to a
       // live asset, of its current original, under a key it lists. And no asset lost its original.
@@ -630,15 +684,18 @@ export async function runKillScenario(e2e: SuiteInUse, opts: KillScenarioOptions
           const id = original[2] as string;
           originals.add(id);
           const rec = s.records.get(id);
-          if (!rec || !(rec.status === 200 || rec.code === 'ASSET_IN_TRASH')) v.push(`orphan object ${key}: no asset record owns it (${rec ? `${rec.status} ${rec.code ?? ''}` : 'never announced'})`);
+          if (!rec || !(rec.status === 200 || rec.code === 'ASSET_IN_TRASH'))
+            v.push(`orphan object ${key}: no asset record owns it (${rec ? `${rec.status} ${rec.code ?? ''}` : 'never announced'})`);
         } else if (conversion && conversion[1] === GROUP) {
           const [, , id, checksum, conv] = conversion as unknown as [string, string, string, string, string];
           const rec = s.records.get(id);
           if (!rec?.data) v.push(`orphan object ${key}: its asset is ${rec ? `${rec.status} ${rec.code ?? ''}` : 'unknown'}`);
-          else if (rec.data.checksum !== checksum || !Object.hasOwn(rec.data.conversions, conv)) v.push(`orphan object ${key}: not a conversion the asset lists (${Object.keys(rec.data.conversions).join(',')})`);
+          else if (rec.data.checksum !== checksum || !Object.hasOwn(rec.data.conversions, conv))
+            v.push(`orphan object ${key}: not a conversion the asset lists (${Object.keys(rec.data.conversions).join(',')})`);
         } else v.push(`object ${key} of no known layout`);
       }
-      for (const id of nameOf.keys()) if (!originals.has(id) && s.records.get(id)?.code !== 'ASSET_NOT_FOUND') v.push(`asset ${id} (${nameOf.get(id)}) has no original in the bucket`);
+      for (const id of nameOf.keys())
+        if (!originals.has(id) && s.records.get(id)?.code !== 'ASSET_NOT_FOUND') v.push(`asset ${id} (${nameOf.get(id)}) has no original in the bucket`);
       for (const key of s.incomplete) v.push(`incomplete multipart upload of ${key} left behind`);
       return { violations: v, registeredDespiteFailure, ok: okCount, trashed: trashedCount, created: nameOf.size, undelivered: missing };
     };
@@ -716,7 +773,15 @@ export async function runKillScenario(e2e: SuiteInUse, opts: KillScenarioOptions
       const nc = await connectNats(suite.natsUrl, 'admin', suite.adminSeed).catch(() => undefined);
       try {
         const info = nc ? await (await jetstreamManager(nc)).consumers.info(ASSET_EVENTS, 'webhook-deliveries') : undefined;
-        durable = info ? JSON.stringify({ delivered: info.delivered, ack_floor: info.ack_floor, ack_pending: info.num_ack_pending, redelivered: info.num_redelivered, pending: info.num_pending }) : 'not read';
+        durable = info
+          ? JSON.stringify({
+              delivered: info.delivered,
+              ack_floor: info.ack_floor,
+              ack_pending: info.num_ack_pending,
+              redelivered: info.num_redelivered,
+              pending: info.num_pending,
+            })
+          : 'not read';
       } catch (error) {
         durable = `not read: ${String(error)}`;
       } finally {
@@ -728,7 +793,12 @@ export async function runKillScenario(e2e: SuiteInUse, opts: KillScenarioOptions
         const id = (e.envelope as { id: string }).id;
         // Its lines in the webhook's logs: its deliveries are logged by id, its message's troubles by stream seq.
         const ids = ((byId.get(id) ?? []) as Array<{ id?: number }>).map((d) => `"delivery":${d.id},`);
-        const lines = webhooks.flatMap((p) => p.logs().filter((l) => l.includes(id) || l.includes(`"seq":${e.seq},`) || ids.some((d) => l.includes(d))).map((l) => `${p.pid}: ${short(l)}`));
+        const lines = webhooks.flatMap((p) =>
+          p
+            .logs()
+            .filter((l) => l.includes(id) || l.includes(`"seq":${e.seq},`) || ids.some((d) => l.includes(d)))
+            .map((l) => `${p.pid}: ${short(l)}`),
+        );
         return `${e.type} ${e.asset_id} (stream seq ${e.seq}, event ${id}): ${JSON.stringify(byId.get(id) ?? 'no delivery recorded')}; log lines ${JSON.stringify(lines.slice(-4))}`;
       });
       const current = suite.services.webhook;
@@ -768,7 +838,9 @@ async function contentMaker(): Promise<(f: FilePlan) => Promise<Buffer>> {
       case 'large':
         // Noise does not compress: ~9 MB, so it goes to S3 in parts and takes conversion a second or more.
         return once('large', () =>
-          sharp({ create: { width: f.width, height: f.height, channels: 3, background: { r: 0, g: 0, b: 0 }, noise: { type: 'gaussian', mean: 128, sigma: 40 } } })
+          sharp({
+            create: { width: f.width, height: f.height, channels: 3, background: { r: 0, g: 0, b: 0 }, noise: { type: 'gaussian', mean: 128, sigma: 40 } },
+          })
             .png({ compressionLevel: 1 })
             .toBuffer(),
         );
@@ -790,6 +862,10 @@ async function keepEvidence(seed: number, processes: ServiceProcess[], exchanges
 /** The warnings and errors each service logged lately: evidence for a report. */
 function problems(processes: ServiceProcess[]): string {
   return processes
-    .flatMap((s) => warningLines(s).slice(-8).map((l) => `  ${s.name} (pid ${s.pid}): ${l.slice(0, 400)}`))
+    .flatMap((s) =>
+      warningLines(s)
+        .slice(-8)
+        .map((l) => `  ${s.name} (pid ${s.pid}): ${l.slice(0, 400)}`),
+    )
     .join('\n');
 }

@@ -134,7 +134,9 @@ export function describeOutage(outage: Outage): void {
   const logProblems = (): void => {
     const problems = Object.fromEntries(
       Object.entries(e2e.suite.services).flatMap(([name, s]) => {
-        const lines = warningLines(s).slice(-3).map((l) => l.slice(0, 300));
+        const lines = warningLines(s)
+          .slice(-3)
+          .map((l) => l.slice(0, 300));
         return lines.length > 0 ? [[name, lines]] : [];
       }),
     );
@@ -168,9 +170,11 @@ export function describeOutage(outage: Outage): void {
     cdnLink = String(link.body.url);
     expect(cdnLink.startsWith(e2e.suite.cdn)).toBe(true);
 
-    expect(Object.fromEntries(before.filter((r) => dependents.includes(r.name)).map((r) => [r.name, Object.keys(r.checks).filter((c) => c === outage.readiness[r.name])]))).toEqual(
-      Object.fromEntries(dependents.map((name) => [name, [outage.readiness[name]]])),
-    );
+    expect(
+      Object.fromEntries(
+        before.filter((r) => dependents.includes(r.name)).map((r) => [r.name, Object.keys(r.checks).filter((c) => c === outage.readiness[r.name])]),
+      ),
+    ).toEqual(Object.fromEntries(dependents.map((name) => [name, [outage.readiness[name]]])));
   });
 
   it(`answers every request within a few seconds with a success or a 503 and the error body while ${outage.dependency} is down`, async () => {
@@ -221,7 +225,9 @@ export function describeOutage(outage: Outage): void {
     let down: Array<{ ok: boolean; last: Readiness; ms: number }> = [];
     try {
       // Every service that uses it says, promptly, that it is not ready because it is down.
-      down = await Promise.all(dependents.map((name) => readyzUntil(name, (r) => r.status === 503 && r.checks[outage.readiness[name] ?? ''] === false, PROMPT_MS)));
+      down = await Promise.all(
+        dependents.map((name) => readyzUntil(name, (r) => r.status === 503 && r.checks[outage.readiness[name] ?? ''] === false, PROMPT_MS)),
+      );
       await probing;
       // The outage itself: the one fixed wait.
       await new Promise((r) => setTimeout(r, Math.max(0, OUTAGE_MS - (Date.now() - pausedAt))));
@@ -235,8 +241,15 @@ export function describeOutage(outage: Outage): void {
     const outcomes = (await Promise.all(rounds)).flat();
 
     for (const o of outcomes) if (o.probe === 'upload during' && o.status === 200) accepted.push({ id: assetIdOf(o), when: 'during' });
-    const byProbe = outcomes.reduce<Record<string, string[]>>((acc, o) => ((acc[o.probe] ??= []).push(`@${o.at}:${o.error ? 'ERR' : o.status}/${o.ms}ms`), acc), {});
-    console.log(`requests while ${outage.dependency} was down (${OUTAGE_MS} ms; @sent: status/duration):\n${Object.entries(byProbe).map(([p, a]) => `${p}: ${a.join(' ')}`).join('\n')}`);
+    const byProbe = outcomes.reduce<Record<string, string[]>>(
+      (acc, o) => ((acc[o.probe] ??= []).push(`@${o.at}:${o.error ? 'ERR' : o.status}/${o.ms}ms`), acc),
+      {},
+    );
+    console.log(
+      `requests while ${outage.dependency} was down (${OUTAGE_MS} ms; @sent: status/duration):\n${Object.entries(byProbe)
+        .map(([p, a]) => `${p}: ${a.join(' ')}`)
+        .join('\n')}`,
+    );
 
     const notDown = down.filter((d) => !d.ok).map((d) => ({ name: d.last.name, status: d.last.status, body: d.last.body }));
     const broken = outcomes.map(violation).filter((v) => v !== undefined);
@@ -260,7 +273,9 @@ export function describeOutage(outage: Outage): void {
         return { id, when, status: ok ? 'OK' : String((await e2e.api.call('GET', `/api/v1/assets/${id}/data`)).body?.status), ms: Date.now() - resumedAt };
       }),
     );
-    console.log(JSON.stringify({ readyMs: Object.fromEntries(ready.map((r) => [r.name, r.ms])), assets: statuses.map((s) => `${s.when} ${s.status} ${s.ms}ms`) }));
+    console.log(
+      JSON.stringify({ readyMs: Object.fromEntries(ready.map((r) => [r.name, r.ms])), assets: statuses.map((s) => `${s.when} ${s.status} ${s.ms}ms`) }),
+    );
     const late = statuses.filter((s) => s.status !== 'OK');
     if (late.length > 0) {
       console.log(`jobs of the assets not OK:\n${JSON.stringify(await processingJobsOf(late.map((s) => s.id)))}`);
@@ -312,7 +327,9 @@ export const NATS_OUTAGE: Outage = {
   stop: async (suite) => natsOf(suite).pause(),
   start: async (suite) => natsOf(suite).resume(),
   // Every service holding a NATS connection (the gateway's readiness is its upstreams').
-  readiness: Object.fromEntries(['addon', 'auth', 'conversion', 'link-signing', 'metadata', 'search', 'transcode', 'upload', 'webhook'].map((s) => [s, 'nats'])),
+  readiness: Object.fromEntries(
+    ['addon', 'auth', 'conversion', 'link-signing', 'metadata', 'search', 'transcode', 'upload', 'webhook'].map((s) => [s, 'nats']),
+  ),
 };
 
 /**

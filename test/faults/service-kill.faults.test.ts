@@ -10,10 +10,14 @@ const e2e = useSuite(killScenarioOverrides(), { services: ALL_SERVICES });
 // The convergence bound: work a killed process held comes back after its ack wait (30 s for event consumers) or its
 // lease (40 s for a webhook delivery here), and those can follow one another; on a loaded machine a run here took
 // 32 s to converge. 90 s leaves room for that on CI's shared cores; a passing run takes no longer for it.
-it('keeps every promise made to clients through a SIGKILL of each service in turn', async () => {
-  const report = await runKillScenario(e2e, { uploads: 40, concurrency: 4, kills: ALL_SERVICES, largeEvery: 10, videos: 1, convergeMs: 90_000 });
-  expect(report.kills.map((k) => k.service).sort()).toEqual([...ALL_SERVICES].sort());
-  // Not vacuous: most uploads went through despite the kills, and processing produced events and deliveries.
-  expect(report.assets.ok).toBeGreaterThanOrEqual(report.files / 2);
-  expect(report.violations).toEqual([]);
-}, scaled(300_000));
+it(
+  'keeps every promise made to clients through a SIGKILL of each service in turn',
+  async () => {
+    const report = await runKillScenario(e2e, { uploads: 40, concurrency: 4, kills: ALL_SERVICES, largeEvery: 10, videos: 1, convergeMs: 90_000 });
+    expect(report.kills.map((k) => k.service).sort()).toEqual([...ALL_SERVICES].sort());
+    // Not vacuous: most uploads went through despite the kills, and processing produced events and deliveries.
+    expect(report.assets.ok).toBeGreaterThanOrEqual(report.files / 2);
+    expect(report.violations).toEqual([]);
+  },
+  scaled(300_000),
+);

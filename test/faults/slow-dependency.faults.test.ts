@@ -77,7 +77,11 @@ it('answers 503 within the pool and query bounds while PostgreSQL hangs, holds n
     sent.push(
       timed(`${e2e.suite.base}/api/v1/assets/${asset}/data`, { headers: auth() }),
       timed(`${e2e.suite.base}/api/v1/users/me`, { headers: auth() }),
-      timed(`${e2e.suite.base}/api/v1/assets/search`, { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body: JSON.stringify({ filters: { name: 'slow*' } }) }),
+      timed(`${e2e.suite.base}/api/v1/assets/search`, {
+        method: 'POST',
+        headers: { ...auth(), 'content-type': 'application/json' },
+        body: JSON.stringify({ filters: { name: 'slow*' } }),
+      }),
       timed(`${e2e.suite.base}/api/v1/assets/${asset}/data/update`, {
         method: 'POST',
         headers: { ...auth(), 'content-type': 'application/json' },
@@ -98,7 +102,10 @@ it('answers 503 within the pool and query bounds while PostgreSQL hangs, holds n
   // Five services hold a pool of 10 each (metadata also its outbox relay's listener): nothing beyond that piled up.
   expect(connections.peak).toBeLessThanOrEqual(5 * 10 + 5);
 
-  await waitFor(async () => (await timed(`${e2e.suite.base}/api/v1/assets/${asset}/data`, { headers: auth() })).status === 200, { timeoutMs: 15_000, intervalMs: 250 });
+  await waitFor(async () => (await timed(`${e2e.suite.base}/api/v1/assets/${asset}/data`, { headers: auth() })).status === 200, {
+    timeoutMs: 15_000,
+    intervalMs: 250,
+  });
   const after = await timed(`${e2e.suite.upload}/api/v1/assets/new/content/original/upload`, upload(2));
   expect(after.status).toBe(200);
 });

@@ -95,10 +95,16 @@ it('signs in on https and uploads through the picker over tus, every request to 
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Upload' }).click();
     await page.locator('.uppy-Dashboard-inner').waitFor();
     const tus = await watchTus(page, UPLOAD);
-    const bytes = await sharp({ create: { width: 320, height: 200, channels: 3, background: '#a52' } }).png().toBuffer();
+    const bytes = await sharp({ create: { width: 320, height: 200, channels: 3, background: '#a52' } })
+      .png()
+      .toBuffer();
     await dropFiles(page, [{ name: 'console-form.png', type: 'image/png', bytes }]);
     await page.getByRole('button', { name: /^Upload 1 file$/ }).click();
-    await waitFor(async () => (await page.locator('[data-uploaded-asset]').count()) === 1, { timeoutMs: scaled(90_000), intervalMs: 250, description: 'the upload finished in the picker' });
+    await waitFor(async () => (await page.locator('[data-uploaded-asset]').count()) === 1, {
+      timeoutMs: scaled(90_000),
+      intervalMs: 250,
+      description: 'the upload finished in the picker',
+    });
     expect(tus.filter((c) => c.method === 'POST')).toHaveLength(1);
     expect(tus.filter((c) => c.method === 'PATCH').length).toBeGreaterThan(0);
     for (const c of tus) expect(c.url.startsWith(`${UPLOAD}/api/v1/uploads/tus`)).toBe(true);

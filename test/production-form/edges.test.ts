@@ -21,7 +21,12 @@ const S3 = `https://${state.publicHosts.find((h) => h.startsWith('s3.'))}`;
 const CDN = `https://${cdnHost}`;
 
 const login = (password: string, from: string): Promise<Reply> =>
-  request(`${BASE}/api/v1/login`, { method: 'POST', from, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: state.adminEmail, password }) });
+  request(`${BASE}/api/v1/login`, {
+    method: 'POST',
+    from,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: state.adminEmail, password }),
+  });
 
 let session: { jwt: string; uploadkey: string };
 let png: Buffer;
@@ -32,7 +37,9 @@ beforeAll(async () => {
   const r = await login(state.adminPassword, '127.0.0.40');
   if (r.status !== 200) throw new Error(`login: ${r.status} ${r.body.toString()}`);
   session = r.json();
-  png = await sharp({ create: { width: 96, height: 64, channels: 3, background: '#3a7' } }).png().toBuffer();
+  png = await sharp({ create: { width: 96, height: 64, channels: 3, background: '#3a7' } })
+    .png()
+    .toBuffer();
 });
 
 describe('the production form, first install', () => {
@@ -68,7 +75,12 @@ describe('the production form through its ingress', () => {
       request(location, {
         method: 'PATCH',
         from: '127.0.0.41',
-        headers: { 'tus-resumable': '1.0.0', 'upload-offset': String(offset), 'content-type': 'application/offset+octet-stream', 'x-upload-key': session.uploadkey },
+        headers: {
+          'tus-resumable': '1.0.0',
+          'upload-offset': String(offset),
+          'content-type': 'application/offset+octet-stream',
+          'x-upload-key': session.uploadkey,
+        },
         body: bytes,
       });
     const first = await patch(0, png.subarray(0, half));
@@ -91,13 +103,22 @@ describe('the production form through its ingress', () => {
   });
 
   it("holds each host to its Ingress's body limit: 413 above 16m on the API host, a larger upload whole on the upload host", async () => {
-    const big = await sharp({ create: { width: 2600, height: 2400, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 60 } } }).png().toBuffer();
+    const big = await sharp({ create: { width: 2600, height: 2400, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 60 } } })
+      .png()
+      .toBuffer();
     expect(big.length).toBeGreaterThan(16 * 1024 * 1024);
-    const refused = await request(`${BASE}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: { ...bearer(), 'content-type': 'application/octet-stream' }, body: big });
+    const refused = await request(`${BASE}/api/v1/assets/new/content/original/upload`, {
+      method: 'POST',
+      headers: { ...bearer(), 'content-type': 'application/octet-stream' },
+      body: big,
+    });
     expect(refused.status).toBe(413);
     const metadata = [`filename ${Buffer.from('big.png').toString('base64')}`, `filetype ${Buffer.from('image/png').toString('base64')}`].join(',');
     const tus = { 'tus-resumable': '1.0.0', 'x-upload-key': session.uploadkey };
-    const created = await request(`${UPLOAD}/api/v1/uploads/tus`, { method: 'POST', headers: { ...tus, 'upload-length': String(big.length), 'upload-metadata': metadata } });
+    const created = await request(`${UPLOAD}/api/v1/uploads/tus`, {
+      method: 'POST',
+      headers: { ...tus, 'upload-length': String(big.length), 'upload-metadata': metadata },
+    });
     expect(created.status).toBe(201);
     const whole = await request(String(created.headers.location), {
       method: 'PATCH',
@@ -112,9 +133,16 @@ describe('the production form through its ingress', () => {
     const video = await makeVideo({ seconds: 1, width: 640, height: 360 });
     const metadata = [`filename ${Buffer.from('form.mp4').toString('base64')}`, `filetype ${Buffer.from('video/mp4').toString('base64')}`].join(',');
     const tus = { 'tus-resumable': '1.0.0', 'x-upload-key': session.uploadkey };
-    const created = await request(`${UPLOAD}/api/v1/uploads/tus`, { method: 'POST', headers: { ...tus, 'upload-length': String(video.length), 'upload-metadata': metadata } });
+    const created = await request(`${UPLOAD}/api/v1/uploads/tus`, {
+      method: 'POST',
+      headers: { ...tus, 'upload-length': String(video.length), 'upload-metadata': metadata },
+    });
     expect(created.status).toBe(201);
-    const done = await request(String(created.headers.location), { method: 'PATCH', headers: { ...tus, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' }, body: video });
+    const done = await request(String(created.headers.location), {
+      method: 'PATCH',
+      headers: { ...tus, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' },
+      body: video,
+    });
     expect(done.status).toBe(204);
     const id = String(done.headers['x-asset-id']);
     await waitFor(async () => ((await request(`${BASE}/api/v1/assets/${id}/data`, { headers: bearer() })).json().status === 'OK' ? true : undefined), {
@@ -122,7 +150,11 @@ describe('the production form through its ingress', () => {
       description: 'the video processed',
     });
     // The dev overlay's default profile makes no rendition of a video: one asked for, as a client would.
-    const job = await request(`${BASE}/api/v1/assets/${id}/process`, { method: 'POST', headers: { ...bearer(), 'content-type': 'application/json' }, body: JSON.stringify({ keys: ['360p-video'] }) });
+    const job = await request(`${BASE}/api/v1/assets/${id}/process`, {
+      method: 'POST',
+      headers: { ...bearer(), 'content-type': 'application/json' },
+      body: JSON.stringify({ keys: ['360p-video'] }),
+    });
     expect(job.status).toBe(202);
     const jobId = job.json().job_id as number;
     const finished = await waitFor(
@@ -204,7 +236,12 @@ describe('the production form through its ingress', () => {
 describe.each(['dev', 'prod'])('the %s overlay', (overlay) => {
   it('admits every connection the production form opened (containers, and nginx as the ingress controller)', () => {
     const observed = formFlows(state.dir);
-    expect(observed.filter((o) => o.from === 'ingress-controller').map((o) => o.to).sort()).toEqual(expect.arrayContaining(['gateway', 'link-signing', 'minio', 'upload']));
+    expect(
+      observed
+        .filter((o) => o.from === 'ingress-controller')
+        .map((o) => o.to)
+        .sort(),
+    ).toEqual(expect.arrayContaining(['gateway', 'link-signing', 'minio', 'upload']));
     expect(observed.filter((o) => o.to === 'external')).toEqual([]);
     const decided = decideObserved(buildOverlay(process.env.DAM_PF_K8S_DIR ?? `${__dirname}/../../k8s`, overlay), observed);
     expect(decided.filter((d) => !d.verdict.admitted).map((d) => describeVerdict(d.flow, d.verdict))).toEqual([]);

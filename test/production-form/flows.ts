@@ -29,7 +29,10 @@ export function formFlows(dir: string): ObservedFlow[] {
   const upstreams = path.join(dir, 'nginx', 'upstreams.log');
   for (const line of existsSync(upstreams) ? readFileSync(upstreams, 'utf8').split('\n') : []) {
     // `$upstream_addr`: "-" without an upstream, several addresses after a retry.
-    for (const hop of line.split(/[,:]\s+|,\s*/).map((x) => x.trim()).filter((x) => /^\d+\.\d+\.\d+\.\d+:\d+$/.test(x))) {
+    for (const hop of line
+      .split(/[,:]\s+|,\s*/)
+      .map((x) => x.trim())
+      .filter((x) => /^\d+\.\d+\.\d+\.\d+:\d+$/.test(x))) {
       const [address, port] = hop.split(':') as [string, string];
       add(INGRESS, address, Number(port));
     }

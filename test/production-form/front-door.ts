@@ -12,7 +12,22 @@ import path from 'node:path';
 import type { State } from '../../deploy/production-form/host';
 
 /** What `up` wrote to state.json that the tests use. */
-export type FormState = Pick<State, 'dir' | 'caFile' | 'httpsPort' | 'publicHosts' | 'adminEmail' | 'adminPassword' | 'natsServers' | 'subscriber' | 'subscriberSeed' | 'timings' | 'initFailures' | 'pids' | 'containers'>;
+export type FormState = Pick<
+  State,
+  | 'dir'
+  | 'caFile'
+  | 'httpsPort'
+  | 'publicHosts'
+  | 'adminEmail'
+  | 'adminPassword'
+  | 'natsServers'
+  | 'subscriber'
+  | 'subscriberSeed'
+  | 'timings'
+  | 'initFailures'
+  | 'pids'
+  | 'containers'
+>;
 
 export function formState(): FormState {
   const file = path.join(process.env.DAM_PF_DIR ?? '/tmp/dam-production-form', 'state.json');

@@ -22,14 +22,19 @@ const DEPLOY = path.join(__dirname, '..', '..', 'deploy');
 const nodes = state.pids.nats.map((_, i) => path.join(state.dir, `nats-${i}`));
 
 /** The form's operator commands (run.ts), and a shell pipeline as docs/operations.md writes it. */
-const run = (...args: string[]) => execFileSync('node', ['--import', 'tsx', 'production-form/run.ts', ...args], { cwd: DEPLOY, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+const run = (...args: string[]) =>
+  execFileSync('node', ['--import', 'tsx', 'production-form/run.ts', ...args], { cwd: DEPLOY, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 const RUN = 'node --import tsx production-form/run.ts';
 const rerender = (flags: string) =>
-  execFileSync('bash', ['-o', 'pipefail', '-c', `${RUN} get-secrets | pnpm --silent --filter @dam/deploy k8s:secrets --existing - ${flags} | ${RUN} apply-secrets`], {
-    cwd: DEPLOY,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  execFileSync(
+    'bash',
+    ['-o', 'pipefail', '-c', `${RUN} get-secrets | pnpm --silent --filter @dam/deploy k8s:secrets --existing - ${flags} | ${RUN} apply-secrets`],
+    {
+      cwd: DEPLOY,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
 const secrets = () => JSON.parse(readFileSync(path.join(state.dir, 'secrets.json'), 'utf8')) as Record<string, Record<string, string>>;
 const logOf = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8') : '');
 const reloads = () => nodes.map((d) => logOf(path.join(d, 'nats.log')).split('Reloaded server configuration').length - 1);
@@ -49,7 +54,13 @@ const counts = () => ({ reloads: reloads(), signalled: signalled() });
 /** What an identity's seed may do on NATS: gateway's own rights (JetStream info, its bucket) and one it has not. */
 async function natsRights(seed: string): Promise<string[]> {
   // As the gateway connects (libs/events connectNats): its replies come to its own inbox prefix.
-  const nc = await connect({ servers: state.natsServers, authenticator: nkeyAuthenticator(new TextEncoder().encode(seed)), inboxPrefix: inboxPrefixOf('gateway'), reconnect: false, timeout: 5000 });
+  const nc = await connect({
+    servers: state.natsServers,
+    authenticator: nkeyAuthenticator(new TextEncoder().encode(seed)),
+    inboxPrefix: inboxPrefixOf('gateway'),
+    reconnect: false,
+    timeout: 5000,
+  });
   try {
     const jsm = await jetstreamManager(nc, { timeout: 5000 });
     const attempt = async (what: string, f: () => Promise<unknown>) => {
@@ -73,7 +84,12 @@ const GATEWAY_RIGHTS = ['JetStream account info: allowed', 'IDEMPOTENCY bucket: 
 
 let jwt: string;
 beforeAll(async () => {
-  const r = await request(`${BASE}/api/v1/login`, { method: 'POST', from: '127.0.0.60', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: state.adminEmail, password: state.adminPassword }) });
+  const r = await request(`${BASE}/api/v1/login`, {
+    method: 'POST',
+    from: '127.0.0.60',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: state.adminEmail, password: state.adminPassword }),
+  });
   if (r.status !== 200) throw new Error(`login: ${r.status} ${r.body.toString()}`);
   jwt = r.json().jwt;
 });

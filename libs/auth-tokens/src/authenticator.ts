@@ -151,7 +151,8 @@ export function createAuthenticator(opts: AuthenticatorOptions): RequestHandler 
       if (token !== undefined) principal = await fromJwt(token);
       else if (key) principal = await principalFromKey({ api_key: key.trim() }, auth, requestId);
       else if (uploadKey && opts.uploadKeys) principal = await principalFromKey({ upload_key: uploadKey }, auth, requestId);
-      else if (uploadKey) throw unauthenticated('An upload key is accepted only by Upload Asset and the resumable uploads of {upload}', 'UPLOAD_KEY_NOT_ACCEPTED');
+      else if (uploadKey)
+        throw unauthenticated('An upload key is accepted only by Upload Asset and the resumable uploads of {upload}', 'UPLOAD_KEY_NOT_ACCEPTED');
       else throw unauthenticated('Authentication is required: send a Bearer JWT or an X-Service-Api-Key header');
       res.locals.principal = principal;
       next();

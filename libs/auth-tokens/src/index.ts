@@ -12,17 +12,7 @@ export {
   type RoleId,
   type RoleName,
 } from './roles';
-export {
-  callerKey,
-  canDeleteAsset,
-  canEditAsset,
-  canReadAsset,
-  hasAny,
-  hasPermission,
-  readsOwnOnly,
-  requireAny,
-  type Principal,
-} from './principal';
+export { callerKey, canDeleteAsset, canEditAsset, canReadAsset, hasAny, hasPermission, readsOwnOnly, requireAny, type Principal } from './principal';
 export { signJwt, verifyJwt, type JwtClaims, type JwtInput } from './jwt';
 export { API_KEY_PREFIX, generateApiKey, hashApiKey, looksLikeApiKey } from './api-key';
 export { principalOf, toPrincipal } from './principal-claims';

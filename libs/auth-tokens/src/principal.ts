@@ -31,10 +31,7 @@ const owns = (p: Principal, creatorId: number | null | undefined): boolean => cr
 /** READ_ASSET reads the whole group; the *_OWN_* tokens reach only the caller's own assets. */
 export function canReadAsset(p: Principal, creatorId: number | null | undefined): boolean {
   if (hasPermission(p, PERMISSION.READ_ASSET)) return true;
-  return (
-    owns(p, creatorId) &&
-    hasAny(p, [PERMISSION.READ_OWN_ASSET, PERMISSION.EDIT_OWN_ASSET, PERMISSION.DELETE_OWN_ASSET])
-  );
+  return owns(p, creatorId) && hasAny(p, [PERMISSION.READ_OWN_ASSET, PERMISSION.EDIT_OWN_ASSET, PERMISSION.DELETE_OWN_ASSET]);
 }
 
 export function canEditAsset(p: Principal, creatorId: number | null | undefined): boolean {

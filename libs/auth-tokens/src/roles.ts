@@ -28,16 +28,7 @@ export const PERMISSION = {
 export type Permission = (typeof PERMISSION)[keyof typeof PERMISSION];
 
 const P = PERMISSION;
-const MANAGER: Permission[] = [
-  P.CREATE_ASSET,
-  P.READ_ASSET,
-  P.EDIT_ASSET,
-  P.DELETE_ASSET,
-  P.MANAGE_SCHEMAS,
-  P.MANAGE_COLLECTIONS,
-  P.VIEW_USAGE,
-  P.RUN_JOBS,
-];
+const MANAGER: Permission[] = [P.CREATE_ASSET, P.READ_ASSET, P.EDIT_ASSET, P.DELETE_ASSET, P.MANAGE_SCHEMAS, P.MANAGE_COLLECTIONS, P.VIEW_USAGE, P.RUN_JOBS];
 const USER: Permission[] = [P.CREATE_ASSET, P.READ_ASSET, P.EDIT_OWN_ASSET, P.DELETE_OWN_ASSET, P.MANAGE_COLLECTIONS, P.RUN_JOBS];
 const CREATOR: Permission[] = [P.CREATE_ASSET, P.READ_OWN_ASSET];
 // "every token below, plus ..." — the union of the other roles, then the admin-only tokens.

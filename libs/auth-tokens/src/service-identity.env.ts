@@ -3,14 +3,17 @@ import { parseSigningKey, parseTrustedKeys, type SigningKey, type TrustedKey } f
 
 /** Turns a parser's exception into one config problem, so a bad key is listed with every other bad variable. */
 const parsedWith = <T>(parse: (text: string) => T) =>
-  z.string().min(1).transform((text, ctx): T => {
-    try {
-      return parse(text);
-    } catch (error) {
-      ctx.addIssue({ code: 'custom', message: error instanceof Error ? error.message : String(error) });
-      return z.NEVER;
-    }
-  });
+  z
+    .string()
+    .min(1)
+    .transform((text, ctx): T => {
+      try {
+        return parse(text);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: error instanceof Error ? error.message : String(error) });
+        return z.NEVER;
+      }
+    });
 
 /** `SERVICE_KEY`: this service's own private JWK; its kid must name `service`. Every service that calls another has one. */
 export const serviceKeyEnv = (service: string) => ({

@@ -35,7 +35,14 @@ const listen = (app: express.Express): Promise<{ server: Server; url: string }> 
   });
 
 const keyPrincipal: Principal = {
-  user_id: 9, group_id: 4, role_id: 3, role_name: 'USER', permissions: ['READ_ASSET'], via: 'api_key', key_id: 'k', key_role: 'USER',
+  user_id: 9,
+  group_id: 4,
+  role_id: 3,
+  role_name: 'USER',
+  permissions: ['READ_ASSET'],
+  via: 'api_key',
+  key_id: 'k',
+  key_role: 'USER',
 };
 
 // What the stand-in auth answers for `<group>:<user>`; absent → 404 (the user is gone).
@@ -96,7 +103,12 @@ describe('createAuthenticator', () => {
     const res = await fetch(`${edge.url}/who`, { headers: { authorization: `Bearer ${token}` } });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({
-      user_id: 2, group_id: 3, role_id: 4, role_name: 'CREATOR', permissions: ['CREATE_ASSET', 'READ_OWN_ASSET'], via: 'jwt',
+      user_id: 2,
+      group_id: 3,
+      role_id: 4,
+      role_name: 'CREATOR',
+      permissions: ['CREATE_ASSET', 'READ_OWN_ASSET'],
+      via: 'jwt',
     });
   });
 
@@ -120,9 +132,13 @@ describe('createAuthenticator', () => {
     let url = authUrl;
     const authenticate = authenticator({ jwtSecret: SECRET, authUrl: url, userStatusTtlMs: 60_000 });
     const down = authenticator({ jwtSecret: SECRET, authUrl: 'http://127.0.0.1:9', timeoutMs: 500 });
-    app.get('/who', (req, res, next) => (url === 'down' ? down : authenticate)(req, res, next), (_req, res) => {
-      res.json(principalOf(res));
-    });
+    app.get(
+      '/who',
+      (req, res, next) => (url === 'down' ? down : authenticate)(req, res, next),
+      (_req, res) => {
+        res.json(principalOf(res));
+      },
+    );
     app.use(errors);
     const s = await listen(app);
     try {
@@ -141,7 +157,7 @@ describe('createAuthenticator', () => {
     }
   });
 
-  it('refuses a JWT signed before the user\'s current token epoch (password changed, account disabled)', async () => {
+  it("refuses a JWT signed before the user's current token epoch (password changed, account disabled)", async () => {
     const who = (t: string) => fetch(`${edge.url}/who`, { headers: { authorization: `Bearer ${t}` } });
     userStatus['3:2'] = { active: true, role_id: 4, token_epoch: 2 };
     const stale = await who(signJwt({ sub: 2, gid: 3, role: 4, ep: 1 }, SECRET, 60).token);

@@ -14,9 +14,7 @@ describe('permission table (CONTRACT §2)', () => {
   });
 
   it('USER', () => {
-    expect(sorted(PERMISSIONS.USER)).toEqual(
-      sorted(['CREATE_ASSET', 'READ_ASSET', 'EDIT_OWN_ASSET', 'DELETE_OWN_ASSET', 'MANAGE_COLLECTIONS', 'RUN_JOBS']),
-    );
+    expect(sorted(PERMISSIONS.USER)).toEqual(sorted(['CREATE_ASSET', 'READ_ASSET', 'EDIT_OWN_ASSET', 'DELETE_OWN_ASSET', 'MANAGE_COLLECTIONS', 'RUN_JOBS']));
   });
 
   it('CREATOR', () => {
@@ -26,8 +24,20 @@ describe('permission table (CONTRACT §2)', () => {
   it('ADMIN has every token of the others plus the admin ones, and no duplicates', () => {
     expect(sorted(PERMISSIONS.ADMIN)).toEqual(
       sorted([
-        'CREATE_ASSET', 'READ_ASSET', 'READ_OWN_ASSET', 'EDIT_ASSET', 'EDIT_OWN_ASSET', 'DELETE_ASSET', 'DELETE_OWN_ASSET',
-        'MANAGE_SCHEMAS', 'MANAGE_COLLECTIONS', 'VIEW_USAGE', 'RUN_JOBS', 'MANAGE_USERS', 'MANAGE_SETTINGS', 'PURGE_TRASH',
+        'CREATE_ASSET',
+        'READ_ASSET',
+        'READ_OWN_ASSET',
+        'EDIT_ASSET',
+        'EDIT_OWN_ASSET',
+        'DELETE_ASSET',
+        'DELETE_OWN_ASSET',
+        'MANAGE_SCHEMAS',
+        'MANAGE_COLLECTIONS',
+        'VIEW_USAGE',
+        'RUN_JOBS',
+        'MANAGE_USERS',
+        'MANAGE_SETTINGS',
+        'PURGE_TRASH',
       ]),
     );
     expect(new Set(PERMISSIONS.ADMIN).size).toBe(PERMISSIONS.ADMIN.length);
@@ -49,7 +59,12 @@ describe('permission table (CONTRACT §2)', () => {
 
 describe('asset access helpers', () => {
   const p = (role: 'ADMIN' | 'MANAGER' | 'USER' | 'CREATOR'): Principal => ({
-    user_id: 7, group_id: 1, role_id: ROLES[role], role_name: role, permissions: permissionsFor(role), via: 'jwt',
+    user_id: 7,
+    group_id: 1,
+    role_id: ROLES[role],
+    role_name: role,
+    permissions: permissionsFor(role),
+    via: 'jwt',
   });
 
   it('CREATOR reads only its own assets and edits nothing', () => {

@@ -70,7 +70,7 @@ describe('service tokens bound to the body (I6)', () => {
 });
 
 const errors: ErrorRequestHandler = (err, _req, res, _next) => {
-  const status = isAppError(err) ? ({ UNAUTHENTICATED: 401, FORBIDDEN: 403, UNAVAILABLE: 503 } as Record<string, number>)[err.kind] ?? 400 : 500;
+  const status = isAppError(err) ? (({ UNAUTHENTICATED: 401, FORBIDDEN: 403, UNAVAILABLE: 503 } as Record<string, number>)[err.kind] ?? 400) : 500;
   res.status(status).json({ error: { code: isAppError(err) ? err.code : 'INTERNAL_ERROR' } });
 };
 

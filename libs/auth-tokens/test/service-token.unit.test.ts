@@ -20,7 +20,12 @@ import {
 } from '../src';
 
 const principal: Principal = {
-  user_id: 9, group_id: 4, role_id: 3, role_name: 'USER', permissions: ['READ_ASSET'], via: 'jwt',
+  user_id: 9,
+  group_id: 4,
+  role_id: 3,
+  role_name: 'USER',
+  permissions: ['READ_ASSET'],
+  via: 'jwt',
 };
 
 const gateway = generateServiceKey('gateway', 'k1');
@@ -166,7 +171,7 @@ describe('service guard (express)', () => {
 
 describe('configuration', () => {
   const schema = z.object({ ...serviceKeyEnv('gateway'), ...trustedKeysEnv });
-  it('accepts a service\'s own key and a set of public keys', () => {
+  it("accepts a service's own key and a set of public keys", () => {
     const cfg = schema.parse({
       SERVICE_KEY: JSON.stringify(gateway.privateJwk),
       SERVICE_TRUSTED_KEYS: JSON.stringify({ keys: [gateway.publicJwk, conversion.publicJwk] }),
@@ -175,7 +180,7 @@ describe('configuration', () => {
     expect([...cfg.SERVICE_TRUSTED_KEYS.keys()]).toEqual(['gateway.k1', 'conversion.k1']);
   });
 
-  it('refuses another service\'s key, a private key among the trusted ones, and garbage', () => {
+  it("refuses another service's key, a private key among the trusted ones, and garbage", () => {
     const result = schema.safeParse({
       SERVICE_KEY: JSON.stringify(conversion.privateJwk),
       SERVICE_TRUSTED_KEYS: JSON.stringify({ keys: [gateway.privateJwk] }),

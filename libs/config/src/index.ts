@@ -43,15 +43,16 @@ export const baseEnv = (defaultPort: number) => ({
 });
 
 /** One NATS server, or several as a comma-separated list (the nodes of a cluster: any of them will do). */
-const natsUrls = z
-  .string()
-  .refine((v) => v.split(',').every((s) => s.trim().length > 0), 'must be a NATS server URL or a comma-separated list of them');
+const natsUrls = z.string().refine((v) => v.split(',').every((s) => s.trim().length > 0), 'must be a NATS server URL or a comma-separated list of them');
 
 export const natsEnv = {
   /** `nats://a:4222,nats://b:4222,...`: the client connects to one and reconnects to another when it goes away. */
   NATS_URL: natsUrls.default('nats://127.0.0.1:4222'),
   /** The service's own NATS nkey seed (`SU...`); the server knows only its public key and permissions. */
-  NATS_NKEY_SEED: z.string().regex(/^SU[A-Z2-7]{56}$/, 'must be a NATS user nkey seed (SU...)').optional(),
+  NATS_NKEY_SEED: z
+    .string()
+    .regex(/^SU[A-Z2-7]{56}$/, 'must be a NATS user nkey seed (SU...)')
+    .optional(),
   /**
    * Replicas of the streams and KV buckets a service creates (metadata the suite's streams, upload its pending
    * journal): 1 on a single server, 3 (or 5) on a JetStream cluster. Existing ones are scaled to it at start-up.
@@ -63,7 +64,11 @@ export const natsEnv = {
    * streams, every service the buckets it opens. Below JetStream's max_file_store (it reserves them up front). Unset:
    * no limits.
    */
-  NATS_STREAMS_MAX_BYTES: z.coerce.number().int().min(1024 * 1024).optional(),
+  NATS_STREAMS_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024 * 1024)
+    .optional(),
 };
 
 const POOL_MAX_MESSAGE = 'must be a whole number from 1 to 100 (connections of this process to PostgreSQL)';

@@ -32,7 +32,7 @@ export function trustProxyProblem(env: NodeJS.ProcessEnv): string | undefined {
   if (value === '' && env.NODE_ENV?.trim() === 'production') {
     return (
       'TRUST_PROXY: must be set when NODE_ENV=production: the proxies in front of the service (a hop count, or ' +
-      'addresses/CIDRs such as the ingress pods\' range), or `none` when clients connect to it directly'
+      "addresses/CIDRs such as the ingress pods' range), or `none` when clients connect to it directly"
     );
   }
   try {

@@ -48,7 +48,9 @@ describe('TRUST_PROXY at start-up', () => {
 
   it('refuses production without TRUST_PROXY (unset or empty), in the one list of problems', () => {
     for (const unset of [{}, { TRUST_PROXY: '' }, { TRUST_PROXY: '  ' }]) {
-      expect(problemsOf({ ...vars, NODE_ENV: 'production', ...unset })).toEqual([expect.stringMatching(/^TRUST_PROXY: must be set when NODE_ENV=production.*`none`/)]);
+      expect(problemsOf({ ...vars, NODE_ENV: 'production', ...unset })).toEqual([
+        expect.stringMatching(/^TRUST_PROXY: must be set when NODE_ENV=production.*`none`/),
+      ]);
     }
     // Listed beside the schema's problems, not instead of them.
     const both = problemsOf({ NODE_ENV: 'production', ...vars, JWT_SECRET: 'short' }).map((p) => p.split(':')[0]);

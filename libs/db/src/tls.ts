@@ -57,7 +57,11 @@ export function tlsSettingsOf(connectionString: string): TlsSettings {
  * error: it stops the start here, not at the first query.
  */
 export function checkRootCert(settings: TlsSettings): void {
-  for (const [param, file] of [['sslrootcert', settings.sslrootcert], ['sslcert', settings.sslcert], ['sslkey', settings.sslkey]] as const) {
+  for (const [param, file] of [
+    ['sslrootcert', settings.sslrootcert],
+    ['sslcert', settings.sslcert],
+    ['sslkey', settings.sslkey],
+  ] as const) {
     if (!file) continue;
     let pem: string;
     try {
@@ -68,7 +72,10 @@ export function checkRootCert(settings: TlsSettings): void {
       throw new DatabaseTlsError(`PostgreSQL TLS: the file ${param}=${file} in DATABASE_URL cannot be read (${code}); ${what}`, err);
     }
     if (param === 'sslrootcert' && !pem.includes('-----BEGIN CERTIFICATE-----')) {
-      throw new DatabaseTlsError(`PostgreSQL TLS: the CA file sslrootcert=${file} in DATABASE_URL holds no PEM certificate (-----BEGIN CERTIFICATE-----)`, undefined);
+      throw new DatabaseTlsError(
+        `PostgreSQL TLS: the CA file sslrootcert=${file} in DATABASE_URL holds no PEM certificate (-----BEGIN CERTIFICATE-----)`,
+        undefined,
+      );
     }
   }
 }
@@ -108,7 +115,10 @@ export function describeConnectError(err: unknown, s: TlsSettings): unknown {
     );
   }
   if (NO_SSL.test(err.message)) {
-    return new DatabaseTlsError(`PostgreSQL TLS: the server at ${server} does not accept TLS connections (${modeText(s)}); turn ssl on in the server, or connect through a pooler or proxy that does`, err);
+    return new DatabaseTlsError(
+      `PostgreSQL TLS: the server at ${server} does not accept TLS connections (${modeText(s)}); turn ssl on in the server, or connect through a pooler or proxy that does`,
+      err,
+    );
   }
   if (NOT_VERIFIED.test(code)) {
     return new DatabaseTlsError(
@@ -118,7 +128,10 @@ export function describeConnectError(err: unknown, s: TlsSettings): unknown {
     );
   }
   if (HANDSHAKE.test(code)) {
-    return new DatabaseTlsError(`PostgreSQL TLS: the handshake with the server at ${server} failed: ${err.message} (${code}; ${modeText(s)}; CA: ${caText(s)})`, err);
+    return new DatabaseTlsError(
+      `PostgreSQL TLS: the handshake with the server at ${server} failed: ${err.message} (${code}; ${modeText(s)}; CA: ${caText(s)})`,
+      err,
+    );
   }
   return err;
 }
@@ -130,7 +143,9 @@ export function describingClient(settings: TlsSettings): typeof Client {
     override connect(callback: (err: Error) => void): void;
     override connect(callback?: (err: Error, client?: Client) => void): Promise<Client> | void {
       if (callback) {
-        super.connect(((err: Error | null, client?: Client) => callback((err ? describeConnectError(err, settings) : err) as Error, client)) as (err: Error) => void);
+        super.connect(((err: Error | null, client?: Client) => callback((err ? describeConnectError(err, settings) : err) as Error, client)) as (
+          err: Error,
+        ) => void);
         return;
       }
       return super.connect().then(

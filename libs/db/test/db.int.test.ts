@@ -48,7 +48,7 @@ describe('withTransaction', () => {
 });
 
 describe('a connection the server ends', () => {
-  it('fails the checked-out client\'s next query instead of crashing the process, and the pool replaces it', async () => {
+  it("fails the checked-out client's next query instead of crashing the process, and the pool replaces it", async () => {
     // A client checked out between two queries (a transaction waiting on something else, the outbox relay awaiting
     // NATS acks) when PostgreSQL stops or restarts: node-postgres emits 'error' on it, with no listener of its own.
     const client = await pool.connect();
@@ -62,17 +62,19 @@ describe('a connection the server ends', () => {
   });
 });
 
-describe('migrate-cli (the init container of a service\'s pod)', () => {
+describe("migrate-cli (the init container of a service's pod)", () => {
   const run = (args: string[], env: Record<string, string>) =>
     new Promise<{ code: number | null; out: string }>((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, '..', 'src', 'migrate-cli.ts'), ...args], { env: { ...process.env, ...env } });
+      const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, '..', 'src', 'migrate-cli.ts'), ...args], {
+        env: { ...process.env, ...env },
+      });
       let out = '';
       child.stdout.on('data', (c: Buffer) => (out += c.toString()));
       child.stderr.on('data', (c: Buffer) => (out += c.toString()));
       child.on('close', (code) => resolve({ code, out }));
     });
 
-  it('applies a service\'s migrations once however often and however many at once, and refuses what it cannot do', async () => {
+  it("applies a service's migrations once however often and however many at once, and refuses what it cannot do", async () => {
     const url = await createDatabase('migratecli');
     const [a, b] = await Promise.all([run(['search'], { DATABASE_URL: url }), run(['search'], { DATABASE_URL: url })]);
     expect([a.code, b.code]).toEqual([0, 0]);

@@ -74,7 +74,9 @@ describe('sslmode=verify-full with sslrootcert', () => {
   it('refuses a server its CA did not sign, at once, naming TLS and the CA', async () => {
     const err = await connectError(withParams(dbUrl, `sslmode=verify-full&sslrootcert=${otherCa.certFile}`));
     expect(err).toBeInstanceOf(DatabaseTlsError);
-    expect((err as Error).message).toMatch(/^PostgreSQL TLS: the certificate of the server at 127\.0\.0\.1:\d+ was not verified with the CA in sslrootcert=\S+other-ca\.crt: /);
+    expect((err as Error).message).toMatch(
+      /^PostgreSQL TLS: the certificate of the server at 127\.0\.0\.1:\d+ was not verified with the CA in sslrootcert=\S+other-ca\.crt: /,
+    );
     // The pool's own timeout (5 s) is not what ended it: the handshake itself failed.
     expect((err as Error).message).not.toMatch(/timeout/);
   });
@@ -82,7 +84,9 @@ describe('sslmode=verify-full with sslrootcert', () => {
   it('refuses a host name the certificate does not carry, naming TLS, the host and the CA', async () => {
     const err = await connectError(withParams(dbUrl, `sslmode=verify-full&sslrootcert=${ca.certFile}`, 'localhost'));
     expect(err).toBeInstanceOf(DatabaseTlsError);
-    expect((err as Error).message).toMatch(/^PostgreSQL TLS: the certificate of the server at localhost:\d+ does not name the host "localhost" of DATABASE_URL/);
+    expect((err as Error).message).toMatch(
+      /^PostgreSQL TLS: the certificate of the server at localhost:\d+ does not name the host "localhost" of DATABASE_URL/,
+    );
     expect((err as Error).message).toContain(`CA: the CA in sslrootcert=${ca.certFile}`);
   });
 
@@ -122,7 +126,9 @@ describe('the other sslmode spellings, as node-postgres 8 reads them', () => {
     // If this starts connecting, node-postgres gave `require` libpq's meaning (pg 9): no verification at all.
     const err = await connectError(withParams(dbUrl, 'sslmode=require'));
     expect(err).toBeInstanceOf(DatabaseTlsError);
-    expect((err as Error).message).toMatch(/was not verified with Node\.js's trusted CAs \(DATABASE_URL names no sslrootcert; NODE_EXTRA_CA_CERTS is [^)]+\): .*sslmode=require, which node-postgres 8 verifies as verify-full/);
+    expect((err as Error).message).toMatch(
+      /was not verified with Node\.js's trusted CAs \(DATABASE_URL names no sslrootcert; NODE_EXTRA_CA_CERTS is [^)]+\): .*sslmode=require, which node-postgres 8 verifies as verify-full/,
+    );
     expect(await tlsOf(createPool(withParams(dbUrl, `sslmode=require&sslrootcert=${ca.certFile}`)))).toMatchObject({ ssl: true });
     // The host is checked too: that is what verify-full means.
     const host = await connectError(withParams(dbUrl, `sslmode=require&sslrootcert=${ca.certFile}`, 'localhost'));
@@ -131,7 +137,9 @@ describe('the other sslmode spellings, as node-postgres 8 reads them', () => {
 
   it('gives libpq meanings with uselibpqcompat=true: require encrypts unverified, verify-ca skips the host, verify-full checks both', async () => {
     expect(await tlsOf(createPool(withParams(dbUrl, 'uselibpqcompat=true&sslmode=require')))).toMatchObject({ ssl: true });
-    expect(await tlsOf(createPool(withParams(dbUrl, `uselibpqcompat=true&sslmode=verify-ca&sslrootcert=${ca.certFile}`, 'localhost')))).toMatchObject({ ssl: true });
+    expect(await tlsOf(createPool(withParams(dbUrl, `uselibpqcompat=true&sslmode=verify-ca&sslrootcert=${ca.certFile}`, 'localhost')))).toMatchObject({
+      ssl: true,
+    });
     const wrongCa = await connectError(withParams(dbUrl, `uselibpqcompat=true&sslmode=verify-ca&sslrootcert=${otherCa.certFile}`));
     expect((wrongCa as Error).message).toMatch(/^PostgreSQL TLS: .* was not verified with the CA in sslrootcert=\S+other-ca\.crt: .*uselibpqcompat=true/);
     const wrongHost = await connectError(withParams(dbUrl, `uselibpqcompat=true&sslmode=verify-full&sslrootcert=${ca.certFile}`, 'localhost'));
@@ -163,7 +171,9 @@ describe('where the URL is used', () => {
     const extra = await migrateCli(['search'], { DATABASE_URL: withParams(url, 'sslmode=verify-full'), NODE_EXTRA_CA_CERTS: ca.certFile });
     expect(extra).toMatchObject({ code: 0, out: expect.stringContaining('"applied":[]') });
     expect(bad.code).toBe(1);
-    expect(bad.out).toMatch(/"msg":"PostgreSQL TLS: the certificate of the server at 127\.0\.0\.1:\d+ was not verified with the CA in sslrootcert=\S+other-ca\.crt: /);
+    expect(bad.out).toMatch(
+      /"msg":"PostgreSQL TLS: the certificate of the server at 127\.0\.0\.1:\d+ was not verified with the CA in sslrootcert=\S+other-ca\.crt: /,
+    );
   });
 
   it('a service whose CA does not match stops at start with the TLS error, not a hang', async () => {
@@ -177,6 +187,8 @@ describe('where the URL is used', () => {
       { waitReady: false },
     );
     expect(await service.exited).toMatchObject({ code: 1 });
-    expect(service.logs().join('\n')).toMatch(/DatabaseTlsError: PostgreSQL TLS: the certificate of the server at 127\.0\.0\.1:\d+ was not verified with the CA in sslrootcert=\S+other-ca\.crt/);
+    expect(service.logs().join('\n')).toMatch(
+      /DatabaseTlsError: PostgreSQL TLS: the certificate of the server at 127\.0\.0\.1:\d+ was not verified with the CA in sslrootcert=\S+other-ca\.crt/,
+    );
   });
 });

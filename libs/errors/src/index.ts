@@ -37,8 +37,7 @@ export class AppError extends Error {
 
 export const isAppError = (e: unknown): e is AppError => e instanceof AppError;
 
-export const badRequest = (code: string, message: string, details?: unknown): AppError =>
-  new AppError('BAD_REQUEST', code, message, details);
+export const badRequest = (code: string, message: string, details?: unknown): AppError => new AppError('BAD_REQUEST', code, message, details);
 
 export const validationFailed = (details: ErrorDetail[], message = 'The request is invalid'): AppError =>
   new AppError('VALIDATION', 'VALIDATION_FAILED', message, details);
@@ -46,19 +45,16 @@ export const validationFailed = (details: ErrorDetail[], message = 'The request 
 export const unauthenticated = (message = 'Missing or invalid credentials', code = 'UNAUTHENTICATED'): AppError =>
   new AppError('UNAUTHENTICATED', code, message);
 
-export const forbidden = (message = 'Insufficient permissions', code = 'FORBIDDEN'): AppError =>
-  new AppError('FORBIDDEN', code, message);
+export const forbidden = (message = 'Insufficient permissions', code = 'FORBIDDEN'): AppError => new AppError('FORBIDDEN', code, message);
 
 export const notFound = (code: string, message: string): AppError => new AppError('NOT_FOUND', code, message);
 
-export const conflict = (code: string, message: string, details?: unknown): AppError =>
-  new AppError('CONFLICT', code, message, details);
+export const conflict = (code: string, message: string, details?: unknown): AppError => new AppError('CONFLICT', code, message, details);
 
 /** Well-formed, but it contradicts what the server already holds (422): an idempotency key reused for another request. */
 export const unprocessable = (code: string, message: string): AppError => new AppError('UNPROCESSABLE', code, message);
 
-export const payloadTooLarge = (message: string, code = 'PAYLOAD_TOO_LARGE'): AppError =>
-  new AppError('PAYLOAD_TOO_LARGE', code, message);
+export const payloadTooLarge = (message: string, code = 'PAYLOAD_TOO_LARGE'): AppError => new AppError('PAYLOAD_TOO_LARGE', code, message);
 
 /** The client stopped sending the request (408): the connection is closed after the answer. */
 export const requestTimeout = (message: string, code = 'REQUEST_TIMEOUT'): AppError =>
@@ -75,11 +71,23 @@ export const rateLimited = (retryAfterSeconds: number, message = 'Too many reque
 export const unavailable = (message: string, code = 'UNAVAILABLE'): AppError => new AppError('UNAVAILABLE', code, message);
 
 /** Socket errors of a dependency that cannot be reached (PostgreSQL, S3, another service), and @dam/events' NatsUnavailableError (code NATS_UNAVAILABLE): nothing the client did. */
-const UNREACHABLE_CODES = new Set(['NATS_UNAVAILABLE', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND', 'ECONNABORTED']);
+const UNREACHABLE_CODES = new Set([
+  'NATS_UNAVAILABLE',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'ECONNABORTED',
+]);
 /** PostgreSQL's SQLSTATEs for a server that is gone, shutting down, starting or out of connections. */
 const PG_UNAVAILABLE = /^(08...|57P0[1-3]|53300)$/;
 /** node-postgres' own words for a lost or impossible connection. */
-const PG_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|connection is closed/i;
+const PG_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|connection is closed/i;
 
 /**
  * True for an error that says a dependency is down or unreachable (its cause chain and AggregateError members

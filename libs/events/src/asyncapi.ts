@@ -15,7 +15,8 @@ export const ASYNCAPI_PATH = path.resolve(__dirname, '..', '..', '..', 'docs', '
 
 const WHEN: Record<AssetEventType, string> = {
   'file-saved': 'An asset was created (upload, ingest) or its original replaced: status NOT_READY until processing ends.',
-  'file-processed': "The profile's conversions, transcodes and addons are done (status OK or ERROR), or a requested processing or an added conversion changed the outputs.",
+  'file-processed':
+    "The profile's conversions, transcodes and addons are done (status OK or ERROR), or a requested processing or an added conversion changed the outputs.",
   'file-data-updated': 'The custom data of an asset changed (Update Data, bulk update).',
   'file-deleted': 'Delete removed the original (the asset went to the trash), conversions or addon results; `keys` as asked.',
   'file-undeleted': 'An asset came back from the trash.',
@@ -66,9 +67,9 @@ export function asyncApiDocument(): Record<string, unknown> {
         '`assets.events.<group_id>.<event>`, after the change is committed (a transactional outbox): nothing committed is',
         'left unannounced, nothing unannounced is visible.',
         '',
-        '**Delivery.** At least once: read the stream with a JetStream pull consumer as your system\'s own read-only NATS',
+        "**Delivery.** At least once: read the stream with a JetStream pull consumer as your system's own read-only NATS",
         'user `subscriber-<your system>` (an nkey seed the operator makes for you and gives you). It may act on exactly one',
-        'consumer of ASSET_EVENTS, named as the user (`durable_name: \'subscriber-<your system>\'`: it resumes where you',
+        "consumer of ASSET_EVENTS, named as the user (`durable_name: 'subscriber-<your system>'`: it resumes where you",
         'left off; delete and make it again with `deliver_policy` `all` to replay), and on nothing else: no other',
         'consumer, no listing, no publishing, replies under `_INBOX_subscriber-<your system>` only. A message may come twice: `id` (also the',
         '`Nats-Msg-Id` header) is unique per event, so dedupe on it. Events of one asset are published in the order of',
@@ -83,7 +84,7 @@ export function asyncApiDocument(): Record<string, unknown> {
       nats: {
         host: 'nats.example.com:4222',
         protocol: 'nats',
-        description: 'The suite\'s NATS JetStream (locally `nats://127.0.0.1:4222`).',
+        description: "The suite's NATS JetStream (locally `nats://127.0.0.1:4222`).",
         security: [{ $ref: '#/components/securitySchemes/subscriberNkey' }],
       },
     },
@@ -94,7 +95,8 @@ export function asyncApiDocument(): Record<string, unknown> {
       securitySchemes: {
         subscriberNkey: {
           type: 'asymmetricEncryption',
-          description: 'A NATS nkey user (ed25519): the seed of your system\'s read-only `subscriber-<system>` user (locally NATS_NKEY_SEED_SUBSCRIBER_EXAMPLE).',
+          description:
+            "A NATS nkey user (ed25519): the seed of your system's read-only `subscriber-<system>` user (locally NATS_NKEY_SEED_SUBSCRIBER_EXAMPLE).",
         },
       },
       messages,

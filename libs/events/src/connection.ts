@@ -29,14 +29,18 @@ export class NatsUnavailableError extends Error {
  */
 export class JetStreamFullError extends NatsUnavailableError {
   constructor(cause: unknown) {
-    super(`JetStream has no room for this write (${cause instanceof Error ? cause.message : String(cause)}): a stream or KV bucket at its max_bytes, or the server's max_file_store full`, { cause });
+    super(
+      `JetStream has no room for this write (${cause instanceof Error ? cause.message : String(cause)}): a stream or KV bucket at its max_bytes, or the server's max_file_store full`,
+      { cause },
+    );
     this.name = 'JetStreamFullError';
   }
 }
 
 const FULL = /maximum bytes exceeded|insufficient resources/i;
 /** True for JetStream's refusal of a write for want of room (see JetStreamFullError). */
-export const isJetStreamFull = (error: unknown): boolean => error instanceof JetStreamFullError || FULL.test(error instanceof Error ? error.message : String(error));
+export const isJetStreamFull = (error: unknown): boolean =>
+  error instanceof JetStreamFullError || FULL.test(error instanceof Error ? error.message : String(error));
 
 /** The call was still waiting for its answer when the connection went down. */
 class ConnectionLostError extends Error {}

@@ -286,7 +286,8 @@ async function ensureConsumer(nc: NatsConnection, stream: string, replaceOnFilte
   await retryTransient(() => createOrUpdateConsumer(jsm, stream, config, replaceOnFilterChange), ELECTION_RETRY_MS);
 }
 
-const filtersOf = (c: Partial<ConsumerConfig>): string => JSON.stringify([...(c.filter_subjects ?? []), ...(c.filter_subject ? [c.filter_subject] : [])].sort());
+const filtersOf = (c: Partial<ConsumerConfig>): string =>
+  JSON.stringify([...(c.filter_subjects ?? []), ...(c.filter_subject ? [c.filter_subject] : [])].sort());
 
 async function createOrUpdateConsumer(jsm: JetStreamManager, stream: string, config: Partial<ConsumerConfig>, replaceOnFilterChange: boolean): Promise<void> {
   const durable = config.durable_name as string;

@@ -42,7 +42,17 @@ export {
   type StreamOptions,
 } from './nats';
 export { publishEvent, buildHeaders, type PublishOptions } from './publish';
-export { connectionOf, connectionWatch, isJetStreamFull, JetStreamFullError, natsCall, NatsUnavailableError, RECONNECT_GRACE_MS, type ConnectionWatch, type NatsCallOptions } from './connection';
+export {
+  connectionOf,
+  connectionWatch,
+  isJetStreamFull,
+  JetStreamFullError,
+  natsCall,
+  NatsUnavailableError,
+  RECONNECT_GRACE_MS,
+  type ConnectionWatch,
+  type NatsCallOptions,
+} from './connection';
 export {
   jetStreamShareTotal,
   KV_BUCKET_BYTE_SHARES,

@@ -66,7 +66,8 @@ export function kvBucketOptions(
     replicas: config.NATS_STREAM_REPLICAS,
     budget: config.NATS_STREAMS_MAX_BYTES,
     onScaled: (from, to) => logger.warn({ bucket, from, to }, 'KV bucket scaled to NATS_STREAM_REPLICAS'),
-    onLimitKept: (limit) => logger.warn({ bucket, ...limit }, 'KV bucket holds more than its share of NATS_STREAMS_MAX_BYTES: its limit is left as it was; raise the budget'),
+    onLimitKept: (limit) =>
+      logger.warn({ bucket, ...limit }, 'KV bucket holds more than its share of NATS_STREAMS_MAX_BYTES: its limit is left as it was; raise the budget'),
     onFull: (err) => logger.warn({ bucket, err }, 'KV bucket full: its writes are refused (503) until entries expire; raise NATS_STREAMS_MAX_BYTES'),
   };
 }

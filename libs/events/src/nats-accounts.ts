@@ -1,7 +1,23 @@
 import { nkeys } from '@nats-io/nats-core';
 import { noticeSubject } from './schemas/notice.event';
 import { SETTINGS_NOTICES_SUBJECTS } from './settings-notices';
-import { ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, ASSET_PURGES, ASSET_PURGES_SUBJECTS, COLLECTIONS, COLLECTIONS_SUBJECTS, DAM_INTERNAL, DATA_SCHEMAS, DATA_SCHEMAS_SUBJECTS, SUBJECT_ADDON_STATUS, SUBJECT_CDN_EVICT, SUBJECT_USAGE_CDN_BYTES, SUBJECT_USAGE_PREFIX, jobReportSubject, usageSubject } from './subjects';
+import {
+  ASSET_EVENTS,
+  ASSET_EVENTS_SUBJECTS,
+  ASSET_PURGES,
+  ASSET_PURGES_SUBJECTS,
+  COLLECTIONS,
+  COLLECTIONS_SUBJECTS,
+  DAM_INTERNAL,
+  DATA_SCHEMAS,
+  DATA_SCHEMAS_SUBJECTS,
+  SUBJECT_ADDON_STATUS,
+  SUBJECT_CDN_EVICT,
+  SUBJECT_USAGE_CDN_BYTES,
+  SUBJECT_USAGE_PREFIX,
+  jobReportSubject,
+  usageSubject,
+} from './subjects';
 
 /**
  * NATS identities of the suite (ARCHITECTURE rule 9): one nkey user per service with publish/subscribe
@@ -9,7 +25,19 @@ import { ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, ASSET_PURGES, ASSET_PURGES_SUBJECT
  * (`subscriber-<system>`, see SubscriberIdentity). The server holds only public nkeys; no anonymous user exists, so a
  * connection without a seed is refused.
  */
-export const NATS_IDENTITIES = ['admin', 'gateway', 'auth', 'metadata', 'upload', 'conversion', 'transcode', 'link-signing', 'addon', 'webhook', 'search'] as const;
+export const NATS_IDENTITIES = [
+  'admin',
+  'gateway',
+  'auth',
+  'metadata',
+  'upload',
+  'conversion',
+  'transcode',
+  'link-signing',
+  'addon',
+  'webhook',
+  'search',
+] as const;
 export type ServiceIdentity = (typeof NATS_IDENTITIES)[number];
 
 /**
@@ -32,7 +60,14 @@ export const DEFAULT_SUBSCRIBERS: readonly SubscriberIdentity[] = ['subscriber-e
 
 /** The outside systems of a comma-separated list (NATS_SUBSCRIBERS, --subscribers): names checked, no repeats. */
 export function parseSubscribers(list: string): SubscriberIdentity[] {
-  const names = [...new Set(list.split(',').map((s) => s.trim()).filter(Boolean))];
+  const names = [
+    ...new Set(
+      list
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  ];
   const bad = names.filter((n) => !isSubscriberIdentity(n));
   if (bad.length > 0) throw new Error(`not a subscriber identity (subscriber-<a-z0-9 and ->, at most 51 characters): ${bad.join(', ')}`);
   return names as SubscriberIdentity[];
@@ -150,7 +185,11 @@ function kvBucket(bucket: string, opts: { listing?: boolean } = {}): string[] {
 const SERVICE_TOKEN_IDS = kvBucket('SERVICE_TOKENS');
 
 /** Creating and updating the streams: metadata's alone (it owns ASSET_EVENTS, the schemas and the outbox). */
-const STREAM_ADMIN = [ASSET_EVENTS, DAM_INTERNAL, DATA_SCHEMAS, COLLECTIONS, ASSET_PURGES].flatMap((s) => [`${API}.STREAM.INFO.${s}`, `${API}.STREAM.CREATE.${s}`, `${API}.STREAM.UPDATE.${s}`]);
+const STREAM_ADMIN = [ASSET_EVENTS, DAM_INTERNAL, DATA_SCHEMAS, COLLECTIONS, ASSET_PURGES].flatMap((s) => [
+  `${API}.STREAM.INFO.${s}`,
+  `${API}.STREAM.CREATE.${s}`,
+  `${API}.STREAM.UPDATE.${s}`,
+]);
 
 const PERMISSIONS: Record<Exclude<ServiceIdentity, 'admin'>, SubjectPermissions> = {
   // The API requests it counts (usage statistics), and the kept responses of Idempotency-Key (CONTRACT §13).

@@ -3,7 +3,18 @@ import { nanos, nkeyAuthenticator, type NatsConnection } from '@nats-io/nats-cor
 import { connect } from '@nats-io/transport-node';
 import { connectionWatch } from './connection';
 import { inboxPrefixOf } from './nats-accounts';
-import { ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, DAM_INTERNAL, DAM_INTERNAL_SUBJECTS, DATA_SCHEMAS, DATA_SCHEMAS_SUBJECTS, COLLECTIONS, COLLECTIONS_SUBJECTS, ASSET_PURGES, ASSET_PURGES_SUBJECTS } from './subjects';
+import {
+  ASSET_EVENTS,
+  ASSET_EVENTS_SUBJECTS,
+  DAM_INTERNAL,
+  DAM_INTERNAL_SUBJECTS,
+  DATA_SCHEMAS,
+  DATA_SCHEMAS_SUBJECTS,
+  COLLECTIONS,
+  COLLECTIONS_SUBJECTS,
+  ASSET_PURGES,
+  ASSET_PURGES_SUBJECTS,
+} from './subjects';
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 24 * 60 * MINUTE_MS;
@@ -54,7 +65,11 @@ export function isTransientJetStreamError(error: unknown): boolean {
 }
 
 /** Runs `fn` again after a transient JetStream failure (growing pauses) until `timeoutMs` has passed. */
-export async function retryTransient<T>(fn: () => Promise<T>, timeoutMs: number, isRetryable: (error: unknown) => boolean = isTransientJetStreamError): Promise<T> {
+export async function retryTransient<T>(
+  fn: () => Promise<T>,
+  timeoutMs: number,
+  isRetryable: (error: unknown) => boolean = isTransientJetStreamError,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (let delay = 250; ; delay = Math.min(delay * 2, 2000)) {
     try {
@@ -179,7 +194,10 @@ export function streamConfigs(options: StreamOptions = {}): Array<Partial<Stream
   const duplicateWindow = nanos(options.duplicateWindowMs ?? 2 * MINUTE_MS);
   const replicas = options.replicas ?? 1;
   // Both are always sent: an update merges into the stream's configuration, so a limit left out would stay.
-  const limits = (name: StreamName) => ({ max_bytes: options.maxBytes === undefined ? -1 : streamMaxBytes(options.maxBytes)[name], discard: STREAM_DISCARD[name] });
+  const limits = (name: StreamName) => ({
+    max_bytes: options.maxBytes === undefined ? -1 : streamMaxBytes(options.maxBytes)[name],
+    discard: STREAM_DISCARD[name],
+  });
   return [
     {
       name: ASSET_EVENTS,
@@ -268,10 +286,13 @@ export async function ensureStreams(nc: NatsConnection, options: StreamOptions =
       done.push(await retryTransient(() => ensureStream(jsm, config, replicas), ELECTION_RETRY_MS, isTransientOrRacingCreate));
     } catch (error) {
       // JetStream reserves every stream's max_bytes on its servers up front: a budget it cannot hold is refused here.
-      const hint = /insufficient storage/i.test(String(error)) ? ' (NATS_STREAMS_MAX_BYTES must stay below JetStream\'s max_file_store)' : '';
-      throw new Error(`stream ${config.name} (${replicas} replica${replicas === 1 ? '' : 's'}): ${error instanceof Error ? error.message : String(error)}${hint}`, {
-        cause: error,
-      });
+      const hint = /insufficient storage/i.test(String(error)) ? " (NATS_STREAMS_MAX_BYTES must stay below JetStream's max_file_store)" : '';
+      throw new Error(
+        `stream ${config.name} (${replicas} replica${replicas === 1 ? '' : 's'}): ${error instanceof Error ? error.message : String(error)}${hint}`,
+        {
+          cause: error,
+        },
+      );
     }
   }
   return done;
@@ -282,7 +303,8 @@ export async function ensureStreams(nc: NatsConnection, options: StreamOptions =
  * meta leader may refuse another's update of it as overlapping subjects (seen on a loaded machine); the next try
  * finds the stream created.
  */
-const isTransientOrRacingCreate = (error: unknown): boolean => isTransientJetStreamError(error) || /subjects overlap with an existing stream/i.test(String(error));
+const isTransientOrRacingCreate = (error: unknown): boolean =>
+  isTransientJetStreamError(error) || /subjects overlap with an existing stream/i.test(String(error));
 
 /** One stream created or updated; repeatable (the whole step runs again after a transient failure). */
 async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }, replicas: number): Promise<EnsuredStream> {

@@ -62,7 +62,7 @@ export function jobReportWorkerOf(subject: string): JobWorker | undefined {
 }
 /** The worker kind of a lease holder's id (`<worker>@<host>:<pid>`, see workerId), or undefined. */
 export const workerKindOf = (holder: string): JobWorker | undefined => workerKind(holder.split('@')[0] ?? '');
-const workerKind = (name: string): JobWorker | undefined => (JOB_WORKERS as readonly string[]).includes(name) ? (name as JobWorker) : undefined;
+const workerKind = (name: string): JobWorker | undefined => ((JOB_WORKERS as readonly string[]).includes(name) ? (name as JobWorker) : undefined);
 
 /**
  * Usage counted by the service that sees it, for the usage owner (auth) to aggregate: `dam.internal.usage.<metric>`.
@@ -85,14 +85,7 @@ export const SUBJECT_CDN_EVICT = 'dam.internal.cdn.evict';
  */
 export const SUBJECT_ADDON_STATUS = 'dam.rpc.addons.status';
 
-export const ASSET_EVENT_TYPES = [
-  'file-saved',
-  'file-processed',
-  'file-data-updated',
-  'file-deleted',
-  'file-undeleted',
-  'addon-processed',
-] as const;
+export const ASSET_EVENT_TYPES = ['file-saved', 'file-processed', 'file-data-updated', 'file-deleted', 'file-undeleted', 'addon-processed'] as const;
 export type AssetEventType = (typeof ASSET_EVENT_TYPES)[number];
 
 // A subject token may not be empty or contain separators or wildcards; a group id that does would publish onto

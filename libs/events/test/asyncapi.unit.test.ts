@@ -8,7 +8,7 @@ import { fileSavedEvent } from './fixtures';
 const text = readFileSync(ASYNCAPI_PATH, 'utf8');
 
 describe('docs/asyncapi.yaml (AsyncAPI 3 of ASSET_EVENTS)', () => {
-  it('is what the events\' zod schemas make (regenerate: pnpm --filter @dam/events asyncapi)', () => {
+  it("is what the events' zod schemas make (regenerate: pnpm --filter @dam/events asyncapi)", () => {
     expect(text).toBe(renderAsyncApi());
   });
 
@@ -18,8 +18,19 @@ describe('docs/asyncapi.yaml (AsyncAPI 3 of ASSET_EVENTS)', () => {
     expect(errors.map((d) => `${d.code}: ${d.message} at ${d.path.join('.')}`)).toEqual([]);
     expect(document?.version()).toBe('3.0.0');
     // One channel and one receive operation per public event, on its subject.
-    expect(document?.channels().all().map((c) => c.address()).sort()).toEqual(ASSET_EVENT_TYPES.map((t) => `assets.events.{group_id}.${t}`).sort());
-    expect(document?.operations().all().every((o) => o.action() === 'receive')).toBe(true);
+    expect(
+      document
+        ?.channels()
+        .all()
+        .map((c) => c.address())
+        .sort(),
+    ).toEqual(ASSET_EVENT_TYPES.map((t) => `assets.events.{group_id}.${t}`).sort());
+    expect(
+      document
+        ?.operations()
+        .all()
+        .every((o) => o.action() === 'receive'),
+    ).toBe(true);
     // The parser does reject a broken document (this test can fail).
     const broken = await new Parser().parse(text.replace('asyncapi: 3.0.0', 'asyncapi: 3.0.0\nnonsense: true'));
     expect(broken.diagnostics.some((d) => d.severity === 0)).toBe(true);

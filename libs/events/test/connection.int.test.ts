@@ -53,7 +53,10 @@ describe('NATS calls across a restart of the server', () => {
     const js = jetstream(nc);
     await server.pause();
     await until(() => !connectionWatch(nc).connected(), 5000);
-    const call = natsCall(nc, () => js.publish('dam.internal.jobs.reports', JSON.stringify({ n: 1 }), { msgID: 'conn-test-1' }), { graceMs: 20_000, retryMs: 20_000 });
+    const call = natsCall(nc, () => js.publish('dam.internal.jobs.reports', JSON.stringify({ n: 1 }), { msgID: 'conn-test-1' }), {
+      graceMs: 20_000,
+      retryMs: 20_000,
+    });
     await new Promise((r) => setTimeout(r, 1000));
     const resumed = Date.now();
     await server.resume();
@@ -113,7 +116,11 @@ describe('NATS calls across a restart of the server', () => {
       await new Promise((r) => setTimeout(r, scaled(500)));
       await server.resume();
       await until(async () => {
-        const info = await natsCall(nc, () => jetstream(nc).consumers.get('DAM_INTERNAL', 'connection-test').then((c) => c.info())).catch(() => undefined);
+        const info = await natsCall(nc, () =>
+          jetstream(nc)
+            .consumers.get('DAM_INTERNAL', 'connection-test')
+            .then((c) => c.info()),
+        ).catch(() => undefined);
         return info !== undefined && info.num_ack_pending === 0 && info.ack_floor.stream_seq >= info.delivered.stream_seq;
       }, 10_000);
       // Well within the 30 s ack wait: had the ack been lost, the message would still be pending here.

@@ -76,7 +76,7 @@ describe('KV bucket byte limits', () => {
     expect(await Promise.all(KV_BUCKETS.map(async (b) => (await configOf(b)).discard))).toEqual(KV_BUCKETS.map(() => 'new'));
   });
 
-  it('brings an existing bucket to its share (and IDEMPOTENCY to a day\'s max_age) on start, keeps a limit it already passes, lifts it without a budget', async () => {
+  it("brings an existing bucket to its share (and IDEMPOTENCY to a day's max_age) on start, keeps a limit it already passes, lifts it without a budget", async () => {
     // As a release before the limits left them: no max_bytes (and here no max_age either).
     await new Kvm(admin).create(IDEMPOTENCY_BUCKET, { history: 1 });
     await new Kvm(admin).create(SERVICE_TOKENS_BUCKET, { history: 1, ttl: 70_000 });
@@ -90,7 +90,10 @@ describe('KV bucket byte limits', () => {
     const kept: LimitKept[] = [];
     await natsIdempotencyStore(await as('gateway'), { budget: BUDGET, onLimitKept: (l) => kept.push(l) });
     await openServiceTokenBucket(await as('auth'), { replicas: 1, budget: BUDGET, onLimitKept: (l) => kept.push(l) });
-    expect([(await configOf(IDEMPOTENCY_BUCKET)).max_bytes, (await configOf(IDEMPOTENCY_BUCKET)).max_age]).toEqual([kvBucketMaxBytes(BUDGET).IDEMPOTENCY, nanos(DAY_MS)]);
+    expect([(await configOf(IDEMPOTENCY_BUCKET)).max_bytes, (await configOf(IDEMPOTENCY_BUCKET)).max_age]).toEqual([
+      kvBucketMaxBytes(BUDGET).IDEMPOTENCY,
+      nanos(DAY_MS),
+    ]);
     // Lowering it would delete the oldest entries (used token ids: replays): it keeps its limit, and says so.
     expect([(await configOf(SERVICE_TOKENS_BUCKET)).max_bytes, (await jsm.streams.info(`KV_${SERVICE_TOKENS_BUCKET}`)).state.messages]).toEqual([-1, 30]);
     expect(kept).toEqual([{ wanted: kvBucketMaxBytes(BUDGET).SERVICE_TOKENS, holds: held, kept: -1 }]);
@@ -110,7 +113,10 @@ describe('KV bucket byte limits', () => {
     const fill = async (size: number) => {
       // At most twice the share in puts of this size: a bucket without a limit never refuses.
       for (let i = 0; i < (2 * kvBucketMaxBytes(BUDGET).IDEMPOTENCY) / size && i < 2000; i++) {
-        const refused = await kv.put(`other.${puts++}`, 'x'.repeat(size)).then(() => undefined, (error: unknown) => error);
+        const refused = await kv.put(`other.${puts++}`, 'x'.repeat(size)).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
         if (refused === undefined) continue;
         expect(String(refused)).toMatch(/maximum bytes exceeded/);
         return;
@@ -124,7 +130,10 @@ describe('KV bucket byte limits', () => {
     await fill(1);
     expect(puts).toBeGreaterThan(100);
 
-    const claim = await store.claim('k1').then(() => undefined, (error: unknown) => error);
+    const claim = await store.claim('k1').then(
+      () => undefined,
+      (error: unknown) => error,
+    );
     expect(claim).toBeInstanceOf(JetStreamFullError);
     expect([isDependencyUnavailable(claim), String(claim)]).toEqual([true, expect.stringMatching(/no room.*maximum bytes exceeded/)]);
     const response = { fingerprint: 'f', status: 201, contentType: 'application/json', body: Buffer.from('{"id":1}').toString('base64') };

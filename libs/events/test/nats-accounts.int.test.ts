@@ -111,7 +111,7 @@ describe('NATS identities and permissions', () => {
     expect(await jsPublish('webhook', noticeSubject('webhook-failed'))).toBe('stored');
   });
 
-  it("lets auth read the notices through its own durable, and no other service", async () => {
+  it('lets auth read the notices through its own durable, and no other service', async () => {
     const got: string[] = [];
     const c = await consume({
       nc: await as('auth'),
@@ -129,7 +129,15 @@ describe('NATS identities and permissions', () => {
     await until(() => got.includes(noticeSubject('job-failed')));
     await c.stop();
     await expect(
-      consume({ nc: await as('search'), stream: DAM_INTERNAL, durable: 'auth-notices', filterSubjects: NOTICES_FILTER, schema: z.unknown(), handler: async () => undefined, logger: captureLogger() }),
+      consume({
+        nc: await as('search'),
+        stream: DAM_INTERNAL,
+        durable: 'auth-notices',
+        filterSubjects: NOTICES_FILTER,
+        schema: z.unknown(),
+        handler: async () => undefined,
+        logger: captureLogger(),
+      }),
     ).rejects.toThrow(/permission|timeout/i);
   });
 
@@ -190,7 +198,11 @@ describe('NATS identities and permissions', () => {
     // No addon replica: nobody knows, the run is queued.
     expect(await ask('background_removal')).toBeUndefined();
     const stored = await streamMessages(admin, DAM_INTERNAL);
-    const sub = serveAddonStatus(addon, () => ({ auto_tagging: { state: 'ready' }, background_removal: { state: 'failed', reason: 'no model here' }, face_recognition: { state: 'loading' } }));
+    const sub = serveAddonStatus(addon, () => ({
+      auto_tagging: { state: 'ready' },
+      background_removal: { state: 'failed', reason: 'no model here' },
+      face_recognition: { state: 'loading' },
+    }));
     await addon.flush();
     expect(await ask('background_removal')).toBe('no model here');
     expect(await ask('auto_tagging')).toBeUndefined();

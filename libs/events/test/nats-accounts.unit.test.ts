@@ -18,17 +18,21 @@ describe('NATS consumer names and rights', () => {
   /** The consumer names in `identity`'s grants on the suite's streams (KV buckets' streams are their users' own). */
   const consumerNamesOf = (identity: NatsIdentity): string[] =>
     (natsPermissions(identity)?.publish ?? []).flatMap((s) => {
-      const m = /^\$JS\.API\.CONSUMER\.(?:DURABLE\.CREATE|CREATE|INFO|DELETE|MSG\.NEXT)\.([^.]+)(?:\.([^.]+))?/.exec(s) ?? /^\$JS\.ACK\.([^.]+)\.([^.]+)/.exec(s);
+      const m =
+        /^\$JS\.API\.CONSUMER\.(?:DURABLE\.CREATE|CREATE|INFO|DELETE|MSG\.NEXT)\.([^.]+)(?:\.([^.]+))?/.exec(s) ?? /^\$JS\.ACK\.([^.]+)\.([^.]+)/.exec(s);
       if (!m || m[1]?.startsWith('KV_')) return [];
       // No name token: the ephemeral-create subject, which updates whatever durable its body names (nats-server 2.9).
       return [m[2] ?? '(none)'];
     });
 
-  it.each([...NATS_IDENTITIES.filter((i) => i !== 'admin'), 'subscriber-crm' as const])('grants %s consumer names under its own prefix only, none by wildcard', (identity) => {
-    const names = consumerNamesOf(identity);
-    for (const name of names) expect(name === identity || name.startsWith(`${identity}-`)).toBe(true);
-    expect(names.filter((n) => n === '*' || n === '>' || n === '(none)')).toEqual([]);
-  });
+  it.each([...NATS_IDENTITIES.filter((i) => i !== 'admin'), 'subscriber-crm' as const])(
+    'grants %s consumer names under its own prefix only, none by wildcard',
+    (identity) => {
+      const names = consumerNamesOf(identity);
+      for (const name of names) expect(name === identity || name.startsWith(`${identity}-`)).toBe(true);
+      expect(names.filter((n) => n === '*' || n === '>' || n === '(none)')).toEqual([]);
+    },
+  );
 
   it('grants consumers (key listings, watches) of a KV bucket only to the one identity that uses it', () => {
     const services = NATS_IDENTITIES.filter((i) => i !== 'admin');

@@ -42,12 +42,21 @@ describe('nats-server reloads a re-rendered dam-nats-auth', () => {
     expect([r.status, r.stderr]).toEqual([0, '']);
   };
   const connectAs = async (identity: string): Promise<NatsConnection> => {
-    const nc = await connect({ servers: url, reconnect: false, authenticator: nkeyAuthenticator(new TextEncoder().encode(seedOf(identity))), timeout: scaled(2000) });
+    const nc = await connect({
+      servers: url,
+      reconnect: false,
+      authenticator: nkeyAuthenticator(new TextEncoder().encode(seedOf(identity))),
+      timeout: scaled(2000),
+    });
     opened.push(nc);
     return nc;
   };
   /** The JetStream account check, the first request every service makes: allowed or not by its permissions. */
-  const jsInfo = (nc: NatsConnection) => nc.request('$JS.API.INFO', '', { timeout: scaled(2000) }).then(() => 'allowed', (error: unknown) => String(error));
+  const jsInfo = (nc: NatsConnection) =>
+    nc.request('$JS.API.INFO', '', { timeout: scaled(2000) }).then(
+      () => 'allowed',
+      (error: unknown) => String(error),
+    );
 
   beforeAll(async () => {
     const port = await freePort();
@@ -67,7 +76,14 @@ describe('nats-server reloads a re-rendered dam-nats-auth', () => {
     server = spawn('nats-server', ['-c', path.join(dir, 'nats.conf')], { stdio: ['ignore', 'ignore', 'pipe'] });
     server.stderr?.on('data', (chunk: Buffer) => (log += chunk.toString()));
     url = `nats://127.0.0.1:${port}`;
-    await until(() => connectAs('admin').then(() => true, () => false), 15_000);
+    await until(
+      () =>
+        connectAs('admin').then(
+          () => true,
+          () => false,
+        ),
+      15_000,
+    );
   });
   afterAll(async () => {
     await Promise.all(opened.map((nc) => nc.close().catch(() => undefined)));
@@ -89,7 +105,14 @@ describe('nats-server reloads a re-rendered dam-nats-auth', () => {
     mountAuth(renderNatsAuthorization(users));
     reload();
 
-    await until(() => connectAs('subscriber-crm').then(() => true, () => false), 10_000);
+    await until(
+      () =>
+        connectAs('subscriber-crm').then(
+          () => true,
+          () => false,
+        ),
+      10_000,
+    );
     expect(await jsInfo(metadata)).toBe('allowed');
     // The same connection, never dropped; the same server process.
     expect([statuses.filter((s) => s === 'disconnect' || s === 'reconnect'), metadata.isClosed(), server.pid, server.exitCode]).toEqual([[], false, pid, null]);

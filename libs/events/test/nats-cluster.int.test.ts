@@ -1,7 +1,20 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { startNatsCluster, type TestNatsCluster } from '@dam/testing';
-import { ASSET_EVENTS, assetEventSubject, connectNats, consume, DAM_INTERNAL, ensureStreams, FILE_SAVED, IDEMPOTENCY_BUCKET, natsIdempotencyStore, natsServers, streamConfigs, type Consumer } from '../src';
+import {
+  ASSET_EVENTS,
+  assetEventSubject,
+  connectNats,
+  consume,
+  DAM_INTERNAL,
+  ensureStreams,
+  FILE_SAVED,
+  IDEMPOTENCY_BUCKET,
+  natsIdempotencyStore,
+  natsServers,
+  streamConfigs,
+  type Consumer,
+} from '../src';
 import { fileSavedEvent } from './fixtures';
 import { captureLogger, until } from './helpers';
 
@@ -49,7 +62,14 @@ describe('on a 3-node JetStream cluster', () => {
       // Several replicas of a service creating their durable at once.
       const consumers: Consumer[] = await Promise.all(
         [nc, ...others].map((conn) =>
-          consume({ nc: conn, stream: ASSET_EVENTS, durable: 'cluster-test', schema: FILE_SAVED.schema, logger: captureLogger(), handler: async () => undefined }),
+          consume({
+            nc: conn,
+            stream: ASSET_EVENTS,
+            durable: 'cluster-test',
+            schema: FILE_SAVED.schema,
+            logger: captureLogger(),
+            handler: async () => undefined,
+          }),
         ),
       );
       // A durable follows its stream's replicas.

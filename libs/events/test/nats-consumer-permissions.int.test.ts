@@ -45,7 +45,12 @@ describe('consumers of their own only (F4)', () => {
     await jsm.consumers.add(ASSET_EVENTS, { durable_name: 'webhook-deliveries', ack_policy: AckPolicy.Explicit, max_deliver: 15 });
     // With search's own filter: nats-server 2.9 delivers nothing from a durable whose filter an update added.
     await jsm.consumers.add(ASSET_EVENTS, { durable_name: 'search-index', ack_policy: AckPolicy.Explicit, max_deliver: 15, filter_subject: 'assets.events.>' });
-    await jsm.consumers.add(DAM_INTERNAL, { durable_name: 'metadata-job-reports', ack_policy: AckPolicy.Explicit, max_deliver: 15, filter_subject: JOB_REPORTS_FILTER });
+    await jsm.consumers.add(DAM_INTERNAL, {
+      durable_name: 'metadata-job-reports',
+      ack_policy: AckPolicy.Explicit,
+      max_deliver: 15,
+      filter_subject: JOB_REPORTS_FILTER,
+    });
   });
   afterAll(async () => {
     for (const nc of open) await nc.close();
@@ -60,7 +65,10 @@ describe('consumers of their own only (F4)', () => {
       (error: unknown) => String(error),
     );
 
-  const create = (stream: string, name: string, filter?: string) => ({ stream_name: stream, config: { name, durable_name: name, ack_policy: 'explicit', max_deliver: 1, ...(filter ? { filter_subject: filter } : {}) } });
+  const create = (stream: string, name: string, filter?: string) => ({
+    stream_name: stream,
+    config: { name, durable_name: name, ack_policy: 'explicit', max_deliver: 1, ...(filter ? { filter_subject: filter } : {}) },
+  });
 
   /** Every way to act on `stream`'s consumer `name`, each expected refused. */
   async function refusedOn(identity: NatsIdentity, stream: string, name: string, filter: string): Promise<void> {
@@ -86,7 +94,8 @@ describe('consumers of their own only (F4)', () => {
     if (identity !== 'search') await refusedOn(identity, ASSET_EVENTS, 'search-index', 'assets.events.>');
     // The durables are as their owners made them.
     const jsm = await jetstreamManager(admin);
-    for (const name of ['webhook-deliveries', 'search-index']) expect((await jsm.consumers.info(ASSET_EVENTS, name)).config).toMatchObject({ durable_name: name, max_deliver: 15 });
+    for (const name of ['webhook-deliveries', 'search-index'])
+      expect((await jsm.consumers.info(ASSET_EVENTS, name)).config).toMatchObject({ durable_name: name, max_deliver: 15 });
   });
 
   it("refuses link-signing every act on another identity's durable of DAM_INTERNAL, with its own filter too", async () => {
@@ -109,9 +118,13 @@ describe('consumers of their own only (F4)', () => {
     expect(await m?.ackAck()).toBe(true);
     expect((await jsm.consumers.info(ASSET_EVENTS, 'subscriber-example')).ack_floor.stream_seq).toBe(1);
     // Another outside system's consumer, and any other name under the old shared prefix, are out of reach.
-    await (await jetstreamManager(await as('subscriber-other'))).consumers.add(ASSET_EVENTS, { durable_name: 'subscriber-other', ack_policy: AckPolicy.Explicit });
+    await (
+      await jetstreamManager(await as('subscriber-other'))
+    ).consumers.add(ASSET_EVENTS, { durable_name: 'subscriber-other', ack_policy: AckPolicy.Explicit });
     await refusedOn('subscriber-example', ASSET_EVENTS, 'subscriber-other', 'assets.events.>');
-    expect(await attempt('subscriber-example', `$JS.API.CONSUMER.CREATE.${ASSET_EVENTS}.subscriber-audit`, create(ASSET_EVENTS, 'subscriber-audit'))).toMatch(VIOLATION);
+    expect(await attempt('subscriber-example', `$JS.API.CONSUMER.CREATE.${ASSET_EVENTS}.subscriber-audit`, create(ASSET_EVENTS, 'subscriber-audit'))).toMatch(
+      VIOLATION,
+    );
     expect(await jsm.consumers.delete(ASSET_EVENTS, 'subscriber-example')).toBe(true);
   });
 
@@ -127,7 +140,16 @@ describe('consumers of their own only (F4)', () => {
   it('lets search pull its own durable and replay the stream with its fixed-name replay consumer', async () => {
     const nc = await as('search');
     const got: string[] = [];
-    const c = await consume({ nc, stream: ASSET_EVENTS, durable: 'search-index', filterSubjects: 'assets.events.>', schema: z.unknown(), handler: async (_p, ctx) => void got.push(ctx.subject), logger: captureLogger(), fetchExpiresMs: 1000 });
+    const c = await consume({
+      nc,
+      stream: ASSET_EVENTS,
+      durable: 'search-index',
+      filterSubjects: 'assets.events.>',
+      schema: z.unknown(),
+      handler: async (_p, ctx) => void got.push(ctx.subject),
+      logger: captureLogger(),
+      fetchExpiresMs: 1000,
+    });
     await until(() => got.length === 3);
     await c.stop();
     const jsm = await jetstreamManager(nc);
@@ -149,7 +171,16 @@ describe('consumers of their own only (F4)', () => {
     await until(() => heard.length === 2);
     expect(heard).toEqual(['assets.events.1.file-deleted', SUBJECT_CDN_EVICT]);
     for (const sub of subs) sub.unsubscribe();
-    const c = await consume({ nc, stream: DAM_INTERNAL, durable: 'link-signing-cdn-jobs', filterSubjects: jobCommandSubject('link-signing'), schema: z.unknown(), handler: async () => undefined, logger: captureLogger(), fetchExpiresMs: 1000 });
+    const c = await consume({
+      nc,
+      stream: DAM_INTERNAL,
+      durable: 'link-signing-cdn-jobs',
+      filterSubjects: jobCommandSubject('link-signing'),
+      schema: z.unknown(),
+      handler: async () => undefined,
+      logger: captureLogger(),
+      fetchExpiresMs: 1000,
+    });
     await c.stop();
   });
 });

@@ -57,7 +57,12 @@ describe('publish and consume against nats-server', () => {
     const received: Array<{ event: FileSavedEvent; traceId?: string; deliveryCount: number }> = [];
     consumers.push(
       await consume({
-        nc, stream: ASSET_EVENTS, durable, filterSubjects: subject, schema: FILE_SAVED.schema, logger: captureLogger(),
+        nc,
+        stream: ASSET_EVENTS,
+        durable,
+        filterSubjects: subject,
+        schema: FILE_SAVED.schema,
+        logger: captureLogger(),
         handler: async (event, ctx) => {
           received.push({ event, traceId: (currentTraceIds() as { trace_id?: string }).trace_id, deliveryCount: ctx.deliveryCount });
         },
@@ -93,7 +98,13 @@ describe('publish and consume against nats-server', () => {
     const handled: string[] = [];
     consumers.push(
       await consume({
-        nc, stream: ASSET_EVENTS, durable, filterSubjects: subject, schema: FILE_SAVED.schema, logger, ackWaitMs: 1000,
+        nc,
+        stream: ASSET_EVENTS,
+        durable,
+        filterSubjects: subject,
+        schema: FILE_SAVED.schema,
+        logger,
+        ackWaitMs: 1000,
         handler: async (event) => void handled.push(event.id),
       }),
     );
@@ -119,13 +130,18 @@ describe('publish and consume against nats-server', () => {
     expect(info.num_pending).toBe(0);
   });
 
-  it('calls onAcked once the server has taken the ack: the durable\'s ack floor covers the message by then', async () => {
+  it("calls onAcked once the server has taken the ack: the durable's ack floor covers the message by then", async () => {
     const { group, durable, subject } = setup();
     const floors: Array<{ seq: number; floor: number }> = [];
     const jsm = await jetstreamManager(nc);
     consumers.push(
       await consume({
-        nc, stream: ASSET_EVENTS, durable, filterSubjects: subject, schema: FILE_SAVED.schema, logger: captureLogger(),
+        nc,
+        stream: ASSET_EVENTS,
+        durable,
+        filterSubjects: subject,
+        schema: FILE_SAVED.schema,
+        logger: captureLogger(),
         handler: async () => undefined,
         onAcked: (_e, ctx) => {
           void jsm.consumers.info(ASSET_EVENTS, durable).then((i) => floors.push({ seq: ctx.msg.info.streamSequence, floor: i.ack_floor.stream_seq }));
@@ -142,8 +158,14 @@ describe('publish and consume against nats-server', () => {
     const attempts: number[] = [];
     consumers.push(
       await consume({
-        nc, stream: ASSET_EVENTS, durable, filterSubjects: subject, schema: FILE_SAVED.schema, logger: captureLogger(),
-        backoffMs: [200], maxDeliver: 5,
+        nc,
+        stream: ASSET_EVENTS,
+        durable,
+        filterSubjects: subject,
+        schema: FILE_SAVED.schema,
+        logger: captureLogger(),
+        backoffMs: [200],
+        maxDeliver: 5,
         handler: async (_event, ctx) => {
           attempts.push(ctx.deliveryCount);
           if (ctx.deliveryCount < 3) throw new Error('transient');
@@ -170,8 +192,14 @@ describe('publish and consume against nats-server', () => {
     const outage: number[] = [];
     consumers.push(
       await consume({
-        nc, stream: ASSET_EVENTS, durable, filterSubjects: subject, schema: FILE_SAVED.schema, logger: captureLogger(),
-        backoffMs: [200], maxDeliver: 5,
+        nc,
+        stream: ASSET_EVENTS,
+        durable,
+        filterSubjects: subject,
+        schema: FILE_SAVED.schema,
+        logger: captureLogger(),
+        backoffMs: [200],
+        maxDeliver: 5,
         handler: async (event, ctx) => {
           outage.push(ctx.deliveryCount);
           // The dependency is back on the third try; a service's 503 counts as down too.
@@ -190,8 +218,15 @@ describe('publish and consume against nats-server', () => {
     const counted: number[] = [];
     consumers.push(
       await consume({
-        nc, stream: ASSET_EVENTS, durable: second.durable, filterSubjects: second.subject, schema: FILE_SAVED.schema, logger: captureLogger(),
-        backoffMs: [200], maxDeliver: 5, outageRetryMs: 0,
+        nc,
+        stream: ASSET_EVENTS,
+        durable: second.durable,
+        filterSubjects: second.subject,
+        schema: FILE_SAVED.schema,
+        logger: captureLogger(),
+        backoffMs: [200],
+        maxDeliver: 5,
+        outageRetryMs: 0,
         handler: async (_event, ctx) => {
           counted.push(ctx.deliveryCount);
           if (ctx.deliveryCount < 2) throw refused();
@@ -210,8 +245,14 @@ describe('publish and consume against nats-server', () => {
     let deadLetterFailures = 1;
     consumers.push(
       await consume({
-        nc, stream: ASSET_EVENTS, durable, filterSubjects: subject, schema: FILE_SAVED.schema, logger: captureLogger(),
-        backoffMs: [50], maxDeliver: 3,
+        nc,
+        stream: ASSET_EVENTS,
+        durable,
+        filterSubjects: subject,
+        schema: FILE_SAVED.schema,
+        logger: captureLogger(),
+        backoffMs: [50],
+        maxDeliver: 3,
         handler: async (_event, ctx) => {
           attempts.push(ctx.deliveryCount);
           throw new Error(`broken ${ctx.deliveryCount}`);
@@ -246,7 +287,12 @@ describe('publish and consume against nats-server', () => {
     let peak = 0;
     let done = 0;
     const consumer = await consume({
-      nc, stream: ASSET_EVENTS, durable, filterSubjects: subject, schema: FILE_SAVED.schema, logger: captureLogger(),
+      nc,
+      stream: ASSET_EVENTS,
+      durable,
+      filterSubjects: subject,
+      schema: FILE_SAVED.schema,
+      logger: captureLogger(),
       concurrency: 3,
       handler: async () => {
         running += 1;
@@ -269,8 +315,13 @@ describe('publish and consume against nats-server', () => {
     // Graceful stop: an in-flight handler finishes before stop() resolves.
     let finished = false;
     const slow = await consume({
-      nc, stream: ASSET_EVENTS, durable: `${durable}-slow`, filterSubjects: subject, schema: FILE_SAVED.schema,
-      logger: captureLogger(), deliverPolicy: 'new',
+      nc,
+      stream: ASSET_EVENTS,
+      durable: `${durable}-slow`,
+      filterSubjects: subject,
+      schema: FILE_SAVED.schema,
+      logger: captureLogger(),
+      deliverPolicy: 'new',
       handler: async (_e, ctx) => {
         const release = ctx.keepAlive();
         // Still running when stop() is called below, also on a slower machine.

@@ -44,7 +44,21 @@ describe('asset data format', () => {
   });
 
   it('requires every mandatory field', () => {
-    for (const key of ['id', 'status', 'name', 'size', 'checksum', 'content_type', 'creator_id', 'upload_time', 'update_time', 'metadata', 'data', 'conversions', 'addons_info']) {
+    for (const key of [
+      'id',
+      'status',
+      'name',
+      'size',
+      'checksum',
+      'content_type',
+      'creator_id',
+      'upload_time',
+      'update_time',
+      'metadata',
+      'data',
+      'conversions',
+      'addons_info',
+    ]) {
       const value: Record<string, unknown> = { ...assetData() };
       delete value[key];
       expect({ key, ok: assetDataSchema.safeParse(value).success }).toEqual({ key, ok: false });
@@ -85,7 +99,16 @@ describe('envelopes', () => {
 });
 
 describe('job commands and reports', () => {
-  const command = { id: 'job-1-run-0', job_id: 1, attempt: 0, type: 'processing', group_id: '1', asset_id: 'a1', source_checksum: 'abc', content_type: 'image/png' };
+  const command = {
+    id: 'job-1-run-0',
+    job_id: 1,
+    attempt: 0,
+    type: 'processing',
+    group_id: '1',
+    asset_id: 'a1',
+    source_checksum: 'abc',
+    content_type: 'image/png',
+  };
   it('accepts a command, with or without keys, and refuses one without a job id', () => {
     expect(jobCommandSchema.safeParse(command).success).toBe(true);
     expect(jobCommandSchema.safeParse({ ...command, keys: ['thumb'] }).success).toBe(true);
@@ -93,7 +116,17 @@ describe('job commands and reports', () => {
     expect(jobCommandSchema.safeParse(bad).success).toBe(false);
   });
   it('accepts progress and final reports, refusing progress over 100 and unknown states', () => {
-    const progress = { id: 'p1', job_id: 1, attempt: 0, group_id: '1', asset_id: 'a1', worker: 'conversion@h:1', state: 'PROGRESS', step: 'conversions', progress: 40 };
+    const progress = {
+      id: 'p1',
+      job_id: 1,
+      attempt: 0,
+      group_id: '1',
+      asset_id: 'a1',
+      worker: 'conversion@h:1',
+      state: 'PROGRESS',
+      step: 'conversions',
+      progress: 40,
+    };
     expect(jobReportSchema.safeParse(progress).success).toBe(true);
     expect(jobReportSchema.safeParse({ ...progress, progress: 101 }).success).toBe(false);
     expect(jobReportSchema.safeParse({ ...progress, state: 'PAUSED' }).success).toBe(false);

@@ -1,6 +1,14 @@
 import type { NatsConnection } from '@nats-io/nats-core';
 import { scaled, startNats, type TestNats } from '@dam/testing';
-import { announceSettingsChanged, connectionWatch, connectNats, followSettingsChanges, settingsNoticeSubject, type NatsIdentity, type SettingsChangeFeed } from '../src';
+import {
+  announceSettingsChanged,
+  connectionWatch,
+  connectNats,
+  followSettingsChanges,
+  settingsNoticeSubject,
+  type NatsIdentity,
+  type SettingsChangeFeed,
+} from '../src';
 import { until } from './helpers';
 
 describe('settings notices (auth → the services that keep group settings)', () => {
@@ -46,20 +54,24 @@ describe('settings notices (auth → the services that keep group settings)', ()
     for (const r of readers) expect(r.heard).toEqual(['41', '43']);
   });
 
-  it('is not live while NATS is down, and tells of "any group" when the connection goes and when it comes back', async () => {
-    const { feed, heard } = await follow('conversion');
-    const auth = await as('auth');
-    await announceSettingsChanged(auth, 7);
-    await until(() => heard.includes('7'), 5_000);
-    await server.pause();
-    await until(() => !feed.live(), 10_000);
-    expect(heard).toEqual(['7', '*']);
-    await server.resume();
-    await until(() => feed.live(), 20_000);
-    expect(heard).toEqual(['7', '*', '*']);
-    // Subscribed again after the reconnection: the next notice arrives (auth's own connection waited for).
-    await until(() => connectionWatch(auth).connected(), 20_000);
-    await announceSettingsChanged(auth, 8);
-    await until(() => heard.includes('8'), 5_000);
-  }, scaled(60_000));
+  it(
+    'is not live while NATS is down, and tells of "any group" when the connection goes and when it comes back',
+    async () => {
+      const { feed, heard } = await follow('conversion');
+      const auth = await as('auth');
+      await announceSettingsChanged(auth, 7);
+      await until(() => heard.includes('7'), 5_000);
+      await server.pause();
+      await until(() => !feed.live(), 10_000);
+      expect(heard).toEqual(['7', '*']);
+      await server.resume();
+      await until(() => feed.live(), 20_000);
+      expect(heard).toEqual(['7', '*', '*']);
+      // Subscribed again after the reconnection: the next notice arrives (auth's own connection waited for).
+      await until(() => connectionWatch(auth).connected(), 20_000);
+      await announceSettingsChanged(auth, 8);
+      await until(() => heard.includes('8'), 5_000);
+    },
+    scaled(60_000),
+  );
 });

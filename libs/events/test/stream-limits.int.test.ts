@@ -6,7 +6,19 @@ import { DiscardPolicy, jetstream, jetstreamManager, type JetStreamClient, type 
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import { freePort, startNats, type TestNats } from '@dam/testing';
-import { ASSET_EVENTS, COLLECTIONS, connectNats, streamConfigs, DAM_INTERNAL, DATA_SCHEMAS, ASSET_PURGES, ensureStreams, STREAMS, streamMaxBytes, type StreamName } from '../src';
+import {
+  ASSET_EVENTS,
+  COLLECTIONS,
+  connectNats,
+  streamConfigs,
+  DAM_INTERNAL,
+  DATA_SCHEMAS,
+  ASSET_PURGES,
+  ensureStreams,
+  STREAMS,
+  streamMaxBytes,
+  type StreamName,
+} from '../src';
 
 /**
  * Production form D6 (issue 31): every stream has a byte limit from one budget (NATS_STREAMS_MAX_BYTES), applied on
@@ -33,7 +45,9 @@ describe('stream byte limits', () => {
   });
 
   const limitsOf = async (): Promise<Record<string, readonly [number, string]>> =>
-    Object.fromEntries(await Promise.all(STREAMS.map(async (s) => [s, [(await jsm.streams.info(s)).config.max_bytes, (await jsm.streams.info(s)).config.discard]] as const)));
+    Object.fromEntries(
+      await Promise.all(STREAMS.map(async (s) => [s, [(await jsm.streams.info(s)).config.max_bytes, (await jsm.streams.info(s)).config.discard]] as const)),
+    );
   const state = async (s: StreamName) => (await jsm.streams.info(s)).state;
 
   it('sets max_bytes from the budget on streams created without one, and lifts it again when the budget is unset', async () => {
@@ -113,7 +127,10 @@ describe('stream byte limits', () => {
     // The others took theirs; a budget whose share holds it applies.
     expect(done.filter((d) => d.maxBytesNotLowered).map((d) => d.name)).toEqual([COLLECTIONS]);
     await ensureStreams(nc, { maxBytes: 4 * BUDGET });
-    expect([(await state(COLLECTIONS)).messages, (await jsm.streams.info(COLLECTIONS)).config.max_bytes]).toEqual([states, streamMaxBytes(4 * BUDGET)[COLLECTIONS]]);
+    expect([(await state(COLLECTIONS)).messages, (await jsm.streams.info(COLLECTIONS)).config.max_bytes]).toEqual([
+      states,
+      streamMaxBytes(4 * BUDGET)[COLLECTIONS],
+    ]);
   });
 
   it('refuses at start a budget JetStream cannot reserve under its max_file_store, with the setting named', async () => {

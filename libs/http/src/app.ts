@@ -76,7 +76,10 @@ export function createHttpApp(opts: HttpAppOptions): Express {
         req: (req: { url?: string; query?: unknown }) => ({ ...req, url: req.url && redactUrl(req.url), query: redactQuery(req.query) }),
         // And in the response's URLs: a tus Location made with `?uploadkey`, the presigned download the gateway is
         // told to serve (`x-dam-accel-redirect`, any tenant's bytes for 300 s).
-        res: (res: { statusCode?: number; headers?: Record<string, unknown> }) => ({ statusCode: res.statusCode, headers: res.headers && redactHeaderUrls(res.headers) }),
+        res: (res: { statusCode?: number; headers?: Record<string, unknown> }) => ({
+          statusCode: res.statusCode,
+          headers: res.headers && redactHeaderUrls(res.headers),
+        }),
       },
       // A 503 is a dependency that is down (said once by the error middleware), not a fault of this service.
       customLogLevel: (_req, res, err) => (err || (res.statusCode >= 500 && res.statusCode !== 503) ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),

@@ -94,7 +94,8 @@ export interface BodyBounds {
   tooLarge?: (maxBytes: number) => AppError;
 }
 
-const tooLargeOf = (bounds: BodyBounds) => (bounds.tooLarge ?? ((max: number) => payloadTooLarge(`The request body is larger than ${max} bytes`)))(bounds.maxBytes ?? 0);
+const tooLargeOf = (bounds: BodyBounds) =>
+  (bounds.tooLarge ?? ((max: number) => payloadTooLarge(`The request body is larger than ${max} bytes`)))(bounds.maxBytes ?? 0);
 
 /** Fails `reject` when the body stalls or passes its size; returns the function that stops watching. */
 function bound(req: Request, bounds: BodyBounds, reject: (error: AppError) => void): () => void {
@@ -210,7 +211,9 @@ function capture(res: Response): () => { status: number; contentType: string; bo
   }) as Response['end'];
   const noStore = () => /\bno-store\b/i.test(String(cacheControl ?? res.getHeader('cache-control') ?? ''));
   return () =>
-    overflow ? undefined : { status: res.statusCode, contentType: String(res.getHeader('content-type') ?? ''), body: Buffer.concat(chunks), noStore: noStore() };
+    overflow
+      ? undefined
+      : { status: res.statusCode, contentType: String(res.getHeader('content-type') ?? ''), body: Buffer.concat(chunks), noStore: noStore() };
 }
 
 export interface IdempotencyHooks {
@@ -230,7 +233,14 @@ export interface IdempotencyHooks {
  * the request is answered here (a replay, 409, 422: nothing more to do) or `handle` was started; throws the
  * contract's errors.
  */
-export async function idempotent(store: IdempotencyStore, scope: string, req: Request, res: Response, handle: () => unknown, hooks: IdempotencyHooks = {}): Promise<void> {
+export async function idempotent(
+  store: IdempotencyStore,
+  scope: string,
+  req: Request,
+  res: Response,
+  handle: () => unknown,
+  hooks: IdempotencyHooks = {},
+): Promise<void> {
   const header = req.header(IDEMPOTENCY_HEADER);
   if (header === undefined) {
     await handle();
@@ -240,9 +250,15 @@ export async function idempotent(store: IdempotencyStore, scope: string, req: Re
   const key = hash(scope, header);
   // The store unreachable or full (its bucket at its share of NATS_STREAMS_MAX_BYTES): nothing ran, retry later.
   const claim = await store.claim(key).catch((error: unknown) => {
-    throw new AppError('UNAVAILABLE', 'IDEMPOTENCY_UNAVAILABLE', `Idempotency keys cannot be checked now (${error instanceof Error ? error.message : String(error)}): try again`, undefined, {
-      'Retry-After': String(IDEMPOTENCY_RETRY_AFTER_S),
-    });
+    throw new AppError(
+      'UNAVAILABLE',
+      'IDEMPOTENCY_UNAVAILABLE',
+      `Idempotency keys cannot be checked now (${error instanceof Error ? error.message : String(error)}): try again`,
+      undefined,
+      {
+        'Retry-After': String(IDEMPOTENCY_RETRY_AFTER_S),
+      },
+    );
   });
   if (claim.kind === 'running') {
     hooks.answeredEarly?.(req, res);

@@ -10,11 +10,31 @@ export { collectGarbageInFewFullPauses } from './gc';
 export { hasNul, jsonProblem, MAX_JSON_DEPTH, rejectNul, type JsonProblem } from './nul';
 export { parseTrustProxy, type TrustProxy } from './trust-proxy';
 export { ACTIVE_CONTENT_CSP, contentDisposition, isActiveContentType, safeDisposition } from './content-safety';
-export { createEdgeLimits, dnsReplicaCount, edgeLimitsFromConfig, RateLimiter, replicaCountFromConfig, type Budget, type EdgeLimitOptions, type EdgeLimits, type RateLimitDecision, type ReplicaCount } from './rate-limit';
+export {
+  createEdgeLimits,
+  dnsReplicaCount,
+  edgeLimitsFromConfig,
+  RateLimiter,
+  replicaCountFromConfig,
+  type Budget,
+  type EdgeLimitOptions,
+  type EdgeLimits,
+  type RateLimitDecision,
+  type ReplicaCount,
+} from './rate-limit';
 export { isForbiddenAddress, outboundUrlProblem, parseAllowHosts } from './outbound-address';
 export { checkWorkers, runService, type Resource, type Running, type ServiceDefinition, type Worker } from './run-service';
 export { startPoller, type Poller, type PollerOptions } from './poller';
-export { malformedUpload, notMultipart, receiveMultipart, uploadIdle, watchIdle, type FilePart, type Received, type ReceiveOptions } from './multipart/receiver';
+export {
+  malformedUpload,
+  notMultipart,
+  receiveMultipart,
+  uploadIdle,
+  watchIdle,
+  type FilePart,
+  type Received,
+  type ReceiveOptions,
+} from './multipart/receiver';
 export {
   guardedPost,
   HostRateLimiter,

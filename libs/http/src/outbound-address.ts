@@ -59,7 +59,11 @@ export const parseAllowHosts = (value: string | undefined): string[] =>
     .map((h) => h.trim().toLowerCase())
     .filter(Boolean);
 
-const bareHost = (host: string): string => host.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
+const bareHost = (host: string): string =>
+  host
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '');
 
 /**
  * Whether `url` is allow-listed: an entry `host` admits every port of that host, an entry `host:port` (`[v6]:port`)

@@ -98,7 +98,11 @@ async function checkedAddress(url: URL, opts: Pick<GuardedDownloadOptions, 'allo
     throw new OutboundError('REFUSED_ADDRESS', `refused: ${literal} is a loopback, private, link-local or reserved address`);
   }
   const problem = outboundUrlProblem(url.href, opts.allowHosts);
-  if (problem) throw new OutboundError(problem.includes('address') || problem.includes('public host') ? 'REFUSED_ADDRESS' : 'BAD_URL', `refused: ${url.hostname} ${problem}`);
+  if (problem)
+    throw new OutboundError(
+      problem.includes('address') || problem.includes('public host') ? 'REFUSED_ADDRESS' : 'BAD_URL',
+      `refused: ${url.hostname} ${problem}`,
+    );
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const allowed = isAllowListed(url, opts.allowHosts);
   if (isIP(host)) return { address: host, family: isIP(host) };
@@ -110,7 +114,8 @@ async function checkedAddress(url: URL, opts: Pick<GuardedDownloadOptions, 'allo
   }
   if (addresses.length === 0) throw new OutboundError('NETWORK', `${host} resolves to no address`);
   const bad = addresses.find((a) => isForbiddenAddress(a.address));
-  if (bad && !allowed) throw new OutboundError('REFUSED_ADDRESS', `refused: ${host} resolves to a loopback, private, link-local or reserved address (${bad.address})`);
+  if (bad && !allowed)
+    throw new OutboundError('REFUSED_ADDRESS', `refused: ${host} resolves to a loopback, private, link-local or reserved address (${bad.address})`);
   return addresses[0] as LookupAddress;
 }
 
@@ -152,7 +157,10 @@ function sendRequest(url: URL, address: LookupAddress, opts: RequestShape, fresh
       ...(fresh ? { agent: false } : {}),
       headers: { 'user-agent': opts.userAgent ?? 'dam-ingest/1', accept: '*/*', ...opts.headers },
     });
-    const timer = setTimeout(() => req.destroy(new OutboundError('TIMEOUT', `no answer from ${url.hostname} within ${opts.connectTimeoutMs} ms`)), opts.connectTimeoutMs);
+    const timer = setTimeout(
+      () => req.destroy(new OutboundError('TIMEOUT', `no answer from ${url.hostname} within ${opts.connectTimeoutMs} ms`)),
+      opts.connectTimeoutMs,
+    );
     req.on('response', (res) => {
       clearTimeout(timer);
       // Defence in depth: the socket is connected where the check said.
@@ -170,7 +178,9 @@ function sendRequest(url: URL, address: LookupAddress, opts: RequestShape, fresh
         reject(new StaleConnection(error.message));
         return;
       }
-      reject(error instanceof OutboundError ? error : new OutboundError('NETWORK', `${url.hostname}: ${(error as NodeJS.ErrnoException).code ?? error.message}`));
+      reject(
+        error instanceof OutboundError ? error : new OutboundError('NETWORK', `${url.hostname}: ${(error as NodeJS.ErrnoException).code ?? error.message}`),
+      );
     });
     req.end(opts.body);
   });
@@ -227,10 +237,7 @@ export async function outboundTargetProblem(
   const resolve = opts.resolve ?? resolveAll;
   const timeoutMs = opts.timeoutMs ?? 2000;
   const bounded = (host: string) =>
-    Promise.race([
-      resolve(host),
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('lookup timed out')), timeoutMs).unref()),
-    ]);
+    Promise.race([resolve(host), new Promise<never>((_, reject) => setTimeout(() => reject(new Error('lookup timed out')), timeoutMs).unref())]);
   try {
     await checkedAddress(new URL(url), { allowHosts: opts.allowHosts, resolve: bounded });
     return undefined;

@@ -4,10 +4,7 @@ export interface ByteRange {
   end: number;
 }
 
-export type RangeResult =
-  | { kind: 'full' }
-  | { kind: 'partial'; range: ByteRange }
-  | { kind: 'unsatisfiable' };
+export type RangeResult = { kind: 'full' } | { kind: 'partial'; range: ByteRange } | { kind: 'unsatisfiable' };
 
 const SPEC = /^(\d*)-(\d*)$/;
 

@@ -9,13 +9,20 @@ const logger = createLogger({ service: 'test', destination: new Writable({ write
 
 async function withServer(fn: (base: string) => Promise<void>) {
   const app = createHttpApp({ logger, readiness: async () => ({ db: true }) });
-  const schemas = { params: z.object({ id: z.string().length(3) }), query: z.object({ n: z.coerce.number().int().optional() }), body: z.object({ title: z.string() }) };
+  const schemas = {
+    params: z.object({ id: z.string().length(3) }),
+    query: z.object({ n: z.coerce.number().int().optional() }),
+    body: z.object({ title: z.string() }),
+  };
   app.post('/things/:id', validate(schemas), (req, res) => {
     const { params, query, body } = parsed(schemas, req, res);
     res.json({ id: params.id, n: query.n ?? null, title: body.title });
   });
   const idSchemas = {
-    params: z.object({ id: pathId(z.string().regex(/^[0-9a-f]{4}$/), () => notFound('THING_NOT_FOUND', 'No such thing')), page: z.coerce.number().int().min(1) }),
+    params: z.object({
+      id: pathId(z.string().regex(/^[0-9a-f]{4}$/), () => notFound('THING_NOT_FOUND', 'No such thing')),
+      page: z.coerce.number().int().min(1),
+    }),
     body: z.object({ title: z.string() }),
   };
   app.post('/ids/:id/:page', validate(idSchemas), (req, res) => {
@@ -65,11 +72,16 @@ describe('http app', () => {
 
   it("answers a path id of no resource's form with that resource's 404, before any other problem (CONTRACT §16)", async () => {
     await withServer(async (base) => {
-      const post = (path: string, body: unknown) => fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const post = (path: string, body: unknown) =>
+        fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
       // Before: 400 VALIDATION_FAILED naming params.id.
       for (const path of ['/ids/zzzz/1', '/ids/abcde/1', '/ids/zzzz/0']) {
         const res = await post(path, {});
-        expect({ path, status: res.status, body: await res.json() }).toEqual({ path, status: 404, body: { error: { code: 'THING_NOT_FOUND', message: 'No such thing' } } });
+        expect({ path, status: res.status, body: await res.json() }).toEqual({
+          path,
+          status: 404,
+          body: { error: { code: 'THING_NOT_FOUND', message: 'No such thing' } },
+        });
       }
       // Other parameters stay validation: a bad page of a well-formed id is 400.
       const badPage = await post('/ids/abcd/0', { title: 't' });
@@ -79,7 +91,11 @@ describe('http app', () => {
       // A parameter the router cannot even decode names nothing either (400 BAD_REQUEST "Failed to decode param" before).
       for (const path of ['/ids/%FF/1', '/ids/%/1', '/ids/abcd/%E9']) {
         const res = await post(path, { title: 't' });
-        expect({ path, status: res.status, code: ((await res.json()) as { error: { code: string } }).error.code }).toEqual({ path, status: 404, code: 'NOT_FOUND' });
+        expect({ path, status: res.status, code: ((await res.json()) as { error: { code: string } }).error.code }).toEqual({
+          path,
+          status: 404,
+          code: 'NOT_FOUND',
+        });
       }
     });
   });

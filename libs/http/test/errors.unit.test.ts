@@ -51,7 +51,10 @@ describe('a dependency that is down is a 503, not a 500', () => {
   const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
   it.each([
     ['a refused connection', refused],
-    ['both addresses of localhost refused (AggregateError)', new AggregateError([refused, Object.assign(new Error('connect ECONNREFUSED ::1:5432'), { code: 'ECONNREFUSED' })])],
+    [
+      'both addresses of localhost refused (AggregateError)',
+      new AggregateError([refused, Object.assign(new Error('connect ECONNREFUSED ::1:5432'), { code: 'ECONNREFUSED' })]),
+    ],
     ['PostgreSQL shutting down (57P01)', Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' })],
     ['PostgreSQL starting up (57P03)', Object.assign(new Error('the database system is starting up'), { code: '57P03' })],
     ['a connection exception (08006)', Object.assign(new Error('connection failure'), { code: '08006' })],

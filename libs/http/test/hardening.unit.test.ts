@@ -107,7 +107,8 @@ describe('NUL characters', () => {
 });
 
 describe('text encoding of JSON bodies (CONTRACT §16)', () => {
-  const post = (base: string, body: Buffer, type = 'application/json') => fetch(`${base}/things/a`, { method: 'POST', headers: { 'content-type': type }, body });
+  const post = (base: string, body: Buffer, type = 'application/json') =>
+    fetch(`${base}/things/a`, { method: 'POST', headers: { 'content-type': type }, body });
 
   it('answers 400 VALIDATION_FAILED for a body that is not valid UTF-8, and no route runs', async () => {
     await withApp(async (base) => {
@@ -194,7 +195,7 @@ describe('credentials in logs', () => {
       // Security review F10: credentials in response headers' URLs, logged with the response.
       await fetch(`${base}/made`);
       // The access lines are written once each response has finished, after fetch has it: waited for.
-      for (const until = Date.now() + 10_000; logs.filter((l) => l.includes('"responseTime"')).length < 4 && Date.now() < until; ) {
+      for (const until = Date.now() + 10_000; logs.filter((l) => l.includes('"responseTime"')).length < 4 && Date.now() < until;) {
         await new Promise((r) => setTimeout(r, 20));
       }
       const all = logs.join('');

@@ -7,7 +7,10 @@ import { createHttpApp, finishApp, idempotent, memoryIdempotencyStore, type Idem
 const logger = createLogger({ service: 'test', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
 
 /** An app whose POST /things answers what `answers` says next (a status), counting its runs. */
-async function withApp(answers: number[], fn: (post: (key: string, body: unknown) => Promise<{ status: number; replayed: string | null; body: unknown }>, runs: () => number) => Promise<void>) {
+async function withApp(
+  answers: number[],
+  fn: (post: (key: string, body: unknown) => Promise<{ status: number; replayed: string | null; body: unknown }>, runs: () => number) => Promise<void>,
+) {
   const app = createHttpApp({ logger });
   const store = memoryIdempotencyStore();
   let count = 0;
@@ -25,10 +28,17 @@ async function withApp(answers: number[], fn: (post: (key: string, body: unknown
   await new Promise((r) => server.once('listening', r));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   try {
-    await fn(async (key, body) => {
-      const res = await fetch(`${base}/things`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': key }, body: JSON.stringify(body) });
-      return { status: res.status, replayed: res.headers.get('idempotent-replayed'), body: await res.json() };
-    }, () => count);
+    await fn(
+      async (key, body) => {
+        const res = await fetch(`${base}/things`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'idempotency-key': key },
+          body: JSON.stringify(body),
+        });
+        return { status: res.status, replayed: res.headers.get('idempotent-replayed'), body: await res.json() };
+      },
+      () => count,
+    );
   } finally {
     server.close();
   }
@@ -78,7 +88,12 @@ describe('idempotent (CONTRACT §13)', () => {
     const server = app.listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const post = (path: string) => fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': 'mint-1' }, body: '{"name":"ci","role":"USER"}' });
+    const post = (path: string) =>
+      fetch(`${base}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': 'mint-1' },
+        body: '{"name":"ci","role":"USER"}',
+      });
     try {
       const first = await post('/api/v1/api_keys');
       expect(first.status).toBe(201);

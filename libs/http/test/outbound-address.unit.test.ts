@@ -2,10 +2,25 @@ import { isForbiddenAddress, outboundUrlProblem, parseAllowHosts } from '../src/
 import { outboundTargetProblem } from '../src/outbound-fetch';
 
 describe('outbound guard (CONTRACT §11)', () => {
-  it.each(['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1', '::1', '::', '::ffff:127.0.0.1', '::127.0.0.2', '::7f00:2', '::a00:1', 'fd00:ec2::254', 'fe80::1', 'not-an-ip'])(
-    '%s is forbidden',
-    (ip) => expect(isForbiddenAddress(ip)).toBe(true),
-  );
+  it.each([
+    '127.0.0.1',
+    '10.1.2.3',
+    '172.16.0.1',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '224.0.0.1',
+    '::1',
+    '::',
+    '::ffff:127.0.0.1',
+    '::127.0.0.2',
+    '::7f00:2',
+    '::a00:1',
+    'fd00:ec2::254',
+    'fe80::1',
+    'not-an-ip',
+  ])('%s is forbidden', (ip) => expect(isForbiddenAddress(ip)).toBe(true));
   it.each(['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111'])('%s is public', (ip) => expect(isForbiddenAddress(ip)).toBe(false));
 
   it('refuses loopback, private and metadata destinations, credentials, other schemes and plain http', () => {
@@ -65,7 +80,13 @@ describe('outbound guard (CONTRACT §11)', () => {
       'http://localhost:8099/hook',
     ];
     const verdicts = async (urls: string[]) =>
-      Promise.all(urls.map(async (url) => [url, outboundUrlProblem(url, allow) ?? (await outboundTargetProblem(url, { allowHosts: allow, resolve: async () => [{ address: '127.0.0.1', family: 4 }] }))]));
+      Promise.all(
+        urls.map(async (url) => [
+          url,
+          outboundUrlProblem(url, allow) ??
+            (await outboundTargetProblem(url, { allowHosts: allow, resolve: async () => [{ address: '127.0.0.1', family: 4 }] })),
+        ]),
+      );
     expect(await verdicts(admitted)).toEqual(admitted.map((url) => [url, undefined]));
     expect(await verdicts(refused)).toEqual(refused.map((url) => [url, expect.any(String)]));
   });

@@ -49,7 +49,11 @@ const read = async (body: NodeJS.ReadableStream): Promise<string> => {
   for await (const chunk of body) text += String(chunk);
   return text;
 };
-const failure = (p: Promise<unknown>) => p.then(() => 'no error', (e: unknown) => (e instanceof OutboundError ? e.code : String(e)));
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => 'no error',
+    (e: unknown) => (e instanceof OutboundError ? e.code : String(e)),
+  );
 
 describe('openGuardedDownload', () => {
   it('streams from an allowed host and follows redirects up to the limit', async () => {
@@ -60,7 +64,13 @@ describe('openGuardedDownload', () => {
   });
 
   it('refuses loopback unless allowed, in every spelling', async () => {
-    for (const url of [`http://127.0.0.1:${port}/ok`, `https://127.0.0.1:${port}/ok`, `https://2130706433:${port}/ok`, `https://0x7f.1:${port}/ok`, `https://[::ffff:127.0.0.1]:${port}/ok`]) {
+    for (const url of [
+      `http://127.0.0.1:${port}/ok`,
+      `https://127.0.0.1:${port}/ok`,
+      `https://2130706433:${port}/ok`,
+      `https://0x7f.1:${port}/ok`,
+      `https://[::ffff:127.0.0.1]:${port}/ok`,
+    ]) {
       expect([url, await failure(openGuardedDownload(url, opts({ allowHosts: [] })))]).toEqual([url, expect.stringMatching(/REFUSED_ADDRESS|BAD_URL/)]);
     }
   });
@@ -68,11 +78,20 @@ describe('openGuardedDownload', () => {
   it('checks every resolved address and connects to the one it checked (no rebinding)', async () => {
     const privateName = opts({ allowHosts: [], resolve: async () => [{ address: '10.1.2.3', family: 4 }] });
     expect(await failure(openGuardedDownload('https://files.example.com/x', privateName))).toBe('REFUSED_ADDRESS');
-    const mixed = opts({ allowHosts: [], resolve: async () => [{ address: '93.184.216.34', family: 4 }, { address: '127.0.0.1', family: 4 }] });
+    const mixed = opts({
+      allowHosts: [],
+      resolve: async () => [
+        { address: '93.184.216.34', family: 4 },
+        { address: '127.0.0.1', family: 4 },
+      ],
+    });
     expect(await failure(openGuardedDownload('https://files.example.com/x', mixed))).toBe('REFUSED_ADDRESS');
     // An allowed name is connected to at the address the check returned, whatever the system resolver says.
     let calls = 0;
-    const pinned = opts({ allowHosts: ['files.test'], resolve: async () => (calls++ === 0 ? [{ address: '127.0.0.1', family: 4 }] : [{ address: '10.0.0.1', family: 4 }]) });
+    const pinned = opts({
+      allowHosts: ['files.test'],
+      resolve: async () => (calls++ === 0 ? [{ address: '127.0.0.1', family: 4 }] : [{ address: '10.0.0.1', family: 4 }]),
+    });
     const d = await openGuardedDownload(`http://files.test:${port}/ok`, pinned);
     expect(await read(d.body)).toBe('hello');
     expect(calls).toBe(1);
@@ -133,7 +152,8 @@ describe('guardedPost', () => {
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     const address = receiver.address();
     const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/hook`;
-    const post = (body: string) => guardedPost(url, { allowHosts: ['127.0.0.1'], headers: { 'content-type': 'text/plain' }, body: Buffer.from(body), timeoutMs: 2000 });
+    const post = (body: string) =>
+      guardedPost(url, { allowHosts: ['127.0.0.1'], headers: { 'content-type': 'text/plain' }, body: Buffer.from(body), timeoutMs: 2000 });
     try {
       expect(await post('first')).toEqual({ status: 200 });
       // The first answer's connection is kept alive and reused by the second request, which the receiver drops.

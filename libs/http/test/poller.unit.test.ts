@@ -23,7 +23,7 @@ describe('startPoller', () => {
       },
     });
     // Two passes (30 ms each, 5 ms apart) take about 65 ms: waited for rather than assumed within a fixed 100 ms.
-    for (const until = Date.now() + 10_000; passes < 2 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
+    for (const until = Date.now() + 10_000; passes < 2 && Date.now() < until;) await new Promise((r) => setTimeout(r, 10));
     await poller.stop();
     expect(passes).toBeGreaterThanOrEqual(2);
     expect(most).toBe(1);
@@ -81,7 +81,7 @@ describe('startPoller', () => {
     expect(passes).toBe(1);
     for (let i = 0; i < 5; i++) poller.wake();
     release();
-    for (const until = Date.now() + 10_000; passes < 2 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 5));
+    for (const until = Date.now() + 10_000; passes < 2 && Date.now() < until;) await new Promise((r) => setTimeout(r, 5));
     await new Promise((r) => setTimeout(r, 20));
     expect(passes).toBe(2);
     await poller.stop();

@@ -66,9 +66,13 @@ describe('createEdgeLimits', () => {
       res.locals.who = who;
       next();
     };
-    app.get('/private', limits.authenticated(authenticate, (res) => String(res.locals.who)), (_req, res) => {
-      res.json({ ok: true });
-    });
+    app.get(
+      '/private',
+      limits.authenticated(authenticate, (res) => String(res.locals.who)),
+      (_req, res) => {
+        res.json({ ok: true });
+      },
+    );
     app.get('/public', limits.beforeAuth, (_req, res) => {
       res.json({ ok: true });
     });
@@ -202,7 +206,10 @@ describe('budgets shared by the replicas of an edge', () => {
     expect(limiter.take('c', 0).remaining).toBe(5);
   });
 
-  async function withEdges(opts: EdgeLimitOptions, fn: (send: (path: string, headers?: Record<string, string>) => Promise<Response>) => Promise<void>): Promise<void> {
+  async function withEdges(
+    opts: EdgeLimitOptions,
+    fn: (send: (path: string, headers?: Record<string, string>) => Promise<Response>) => Promise<void>,
+  ): Promise<void> {
     const logger = createLogger({ service: 'rate-limit-test', level: 'silent' });
     const servers = [0, 1].map(() => {
       const app = createHttpApp({ logger, trustProxy: false });
@@ -211,9 +218,13 @@ describe('budgets shared by the replicas of an edge', () => {
         res.json({ ok: true });
       });
       const alice: RequestHandler = (_req, _res, next) => next();
-      app.get('/private', limits.authenticated(alice, () => 'alice'), (_req, res) => {
-        res.json({ ok: true });
-      });
+      app.get(
+        '/private',
+        limits.authenticated(alice, () => 'alice'),
+        (_req, res) => {
+          res.json({ ok: true });
+        },
+      );
       finishApp(app, logger);
       return app.listen(0, '127.0.0.1');
     });

@@ -21,7 +21,12 @@ describe('checkWorkers', () => {
     expect(() => checkWorkers([consumer('a', ['x.>']), consumer('b', ['x.>'])])).toThrow(/subject x\.> of S has two handlers/);
     // The same subject on two streams, or distinct subjects, are fine.
     expect(() => checkWorkers([consumer('a', ['x.>']), consumer('b', ['x.>'], [], 'T'), consumer('c', ['y.>'])])).not.toThrow();
-    expect(() => checkWorkers([{ kind: 'poller', name: 'p', start: () => ({ stop: async () => undefined }) }, { kind: 'poller', name: 'p', start: () => ({ stop: async () => undefined }) }])).toThrow(/poller:p/);
+    expect(() =>
+      checkWorkers([
+        { kind: 'poller', name: 'p', start: () => ({ stop: async () => undefined }) },
+        { kind: 'poller', name: 'p', start: () => ({ stop: async () => undefined }) },
+      ]),
+    ).toThrow(/poller:p/);
   });
 });
 

@@ -59,7 +59,10 @@ export const createAssetsResponse = z.object({ assets: z.array(z.looseObject({ i
 
 /** metadata `POST /internal/v1/assets/exists` (callers: upload, auth; for a user of the group). */
 export const assetsExistRequest = z.object({
-  ids: z.array(z.string().regex(/^[A-Za-z0-9]{32}$/, 'must be 32 alphanumeric characters')).min(1).max(1000),
+  ids: z
+    .array(z.string().regex(/^[A-Za-z0-9]{32}$/, 'must be 32 alphanumeric characters'))
+    .min(1)
+    .max(1000),
   /** Object keys to check: those that are an asset's current original come back in `live_keys`. */
   object_keys: z.array(z.string().min(1).max(1024)).max(1000).optional(),
 });

@@ -6,7 +6,11 @@ describe('parseCdnEntry', () => {
   it('reads an asset id, a link, and a link to one file of a folder key', () => {
     expect(parseCdnEntry(id)).toEqual({ id });
     expect(parseCdnEntry(`https://cdn.example/api/v1/files/content/${id}?key=thumb&expiry=1&signature=x`)).toEqual({ id, key: 'thumb' });
-    expect(parseCdnEntry(`http://127.0.0.1:8082/api/v1/files/content/${id}/720p/index.m3u8?key=hls-video`)).toEqual({ id, key: 'hls-video', file: '720p/index.m3u8' });
+    expect(parseCdnEntry(`http://127.0.0.1:8082/api/v1/files/content/${id}/720p/index.m3u8?key=hls-video`)).toEqual({
+      id,
+      key: 'hls-video',
+      file: '720p/index.m3u8',
+    });
     expect(parseCdnEntry(`http://127.0.0.1:8082/api/v1/files/content/${id}`)).toEqual({ id, key: 'original' });
   });
 

@@ -49,7 +49,13 @@ describe('internalClient', () => {
     const result = await client.call({ method: 'POST', path: '/ok', body: { ids: ['x'] }, principal, response: assetsExistResponse, requestId: 'req-1' });
     expect(result).toEqual({ ok: true, status: 200, body: { existing: ['a'], live_keys: [] } });
     const sent = s.seen.at(-1);
-    expect(JSON.parse(String(sent?.headers['x-dam-service-token']))).toEqual({ audience: 'metadata', method: 'POST', path: '/ok', principal, body: JSON.stringify({ ids: ['x'] }) });
+    expect(JSON.parse(String(sent?.headers['x-dam-service-token']))).toEqual({
+      audience: 'metadata',
+      method: 'POST',
+      path: '/ok',
+      principal,
+      body: JSON.stringify({ ids: ['x'] }),
+    });
     expect(sent?.headers['x-request-id']).toBe('req-1');
     expect(sent?.headers['content-type']).toBe('application/json');
     expect(JSON.parse(sent?.body ?? '')).toEqual({ ids: ['x'] });

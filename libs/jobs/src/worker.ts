@@ -1,6 +1,16 @@
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { consumerWorker, DAM_INTERNAL, errorFields, jobCommand, type ConsumerWorker, type EventLogger, type JobCommand, type JobWorker, type MessageContext } from '@dam/events';
+import {
+  consumerWorker,
+  DAM_INTERNAL,
+  errorFields,
+  jobCommand,
+  type ConsumerWorker,
+  type EventLogger,
+  type JobCommand,
+  type JobWorker,
+  type MessageContext,
+} from '@dam/events';
 import type { JobEnd, ReportExtra } from './contract';
 import { reportPacingOf, startJobReporter, workerId, type ReportPacing } from './reporter';
 
@@ -71,7 +81,12 @@ export interface JobWorkerConfig {
 }
 
 /** The runtime of a worker kind from its configuration; `options` sets its concurrency and overrides the rest. */
-export function jobRuntime(nc: NatsConnection, config: JobWorkerConfig, logger: EventLogger, options: Partial<JobConsumerOptions> & { concurrency: number }): JobRuntime {
+export function jobRuntime(
+  nc: NatsConnection,
+  config: JobWorkerConfig,
+  logger: EventLogger,
+  options: Partial<JobConsumerOptions> & { concurrency: number },
+): JobRuntime {
   return {
     nc,
     js: jetstream(nc),

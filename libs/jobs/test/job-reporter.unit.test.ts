@@ -22,18 +22,36 @@ beforeEach(() => jest.useFakeTimers({ now: 1_000_000 }));
 afterEach(() => jest.useRealTimers());
 
 describe('job reporter', () => {
-  it('publishes on its worker kind\'s own report subject, and refuses a holder id of no worker kind', async () => {
+  it("publishes on its worker kind's own report subject, and refuses a holder id of no worker kind", async () => {
     const subjects: string[] = [];
-    const js = { publish: async (subject: string) => (subjects.push(subject), { seq: 1, stream: 'DAM_INTERNAL', duplicate: false }) } as unknown as JetStreamClient;
-    const r = startJobReporter({ js, command, worker: 'addon@t:1', step: 's', pacing: { heartbeatMs: 10_000, progressIntervalMs: 500, startDelayMs: 0 }, logger });
+    const js = {
+      publish: async (subject: string) => (subjects.push(subject), { seq: 1, stream: 'DAM_INTERNAL', duplicate: false }),
+    } as unknown as JetStreamClient;
+    const r = startJobReporter({
+      js,
+      command,
+      worker: 'addon@t:1',
+      step: 's',
+      pacing: { heartbeatMs: 10_000, progressIntervalMs: 500, startDelayMs: 0 },
+      logger,
+    });
     await r.finish('COMPLETED');
     expect(new Set(subjects)).toEqual(new Set(['dam.internal.jobs.reports.addon']));
-    expect(() => startJobReporter({ js, command, worker: 'w', step: 's', pacing: { heartbeatMs: 10_000, progressIntervalMs: 500, startDelayMs: 0 }, logger })).toThrow(/worker kind/);
+    expect(() =>
+      startJobReporter({ js, command, worker: 'w', step: 's', pacing: { heartbeatMs: 10_000, progressIntervalMs: 500, startDelayMs: 0 }, logger }),
+    ).toThrow(/worker kind/);
   });
 
   it('sends STARTED at once and the final report, and no PROGRESS for a job done within the interval', async () => {
     const { js, sent } = recorder();
-    const r = startJobReporter({ js, command, worker: 'conversion@t:1', step: 'conversions', pacing: { heartbeatMs: 10_000, progressIntervalMs: 500, startDelayMs: 0 }, logger });
+    const r = startJobReporter({
+      js,
+      command,
+      worker: 'conversion@t:1',
+      step: 'conversions',
+      pacing: { heartbeatMs: 10_000, progressIntervalMs: 500, startDelayMs: 0 },
+      logger,
+    });
     r.progress(1, 3);
     await jest.advanceTimersByTimeAsync(100);
     r.progress(2, 3);
@@ -48,7 +66,14 @@ describe('job reporter', () => {
 
   it('sends the latest progress at most once an interval, moving forward, a new step and a change after a quiet interval at once', async () => {
     const { js, sent } = recorder();
-    const r = startJobReporter({ js, command, worker: 'conversion@t:1', step: 'preprocess', pacing: { heartbeatMs: 10_000, progressIntervalMs: 500, startDelayMs: 0 }, logger });
+    const r = startJobReporter({
+      js,
+      command,
+      worker: 'conversion@t:1',
+      step: 'preprocess',
+      pacing: { heartbeatMs: 10_000, progressIntervalMs: 500, startDelayMs: 0 },
+      logger,
+    });
     for (let i = 1; i <= 20; i++) {
       r.progress(i, 40);
       await jest.advanceTimersByTimeAsync(100);
@@ -68,7 +93,14 @@ describe('job reporter', () => {
 
   it('keeps the lease with heartbeats while nothing changes', async () => {
     const { js, sent } = recorder();
-    const r = startJobReporter({ js, command, worker: 'conversion@t:1', step: 's', pacing: { heartbeatMs: 1_000, progressIntervalMs: 500, startDelayMs: 0 }, logger });
+    const r = startJobReporter({
+      js,
+      command,
+      worker: 'conversion@t:1',
+      step: 's',
+      pacing: { heartbeatMs: 1_000, progressIntervalMs: 500, startDelayMs: 0 },
+      logger,
+    });
     await jest.advanceTimersByTimeAsync(3_500);
     r.stop();
     await jest.advanceTimersByTimeAsync(3_000);
@@ -77,7 +109,14 @@ describe('job reporter', () => {
 
   it('with a start delay, sends only the final report (saying when the work started) for a job done sooner', async () => {
     const { js, sent } = recorder();
-    const r = startJobReporter({ js, command, worker: 'conversion@t:1', step: 'conversions', pacing: { heartbeatMs: 10_000, progressIntervalMs: 0, startDelayMs: 1_000 }, logger });
+    const r = startJobReporter({
+      js,
+      command,
+      worker: 'conversion@t:1',
+      step: 'conversions',
+      pacing: { heartbeatMs: 10_000, progressIntervalMs: 0, startDelayMs: 1_000 },
+      logger,
+    });
     r.progress(1, 2);
     r.step('addons');
     await jest.advanceTimersByTimeAsync(900);
@@ -88,7 +127,14 @@ describe('job reporter', () => {
 
   it('with a start delay, a longer job reports STARTED at the delay with what changed meanwhile, then as usual', async () => {
     const { js, sent } = recorder();
-    const r = startJobReporter({ js, command, worker: 'conversion@t:1', step: 'preprocess', pacing: { heartbeatMs: 3_000, progressIntervalMs: 500, startDelayMs: 1_000 }, logger });
+    const r = startJobReporter({
+      js,
+      command,
+      worker: 'conversion@t:1',
+      step: 'preprocess',
+      pacing: { heartbeatMs: 3_000, progressIntervalMs: 500, startDelayMs: 1_000 },
+      logger,
+    });
     r.progress(1, 4);
     r.step('transcodes');
     await jest.advanceTimersByTimeAsync(1_000);
@@ -106,7 +152,14 @@ describe('job reporter', () => {
 
   it('with a heartbeat shorter than the start delay, the first heartbeat is the STARTED report', async () => {
     const { js, sent } = recorder();
-    const r = startJobReporter({ js, command, worker: 'conversion@t:1', step: 's', pacing: { heartbeatMs: 400, progressIntervalMs: 500, startDelayMs: 1_000 }, logger });
+    const r = startJobReporter({
+      js,
+      command,
+      worker: 'conversion@t:1',
+      step: 's',
+      pacing: { heartbeatMs: 400, progressIntervalMs: 500, startDelayMs: 1_000 },
+      logger,
+    });
     await jest.advanceTimersByTimeAsync(900);
     r.stop();
     await jest.advanceTimersByTimeAsync(3_000);

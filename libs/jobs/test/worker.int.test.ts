@@ -1,6 +1,16 @@
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/nats-core';
-import { connectNats, ensureStreams, jobCommand, publishEvent, type Consumer, type EventLogger, type JobCommand, type JobReport, type JobWorker } from '@dam/events';
+import {
+  connectNats,
+  ensureStreams,
+  jobCommand,
+  publishEvent,
+  type Consumer,
+  type EventLogger,
+  type JobCommand,
+  type JobReport,
+  type JobWorker,
+} from '@dam/events';
 import { scaled, startNats, type TestNats } from '@dam/testing';
 import { jobWorker, type JobHandler, type JobRuntime } from '../src';
 
@@ -54,7 +64,17 @@ async function start(worker: JobWorker, handler: Omit<JobHandler, 'worker' | 'du
   };
   consumers.push(await jobWorker({ worker, durable: `jobs-test-${seq}`, ...handler }, runtime).start());
   const send = async (jobId: number, extra: Partial<JobCommand> = {}) => {
-    const command: JobCommand = { id: `job-${jobId}-run-0`, job_id: jobId, attempt: 0, type: 'processing', group_id: '1', asset_id: `a${jobId}`, source_checksum: 'c', content_type: 'image/png', ...extra };
+    const command: JobCommand = {
+      id: `job-${jobId}-run-0`,
+      job_id: jobId,
+      attempt: 0,
+      type: 'processing',
+      group_id: '1',
+      asset_id: `a${jobId}`,
+      source_checksum: 'c',
+      content_type: 'image/png',
+      ...extra,
+    };
     const commands = jobCommand(worker);
     await publishEvent(js, commands.subject, commands.schema, command, { msgId: command.id });
   };
@@ -111,7 +131,9 @@ describe('a declared job worker', () => {
     await send(102);
     await until(() => finals(reports).length === 1);
     expect(runs).toBe(3);
-    expect(finals(reports)).toEqual([expect.objectContaining({ state: 'FAILED', job_id: 102, error: 'a102: the test work failed after every retry: storage down (3)' })]);
+    expect(finals(reports)).toEqual([
+      expect.objectContaining({ state: 'FAILED', job_id: 102, error: 'a102: the test work failed after every retry: storage down (3)' }),
+    ]);
   });
 
   it('sends no final report for a deferred job, which runs again and ends once', async () => {

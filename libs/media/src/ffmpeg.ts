@@ -138,7 +138,6 @@ export class Ffmpeg {
       throw error;
     }
   }
-
 }
 
 const runs = async (bin: string): Promise<boolean> => {
@@ -171,13 +170,18 @@ export function installerTools(): Partial<FfmpegTools> {
  * Which binaries to run: the configured ones (FFMPEG_PATH / FFPROBE_PATH, by default the system's from PATH)
  * when they answer, else those of the npm installer packages when installed. Throws when a tool has neither.
  */
-export async function resolveTools(configured: FfmpegTools, fallback: () => Partial<FfmpegTools> = installerTools): Promise<FfmpegTools & { from: Record<keyof FfmpegTools, 'configured' | 'installer'> }> {
+export async function resolveTools(
+  configured: FfmpegTools,
+  fallback: () => Partial<FfmpegTools> = installerTools,
+): Promise<FfmpegTools & { from: Record<keyof FfmpegTools, 'configured' | 'installer'> }> {
   const alternatives = fallback();
   const pick = async (tool: keyof FfmpegTools): Promise<[string, 'configured' | 'installer']> => {
     if (await runs(configured[tool])) return [configured[tool], 'configured'];
     const other = alternatives[tool];
     if (other && (await runs(other))) return [other, 'installer'];
-    throw new Error(`${tool} does not run: "${configured[tool]}" (${tool === 'ffmpeg' ? 'FFMPEG_PATH' : 'FFPROBE_PATH'}) failed and no installer package provides it`);
+    throw new Error(
+      `${tool} does not run: "${configured[tool]}" (${tool === 'ffmpeg' ? 'FFMPEG_PATH' : 'FFPROBE_PATH'}) failed and no installer package provides it`,
+    );
   };
   const [ffmpeg, ffprobe] = await Promise.all([pick('ffmpeg'), pick('ffprobe')]);
   return { ffmpeg: ffmpeg[0], ffprobe: ffprobe[0], from: { ffmpeg: ffmpeg[1], ffprobe: ffprobe[1] } };

@@ -5,7 +5,6 @@ import path from 'node:path';
 import { scaled } from '@dam/testing';
 import { Ffmpeg, resolveTools, ToolFailedError, ToolStalledError, UnprocessableVideoError } from '../src';
 
-
 describe('ffmpeg wrapper (real binaries)', () => {
   let dir: string;
   beforeAll(() => {
@@ -22,7 +21,7 @@ describe('ffmpeg wrapper (real binaries)', () => {
     await expect(resolveTools(broken, () => ({}))).rejects.toThrow(/ffmpeg does not run: ".*no-ffmpeg" \(FFMPEG_PATH\)/);
   });
 
-  it('fails with ffmpeg\'s own reason', async () => {
+  it("fails with ffmpeg's own reason", async () => {
     const tools = new Ffmpeg({ ffmpeg: 'ffmpeg', ffprobe: 'ffprobe' });
     const run = tools.run(['-i', path.join(dir, 'missing.mp4'), '-f', 'null', '-']);
     await expect(run).rejects.toBeInstanceOf(ToolFailedError);

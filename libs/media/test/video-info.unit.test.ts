@@ -24,7 +24,9 @@ describe('videoInfoFrom (ffprobe → one typed value)', () => {
   });
 
   it('takes no audio, the old rotate tag and a stream duration when the format has none', () => {
-    const v = videoInfoFrom({ streams: [{ codec_type: 'video', codec_name: 'vp9', width: 640, height: 480, duration: '3.5', r_frame_rate: '25/1', tags: { rotate: '90' } }] });
+    const v = videoInfoFrom({
+      streams: [{ codec_type: 'video', codec_name: 'vp9', width: 640, height: 480, duration: '3.5', r_frame_rate: '25/1', tags: { rotate: '90' } }],
+    });
     expect(v).toMatchObject({ duration: 3.5, width: 480, height: 640, audio_codec: null, hasAudio: false, bitrate: null, frame_rate: 25 });
   });
 

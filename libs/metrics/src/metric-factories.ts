@@ -28,32 +28,40 @@ function existingOr<M extends Metric<string>>(name: string, kind: new (...args: 
 }
 
 export function counter<L extends string = string>(opts: MetricOptions<L>): Counter<L> {
-  return existingOr(opts.name, Counter<L>, () =>
-    new Counter<L>({ name: opts.name, help: opts.help, labelNames: opts.labelNames ?? [], registers: [metricsRegistry()] }),
+  return existingOr(
+    opts.name,
+    Counter<L>,
+    () => new Counter<L>({ name: opts.name, help: opts.help, labelNames: opts.labelNames ?? [], registers: [metricsRegistry()] }),
   );
 }
 
 export function gauge<L extends string = string>(opts: MetricOptions<L> & { collect?: (this: Gauge<L>) => void }): Gauge<L> {
-  return existingOr(opts.name, Gauge<L>, () =>
-    new Gauge<L>({
-      name: opts.name,
-      help: opts.help,
-      labelNames: opts.labelNames ?? [],
-      registers: [metricsRegistry()],
-      // Read at every scrape (a value kept elsewhere, such as a cache's size).
-      ...(opts.collect ? { collect: opts.collect } : {}),
-    }),
+  return existingOr(
+    opts.name,
+    Gauge<L>,
+    () =>
+      new Gauge<L>({
+        name: opts.name,
+        help: opts.help,
+        labelNames: opts.labelNames ?? [],
+        registers: [metricsRegistry()],
+        // Read at every scrape (a value kept elsewhere, such as a cache's size).
+        ...(opts.collect ? { collect: opts.collect } : {}),
+      }),
   );
 }
 
 export function histogram<L extends string = string>(opts: HistogramOptions<L>): Histogram<L> {
-  return existingOr(opts.name, Histogram<L>, () =>
-    new Histogram<L>({
-      name: opts.name,
-      help: opts.help,
-      labelNames: opts.labelNames ?? [],
-      buckets: opts.buckets ?? DURATION_BUCKETS,
-      registers: [metricsRegistry()],
-    }),
+  return existingOr(
+    opts.name,
+    Histogram<L>,
+    () =>
+      new Histogram<L>({
+        name: opts.name,
+        help: opts.help,
+        labelNames: opts.labelNames ?? [],
+        buckets: opts.buckets ?? DURATION_BUCKETS,
+        registers: [metricsRegistry()],
+      }),
   );
 }

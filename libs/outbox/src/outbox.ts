@@ -161,7 +161,11 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
         }
       }
       // The mark and the commit in one round trip (the sequence numbers are PostgreSQL's own bigints).
-      await client.query(published.length > 0 ? `UPDATE outbox SET published_at = now() WHERE seq = ANY('{${published.map((seq) => BigInt(seq).toString()).join(',')}}'::bigint[]); COMMIT` : 'COMMIT');
+      await client.query(
+        published.length > 0
+          ? `UPDATE outbox SET published_at = now() WHERE seq = ANY('{${published.map((seq) => BigInt(seq).toString()).join(',')}}'::bigint[]); COMMIT`
+          : 'COMMIT',
+      );
       metrics.published.inc(published.length);
       return published.length;
     } catch (error) {

@@ -70,14 +70,16 @@ describe('outbox against PostgreSQL and nats-server', () => {
     expect((await readStream()).map((m) => m.id)).toEqual(['kept']);
   });
 
-  it('publishes a committed row at once, woken by the commit\'s notification, not by the next poll', async () => {
+  it("publishes a committed row at once, woken by the commit's notification, not by the next poll", async () => {
     const relay = startOutboxRelay({ pool, nc, logger: captureLogger(), intervalMs: 60_000 });
     relays.push(relay);
     // The listener connects in the background: the commit waits until its LISTEN has run (a session of this
     // database whose last statement it was), or its notification would reach nobody.
-    await until(async () => (await pool.query(
-      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle' AND query ILIKE 'LISTEN %'`,
-    )).rows[0].n >= 1);
+    await until(
+      async () =>
+        (await pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle' AND query ILIKE 'LISTEN %'`))
+          .rows[0].n >= 1,
+    );
     const started = Date.now();
     await inTransaction(async (c) => writeOutbox(c, { id: 'woken', subject, payload: fileSavedEvent('woken') }));
     await until(async () => (await readStream()).length > 0, 5000);
@@ -125,9 +127,9 @@ describe('outbox against PostgreSQL and nats-server', () => {
     await expect(
       inTransaction(async (c) => writeOutbox(c, { id: 'bad', subject, payload: { ...fileSavedEvent('bad'), time: 'never' } })),
     ).rejects.toBeInstanceOf(InvalidEventPayloadError);
-    await expect(
-      inTransaction(async (c) => writeOutbox(c, { id: 'x', subject: 'dam.internal.unknown', payload: {} })),
-    ).rejects.toBeInstanceOf(InvalidEventPayloadError);
+    await expect(inTransaction(async (c) => writeOutbox(c, { id: 'x', subject: 'dam.internal.unknown', payload: {} }))).rejects.toBeInstanceOf(
+      InvalidEventPayloadError,
+    );
     expect((await pool.query('SELECT count(*)::int AS n FROM outbox')).rows[0].n).toBe(0);
   });
 

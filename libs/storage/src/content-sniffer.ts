@@ -25,7 +25,10 @@ function looksLikeText(head: Buffer, truncated: boolean): boolean {
  * doctype): SVG (an image the conversions rasterize, and active content the edges never render), HTML, other XML.
  */
 export function textType(head: Buffer): string {
-  const text = head.subarray(0, 4096).toString('utf8').replace(/^\uFEFF/, '');
+  const text = head
+    .subarray(0, 4096)
+    .toString('utf8')
+    .replace(/^\uFEFF/, '');
   const rest = text.replace(/^\s*(<\?xml[^>]*\?>\s*)?((<!--[\s\S]*?-->|<!DOCTYPE[^>[]*(\[[\s\S]*?\])?\s*>)\s*)*/i, '');
   if (/^<svg[\s>:]/i.test(rest) || /^<!DOCTYPE\s+svg/i.test(text.trim())) return 'image/svg+xml';
   if (/^<(html|head|body)[\s>]/i.test(rest) || /<!DOCTYPE\s+html/i.test(text)) return 'text/html';
@@ -76,8 +79,7 @@ export async function imageMetadata(head: Buffer, contentType: string): Promise<
   }
   try {
     const tags = (await exifr.parse(head, { pick: ['Orientation', 'Make', 'Model', 'ColorSpace'], translateValues: false, reviveValues: false })) as
-      | Record<string, unknown>
-      | undefined;
+      Record<string, unknown> | undefined;
     if (typeof tags?.Orientation === 'number') out.Orientation = tags.Orientation;
     if (typeof tags?.Make === 'string' && tags.Make.trim()) out.Make = tags.Make.trim();
     if (typeof tags?.Model === 'string' && tags.Model.trim()) out.Model = tags.Model.trim();

@@ -300,10 +300,12 @@ export function createStorage(config: StorageConfig): Storage {
     return signer.presignedGetObject(bucket, key, expirySeconds, params);
   };
 
-  const notFoundAs = (key: string) => (error: unknown): never => {
-    if (isNotFoundError(error)) throw new ObjectNotFoundError(key);
-    throw error;
-  };
+  const notFoundAs =
+    (key: string) =>
+    (error: unknown): never => {
+      if (isNotFoundError(error)) throw new ObjectNotFoundError(key);
+      throw error;
+    };
 
   const publicBase = (config.publicUrl ?? config.publicEndpoint ?? config.endpoint).replace(/\/$/, '');
   return {
@@ -402,5 +404,3 @@ export function createStorage(config: StorageConfig): Storage {
     },
   };
 }
-
-

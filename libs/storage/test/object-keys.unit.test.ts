@@ -18,7 +18,12 @@ describe('storageConfigFromEnv', () => {
   it('maps the S3 variables and keeps extras', () => {
     const env = { S3_ENDPOINT: 'http://127.0.0.1:7480', S3_ACCESS_KEY: 'a', S3_SECRET_KEY: 's', S3_BUCKET: 'b', S3_REGION: 'r' };
     expect(storageConfigFromEnv(env, { partSize: 5 })).toEqual({
-      endpoint: 'http://127.0.0.1:7480', accessKey: 'a', secretKey: 's', bucket: 'b', region: 'r', partSize: 5,
+      endpoint: 'http://127.0.0.1:7480',
+      accessKey: 'a',
+      secretKey: 's',
+      bucket: 'b',
+      region: 'r',
+      partSize: 5,
     });
   });
 });

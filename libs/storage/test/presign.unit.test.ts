@@ -26,7 +26,9 @@ describe('presigned URLs', () => {
 
   it('anonymous public URLs follow publicEndpoint unless publicUrl says otherwise', () => {
     expect(createStorage({ ...base, publicEndpoint: 'https://s3.dam.example.com' }).publicUrl('a b')).toBe('https://s3.dam.example.com/dam-assets/a%20b');
-    expect(createStorage({ ...base, publicEndpoint: 'https://s3.dam.example.com', publicUrl: 'https://cdn.example.com/s3/' }).publicUrl('k')).toBe('https://cdn.example.com/s3/dam-assets/k');
+    expect(createStorage({ ...base, publicEndpoint: 'https://s3.dam.example.com', publicUrl: 'https://cdn.example.com/s3/' }).publicUrl('k')).toBe(
+      'https://cdn.example.com/s3/dam-assets/k',
+    );
     expect(createStorage(base).publicUrl('k')).toBe('http://127.0.0.1:1/dam-assets/k');
   });
 

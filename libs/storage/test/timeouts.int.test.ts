@@ -48,7 +48,9 @@ describe('storage against a hung S3 server', () => {
   it('fails an upload whose bytes the server stops taking', async () => {
     proxy.blackhole();
     const started = Date.now();
-    await expect(storage.putStream('stuck', Readable.from([body, body]), { contentType: 'application/octet-stream' })).rejects.toMatchObject({ code: 'ETIMEDOUT' });
+    await expect(storage.putStream('stuck', Readable.from([body, body]), { contentType: 'application/octet-stream' })).rejects.toMatchObject({
+      code: 'ETIMEDOUT',
+    });
     expect(Date.now() - started).toBeLessThan(TIMEOUT_MS * 4);
   });
 

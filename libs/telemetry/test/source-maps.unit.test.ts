@@ -14,7 +14,10 @@ function moduleWithMap(dir: string): string {
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, 'index.js');
   writeFileSync(file, 'module.exports = 1;\n//# sourceMappingURL=index.js.map\n');
-  writeFileSync(path.join(dir, 'index.js.map'), JSON.stringify({ version: 3, sources: ['index.ts'], sourcesContent: ['export = 1;'], names: [], mappings: 'AAAA' }));
+  writeFileSync(
+    path.join(dir, 'index.js.map'),
+    JSON.stringify({ version: 3, sources: ['index.ts'], sourcesContent: ['export = 1;'], names: [], mappings: 'AAAA' }),
+  );
   return file;
 }
 
@@ -50,16 +53,24 @@ describe('source maps for our own code only', () => {
     return JSON.parse(stdout.trim()) as { dependency: boolean; own: boolean; frame: string };
   };
 
-  it('keeps no map of a dependency, and still maps our own files and TypeScript lines', async () => {
-    const seen = await run(true);
-    expect(seen.dependency).toBe(false);
-    expect(seen.own).toBe(true);
-    expect(seen.frame).toContain('script.ts:6:');
-  }, scaled(30_000));
+  it(
+    'keeps no map of a dependency, and still maps our own files and TypeScript lines',
+    async () => {
+      const seen = await run(true);
+      expect(seen.dependency).toBe(false);
+      expect(seen.own).toBe(true);
+      expect(seen.frame).toContain('script.ts:6:');
+    },
+    scaled(30_000),
+  );
 
-  it('without it, tsx has Node keep every dependency map', async () => {
-    expect((await run(false)).dependency).toBe(true);
-  }, scaled(30_000));
+  it(
+    'without it, tsx has Node keep every dependency map',
+    async () => {
+      expect((await run(false)).dependency).toBe(true);
+    },
+    scaled(30_000),
+  );
 
   it('tells dependencies by a node_modules directory in their path', () => {
     expect(isDependencyFile('/app/node_modules/.pnpm/x@1/node_modules/x/index.js')).toBe(true);

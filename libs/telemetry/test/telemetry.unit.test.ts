@@ -1,12 +1,5 @@
 import { context, trace } from '@opentelemetry/api';
-import {
-  currentTraceHeaders,
-  currentTraceIds,
-  recordCarrier,
-  startTelemetry,
-  withExtractedContext,
-  type Telemetry,
-} from '../src';
+import { currentTraceHeaders, currentTraceIds, recordCarrier, startTelemetry, withExtractedContext, type Telemetry } from '../src';
 
 describe('telemetry', () => {
   let telemetry: Telemetry;

@@ -12,7 +12,10 @@ export function testPgUrl(): string {
 
 /** Creates a fresh, empty database on the shared cluster (or on the cluster of `adminUrl`) and returns its URL. */
 export async function createDatabase(prefix = 'test', adminUrl = testPgUrl()): Promise<string> {
-  const name = `${prefix.toLowerCase().replace(/[^a-z0-9_]/g, '_').slice(0, 40)}_${randomBytes(5).toString('hex')}`;
+  const name = `${prefix
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, '_')
+    .slice(0, 40)}_${randomBytes(5).toString('hex')}`;
   const admin = new Client({ connectionString: adminUrl });
   await admin.connect();
   try {

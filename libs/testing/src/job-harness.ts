@@ -116,8 +116,7 @@ export async function startJobHarness(worker: JobWorker, identities: ServiceIden
       await publishEvent(js, commands.subject, commands.schema, command, { msgId: command.id });
       return jobId;
     },
-    reportFor: (assetId, timeoutMs = 30_000) =>
-      waitFor(() => reports.find((r) => r.asset_id === assetId), { timeoutMs, description: `report for ${assetId}` }),
+    reportFor: (assetId, timeoutMs = 30_000) => waitFor(() => reports.find((r) => r.asset_id === assetId), { timeoutMs, description: `report for ${assetId}` }),
     finalReportFor: (assetId, timeoutMs = 30_000) => finalReport((r) => r.asset_id === assetId, `final report for ${assetId}`, timeoutMs),
     finalReportOfJob: (jobId, timeoutMs = 30_000) => finalReport((r) => r.job_id === jobId, `final report of job ${jobId}`, timeoutMs),
     async close() {

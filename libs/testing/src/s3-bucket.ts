@@ -49,7 +49,10 @@ export function testMinioClient(): Client {
 
 /** Creates a fresh bucket on the shared test server and returns its name. */
 export async function createBucket(prefix = 'test'): Promise<string> {
-  const clean = prefix.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 40);
+  const clean = prefix
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '-')
+    .slice(0, 40);
   const name = `${clean}-${randomBytes(5).toString('hex')}`;
   await testMinioClient().makeBucket(name, REGION);
   return name;

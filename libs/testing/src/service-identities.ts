@@ -1,11 +1,4 @@
-import {
-  createServiceSigner,
-  generateServiceKey,
-  parseSigningKey,
-  type CallTarget,
-  type ServiceJwk,
-  type ServiceSigner,
-} from '@dam/auth-tokens';
+import { createServiceSigner, generateServiceKey, parseSigningKey, type CallTarget, type ServiceJwk, type ServiceSigner } from '@dam/auth-tokens';
 
 export interface ServiceIdentities {
   /** `SERVICE_KEY` and `SERVICE_TRUSTED_KEYS` for a service process of this set (trusting every member). */
@@ -37,8 +30,7 @@ export function serviceIdentities(): ServiceIdentities {
   };
   for (const s of ['gateway', 'upload', 'auth', 'metadata', 'conversion', 'transcode', 'link-signing', 'search', 'webhook']) pair(s);
   const privateKey = (service: string) => JSON.stringify(pair(service).privateJwk);
-  const trustedKeys = (services?: readonly string[]) =>
-    JSON.stringify({ keys: (services ?? [...keys.keys()]).map((s) => pair(s).publicJwk) });
+  const trustedKeys = (services?: readonly string[]) => JSON.stringify({ keys: (services ?? [...keys.keys()]).map((s) => pair(s).publicJwk) });
   const signer = (service: string): ServiceSigner => {
     let s = signers.get(service);
     if (!s) {

@@ -50,11 +50,7 @@ const tsxLoader = (): string => pathToFileURL(require.resolve('tsx', { paths: [r
  * Runs services/<name>/src/main.ts in its own Node process (tsx loader, one process so SIGKILL really kills
  * the service) with HOST=127.0.0.1, PORT and `env`, and waits until GET /readyz answers 200.
  */
-export async function startServiceProcess(
-  name: string,
-  env: Record<string, string | undefined>,
-  opts: ServiceProcessOptions = {},
-): Promise<ServiceProcess> {
+export async function startServiceProcess(name: string, env: Record<string, string | undefined>, opts: ServiceProcessOptions = {}): Promise<ServiceProcess> {
   const entry = opts.entry ?? path.join(repoRoot, 'services', name, 'src', 'main.ts');
   if (!existsSync(entry)) throw new Error(`startServiceProcess: ${entry} does not exist`);
   const port = opts.port ?? (await freePort());

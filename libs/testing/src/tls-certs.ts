@@ -19,8 +19,21 @@ export async function createTestCa(dir: string, name = 'ca'): Promise<TestCa> {
   const certFile = path.join(dir, `${name}.crt`);
   const keyFile = path.join(dir, `${name}.key`);
   await run('openssl', [
-    'req', '-x509', ...EC, '-days', '2', '-subj', `/CN=dam test ${name}`, '-keyout', keyFile, '-out', certFile,
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
+    'req',
+    '-x509',
+    ...EC,
+    '-days',
+    '2',
+    '-subj',
+    `/CN=dam test ${name}`,
+    '-keyout',
+    keyFile,
+    '-out',
+    certFile,
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
   ]);
   return { certFile, keyFile };
 }
@@ -36,6 +49,22 @@ export async function issueServerCertificate(ca: TestCa, dir: string, name: stri
   const ext = path.join(dir, `${name}.ext`);
   await writeFile(ext, `subjectAltName=${altNames.join(',')}\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n`);
   await run('openssl', ['req', ...EC, '-subj', `/CN=${altNames[0]?.replace(/^\w+:/, '') ?? name}`, '-keyout', keyFile, '-out', csr]);
-  await run('openssl', ['x509', '-req', '-in', csr, '-CA', ca.certFile, '-CAkey', ca.keyFile, '-CAcreateserial', '-days', '2', '-extfile', ext, '-out', certFile]);
+  await run('openssl', [
+    'x509',
+    '-req',
+    '-in',
+    csr,
+    '-CA',
+    ca.certFile,
+    '-CAkey',
+    ca.keyFile,
+    '-CAcreateserial',
+    '-days',
+    '2',
+    '-extfile',
+    ext,
+    '-out',
+    certFile,
+  ]);
   return { certFile, keyFile };
 }

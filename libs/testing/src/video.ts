@@ -21,15 +21,33 @@ export interface VideoSpec {
 export async function writeVideo(file: string, spec: VideoSpec): Promise<void> {
   const fps = spec.fps ?? 25;
   const audio = spec.audio ?? true;
-  await run('ffmpeg', [
-    '-hide_banner', '-loglevel', 'error', '-y',
-    '-f', 'lavfi', '-i', `testsrc2=size=${spec.width}x${spec.height}:rate=${fps}:duration=${spec.seconds}`,
-    ...(audio ? ['-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=48000:duration=${spec.seconds}`] : []),
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p',
-    ...(spec.keyframeSeconds ? ['-g', String(Math.round(spec.keyframeSeconds * fps))] : []),
-    ...(audio ? ['-c:a', 'aac', '-b:a', '96k'] : []),
-    '-movflags', '+faststart', file,
-  ], {}, 600_000);
+  await run(
+    'ffmpeg',
+    [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      `testsrc2=size=${spec.width}x${spec.height}:rate=${fps}:duration=${spec.seconds}`,
+      ...(audio ? ['-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=48000:duration=${spec.seconds}`] : []),
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-pix_fmt',
+      'yuv420p',
+      ...(spec.keyframeSeconds ? ['-g', String(Math.round(spec.keyframeSeconds * fps))] : []),
+      ...(audio ? ['-c:a', 'aac', '-b:a', '96k'] : []),
+      '-movflags',
+      '+faststart',
+      file,
+    ],
+    {},
+    600_000,
+  );
 }
 
 /** `writeVideo` into memory. */

@@ -32,7 +32,16 @@ afterAll(() => {
   }
 });
 
-const client = () => new Client({ endPoint: '127.0.0.1', port, useSSL: false, accessKey: env.S3_ACCESS_KEY as string, secretKey: env.S3_SECRET_KEY as string, region: 'us-east-1', pathStyle: true });
+const client = () =>
+  new Client({
+    endPoint: '127.0.0.1',
+    port,
+    useSSL: false,
+    accessKey: env.S3_ACCESS_KEY as string,
+    secretKey: env.S3_SECRET_KEY as string,
+    region: 'us-east-1',
+    pathStyle: true,
+  });
 async function read(c: Client, key: string): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of await c.getObject('originals', key)) chunks.push(chunk as Buffer);

@@ -37,7 +37,7 @@ describe('startNats', () => {
     await nats.stop();
   });
 
-  it('refuses anonymous clients: the suite\'s identities only', async () => {
+  it("refuses anonymous clients: the suite's identities only", async () => {
     await expect(connect({ servers: nats.url, reconnect: false })).rejects.toThrow(/Authorization/i);
   });
 
@@ -74,7 +74,7 @@ describe('startNatsCluster', () => {
     await cluster.stop();
   });
 
-  it('forms a JetStream cluster with routes between its nodes and the suite\'s identities only', async () => {
+  it("forms a JetStream cluster with routes between its nodes and the suite's identities only", async () => {
     expect(cluster.url).toBe(cluster.nodes.map((n) => n.url).join(','));
     for (const node of cluster.nodes) {
       const routez = (await (await fetch(`${node.monitorUrl}/routez`)).json()) as { num_routes: number };

@@ -11,7 +11,10 @@ export const configSchema = z.object({
   CONCURRENCY: z.coerce.number().int().positive().default(2),
   /** Debian's tesseract-ocr (with tesseract-ocr-eng): the text_extraction addon. */
   TESSERACT_PATH: z.string().min(1).default('tesseract'),
-  OCR_LANGUAGE: z.string().regex(/^[a-z_+]+$/).default('eng'),
+  OCR_LANGUAGE: z
+    .string()
+    .regex(/^[a-z_+]+$/)
+    .default('eng'),
   /** One OCR run longer than this is stopped and the job fails with that reason. */
   OCR_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
   /** auto_tagging keeps detected objects at or above this score (0-1). */
@@ -24,16 +27,32 @@ export const configSchema = z.object({
    * Originals kept in memory for the addons of one asset (the automatic ones after an upload, a run again): one
    * read of the object store serves them all. 0 keeps none. An original over a quarter of this is not kept.
    */
-  ORIGINALS_CACHE_BYTES: z.coerce.number().int().min(0).default(64 * 1024 * 1024),
+  ORIGINALS_CACHE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(64 * 1024 * 1024),
   /** A kept original is read again after this long. */
-  ORIGINALS_CACHE_TTL_MS: z.coerce.number().int().positive().default(5 * 60_000),
+  ORIGINALS_CACHE_TTL_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(5 * 60_000),
   /**
    * Originals up to this size are read into memory; larger ones are streamed to a file in the temporary folder (the
    * pod's scratch volume) and decoded from there, never held whole.
    */
-  ORIGINALS_IN_MEMORY_BYTES: z.coerce.number().int().min(0).default(32 * 1024 * 1024),
+  ORIGINALS_IN_MEMORY_BYTES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(32 * 1024 * 1024),
   /** Larger originals are not read: the job fails with the reason (CONCURRENCY of them fit the 1 GiB scratch volume). */
-  MAX_ORIGINAL_BYTES: z.coerce.number().int().positive().default(384 * 1024 * 1024),
+  MAX_ORIGINAL_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(384 * 1024 * 1024),
   /** Larger images are refused (decompression bombs), as conversion does. */
   MAX_INPUT_PIXELS: z.coerce.number().int().positive().default(268_402_689),
   /**

@@ -28,7 +28,11 @@ async function main(): Promise<void> {
   const storage = createStorage(storageConfigFromEnv(config));
   // The OCR engine is a Debian package: without it, /readyz says so and text extraction jobs fail with the reason.
   const ocrReady = await tesseractReady(config.TESSERACT_PATH, config.OCR_LANGUAGE);
-  if (!ocrReady) logger.error({ path: config.TESSERACT_PATH, language: config.OCR_LANGUAGE }, 'tesseract with its language data is not installed: text_extraction cannot run');
+  if (!ocrReady)
+    logger.error(
+      { path: config.TESSERACT_PATH, language: config.OCR_LANGUAGE },
+      'tesseract with its language data is not installed: text_extraction cannot run',
+    );
 
   const pool = createPool(config);
   const applied = await migrateAddon(pool);
@@ -68,7 +72,9 @@ async function main(): Promise<void> {
   if (missing) status.background_removal = { state: 'failed', reason: missing };
   let backgroundModel: Promise<BackgroundRemoval> | undefined;
   const background = (): Promise<BackgroundRemoval> =>
-    (backgroundModel ??= missing ? Promise.reject(new Error(missing)) : load('background_removal', () => BackgroundRemoval.load(config.BACKGROUND_REMOVAL_MODEL)));
+    (backgroundModel ??= missing
+      ? Promise.reject(new Error(missing))
+      : load('background_removal', () => BackgroundRemoval.load(config.BACKGROUND_REMOVAL_MODEL)));
 
   await runService({
     logger,

@@ -67,8 +67,20 @@ describe('the auto_tagging addon', () => {
   });
 
   it('finds no object on a flat colour: its colour and orientation only', async () => {
-    const report = await job('tag2', await sharp({ create: { width: 300, height: 500, channels: 3, background: '#1f4fd0' } }).png().toBuffer(), ['auto_tagging']);
-    expect(report.addon_result?.result).toEqual({ labels: [{ label: 'blue', confidence: 1 }, { label: 'portrait', confidence: 1 }], best_guess: [] });
+    const report = await job(
+      'tag2',
+      await sharp({ create: { width: 300, height: 500, channels: 3, background: '#1f4fd0' } })
+        .png()
+        .toBuffer(),
+      ['auto_tagging'],
+    );
+    expect(report.addon_result?.result).toEqual({
+      labels: [
+        { label: 'blue', confidence: 1 },
+        { label: 'portrait', confidence: 1 },
+      ],
+      best_guess: [],
+    });
   });
 });
 
@@ -76,19 +88,29 @@ describe('the face_recognition addon', () => {
   type Faces = { faces: Array<{ box: { x: number; y: number; width: number; height: number }; confidence: number; person_id: string }> };
   const facesOf = async (asset: string, bytes: Buffer, group = '7') => {
     const checksum = await h.putOriginal(group, asset, bytes);
-    await h.publishJob(group, asset, { checksum, contentType: 'image/jpeg' }, { type: 'addon', keys: ['face_recognition'], source_key: originalKey(group, asset), created_by: 3 });
+    await h.publishJob(
+      group,
+      asset,
+      { checksum, contentType: 'image/jpeg' },
+      { type: 'addon', keys: ['face_recognition'], source_key: originalKey(group, asset), created_by: 3 },
+    );
     const report = await h.finalReportFor(asset, 60_000);
     expect(report.state).toBe('COMPLETED');
     return (report.addon_result?.result as Faces).faces;
   };
 
-  it('gives the same person to the same face in two pictures, another to a different face, and boxes in the original\'s pixels', async () => {
+  it("gives the same person to the same face in two pictures, another to a different face, and boxes in the original's pixels", async () => {
     const astronaut = readFileSync(path.join(FIXTURES, 'astronaut.jpg'));
     const [first] = await facesOf('face-a', astronaut);
     expect(first).toMatchObject({ confidence: expect.any(Number), person_id: expect.stringMatching(/^person_[0-9a-f]{16}$/) });
     expect(first!.confidence).toBeGreaterThan(0.8);
     // Run again on the same original: the same person, who is not given the face a second time.
-    const rerun = await h.publishJob('7', 'face-a', { checksum: await h.putOriginal('7', 'face-a', astronaut), contentType: 'image/jpeg' }, { type: 'addon', keys: ['face_recognition'], source_key: originalKey('7', 'face-a'), created_by: 3 });
+    const rerun = await h.publishJob(
+      '7',
+      'face-a',
+      { checksum: await h.putOriginal('7', 'face-a', astronaut), contentType: 'image/jpeg' },
+      { type: 'addon', keys: ['face_recognition'], source_key: originalKey('7', 'face-a'), created_by: 3 },
+    );
     const rerunFaces = ((await h.finalReportOfJob(rerun, 60_000)).addon_result?.result as Faces).faces;
     expect(rerunFaces).toEqual([first]);
     expect((await db.query('SELECT faces FROM people WHERE person_id = $1', [first!.person_id])).rows).toEqual([{ faces: 1 }]);
@@ -104,7 +126,14 @@ describe('the face_recognition addon', () => {
     const [elsewhere] = await facesOf('face-d', astronaut, '8');
     expect(elsewhere!.person_id).not.toBe(first!.person_id);
     // No face: an empty list.
-    expect(await facesOf('face-e', await sharp({ create: { width: 200, height: 200, channels: 3, background: '#888' } }).jpeg().toBuffer())).toEqual([]);
+    expect(
+      await facesOf(
+        'face-e',
+        await sharp({ create: { width: 200, height: 200, channels: 3, background: '#888' } })
+          .jpeg()
+          .toBuffer(),
+      ),
+    ).toEqual([]);
   });
 });
 
@@ -123,18 +152,32 @@ describe('the background_removal addon', () => {
   it('stores the original as a PNG whose alpha keeps the subject and clears the background, at the original size', async () => {
     const asset = 'bg1';
     const checksum = await h.putOriginal('7', asset, await figure(1280, 960));
-    await h.publishJob('7', asset, { checksum, contentType: 'image/jpeg' }, { type: 'addon', keys: ['background_removal'], source_key: originalKey('7', asset), created_by: 3 });
+    await h.publishJob(
+      '7',
+      asset,
+      { checksum, contentType: 'image/jpeg' },
+      { type: 'addon', keys: ['background_removal'], source_key: originalKey('7', asset), created_by: 3 },
+    );
     const report = await h.finalReportFor(asset, 120_000);
     expect(report.state).toBe('COMPLETED');
     const key = conversionKey('7', asset, checksum, 'background_removal', 'png');
-    expect(report.outputs).toMatchObject({ source_checksum: checksum, conversions: { background_removal: { object_key: key, content_type: 'image/png', width: 1280, height: 960 } } });
+    expect(report.outputs).toMatchObject({
+      source_checksum: checksum,
+      conversions: { background_removal: { object_key: key, content_type: 'image/png', width: 1280, height: 960 } },
+    });
     const png = await h.storage.getBuffer(key);
     expect(report.addon_result).toEqual({ addon: 'background_removal', result: { key: 'background_removal', width: 1280, height: 960, size: png.length } });
     const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
     expect(info).toMatchObject({ width: 1280, height: 960, channels: 4 });
     const alphaAt = (x: number, y: number) => data[(y * info.width + x) * 4 + 3] as number;
     // Every corner is background; the head and the body are the subject.
-    for (const [x, y] of [[5, 5], [1274, 5], [5, 954], [1274, 954]] as const) expect(alphaAt(x, y)).toBeLessThan(16);
+    for (const [x, y] of [
+      [5, 5],
+      [1274, 5],
+      [5, 954],
+      [1274, 954],
+    ] as const)
+      expect(alphaAt(x, y)).toBeLessThan(16);
     expect(alphaAt(640, 340)).toBeGreaterThan(240);
     expect(alphaAt(640, 700)).toBeGreaterThan(240);
   });
@@ -151,7 +194,12 @@ describe('the text_extraction addon', () => {
   });
 
   it('finds no text on a flat colour, and fails a file that is not an image with the reason', async () => {
-    const blank = await job('ocr2', await sharp({ create: { width: 400, height: 300, channels: 3, background: '#4a7' } }).png().toBuffer());
+    const blank = await job(
+      'ocr2',
+      await sharp({ create: { width: 400, height: 300, channels: 3, background: '#4a7' } })
+        .png()
+        .toBuffer(),
+    );
     expect(blank).toMatchObject({ state: 'COMPLETED', addon_result: { addon: 'text_extraction', result: { text: '', words: [] } } });
     const broken = await job('ocr3', Buffer.from('not an image at all'));
     expect(broken.state).toBe('FAILED');
@@ -172,25 +220,35 @@ describe('the text_extraction addon', () => {
   });
 
   it('tells metadata when an addon cannot run (tesseract missing), and /readyz says so', async () => {
-    const broken = await startServiceProcess('addon', h.env({ TESSERACT_PATH: '/nonexistent/tesseract', DATABASE_URL: await createDatabase('addon') }), { waitReady: false });
+    const broken = await startServiceProcess('addon', h.env({ TESSERACT_PATH: '/nonexistent/tesseract', DATABASE_URL: await createDatabase('addon') }), {
+      waitReady: false,
+    });
     try {
       const ask = addonStatusClient(await connectNats(h.nats.url, 'metadata', h.nats.seed('metadata')), { cacheMs: 0 });
       // Both replicas answer in turn (one queue group): the broken one says why.
-      expect(await waitFor(() => ask('text_extraction'), { description: 'the broken replica answering' })).toMatch(/tesseract with the eng language is not installed/);
+      expect(await waitFor(() => ask('text_extraction'), { description: 'the broken replica answering' })).toMatch(
+        /tesseract with the eng language is not installed/,
+      );
       // Still ready for the jobs it can run; the addon it cannot is named with the reason.
       const answer = await waitFor(() => readyz(broken.url).catch(() => undefined), { description: 'the broken replica listening' });
       expect(answer.status).toBe(200);
-      expect(answer.body.models.text_extraction).toEqual({ state: 'failed', reason: expect.stringMatching(/tesseract with the eng language is not installed/) });
+      expect(answer.body.models.text_extraction).toEqual({
+        state: 'failed',
+        reason: expect.stringMatching(/tesseract with the eng language is not installed/),
+      });
     } finally {
       await broken.stop();
     }
   });
 
   it('answers /readyz with tesseract found and the detectors loaded, and exits 0 on SIGTERM', async () => {
-    const loaded = await waitFor(async () => {
-      const answer = await readyz(service.url);
-      return Object.values(answer.body.models).every((m) => m.state === 'ready') && answer;
-    }, { timeoutMs: 60_000, description: 'every model loaded' });
+    const loaded = await waitFor(
+      async () => {
+        const answer = await readyz(service.url);
+        return Object.values(answer.body.models).every((m) => m.state === 'ready') && answer;
+      },
+      { timeoutMs: 60_000, description: 'every model loaded' },
+    );
     expect(loaded).toMatchObject({ status: 200, body: { status: 'ok' } });
     expect(loaded.body.models).toEqual({
       text_extraction: { state: 'ready' },
@@ -202,4 +260,3 @@ describe('the text_extraction addon', () => {
     await expect(service.exited).resolves.toEqual({ code: 0, signal: null });
   });
 });
-

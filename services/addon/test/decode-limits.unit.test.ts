@@ -22,14 +22,23 @@ describe('decodeSizeOf (security review F7: decode shrunk, refuse before decodin
   });
 
   it('refuses an image over MAX_INPUT_PIXELS, or without a size, with the reason', () => {
-    expect(() => decodeSizeOf(header(20_000, 14_000), limits)).toThrow(new ImageRefused('the image is 20000×14000 (280 MP), above the 268.4 MP an addon reads'));
+    expect(() => decodeSizeOf(header(20_000, 14_000), limits)).toThrow(
+      new ImageRefused('the image is 20000×14000 (280 MP), above the 268.4 MP an addon reads'),
+    );
     expect(() => decodeSizeOf(header(0, 10), limits)).toThrow(/no size/);
   });
 
   it('refuses a kind decoded whole (progressive JPEG, interlaced PNG, HEIF, TIFF, GIF) past MAX_DECODE_PIXELS', () => {
-    expect(() => decodeSizeOf(header(8000, 6000, 'jpeg', true), limits)).toThrow('a progressive JPEG of 8000×6000 (48 MP): images of this kind are decoded whole');
+    expect(() => decodeSizeOf(header(8000, 6000, 'jpeg', true), limits)).toThrow(
+      'a progressive JPEG of 8000×6000 (48 MP): images of this kind are decoded whole',
+    );
     expect(() => decodeSizeOf(header(7000, 7000, 'png', true), limits)).toThrow('an interlaced PNG of 7000×7000 (49 MP)');
-    for (const [format, name] of [['heif', 'HEIF/AVIF'], ['tiff', 'TIFF'], ['gif', 'GIF'], ['fits', 'FITS']] as const) {
+    for (const [format, name] of [
+      ['heif', 'HEIF/AVIF'],
+      ['tiff', 'TIFF'],
+      ['gif', 'GIF'],
+      ['fits', 'FITS'],
+    ] as const) {
       expect(() => decodeSizeOf(header(8000, 6000, format), limits)).toThrow(`a ${name} image of 8000×6000 (48 MP)`);
     }
     // At the limit they are read, shrunk further when the addon wants less.

@@ -55,15 +55,20 @@ const run = async (asset: string, bytes: Buffer, addon: string) => {
   return h.finalReportFor(asset, 120_000);
 };
 const flat = (width: number, height: number, png: sharp.PngOptions = {}) =>
-  sharp({ create: { width, height, channels: 3, background: '#3a6ea5' }, limitInputPixels: false }).png({ compressionLevel: 9, ...png }).toBuffer();
+  sharp({ create: { width, height, channels: 3, background: '#3a6ea5' }, limitInputPixels: false })
+    .png({ compressionLevel: 9, ...png })
+    .toBuffer();
 
 describe('addon inputs are decoded shrunk to what the addon needs (security review F7)', () => {
   it('reads a one-colour 16k × 16k PNG (268 MP, 800 KB) in bounded memory, gives bounded results and keeps serving', async () => {
     // Every model loaded first (the detectors at start, ISNet at its first job): what is measured is the decode.
-    await waitFor(async () => {
-      const body = (await (await fetch(`${service.url}/readyz`)).json()) as { models: Record<string, { state: string }> };
-      return ['auto_tagging', 'face_recognition'].every((a) => body.models[a]?.state === 'ready');
-    }, { timeoutMs: 60_000, description: 'the detectors loaded' });
+    await waitFor(
+      async () => {
+        const body = (await (await fetch(`${service.url}/readyz`)).json()) as { models: Record<string, { state: string }> };
+        return ['auto_tagging', 'face_recognition'].every((a) => body.models[a]?.state === 'ready');
+      },
+      { timeoutMs: 60_000, description: 'the detectors loaded' },
+    );
     expect(await run('warm-bg', await flat(640, 480), 'background_removal')).toMatchObject({ state: 'COMPLETED' });
     expect(await run('warm-ocr', await flat(640, 480), 'text_extraction')).toMatchObject({ state: 'COMPLETED' });
     const before = peakRss();
@@ -76,7 +81,9 @@ describe('addon inputs are decoded shrunk to what the addon needs (security revi
     const given = readdirSync(dir).filter((f) => f.startsWith('ocr-'));
     const ocrPixels = Math.max(...(await Promise.all(given.map(async (f) => sharp(path.join(dir, f)).metadata()))).map((m) => m.width * m.height));
     const growth = { background_removal: Math.round((afterBackground - before) / MB), both: Math.round((peakRss() - before) / MB) };
-    process.stdout.write(`addon peak RSS ${Math.round(before / MB)} MB before the 268 MP image; growth ${JSON.stringify(growth)} MB; tesseract given ${ocrPixels} pixels\n`);
+    process.stdout.write(
+      `addon peak RSS ${Math.round(before / MB)} MB before the 268 MP image; growth ${JSON.stringify(growth)} MB; tesseract given ${ocrPixels} pixels\n`,
+    );
     // Before: background_removal's full-size raw pixels alone were 805 MB.
     expect(growth.both).toBeLessThan(600);
 
@@ -102,14 +109,19 @@ describe('addon inputs are decoded shrunk to what the addon needs (security revi
     const interlaced = await flat(7000, 7000, { progressive: true });
     for (const addon of ['background_removal', 'auto_tagging']) {
       const report = await run(`interlaced-${addon}`, interlaced, addon);
-      expect(report).toMatchObject({ state: 'FAILED', error: expect.stringMatching(/an interlaced PNG of 7000×7000 \(49 MP\): images of this kind are decoded whole, and an addon decodes at most 40 MP/) });
+      expect(report).toMatchObject({
+        state: 'FAILED',
+        error: expect.stringMatching(/an interlaced PNG of 7000×7000 \(49 MP\): images of this kind are decoded whole, and an addon decodes at most 40 MP/),
+      });
     }
     expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
   });
 
   it('does not read an original over MAX_ORIGINAL_BYTES, and leaves no file of the ones it read', async () => {
     // 5 MB of noise: as many bytes as pixels could be, where memory was the whole file before any decode.
-    const noise = await sharp(randomBytes(1300 * 1300 * 3), { raw: { width: 1300, height: 1300, channels: 3 } }).png({ compressionLevel: 0 }).toBuffer();
+    const noise = await sharp(randomBytes(1300 * 1300 * 3), { raw: { width: 1300, height: 1300, channels: 3 } })
+      .png({ compressionLevel: 0 })
+      .toBuffer();
     expect(noise.length).toBeGreaterThan(4 * MB);
     const report = await run('too-many-bytes', noise, 'auto_tagging');
     expect(report).toMatchObject({ state: 'FAILED', error: expect.stringMatching(/^the original is 4\.8 MiB, above the 4 MiB an addon reads$/) });

@@ -11,7 +11,12 @@ function store(objects: Record<string, Buffer>, failStream = false) {
     stat: async (key: string) => (objects[key] ? { size: objects[key].length, etag: 'e', contentType: 'image/png', lastModified: new Date() } : null),
     getStream: async (key: string) => {
       calls.streams += 1;
-      if (failStream) return new Readable({ read() { this.destroy(new Error('connection reset')); } });
+      if (failStream)
+        return new Readable({
+          read() {
+            this.destroy(new Error('connection reset'));
+          },
+        });
       return Readable.from([objects[key]!.subarray(0, 10), objects[key]!.subarray(10)]);
     },
   };
@@ -55,7 +60,9 @@ describe('originalReader (security review F7: a large original is never read who
 
   it('refuses one over the limit unread, with its size', async () => {
     const { storage, cached, calls } = store({ h: Buffer.alloc(20_000) });
-    await expect(originalReader(storage, cached, options())('h', 'c')).rejects.toEqual(new OriginalTooLarge('the original is 20000 bytes, above the 10000 bytes an addon reads'));
+    await expect(originalReader(storage, cached, options())('h', 'c')).rejects.toEqual(
+      new OriginalTooLarge('the original is 20000 bytes, above the 10000 bytes an addon reads'),
+    );
     expect(calls).toEqual({ buffers: 0, streams: 0 });
   });
 

@@ -24,7 +24,12 @@ const schema = z
     NATS_STREAMS_MAX_BYTES: natsEnv.NATS_STREAMS_MAX_BYTES,
     /** Hosts a webhook URL may name despite the outbound guard, plain http included (CONTRACT §11). */
     WEBHOOK_ALLOW_HOSTS: z.string().default(''),
-    JWT_TTL: z.coerce.number().int().min(60).max(30 * 86400).default(3600),
+    JWT_TTL: z.coerce
+      .number()
+      .int()
+      .min(60)
+      .max(30 * 86400)
+      .default(3600),
     ADMIN_EMAIL: z.email().default(DEFAULT_ADMIN_EMAIL),
     ADMIN_PASSWORD: z.string().min(8).default(DEFAULT_ADMIN_PASSWORD),
     /**

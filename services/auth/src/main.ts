@@ -66,7 +66,12 @@ async function main(): Promise<void> {
         // Login's notifications past their retention, seen or not.
         name: 'notification-pruning',
         start: () =>
-          startPoller({ name: 'notification-pruning', intervalMs: 3_600_000, logger, run: () => store.notifications.prune(config.NOTIFICATION_RETENTION_DAYS) }),
+          startPoller({
+            name: 'notification-pruning',
+            intervalMs: 3_600_000,
+            logger,
+            run: () => store.notifications.prune(config.NOTIFICATION_RETENTION_DAYS),
+          }),
       },
     ],
     // Closed after in-flight requests drained, so the pool is no longer in use.
@@ -82,7 +87,13 @@ async function main(): Promise<void> {
         logger,
         jwtSecret: config.JWT_SECRET,
         ...(config.JWT_PREVIOUS_SECRET ? { jwtPreviousSecret: config.JWT_PREVIOUS_SECRET } : {}),
-        verifier: createServiceVerifier({ service: 'auth', trusted: config.SERVICE_TRUSTED_KEYS, ...(replay ? { replay, onReplayStoreError: (err) => logger.warn({ err }, "service-token replay store unavailable: this replica's own memory only") } : {}) }),
+        verifier: createServiceVerifier({
+          service: 'auth',
+          trusted: config.SERVICE_TRUSTED_KEYS,
+          ...(replay
+            ? { replay, onReplayStoreError: (err) => logger.warn({ err }, "service-token replay store unavailable: this replica's own memory only") }
+            : {}),
+        }),
         jwtTtlSeconds: config.JWT_TTL,
         assets: httpAssetDirectory({ baseUrl: config.METADATA_URL, signer: createServiceSigner(config.SERVICE_KEY) }),
         webhookAllowHosts: parseAllowHosts(config.WEBHOOK_ALLOW_HOSTS),

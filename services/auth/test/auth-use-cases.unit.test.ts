@@ -139,7 +139,15 @@ const user = (id: number, roleId: number, over: Partial<UserRecord> = {}): UserR
 });
 
 function world() {
-  const state: State = { users: new Map([[1, user(1, 1)], [2, user(2, 1)], [3, user(3, 3)]]), keys: new Map(), messages: [] };
+  const state: State = {
+    users: new Map([
+      [1, user(1, 1)],
+      [2, user(2, 1)],
+      [3, user(3, 3)],
+    ]),
+    keys: new Map(),
+    messages: [],
+  };
   return { state, ...memoryStore(state) };
 }
 
@@ -152,7 +160,11 @@ const principal = (userId: number, roleId: number, over: Partial<Principal> = {}
   via: 'jwt',
   ...over,
 });
-const code = async (p: Promise<unknown>) => p.then(() => 'ok', (err: unknown) => (err instanceof AppError ? err.code : String(err)));
+const code = async (p: Promise<unknown>) =>
+  p.then(
+    () => 'ok',
+    (err: unknown) => (err instanceof AppError ? err.code : String(err)),
+  );
 
 describe('minting API keys', () => {
   it('only a person signed in with MANAGE_USERS, and never above their own role', async () => {
@@ -221,8 +233,15 @@ describe('login and the guessing bounds', () => {
     };
     return { outcomes, limiter: { begin: async () => attempt } };
   }
-  const deps = (store: AuthStore, l: ReturnType<typeof limiter>) => ({ users: store.users, notifications: store.notifications, limiter: l.limiter, jwtSecret: 's'.repeat(32), jwtTtlSeconds: 60 });
-  const attempt = (store: AuthStore, l: ReturnType<typeof limiter>, email: string, password: string) => login(deps(store, l), { email, password, address: '192.0.2.1' });
+  const deps = (store: AuthStore, l: ReturnType<typeof limiter>) => ({
+    users: store.users,
+    notifications: store.notifications,
+    limiter: l.limiter,
+    jwtSecret: 's'.repeat(32),
+    jwtTtlSeconds: 60,
+  });
+  const attempt = (store: AuthStore, l: ReturnType<typeof limiter>, email: string, password: string) =>
+    login(deps(store, l), { email, password, address: '192.0.2.1' });
 
   it('a wrong password and an unknown email answer alike; each counts as a failure', async () => {
     const { store } = world();

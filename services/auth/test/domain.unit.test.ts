@@ -50,7 +50,11 @@ describe('settings', () => {
     expect(d.bulk_delete.max_assets).toBe(1000);
     // Delete - Bulk's data export is asked for per group (off unless set); a record stored before it had the member reads it off.
     expect(applySettingsPatch(d, { bulk_delete: { export: true } }).bulk_delete).toEqual({ max_assets: 1000, max_range_days: 31, export: true });
-    expect(withDefaults({ ...d, bulk_delete: { max_assets: 9, max_range_days: 3 } as typeof d.bulk_delete }).bulk_delete).toEqual({ max_assets: 9, max_range_days: 3, export: false });
+    expect(withDefaults({ ...d, bulk_delete: { max_assets: 9, max_range_days: 3 } as typeof d.bulk_delete }).bulk_delete).toEqual({
+      max_assets: 9,
+      max_range_days: 3,
+      export: false,
+    });
     expect(() => applySettingsPatch(d, { conversions: { custom: {} } })).toThrow(expect.objectContaining({ kind: 'VALIDATION' }));
   });
 });

@@ -23,9 +23,7 @@ describe('JWTs at the edges: revoked by a new password or disabling, acting with
     });
     const finished = finishApp(app, logger);
     edge = await new Promise((resolve) => {
-      const server = finished.listen(0, '127.0.0.1', () =>
-        resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }),
-      );
+      const server = finished.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }));
     });
   });
   afterAll(async () => {

@@ -125,8 +125,11 @@ export async function call(
   method: string,
   body?: unknown,
   headers: CallHeaders = {},
-): Promise<{ status: number; // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON
-  body: any; headers: Headers }> {
+): Promise<{
+  status: number; // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON
+  body: any;
+  headers: Headers;
+}> {
   const as = headers[AS] === undefined ? { caller: 'gateway' } : headers[AS];
   const u = new URL(url);
   const sentText = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);

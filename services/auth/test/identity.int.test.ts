@@ -21,7 +21,9 @@ describe('accessID: whose links, and rotation', () => {
     const status = await call(`${auth.url}/internal/v1/groups/1/users/${u.body.user_id}/status`, 'GET', undefined, asService({ caller: 'gateway' }));
     const first = status.body.access_id as string;
     // link-signing asks for the caller's accessID, not a user's status (the edges' route).
-    expect((await call(`${auth.url}/internal/v1/groups/1/users/${u.body.user_id}/status`, 'GET', undefined, asService({ caller: 'link-signing' }))).status).toBe(403);
+    expect(
+      (await call(`${auth.url}/internal/v1/groups/1/users/${u.body.user_id}/status`, 'GET', undefined, asService({ caller: 'link-signing' }))).status,
+    ).toBe(403);
     const owner = await call(`${auth.url}/internal/v1/access/${first}`, 'GET', undefined, asService({ caller: 'link-signing' }));
     expect(owner).toMatchObject({ status: 200, body: { user_id: u.body.user_id, group_id: 1, role_id: 3, active: true } });
     expect((await call(`${auth.url}/internal/v1/access/${first}`, 'GET', undefined, asService({ caller: 'gateway' }))).status).toBe(403);
@@ -54,7 +56,13 @@ describe("the accessID of an API key's links (security review F17)", () => {
     const made = await call(`${auth.url}/api/v1/api_keys`, 'POST', { name: 'links', role: 'CREATOR' }, me);
     expect(made.status).toBe(201);
     const other = await call(`${auth.url}/api/v1/api_keys`, 'POST', { name: 'other', role: 'USER' }, me);
-    const asKey = (keyId: string, keyRole: 'CREATOR' | 'USER') => ({ user_id: id, role_id: keyRole === 'CREATOR' ? 4 : 3, via: 'api_key' as const, key_id: keyId, key_role: keyRole });
+    const asKey = (keyId: string, keyRole: 'CREATOR' | 'USER') => ({
+      user_id: id,
+      role_id: keyRole === 'CREATOR' ? 4 : 3,
+      via: 'api_key' as const,
+      key_id: keyId,
+      key_role: keyRole,
+    });
 
     // Signed in: the user's accessID, as before.
     const userAccess = (await call(`${auth.url}/internal/v1/groups/1/users/${id}/status`, 'GET')).body.access_id as string;
@@ -143,7 +151,7 @@ describe('GET|POST /api/v1/auth/validate', () => {
 });
 
 describe('users', () => {
-  it('needs the gateway\'s token for a user', async () => {
+  it("needs the gateway's token for a user", async () => {
     expect((await call(`${auth.url}/api/v1/users`, 'GET')).status).toBe(401);
     expect((await call(`${auth.url}/api/v1/users`, 'GET', undefined, unsigned())).status).toBe(401);
     // A trusted service that is not the gateway cannot speak for a user, not even an ADMIN of group 1.
@@ -152,13 +160,29 @@ describe('users', () => {
   });
 
   it('creates, lists, reads, updates and deletes users of the group', async () => {
-    const created = await call(`${auth.url}/api/v1/users`, 'POST', {
-      email: 'Mia@Example.com', password: 'password-1', first_name: 'Mia', last_name: 'Manager', role_id: 2,
-    }, admin1());
+    const created = await call(
+      `${auth.url}/api/v1/users`,
+      'POST',
+      {
+        email: 'Mia@Example.com',
+        password: 'password-1',
+        first_name: 'Mia',
+        last_name: 'Manager',
+        role_id: 2,
+      },
+      admin1(),
+    );
     expect(created.status).toBe(201);
     expect(created.body).toEqual({
-      user_id: expect.any(Number), email: 'mia@example.com', username: 'Mia Manager', first_name: 'Mia', last_name: 'Manager',
-      role_id: 2, role_name: 'MANAGER', disabled: false, created_at: expect.any(String),
+      user_id: expect.any(Number),
+      email: 'mia@example.com',
+      username: 'Mia Manager',
+      first_name: 'Mia',
+      last_name: 'Manager',
+      role_id: 2,
+      role_name: 'MANAGER',
+      disabled: false,
+      created_at: expect.any(String),
     });
     const dup = await call(`${auth.url}/api/v1/users`, 'POST', { email: 'mia@example.com', password: 'password-1', role_id: 3 }, admin1());
     expect(dup.status).toBe(409);
@@ -215,10 +239,18 @@ describe('upload keys (CONTRACT §12)', () => {
   });
 
   it('refuses the upload key of a disabled user', async () => {
-    const created = await call(`${auth.url}/api/v1/users`, 'POST', { email: 'upk@example.com', password: 'password-1', first_name: 'U', last_name: 'K', role_id: 4 }, admin1());
+    const created = await call(
+      `${auth.url}/api/v1/users`,
+      'POST',
+      { email: 'upk@example.com', password: 'password-1', first_name: 'U', last_name: 'K', role_id: 4 },
+      admin1(),
+    );
     expect(created.status).toBe(201);
     const key = (await call(`${auth.url}/api/v1/login`, 'POST', { email: 'upk@example.com', password: 'password-1' })).body.uploadkey as string;
-    expect((await call(`${auth.url}/internal/v1/authenticate`, 'POST', { upload_key: key })).body).toMatchObject({ role_name: 'CREATOR', permissions: ['CREATE_ASSET'] });
+    expect((await call(`${auth.url}/internal/v1/authenticate`, 'POST', { upload_key: key })).body).toMatchObject({
+      role_name: 'CREATOR',
+      permissions: ['CREATE_ASSET'],
+    });
     expect((await call(`${auth.url}/api/v1/users/${created.body.user_id}`, 'PATCH', { disabled: true }, admin1())).status).toBe(200);
     expect((await call(`${auth.url}/internal/v1/authenticate`, 'POST', { upload_key: key })).status).toBe(401);
   });
@@ -253,7 +285,7 @@ describe('credentials that end with the password (security review F17)', () => {
     expect((await authenticate(third)).status).toBe(200);
   });
 
-  it('no API key, whatever its role, rotates its user\'s upload key or accessID (that would end all their links); a session does', async () => {
+  it("no API key, whatever its role, rotates its user's upload key or accessID (that would end all their links); a session does", async () => {
     const created = await call(`${auth.url}/api/v1/users`, 'POST', { email: 'keyrot@example.com', password: 'password-1', role_id: 3 }, admin1());
     const id = created.body.user_id as number;
     const before = (await call(`${auth.url}/internal/v1/groups/1/users/${id}/status`, 'GET')).body.access_id as string;
@@ -296,8 +328,14 @@ describe('API keys', () => {
     const principal = await call(`${auth.url}/internal/v1/authenticate`, 'POST', { api_key: created.body.key });
     expect(principal.status).toBe(200);
     expect(principal.body).toEqual({
-      user_id: 1, group_id: 1, role_id: 4, role_name: 'CREATOR', permissions: ['CREATE_ASSET', 'READ_OWN_ASSET'],
-      via: 'api_key', key_id: created.body.key_id, key_role: 'CREATOR',
+      user_id: 1,
+      group_id: 1,
+      role_id: 4,
+      role_name: 'CREATOR',
+      permissions: ['CREATE_ASSET', 'READ_OWN_ASSET'],
+      via: 'api_key',
+      key_id: created.body.key_id,
+      key_role: 'CREATOR',
     });
 
     const list = await call(`${auth.url}/api/v1/api_keys`, 'GET', undefined, admin1());
@@ -319,7 +357,7 @@ describe('API keys', () => {
     expect((await call(`${auth.url}/api/v1/api_keys`, 'POST', { name: 'x', role: 'ROOT' }, admin1())).status).toBe(400);
   });
 
-  it('mints keys only for a signed-in user, never from a key and never above the minter\'s role', async () => {
+  it("mints keys only for a signed-in user, never from a key and never above the minter's role", async () => {
     // An ADMIN API key (it has MANAGE_USERS) may not mint, neither a weaker nor a stronger key.
     const viaKey = principalHeaders(1, 1, 1, { via: 'api_key', key_id: 'k-admin', key_role: 'ADMIN' });
     for (const role of ['CREATOR', 'ASSET_ADMIN']) {
@@ -337,9 +375,15 @@ describe('API keys', () => {
 
 describe('groups, isolation and settings', () => {
   it("does not tell a tenant's admin that an email exists in another tenant", async () => {
-    const other = await call(`${auth.url}/api/v1/groups`, 'POST', {
-      name: 'Other', admin: { email: 'owner@other.test', password: 'password-9', first_name: 'O', last_name: 'W' },
-    }, admin1());
+    const other = await call(
+      `${auth.url}/api/v1/groups`,
+      'POST',
+      {
+        name: 'Other',
+        admin: { email: 'owner@other.test', password: 'password-9', first_name: 'O', last_name: 'W' },
+      },
+      admin1(),
+    );
     expect(other.status).toBe(201);
     const otherAdmin = principalHeaders(other.body.admin_user_id, other.body.group_id, 1);
     // mia@example.com and admin@example.com exist in group 1: group 2's admin can create them all the same.
@@ -356,9 +400,15 @@ describe('groups, isolation and settings', () => {
   });
 
   it('the ADMIN of group 1 creates a group with default settings; groups see nothing of each other', async () => {
-    const res = await call(`${auth.url}/api/v1/groups`, 'POST', {
-      name: 'Acme', admin: { email: 'boss@acme.test', password: 'password-2', first_name: 'Bo', last_name: 'Ss' },
-    }, admin1());
+    const res = await call(
+      `${auth.url}/api/v1/groups`,
+      'POST',
+      {
+        name: 'Acme',
+        admin: { email: 'boss@acme.test', password: 'password-2', first_name: 'Bo', last_name: 'Ss' },
+      },
+      admin1(),
+    );
     expect(res.status).toBe(201);
     expect(res.body).toEqual({ group_id: expect.any(Number), name: 'Acme', admin_user_id: expect.any(Number) });
     const { group_id: gid, admin_user_id: aid } = res.body;
@@ -412,24 +462,34 @@ describe('groups, isolation and settings', () => {
 
   it('PATCH settings validates, merges and rotates the secret; only MANAGE_SETTINGS', async () => {
     const before = (await call(`${auth.url}/api/v1/settings`, 'GET', undefined, admin1())).body;
-    const bad = await call(`${auth.url}/api/v1/settings`, 'PATCH', {
-      webhooks: { urls: ['ftp://x'] },
-      conversions: { custom: { 'bad name': { width: 10 } } },
-      bulk_delete: { max_assets: 0 },
-      metadata: { keep_gps: 'yes' },
-    }, admin1());
+    const bad = await call(
+      `${auth.url}/api/v1/settings`,
+      'PATCH',
+      {
+        webhooks: { urls: ['ftp://x'] },
+        conversions: { custom: { 'bad name': { width: 10 } } },
+        bulk_delete: { max_assets: 0 },
+        metadata: { keep_gps: 'yes' },
+      },
+      admin1(),
+    );
     expect(bad.status).toBe(400);
     expect(bad.body.error.code).toBe('VALIDATION_FAILED');
     expect(bad.body.error.details.length).toBeGreaterThanOrEqual(4);
     const unknownProfile = await call(`${auth.url}/api/v1/settings`, 'PATCH', { conversions: { profile: { image: ['nope'] } } }, admin1());
     expect(unknownProfile.status).toBe(400);
 
-    const ok = await call(`${auth.url}/api/v1/settings`, 'PATCH', {
-      webhooks: { urls: ['https://hooks.example.com/a'], rotate_secret: true },
-      conversions: { custom: { thumb: { width: 100, height: 100 }, big: { width: 2000 } }, profile: { image: ['thumb', 'big', 'smart_imaging'] } },
-      bulk_delete: { max_range_days: 7 },
-      metadata: { keep_gps: true },
-    }, admin1());
+    const ok = await call(
+      `${auth.url}/api/v1/settings`,
+      'PATCH',
+      {
+        webhooks: { urls: ['https://hooks.example.com/a'], rotate_secret: true },
+        conversions: { custom: { thumb: { width: 100, height: 100 }, big: { width: 2000 } }, profile: { image: ['thumb', 'big', 'smart_imaging'] } },
+        bulk_delete: { max_range_days: 7 },
+        metadata: { keep_gps: true },
+      },
+      admin1(),
+    );
     expect(ok.status).toBe(200);
     expect(ok.body.metadata).toEqual({ keep_gps: true });
     expect(ok.body.webhooks.urls).toEqual(['https://hooks.example.com/a']);

@@ -75,9 +75,18 @@ describe('POST /api/v1/login', () => {
 
   it('a disabled user answers 403, an enabled one 200', async () => {
     const admin = principalHeaders(1, 1, 1);
-    const created = await call(`${auth.url}/api/v1/users`, 'POST', {
-      email: 'dis@example.com', password: 'password-1', first_name: 'Dee', last_name: 'Abled', role_id: 3,
-    }, admin);
+    const created = await call(
+      `${auth.url}/api/v1/users`,
+      'POST',
+      {
+        email: 'dis@example.com',
+        password: 'password-1',
+        first_name: 'Dee',
+        last_name: 'Abled',
+        role_id: 3,
+      },
+      admin,
+    );
     expect(created.status).toBe(201);
     expect((await login({ email: 'dis@example.com', password: 'password-1' })).body.username).toBe('Dee Abled');
     const patched = await call(`${auth.url}/api/v1/users/${created.body.user_id}`, 'PATCH', { disabled: true }, admin);
@@ -88,9 +97,16 @@ describe('POST /api/v1/login', () => {
   });
 
   it("slows a guesser's address without locking out the account: the right password from another address works", async () => {
-    const created = await call(`${auth.url}/api/v1/users`, 'POST', {
-      email: 'limited@example.com', password: 'password-1', role_id: 4,
-    }, principalHeaders(1, 1, 1));
+    const created = await call(
+      `${auth.url}/api/v1/users`,
+      'POST',
+      {
+        email: 'limited@example.com',
+        password: 'password-1',
+        role_id: 4,
+      },
+      principalHeaders(1, 1, 1),
+    );
     expect(created.status).toBe(201);
     const attacker = asService({ caller: 'gateway', clientAddress: '203.0.113.66' });
     const owner = asService({ caller: 'gateway', clientAddress: '198.51.100.7' });
@@ -114,16 +130,12 @@ describe('login guessing, with the limiter at its configured defaults and a cloc
   let now = Date.parse('2026-01-01T00:00:00Z');
   beforeAll(async () => {
     // The defaults of config.ts: 3 free failures, delays capped at 900 s, 100 per email and 50 per address in 900 s.
-    auth = await startAuth(
-      { maxPerEmail: 100, maxPerAddress: 50, windowSeconds: 900, freeFailures: 3, maxDelaySeconds: 900 },
-      { now: () => now },
-    );
+    auth = await startAuth({ maxPerEmail: 100, maxPerAddress: 50, windowSeconds: 900, freeFailures: 3, maxDelaySeconds: 900 }, { now: () => now });
   });
   afterAll(async () => auth.close());
 
   const from = (clientAddress: string) => asService({ caller: 'gateway', clientAddress });
-  const login = (email: string, password: string, clientAddress: string) =>
-    call(`${auth.url}/api/v1/login`, 'POST', { email, password }, from(clientAddress));
+  const login = (email: string, password: string, clientAddress: string) => call(`${auth.url}/api/v1/login`, 'POST', { email, password }, from(clientAddress));
   const createUser = async (email: string, roleId = 3) => {
     const res = await call(`${auth.url}/api/v1/users`, 'POST', { email, password: 'right-password', role_id: roleId }, principalHeaders(1, 1, 1));
     expect(res.status).toBe(201);
@@ -186,7 +198,12 @@ describe('login bounds strangers share (an address, an email) hold logins but ne
     call(`${auth.url}/api/v1/login`, 'POST', { email, password }, asService({ caller: 'gateway', clientAddress }));
 
   it('after both bounds are spent with wrong passwords, the right password logs in; a wrong one answers 429 after the hold', async () => {
-    const created = await call(`${auth.url}/api/v1/users`, 'POST', { email: 'shared@example.com', password: 'right-password', role_id: 3 }, principalHeaders(1, 1, 1));
+    const created = await call(
+      `${auth.url}/api/v1/users`,
+      'POST',
+      { email: 'shared@example.com', password: 'right-password', role_id: 3 },
+      principalHeaders(1, 1, 1),
+    );
     expect(created.status).toBe(201);
     // Behind one ingress or NAT (the shared address), strangers spend its bound on any emails...
     const shared = '198.51.100.200';

@@ -29,7 +29,11 @@ beforeAll(async () => {
   authNc = await connectNats(nats.url, 'auth', nats.seed('auth'));
   const consumer = await noticesWorker(authNc, pgAuthStore(auth.pool), createLogger({ service: 'auth-test', level: 'silent' })).start();
   stopConsumer = () => consumer.stop();
-  for (const [name, role_id] of [['manager', 2], ['user', 3], ['other', 3]] as const) {
+  for (const [name, role_id] of [
+    ['manager', 2],
+    ['user', 3],
+    ['other', 3],
+  ] as const) {
     const res = await call(`${auth.url}/api/v1/users`, 'POST', { email: `${name}@example.com`, password: PASSWORD, role_id }, principalHeaders(1, 1, 1));
     expect(res.status).toBe(201);
     users[name] = res.body.user_id;
@@ -124,7 +128,9 @@ describe("Login's notifications", () => {
     await publish(failed('connect ECONNREFUSED', 2));
     await handled(await publish(failed('HTTP 502', 1)));
     const messages = await adminNotifications();
-    expect(messages).toEqual(['Webhook https://hooks.example.com/dam failed 8 times; last error: connect ECONNREFUSED (and 2 more like it since your last login)']);
+    expect(messages).toEqual([
+      'Webhook https://hooks.example.com/dam failed 8 times; last error: connect ECONNREFUSED (and 2 more like it since your last login)',
+    ]);
     expect(messages.join()).not.toMatch(/s3cret|token|abc/);
     expect(await adminNotifications()).toEqual([]);
     // MANAGE_SETTINGS is the ADMIN's alone: a MANAGER or USER is not told.

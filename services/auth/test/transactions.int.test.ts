@@ -31,7 +31,10 @@ describe('deleting a user', () => {
     try {
       expect((await call(`${auth.url}/api/v1/users/${userId}`, 'DELETE', undefined, admin1())).status).toBe(500);
       // Before, the user stayed deleted (404 here, and 404 to a retry) while the key was still unrevoked.
-      expect(await call(`${auth.url}/api/v1/users/${userId}`, 'GET', undefined, admin1())).toMatchObject({ status: 200, body: { user_id: userId, disabled: false } });
+      expect(await call(`${auth.url}/api/v1/users/${userId}`, 'GET', undefined, admin1())).toMatchObject({
+        status: 200,
+        body: { user_id: userId, disabled: false },
+      });
       expect((await authenticate(key)).status).toBe(200);
     } finally {
       await auth.pool.query('DROP TRIGGER refuse_key_update ON api_keys');

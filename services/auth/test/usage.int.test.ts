@@ -50,7 +50,10 @@ describe('usage statistics (CONTRACT §9)', () => {
     const range = 'from=2026-11-20T10:00:00Z&to=2026-11-20T13:00:00Z';
     await waitFor(async () => (await usage(`api_requests?${range}`)).body.total === 12, { description: 'the records counted' });
     const all = await usage(`api_requests?${range}`);
-    expect(all).toMatchObject({ status: 200, body: { metric: 'api_requests', from: '2026-11-20T10:00:00.000Z', to: '2026-11-20T13:00:00.000Z', period: '1h', total: 12 } });
+    expect(all).toMatchObject({
+      status: 200,
+      body: { metric: 'api_requests', from: '2026-11-20T10:00:00.000Z', to: '2026-11-20T13:00:00.000Z', period: '1h', total: 12 },
+    });
     expect(all.body.series).toEqual([
       { start: '2026-11-20T10:00:00.000Z', value: 7 },
       { start: '2026-11-20T11:00:00.000Z', value: 0 },

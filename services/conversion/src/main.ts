@@ -55,7 +55,12 @@ async function main(): Promise<void> {
       buildConversionApp({
         logger,
         readiness,
-        verifier: createServiceVerifier({ service: 'conversion', trusted: config.SERVICE_TRUSTED_KEYS, replay, onReplayStoreError: (err) => logger.warn({ err }, "service-token replay store unavailable: this replica's own memory only") }),
+        verifier: createServiceVerifier({
+          service: 'conversion',
+          trusted: config.SERVICE_TRUSTED_KEYS,
+          replay,
+          onReplayStoreError: (err) => logger.warn({ err }, "service-token replay store unavailable: this replica's own memory only"),
+        }),
         transform: transformer({
           logger,
           storage,

@@ -13,8 +13,7 @@ const SETTINGS = {
 };
 
 // pino writes `msg` last, so match the fields in any order.
-const logLine = (msg: string, assetId: string): RegExp =>
-  new RegExp(`^(?=.*"msg":"${msg}")(?=.*"asset_id":"${assetId}")`);
+const logLine = (msg: string, assetId: string): RegExp => new RegExp(`^(?=.*"msg":"${msg}")(?=.*"asset_id":"${assetId}")`);
 
 describe('conversion crash mid-work', () => {
   let h: JobHarness;

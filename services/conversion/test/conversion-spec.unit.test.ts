@@ -56,7 +56,13 @@ describe('outputFormat', () => {
 
 describe('smart_imaging', () => {
   it('fits ordinary images inside 1920 px without enlarging, and crops extreme ones to 3:1 by attention', () => {
-    expect(smartImagingSpec({ width: 4000, height: 3000 })).toMatchObject({ width: 1920, height: 1920, fit: 'inside', format: 'webp', withoutEnlargement: true });
+    expect(smartImagingSpec({ width: 4000, height: 3000 })).toMatchObject({
+      width: 1920,
+      height: 1920,
+      fit: 'inside',
+      format: 'webp',
+      withoutEnlargement: true,
+    });
     expect(outputSize({ width: 4000, height: 3000 }, smartImagingSpec({ width: 4000, height: 3000 }))).toEqual({ width: 1920, height: 1440 });
     expect(outputSize({ width: 640, height: 480 }, smartImagingSpec({ width: 640, height: 480 }))).toEqual({ width: 640, height: 480 });
     expect(smartImagingSpec({ width: 1000, height: 300 })).toMatchObject({ width: 900, height: 300, fit: 'cover', position: 'attention' });

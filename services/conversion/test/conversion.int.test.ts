@@ -22,7 +22,9 @@ function answer(groupId: string, call: number): StubAnswer {
 }
 
 const png = (width: number, height: number): Promise<Buffer> =>
-  sharp({ create: { width, height, channels: 3, background: { r: 30, g: 120, b: 200 } } }).png().toBuffer();
+  sharp({ create: { width, height, channels: 3, background: { r: 30, g: 120, b: 200 } } })
+    .png()
+    .toBuffer();
 
 describe('conversion service (real NATS, S3, sharp)', () => {
   let h: JobHarness;
@@ -37,7 +39,16 @@ describe('conversion service (real NATS, S3, sharp)', () => {
       // OUTAGE_RETRY_MS 0: each failure counts as a delivery here (the retry in place through outages: test/faults).
       // JOB_PROGRESS_INTERVAL_MS and JOB_START_REPORT_DELAY_MS 0: every report sent (a job this short otherwise sends
       // only COMPLETED).
-      h.env({ AUTH_URL: auth.url, MAX_DELIVER: '3', RETRY_BACKOFF_MS: '200', SETTINGS_CACHE_MS: '0', SETTINGS_MAX_AGE_MS: '0', OUTAGE_RETRY_MS: '0', JOB_PROGRESS_INTERVAL_MS: '0', JOB_START_REPORT_DELAY_MS: '0' }),
+      h.env({
+        AUTH_URL: auth.url,
+        MAX_DELIVER: '3',
+        RETRY_BACKOFF_MS: '200',
+        SETTINGS_CACHE_MS: '0',
+        SETTINGS_MAX_AGE_MS: '0',
+        OUTAGE_RETRY_MS: '0',
+        JOB_PROGRESS_INTERVAL_MS: '0',
+        JOB_START_REPORT_DELAY_MS: '0',
+      }),
     );
   });
 
@@ -47,7 +58,7 @@ describe('conversion service (real NATS, S3, sharp)', () => {
     await h?.close();
   });
 
-  it('makes the profile\'s custom conversions of a PNG, stores them and reports them', async () => {
+  it("makes the profile's custom conversions of a PNG, stores them and reports them", async () => {
     const bytes = await png(640, 480);
     const checksum = await h.putOriginal('g1', 'img1', bytes);
     await h.publishJob('g1', 'img1', { checksum, contentType: 'image/png' });
@@ -92,7 +103,15 @@ describe('conversion service (real NATS, S3, sharp)', () => {
 
   it('reads EXIF fields, and a perceptual hash that barely moves for a re-encoded copy', async () => {
     const photo = await sharp({ create: { width: 320, height: 240, channels: 3, background: '#48c' } })
-      .composite([{ input: await sharp({ create: { width: 100, height: 80, channels: 3, background: '#fd2' } }).png().toBuffer(), left: 30, top: 40 }])
+      .composite([
+        {
+          input: await sharp({ create: { width: 100, height: 80, channels: 3, background: '#fd2' } })
+            .png()
+            .toBuffer(),
+          left: 30,
+          top: 40,
+        },
+      ])
       .jpeg({ quality: 90 })
       .withExif({ IFD0: { Make: 'Canon', Model: 'EOS R5', Artist: 'Ann Example', Copyright: '(c) ACME', ImageDescription: 'A test card' } })
       .toBuffer();
@@ -114,13 +133,16 @@ describe('conversion service (real NATS, S3, sharp)', () => {
         raw[i + 2] = x > 100 && x < 200 && y > 60 && y < 160 ? 230 : 40;
       }
     }
-    const picture = await sharp(raw, { raw: { width: w, height: hgt, channels: 3 } }).jpeg({ quality: 90 }).toBuffer();
+    const picture = await sharp(raw, { raw: { width: w, height: hgt, channels: 3 } })
+      .jpeg({ quality: 90 })
+      .toBuffer();
     const copy = await sharp(picture).resize(160).jpeg({ quality: 50 }).toBuffer();
     const hashOf = async (id: string, bytes: Buffer) => {
       await h.publishJob('g1', id, { checksum: await h.putOriginal('g1', id, bytes), contentType: 'image/jpeg' });
       return String((await h.reportFor(id)).metadata?.phash);
     };
-    const distance = (a: string, b: string) => [...a].reduce((n, c, i) => n + ((parseInt(c, 16) ^ parseInt(b[i] ?? '0', 16)).toString(2).split('1').length - 1), 0);
+    const distance = (a: string, b: string) =>
+      [...a].reduce((n, c, i) => n + ((parseInt(c, 16) ^ parseInt(b[i] ?? '0', 16)).toString(2).split('1').length - 1), 0);
     const [original, smaller] = [await hashOf('pic', picture), await hashOf('pic-copy', copy)];
     expect(distance(original, smaller)).toBeLessThanOrEqual(8);
     expect(distance(original, String(report.metadata?.phash))).toBeGreaterThan(16);
@@ -156,7 +178,15 @@ describe('conversion service (real NATS, S3, sharp)', () => {
   it('crops a banner longer than 3:1 to 3:1 for smart_imaging, keeping the salient region', async () => {
     // A 1200x200 banner: grey, with a bright square near its right end where attention should settle.
     const banner = await sharp({ create: { width: 1200, height: 200, channels: 3, background: '#777' } })
-      .composite([{ input: await sharp({ create: { width: 120, height: 120, channels: 3, background: '#f00' } }).png().toBuffer(), left: 1000, top: 40 }])
+      .composite([
+        {
+          input: await sharp({ create: { width: 120, height: 120, channels: 3, background: '#f00' } })
+            .png()
+            .toBuffer(),
+          left: 1000,
+          top: 40,
+        },
+      ])
       .png()
       .toBuffer();
     const checksum = await h.putOriginal('g1', 'banner', banner);
@@ -234,7 +264,9 @@ describe('conversion service (real NATS, S3, sharp)', () => {
 
   it('converts every input type: JPEG, PNG, WebP, AVIF, TIFF, GIF and SVG (rasterised)', async () => {
     const base = sharp({ create: { width: 400, height: 300, channels: 3, background: { r: 200, g: 40, b: 90 } } });
-    const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="400" height="300"><rect width="400" height="300" fill="#c82a5a"/><script>alert(1)</script></svg>');
+    const svg = Buffer.from(
+      '<svg xmlns="http://www.w3.org/2000/svg" width="400" height="300"><rect width="400" height="300" fill="#c82a5a"/><script>alert(1)</script></svg>',
+    );
     const inputs: Array<[string, string, Buffer]> = [
       ['jpeg', 'image/jpeg', await base.clone().jpeg().toBuffer()],
       ['png', 'image/png', await base.clone().png().toBuffer()],
@@ -260,15 +292,31 @@ describe('conversion service (real NATS, S3, sharp)', () => {
   });
 
   it('keeps an animated GIF animated in WebP outputs and takes its first frame for JPEG', async () => {
-    const colours = [[255, 0, 0], [0, 255, 0], [0, 0, 255]];
-    const frames = await Promise.all(colours.map(([r, g, b]) => sharp({ create: { width: 300, height: 200, channels: 3, background: { r: r ?? 0, g: g ?? 0, b: b ?? 0 } } }).png().toBuffer()));
-    const gif = await sharp(frames, { join: { animated: true } }).gif({ delay: [100, 100, 100], loop: 0 }).toBuffer();
+    const colours = [
+      [255, 0, 0],
+      [0, 255, 0],
+      [0, 0, 255],
+    ];
+    const frames = await Promise.all(
+      colours.map(([r, g, b]) =>
+        sharp({ create: { width: 300, height: 200, channels: 3, background: { r: r ?? 0, g: g ?? 0, b: b ?? 0 } } })
+          .png()
+          .toBuffer(),
+      ),
+    );
+    const gif = await sharp(frames, { join: { animated: true } })
+      .gif({ delay: [100, 100, 100], loop: 0 })
+      .toBuffer();
     const checksum = await h.putOriginal('g1', 'anim', gif);
     await h.publishJob('g1', 'anim', { checksum, contentType: 'image/gif' });
     const report = await h.reportFor('anim');
     expect(report.image).toEqual({ width: 300, height: 200 });
     expect(report.conversions.thumb).toMatchObject({ width: 200, height: 200 });
-    expect(await sharp(await h.storage.getBuffer(report.conversions.thumb?.object_key ?? '')).metadata()).toMatchObject({ format: 'webp', pages: 3, width: 200 });
+    expect(await sharp(await h.storage.getBuffer(report.conversions.thumb?.object_key ?? '')).metadata()).toMatchObject({
+      format: 'webp',
+      pages: 3,
+      width: 200,
+    });
     const narrow = await h.storage.getBuffer(report.conversions.narrow?.object_key ?? '');
     expect(await sharp(narrow).metadata()).toMatchObject({ format: 'jpeg', width: 64, height: 43 });
     const [r, g, b] = await sharp(narrow).raw().toBuffer();

@@ -16,7 +16,7 @@ describe('GroupSettingsClient (against a local HTTP stub of auth)', () => {
   });
   afterAll(() => stub.close());
 
-  it('reuses a group\'s settings until the TTL passes, per group', async () => {
+  it("reuses a group's settings until the TTL passes, per group", async () => {
     let now = 1_000;
     const client = new GroupSettingsClient({ authUrl: stub.url, signer, ttlMs: 30_000, now: () => now });
     expect(await client.get('a')).toEqual({ conversions: { profile: { image: ['v1'] } } });
@@ -30,7 +30,7 @@ describe('GroupSettingsClient (against a local HTTP stub of auth)', () => {
     expect(stub.settingsCalls('a')).toBe(2);
   });
 
-  it('with auth\'s notices, reuses a group\'s settings until that group\'s notice, and reads fresh while they cannot arrive', async () => {
+  it("with auth's notices, reuses a group's settings until that group's notice, and reads fresh while they cannot arrive", async () => {
     let now = 1_000;
     let live = true;
     const listeners: Array<(groupId?: string) => void> = [];

@@ -11,7 +11,11 @@ import { boxForScaled, outputSize, sharedDecodeSize } from '../src/domain/output
 
 /** A tiny PNG whose header claims `width` x `height`: what a decompression bomb looks like before decoding. */
 async function forgedPng(width: number, height: number): Promise<Buffer> {
-  const png = Buffer.from(await sharp({ create: { width: 1, height: 1, channels: 3, background: '#000' } }).png().toBuffer());
+  const png = Buffer.from(
+    await sharp({ create: { width: 1, height: 1, channels: 3, background: '#000' } })
+      .png()
+      .toBuffer(),
+  );
   // Signature (8) + IHDR length (4) + "IHDR" (4), then width and height; the chunk CRC covers type + data.
   png.writeUInt32BE(width, 16);
   png.writeUInt32BE(height, 20);
@@ -39,14 +43,24 @@ describe('ImageProcessor (real sharp)', () => {
 
   it('uses the configured limit and reads the size of an acceptable image', async () => {
     const file = path.join(dir, 'small.png');
-    await writeFile(file, await sharp({ create: { width: 20, height: 10, channels: 4, background: '#fff0' } }).png().toBuffer());
+    await writeFile(
+      file,
+      await sharp({ create: { width: 20, height: 10, channels: 4, background: '#fff0' } })
+        .png()
+        .toBuffer(),
+    );
     await expect(new ImageProcessor(199).probe(file)).rejects.toBeInstanceOf(UnprocessableImageError);
     await expect(new ImageProcessor(200).probe(file)).resolves.toEqual({ width: 20, height: 10, format: 'png', pages: 1, depth: 'uchar' });
   });
 
   it('encodes each format at the requested size', async () => {
     const file = path.join(dir, 'src.png');
-    await writeFile(file, await sharp({ create: { width: 120, height: 80, channels: 3, background: '#369' } }).png().toBuffer());
+    await writeFile(
+      file,
+      await sharp({ create: { width: 120, height: 80, channels: 3, background: '#369' } })
+        .png()
+        .toBuffer(),
+    );
     const images = new ImageProcessor();
     for (const format of ['webp', 'jpeg', 'png', 'avif'] as const) {
       const target = path.join(dir, `out.${format}`);
@@ -74,12 +88,45 @@ describe('ImageProcessor (real sharp)', () => {
       return sharp(px, { raw: { width, height, channels } }).png().toBuffer();
     };
     const sources: Array<[string, () => Promise<Buffer>]> = [
-      ['JPEG', async () => sharp(await pattern(1600, 1200, 3)).jpeg({ quality: 90 }).toBuffer()],
-      ['JPEG with EXIF orientation 6', async () => sharp(await pattern(1600, 1200, 3)).jpeg({ quality: 90 }).withMetadata({ orientation: 6 }).toBuffer()],
-      ['CMYK JPEG', async () => sharp(await pattern(1200, 900, 3)).toColourspace('cmyk').jpeg({ quality: 90 }).toBuffer()],
-      ['greyscale JPEG', async () => sharp(await pattern(1200, 900, 3)).greyscale().jpeg({ quality: 90 }).toBuffer()],
+      [
+        'JPEG',
+        async () =>
+          sharp(await pattern(1600, 1200, 3))
+            .jpeg({ quality: 90 })
+            .toBuffer(),
+      ],
+      [
+        'JPEG with EXIF orientation 6',
+        async () =>
+          sharp(await pattern(1600, 1200, 3))
+            .jpeg({ quality: 90 })
+            .withMetadata({ orientation: 6 })
+            .toBuffer(),
+      ],
+      [
+        'CMYK JPEG',
+        async () =>
+          sharp(await pattern(1200, 900, 3))
+            .toColourspace('cmyk')
+            .jpeg({ quality: 90 })
+            .toBuffer(),
+      ],
+      [
+        'greyscale JPEG',
+        async () =>
+          sharp(await pattern(1200, 900, 3))
+            .greyscale()
+            .jpeg({ quality: 90 })
+            .toBuffer(),
+      ],
       ['PNG with alpha', () => pattern(900, 700, 4)],
-      ['WebP', async () => sharp(await pattern(1000, 800, 3)).webp({ quality: 90 }).toBuffer()],
+      [
+        'WebP',
+        async () =>
+          sharp(await pattern(1000, 800, 3))
+            .webp({ quality: 90 })
+            .toBuffer(),
+      ],
     ];
     const specs: ConversionSpec[] = [
       { key: 'thumb', width: 200, height: 200, fit: 'cover', format: 'webp', quality: 80 },
@@ -129,10 +176,19 @@ describe('ImageProcessor (real sharp)', () => {
 
     it('is not used for animated, 16-bit or very large originals, which each output reads as before', async () => {
       const images = new ImageProcessor();
-      const frame = await sharp({ create: { width: 40, height: 30, channels: 3, background: '#f00' } }).png().toBuffer();
-      const animated = await sharp([frame, frame], { join: { animated: true } }).gif({ delay: [100, 100], loop: 0 }).toBuffer();
-      const deep = await sharp({ create: { width: 40, height: 30, channels: 3, background: '#0f0' } }).toColourspace('rgb16').png().toBuffer();
-      const tiff = await sharp({ create: { width: 40, height: 30, channels: 3, background: '#00f' } }).tiff().toBuffer();
+      const frame = await sharp({ create: { width: 40, height: 30, channels: 3, background: '#f00' } })
+        .png()
+        .toBuffer();
+      const animated = await sharp([frame, frame], { join: { animated: true } })
+        .gif({ delay: [100, 100], loop: 0 })
+        .toBuffer();
+      const deep = await sharp({ create: { width: 40, height: 30, channels: 3, background: '#0f0' } })
+        .toColourspace('rgb16')
+        .png()
+        .toBuffer();
+      const tiff = await sharp({ create: { width: 40, height: 30, channels: 3, background: '#00f' } })
+        .tiff()
+        .toBuffer();
       const small = { width: 40, height: 30 };
       expect(images.canDecodeOnce(await images.probe(animated), small)).toBe(false);
       expect(images.canDecodeOnce(await images.probe(deep), small)).toBe(false);

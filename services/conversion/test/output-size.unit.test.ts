@@ -53,15 +53,30 @@ describe('one shared decode', () => {
   });
 
   it('decodes at the largest scale any box uses, at most the source size', () => {
-    expect(sharedDecodeSize(source, [{ width: 200, height: 200, fit: 'cover' }, { width: 100, height: 100, fit: 'inside' }])).toEqual({ width: 267, height: 200 });
-    expect(sharedDecodeSize(source, [{ width: 200, height: 200, fit: 'cover' }, { width: 1600, height: 1600, fit: 'inside' }])).toEqual({ width: 1600, height: 1200 });
+    expect(
+      sharedDecodeSize(source, [
+        { width: 200, height: 200, fit: 'cover' },
+        { width: 100, height: 100, fit: 'inside' },
+      ]),
+    ).toEqual({ width: 267, height: 200 });
+    expect(
+      sharedDecodeSize(source, [
+        { width: 200, height: 200, fit: 'cover' },
+        { width: 1600, height: 1600, fit: 'inside' },
+      ]),
+    ).toEqual({ width: 1600, height: 1200 });
     expect(sharedDecodeSize(source, [{ width: 9000, height: null, fit: 'cover' }])).toEqual(source);
     expect(sharedDecodeSize({ width: 3, height: 1000 }, [{ width: 1, height: 1, fit: 'inside' }])).toEqual({ width: 1, height: 1 });
   });
 
   it('asks scaled pixels for the exact size where the size follows the aspect ratio', () => {
     const expected = { width: 97, height: 73 };
-    expect(boxForScaled({ width: 97, height: null, fit: 'cover' as const }, expected)).toEqual({ width: 97, height: 73, fit: 'fill', withoutEnlargement: false });
+    expect(boxForScaled({ width: 97, height: null, fit: 'cover' as const }, expected)).toEqual({
+      width: 97,
+      height: 73,
+      fit: 'fill',
+      withoutEnlargement: false,
+    });
     expect(boxForScaled({ width: 500, height: 500, fit: 'inside' as const, withoutEnlargement: true }, { width: 500, height: 375 })).toEqual({
       width: 500,
       height: 375,

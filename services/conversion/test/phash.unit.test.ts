@@ -15,7 +15,8 @@ function reference(pixels: Uint8Array): string {
   const sorted = c.slice(1).sort((a, b) => a - b);
   const median = ((sorted[31] ?? 0) + (sorted[32] ?? 0)) / 2;
   let hex = '';
-  for (let i = 0; i < 64; i += 4) hex += ((c[i]! > median ? 8 : 0) | (c[i + 1]! > median ? 4 : 0) | (c[i + 2]! > median ? 2 : 0) | (c[i + 3]! > median ? 1 : 0)).toString(16);
+  for (let i = 0; i < 64; i += 4)
+    hex += ((c[i]! > median ? 8 : 0) | (c[i + 1]! > median ? 4 : 0) | (c[i + 2]! > median ? 2 : 0) | (c[i + 3]! > median ? 1 : 0)).toString(16);
   return hex;
 }
 

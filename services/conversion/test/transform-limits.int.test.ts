@@ -23,7 +23,9 @@ const animatedGif = (frames: number): Promise<Buffer> =>
     .toBuffer();
 
 const png = (width: number, height: number): Promise<Buffer> =>
-  sharp({ create: { width, height, channels: 3, background: { r: 30, g: 120, b: 200 } } }).png().toBuffer();
+  sharp({ create: { width, height, channels: 3, background: { r: 30, g: 120, b: 200 } } })
+    .png()
+    .toBuffer();
 
 let assets = 0;
 /** A fresh asset: its original's key and the cache keys of its transforms, as metadata names them. */
@@ -66,7 +68,13 @@ describe('on-demand transforms: what one request may cost (security review F5; r
       logger,
       readiness: () => Promise.resolve({}),
       verifier: createServiceVerifier({ service: 'conversion', trusted: parseTrustedKeys(identities.trustedKeys(['metadata'])) }),
-      transform: transformer({ logger, storage: reads, variants: storageTransformVariants(storage), images: new ImageProcessor(), limits: { ...DEFAULTS, ...limits } }),
+      transform: transformer({
+        logger,
+        storage: reads,
+        variants: storageTransformVariants(storage),
+        images: new ImageProcessor(),
+        limits: { ...DEFAULTS, ...limits },
+      }),
     });
     const server = createServer(app);
     const url = await listen(server);
@@ -90,7 +98,11 @@ describe('on-demand transforms: what one request may cost (security review F5; r
 
     // Before: 200 and a 70-frame 1024x1024 WebP (73.4 MP over the 67.1 MP limit), after seconds of CPU.
     const refused = await call(asset.source, asset.cacheKey(1), { format: 'webp', w: 1024, h: 1024, fit: 'fill' });
-    expect(refused).toMatchObject({ ok: false, status: 400, error: { code: 'TRANSFORM_FAILED', message: expect.stringMatching(/1024x1024 x 70 frames, over 67108864 pixels/) } });
+    expect(refused).toMatchObject({
+      ok: false,
+      status: 400,
+      error: { code: 'TRANSFORM_FAILED', message: expect.stringMatching(/1024x1024 x 70 frames, over 67108864 pixels/) },
+    });
     expect(await storage.stat(asset.cacheKey(1))).toBeNull();
 
     // Within the limit the animation is kept, every frame; a format of one frame counts one.

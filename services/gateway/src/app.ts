@@ -10,7 +10,17 @@ import {
   type Principal,
   type ServiceSigner,
 } from '@dam/auth-tokens';
-import { createEdgeLimits, createHttpApp, finishApp, idempotent, memoryIdempotencyStore, setMetricsRoute, type EdgeLimitOptions, type IdempotencyStore, type TrustProxy } from '@dam/http';
+import {
+  createEdgeLimits,
+  createHttpApp,
+  finishApp,
+  idempotent,
+  memoryIdempotencyStore,
+  setMetricsRoute,
+  type EdgeLimitOptions,
+  type IdempotencyStore,
+  type TrustProxy,
+} from '@dam/http';
 import { validationFailed } from '@dam/errors';
 import type { Logger } from '@dam/logging';
 import { createProxy } from './adapters/http-proxy';

@@ -51,7 +51,15 @@ async function main(): Promise<void> {
           {
             kind: 'poller',
             name: 'usage-flush',
-            start: () => startPoller({ name: 'usage-flush', intervalMs: config.USAGE_FLUSH_MS, logger, run: () => requests.flushTo(jetstream(nc)), runAtStart: false, runAtStop: true }),
+            start: () =>
+              startPoller({
+                name: 'usage-flush',
+                intervalMs: config.USAGE_FLUSH_MS,
+                logger,
+                run: () => requests.flushTo(jetstream(nc)),
+                runAtStart: false,
+                runAtStop: true,
+              }),
           },
         ]
       : [],

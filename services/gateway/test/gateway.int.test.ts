@@ -24,7 +24,6 @@ function verifiedCall(req: http.IncomingMessage): ServiceCall | { refused: strin
 }
 const BIG = 8 * 1024 * 1024 + 123;
 
-
 /** Stand-in for metadata: echoes what reached it, and serves a large body with Range like the real one. */
 function fakeMetadata(): Server {
   return http.createServer((req, res) => {
@@ -271,7 +270,10 @@ describe('JWT_SECRET overlap rotation (issue 31): auth and the gateway restarted
     const old = { authorization: `Bearer ${await adminJwt()}` };
     const via = (url: string, path: string, headers: Record<string, string> = {}) => fetch(`${url}${path}`, { headers }).then(json);
     // The gateway verifies it (users/me), and so does auth (Validate JWT).
-    expect([(await via(rotatedGateway.url, '/api/v1/users/me', old)).body.user_id, (await via(rotatedGateway.url, '/api/v1/auth/validate', old)).body.valid]).toEqual([1, true]);
+    expect([
+      (await via(rotatedGateway.url, '/api/v1/users/me', old)).body.user_id,
+      (await via(rotatedGateway.url, '/api/v1/auth/validate', old)).body.valid,
+    ]).toEqual([1, true]);
     const login = await fetch(`${rotatedGateway.url}/api/v1/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -295,9 +297,16 @@ describe('gateway proxying', () => {
     const jwt = await adminJwt();
     const forged = { [SERVICE_TOKEN_HEADER]: 'forged.token.value' };
     const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
-    const res = await post('/api/v1/assets/abc/data/update?async=1', { data: { a: 1 }, mode: 'APPEND' }, {
-      authorization: `Bearer ${jwt}`, traceparent, 'x-request-id': 'req-123', ...forged,
-    });
+    const res = await post(
+      '/api/v1/assets/abc/data/update?async=1',
+      { data: { a: 1 }, mode: 'APPEND' },
+      {
+        authorization: `Bearer ${jwt}`,
+        traceparent,
+        'x-request-id': 'req-123',
+        ...forged,
+      },
+    );
     expect(res.status).toBe(200);
     expect(res.body.url).toBe('/api/v1/assets/abc/data/update?async=1');
     expect(res.body.call.caller).toBe('gateway');
@@ -315,15 +324,23 @@ describe('gateway proxying', () => {
     const raw = (path: string) =>
       new Promise<{ status: number; body: Json }>((resolve, reject) => {
         const { port } = new URL(gw);
-        const req = http.request({ host: '127.0.0.1', port, method: 'POST', path, headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' } }, (res) => {
-          let text = '';
-          res.on('data', (c: Buffer) => (text += c.toString()));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Json }));
-        });
+        const req = http.request(
+          { host: '127.0.0.1', port, method: 'POST', path, headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' } },
+          (res) => {
+            let text = '';
+            res.on('data', (c: Buffer) => (text += c.toString()));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Json }));
+          },
+        );
         req.on('error', reject);
         req.end('{"name":"x","schema":{}}');
       });
-    for (const path of ['/api/v1/assets/a\\..\\..\\schemas', '/api/v1/assets/a/..\\..\\schemas', '/api/v1/assets/%2e%2e/schemas', '/api/v1/assets/a\\data/update']) {
+    for (const path of [
+      '/api/v1/assets/a\\..\\..\\schemas',
+      '/api/v1/assets/a/..\\..\\schemas',
+      '/api/v1/assets/%2e%2e/schemas',
+      '/api/v1/assets/a\\data/update',
+    ]) {
       const res = await raw(path);
       expect({ path, status: res.status, code: res.body.error?.code }).toEqual({ path, status: 400, code: 'VALIDATION_FAILED' });
       expect(res.body.url).toBeUndefined(); // the fake metadata echoes what reached it: nothing did
@@ -527,9 +544,7 @@ describe('gateway proxying', () => {
 
   it('forwards the client address it determined, not the one the client claims', async () => {
     const jwt = await adminJwt();
-    const res = await json(
-      await fetch(`${gw}/api/v1/assets/abc/data`, { headers: { authorization: `Bearer ${jwt}`, 'x-forwarded-for': '6.6.6.6' } }),
-    );
+    const res = await json(await fetch(`${gw}/api/v1/assets/abc/data`, { headers: { authorization: `Bearer ${jwt}`, 'x-forwarded-for': '6.6.6.6' } }));
     expect(res.body.headers['x-forwarded-for']).toBe('127.0.0.1');
     expect(res.body.call.clientAddress).toBe('127.0.0.1');
   });

@@ -60,7 +60,7 @@ describe('the gateway with a full IDEMPOTENCY bucket', () => {
     const js = jetstream(admin);
     let puts = 0;
     for (const size of [1000, 1]) {
-      for (let refused = false; !refused; ) {
+      for (let refused = false; !refused;) {
         if (puts > 2 * limit) throw new Error(`${puts} puts and no refusal`);
         refused = await js.publish(`$KV.${IDEMPOTENCY_BUCKET}.other.${puts++}`, 'x'.repeat(size)).then(
           () => false,

@@ -64,7 +64,11 @@ function examplesIn(node: Json, pointer: string, inProperties = false): Example[
     if (key === 'example') return [{ at, schema: hasSchema ? `${pointer}/schema` : pointer, value }];
     if (key === 'examples' && Array.isArray(value)) return value.map((v, i) => ({ at: `${at}/${i}`, schema: pointer, value: v }));
     if (key === 'examples' && hasSchema) {
-      return Object.entries(value as Record<string, Json>).map(([name, ex]) => ({ at: `${at}/${escape(name)}`, schema: `${pointer}/schema`, value: deref(doc, ex).value }));
+      return Object.entries(value as Record<string, Json>).map(([name, ex]) => ({
+        at: `${at}/${escape(name)}`,
+        schema: `${pointer}/schema`,
+        value: deref(doc, ex).value,
+      }));
     }
     return examplesIn(value, at, key === 'properties' || key === 'patternProperties' || key === '$defs');
   });
@@ -78,7 +82,10 @@ const pathOf = (key: string): string => `/paths/${escape(operation(key).path)}/$
 /** The examples of one JSON media type: its own, and those of the component its schema names. */
 function mediaExamples(media: Json): unknown[] {
   if (!media) return [];
-  const own = [...('example' in media ? [media.example] : []), ...Object.values((media.examples ?? {}) as Record<string, Json>).map((e) => deref(doc, e).value)];
+  const own = [
+    ...('example' in media ? [media.example] : []),
+    ...Object.values((media.examples ?? {}) as Record<string, Json>).map((e) => deref(doc, e).value),
+  ];
   const ref = media.schema?.$ref as string | undefined;
   const component = ref ? (deref(doc, media.schema) as Json) : undefined;
   return [...own, ...((component?.examples ?? []) as unknown[])];
@@ -130,32 +137,45 @@ describe('examples in docs/openapi.yaml', () => {
     expect(errorsOf(e.schema, e.value)).toEqual([]);
   });
 
-  it.each(Object.entries(REQUESTS).filter(([key, entry]) => entry.schemas.body && requestMedia(key)))('%s: the request examples pass the service\'s zod schema', (key, entry) => {
-    const body = entry.schemas.body as z.ZodType;
-    for (const value of mediaExamples(requestMedia(key))) expect([value, body.safeParse(value).error?.issues ?? []]).toEqual([value, []]);
-  });
+  it.each(Object.entries(REQUESTS).filter(([key, entry]) => entry.schemas.body && requestMedia(key)))(
+    "%s: the request examples pass the service's zod schema",
+    (key, entry) => {
+      const body = entry.schemas.body as z.ZodType;
+      for (const value of mediaExamples(requestMedia(key))) expect([value, body.safeParse(value).error?.issues ?? []]).toEqual([value, []]);
+    },
+  );
 
-  it.each(Object.entries(REQUESTS).filter(([, entry]) => entry.schemas.params || entry.schemas.query))('%s: parameter examples pass the service\'s zod schema', (key, entry) => {
-    const names = renames(key, operation(key).path, entry.route);
-    const docName = (n: string) => names.get(n) ?? n;
-    for (const p of parametersOf(doc, operation(key))) {
-      const schema = p.in === 'path' ? entry.schemas.params : p.in === 'query' ? entry.schemas.query : undefined;
-      const shape = (schema as z.ZodObject | undefined)?.shape ?? {};
-      const member = Object.entries(shape).find(([n]) => docName(n) === p.name)?.[1] as z.ZodType | undefined;
-      if (!member) continue;
-      // A path or query value arrives as a string: the schema's coercion is part of what is checked.
-      for (const value of [p.example, ...Object.values((p.examples ?? {}) as Record<string, Json>).map((e) => deref(doc, e).value)].filter((v) => v !== undefined)) {
-        expect([p.name, value, member.safeParse(String(value)).success]).toEqual([p.name, value, true]);
+  it.each(Object.entries(REQUESTS).filter(([, entry]) => entry.schemas.params || entry.schemas.query))(
+    "%s: parameter examples pass the service's zod schema",
+    (key, entry) => {
+      const names = renames(key, operation(key).path, entry.route);
+      const docName = (n: string) => names.get(n) ?? n;
+      for (const p of parametersOf(doc, operation(key))) {
+        const schema = p.in === 'path' ? entry.schemas.params : p.in === 'query' ? entry.schemas.query : undefined;
+        const shape = (schema as z.ZodObject | undefined)?.shape ?? {};
+        const member = Object.entries(shape).find(([n]) => docName(n) === p.name)?.[1] as z.ZodType | undefined;
+        if (!member) continue;
+        // A path or query value arrives as a string: the schema's coercion is part of what is checked.
+        for (const value of [p.example, ...Object.values((p.examples ?? {}) as Record<string, Json>).map((e) => deref(doc, e).value)].filter(
+          (v) => v !== undefined,
+        )) {
+          expect([p.name, value, member.safeParse(String(value)).success]).toEqual([p.name, value, true]);
+        }
       }
-    }
-  });
+    },
+  );
 
-  it.each(Object.entries(RESPONSES).filter(([key]) => mediaExamples(responseMedia(key)).length > 0))('%s: the answer examples pass the zod schema of the answer', (key, schema) => {
-    for (const value of mediaExamples(responseMedia(key))) expect([value, schema.safeParse(value).error?.issues ?? []]).toEqual([value, []]);
-  });
+  it.each(Object.entries(RESPONSES).filter(([key]) => mediaExamples(responseMedia(key)).length > 0))(
+    '%s: the answer examples pass the zod schema of the answer',
+    (key, schema) => {
+      for (const value of mediaExamples(responseMedia(key))) expect([value, schema.safeParse(value).error?.issues ?? []]).toEqual([value, []]);
+    },
+  );
 
-  it('the error examples are the contract\'s error body', () => {
-    const errorExamples = examples.filter((e) => e.schema === '/components/schemas/Error' || e.schema.endsWith('/components/responses/BadRequest/content/application~1json/schema'));
+  it("the error examples are the contract's error body", () => {
+    const errorExamples = examples.filter(
+      (e) => e.schema === '/components/schemas/Error' || e.schema.endsWith('/components/responses/BadRequest/content/application~1json/schema'),
+    );
     expect(errorExamples.length).toBeGreaterThan(0);
     for (const e of errorExamples) expect(ERROR_BODY.safeParse(e.value).success).toBe(true);
   });
@@ -165,11 +185,13 @@ describe('examples in docs/openapi.yaml', () => {
     expect(errorsOf('/components/schemas/Error', bad)).not.toEqual([]);
     expect(ERROR_BODY.safeParse(bad).success).toBe(false);
     expect(errorsOf(`${pathOf('POST /api/v1/assets/{asset_id}/process')}/requestBody/content/application~1json/schema`, { keys: [] })).not.toEqual([]);
-    expect(examplesIn({ content: { 'application/json': { schema: { type: 'string' }, example: 7 } } }, '/x')).toEqual([{ at: '/x/content/application~1json/example', schema: '/x/content/application~1json/schema', value: 7 }]);
+    expect(examplesIn({ content: { 'application/json': { schema: { type: 'string' }, example: 7 } } }, '/x')).toEqual([
+      { at: '/x/content/application~1json/example', schema: '/x/content/application~1json/schema', value: 7 },
+    ]);
   });
 });
 
-describe('answers made by the services\' own serializers match the document', () => {
+describe("answers made by the services' own serializers match the document", () => {
   const at = new Date('2026-04-02T09:30:00.000Z');
   const check = (pointer: string, schema: z.ZodType, value: unknown) => {
     expect([pointer, errorsOf(pointer, value)]).toEqual([pointer, []]);
@@ -177,7 +199,12 @@ describe('answers made by the services\' own serializers match the document', ()
   };
 
   it('error bodies (CONTRACT §1): validation, not found, ranges and the unexpected', () => {
-    for (const error of [validationFailed([{ path: 'data.title', message: 'Required' }]), notFound('ASSET_NOT_FOUND', 'The asset does not exist'), new AppError('RANGE_NOT_SATISFIABLE', 'RANGE_NOT_SATISFIABLE', 'No'), new Error('boom')]) {
+    for (const error of [
+      validationFailed([{ path: 'data.title', message: 'Required' }]),
+      notFound('ASSET_NOT_FOUND', 'The asset does not exist'),
+      new AppError('RANGE_NOT_SATISFIABLE', 'RANGE_NOT_SATISFIABLE', 'No'),
+      new Error('boom'),
+    ]) {
       check('/components/schemas/Error', ERROR_BODY, mapError(error).body);
     }
     expect(r.errorDetails.safeParse(mapError(validationFailed([{ path: 'email', message: 'Invalid email address' }])).body.error.details).success).toBe(true);
@@ -209,17 +236,52 @@ describe('answers made by the services\' own serializers match the document', ()
     };
     check('/components/schemas/AssetData', assetDataSchema, toAssetData(asset));
     const job: Job = {
-      id: 41, groupId: 1, type: 'processing', worker: 'conversion', params: {}, attempts: 0, status: 'IN_PROGRESS',
-      assetIds: [asset.id], steps: [{ name: 'conversions', status: 'IN_PROGRESS', started_at: at.toISOString(), finished_at: null }],
-      progress: 40, error: null, skipped: {}, createdBy: 7, createdAt: at, updatedAt: at,
+      id: 41,
+      groupId: 1,
+      type: 'processing',
+      worker: 'conversion',
+      params: {},
+      attempts: 0,
+      status: 'IN_PROGRESS',
+      assetIds: [asset.id],
+      steps: [{ name: 'conversions', status: 'IN_PROGRESS', started_at: at.toISOString(), finished_at: null }],
+      progress: 40,
+      error: null,
+      skipped: {},
+      createdBy: 7,
+      createdAt: at,
+      updatedAt: at,
     };
     check('/components/schemas/Job', r.jobView, toJobView(job));
-    check('/components/schemas/Collection', r.collectionView, toCollectionView({ id: 'c1', groupId: 1, name: 'Spring', shared: true, basket: false, ownerId: 7, assetCount: 2, createdAt: at }));
-    const user = { id: 7, group_id: 1, email: 'maria@example.com', password_hash: 'x', first_name: 'Maria', last_name: 'Lopez', role_id: 3, disabled: false, preferences: {}, upload_key: 'u', access_id: 'a', token_epoch: 0, created_at: at, updated_at: at };
+    check(
+      '/components/schemas/Collection',
+      r.collectionView,
+      toCollectionView({ id: 'c1', groupId: 1, name: 'Spring', shared: true, basket: false, ownerId: 7, assetCount: 2, createdAt: at }),
+    );
+    const user = {
+      id: 7,
+      group_id: 1,
+      email: 'maria@example.com',
+      password_hash: 'x',
+      first_name: 'Maria',
+      last_name: 'Lopez',
+      role_id: 3,
+      disabled: false,
+      preferences: {},
+      upload_key: 'u',
+      access_id: 'a',
+      token_epoch: 0,
+      created_at: at,
+      updated_at: at,
+    };
     check('/components/schemas/User', r.userView, toUserView(user));
     check('/components/schemas/ApiKey', r.apiKeyView, toApiKeyView({ id: 'k1', group_id: 1, user_id: 7, name: 'ci', role: 'USER', created_at: at }));
     check('/components/schemas/AssetSchema', r.assetSchemaView, toSchemaView(defaultSchema(1)));
     check('/components/schemas/Settings', r.settings, defaultSettings());
-    check('/components/schemas/Settings', r.settings, applySettingsPatch(defaultSettings(), { webhooks: { urls: ['https://hooks.example.com/dam'], rotate_secret: true } }, at));
+    check(
+      '/components/schemas/Settings',
+      r.settings,
+      applySettingsPatch(defaultSettings(), { webhooks: { urls: ['https://hooks.example.com/dam'], rotate_secret: true } }, at),
+    );
   });
 });

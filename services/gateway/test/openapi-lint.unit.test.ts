@@ -17,18 +17,32 @@ const lint = (file: string) =>
   );
 
 describe('docs/openapi.yaml under @redocly/cli lint (recommended rules, redocly.yaml)', () => {
-  it('has no error and no warning', async () => {
-    const { code, out } = await lint('docs/openapi.yaml');
-    expect([code, out]).toEqual([0, expect.stringContaining('Your API description is valid')]);
-    expect(out).not.toMatch(/\b(error|warning) [a-z0-9-]+: \d+/);
-  }, scaled(150_000));
+  it(
+    'has no error and no warning',
+    async () => {
+      const { code, out } = await lint('docs/openapi.yaml');
+      expect([code, out]).toEqual([0, expect.stringContaining('Your API description is valid')]);
+      expect(out).not.toMatch(/\b(error|warning) [a-z0-9-]+: \d+/);
+    },
+    scaled(150_000),
+  );
 
-  it('fails a broken document (the lint can fail)', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'openapi-lint-'));
-    const broken = path.join(dir, 'openapi.yaml');
-    writeFileSync(broken, readFileSync(path.join(ROOT, 'docs', 'openapi.yaml'), 'utf8').replace("$ref: '#/components/parameters/AssetId'", "$ref: '#/components/parameters/NoSuchParameter'"));
-    const { code, out } = await lint(broken);
-    expect(code).not.toBe(0);
-    expect(out).toMatch(/no-unresolved-refs/);
-  }, scaled(150_000));
+  it(
+    'fails a broken document (the lint can fail)',
+    async () => {
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'openapi-lint-'));
+      const broken = path.join(dir, 'openapi.yaml');
+      writeFileSync(
+        broken,
+        readFileSync(path.join(ROOT, 'docs', 'openapi.yaml'), 'utf8').replace(
+          "$ref: '#/components/parameters/AssetId'",
+          "$ref: '#/components/parameters/NoSuchParameter'",
+        ),
+      );
+      const { code, out } = await lint(broken);
+      expect(code).not.toBe(0);
+      expect(out).toMatch(/no-unresolved-refs/);
+    },
+    scaled(150_000),
+  );
 });

@@ -143,13 +143,27 @@ export const assetSchemaView = z.object({
 
 export const deleteResult = z.object({ id: z.string(), keys: z.array(z.string()), status: z.literal('OK') });
 export const bulkDeleteAccepted = z.object({ status: z.literal('QUEUED'), message: z.string(), job_id: z.number().int() });
-export const addedConversion = z.object({ key: z.string(), width: z.number().int().nullable(), height: z.number().int().nullable(), size: count, content_type: z.string() });
+export const addedConversion = z.object({
+  key: z.string(),
+  width: z.number().int().nullable(),
+  height: z.number().int().nullable(),
+  size: count,
+  content_type: z.string(),
+});
 export const conversionDeleted = z.object({ id: z.string(), deleted: z.array(z.string()) });
 export const publicAccess = z.object({ id: z.string(), public: z.record(z.string(), z.literal(true)) });
 
 export const uploadResult = z.object({
   files: z.array(
-    z.object({ id: z.string(), name: z.string(), size: count, checksum: z.string(), content_type: z.string(), metadata: z.record(z.string(), z.unknown()), status: z.literal('NOT_READY') }),
+    z.object({
+      id: z.string(),
+      name: z.string(),
+      size: count,
+      checksum: z.string(),
+      content_type: z.string(),
+      metadata: z.record(z.string(), z.unknown()),
+      status: z.literal('NOT_READY'),
+    }),
   ),
   success: z.literal(true),
   provider: z.literal('local'),
@@ -170,7 +184,15 @@ export const deliveryView = z.object({
   reissue_job_id: z.number().int().nullable(),
   created_at: isoTime,
   finished_at: isoTime.nullable(),
-  attempts: z.array(z.object({ attempt: z.number().int(), at: isoTime, response_code: z.number().int().nullable(), error: z.string().nullable(), duration_ms: z.number().int() })),
+  attempts: z.array(
+    z.object({
+      attempt: z.number().int(),
+      at: isoTime,
+      response_code: z.number().int().nullable(),
+      error: z.string().nullable(),
+      duration_ms: z.number().int(),
+    }),
+  ),
 });
 
 const usageSeries = z.object({ series: z.array(z.object({ start: isoTime, value: z.number() })), total: z.number() });
@@ -180,11 +202,24 @@ export const usage = usageSeries.extend({ metric: z.string(), from: isoTime, to:
 /** CONTRACT §7: single Get Link; the bulk form's entries are the link or the id's error. */
 export const link = z.object({ id: z.string(), key: z.string(), link_type: z.enum(['cdn', 'object_storage']), url: z.url(), expires_at: isoTime });
 export const links = z.object({
-  links: z.array(z.union([z.object({ id: z.string(), url: z.url(), expires_at: isoTime }), z.object({ id: z.string(), error: z.object({ code: z.string(), message: z.string() }) })])),
+  links: z.array(
+    z.union([
+      z.object({ id: z.string(), url: z.url(), expires_at: isoTime }),
+      z.object({ id: z.string(), error: z.object({ code: z.string(), message: z.string() }) }),
+    ]),
+  ),
 });
 
 /** CONTRACT §8: a page of a stored result; `results` are short hits, or the asset data plus `score` when `extended`. */
-const searchHit = z.object({ id: z.string(), name: z.string(), size: count, content_type: z.string(), status: z.string(), upload_time: isoTime, score: z.number() });
+const searchHit = z.object({
+  id: z.string(),
+  name: z.string(),
+  size: count,
+  content_type: z.string(),
+  status: z.string(),
+  upload_time: isoTime,
+  score: z.number(),
+});
 export const searchPage = z.object({
   search_result_id: z.string().regex(/^[0-9a-f]{32}$/),
   page: z.number().int().min(1),

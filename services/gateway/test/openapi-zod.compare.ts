@@ -39,7 +39,18 @@ export function deref(root: Json, node: Json): Json {
 export const zodInput = (schema: z.ZodType): Json => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
 export const zodOutput = (schema: z.ZodType): Json => z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any' });
 
-const BOUNDS = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties', 'maxProperties'] as const;
+const BOUNDS = [
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'minProperties',
+  'maxProperties',
+] as const;
 type Bound = (typeof BOUNDS)[number];
 
 /** One schema node reduced to what is compared. */
@@ -80,7 +91,8 @@ function own(node: Json): Shape {
   }
   if (shape.enum && !shape.types) shape.types = new Set(shape.enum.map((v) => (Number.isInteger(v) ? 'integer' : typeof v)));
   // An enum of whole numbers is of integers, whatever its `type` says (zod writes `number` for numeric literals).
-  if (shape.enum?.every((v) => Number.isInteger(v)) && shape.types?.has('number')) shape.types = new Set([...shape.types].map((t) => (t === 'number' ? 'integer' : t)));
+  if (shape.enum?.every((v) => Number.isInteger(v)) && shape.types?.has('number'))
+    shape.types = new Set([...shape.types].map((t) => (t === 'number' ? 'integer' : t)));
   if (typeof node.format === 'string') shape.formats.add(node.format);
   // A format's own pattern (zod writes one for email, date-time, date) says nothing the format does not.
   if (typeof node.pattern === 'string' && node.format === undefined) shape.pattern = node.pattern;
@@ -216,17 +228,23 @@ export function compareSchemas(docRoot: Json, doc: Json, serviceRoot: Json, serv
       for (const name of Object.keys(sp).filter((n) => n in dp)) walk(shapeOf(docRoot, dp[name]), shapeOf(serviceRoot, sp[name]), `${where}.${name}`);
     }
     const closed = (x: Shape) => x.additional === false;
-    if (direction === 'request' ? closed(d) !== closed(s) : closed(d) && !closed(s)) report('additionalProperties', closed(d) ? false : 'open', closed(s) ? false : 'open');
-    if (s.additional && d.additional === undefined && !s.properties && !isAny(shapeOf(serviceRoot, s.additional))) report('additionalProperties', 'undescribed', 'a map');
+    if (direction === 'request' ? closed(d) !== closed(s) : closed(d) && !closed(s))
+      report('additionalProperties', closed(d) ? false : 'open', closed(s) ? false : 'open');
+    if (s.additional && d.additional === undefined && !s.properties && !isAny(shapeOf(serviceRoot, s.additional)))
+      report('additionalProperties', 'undescribed', 'a map');
     if (s.additional && d.additional) walk(shapeOf(docRoot, d.additional), shapeOf(serviceRoot, s.additional), `${where}.*`);
-    if (s.propertyNamesPattern !== undefined && d.propertyNamesPattern !== s.propertyNamesPattern) report('propertyNames', d.propertyNamesPattern, s.propertyNamesPattern);
+    if (s.propertyNamesPattern !== undefined && d.propertyNamesPattern !== s.propertyNamesPattern)
+      report('propertyNames', d.propertyNamesPattern, s.propertyNamesPattern);
     if (s.items !== undefined) {
       if (d.items === undefined) report('items', 'undescribed', 'described');
       else walk(shapeOf(docRoot, d.items), shapeOf(serviceRoot, s.items), `${where}[]`);
     }
   };
   const compareBranches = (d: Shape, s: Shape, where: string, report: (what: string, doc: unknown, service: unknown) => void) => {
-    const keysOf = (b: Json) => Object.keys(b.properties ?? {}).sort().join(',');
+    const keysOf = (b: Json) =>
+      Object.keys(b.properties ?? {})
+        .sort()
+        .join(',');
     const [db, sb] = [d.branches ?? [], s.branches ?? []];
     if (!sameSet(db.map(keysOf), sb.map(keysOf))) {
       report('oneOf', db.map(keysOf), sb.map(keysOf));

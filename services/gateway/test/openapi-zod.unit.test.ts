@@ -1,6 +1,18 @@
 import type { z } from 'zod';
 import { parseUpdateData } from '../../metadata/src/domain/update-data.use-case';
-import { compareSchemas, deref, loadDoc, operationsOf, parametersOf, renames, zodInput, zodOutput, type Json, type Operation, type Problem } from './openapi-zod.compare';
+import {
+  compareSchemas,
+  deref,
+  loadDoc,
+  operationsOf,
+  parametersOf,
+  renames,
+  zodInput,
+  zodOutput,
+  type Json,
+  type Operation,
+  type Problem,
+} from './openapi-zod.compare';
 import { ERROR_BODY, NO_RESPONSE_SCHEMA, NO_ZOD, PENDING_EXPORT, REQUESTS, RESPONSES, type RouteEntry } from './openapi-zod.tables';
 
 /**
@@ -39,7 +51,11 @@ const operation = (key: string): Operation => {
 };
 
 /** Query parameters that are credentials (the `_jwt` scheme), not input. */
-const securityQuery = new Set(Object.values(doc.components.securitySchemes as Record<string, Json>).filter((s) => s.in === 'query').map((s) => s.name as string));
+const securityQuery = new Set(
+  Object.values(doc.components.securitySchemes as Record<string, Json>)
+    .filter((s) => s.in === 'query')
+    .map((s) => s.name as string),
+);
 
 const format = (p: Problem): string => `${p.at} ${p.what}: document ${JSON.stringify(p.doc)}, service ${JSON.stringify(p.service)}`;
 const unexplained = (problems: Problem[]): string[] => problems.filter((p) => !(`${p.at} ${p.what}` in ACCEPTED)).map(format);
@@ -56,7 +72,8 @@ function requestProblems(key: string, entry: RouteEntry): Problem[] {
     const documented = parameters.filter((p) => p.in === place && !securityQuery.has(p.name));
     const at = `${key} ${place}`;
     const docNames = documented.map((p) => p.name as string).sort();
-    if (JSON.stringify(docNames) !== JSON.stringify([...serviceNames.keys()].sort())) problems.push({ at, what: 'parameters', doc: docNames, service: [...serviceNames.keys()].sort() });
+    if (JSON.stringify(docNames) !== JSON.stringify([...serviceNames.keys()].sort()))
+      problems.push({ at, what: 'parameters', doc: docNames, service: [...serviceNames.keys()].sort() });
     for (const p of documented) {
       const serviceName = serviceNames.get(p.name);
       if (serviceName === undefined) continue;
@@ -77,7 +94,8 @@ function requestProblems(key: string, entry: RouteEntry): Problem[] {
     return problems;
   }
   const optional = body.safeParse(undefined).success;
-  if ((requestBody.required === true) === optional) problems.push({ at: `${key} body`, what: 'required', doc: requestBody.required === true, service: !optional });
+  if ((requestBody.required === true) === optional)
+    problems.push({ at: `${key} body`, what: 'required', doc: requestBody.required === true, service: !optional });
   const zod = zodInput(body);
   problems.push(...compareSchemas(doc, json.schema, zod, zod, `${key} body`, 'request'));
   return problems;
@@ -155,9 +173,11 @@ describe('docs/openapi.yaml agrees with the zod schemas of the services', () => 
 
   it('keeps no accepted difference that is not needed any more', () => {
     const found = new Set(
-      [...Object.entries(REQUESTS).flatMap(([k, e]) => requestProblems(k, e)), ...Object.entries(RESPONSES).flatMap(([k, s]) => responseProblems(k, s)), ...errorBodyProblems()].map(
-        (p) => `${p.at} ${p.what}`,
-      ),
+      [
+        ...Object.entries(REQUESTS).flatMap(([k, e]) => requestProblems(k, e)),
+        ...Object.entries(RESPONSES).flatMap(([k, s]) => responseProblems(k, s)),
+        ...errorBodyProblems(),
+      ].map((p) => `${p.at} ${p.what}`),
     );
     expect(Object.keys(ACCEPTED).filter((k) => !found.has(k))).toEqual([]);
   });
@@ -172,7 +192,8 @@ describe('the comparison itself', () => {
   const problemsIn = (d: Json, key: string, schema: z.ZodType, direction: 'request' | 'response') => {
     const zod = direction === 'request' ? zodInput(schema) : zodOutput(schema);
     const o = d.paths[key.split(' ')[1] as string][(key.split(' ')[0] as string).toLowerCase()];
-    const node = direction === 'request' ? o.requestBody.content['application/json'].schema : o.responses[key.split(' ')[2] as string].content['application/json'].schema;
+    const node =
+      direction === 'request' ? o.requestBody.content['application/json'].schema : o.responses[key.split(' ')[2] as string].content['application/json'].schema;
     return compareSchemas(d, node, zod, zod, key, direction).map((p) => `${p.at} ${p.what}`);
   };
 

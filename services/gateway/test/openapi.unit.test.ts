@@ -95,8 +95,7 @@ const GATEWAY_OWN = new Set(['/api/v1/openapi.json', '/api/v1/openapi.yaml']);
 const PUBLIC = new Set(['POST /api/v1/login', 'GET /api/v1/auth/validate', 'POST /api/v1/auth/validate']);
 
 /** `{upload}` → `upload`; a path without its own servers is on `{base}`. */
-const serversOf = (pathItem: Json): string[] =>
-  ((pathItem.servers ?? doc.servers) as Json[]).map((s) => String(s.url).replace(/[{}]/g, ''));
+const serversOf = (pathItem: Json): string[] => ((pathItem.servers ?? doc.servers) as Json[]).map((s) => String(s.url).replace(/[{}]/g, ''));
 
 interface Operation {
   server: string;
@@ -174,10 +173,15 @@ describe('docs/openapi.yaml', () => {
     }
   });
 
-  it('documents every route of the gateway\'s table, route for route (the catch-all of unknown asset paths aside)', () => {
+  it("documents every route of the gateway's table, route for route (the catch-all of unknown asset paths aside)", () => {
     const base = operations.filter((o) => o.server === 'base');
     const templateMatches = (template: string, path: string): boolean =>
-      new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace('{file_path}', '.+').replace(/\{\w+\}/g, '[^/]+')}$`).test(path);
+      new RegExp(
+        `^${template
+          .replace(/[.*+?^$()|[\]\\]/g, '\\$&')
+          .replace('{file_path}', '.+')
+          .replace(/\{\w+\}/g, '[^/]+')}$`,
+      ).test(path);
     const rules = ROUTES.filter((r) => r.pattern !== '/api/v1/assets/**');
     expect(rules.length).toBeGreaterThan(40);
     for (const rule of rules) {

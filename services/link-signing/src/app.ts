@@ -43,6 +43,11 @@ export function buildLinkSigningApp(deps: LinkSigningAppDeps): Express {
     limits.beforeAuth(req, res, next);
   };
   app.use(EDGE_PREFIX, edgeLimit);
-  app.use(edgeRoutes({ ...deps, clients: sharedLookups(deps.clients, { accessTtlMs: deps.accessCacheTtlMs ?? DEFAULT_ACCESS_CACHE_TTL_MS, ...(deps.now ? { now: deps.now } : {}) }) }));
+  app.use(
+    edgeRoutes({
+      ...deps,
+      clients: sharedLookups(deps.clients, { accessTtlMs: deps.accessCacheTtlMs ?? DEFAULT_ACCESS_CACHE_TTL_MS, ...(deps.now ? { now: deps.now } : {}) }),
+    }),
+  );
   return finishApp(app, deps.logger);
 }

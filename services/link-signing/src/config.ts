@@ -22,7 +22,11 @@ export const configSchema = z.object({
     .string()
     .min(1)
     .transform((v, ctx) => {
-      const keys = v.split(',').map((k) => k.trim()).filter(Boolean).map((k) => (/^[0-9a-f]+$/i.test(k) ? Buffer.from(k, 'hex') : Buffer.from(k, 'base64')));
+      const keys = v
+        .split(',')
+        .map((k) => k.trim())
+        .filter(Boolean)
+        .map((k) => (/^[0-9a-f]+$/i.test(k) ? Buffer.from(k, 'hex') : Buffer.from(k, 'base64')));
       if (keys.length === 0 || keys.length > 2 || keys.some((k) => k.length < 32)) {
         ctx.addIssue({ code: 'custom', message: 'one or two keys of at least 32 bytes each (hex or base64), comma-separated' });
         return z.NEVER;

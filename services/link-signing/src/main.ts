@@ -24,7 +24,11 @@ async function main(): Promise<void> {
   const js = jetstream(nc);
   const storage = createStorage(storageConfigFromEnv(config));
   const signer = createServiceSigner(config.SERVICE_KEY);
-  const cache = new ByteCache(config.CDN_CACHE_DIR ?? path.join(tmpdir(), `dam-cdn-cache-${config.PORT}`), config.CDN_CACHE_MAX_BYTES, config.CDN_CACHE_MAX_OBJECT_BYTES);
+  const cache = new ByteCache(
+    config.CDN_CACHE_DIR ?? path.join(tmpdir(), `dam-cdn-cache-${config.PORT}`),
+    config.CDN_CACHE_MAX_BYTES,
+    config.CDN_CACHE_MAX_OBJECT_BYTES,
+  );
   await cache.init();
   exposeCacheMetrics(cache);
   const usage = new UsageMeter('cdn_bytes');
@@ -45,7 +49,8 @@ async function main(): Promise<void> {
       {
         kind: 'poller',
         name: 'usage-flush',
-        start: () => startPoller({ name: 'usage-flush', intervalMs: config.USAGE_FLUSH_MS, logger, run: () => usage.flushTo(js), runAtStart: false, runAtStop: true }),
+        start: () =>
+          startPoller({ name: 'usage-flush', intervalMs: config.USAGE_FLUSH_MS, logger, run: () => usage.flushTo(js), runAtStart: false, runAtStop: true }),
       },
     ],
     resources: [
@@ -70,7 +75,9 @@ async function main(): Promise<void> {
         cdnBase: config.PUBLIC_CDN_URL,
         signingKeys: config.LINK_SIGNING_KEYS,
         edgeLimit: { perMinute: config.CDN_RATE_LIMIT_ADDRESS_PER_MINUTE, burst: config.CDN_RATE_LIMIT_ADDRESS_BURST },
-        edgeReplicas: replicaCountFromConfig(config, { onError: (err) => logger.warn({ err }, 'RATE_LIMIT_PEERS lookup failed: the last replica count holds') }),
+        edgeReplicas: replicaCountFromConfig(config, {
+          onError: (err) => logger.warn({ err }, 'RATE_LIMIT_PEERS lookup failed: the last replica count holds'),
+        }),
         accessCacheTtlMs: config.CDN_ACCESS_CACHE_TTL_MS,
       }),
   });

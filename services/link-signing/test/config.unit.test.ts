@@ -32,9 +32,21 @@ describe('link-signing config: S3_PUBLIC_ENDPOINT', () => {
   });
 
   it('refuses the start on a value no link could be signed for, in the one list of problems', () => {
-    for (const bad of ['s3.dam.example.com', 'minio:9000', 'ftp://s3.dam.example.com', 'https://s3.dam.example.com/dam', 'https://key:secret@s3.dam.example.com', 'https://s3.dam.example.com/?x=1', '']) {
+    for (const bad of [
+      's3.dam.example.com',
+      'minio:9000',
+      'ftp://s3.dam.example.com',
+      'https://s3.dam.example.com/dam',
+      'https://key:secret@s3.dam.example.com',
+      'https://s3.dam.example.com/?x=1',
+      '',
+    ]) {
       expect(problemsOf({ S3_PUBLIC_ENDPOINT: bad })).toEqual([expect.stringMatching(/^S3_PUBLIC_ENDPOINT: /)]);
     }
-    expect(problemsOf({ S3_PUBLIC_ENDPOINT: 'minio:9000', S3_ENDPOINT: 'not a url' }).map((p) => p.split(':')[0]).sort()).toEqual(['S3_ENDPOINT', 'S3_PUBLIC_ENDPOINT']);
+    expect(
+      problemsOf({ S3_PUBLIC_ENDPOINT: 'minio:9000', S3_ENDPOINT: 'not a url' })
+        .map((p) => p.split(':')[0])
+        .sort(),
+    ).toEqual(['S3_ENDPOINT', 'S3_PUBLIC_ENDPOINT']);
   });
 });

@@ -52,7 +52,9 @@ beforeAll(async () => {
     identities,
     service: 'auth',
     callers: ['link-signing'],
-    answer: answer((method, p) => (method === 'GET' && p === INTERNAL_PATHS.accessOwner(ACCESS_ID) ? (owner ? { status: 200, body: owner } : undefined) : undefined)),
+    answer: answer((method, p) =>
+      method === 'GET' && p === INTERNAL_PATHS.accessOwner(ACCESS_ID) ? (owner ? { status: 200, body: owner } : undefined) : undefined,
+    ),
   });
   metadata = await startInternalStub({
     identities,
@@ -88,7 +90,15 @@ beforeEach(() => {
 });
 
 let n = 0;
-async function startEdge(opts: { edgeLimit?: { perMinute: number; burst: number }; edgeReplicas?: () => number; accessCacheTtlMs?: number; trustProxy?: TrustProxy; now?: () => number } = {}) {
+async function startEdge(
+  opts: {
+    edgeLimit?: { perMinute: number; burst: number };
+    edgeReplicas?: () => number;
+    accessCacheTtlMs?: number;
+    trustProxy?: TrustProxy;
+    now?: () => number;
+  } = {},
+) {
   const cache = new ByteCache(path.join(cacheDir, `c${++n}`), 1024 * 1024, 1024 * 1024);
   await cache.init();
   const signer = createServiceSigner(parseSigningKey(identities.privateKey('link-signing')));
@@ -172,7 +182,10 @@ describe('{cdn} edge under a burst of one link (security review F13)', () => {
 describe('{cdn} edge over several replicas (issue 31, D9: budgets are totals)', () => {
   it("spreads one address's budget over the replicas: two of them behind a round robin admit it once", async () => {
     // CDN_RATE_LIMIT_ADDRESS_BURST 4 in all, two replicas (RATE_LIMIT_REPLICAS=2): each admits 2.
-    const edges = [await startEdge({ edgeLimit: { perMinute: 60, burst: 4 }, edgeReplicas: () => 2 }), await startEdge({ edgeLimit: { perMinute: 60, burst: 4 }, edgeReplicas: () => 2 })];
+    const edges = [
+      await startEdge({ edgeLimit: { perMinute: 60, burst: 4 }, edgeReplicas: () => 2 }),
+      await startEdge({ edgeLimit: { perMinute: 60, burst: 4 }, edgeReplicas: () => 2 }),
+    ];
     const statuses: number[] = [];
     for (let i = 0; i < 8; i++) statuses.push((await fetch((edges[i % 2] as { link: string }).link)).status);
     expect(statuses.filter((s) => s === 200)).toHaveLength(4);

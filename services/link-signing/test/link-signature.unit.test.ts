@@ -77,7 +77,14 @@ describe('playlists', () => {
       '#EXT-X-ENDLIST',
     ].join('\n');
     const out = rewritePlaylist(text, 'master.m3u8', (f) => `https://cdn/${f}?sig`);
-    expect(out.split('\n')).toEqual(['#EXTM3U', '#EXT-X-MAP:URI="https://cdn/init.mp4?sig"', '#EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=640x360', 'https://cdn/360p/index.m3u8?sig', '', '#EXT-X-ENDLIST']);
+    expect(out.split('\n')).toEqual([
+      '#EXTM3U',
+      '#EXT-X-MAP:URI="https://cdn/init.mp4?sig"',
+      '#EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=640x360',
+      'https://cdn/360p/index.m3u8?sig',
+      '',
+      '#EXT-X-ENDLIST',
+    ]);
   });
 });
 

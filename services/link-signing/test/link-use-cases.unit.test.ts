@@ -13,15 +13,36 @@ const KEY = Buffer.alloc(32, 7);
 const OLD_KEY = Buffer.alloc(32, 3);
 const ASSET = 'A'.repeat(32);
 const NOW = 1_900_000_000;
-const original: DeliveryTarget = { group_id: 1, asset_id: ASSET, object_key: `1/${ASSET}/original`, content_type: 'image/png', file_name: 'a.png', size: 3, etag: 'e1' };
-const hls: DeliveryTarget = { group_id: 1, asset_id: ASSET, object_key: `1/${ASSET}/hls/index.m3u8`, content_type: 'application/vnd.apple.mpegurl', file_name: 'index.m3u8', folder: `1/${ASSET}/hls/` };
+const original: DeliveryTarget = {
+  group_id: 1,
+  asset_id: ASSET,
+  object_key: `1/${ASSET}/original`,
+  content_type: 'image/png',
+  file_name: 'a.png',
+  size: 3,
+  etag: 'e1',
+};
+const hls: DeliveryTarget = {
+  group_id: 1,
+  asset_id: ASSET,
+  object_key: `1/${ASSET}/hls/index.m3u8`,
+  content_type: 'application/vnd.apple.mpegurl',
+  file_name: 'index.m3u8',
+  folder: `1/${ASSET}/hls/`,
+};
 const principal = { user_id: 5, group_id: 1, role_id: 2 } as Principal;
 
 function world() {
   const owners = new Map<string, AccessOwner>([['acc', { user_id: 5, group_id: 1, role_id: 2, active: true }]]);
   /** What metadata answers per key: a target, or an error (a trashed asset is 404 ASSET_NOT_FOUND). */
-  const targets = new Map<string, DeliveryTarget | { status: number; code: string; message: string }>([['original', original], ['hls', hls]]);
-  const objects = new Map<string, string>([[hls.object_key, '#EXTM3U\nseg0.ts\n'], [`1/${ASSET}/hls/seg0.ts`, 'ts']]);
+  const targets = new Map<string, DeliveryTarget | { status: number; code: string; message: string }>([
+    ['original', original],
+    ['hls', hls],
+  ]);
+  const objects = new Map<string, string>([
+    [hls.object_key, '#EXTM3U\nseg0.ts\n'],
+    [`1/${ASSET}/hls/seg0.ts`, 'ts'],
+  ]);
   const asked: Principal[] = [];
   const used: Array<[number, number, number]> = [];
   const clients: SuiteClients = {
@@ -40,15 +61,32 @@ function world() {
     stat: async (k) => (objects.has(k) ? { size: (objects.get(k) as string).length, etag: `etag-${k}` } : null),
     presignPublicGet: async (k, seconds) => `https://s3.example/${k}?X-Amz-Expires=${seconds}`,
   };
-  const deps: ServeDeliveryDeps = { clients, storage, usage: { add: (g, u, n) => void used.push([g, u, n]) }, cdnBase: 'https://cdn.example', signingKeys: [KEY, OLD_KEY], now: () => NOW * 1000 };
+  const deps: ServeDeliveryDeps = {
+    clients,
+    storage,
+    usage: { add: (g, u, n) => void used.push([g, u, n]) },
+    cdnBase: 'https://cdn.example',
+    signingKeys: [KEY, OLD_KEY],
+    now: () => NOW * 1000,
+  };
   return { deps, owners, targets, asked, used };
 }
 
 const link = (over: Partial<LinkParams> = {}, key = KEY, asset = ASSET) => {
   const params: LinkParams = { key: 'original', expiry: NOW + 60, delivery: 'download', accessId: 'acc', ...over };
-  return { key: params.key, expiry: String(params.expiry), delivery: params.delivery, accessId: params.accessId, signature: signLink(accessSecret(key, params.accessId), asset, params) };
+  return {
+    key: params.key,
+    expiry: String(params.expiry),
+    delivery: params.delivery,
+    accessId: params.accessId,
+    signature: signLink(accessSecret(key, params.accessId), asset, params),
+  };
 };
-const code = async (p: Promise<unknown>) => p.then(() => 'served', (err: unknown) => (err instanceof AppError ? err.code : String(err)));
+const code = async (p: Promise<unknown>) =>
+  p.then(
+    () => 'served',
+    (err: unknown) => (err instanceof AppError ? err.code : String(err)),
+  );
 
 describe('serve delivery (the edge)', () => {
   it('serves a valid link as its owner would read, signed by any active key', async () => {
@@ -101,7 +139,9 @@ describe('serve delivery (the edge)', () => {
     const w = world();
     const served = await serveDelivery(w.deps, { assetId: ASSET, segments: [], query: link({ key: 'hls' }) });
     if (served.kind !== 'playlist') throw new Error('a playlist was expected');
-    expect(served.body.toString()).toMatch(/^#EXTM3U\nhttps:\/\/cdn\.example\/api\/v1\/files\/content\/A{32}\/seg0\.ts\?key=hls&expiry=\d+&delivery=download&accessId=acc&signature=/);
+    expect(served.body.toString()).toMatch(
+      /^#EXTM3U\nhttps:\/\/cdn\.example\/api\/v1\/files\/content\/A{32}\/seg0\.ts\?key=hls&expiry=\d+&delivery=download&accessId=acc&signature=/,
+    );
   });
 });
 
@@ -115,6 +155,8 @@ describe('get link', () => {
     expect(await code(serveDelivery(w.deps, { assetId: ASSET, segments: [], query }))).toBe('served');
     const links = await getLinks(w.deps, principal, [ASSET, 'C'.repeat(32)], { key: 'hls', link_type: 'object_storage', delivery: 'download', expiry: '60' });
     expect(links.map((l) => ('error' in l ? l.error.code : 'url'))).toEqual(['LINK_TYPE_NOT_APPLICABLE', 'LINK_TYPE_NOT_APPLICABLE']);
-    expect(await code(getLink(w.deps, principal, ASSET, { key: 'original', link_type: 'object_storage', delivery: 'download', expiry: String(604_801) }))).toBe('VALIDATION_FAILED');
+    expect(await code(getLink(w.deps, principal, ASSET, { key: 'original', link_type: 'object_storage', delivery: 'download', expiry: String(604_801) }))).toBe(
+      'VALIDATION_FAILED',
+    );
   });
 });

@@ -48,7 +48,17 @@ beforeAll(async () => {
     callers: ['link-signing'],
     answer: (method, p) =>
       method === 'POST' && p === INTERNAL_PATHS.delivery
-        ? { status: 200, body: { items: [{ id: ASSET, target: { group_id: 1, asset_id: ASSET, object_key: objectKey, content_type: 'text/plain', file_name: 'a.txt', size: BODY.length, etag } }] } }
+        ? {
+            status: 200,
+            body: {
+              items: [
+                {
+                  id: ASSET,
+                  target: { group_id: 1, asset_id: ASSET, object_key: objectKey, content_type: 'text/plain', file_name: 'a.txt', size: BODY.length, etag },
+                },
+              ],
+            },
+          }
         : undefined,
   });
   auth = await startInternalStub({ identities, service: 'auth', callers: ['link-signing'], answer: () => undefined });
@@ -66,7 +76,11 @@ beforeAll(async () => {
   const app = buildLinkSigningApp({
     logger,
     verifier: createServiceVerifier({ service: 'link-signing', trusted: parseTrustedKeys(identities.trustedKeys(['gateway'])) }),
-    clients: suiteClients({ authUrl: auth.url, metadataUrl: metadata.url, signer: createServiceSigner(parseSigningKey(identities.privateKey('link-signing'))) }),
+    clients: suiteClients({
+      authUrl: auth.url,
+      metadataUrl: metadata.url,
+      signer: createServiceSigner(parseSigningKey(identities.privateKey('link-signing'))),
+    }),
     storage: createStorage(storageConfigFromEnv(config)),
     cache,
     usage: new UsageMeter('cdn_bytes'),

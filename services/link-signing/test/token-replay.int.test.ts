@@ -32,7 +32,12 @@ async function replica(replayUnavailable: 'open' | 'closed' = 'closed'): Promise
   const nc = await connectNats(nats.url, 'link-signing', nats.seed('link-signing'));
   connections.push(nc);
   const replay: ReplayStore = bucketReplayStore(await openServiceTokenBucket(nc, { replicas: 1 }));
-  const verifier = createServiceVerifier({ service: 'link-signing', trusted: parseTrustedKeys(identities.trustedKeys(['gateway'])), replay, replayUnavailable });
+  const verifier = createServiceVerifier({
+    service: 'link-signing',
+    trusted: parseTrustedKeys(identities.trustedKeys(['gateway'])),
+    replay,
+    replayUnavailable,
+  });
   const app = createHttpApp({ logger });
   app.post(PATH, verifier.guard({ callers: ['gateway'], principal: 'none' }), (req, res) => {
     res.json({ ok: true, ids: (req.body as { ids?: unknown }).ids });
@@ -47,7 +52,10 @@ describe('service tokens are single-use across replicas (security review I6)', (
     const one = await replica();
     const two = await replica();
     const body = JSON.stringify({ ids: ['a'] });
-    const headers = () => ({ 'content-type': 'application/json', ...identities.headers('gateway', { audience: 'link-signing', method: 'POST', path: PATH, body }) });
+    const headers = () => ({
+      'content-type': 'application/json',
+      ...identities.headers('gateway', { audience: 'link-signing', method: 'POST', path: PATH, body }),
+    });
     const send = (base: string, h: Record<string, string>) => fetch(`${base}${PATH}`, { method: 'POST', headers: h, body });
 
     const token = headers();

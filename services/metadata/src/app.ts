@@ -59,7 +59,10 @@ export function buildMetadataApp(deps: MetadataAppDeps): Express {
   // through the gateway, the registration of stored originals only from upload.
   const { guard } = deps.verifier;
   app.all('/internal/v1/assets', guard({ callers: ['upload'], principal: 'required' }));
-  app.all(['/internal/v1/assets/ingest', '/internal/v1/assets/:id/replaceable', '/internal/v1/assets/:id/original'], guard({ callers: ['upload'], principal: 'required' }));
+  app.all(
+    ['/internal/v1/assets/ingest', '/internal/v1/assets/:id/replaceable', '/internal/v1/assets/:id/original'],
+    guard({ callers: ['upload'], principal: 'required' }),
+  );
   // upload's orphan reaper, and auth checking a watermark asset in a settings change.
   app.all('/internal/v1/assets/exists', guard({ callers: ['upload', 'auth'], principal: 'required' }));
   // transcode reading the group's watermark image.

@@ -26,19 +26,31 @@ export const configSchema = z.object({
   /** How often the bytes stored per group and user are measured for usage statistics (`storage_bytes`, daily). */
   STORAGE_GAUGE_INTERVAL_MS: z.coerce.number().int().min(100).default(86_400_000),
   /** How long a replaced original stays in the bucket for downloads that were already streaming it. */
-  REPLACED_ORIGINAL_GRACE_MS: z.coerce.number().int().nonnegative().default(10 * 60_000),
+  REPLACED_ORIGINAL_GRACE_MS: z.coerce
+    .number()
+    .int()
+    .nonnegative()
+    .default(10 * 60_000),
   /** How often queued Update Data requests are applied. */
   DATA_UPDATES_INTERVAL_MS: z.coerce.number().int().min(20).default(200),
   /** How often the bucket policy of public objects is checked against the database (revocations). */
   PUBLIC_POLICY_INTERVAL_MS: z.coerce.number().int().min(50).default(1_000),
   /** Largest file Add Conversion accepts. */
-  MAX_UPLOAD_BYTES: z.coerce.number().int().positive().default(5 * 1024 ** 3),
+  MAX_UPLOAD_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(5 * 1024 ** 3),
   /** How often metadata looks for its own queued jobs (bulk delete, purge). */
   LOCAL_JOBS_INTERVAL_MS: z.coerce.number().int().min(50).default(1_000),
   /** Job reports (progress and results of workers) handled at once. */
   JOB_REPORTS_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   /** A job no worker has started within this long is handed out again. */
-  JOB_QUEUED_TIMEOUT_MS: z.coerce.number().int().min(100).default(10 * 60_000),
+  JOB_QUEUED_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(10 * 60_000),
   /** A started job whose worker sent nothing for this long is handed out again (workers report every ~10 s). */
   JOB_LEASE_MS: z.coerce.number().int().min(100).default(60_000),
   /** Hand-outs of one job before it ends in ERROR. */

@@ -38,9 +38,16 @@ async function main(): Promise<void> {
     if (s.previousReplicas !== undefined && s.previousReplicas !== s.replicas) {
       logger.warn({ stream: s.name, from: s.previousReplicas, to: s.replicas }, 'stream scaled to NATS_STREAM_REPLICAS');
     }
-    if (s.maxBytesNotLowered) logger.warn({ stream: s.name, ...s.maxBytesNotLowered }, 'stream holds more than its share of NATS_STREAMS_MAX_BYTES: its limit is left as it was; raise the budget');
+    if (s.maxBytesNotLowered)
+      logger.warn(
+        { stream: s.name, ...s.maxBytesNotLowered },
+        'stream holds more than its share of NATS_STREAMS_MAX_BYTES: its limit is left as it was; raise the budget',
+      );
   }
-  logger.info({ streams: streams.map((s) => `${s.name} (${s.action})`), replicas: config.NATS_STREAM_REPLICAS, max_bytes: config.NATS_STREAMS_MAX_BYTES ?? 'unlimited' }, 'streams ready');
+  logger.info(
+    { streams: streams.map((s) => `${s.name} (${s.action})`), replicas: config.NATS_STREAM_REPLICAS, max_bytes: config.NATS_STREAMS_MAX_BYTES ?? 'unlimited' },
+    'streams ready',
+  );
 
   const timings = { queuedMs: config.JOB_QUEUED_TIMEOUT_MS, leaseMs: config.JOB_LEASE_MS, maxAttempts: config.JOB_MAX_ATTEMPTS };
   const transactions = pgTransactions(pool, timings);
@@ -90,7 +97,12 @@ async function main(): Promise<void> {
         transforms: transformClient({ baseUrl: config.CONVERSION_URL, signer: createServiceSigner(config.SERVICE_KEY) }),
         groupSettings,
         addonUnavailable,
-        verifier: createServiceVerifier({ service: 'metadata', trusted: config.SERVICE_TRUSTED_KEYS, replay, onReplayStoreError: (err) => logger.warn({ err }, "service-token replay store unavailable: this replica's own memory only") }),
+        verifier: createServiceVerifier({
+          service: 'metadata',
+          trusted: config.SERVICE_TRUSTED_KEYS,
+          replay,
+          onReplayStoreError: (err) => logger.warn({ err }, "service-token replay store unavailable: this replica's own memory only"),
+        }),
         readiness,
       }),
   });

@@ -55,7 +55,11 @@ describe("a tenant's schema patterns (security review F2)", () => {
     });
     expect(() => validateAgainst(schema, { sku: 'ABC-1234', word: 'héllo', 'x-count': 3 })).not.toThrow();
     const bad = refusal(() => validateAgainst(schema, { sku: 'abc-1234', word: 'h3llo', 'x-count': 'three' }));
-    expect(details(bad).map((d) => d.path).sort()).toEqual(['data.sku', 'data.word', 'data.x-count']);
+    expect(
+      details(bad)
+        .map((d) => d.path)
+        .sort(),
+    ).toEqual(['data.sku', 'data.word', 'data.x-count']);
   });
 
   it.each([

@@ -84,7 +84,7 @@ describe('POST /internal/v1/assets', () => {
     expect(outbox.rowCount).toBe(0);
   });
 
-  it('refuses object keys outside the asset\'s own original key, and creates nothing', async () => {
+  it("refuses object keys outside the asset's own original key, and creates nothing", async () => {
     const own = file();
     const foreign = file({ object_key: `originals/3/${assetId()}` });
     const res = await create({ files: [own, foreign] });
@@ -96,8 +96,7 @@ describe('POST /internal/v1/assets', () => {
 
   it('answers only upload, with a fresh token for this very request', async () => {
     const body = JSON.stringify({ files: [file()] });
-    const post = (headers: Record<string, string>) =>
-      fetch(`${h.url}/internal/v1/assets`, { method: 'POST', headers: { ...json, ...headers }, body });
+    const post = (headers: Record<string, string>) => fetch(`${h.url}/internal/v1/assets`, { method: 'POST', headers: { ...json, ...headers }, body });
     const target = { audience: 'metadata', method: 'POST', path: '/internal/v1/assets', principal: admin, body };
     expect((await post({})).status).toBe(401);
     // The gateway is trusted but may not register originals; neither may conversion.
@@ -120,7 +119,11 @@ describe('POST /internal/v1/assets/exists', () => {
     // The reaper's whole sweep in one request: 1,000 ids, most of them unknown.
     const ids = [...files.map((f) => f.id), otherGroup.id, ...Array.from({ length: 996 }, () => assetId())];
     const keys = [files[1]!.object_key, originalKey('1', files[2]!.id) + '-replaced', originalKey('2', otherGroup.id)];
-    const res = await signedFetch(`${h.url}/internal/v1/assets/exists`, admin, { method: 'POST', headers: json, body: JSON.stringify({ ids, object_keys: keys }) });
+    const res = await signedFetch(`${h.url}/internal/v1/assets/exists`, admin, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ ids, object_keys: keys }),
+    });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ existing: files.map((f) => f.id), live_keys: [files[1]!.object_key] });
   });

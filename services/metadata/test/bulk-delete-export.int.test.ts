@@ -41,10 +41,17 @@ async function assets(group: number, n: number, p = admin): Promise<string[]> {
       return { id, name: `f${i}.txt`, size: bytes.length, checksum, content_type: 'text/plain', object_key: originalKey(String(group), id), metadata: {} };
     }),
   );
-  const res = await signedFetch(`${h.url}/internal/v1/assets`, { ...p, group_id: group }, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ files }) });
+  const res = await signedFetch(
+    `${h.url}/internal/v1/assets`,
+    { ...p, group_id: group },
+    { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ files }) },
+  );
   expect(res.status).toBe(201);
   const ids = files.map((f) => f.id);
-  await h.pool.query(`UPDATE assets SET upload_time = '2026-05-03T00:00:00Z'::timestamptz + (array_position($1::text[], id) * interval '1 second') WHERE id = ANY($1)`, [ids]);
+  await h.pool.query(
+    `UPDATE assets SET upload_time = '2026-05-03T00:00:00Z'::timestamptz + (array_position($1::text[], id) * interval '1 second') WHERE id = ANY($1)`,
+    [ids],
+  );
   return ids;
 }
 
@@ -61,7 +68,11 @@ async function bulkDelete(p = admin): Promise<any> {
   );
 }
 
-const lines = (text: string): any[] => text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l));
+const lines = (text: string): any[] =>
+  text
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l));
 
 describe('Delete - Bulk data export (bulk_delete.export)', () => {
   it('keeps the records of the deleted assets as JSON lines with the job, equal to Get Data before the delete', async () => {

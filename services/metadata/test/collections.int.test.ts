@@ -43,7 +43,14 @@ describe('collections (CONTRACT §9)', () => {
     const created = await call('POST', '/api/v1/collections', { name: 'Launch', shared: false });
     expect(created).toEqual({
       status: 201,
-      body: { collection_id: expect.stringMatching(/^[0-9a-f]{32}$/), name: 'Launch', shared: false, owner_id: 1, asset_count: 0, created_at: expect.any(String) },
+      body: {
+        collection_id: expect.stringMatching(/^[0-9a-f]{32}$/),
+        name: 'Launch',
+        shared: false,
+        owner_id: 1,
+        asset_count: 0,
+        created_at: expect.any(String),
+      },
     });
     const id = created.body.collection_id;
     const list = await call('GET', '/api/v1/collections');
@@ -54,10 +61,15 @@ describe('collections (CONTRACT §9)', () => {
     expect(await call('POST', `/api/v1/collections/${id}/assets`, { ids: [...ids, ids[0]] })).toMatchObject({ status: 200, body: { asset_count: 3 } });
     const page = await call('GET', `/api/v1/collections/${id}?page=2&page_size=2`);
     expect(page.body).toMatchObject({ collection_id: id, name: 'Launch', asset_count: 3, page: 2, page_size: 2, total: 3 });
-    expect(page.body.items).toEqual([{ id: ids[2], name: `a-${ids[2]}.txt`, size: 3, content_type: 'text/plain', status: 'OK', upload_time: expect.any(String) }]);
+    expect(page.body.items).toEqual([
+      { id: ids[2], name: `a-${ids[2]}.txt`, size: 3, content_type: 'text/plain', status: 'OK', upload_time: expect.any(String) },
+    ]);
     expect((await call('DELETE', `/api/v1/collections/${id}/assets`, { ids: [ids[0], assetId()] })).body.asset_count).toBe(2);
 
-    expect(await call('PATCH', `/api/v1/collections/${id}`, { name: 'Launch 2027', shared: true })).toMatchObject({ status: 200, body: { name: 'Launch 2027', shared: true } });
+    expect(await call('PATCH', `/api/v1/collections/${id}`, { name: 'Launch 2027', shared: true })).toMatchObject({
+      status: 200,
+      body: { name: 'Launch 2027', shared: true },
+    });
     for (const bad of [{}, { name: '' }, { shared: 'yes' }, { owner_id: 2 }]) expect((await call('PATCH', `/api/v1/collections/${id}`, bad)).status).toBe(400);
     expect(await call('DELETE', `/api/v1/collections/${id}`)).toEqual({ status: 200, body: { collection_id: id, deleted: true } });
     expect((await call('GET', `/api/v1/collections/${id}`)).status).toBe(404);
@@ -66,12 +78,16 @@ describe('collections (CONTRACT §9)', () => {
   it('keeps SELECTED_ASSETS as it is: no rename, no sharing, no deletion (400), and its name is reserved', async () => {
     const basket = (await call('GET', '/api/v1/collections')).body.items[0];
     expect(basket).toMatchObject({ name: 'SELECTED_ASSETS', shared: false, owner_id: 1 });
-    for (const change of [{ name: 'Mine' }, { shared: true }]) expect((await call('PATCH', `/api/v1/collections/${basket.collection_id}`, change)).status).toBe(400);
+    for (const change of [{ name: 'Mine' }, { shared: true }])
+      expect((await call('PATCH', `/api/v1/collections/${basket.collection_id}`, change)).status).toBe(400);
     expect((await call('DELETE', `/api/v1/collections/${basket.collection_id}`)).status).toBe(400);
     expect((await call('POST', '/api/v1/collections', { name: 'SELECTED_ASSETS' })).status).toBe(400);
     // Its name works as its id, for the caller's own basket; every user has one of their own.
     const [a] = await assets(1);
-    expect((await call('POST', '/api/v1/collections/SELECTED_ASSETS/assets', { ids: [a] })).body).toMatchObject({ collection_id: basket.collection_id, asset_count: 1 });
+    expect((await call('POST', '/api/v1/collections/SELECTED_ASSETS/assets', { ids: [a] })).body).toMatchObject({
+      collection_id: basket.collection_id,
+      asset_count: 1,
+    });
     expect((await call('GET', '/api/v1/collections/SELECTED_ASSETS', undefined, colleague)).body).toMatchObject({ owner_id: 2, asset_count: 0 });
   });
 
@@ -94,7 +110,7 @@ describe('collections (CONTRACT §9)', () => {
     expect((await call('GET', `/api/v1/collections/${shared}`)).body.asset_count).toBe(1);
   });
 
-  it('counts for a CREATOR only the assets it may see (security review I5): a shared collection of others\' assets is empty to it', async () => {
+  it("counts for a CREATOR only the assets it may see (security review I5): a shared collection of others' assets is empty to it", async () => {
     const creator = principal({ group_id: GROUP, user_id: 5, role: 'CREATOR' });
     const shared = (await call('POST', '/api/v1/collections', { name: 'shared with a creator', shared: true })).body.collection_id;
     const [mine] = await assets(1, GROUP, 5);
@@ -125,7 +141,10 @@ describe('collections (CONTRACT §9)', () => {
     const id = (await call('POST', '/api/v1/collections', { name: 'one call' }, bulk)).body.collection_id;
     const many = await assets(301, BULK_GROUP);
     for (const ids of [many, [...many, ...many]]) {
-      expect(await call('POST', `/api/v1/collections/${id}/assets`, { ids }, bulk)).toMatchObject({ status: 409, body: { error: { code: 'COLLECTION_FULL' } } });
+      expect(await call('POST', `/api/v1/collections/${id}/assets`, { ids }, bulk)).toMatchObject({
+        status: 409,
+        body: { error: { code: 'COLLECTION_FULL' } },
+      });
     }
     // More than 300 ids that are not even assets: still the limit's 409 (nothing of them could fit).
     expect((await call('POST', `/api/v1/collections/${id}/assets`, { ids: Array.from({ length: 400 }, () => assetId()) }, bulk)).status).toBe(409);
@@ -146,7 +165,7 @@ describe('collections (CONTRACT §9)', () => {
     expect(rows[0]?.n).toBe(300);
   });
 
-  it('answers a collection id of no collection\'s form with 404 on every route (CONTRACT §16: 400 before)', async () => {
+  it("answers a collection id of no collection's form with 404 on every route (CONTRACT §16: 400 before)", async () => {
     const [a] = await assets(1);
     for (const bad of ['x'.repeat(65), `${'a'.repeat(64)}b`]) {
       for (const [method, path, body] of [
@@ -157,7 +176,12 @@ describe('collections (CONTRACT §9)', () => {
         ['DELETE', `/api/v1/collections/${bad}/assets`, { ids: [a] }],
       ] as const) {
         const res = await call(method, path, body);
-        expect({ method, path: path.slice(0, 30), status: res.status, code: res.body.error?.code }).toEqual({ method, path: path.slice(0, 30), status: 404, code: 'COLLECTION_NOT_FOUND' });
+        expect({ method, path: path.slice(0, 30), status: res.status, code: res.body.error?.code }).toEqual({
+          method,
+          path: path.slice(0, 30),
+          status: 404,
+          code: 'COLLECTION_NOT_FOUND',
+        });
       }
     }
   });
@@ -173,7 +197,7 @@ describe('collections (CONTRACT §9)', () => {
     expect((await call('GET', `/api/v1/collections/${id}`)).body).toMatchObject({ asset_count: 2, total: 2 });
   });
 
-  it('tells search each asset\'s collections, whole and versioned, after every change', async () => {
+  it("tells search each asset's collections, whole and versioned, after every change", async () => {
     const seen = await collect(h.nc, COLLECTIONS, `dam.collections.${GROUP}.>`);
     try {
       const one = (await call('POST', '/api/v1/collections', { name: 'one', shared: true })).body.collection_id;
@@ -208,12 +232,16 @@ describe('collections (CONTRACT §9)', () => {
       const id = (await call('POST', '/api/v1/collections', { name: 'purge test' })).body.collection_id;
       const [a, b] = await assets(2);
       await call('POST', `/api/v1/collections/${id}/assets`, { ids: [a, b] });
-      await h.pool.query('UPDATE assets SET deleted_at = now() - interval \'1 minute\' WHERE id = $1', [a]);
+      await h.pool.query("UPDATE assets SET deleted_at = now() - interval '1 minute' WHERE id = $1", [a]);
       const purge = await call('DELETE', '/api/v1/assets/trash/purge', undefined, admin);
       expect(purge.status).toBe(202);
-      await waitFor(async () => (await call('GET', `/api/v1/jobs/${purge.body.job_id}`, undefined, admin)).body.status === 'COMPLETED', { description: 'purge done' });
+      await waitFor(async () => (await call('GET', `/api/v1/jobs/${purge.body.job_id}`, undefined, admin)).body.status === 'COMPLETED', {
+        description: 'purge done',
+      });
       expect((await call('GET', `/api/v1/collections/${id}`)).body).toMatchObject({ asset_count: 1, items: [{ id: b }] });
-      await waitFor(async () => seen.messages.some((m) => m.payload.asset_id === a && m.payload.collection_ids.length === 0), { description: 'the empty list' });
+      await waitFor(async () => seen.messages.some((m) => m.payload.asset_id === a && m.payload.collection_ids.length === 0), {
+        description: 'the empty list',
+      });
       await waitFor(async () => purges.messages.length === 1, { description: 'the purge message' });
       expect((await h.pool.query('SELECT 1 FROM assets WHERE id = $1', [a])).rowCount).toBe(0);
       expect(purges.messages[0]?.payload).toEqual({ id: expect.any(String), group_id: GROUP, assets: [{ id: a, version: expect.any(Number) }] });
@@ -224,4 +252,3 @@ describe('collections (CONTRACT §9)', () => {
     }
   });
 });
-

@@ -94,7 +94,7 @@ describe('conversion job results (dam.internal.jobs.reports)', () => {
     expect(body.conversions).toEqual({});
   });
 
-  it('rejects a report naming an object outside the asset (another group\'s original) and records nothing', async () => {
+  it("rejects a report naming an object outside the asset (another group's original) and records nothing", async () => {
     const id = await createImage();
     const victim = `originals/3/${assetId()}`;
     const forged = await report(id, { conversions: { thumb: { object_key: victim, content_type: 'image/png', width: 1, height: 1, size: 1 } } });
@@ -102,7 +102,9 @@ describe('conversion job results (dam.internal.jobs.reports)', () => {
       conversions: { thumb: { object_key: `conversions/4/${assetId()}/${checksum}/thumb.webp`, content_type: 'image/webp', width: 1, height: 1, size: 1 } },
     });
     const dotted = await report(id, {
-      conversions: { thumb: { object_key: `conversions/4/${id}/${checksum}/../../../originals/3/x`, content_type: 'image/webp', width: 1, height: 1, size: 1 } },
+      conversions: {
+        thumb: { object_key: `conversions/4/${id}/${checksum}/../../../originals/3/x`, content_type: 'image/webp', width: 1, height: 1, size: 1 },
+      },
     });
     for (const r of [forged, sibling, dotted]) publish(r);
     // A good report afterwards proves the bad ones were consumed (in order) rather than still queued.
@@ -136,12 +138,18 @@ describe('conversion job results (dam.internal.jobs.reports)', () => {
     const res = await signedFetch(`${h.url}/internal/v1/assets`, admin, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ files: [{ id, name: 'favicon.ico', size: 9, checksum, content_type: 'image/x-icon', object_key: originalKey('4', id), metadata: {} }] }),
+      body: JSON.stringify({
+        files: [{ id, name: 'favicon.ico', size: 9, checksum, content_type: 'image/x-icon', object_key: originalKey('4', id), metadata: {} }],
+      }),
     });
     expect(res.status).toBe(201);
     expect((await data(id)).status).toBe('OK');
     expect((await h.pool.query('SELECT id FROM jobs WHERE $1 = ANY(asset_ids)', [id])).rowCount).toBe(0);
-    const processed = await signedFetch(`${h.url}/api/v1/assets/${id}/process`, admin, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ keys: ['thumb'] }) });
+    const processed = await signedFetch(`${h.url}/api/v1/assets/${id}/process`, admin, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ keys: ['thumb'] }),
+    });
     expect(processed.status).toBe(400);
   });
 

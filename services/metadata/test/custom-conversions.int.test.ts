@@ -28,7 +28,17 @@ async function create(p = admin): Promise<string> {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
-      files: [{ id, name: 'notes.txt', size: bytes.length, checksum: createHash('md5').update(bytes).digest('hex'), content_type: 'text/plain', object_key: originalKey(String(GROUP), id), metadata: {} }],
+      files: [
+        {
+          id,
+          name: 'notes.txt',
+          size: bytes.length,
+          checksum: createHash('md5').update(bytes).digest('hex'),
+          content_type: 'text/plain',
+          object_key: originalKey(String(GROUP), id),
+          metadata: {},
+        },
+      ],
     }),
   });
   expect(res.status).toBe(201);
@@ -67,7 +77,7 @@ describe('Add, Get and Delete Conversion (endpoints 13-15)', () => {
     expect(Buffer.from(await (await get(`/api/v1/assets/${id}/conversions/poster1`)).arrayBuffer())).toEqual(bigger);
   });
 
-  it('answers 409 for built-in keys before the name rule, then 400 for bad names, 404 for unknown assets, 403 for others\' assets', async () => {
+  it("answers 409 for built-in keys before the name rule, then 400 for bad names, 404 for unknown assets, 403 for others' assets", async () => {
     const id = await create();
     for (const name of ['deepzoom', 'smart_imaging', 'original', '480p-video', 'storyboard']) {
       const res = await addConversion(id, name, Buffer.from('x'));
@@ -94,7 +104,10 @@ describe('Add, Get and Delete Conversion (endpoints 13-15)', () => {
     expect((await signedFetch(`${h.url}/api/v1/assets/${id}/content/small`, admin, { method: 'DELETE' })).status).toBe(404);
     // A name no conversion can have is as unknown (CONTRACT §16; 400 VALIDATION_FAILED before).
     const tooLong = await signedFetch(`${h.url}/api/v1/assets/${id}/content/${'n'.repeat(257)}`, admin, { method: 'DELETE' });
-    expect({ status: tooLong.status, code: ((await tooLong.json()) as { error: { code: string } }).error.code }).toEqual({ status: 404, code: 'CONVERSION_NOT_FOUND' });
+    expect({ status: tooLong.status, code: ((await tooLong.json()) as { error: { code: string } }).error.code }).toEqual({
+      status: 404,
+      code: 'CONVERSION_NOT_FOUND',
+    });
     expect((await get(`/api/v1/assets/${id}/conversions/small`)).status).toBe(404);
     await waitFor(async () => (await h.storage.stat(key ?? '')) === null, { description: 'conversion bytes removed' });
     expect((await get(`/api/v1/assets/${id}/conversions/deepzoom`)).status).toBe(400);

@@ -26,7 +26,17 @@ async function create(p = admin, contentType = 'text/plain', custom?: unknown): 
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
-      files: [{ id, name: 'n.txt', size: 1, checksum: createHash('md5').update(id).digest('hex'), content_type: contentType, object_key: originalKey(String(GROUP), id), metadata: {} }],
+      files: [
+        {
+          id,
+          name: 'n.txt',
+          size: 1,
+          checksum: createHash('md5').update(id).digest('hex'),
+          content_type: contentType,
+          object_key: originalKey(String(GROUP), id),
+          metadata: {},
+        },
+      ],
       ...(custom === undefined ? {} : { custom_metadata: custom }),
     }),
   });
@@ -80,7 +90,13 @@ describe('Update Data (endpoint 12)', () => {
 
   it('answers 400 for reserved keys, a missing mode, bad bodies and a NOT_READY asset; 404, 403 as for the asset', async () => {
     const { id } = await create();
-    for (const body of [{ data: { _service_x: 1 }, mode: 'APPEND' }, { data: { a: 1 } }, { data: [], mode: 'APPEND' }, { mode: 'APPEND' }, { data: {}, mode: 'MERGE' }]) {
+    for (const body of [
+      { data: { _service_x: 1 }, mode: 'APPEND' },
+      { data: { a: 1 } },
+      { data: [], mode: 'APPEND' },
+      { mode: 'APPEND' },
+      { data: {}, mode: 'MERGE' },
+    ]) {
       const res = await update(id, body);
       expect({ body, status: res.status, code: res.body.error?.code }).toEqual({ body, status: 400, code: 'VALIDATION_FAILED' });
     }
@@ -119,11 +135,17 @@ describe('Update Data (endpoint 12)', () => {
   });
 
   it('validates against the assigned schema, listing every problem, and upload custom_metadata follows the same rules', async () => {
-    const schemaId = await createSchema({ type: 'object', properties: { sku: { type: 'string', pattern: '^[A-Z]+$' }, qty: { type: 'integer', minimum: 0 } }, required: ['sku'] });
+    const schemaId = await createSchema({
+      type: 'object',
+      properties: { sku: { type: 'string', pattern: '^[A-Z]+$' }, qty: { type: 'integer', minimum: 0 } },
+      required: ['sku'],
+    });
     const { id } = await create();
     const bad = await update(id, { data: { sku: 'lower', qty: -1 }, mode: 'APPEND', data_schema_id: schemaId });
     expect(bad.status).toBe(400);
-    expect(bad.body.error.details).toEqual(expect.arrayContaining([expect.objectContaining({ path: 'data.sku' }), expect.objectContaining({ path: 'data.qty' })]));
+    expect(bad.body.error.details).toEqual(
+      expect.arrayContaining([expect.objectContaining({ path: 'data.sku' }), expect.objectContaining({ path: 'data.qty' })]),
+    );
     expect((await update(id, { data: { sku: 'ABC', qty: 2 }, mode: 'APPEND', data_schema_id: schemaId })).status).toBe(200);
     // The schema stays assigned: a later update is checked against it.
     expect((await update(id, { data: { qty: 'many' }, mode: 'APPEND' })).status).toBe(400);

@@ -50,13 +50,18 @@ async function image(): Promise<{ id: string; thumbKey: string }> {
   const res = await signedFetch(`${h.url}/internal/v1/assets`, admin, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ files: [{ id, name: 'f.png', size: bytes.length, checksum, content_type: 'image/png', object_key: originalKey(String(GROUP), id), metadata: {} }] }),
+    body: JSON.stringify({
+      files: [{ id, name: 'f.png', size: bytes.length, checksum, content_type: 'image/png', object_key: originalKey(String(GROUP), id), metadata: {} }],
+    }),
   });
   expect(res.status).toBe(201);
   const thumbKey = conversionKey(String(GROUP), id, checksum, 'thumb', 'webp');
   await h.storage.putBuffer(thumbKey, Buffer.from('thumb'), { contentType: 'image/webp' });
   const made = { id: 'r', asset_id: id, group_id: String(GROUP), source_checksum: checksum, image: { width: 2, height: 2 }, errors: {} };
-  publishReport(h, await finalReport(h, { ...made, conversions: { thumb: { object_key: thumbKey, content_type: 'image/webp', width: 2, height: 2, size: 5 } } }));
+  publishReport(
+    h,
+    await finalReport(h, { ...made, conversions: { thumb: { object_key: thumbKey, content_type: 'image/webp', width: 2, height: 2, size: 5 } } }),
+  );
   await waitFor(async () => (await call('GET', `/api/v1/assets/${id}/data`)).body.status === 'OK', { description: 'image OK' });
   return { id, thumbKey };
 }
@@ -64,7 +69,9 @@ async function image(): Promise<{ id: string; thumbKey: string }> {
 const deletionEvents = (id: string) => events.messages.filter((m) => m.payload.asset_id === id && /file-(un)?deleted$/.test(m.subject)).map((m) => m.payload);
 /** Failed removal attempts of the asset's queued objects so far. */
 const attempts = async (id: string): Promise<number> =>
-  Number((await h.pool.query<{ n: number }>(`SELECT coalesce(max(attempts), 0) AS n FROM object_deletions WHERE key LIKE '%' || $1 || '%'`, [id])).rows[0]?.n ?? 0);
+  Number(
+    (await h.pool.query<{ n: number }>(`SELECT coalesce(max(attempts), 0) AS n FROM object_deletions WHERE key LIKE '%' || $1 || '%'`, [id])).rows[0]?.n ?? 0,
+  );
 
 describe('deletion callbacks (spec: deletion payload status OK | MAYBE | ERROR)', () => {
   it('sends file-deleted only once the removal is done: none while the store refuses it, OK when it succeeds', async () => {
@@ -110,7 +117,7 @@ describe('deletion callbacks (spec: deletion payload status OK | MAYBE | ERROR)'
     expect(deletionEvents(id)).toHaveLength(1);
   });
 
-  it('keeps one asset\'s callbacks in the order of its Deletes: a later Delete with nothing to remove waits behind a pending one', async () => {
+  it("keeps one asset's callbacks in the order of its Deletes: a later Delete with nothing to remove waits behind a pending one", async () => {
     const { id } = await image();
     refused.add(id);
     expect((await call('POST', `/api/v1/assets/${id}/delete`, { keys: ['thumb'] })).status).toBe(200);
@@ -131,19 +138,33 @@ describe('deletion callbacks (spec: deletion payload status OK | MAYBE | ERROR)'
     const ready = assetId();
     const entry = (id: string) => {
       const eventId = `held-${id}`;
-      const payload = { id: eventId, type: 'file-deleted', time: new Date().toISOString(), group_id: String(GROUP), asset_id: id, version: 2, data: { id, event: 'file-deleted', keys: ['original'], status: 'OK', message: 'The asset was moved to the trash' } };
+      const payload = {
+        id: eventId,
+        type: 'file-deleted',
+        time: new Date().toISOString(),
+        group_id: String(GROUP),
+        asset_id: id,
+        version: 2,
+        data: { id, event: 'file-deleted', keys: ['original'], status: 'OK', message: 'The asset was moved to the trash' },
+      };
       return JSON.stringify({ id: eventId, subject: `assets.events.${GROUP}.file-deleted`, payload });
     };
     try {
       // Held first, each waiting for a removal still queued (not due for a day); then one whose key is no longer
       // queued: its removal went, though no drain marked it (a Delete that found the key queued while a drain removed it).
-      await h.pool.query(`INSERT INTO object_deletions (key, not_before) SELECT 'outage/' || a || '/', now() + interval '1 day' FROM unnest($1::text[]) a`, [stuck]);
+      await h.pool.query(`INSERT INTO object_deletions (key, not_before) SELECT 'outage/' || a || '/', now() + interval '1 day' FROM unnest($1::text[]) a`, [
+        stuck,
+      ]);
       await h.pool.query(
         `WITH o AS (INSERT INTO deletion_outcomes (group_id, asset_id, entry) SELECT $1, a, $3::jsonb FROM unnest($2::text[]) a RETURNING id, asset_id)
          INSERT INTO deletion_outcome_objects (outcome_id, key, label) SELECT id, 'outage/' || asset_id || '/', 'original' FROM o`,
         [GROUP, stuck, entry(stuck[0] ?? '')],
       );
-      const { rows } = await h.pool.query<{ id: string }>(`INSERT INTO deletion_outcomes (group_id, asset_id, entry) VALUES ($1, $2, $3) RETURNING id`, [GROUP, ready, entry(ready)]);
+      const { rows } = await h.pool.query<{ id: string }>(`INSERT INTO deletion_outcomes (group_id, asset_id, entry) VALUES ($1, $2, $3) RETURNING id`, [
+        GROUP,
+        ready,
+        entry(ready),
+      ]);
       await h.pool.query(`INSERT INTO deletion_outcome_objects (outcome_id, key, label) VALUES ($1, $2, 'original')`, [rows[0]?.id, `gone/${ready}/`]);
       await waitFor(() => deletionEvents(ready).length === 1, { description: 'the settled one sent', timeoutMs: scaled(10_000) });
       expect(deletionEvents(ready)[0].data.status).toBe('OK');
@@ -166,7 +187,11 @@ describe('deletion callbacks (spec: deletion payload status OK | MAYBE | ERROR)'
     await waitFor(async () => (await attempts(id)) >= 1, { description: 'a refused removal' });
     expect(await add()).toBe(200);
     refused.delete(id);
-    const last = () => events.messages.filter((m) => m.payload.asset_id === id && /file-(deleted|processed)$/.test(m.subject)).slice(-2).map((m) => m.payload);
+    const last = () =>
+      events.messages
+        .filter((m) => m.payload.asset_id === id && /file-(deleted|processed)$/.test(m.subject))
+        .slice(-2)
+        .map((m) => m.payload);
     await waitFor(() => last()[0]?.type === 'file-deleted', { description: 'file-deleted then file-processed' });
     const [deleted, processed] = last();
     expect(deleted.data).toEqual({
@@ -193,7 +218,8 @@ describe('deletion callbacks (spec: deletion payload status OK | MAYBE | ERROR)'
       event: 'file-deleted',
       keys: ['original'],
       status: 'MAYBE',
-      message: 'The asset was moved to the trash; its conversions were deleted; the stored files of original were kept: the asset was restored before they were removed',
+      message:
+        'The asset was moved to the trash; its conversions were deleted; the stored files of original were kept: the asset was restored before they were removed',
     });
     expect(undeleted.data).toMatchObject({ event: 'file-undeleted', status: 'OK' });
     // The queued removal was cancelled with it: the old files stay for the conversions made again.

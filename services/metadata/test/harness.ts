@@ -4,7 +4,17 @@ import type { Server } from 'node:http';
 import { createServiceVerifier, parseTrustedKeys, permissionsFor, type Principal, type RoleName } from '@dam/auth-tokens';
 import { createPool, type Pool } from '@dam/db';
 import { unavailable } from '@dam/errors';
-import { addonStatusClient, connectNats, consume, ensureStreams, jobReportSubject, workerKindOf, type ConversionsCompleted, type JobOutputs, type JobReport } from '@dam/events';
+import {
+  addonStatusClient,
+  connectNats,
+  consume,
+  ensureStreams,
+  jobReportSubject,
+  workerKindOf,
+  type ConversionsCompleted,
+  type JobOutputs,
+  type JobReport,
+} from '@dam/events';
 import { startOutboxRelay, type OutboxRelay } from '@dam/outbox';
 import { createLogger } from '@dam/logging';
 import { createStorage, type Storage } from '@dam/storage';
@@ -158,7 +168,11 @@ export function signedFetch(url: string, p: Principal, init: RequestInit = {}): 
 }
 
 /** Collects every message of a stream matching `filter` through a throwaway durable consumer. */
-export async function collect(nc: Nats, stream: string, filter: string): Promise<{ messages: Array<{ subject: string; payload: any }>; stop: () => Promise<void> }> {
+export async function collect(
+  nc: Nats,
+  stream: string,
+  filter: string,
+): Promise<{ messages: Array<{ subject: string; payload: any }>; stop: () => Promise<void> }> {
   const messages: Array<{ subject: string; payload: any }> = [];
   const consumer = await consume({
     nc,

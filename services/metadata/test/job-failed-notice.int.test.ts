@@ -44,12 +44,15 @@ const made = (id: string, errors: Record<string, string>): ConversionsCompleted 
 
 /** The job-failed notices in the outbox for a job (published or not). */
 const noticesOf = async (jobId: number) =>
-  (await h.pool.query<{ payload: any }>(`SELECT payload FROM outbox WHERE subject = $1 AND payload->>'job_id' = $2`, [noticeSubject('job-failed'), String(jobId)])).rows.map(
-    (r) => r.payload,
-  );
+  (
+    await h.pool.query<{ payload: any }>(`SELECT payload FROM outbox WHERE subject = $1 AND payload->>'job_id' = $2`, [
+      noticeSubject('job-failed'),
+      String(jobId),
+    ])
+  ).rows.map((r) => r.payload);
 
 describe('job-failed notices', () => {
-  it('a FAILED report: one notice for the job\'s creator, written with the ERROR and published by metadata\'s identity', async () => {
+  it("a FAILED report: one notice for the job's creator, written with the ERROR and published by metadata's identity", async () => {
     const published = await collect(h.nc, DAM_INTERNAL, noticeSubject('job-failed'));
     const id = await create('photo.jpg');
     const jobId = await jobIdOf(h, id);
@@ -58,7 +61,9 @@ describe('job-failed notices', () => {
     publishReport(h, report);
     // The same report again (a redelivery): still one notice.
     publishReport(h, { ...report, id: randomUUID() });
-    await waitFor(async () => (await h.pool.query('SELECT status FROM jobs WHERE id = $1', [jobId])).rows[0].status === 'ERROR', { description: 'job in ERROR' });
+    await waitFor(async () => (await h.pool.query('SELECT status FROM jobs WHERE id = $1', [jobId])).rows[0].status === 'ERROR', {
+      description: 'job in ERROR',
+    });
     const [notice, ...more] = await noticesOf(jobId);
     expect(more).toEqual([]);
     expect(jobFailedNoticeSchema.parse(notice)).toEqual({
@@ -84,7 +89,9 @@ describe('job-failed notices', () => {
     const expire = () => h.pool.query(`UPDATE jobs SET lease_until = now() - interval '1 second' WHERE id = $1`, [jobId]);
     await expire();
     expect(await sweepJobLeases(h.transactions, { ...h.timings, maxAttempts: 1 }, logger)).toMatchObject({ failed: 1 });
-    expect(await noticesOf(jobId)).toEqual([expect.objectContaining({ job_id: jobId, asset_name: 'slow.png', error: expect.stringMatching(/after 1 attempt/) })]);
+    expect(await noticesOf(jobId)).toEqual([
+      expect.objectContaining({ job_id: jobId, asset_name: 'slow.png', error: expect.stringMatching(/after 1 attempt/) }),
+    ]);
 
     // The ERROR rolled back: so is its notice.
     const other = await create('other.png');

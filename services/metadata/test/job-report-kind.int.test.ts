@@ -26,7 +26,9 @@ async function create(): Promise<string> {
   const res = await signedFetch(`${h.url}/internal/v1/assets`, admin, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ files: [{ id, name: 'f', size: 3, checksum, content_type: 'image/png', object_key: originalKey(String(GROUP), id), metadata: {} }] }),
+    body: JSON.stringify({
+      files: [{ id, name: 'f', size: 3, checksum, content_type: 'image/png', object_key: originalKey(String(GROUP), id), metadata: {} }],
+    }),
   });
   expect(res.status).toBe(201);
   return id;
@@ -37,14 +39,22 @@ async function publishAs(kind: JobWorker, report: JobReport): Promise<void> {
   // A request on a stream's subject is answered by JetStream's acknowledgement (the stored sequence).
   const { seq } = (await h.nc.request(jobReportSubject(kind), JSON.stringify(report))).json<{ seq: number }>();
   const handled = async () => {
-    const info = (await h.nc.request(`$JS.API.CONSUMER.INFO.${DAM_INTERNAL}.${JOB_REPORTS_DURABLE}`)).json<{ delivered: { stream_seq: number }; num_pending: number; num_ack_pending: number }>();
+    const info = (await h.nc.request(`$JS.API.CONSUMER.INFO.${DAM_INTERNAL}.${JOB_REPORTS_DURABLE}`)).json<{
+      delivered: { stream_seq: number };
+      num_pending: number;
+      num_ack_pending: number;
+    }>();
     return info.delivered.stream_seq >= seq && info.num_pending === 0 && info.num_ack_pending === 0;
   };
   await waitFor(handled, { description: `report ${seq} handled` });
 }
 
 const jobRow = async (jobId: number) =>
-  (await h.pool.query<{ status: string; lease_owner: string | null; progress: number }>('SELECT status, lease_owner, progress FROM jobs WHERE id = $1', [jobId])).rows[0];
+  (
+    await h.pool.query<{ status: string; lease_owner: string | null; progress: number }>('SELECT status, lease_owner, progress FROM jobs WHERE id = $1', [
+      jobId,
+    ])
+  ).rows[0];
 
 describe('job reports bound to the worker kind (F16)', () => {
   it("ignores another kind's reports about a conversion job, and the conversion worker's own report still ends it", async () => {
@@ -82,9 +92,15 @@ describe('upgrading from the single report subject', () => {
     try {
       await ensureStreams(metadata);
       // As the previous version created it.
-      const old = { stream_name: DAM_INTERNAL, config: { durable_name: JOB_REPORTS_DURABLE, ack_policy: 'explicit', filter_subject: 'dam.internal.jobs.reports' } };
+      const old = {
+        stream_name: DAM_INTERNAL,
+        config: { durable_name: JOB_REPORTS_DURABLE, ack_policy: 'explicit', filter_subject: 'dam.internal.jobs.reports' },
+      };
       await admin.request(`$JS.API.CONSUMER.DURABLE.CREATE.${DAM_INTERNAL}.${JOB_REPORTS_DURABLE}`, JSON.stringify(old));
-      await admin.request(jobReportSubject('conversion'), JSON.stringify({ id: 'r1', job_id: 1, attempt: 0, group_id: '1', asset_id: 'a', worker: 'conversion@t:1', state: 'PROGRESS', step: 's', progress: 1 }));
+      await admin.request(
+        jobReportSubject('conversion'),
+        JSON.stringify({ id: 'r1', job_id: 1, attempt: 0, group_id: '1', asset_id: 'a', worker: 'conversion@t:1', state: 'PROGRESS', step: 's', progress: 1 }),
+      );
       let applied = 0;
       const count: RunInTransaction = async () => {
         applied += 1;

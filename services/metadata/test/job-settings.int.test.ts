@@ -55,7 +55,15 @@ async function upload(files: Array<{ contentType: string }>): Promise<string[]> 
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
-      files: files.map((f, i) => ({ id: ids[i], name: 'f', size: 3, checksum: md5(`f${i}`), content_type: f.contentType, object_key: originalKey(String(GROUP), ids[i] as string), metadata: {} })),
+      files: files.map((f, i) => ({
+        id: ids[i],
+        name: 'f',
+        size: 3,
+        checksum: md5(`f${i}`),
+        content_type: f.contentType,
+        object_key: originalKey(String(GROUP), ids[i] as string),
+        metadata: {},
+      })),
     }),
   });
   expect(res.status).toBe(201);
@@ -79,10 +87,10 @@ async function processingJob(id: string): Promise<{ id: number; params: Record<s
 
 /** Every command that handed the job out, in order, as the outbox sends them. */
 async function commandsOf(worker: JobWorker, jobId: number): Promise<JobCommand[]> {
-  const { rows } = await h.pool.query<{ payload: JobCommand }>(`SELECT payload FROM outbox WHERE subject = $1 AND (payload->>'job_id')::bigint = $2 ORDER BY seq`, [
-    jobCommandSubject(worker),
-    jobId,
-  ]);
+  const { rows } = await h.pool.query<{ payload: JobCommand }>(
+    `SELECT payload FROM outbox WHERE subject = $1 AND (payload->>'job_id')::bigint = $2 ORDER BY seq`,
+    [jobCommandSubject(worker), jobId],
+  );
   return rows.map((r) => r.payload);
 }
 
@@ -93,7 +101,15 @@ async function settingsOfJob(worker: JobWorker, id: string): Promise<unknown> {
 
 /** The asset OK, as after its conversion job's report. */
 async function processed(id: string): Promise<void> {
-  const made = { id: randomUUID(), asset_id: id, group_id: String(GROUP), source_checksum: md5('f0'), image: { width: 4, height: 3 }, conversions: {}, errors: {} };
+  const made = {
+    id: randomUUID(),
+    asset_id: id,
+    group_id: String(GROUP),
+    source_checksum: md5('f0'),
+    image: { width: 4, height: 3 },
+    conversions: {},
+    errors: {},
+  };
   expect(await applyJobReport(h.transactions, await finalReport(h, made), 'conversion')).toBe('processed');
 }
 
@@ -139,7 +155,14 @@ describe('a processing job carries the settings its worker reads (issue 32)', ()
     const replaced = await signedFetch(`${h.url}/internal/v1/assets/${id}/original`, admin, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'g', size: 3, checksum: md5('g'), content_type: 'image/png', object_key: replacementKey(String(GROUP), id, '0123456789abcdef'), metadata: {} }),
+      body: JSON.stringify({
+        name: 'g',
+        size: 3,
+        checksum: md5('g'),
+        content_type: 'image/png',
+        object_key: replacementKey(String(GROUP), id, '0123456789abcdef'),
+        metadata: {},
+      }),
     });
     expect(replaced.status).toBe(200);
     expect(await settingsOfJob('conversion', id)).toEqual(SECOND_IMAGE);

@@ -25,7 +25,9 @@ async function create(p: ReturnType<typeof principal>, contentType = 'image/png'
   const res = await signedFetch(`${h.url}/internal/v1/assets`, p, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ files: [{ id, name: 'f', size: 3, checksum, content_type: contentType, object_key: originalKey(String(GROUP), id), metadata: {} }] }),
+    body: JSON.stringify({
+      files: [{ id, name: 'f', size: 3, checksum, content_type: contentType, object_key: originalKey(String(GROUP), id), metadata: {} }],
+    }),
   });
   expect(res.status).toBe(201);
   return id;
@@ -78,7 +80,7 @@ describe('jobs (CONTRACT §6)', () => {
     expect(Date.parse(done.updated_at)).toBeGreaterThanOrEqual(Date.parse(queued.updated_at));
   });
 
-  it('a job reported late or only at its end (the start delay): its step started when the worker says, kept within the job\'s life', async () => {
+  it("a job reported late or only at its end (the start delay): its step started when the worker says, kept within the job's life", async () => {
     const finished = async (startedAt: (created: number) => number, reportStart = false) => {
       const id = await create(admin);
       const [queued] = await jobsOf(id);
@@ -125,7 +127,7 @@ describe('jobs (CONTRACT §6)', () => {
     expect(await jobsOf(id)).toEqual([]);
   });
 
-  it('lists with filters and pages, only in the caller\'s group, and a CREATOR only its own', async () => {
+  it("lists with filters and pages, only in the caller's group, and a CREATOR only its own", async () => {
     const mine = await create(creator);
     const theirs = await create(admin);
     const queued = await get('/api/v1/jobs?status=QUEUED&type=processing&page_size=100');
@@ -148,7 +150,7 @@ describe('jobs (CONTRACT §6)', () => {
     expect((await get('/api/v1/jobs?page_size=100', principal({ group_id: GROUP + 1 }))).body.items).toEqual([]);
   });
 
-  it('answers bad filters with 400 and ids of no job\'s form with 404 (CONTRACT §16)', async () => {
+  it("answers bad filters with 400 and ids of no job's form with 404 (CONTRACT §16)", async () => {
     for (const path of ['/api/v1/jobs?status=DONE', '/api/v1/jobs?type=teleport', '/api/v1/jobs?page=0', '/api/v1/jobs?page_size=101']) {
       const res = await get(path);
       expect({ path, status: res.status, code: res.body.error.code }).toEqual({ path, status: 400, code: 'VALIDATION_FAILED' });
@@ -196,7 +198,7 @@ describe('jobs (CONTRACT §6)', () => {
     });
   });
 
-  it('moves to IN_PROGRESS with the worker\'s progress; another worker cannot take a running lease', async () => {
+  it("moves to IN_PROGRESS with the worker's progress; another worker cannot take a running lease", async () => {
     const id = await create(admin);
     const jobId = await jobIdOf(h, id);
     const progress = (worker: string, value: number, state: JobReport['state'] = 'PROGRESS'): JobReport => ({
@@ -214,7 +216,10 @@ describe('jobs (CONTRACT §6)', () => {
     publishReport(h, progress('conversion@a:1', 40));
     await waitFor(async () => (await get(`/api/v1/jobs/${jobId}`)).body.progress === 40, { description: 'progress 40' });
     const running = (await get(`/api/v1/jobs/${jobId}`)).body;
-    expect(running).toMatchObject({ status: 'IN_PROGRESS', steps: [{ name: 'conversions', status: 'IN_PROGRESS', started_at: expect.any(String), finished_at: null }] });
+    expect(running).toMatchObject({
+      status: 'IN_PROGRESS',
+      steps: [{ name: 'conversions', status: 'IN_PROGRESS', started_at: expect.any(String), finished_at: null }],
+    });
     const { rows } = await h.pool.query('SELECT lease_owner, lease_until > now() AS leased FROM jobs WHERE id = $1', [jobId]);
     expect(rows[0]).toEqual({ lease_owner: 'conversion@a:1', leased: true });
 

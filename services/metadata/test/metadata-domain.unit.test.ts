@@ -46,7 +46,11 @@ describe('schemas', () => {
   });
 
   it('lists every problem of the data, under data.<path>', () => {
-    const schema = { ...defaultSchema(1), id: 5, schema: { type: 'object', properties: { n: { type: 'integer' }, s: { type: 'string', maxLength: 2 } }, required: ['r'] } };
+    const schema = {
+      ...defaultSchema(1),
+      id: 5,
+      schema: { type: 'object', properties: { n: { type: 'integer' }, s: { type: 'string', maxLength: 2 } }, required: ['r'] },
+    };
     try {
       validateAgainst(schema, { n: 'x', s: 'long' });
       throw new Error('expected a validation error');
@@ -75,7 +79,7 @@ describe('contentDisposition', () => {
 describe('own object keys', () => {
   const id = 'a'.repeat(32);
   const sum = 'b'.repeat(32);
-  it('accepts only the asset\'s own original and conversions of this version', () => {
+  it("accepts only the asset's own original and conversions of this version", () => {
     expect(isOwnOriginalKey(1, id, `originals/1/${id}`)).toBe(true);
     expect(isOwnOriginalKey(1, id, `originals/2/${id}`)).toBe(false);
     expect(isOwnOriginalKey(1, 'x/y', 'originals/1/x/y')).toBe(false);

@@ -14,7 +14,13 @@ function flipBits(hash: string, n: number): string {
 
 describe('withinBits', () => {
   it('lists each value within the radius once, and nothing farther', () => {
-    for (const [radius, count] of [[0, 1], [1, 17], [2, 137], [3, 697], [4, 2517]] as const) {
+    for (const [radius, count] of [
+      [0, 1],
+      [1, 17],
+      [2, 137],
+      [3, 697],
+      [4, 2517],
+    ] as const) {
       const values = withinBits(0xa5c3, radius);
       expect(values).toHaveLength(count);
       expect(new Set(values).size).toBe(count);

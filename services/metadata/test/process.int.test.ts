@@ -23,13 +23,21 @@ async function create(contentType: string, owner = admin): Promise<string> {
   const res = await signedFetch(`${h.url}/internal/v1/assets`, owner, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ files: [{ id, name: 'i.png', size: 3, checksum, content_type: contentType, object_key: originalKey(String(GROUP), id), metadata: {} }] }),
+    body: JSON.stringify({
+      files: [{ id, name: 'i.png', size: 3, checksum, content_type: contentType, object_key: originalKey(String(GROUP), id), metadata: {} }],
+    }),
   });
   expect(res.status).toBe(201);
   return id;
 }
 
-const output = (id: string, key: string) => ({ object_key: conversionKey(String(GROUP), id, checksum, key, 'webp'), content_type: 'image/webp', width: 10, height: 10, size: 10 });
+const output = (id: string, key: string) => ({
+  object_key: conversionKey(String(GROUP), id, checksum, key, 'webp'),
+  content_type: 'image/webp',
+  width: 10,
+  height: 10,
+  size: 10,
+});
 const made = (id: string, conversions: Record<string, ReturnType<typeof output>>) => ({
   id: 'r',
   asset_id: id,
@@ -87,7 +95,7 @@ describe('POST /api/v1/assets/{id}/process (CONTRACT §6)', () => {
 });
 
 describe('who may process or run addons (security review F19)', () => {
-  it('a USER only on assets it may edit (its own), as Update Data: 403 on another user\'s', async () => {
+  it("a USER only on assets it may edit (its own), as Update Data: 403 on another user's", async () => {
     const user = principal({ group_id: GROUP, user_id: 5, role: 'USER' });
     const ok = async (owner = admin) => {
       const id = await create('image/png', owner);
@@ -102,7 +110,9 @@ describe('who may process or run addons (security review F19)', () => {
     }
     const own = await ok(user);
     expect((await call(`/api/v1/assets/${own}/process`, { keys: ['banner'] }, user)).status).toBe(202);
-    expect((await call(`/api/v1/assets/${others}/process`, { keys: ['banner'] }, principal({ group_id: GROUP, user_id: 6, role: 'MANAGER' }))).status).toBe(202);
+    expect((await call(`/api/v1/assets/${others}/process`, { keys: ['banner'] }, principal({ group_id: GROUP, user_id: 6, role: 'MANAGER' }))).status).toBe(
+      202,
+    );
   });
 });
 
@@ -124,13 +134,23 @@ describe('POST /api/v1/assets/{id}/addons/background_removal (CONTRACT §6)', ()
     await waitFor(async () => (await data(id)).status === 'OK', { description: 'OK' });
     return id;
   };
-  const png = (id: string, sum = checksum) => ({ object_key: conversionKey(String(GROUP), id, sum, 'background_removal', 'png'), content_type: 'image/png', width: 10, height: 10, size: 99 });
+  const png = (id: string, sum = checksum) => ({
+    object_key: conversionKey(String(GROUP), id, sum, 'background_removal', 'png'),
+    content_type: 'image/png',
+    width: 10,
+    height: 10,
+    size: 99,
+  });
   const addonReport = async (id: string, conversion: ReturnType<typeof png>, sum = checksum) =>
-    finalReport(h, { ...made(id, { background_removal: conversion }), source_checksum: sum }, {
-      worker: 'addon@test:1',
-      step: 'background_removal',
-      addon_result: { addon: 'background_removal', result: { key: 'background_removal', width: 10, height: 10, size: 99 } },
-    });
+    finalReport(
+      h,
+      { ...made(id, { background_removal: conversion }), source_checksum: sum },
+      {
+        worker: 'addon@test:1',
+        step: 'background_removal',
+        addon_result: { addon: 'background_removal', result: { key: 'background_removal', width: 10, height: 10, size: 99 } },
+      },
+    );
   const jobOf = async (jobId: number) => (await (await signedFetch(`${h.url}/api/v1/jobs/${jobId}`, admin)).json()) as any;
 
   it('keeps the PNG as the conversion background_removal, marks the addon available and drops both with the trash', async () => {
@@ -165,7 +185,10 @@ describe('POST /api/v1/assets/{id}/addons/background_removal (CONTRACT §6)', ()
   it('answers 503 with the reason while the addon service says the model failed to load', async () => {
     const id = await ready();
     const addon = await connectNats(h.nats.url, 'addon', h.nats.seed('addon'));
-    const replies = serveAddonStatus(addon, () => ({ background_removal: { state: 'failed', reason: 'the model files are missing' }, auto_tagging: { state: 'loading' } }));
+    const replies = serveAddonStatus(addon, () => ({
+      background_removal: { state: 'failed', reason: 'the model files are missing' },
+      auto_tagging: { state: 'loading' },
+    }));
     await addon.flush();
     try {
       expect(await call(`/api/v1/assets/${id}/addons/background_removal`, {})).toEqual({

@@ -23,7 +23,9 @@ async function create(contentType: string): Promise<{ id: string; bytes: Buffer;
   const res = await signedFetch(`${h.url}/internal/v1/assets`, admin, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ files: [{ id, name: 'p.png', size: bytes.length, checksum, content_type: contentType, object_key: originalKey(String(GROUP), id), metadata: {} }] }),
+    body: JSON.stringify({
+      files: [{ id, name: 'p.png', size: bytes.length, checksum, content_type: contentType, object_key: originalKey(String(GROUP), id), metadata: {} }],
+    }),
   });
   expect(res.status).toBe(201);
   const thumb = Buffer.from(`thumb ${id}`);
@@ -31,7 +33,10 @@ async function create(contentType: string): Promise<{ id: string; bytes: Buffer;
     const key = conversionKey(String(GROUP), id, checksum, 'thumb', 'webp');
     await h.storage.putBuffer(key, thumb, { contentType: 'image/webp' });
     const made = { id: 'r', asset_id: id, group_id: String(GROUP), source_checksum: checksum, image: { width: 1, height: 1 }, errors: {} };
-    publishReport(h, await finalReport(h, { ...made, conversions: { thumb: { object_key: key, content_type: 'image/webp', width: 1, height: 1, size: thumb.length } } }));
+    publishReport(
+      h,
+      await finalReport(h, { ...made, conversions: { thumb: { object_key: key, content_type: 'image/webp', width: 1, height: 1, size: thumb.length } } }),
+    );
     await waitFor(async () => (await data(id)).status === 'OK', { description: 'OK' });
   }
   return { id, bytes, thumb };
@@ -84,14 +89,23 @@ describe('Set Public Access (endpoint 10)', () => {
     expect((await setPublic(text.id, ['original'])).status).toBe(200);
   });
 
-  it('never makes a user\'s active content public (security review F15): HTML, SVG or a custom conversion of either answers 400', async () => {
+  it("never makes a user's active content public (security review F15): HTML, SVG or a custom conversion of either answers 400", async () => {
     // The object store serves a public object inline, as stored: before, this HTML answered 200 text/html anonymously.
     const html = await create('text/html');
     const refused = await setPublic(html.id, ['original']);
-    expect(refused).toMatchObject({ status: 400, body: { error: { code: 'VALIDATION_FAILED', details: [{ path: 'keys', message: expect.stringMatching(/text\/html.*download link/) }] } } });
+    expect(refused).toMatchObject({
+      status: 400,
+      body: { error: { code: 'VALIDATION_FAILED', details: [{ path: 'keys', message: expect.stringMatching(/text\/html.*download link/) }] } },
+    });
     expect((await data(html.id)).urls.public).toEqual({});
     expect((await anonymous(h.storage.publicUrl(originalKey(String(GROUP), html.id)))).status).toBe(403);
-    for (const [type, status] of [['application/xhtml+xml', 400], ['text/javascript', 400], ['application/xml', 400], ['application/pdf', 200], ['text/plain', 200]] as const) {
+    for (const [type, status] of [
+      ['application/xhtml+xml', 400],
+      ['text/javascript', 400],
+      ['application/xml', 400],
+      ['application/pdf', 200],
+      ['text/plain', 200],
+    ] as const) {
       expect({ type, status: (await setPublic((await create(type)).id, ['original'])).status }).toEqual({ type, status });
     }
     // An SVG image: its original is refused, its raster conversions stay allowed (the whole request is refused as one).

@@ -42,7 +42,9 @@ async function create(): Promise<string> {
   const res = await signedFetch(`${h.url}/internal/v1/assets`, admin, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ files: [{ id, name: 'p.png', size: 3, checksum, content_type: 'image/png', object_key: originalKey(String(GROUP), id), metadata: {} }] }),
+    body: JSON.stringify({
+      files: [{ id, name: 'p.png', size: 3, checksum, content_type: 'image/png', object_key: originalKey(String(GROUP), id), metadata: {} }],
+    }),
   });
   expect(res.status).toBe(201);
   return id;
@@ -53,10 +55,16 @@ const statusOf = async (id: string) => (await h.pool.query<{ status: string }>('
 
 /** The asset's jobs: the processing job and each addon's, by addon. */
 async function jobsOf(id: string): Promise<{ processing: number; addons: Record<string, number> }> {
-  const { rows } = await h.pool.query<{ id: string; type: string; params: { keys?: string[] } }>('SELECT id, type, params FROM jobs WHERE $1 = ANY(asset_ids) ORDER BY id', [id]);
+  const { rows } = await h.pool.query<{ id: string; type: string; params: { keys?: string[] } }>(
+    'SELECT id, type, params FROM jobs WHERE $1 = ANY(asset_ids) ORDER BY id',
+    [id],
+  );
   const processing = rows.find((r) => r.type === 'processing');
   if (!processing) throw new Error(`asset ${id} has no processing job`);
-  return { processing: Number(processing.id), addons: Object.fromEntries(rows.filter((r) => r.type === 'addon').map((r) => [r.params.keys?.[0] ?? '', Number(r.id)])) };
+  return {
+    processing: Number(processing.id),
+    addons: Object.fromEntries(rows.filter((r) => r.type === 'addon').map((r) => [r.params.keys?.[0] ?? '', Number(r.id)])),
+  };
 }
 
 /** The file-processed envelopes the outbox holds for the asset (what subscribers will hear). */
@@ -102,7 +110,14 @@ const addonReport = (id: string, jobId: number, addon: string, failure?: string)
   state: failure ? 'FAILED' : 'COMPLETED',
   step: addon,
   progress: 100,
-  ...(failure ? { error: failure } : { addon_result: { addon, result: addon === 'text_extraction' ? { text: 'hello', words: ['hello'] } : { labels: [{ label: 'cup', confidence: 0.9 }], best_guess: ['cup'] } } }),
+  ...(failure
+    ? { error: failure }
+    : {
+        addon_result: {
+          addon,
+          result: addon === 'text_extraction' ? { text: 'hello', words: ['hello'] } : { labels: [{ label: 'cup', confidence: 0.9 }], best_guess: ['cup'] },
+        },
+      }),
 });
 
 /** Transactions that wait after ending a job until `parties` of them have (at most `waitMs`), then go on. */
@@ -141,15 +156,25 @@ describe('an asset is OK only when its automatic addons are done too (CONTRACT Â
     const events = await fileProcessed(id);
     expect(events).toHaveLength(1);
     // The one event carries everything the round made.
-    expect(events[0].data).toMatchObject({ status: 'OK', conversions: { thumb: expect.any(Object) }, addons_info: { auto_tagging: { available: true }, text_extraction: { available: true } } });
+    expect(events[0].data).toMatchObject({
+      status: 'OK',
+      conversions: { thumb: expect.any(Object) },
+      addons_info: { auto_tagging: { available: true }, text_extraction: { available: true } },
+    });
     expect(events[0].addon_terms).toEqual({ labels: expect.arrayContaining(['cup']), words: ['hello'] });
     // No addon-processed for what was part of the round: file-processed announces it.
-    const { rows } = await h.pool.query(`SELECT 1 FROM outbox WHERE subject = $1 AND payload->>'asset_id' = $2`, [`assets.events.${GROUP}.addon-processed`, id]);
+    const { rows } = await h.pool.query(`SELECT 1 FROM outbox WHERE subject = $1 AND payload->>'asset_id' = $2`, [
+      `assets.events.${GROUP}.addon-processed`,
+      id,
+    ]);
     expect(rows).toHaveLength(0);
-    expect((await signedFetch(`${h.url}/api/v1/assets/${id}/addons/text_extraction`, admin).then((r) => r.json())) as any).toEqual({ text: 'hello', words: ['hello'] });
+    expect((await signedFetch(`${h.url}/api/v1/assets/${id}/addons/text_extraction`, admin).then((r) => r.json())) as any).toEqual({
+      text: 'hello',
+      words: ['hello'],
+    });
   });
 
-  it('settles exactly once when the last two jobs\' reports are applied at the same moment', async () => {
+  it("settles exactly once when the last two jobs' reports are applied at the same moment", async () => {
     for (let round = 0; round < 3; round++) {
       const id = await create();
       const jobs = await jobsOf(id);
@@ -172,7 +197,11 @@ describe('an asset is OK only when its automatic addons are done too (CONTRACT Â
   it('a failed automatic addon makes the asset ERROR with the addon and its reason, once the conversion has ended too', async () => {
     const id = await create();
     const jobs = await jobsOf(id);
-    await applyJobReport(h.transactions, addonReport(id, jobs.addons.auto_tagging as number, 'auto_tagging', 'the auto_tagging model could not load: out of memory'), 'addon');
+    await applyJobReport(
+      h.transactions,
+      addonReport(id, jobs.addons.auto_tagging as number, 'auto_tagging', 'the auto_tagging model could not load: out of memory'),
+      'addon',
+    );
     await applyJobReport(h.transactions, addonReport(id, jobs.addons.text_extraction as number, 'text_extraction'), 'addon');
     // The conversion still runs: the asset waits for it (its outputs belong in the one event).
     expect(await statusOf(id)).toBe('NOT_READY');
@@ -194,7 +223,11 @@ describe('an asset is OK only when its automatic addons are done too (CONTRACT Â
     expect(await statusOf(id)).toBe('NOT_READY');
     await applyJobReport(h.transactions, addonReport(id, jobs.addons.auto_tagging as number, 'auto_tagging', 'the image cannot be read'), 'addon');
     await applyJobReport(h.transactions, addonReport(id, jobs.addons.text_extraction as number, 'text_extraction', 'the image cannot be read'), 'addon');
-    expect((await data(id)).errors).toEqual({ thumb: 'the image cannot be read', auto_tagging: 'the image cannot be read', text_extraction: 'the image cannot be read' });
+    expect((await data(id)).errors).toEqual({
+      thumb: 'the image cannot be read',
+      auto_tagging: 'the image cannot be read',
+      text_extraction: 'the image cannot be read',
+    });
     expect(await fileProcessed(id)).toHaveLength(1);
   });
 
@@ -217,7 +250,11 @@ describe('an asset is OK only when its automatic addons are done too (CONTRACT Â
   it('an automatic addon that ends after its asset went to the trash announces nothing', async () => {
     const id = await create();
     const jobs = await jobsOf(id);
-    const trashed = await signedFetch(`${h.url}/api/v1/assets/${id}/delete`, admin, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ keys: ['original'] }) });
+    const trashed = await signedFetch(`${h.url}/api/v1/assets/${id}/delete`, admin, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ keys: ['original'] }),
+    });
     expect(trashed.status).toBe(200);
     await applyJobReport(h.transactions, addonReport(id, jobs.addons.auto_tagging as number, 'auto_tagging'), 'addon');
     await applyJobReport(h.transactions, addonReport(id, jobs.addons.text_extraction as number, 'text_extraction', 'the image cannot be read'), 'addon');
@@ -258,7 +295,7 @@ describe('an asset is OK only when its automatic addons are done too (CONTRACT Â
     expect(await fileProcessed(id)).toHaveLength(1);
   });
 
-  it('replace: the open addon job of the old original ends, the new original\'s addons hold the asset again', async () => {
+  it("replace: the open addon job of the old original ends, the new original's addons hold the asset again", async () => {
     const id = await create();
     const first = await jobsOf(id);
     await applyJobReport(h.transactions, conversionReport(id, first.processing), 'conversion');

@@ -46,7 +46,19 @@ describe('Replace while a download runs', () => {
     const created = await signedFetch(`${h.url}/internal/v1/assets`, admin, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ files: [{ id, name: 'big.bin', size: old.length, checksum: md5(old), content_type: 'application/octet-stream', object_key: originalKey(String(GROUP), id), metadata: {} }] }),
+      body: JSON.stringify({
+        files: [
+          {
+            id,
+            name: 'big.bin',
+            size: old.length,
+            checksum: md5(old),
+            content_type: 'application/octet-stream',
+            object_key: originalKey(String(GROUP), id),
+            metadata: {},
+          },
+        ],
+      }),
     });
     expect(created.status).toBe(201);
 
@@ -58,7 +70,14 @@ describe('Replace while a download runs', () => {
       const res = await signedFetch(`${h.url}/internal/v1/assets/${id}/original`, admin, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ name: 'big-2.bin', size: fresh.length, checksum: md5(fresh), content_type: 'application/octet-stream', object_key: key, metadata: {} }),
+        body: JSON.stringify({
+          name: 'big-2.bin',
+          size: fresh.length,
+          checksum: md5(fresh),
+          content_type: 'application/octet-stream',
+          object_key: key,
+          metadata: {},
+        }),
       });
       expect(res.status).toBe(200);
     });

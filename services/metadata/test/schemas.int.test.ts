@@ -29,7 +29,11 @@ const productSchema = { type: 'object', properties: { sku: { type: 'string' } } 
 
 describe('asset schemas (CONTRACT §5)', () => {
   it('creates a schema with every field, reads it back and lists it after the built-in schema 0', async () => {
-    const created = await call('POST', '/api/v1/schemas', { name: 'product', schema: productSchema, service_properties: { sku: { searchable: true, keyword: true, ui: { label: 'SKU' } } } });
+    const created = await call('POST', '/api/v1/schemas', {
+      name: 'product',
+      schema: productSchema,
+      service_properties: { sku: { searchable: true, keyword: true, ui: { label: 'SKU' } } },
+    });
     expect(created).toEqual({
       status: 201,
       body: {
@@ -44,7 +48,11 @@ describe('asset schemas (CONTRACT §5)', () => {
     expect(created.body.schema_id).toBeGreaterThan(0);
     expect((await call('GET', `/api/v1/schemas/${created.body.schema_id}`)).body).toEqual(created.body);
     const zero = await call('GET', '/api/v1/schemas/0');
-    expect(zero.body).toMatchObject({ schema_id: 0, schema: { properties: { service_search_txt: { type: 'string' } } }, service_properties: { service_search_txt: { searchable: true } } });
+    expect(zero.body).toMatchObject({
+      schema_id: 0,
+      schema: { properties: { service_search_txt: { type: 'string' } } },
+      service_properties: { service_search_txt: { searchable: true } },
+    });
 
     await call('POST', '/api/v1/schemas', { name: 'second', schema: true });
     const list = await call('GET', '/api/v1/schemas?page_size=2');
@@ -71,7 +79,10 @@ describe('asset schemas (CONTRACT §5)', () => {
     expect(res.body.error.details[0]).toMatchObject({ path: expect.stringMatching(/^schema/), message: expect.any(String) });
     // A pattern that needs backtracking (security review F2): refused, named; a linear-time one is kept.
     const lookahead = await call('POST', '/api/v1/schemas', { name: 'x', schema: { properties: { p: { type: 'string', pattern: '^(?=.*\\d).+$' } } } });
-    expect(lookahead).toMatchObject({ status: 400, body: { error: { code: 'VALIDATION_FAILED', details: [{ path: 'schema', message: expect.stringContaining('"^(?=.*\\\\d).+$"') }] } } });
+    expect(lookahead).toMatchObject({
+      status: 400,
+      body: { error: { code: 'VALIDATION_FAILED', details: [{ path: 'schema', message: expect.stringContaining('"^(?=.*\\\\d).+$"') }] } },
+    });
     expect((await call('POST', '/api/v1/schemas', { name: 'x', schema: { properties: { p: { type: 'string', pattern: '^(a|a)*$' } } } })).status).toBe(201);
   });
 
@@ -80,7 +91,10 @@ describe('asset schemas (CONTRACT §5)', () => {
     for (const role of ['USER', 'CREATOR'] as const) {
       const p = principal({ group_id: GROUP, user_id: 9, role });
       expect(await call('POST', '/api/v1/schemas', { name: 'x', schema: {} }, p)).toMatchObject({ status: 403, body: { error: { code: 'FORBIDDEN' } } });
-      expect(await call('PUT', `/api/v1/schemas/${s.schema_id}`, { name: 'x', schema: {} }, p)).toMatchObject({ status: 403, body: { error: { code: 'FORBIDDEN' } } });
+      expect(await call('PUT', `/api/v1/schemas/${s.schema_id}`, { name: 'x', schema: {} }, p)).toMatchObject({
+        status: 403,
+        body: { error: { code: 'FORBIDDEN' } },
+      });
       expect((await call('GET', `/api/v1/schemas/${s.schema_id}`, undefined, p)).body.name).toBe('kept');
     }
     expect((await call('PUT', `/api/v1/schemas/${s.schema_id}`, { name: 'v2', schema: {} }, principal({ group_id: GROUP, role: 'MANAGER' }))).status).toBe(200);
@@ -88,7 +102,11 @@ describe('asset schemas (CONTRACT §5)', () => {
 
   it('updates a schema (schema 0 answers 403), and keeps schemas per group (404 elsewhere)', async () => {
     const { body: s } = await call('POST', '/api/v1/schemas', { name: 'v1', schema: productSchema });
-    const updated = await call('PUT', `/api/v1/schemas/${s.schema_id}`, { name: 'v2', schema: { ...productSchema, required: ['sku'] }, service_properties: {} });
+    const updated = await call('PUT', `/api/v1/schemas/${s.schema_id}`, {
+      name: 'v2',
+      schema: { ...productSchema, required: ['sku'] },
+      service_properties: {},
+    });
     expect(updated).toMatchObject({ status: 200, body: { schema_id: s.schema_id, name: 'v2', schema: { required: ['sku'] } } });
     expect(Date.parse(updated.body.updated_at)).toBeGreaterThanOrEqual(Date.parse(s.updated_at));
     expect((await call('PUT', '/api/v1/schemas/0', { name: 'mine', schema: {} })).status).toBe(403);
@@ -123,8 +141,13 @@ describe('asset schemas (CONTRACT §5)', () => {
   it('announces, once, the schemas saved before announcements existed (migration 015)', async () => {
     const pool = createPool(await createDatabase('metadata_backfill'));
     try {
-      const all = [...(await readMigrations(path.join(__dirname, '../src/migrations'))), { name: '002_outbox.sql', sql: OUTBOX_MIGRATION_SQL }].sort((a, b) => a.name.localeCompare(b.name));
-      await migrate(pool, all.filter((m) => m.name < '015'));
+      const all = [...(await readMigrations(path.join(__dirname, '../src/migrations'))), { name: '002_outbox.sql', sql: OUTBOX_MIGRATION_SQL }].sort((a, b) =>
+        a.name.localeCompare(b.name),
+      );
+      await migrate(
+        pool,
+        all.filter((m) => m.name < '015'),
+      );
       await pool.query(`INSERT INTO asset_schemas (group_id, name, schema, service_properties) VALUES (4, 'old', '{}', '{"sku": {"searchable": true}}')`);
       await migrate(pool, all);
       const { rows } = await pool.query<{ subject: string; payload: unknown }>('SELECT subject, payload FROM outbox');
@@ -136,4 +159,3 @@ describe('asset schemas (CONTRACT §5)', () => {
     }
   });
 });
-

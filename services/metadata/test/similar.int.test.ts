@@ -23,7 +23,9 @@ async function image(phash: string | undefined, p = admin): Promise<string> {
   const res = await signedFetch(`${h.url}/internal/v1/assets`, p, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ files: [{ id, name: 'p.png', size: 1, checksum, content_type: 'image/png', object_key: originalKey(String(GROUP), id), metadata: {} }] }),
+    body: JSON.stringify({
+      files: [{ id, name: 'p.png', size: 1, checksum, content_type: 'image/png', object_key: originalKey(String(GROUP), id), metadata: {} }],
+    }),
   });
   expect(res.status).toBe(201);
   const made = { id: 'r', asset_id: id, group_id: String(GROUP), source_checksum: checksum, image: { width: 1, height: 1 }, conversions: {}, errors: {} };
@@ -44,7 +46,12 @@ describe('GET /api/v1/assets/{id}/similar (CONTRACT §14)', () => {
     const four = await image('000000000000000f'); // 4 bits
     const far = await image('ffffffffffffff00'); // 64 bits
     await image(undefined);
-    expect((await get(`/api/v1/assets/${base}/similar`)).body).toEqual({ items: [{ id: one, distance: 1 }, { id: four, distance: 4 }] });
+    expect((await get(`/api/v1/assets/${base}/similar`)).body).toEqual({
+      items: [
+        { id: one, distance: 1 },
+        { id: four, distance: 4 },
+      ],
+    });
     expect((await get(`/api/v1/assets/${base}/similar?max_distance=1`)).body.items).toEqual([{ id: one, distance: 1 }]);
     expect((await get(`/api/v1/assets/${base}/similar?max_distance=32`)).body.items.map((i: any) => i.id)).not.toContain(far);
     for (const bad of ['-1', '33', 'x']) expect((await get(`/api/v1/assets/${base}/similar?max_distance=${bad}`)).status).toBe(400);
@@ -103,4 +110,3 @@ describe('GET /api/v1/assets/{id}/similar (CONTRACT §14)', () => {
     expect(plan).not.toMatch(/Seq Scan on assets/);
   });
 });
-

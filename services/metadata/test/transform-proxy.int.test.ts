@@ -28,7 +28,7 @@ const asset = {
  * Get Conversion with transform parameters, through metadata's real route and conversion client, against a
  * stand-in for conversion that answers as it does when every transform slot is taken (security review F5).
  */
-describe('on-demand transforms through metadata: conversion\'s 503 and Retry-After reach the client', () => {
+describe("on-demand transforms through metadata: conversion's 503 and Retry-After reach the client", () => {
   const closers: Array<() => Promise<void>> = [];
   afterAll(async () => {
     for (const close of closers) await close();
@@ -43,15 +43,20 @@ describe('on-demand transforms through metadata: conversion\'s 503 and Retry-Aft
     return url;
   }
 
-  it('answers 503 with conversion\'s code, message and Retry-After, in the contract\'s error body', async () => {
+  it("answers 503 with conversion's code, message and Retry-After, in the contract's error body", async () => {
     let calls = 0;
     const conversion = await serve(
       createServer((req, res) => {
         calls += 1;
         const ok = req.method === 'POST' && req.url === INTERNAL_PATHS.transforms;
-        res
-          .writeHead(ok ? 503 : 404, { 'content-type': 'application/json', ...(ok ? { 'retry-after': '7' } : {}) })
-          .end(JSON.stringify({ error: { code: ok ? 'TRANSFORMS_BUSY' : 'NOT_FOUND', message: ok ? 'Too many on-demand transforms are being made: retry after the given time' : 'no' } }));
+        res.writeHead(ok ? 503 : 404, { 'content-type': 'application/json', ...(ok ? { 'retry-after': '7' } : {}) }).end(
+          JSON.stringify({
+            error: {
+              code: ok ? 'TRANSFORMS_BUSY' : 'NOT_FOUND',
+              message: ok ? 'Too many on-demand transforms are being made: retry after the given time' : 'no',
+            },
+          }),
+        );
       }),
     );
     const s3 = testS3Config(await createBucket('metadata-transform-proxy'));
@@ -61,7 +66,11 @@ describe('on-demand transforms through metadata: conversion\'s 503 and Retry-Aft
       res.locals.principal = reader;
       next();
     });
-    const assets = { findById: (groupId: number, id: string) => Promise.resolve(groupId === asset.groupId && id === asset.id ? asset : undefined), findManyById: () => Promise.resolve([]), similar: () => Promise.resolve([]) };
+    const assets = {
+      findById: (groupId: number, id: string) => Promise.resolve(groupId === asset.groupId && id === asset.id ? asset : undefined),
+      findManyById: () => Promise.resolve([]),
+      similar: () => Promise.resolve([]),
+    };
     app.use(downloadRoutes(assets, storage, logger, transformClient({ baseUrl: conversion, signer: serviceIdentities().signer('metadata') })));
     const metadata = await serve(createServer(finishApp(app, logger)));
 
@@ -70,6 +79,8 @@ describe('on-demand transforms through metadata: conversion\'s 503 and Retry-Aft
     expect(calls).toBe(1);
     expect(res.status).toBe(503);
     expect(res.headers.get('retry-after')).toBe('7');
-    expect(await res.json()).toEqual({ error: { code: 'TRANSFORMS_BUSY', message: 'Too many on-demand transforms are being made: retry after the given time' } });
+    expect(await res.json()).toEqual({
+      error: { code: 'TRANSFORMS_BUSY', message: 'Too many on-demand transforms are being made: retry after the given time' },
+    });
   });
 });

@@ -27,18 +27,29 @@ async function create(p = admin, contentType = 'text/plain', group = GROUP): Pro
   const bytes = Buffer.from(`original bytes of ${id}`);
   const checksum = createHash('md5').update(bytes).digest('hex');
   await h.storage.putBuffer(originalKey(String(group), id), bytes, { contentType });
-  const res = await signedFetch(`${h.url}/internal/v1/assets`, { ...p, group_id: group }, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ files: [{ id, name: 'f.bin', size: bytes.length, checksum, content_type: contentType, object_key: originalKey(String(group), id), metadata: {} }] }),
-  });
+  const res = await signedFetch(
+    `${h.url}/internal/v1/assets`,
+    { ...p, group_id: group },
+    {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        files: [{ id, name: 'f.bin', size: bytes.length, checksum, content_type: contentType, object_key: originalKey(String(group), id), metadata: {} }],
+      }),
+    },
+  );
   expect(res.status).toBe(201);
   if (!contentType.startsWith('image/')) return { id, bytes };
   const thumbKey = conversionKey(String(group), id, checksum, 'thumb', 'webp');
   await h.storage.putBuffer(thumbKey, Buffer.from('thumb'), { contentType: 'image/webp' });
   const made = { id: 'r', asset_id: id, group_id: String(group), source_checksum: checksum, image: { width: 2, height: 2 }, errors: {} };
-  publishReport(h, await finalReport(h, { ...made, conversions: { thumb: { object_key: thumbKey, content_type: 'image/webp', width: 2, height: 2, size: 5 } } }));
-  await waitFor(async () => (await call('GET', `/api/v1/assets/${id}/data`, undefined, { ...p, group_id: group })).body.status === 'OK', { description: 'image OK' });
+  publishReport(
+    h,
+    await finalReport(h, { ...made, conversions: { thumb: { object_key: thumbKey, content_type: 'image/webp', width: 2, height: 2, size: 5 } } }),
+  );
+  await waitFor(async () => (await call('GET', `/api/v1/assets/${id}/data`, undefined, { ...p, group_id: group })).body.status === 'OK', {
+    description: 'image OK',
+  });
   return { id, bytes, thumbKey };
 }
 
@@ -109,32 +120,41 @@ describe('Delete (endpoint 6)', () => {
     const checksum = createHash('md5').update(bytes).digest('hex');
     await h.storage.putBuffer(originalKey(group, id), bytes, { contentType: 'image/png' });
     const file = { id, name: 'late.png', size: bytes.length, checksum, content_type: 'image/png', object_key: originalKey(group, id), metadata: {} };
-    const created = await signedFetch(`${h.url}/internal/v1/assets`, owner, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ files: [file] }) });
+    const created = await signedFetch(`${h.url}/internal/v1/assets`, owner, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ files: [file] }),
+    });
     expect(created.status).toBe(201);
     expect((await call('POST', `/api/v1/assets/${id}/delete`, { keys: ['original'] }, owner)).status).toBe(200);
     // The trash's own deletion of the (still empty) outputs prefix has run.
     const queued = async () => (await h.pool.query('SELECT 1 FROM object_deletions WHERE starts_with(key, $1)', [conversionsPrefix(group, id)])).rowCount;
-    await waitFor(async () => (await queued()) === 0, { description: 'the trash\'s deletions done' });
+    await waitFor(async () => (await queued()) === 0, { description: "the trash's deletions done" });
 
     // The worker that had taken the job finishes now: its thumbnail lands in the bucket, then its report.
     const thumbKey = conversionKey(group, id, checksum, 'thumb', 'webp');
     await h.storage.putBuffer(thumbKey, Buffer.from('thumb'), { contentType: 'image/webp' });
     const made = { id: 'r', asset_id: id, group_id: group, source_checksum: checksum, image: { width: 2, height: 2 }, errors: {} };
-    publishReport(h, await finalReport(h, { ...made, conversions: { thumb: { object_key: thumbKey, content_type: 'image/webp', width: 2, height: 2, size: 5 } } }));
+    publishReport(
+      h,
+      await finalReport(h, { ...made, conversions: { thumb: { object_key: thumbKey, content_type: 'image/webp', width: 2, height: 2, size: 5 } } }),
+    );
 
     await gone(thumbKey);
     expect(await h.storage.stat(originalKey(group, id))).not.toBeNull();
     expect((await call('GET', `/api/v1/assets/${id}/data`, undefined, owner)).body.error.code).toBe('ASSET_IN_TRASH');
   });
 
-  it('answers 400 for a bad body, 404 for unknown and foreign ids, 403 for a USER on another\'s asset, 409 undeleting a live asset', async () => {
+  it("answers 400 for a bad body, 404 for unknown and foreign ids, 403 for a USER on another's asset, 409 undeleting a live asset", async () => {
     const { id } = await create(admin);
     for (const body of [{}, { keys: [] }, { keys: 'original' }, { keys: [1] }]) {
       const res = await call('POST', `/api/v1/assets/${id}/delete`, body);
       expect({ body, status: res.status, code: res.body.error.code }).toEqual({ body, status: 400, code: 'VALIDATION_FAILED' });
     }
     expect((await call('POST', `/api/v1/assets/${'0'.repeat(32)}/delete`, { keys: ['original'] })).status).toBe(404);
-    expect((await call('POST', `/api/v1/assets/${id}/delete`, { keys: ['original'] }, principal({ group_id: GROUP + 1 }))).body.error.code).toBe('ASSET_NOT_FOUND');
+    expect((await call('POST', `/api/v1/assets/${id}/delete`, { keys: ['original'] }, principal({ group_id: GROUP + 1 }))).body.error.code).toBe(
+      'ASSET_NOT_FOUND',
+    );
     expect((await call('POST', `/api/v1/assets/${id}/delete`, { keys: ['original'] }, user)).status).toBe(403);
     expect((await call('POST', `/api/v1/assets/trash/${id}/undelete`, { keys: ['original'] })).status).toBe(409);
     const own = await create(user);
@@ -233,7 +253,10 @@ describe('Delete of addon keys (CONTRACT §16)', () => {
     const before = (await call('GET', `/api/v1/assets/${asset.id}/data`)).body;
 
     // Again: nothing of it is left, so nothing changes, and file-deleted still says what was asked.
-    expect(await call('POST', `/api/v1/assets/${asset.id}/delete`, { keys: ['face_recognition', 'storyboard'] })).toMatchObject({ status: 200, body: { status: 'OK' } });
+    expect(await call('POST', `/api/v1/assets/${asset.id}/delete`, { keys: ['face_recognition', 'storyboard'] })).toMatchObject({
+      status: 200,
+      body: { status: 'OK' },
+    });
     expect((await call('GET', `/api/v1/assets/${asset.id}/data`)).body).toEqual(before);
     await waitFor(() => deletionEvents(asset.id).length === 2, { description: 'two file-deleted' });
     expect(deletionEvents(asset.id).map((e) => [e.data.keys, e.data.message])).toEqual([
@@ -304,7 +327,9 @@ describe('Delete - Bulk (endpoint 7)', () => {
     const range = { start_time: '2026-03-01T00:00:00Z', end_time: '2026-03-06T00:00:00+00:00' };
     const first = await call('POST', '/api/v1/assets/bulk/delete', range, boss);
     expect(first).toMatchObject({ status: 200, body: { status: 'QUEUED', job_id: expect.any(Number), message: expect.stringMatching(/3 of 5.*2 remain/) } });
-    await waitFor(async () => (await call('GET', `/api/v1/jobs/${first.body.job_id}`, undefined, boss)).body.status === 'COMPLETED', { description: 'first bulk job' });
+    await waitFor(async () => (await call('GET', `/api/v1/jobs/${first.body.job_id}`, undefined, boss)).body.status === 'COMPLETED', {
+      description: 'first bulk job',
+    });
     const status = async (id: string) => (await call('GET', `/api/v1/assets/${id}/data`, undefined, boss)).body;
     expect((await status(inside[0] ?? '')).error?.code).toBe('ASSET_IN_TRASH');
     expect((await status(inside[2] ?? '')).error?.code).toBe('ASSET_IN_TRASH');
@@ -312,7 +337,9 @@ describe('Delete - Bulk (endpoint 7)', () => {
 
     const second = await call('POST', '/api/v1/assets/bulk/delete', range, boss);
     expect(second.body.message).toMatch(/^2 assets queued/);
-    await waitFor(async () => (await call('GET', `/api/v1/jobs/${second.body.job_id}`, undefined, boss)).body.status === 'COMPLETED', { description: 'second bulk job' });
+    await waitFor(async () => (await call('GET', `/api/v1/jobs/${second.body.job_id}`, undefined, boss)).body.status === 'COMPLETED', {
+      description: 'second bulk job',
+    });
     for (const id of inside) expect((await status(id)).error?.code).toBe('ASSET_IN_TRASH');
     for (const id of outside) expect((await status(id)).status).toBe('OK');
     await waitFor(() => inside.every((id) => deletionEvents(id).length === 1), { description: 'file-deleted per asset' });

@@ -8,7 +8,11 @@ export const configSchema = z.object({
   ...natsEnv,
   ...trustedKeysEnv,
   /** How long a result set can be paged (the contract asks at least 30 minutes). */
-  RESULT_SET_TTL_MS: z.coerce.number().int().min(30 * 60_000).default(60 * 60_000),
+  RESULT_SET_TTL_MS: z.coerce
+    .number()
+    .int()
+    .min(30 * 60_000)
+    .default(60 * 60_000),
   /** `Sunset` of the deprecated search paths (an HTTP date or ISO 8601); none when unset. */
   SEARCH_SUNSET: z.string().min(1).optional(),
 });

@@ -1,7 +1,17 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { bucketReplayStore, createServiceVerifier } from '@dam/auth-tokens';
 import { createPool, ping } from '@dam/db';
-import { ASSET_EVENTS, ASSET_PURGES, COLLECTIONS, connectNats, DATA_SCHEMAS, natsReachable, kvBucketOptions, openServiceTokenBucket, waitForStreams } from '@dam/events';
+import {
+  ASSET_EVENTS,
+  ASSET_PURGES,
+  COLLECTIONS,
+  connectNats,
+  DATA_SCHEMAS,
+  natsReachable,
+  kvBucketOptions,
+  openServiceTokenBucket,
+  waitForStreams,
+} from '@dam/events';
 import { runMain, runService, startPoller } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { ResultSetRepository } from './adapters/result-set.repository';
@@ -48,7 +58,12 @@ async function main(): Promise<void> {
       buildSearchApp({
         logger,
         readiness,
-        verifier: createServiceVerifier({ service: 'search', trusted: config.SERVICE_TRUSTED_KEYS, replay, onReplayStoreError: (err) => logger.warn({ err }, "service-token replay store unavailable: this replica's own memory only") }),
+        verifier: createServiceVerifier({
+          service: 'search',
+          trusted: config.SERVICE_TRUSTED_KEYS,
+          replay,
+          onReplayStoreError: (err) => logger.warn({ err }, "service-token replay store unavailable: this replica's own memory only"),
+        }),
         index: new PgSearchIndex(pool),
         resultSets,
         resultSetTtlMs: config.RESULT_SET_TTL_MS,

@@ -16,8 +16,21 @@ beforeAll(async () => {
 afterAll(async () => pool.end());
 
 const asset = assetData;
-const event = (type: string, id: string, version: number, data: unknown) => ({ id: `${type}-${id}-${version}`, type, group_id: '1', asset_id: id, version, data });
-const row = async (id: string) => (await pool.query<{ name: string; version: number; deleted: boolean; indexed: boolean }>('SELECT name, version, deleted, indexed FROM search_index WHERE asset_id = $1', [id])).rows[0];
+const event = (type: string, id: string, version: number, data: unknown) => ({
+  id: `${type}-${id}-${version}`,
+  type,
+  group_id: '1',
+  asset_id: id,
+  version,
+  data,
+});
+const row = async (id: string) =>
+  (
+    await pool.query<{ name: string; version: number; deleted: boolean; indexed: boolean }>(
+      'SELECT name, version, deleted, indexed FROM search_index WHERE asset_id = $1',
+      [id],
+    )
+  ).rows[0];
 
 describe('the read model', () => {
   it('keeps the newest version whatever order events arrive in, and applies each once', async () => {
@@ -28,7 +41,7 @@ describe('the read model', () => {
     expect(await row(id)).toEqual({ name: 'new name.txt', version: 3, deleted: false, indexed: true });
   });
 
-  it('moves an asset to the trash and back by version, whichever of the deletion and the asset\'s data arrives first', async () => {
+  it("moves an asset to the trash and back by version, whichever of the deletion and the asset's data arrives first", async () => {
     const id = 'B'.repeat(32);
     await applyAssetEvent(index, event('file-saved', id, 1, asset(id, 'b.txt')));
     // Conversions deleted alone do not trash the asset.
@@ -63,24 +76,45 @@ describe('the read model', () => {
     expect(await row(id)).toBeUndefined();
   });
 
-  it('matches keywords in a schema\'s searchable fields, whichever of the asset and its schema arrives first', async () => {
+  it("matches keywords in a schema's searchable fields, whichever of the asset and its schema arrives first", async () => {
     const matches = async (word: string): Promise<string[]> =>
-      (await pool.query<{ asset_id: string }>(`SELECT asset_id FROM search_index WHERE group_id = 1 AND tsv @@ to_tsquery('simple', $1) ORDER BY asset_id`, [word])).rows.map((r) => r.asset_id);
+      (
+        await pool.query<{ asset_id: string }>(`SELECT asset_id FROM search_index WHERE group_id = 1 AND tsv @@ to_tsquery('simple', $1) ORDER BY asset_id`, [
+          word,
+        ])
+      ).rows.map((r) => r.asset_id);
     const withData = (id: string, data: Record<string, unknown>) => ({ ...asset(id, `${id.slice(0, 4)}.txt`), data });
-    const schema = (schema_id: number, props: Record<string, { searchable?: boolean; keyword?: boolean }>, at: string) => ({ id: `s-${schema_id}-${at}`, group_id: 1, schema_id, service_properties: props, updated_at: at });
+    const schema = (schema_id: number, props: Record<string, { searchable?: boolean; keyword?: boolean }>, at: string) => ({
+      id: `s-${schema_id}-${at}`,
+      group_id: 1,
+      schema_id,
+      service_properties: props,
+      updated_at: at,
+    });
     const early = 'F'.repeat(32);
     const late = 'G'.repeat(32);
     const other = 'H'.repeat(32);
     // The asset of schema 7 arrives before schema 7 is known: its searchable field matches once the schema does.
-    await applyAssetEvent(index, { ...event('file-data-updated', early, 2, withData(early, { camera: { model: 'Leica' }, notes: 'secret', service_search_txt: 'harbour' })), data_schema_id: 7 });
+    await applyAssetEvent(index, {
+      ...event('file-data-updated', early, 2, withData(early, { camera: { model: 'Leica' }, notes: 'secret', service_search_txt: 'harbour' })),
+      data_schema_id: 7,
+    });
     expect(await matches('leica')).toEqual([]);
     expect(await matches('harbour')).toEqual([early]);
-    expect(await applySchemaSaved(index, schema(7, { 'camera.model': { searchable: true }, notes: { searchable: false }, '/lens': { keyword: true } }, '2026-11-23T10:00:00.000Z'))).toBe(true);
+    expect(
+      await applySchemaSaved(
+        index,
+        schema(7, { 'camera.model': { searchable: true }, notes: { searchable: false }, '/lens': { keyword: true } }, '2026-11-23T10:00:00.000Z'),
+      ),
+    ).toBe(true);
     expect(await matches('leica')).toEqual([early]);
     expect(await matches('harbour')).toEqual([early]);
     expect(await matches('secret')).toEqual([]);
     // An asset arriving after its schema is indexed with it at once; another schema's asset is not.
-    await applyAssetEvent(index, { ...event('file-data-updated', late, 2, withData(late, { camera: { model: 'Leica' }, lens: ['Summicron', '35mm'] })), data_schema_id: 7 });
+    await applyAssetEvent(index, {
+      ...event('file-data-updated', late, 2, withData(late, { camera: { model: 'Leica' }, lens: ['Summicron', '35mm'] })),
+      data_schema_id: 7,
+    });
     await applyAssetEvent(index, { ...event('file-data-updated', other, 2, withData(other, { camera: { model: 'Leica' } })), data_schema_id: 0 });
     expect(await matches('leica')).toEqual([early, late]);
     expect(await matches('summicron')).toEqual([late]);
@@ -93,7 +127,7 @@ describe('the read model', () => {
     expect(await matches('harbour')).toEqual([early]);
   });
 
-  it('keeps an asset\'s collections whether they arrive before or after the asset, newest list winning', async () => {
+  it("keeps an asset's collections whether they arrive before or after the asset, newest list winning", async () => {
     const id = 'J'.repeat(32);
     const member = (ids: string[], version: number) =>
       applyCollectionMessage(index, `dam.collections.1.asset.${id}`, { id: `m-${version}`, group_id: 1, asset_id: id, collection_ids: ids, version });
@@ -111,7 +145,16 @@ describe('the read model', () => {
     const late = 'L'.repeat(32);
     await applyAssetEvent(index, event('file-saved', id, 1, asset(id, 'k.txt')));
     await applyAssetEvent(index, event('file-deleted', id, 2, { id, event: 'file-deleted', keys: ['original'], status: 'OK', message: '' }));
-    expect(await applyPurge(index, { id: 'p1', group_id: 1, assets: [{ id, version: 3 }, { id: late, version: 2 }] })).toBe(2);
+    expect(
+      await applyPurge(index, {
+        id: 'p1',
+        group_id: 1,
+        assets: [
+          { id, version: 3 },
+          { id: late, version: 2 },
+        ],
+      }),
+    ).toBe(2);
     expect(await row(id)).toMatchObject({ indexed: false, deleted: true, version: 3 });
     // Events of the purged asset arriving later (a replay) change nothing.
     expect(await applyAssetEvent(index, event('file-saved', late, 1, asset(late, 'late.txt')))).toBe(false);
@@ -124,7 +167,8 @@ describe('the read model', () => {
     const id = 'M'.repeat(32);
     const terms = { labels: ['bicycle', 'person'], words: ['Invoice', 'paid'] };
     await applyAssetEvent(index, { ...event('addon-processed', id, 2, { ...asset(id, 'm.png'), data: {} }), data_schema_id: 9, addon_terms: terms });
-    const found = async (word: string) => (await pool.query(`SELECT 1 FROM search_index WHERE asset_id = $1 AND tsv @@ to_tsquery('simple', $2)`, [id, word])).rowCount;
+    const found = async (word: string) =>
+      (await pool.query(`SELECT 1 FROM search_index WHERE asset_id = $1 AND tsv @@ to_tsquery('simple', $2)`, [id, word])).rowCount;
     expect(await found('bicycle')).toBe(1);
     expect(await found('invoice')).toBe(1);
     expect((await pool.query('SELECT labels FROM search_index WHERE asset_id = $1', [id])).rows[0]).toEqual({ labels: ['bicycle', 'person'] });
@@ -133,11 +177,16 @@ describe('the read model', () => {
     expect(await found('png')).toBe(1); // the name's words stay too
   });
 
-  it('drops what a Delete of keys removed (CONTRACT §16): the addon\'s terms and its entry in the results, by version', async () => {
+  it("drops what a Delete of keys removed (CONTRACT §16): the addon's terms and its entry in the results, by version", async () => {
     const id = 'N'.repeat(32);
-    const tagged = { ...asset(id, 'breakfast.jpg'), conversions: { thumb: { width: 2, height: 2, size: 5, public: false } }, addons_info: { auto_tagging: { available: true } } };
+    const tagged = {
+      ...asset(id, 'breakfast.jpg'),
+      conversions: { thumb: { width: 2, height: 2, size: 5, public: false } },
+      addons_info: { auto_tagging: { available: true } },
+    };
     expect(await applyAssetEvent(index, { ...event('addon-processed', id, 2, tagged), addon_terms: { labels: ['cup'], words: [] } })).toBe(true);
-    const found = async (word: string) => (await pool.query(`SELECT 1 FROM search_index WHERE asset_id = $1 AND tsv @@ to_tsquery('simple', $2)`, [id, word])).rowCount;
+    const found = async (word: string) =>
+      (await pool.query(`SELECT 1 FROM search_index WHERE asset_id = $1 AND tsv @@ to_tsquery('simple', $2)`, [id, word])).rowCount;
     expect(await found('cup')).toBe(1);
     // Delete ["thumb", "auto_tagging"]: the asset stays live, as the event's `asset` now is, without tags.
     const payload = { id, event: 'file-deleted', keys: ['thumb', 'auto_tagging'], status: 'OK', message: 'Deleted: thumb, auto_tagging' };

@@ -87,7 +87,7 @@ describe('result sets', () => {
     expect((await call(principal(1, 2, 1), 'GET', `/api/v1/assets/search/${first.body.search_result_id}/1`)).status).toBe(404);
   });
 
-  it('answers a result id of no set\'s form with 404, on both paths (CONTRACT §16: 400 before)', async () => {
+  it("answers a result id of no set's form with 404, on both paths (CONTRACT §16: 400 before)", async () => {
     const admin = principal(1, 1, 1);
     for (const id of ['not-a-result', 'ABCDEF0123456789ABCDEF0123456789', 'a'.repeat(33), '0'.repeat(31)]) {
       for (const path of [`/api/v1/assets/search/${id}/1`, `/api/v1/search/${id}/1`, `/api/v1/assets/search/${id}/0`]) {
@@ -99,7 +99,7 @@ describe('result sets', () => {
     expect((await call(admin, 'GET', `/api/v1/assets/search/${'0'.repeat(32)}/1`)).body.error.code).toBe('SEARCH_RESULT_NOT_FOUND');
   });
 
-  it('never shows another group\'s assets, and scopes a CREATOR to its own', async () => {
+  it("never shows another group's assets, and scopes a CREATOR to its own", async () => {
     const other = await call(principal(2, 9, 1), 'POST', '/api/v1/assets/search', { query: 'photo' });
     expect(other.body.total).toBe(3);
     expect(other.body.results.every((r: { id: string }) => r.id.startsWith('g2-'))).toBe(true);
@@ -145,7 +145,7 @@ describe('result sets', () => {
 });
 
 describe('the collection filter', () => {
-  it('matches a collection the caller sees (its own or a shared one); another user\'s private one, a deleted one or another group\'s matches nothing', async () => {
+  it("matches a collection the caller sees (its own or a shared one); another user's private one, a deleted one or another group's matches nothing", async () => {
     const index = new SearchIndexRepository(pool);
     const message = (subject: string, body: unknown) => applyCollectionMessage(index, subject, body);
     const member = (asset: string, ids: string[], version: number, group = 1) =>
@@ -165,7 +165,10 @@ describe('the collection filter', () => {
     await member('g2-1', ['theirs'], 1, 2);
 
     const ids = async (p: Principal, collection: string) =>
-      ((await call(p, 'POST', '/api/v1/assets/search', { filters: { collection_id: collection }, sort: [{ field: 'name', order: 'asc' }] })).body.results as Array<{ id: string }>).map((r) => r.id);
+      (
+        (await call(p, 'POST', '/api/v1/assets/search', { filters: { collection_id: collection }, sort: [{ field: 'name', order: 'asc' }] })).body
+          .results as Array<{ id: string }>
+      ).map((r) => r.id);
     const owner = principal(1, 1, 3);
     const colleague = principal(1, 2, 3);
     expect(await ids(owner, 'mine')).toEqual(['g1-000001', 'g1-000002', 'g1-000003']);

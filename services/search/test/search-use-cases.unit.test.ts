@@ -9,7 +9,15 @@ import { assetData } from './fixtures';
 
 /** Search's use cases over in-memory ports: no PostgreSQL, no NATS. */
 
-const asset = (n: number): IndexedAsset => ({ id: `a${n}`, name: `n${n}.txt`, size: n, content_type: 'text/plain', status: 'OK', upload_time: new Date(Date.UTC(2026, 10, 1, 0, 0, n)), doc: { id: `a${n}`, extra: true } });
+const asset = (n: number): IndexedAsset => ({
+  id: `a${n}`,
+  name: `n${n}.txt`,
+  size: n,
+  content_type: 'text/plain',
+  status: 'OK',
+  upload_time: new Date(Date.UTC(2026, 10, 1, 0, 0, n)),
+  doc: { id: `a${n}`, extra: true },
+});
 
 /** An index holding `count` assets (a0…), matched in that order; records the scope of each match. */
 function memoryIndex(count: number) {
@@ -18,7 +26,10 @@ function memoryIndex(count: number) {
   const index: SearchIndex = {
     match: async (_request, scope, limit) => {
       scopes.push(scope);
-      return { hits: [...assets.keys()].slice(0, limit).map((id, i) => ({ id, score: 1 / (i + 1) })), facets: { status: [{ value: 'OK', count: assets.size }] } };
+      return {
+        hits: [...assets.keys()].slice(0, limit).map((id, i) => ({ id, score: 1 / (i + 1) })),
+        facets: { status: [{ value: 'OK', count: assets.size }] },
+      };
     },
     assets: async (ids) => ids.flatMap((id) => assets.get(id) ?? []),
   };
@@ -41,7 +52,11 @@ function memoryResultSets() {
 const admin: Searcher = { groupId: 1, userId: 10, ownOnly: false, maySearchTrash: true };
 const creator: Searcher = { groupId: 1, userId: 11, ownOnly: true, maySearchTrash: false };
 const request = (body: unknown) => searchRequest.parse(body);
-const code = async (p: Promise<unknown>) => p.then(() => 'resolved', (err: unknown) => (err instanceof AppError ? err.code : String(err)));
+const code = async (p: Promise<unknown>) =>
+  p.then(
+    () => 'resolved',
+    (err: unknown) => (err instanceof AppError ? err.code : String(err)),
+  );
 
 describe('search use cases', () => {
   it('answers the first page and stores the set for its maker only', async () => {
@@ -49,7 +64,16 @@ describe('search use cases', () => {
     const { resultSets, sets } = memoryResultSets();
     const deps = { index, resultSets, resultSetTtlMs: 60_000 };
     const first = await searchAssets(deps, admin, request({ page_size: 2 }));
-    expect(first).toMatchObject({ page: 1, pages: 3, total: 5, total_is_capped: false, results: [{ id: 'a0', score: 1, size: 0 }, { id: 'a1', score: 0.5 }] });
+    expect(first).toMatchObject({
+      page: 1,
+      pages: 3,
+      total: 5,
+      total_is_capped: false,
+      results: [
+        { id: 'a0', score: 1, size: 0 },
+        { id: 'a1', score: 0.5 },
+      ],
+    });
     expect(sets.size).toBe(1);
     expect((await searchPage(deps, admin, first.search_result_id, 3)).results.map((r) => (r as { id: string }).id)).toEqual(['a4']);
     expect(await code(searchPage(deps, creator, first.search_result_id, 1))).toBe('SEARCH_RESULT_NOT_FOUND');
@@ -109,7 +133,16 @@ describe('read model', () => {
     expect(await applyAssetEvent(model, event('file-undeleted', {}))).toBe(true);
     expect(await applyAssetEvent(model, event('something-else', {}))).toBe(false);
     expect(calls).toEqual(['upsert 3 X 4 2', 'trash 3 X 4', 'upsert 3 X 4 0', 'restore 3 X 4']);
-    expect(await applyPurge(model, { id: 'p', group_id: 3, assets: [{ id: 'X', version: 5 }, { id: 'gone', version: 5 }] })).toBe(1);
+    expect(
+      await applyPurge(model, {
+        id: 'p',
+        group_id: 3,
+        assets: [
+          { id: 'X', version: 5 },
+          { id: 'gone', version: 5 },
+        ],
+      }),
+    ).toBe(1);
   });
 
   it('follows four streams under four durables', () => {

@@ -1,4 +1,14 @@
-import { ffprobe, makeVideo, scaled, startJobHarness, startServiceProcess, startSettingsStub, waitFor, type JobHarness, type ServiceProcess } from '@dam/testing';
+import {
+  ffprobe,
+  makeVideo,
+  scaled,
+  startJobHarness,
+  startServiceProcess,
+  startSettingsStub,
+  waitFor,
+  type JobHarness,
+  type ServiceProcess,
+} from '@dam/testing';
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

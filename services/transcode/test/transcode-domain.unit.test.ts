@@ -23,7 +23,10 @@ describe('planTranscodes', () => {
     const plan = planTranscodes(['360p-video', '720p-video', '1080p-video'], info({ width: 1280, height: 720 }), { watermark: false });
     expect(plan.files.map((f) => f.key)).toEqual(['360p-video', '720p-video']);
     expect(plan.skipped).toEqual({ '1080p-video': 'the source is 1280x720: a 1080p rendition would upscale it' });
-    expect(plan.encodes.map((e) => [e.id, e.width, e.height])).toEqual([['360p', 640, 360], ['720p', 1280, 720]]);
+    expect(plan.encodes.map((e) => [e.id, e.width, e.height])).toEqual([
+      ['360p', 640, 360],
+      ['720p', 1280, 720],
+    ]);
   });
 
   it('shares one encode between a rendition and the HLS variant of the same height', () => {
@@ -128,7 +131,6 @@ describe('ffmpeg arguments', () => {
     expect(args[args.length - 1]).toBe('c');
     expect(() => encodeArgs({ source: 'in', encodes: plan.encodes, outputs: ['a'], hasAudio: true, settings })).toThrow('one output per encode');
   });
-
 });
 
 describe('keysOf', () => {

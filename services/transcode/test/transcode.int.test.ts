@@ -6,7 +6,18 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import type { Storage } from '@dam/storage';
-import { ffprobe, makeVideo, scaled, startInternalStub, startJobHarness, startServiceProcess, startSettingsStub, type InternalStub, type JobHarness, type ServiceProcess } from '@dam/testing';
+import {
+  ffprobe,
+  makeVideo,
+  scaled,
+  startInternalStub,
+  startJobHarness,
+  startServiceProcess,
+  startSettingsStub,
+  type InternalStub,
+  type JobHarness,
+  type ServiceProcess,
+} from '@dam/testing';
 
 jest.setTimeout(scaled(180_000));
 
@@ -27,10 +38,14 @@ async function download(storage: Storage, key: string, file: string): Promise<vo
 
 /** One frame at `seconds` as raw RGB. */
 async function frameAt(file: string, seconds: number): Promise<Buffer> {
-  const { stdout } = await exec('ffmpeg', ['-v', 'error', '-ss', String(seconds), '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], {
-    encoding: 'buffer',
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  const { stdout } = await exec(
+    'ffmpeg',
+    ['-v', 'error', '-ss', String(seconds), '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
+    {
+      encoding: 'buffer',
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
   return stdout;
 }
 
@@ -51,7 +66,7 @@ function regionDiff(a: Buffer, b: Buffer, width: number, box: { x: number; y: nu
 /** Top-level MP4 boxes in file order (`+faststart` puts `moov` before `mdat`). */
 function topLevelBoxes(bytes: Buffer): string[] {
   const boxes: string[] = [];
-  for (let at = 0; at + 8 <= bytes.length && boxes.length < 20; ) {
+  for (let at = 0; at + 8 <= bytes.length && boxes.length < 20;) {
     const size = bytes.readUInt32BE(at);
     boxes.push(bytes.toString('latin1', at + 4, at + 8));
     if (size < 8) break;
@@ -85,7 +100,10 @@ describe('transcode service (real ffmpeg, NATS, S3)', () => {
     await exec('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'color=white:s=200x100,drawbox=x=0:y=0:w=200:h=100:color=black:t=10', '-frames:v', '1', wm]);
     await h.storage.putBuffer('originals/g1/wmasset', await readFile(wm), { contentType: 'image/png' });
     // JOB_START_REPORT_DELAY_MS 0: the first step is reported too, however soon the next begins.
-    service = await startServiceProcess('transcode', h.env({ AUTH_URL: auth.url, SETTINGS_MAX_AGE_MS: '0', METADATA_URL: metadata.url, HLS_SEGMENT_SECONDS: '2', JOB_START_REPORT_DELAY_MS: '0' }));
+    service = await startServiceProcess(
+      'transcode',
+      h.env({ AUTH_URL: auth.url, SETTINGS_MAX_AGE_MS: '0', METADATA_URL: metadata.url, HLS_SEGMENT_SECONDS: '2', JOB_START_REPORT_DELAY_MS: '0' }),
+    );
   });
 
   afterAll(async () => {
@@ -106,10 +124,22 @@ describe('transcode service (real ffmpeg, NATS, S3)', () => {
     expect(report.skipped).toEqual({ '1080p-video': expect.stringContaining('upscale') });
     expect(report.metadata).toMatchObject({ width: 1280, height: 720, video_codec: 'h264', audio_codec: 'aac', frame_rate: 25 });
     expect(report.metadata?.duration).toBeCloseTo(seconds, 0);
-    expect(Object.keys(report.conversions).sort()).toEqual(['360p-video', '360p-wm-video', '480p-video', '720p-video', 'clip_preview', 'hls-video', 'storyboard']);
+    expect(Object.keys(report.conversions).sort()).toEqual([
+      '360p-video',
+      '360p-wm-video',
+      '480p-video',
+      '720p-video',
+      'clip_preview',
+      'hls-video',
+      'storyboard',
+    ]);
 
     // Renditions: H.264/AAC MP4 at the ladder height, faststart, as long as the source.
-    for (const [key, width, height] of [['360p-video', 640, 360], ['480p-video', 854, 480], ['720p-video', 1280, 720]] as const) {
+    for (const [key, width, height] of [
+      ['360p-video', 640, 360],
+      ['480p-video', 854, 480],
+      ['720p-video', 1280, 720],
+    ] as const) {
       const c = report.conversions[key];
       expect(c).toMatchObject({ content_type: 'video/mp4', width, height });
       const file = path.join(work, `${key}.mp4`);
@@ -148,7 +178,12 @@ describe('transcode service (real ffmpeg, NATS, S3)', () => {
     expect(master.match(/RESOLUTION=\d+x\d+/g)).toEqual(['RESOLUTION=640x360', 'RESOLUTION=854x480', 'RESOLUTION=1280x720']);
     expect(master).toMatch(/CODECS="avc1\.6400[0-9a-f]{2},mp4a\.40\.2"/);
     const played = await ffprobe(path.join(work, 'hls', 'master.m3u8'));
-    expect(played.streams.filter((s) => s.codec_type === 'video').map((s) => s.height).sort()).toEqual([360, 480, 720]);
+    expect(
+      played.streams
+        .filter((s) => s.codec_type === 'video')
+        .map((s) => s.height)
+        .sort(),
+    ).toEqual([360, 480, 720]);
     const variant = await readFile(path.join(work, 'hls', '360p', 'index.m3u8'), 'utf8');
     expect(variant).toContain('#EXT-X-ENDLIST');
     expect((variant.match(/^#EXTINF:([\d.]+)/gm) ?? []).map((l) => Number(l.split(':')[1])).reduce((a, b) => a + b, 0)).toBeCloseTo(seconds, 0);
@@ -158,7 +193,9 @@ describe('transcode service (real ffmpeg, NATS, S3)', () => {
     expect(board).toMatchObject({ content_type: 'image/jpeg', width: 8 * 160, height: 90 });
     const vttFile = path.join(work, 'storyboard.vtt');
     await download(h.storage, (board?.object_key ?? '').replace(/sprite\.jpg$/, 'storyboard.vtt'), vttFile);
-    const cues = [...(await readFile(vttFile, 'utf8')).matchAll(/(\d\d):(\d\d):(\d\d)\.(\d{3}) --> (\d\d):(\d\d):(\d\d)\.(\d{3})\n(sprite\.jpg#xywh=\d+,\d+,160,90)/g)];
+    const cues = [
+      ...(await readFile(vttFile, 'utf8')).matchAll(/(\d\d):(\d\d):(\d\d)\.(\d{3}) --> (\d\d):(\d\d):(\d\d)\.(\d{3})\n(sprite\.jpg#xywh=\d+,\d+,160,90)/g),
+    ];
     const at = (m: RegExpMatchArray, i: number) => Number(m[i]) * 3600 + Number(m[i + 1]) * 60 + Number(m[i + 2]) + Number(m[i + 3]) / 1000;
     expect(cues).toHaveLength(8);
     expect(at(cues[0] as RegExpMatchArray, 1)).toBe(0);
@@ -178,7 +215,7 @@ describe('transcode service (real ffmpeg, NATS, S3)', () => {
     expect(reports[reports.length - 1]).toMatchObject({ state: 'COMPLETED', progress: 100 });
   });
 
-  it('ends a file that is not a video FAILED with ffprobe\'s reason, and keeps working', async () => {
+  it("ends a file that is not a video FAILED with ffprobe's reason, and keeps working", async () => {
     const checksum = await h.putOriginal('g1', 'broken', Buffer.concat([Buffer.from('\x00\x00\x00\x18ftypmp42'), Buffer.alloc(4096, 7)]));
     await h.publishJob('g1', 'broken', { checksum, contentType: 'video/mp4' });
     const final = await h.finalReportFor('broken', 60_000);
@@ -204,7 +241,12 @@ describe('transcode service (real ffmpeg, NATS, S3)', () => {
     expect(auth.settingsCalls('g2')).toBe(0);
 
     // A job opened by the previous release (no settings): auth is asked, as before.
-    await h.publishJob('g2', 'asked', { checksum: await h.putOriginal('g2', 'asked', await makeVideo({ seconds: 1, width: 320, height: 240, audio: false })), contentType: 'video/mp4' }, { keys: [] });
+    await h.publishJob(
+      'g2',
+      'asked',
+      { checksum: await h.putOriginal('g2', 'asked', await makeVideo({ seconds: 1, width: 320, height: 240, audio: false })), contentType: 'video/mp4' },
+      { keys: [] },
+    );
     await h.reportFor('asked', 60_000);
     expect(auth.settingsCalls('g2')).toBe(1);
   });

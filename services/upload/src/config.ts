@@ -15,12 +15,20 @@ export const configSchema = z.object({
   AUTH_URL: serviceUrl(8090),
   METADATA_URL: serviceUrl(8091),
   /** Largest request body accepted (CONTRACT §4: default 5 GiB). */
-  MAX_UPLOAD_BYTES: z.coerce.number().int().positive().default(5 * 1024 * MiB),
+  MAX_UPLOAD_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(5 * 1024 * MiB),
   /**
    * Multipart part size towards S3: the minio client holds one part in memory per file being uploaded, so
    * this bounds memory per concurrent upload. 5 MiB is S3's minimum; 10,000 parts then allow ~48 GiB.
    */
-  UPLOAD_PART_SIZE: z.coerce.number().int().min(5 * MiB).default(5 * MiB),
+  UPLOAD_PART_SIZE: z.coerce
+    .number()
+    .int()
+    .min(5 * MiB)
+    .default(5 * MiB),
   /** ffprobe reads a stored video's metadata for the upload result (the same tools as transcode's). */
   FFMPEG_PATH: z.string().min(1).default('ffmpeg'),
   FFPROBE_PATH: z.string().min(1).default('ffprobe'),
@@ -28,7 +36,11 @@ export const configSchema = z.object({
    * A pending-upload entry not refreshed for this long belongs to a dead process; its object is removed unless
    * metadata has the asset. Live requests refresh their entries every third of it.
    */
-  ORPHAN_GRACE_MS: z.coerce.number().int().min(100).default(15 * 60_000),
+  ORPHAN_GRACE_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(15 * 60_000),
   /** No byte of an upload's body for this long (while we could read) abandons it with 408; 0 = never. */
   UPLOAD_IDLE_TIMEOUT_MS: z.coerce.number().int().min(0).default(30_000),
   /** Uploads at once per user or API key; 429 beyond; 0 = no cap. */
@@ -52,11 +64,23 @@ export const configSchema = z.object({
   JOB_PROGRESS_INTERVAL_MS: jobWorkerEnv.JOB_PROGRESS_INTERVAL_MS,
   JOB_START_REPORT_DELAY_MS: jobWorkerEnv.JOB_START_REPORT_DELAY_MS,
   /** Resumable uploads (tus, CONTRACT §12): an unfinished upload expires this long after its creation. */
-  TUS_EXPIRY_MS: z.coerce.number().int().min(1000).default(24 * 3600_000),
+  TUS_EXPIRY_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .default(24 * 3600_000),
   /** How often expired uploads are swept from the store (their parts, state and any leftover). */
-  TUS_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).default(10 * 60_000),
+  TUS_SWEEP_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(10 * 60_000),
   /** Parts of a resumable upload in the store (S3 multipart: at least 5 MiB). */
-  TUS_PART_SIZE: z.coerce.number().int().min(5 * MiB).default(8 * MiB),
+  TUS_PART_SIZE: z.coerce
+    .number()
+    .int()
+    .min(5 * MiB)
+    .default(8 * MiB),
   /** Origins browsers may upload from (comma-separated), or `*`: credentials travel in headers, never cookies. */
   CORS_ALLOWED_ORIGINS: z.string().default('*'),
   /** How often the orphan reaper looks for stale entries. */

@@ -44,7 +44,7 @@ async function main(): Promise<void> {
   const idempotency = await natsIdempotencyStore(nc, kvBucketOptions('IDEMPOTENCY', config, logger));
   const tusLocker = await natsTusLocker(nc, {
     ...kvBucketOptions('TUS_LOCKS', config, logger),
-    onError: (err, id) => logger.warn({ err, upload: id }, 'could not renew or release a resumable upload\'s lock'),
+    onError: (err, id) => logger.warn({ err, upload: id }, "could not renew or release a resumable upload's lock"),
   });
   const signer = createServiceSigner(config.SERVICE_KEY);
   const metadata = httpMetadataClient({ baseUrl: config.METADATA_URL, signer });
@@ -52,7 +52,9 @@ async function main(): Promise<void> {
   await waitForStreams(nc, [DAM_INTERNAL], { onWait: (missing) => logger.info({ missing }, 'waiting for streams') });
   const ingest = {
     allowHosts: parseAllowHosts(config.INGEST_ALLOW_HOSTS),
-    s3Buckets: config.INGEST_S3_BUCKETS.split(',').map((b) => b.trim()).filter(Boolean),
+    s3Buckets: config.INGEST_S3_BUCKETS.split(',')
+      .map((b) => b.trim())
+      .filter(Boolean),
     maxBytes: config.MAX_UPLOAD_BYTES,
     connectTimeoutMs: config.INGEST_CONNECT_TIMEOUT_MS,
     idleTimeoutMs: config.INGEST_IDLE_TIMEOUT_MS,
@@ -60,7 +62,13 @@ async function main(): Promise<void> {
     s3Sources: s3SourceObjects(storage),
   };
   const reaper = { journal, objects: s3OrphanObjects(storage), metadata, logger, graceMs: config.ORPHAN_GRACE_MS };
-  const authOptions: AuthenticatorOptions = { jwtSecret: config.JWT_SECRET, ...(config.JWT_PREVIOUS_SECRET ? { jwtPreviousSecret: config.JWT_PREVIOUS_SECRET } : {}), authUrl: config.AUTH_URL, signer, userStatusTtlMs: config.USER_STATUS_TTL_MS };
+  const authOptions: AuthenticatorOptions = {
+    jwtSecret: config.JWT_SECRET,
+    ...(config.JWT_PREVIOUS_SECRET ? { jwtPreviousSecret: config.JWT_PREVIOUS_SECRET } : {}),
+    authUrl: config.AUTH_URL,
+    signer,
+    userStatusTtlMs: config.USER_STATUS_TTL_MS,
+  };
   const served = await runService({
     logger,
     host: config.HOST,
@@ -70,7 +78,15 @@ async function main(): Promise<void> {
     workers: [
       ingestJobWorker(
         { storage, logger, ingest, ownBucket: storage.bucket },
-        { nc, js: jetstream(nc), pacing: reportPacingOf(config), logger, concurrency: config.INGEST_CONCURRENCY, ackWaitMs: config.INGEST_ACK_WAIT_MS, maxDeliver: config.INGEST_MAX_DELIVER },
+        {
+          nc,
+          js: jetstream(nc),
+          pacing: reportPacingOf(config),
+          logger,
+          concurrency: config.INGEST_CONCURRENCY,
+          ackWaitMs: config.INGEST_ACK_WAIT_MS,
+          maxDeliver: config.INGEST_MAX_DELIVER,
+        },
       ),
       {
         kind: 'poller',
@@ -107,7 +123,12 @@ async function main(): Promise<void> {
         authenticate: createAuthenticator(authOptions),
         authenticateUploads: createAuthenticator({ ...authOptions, uploadKeys: true }),
         tus: (uploadDeps, authenticate) => tusRoutes({ ...uploadDeps, store: tusStore, locker: tusLocker }, authenticate),
-        corsOrigins: config.CORS_ALLOWED_ORIGINS.trim() === '*' ? '*' : config.CORS_ALLOWED_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean),
+        corsOrigins:
+          config.CORS_ALLOWED_ORIGINS.trim() === '*'
+            ? '*'
+            : config.CORS_ALLOWED_ORIGINS.split(',')
+                .map((o) => o.trim())
+                .filter(Boolean),
         maxUploadBytes: config.MAX_UPLOAD_BYTES,
         idleTimeoutMs: config.UPLOAD_IDLE_TIMEOUT_MS,
         maxConcurrentPerPrincipal: config.UPLOAD_MAX_CONCURRENT_PER_PRINCIPAL,

@@ -92,10 +92,23 @@ describe('an ingest job over its group rate (security review F20)', () => {
     };
     const naks: Array<number | undefined> = [];
     const ctx = (deliveryCount: number) =>
-      ({ subject: 'x', deliveryCount, headers: undefined, msg: { nak: (ms?: number) => naks.push(ms) }, working: () => undefined, keepAlive: () => () => undefined }) as unknown as MessageContext;
+      ({
+        subject: 'x',
+        deliveryCount,
+        headers: undefined,
+        msg: { nak: (ms?: number) => naks.push(ms) },
+        working: () => undefined,
+        keepAlive: () => () => undefined,
+      }) as unknown as MessageContext;
     const jobs = ingestJobs(deps, 3);
     const run = (c: JobCommand, delivery: number) =>
-      jobs.run({ command: c, ctx: ctx(delivery), progress: () => undefined, step: () => undefined, log: { job_id: c.job_id, asset_id: c.asset_id, group_id: c.group_id, attempt: 0, delivery } });
+      jobs.run({
+        command: c,
+        ctx: ctx(delivery),
+        progress: () => undefined,
+        step: () => undefined,
+        log: { job_id: c.job_id, asset_id: c.asset_id, group_id: c.group_id, attempt: 0, delivery },
+      });
     return { run, naks };
   }
 

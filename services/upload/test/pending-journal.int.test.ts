@@ -34,31 +34,35 @@ const upload = (i: number): PendingUpload => ({
 const messagesInBucket = async (): Promise<number> => (await (await jetstreamManager(admin)).streams.info(`KV_${PENDING_BUCKET}`)).state.messages;
 
 describe('the pending-upload journal', () => {
-  it('lists tens of thousands of entries as the upload identity, and finished uploads leave nothing in the bucket', async () => {
-    // Enough entries that the listing (a push consumer) needs flow control: without the permission to answer it,
-    // the listing stopped after the server's first window and the orphan reaper waited on it for good.
-    const count = 18000;
-    const handles = [];
-    for (let i = 0; i < count; i += 200) {
-      handles.push(...(await Promise.all(Array.from({ length: Math.min(200, count - i) }, (_, j) => journal.open(`asset-${i + j}`, upload(i + j))))));
-    }
-    expect(await messagesInBucket()).toBe(count);
-    const listed = await journal.stale(-60_000);
-    expect(listed).toHaveLength(count);
-    expect(new Set(listed.map((e) => e.id)).size).toBe(count);
-    expect(listed.find((e) => e.id === 'asset-17')?.upload.object_key).toBe('1/asset-17/original');
+  it(
+    'lists tens of thousands of entries as the upload identity, and finished uploads leave nothing in the bucket',
+    async () => {
+      // Enough entries that the listing (a push consumer) needs flow control: without the permission to answer it,
+      // the listing stopped after the server's first window and the orphan reaper waited on it for good.
+      const count = 18000;
+      const handles = [];
+      for (let i = 0; i < count; i += 200) {
+        handles.push(...(await Promise.all(Array.from({ length: Math.min(200, count - i) }, (_, j) => journal.open(`asset-${i + j}`, upload(i + j))))));
+      }
+      expect(await messagesInBucket()).toBe(count);
+      const listed = await journal.stale(-60_000);
+      expect(listed).toHaveLength(count);
+      expect(new Set(listed.map((e) => e.id)).size).toBe(count);
+      expect(listed.find((e) => e.id === 'asset-17')?.upload.object_key).toBe('1/asset-17/original');
 
-    // The requests finish: each entry goes, marker and all.
-    for (let i = 0; i < count - 1; i += 500) await Promise.all(handles.slice(i, Math.min(i + 500, count - 1)).map((h) => h.close()));
-    expect(await messagesInBucket()).toBe(1);
-    const left = await journal.stale(-60_000);
-    expect(left.map((e) => e.id)).toEqual([`asset-${count - 1}`]);
+      // The requests finish: each entry goes, marker and all.
+      for (let i = 0; i < count - 1; i += 500) await Promise.all(handles.slice(i, Math.min(i + 500, count - 1)).map((h) => h.close()));
+      expect(await messagesInBucket()).toBe(1);
+      const left = await journal.stale(-60_000);
+      expect(left.map((e) => e.id)).toEqual([`asset-${count - 1}`]);
 
-    // The reaper's removal checks the revision, then leaves no marker either.
-    expect(await journal.remove(left[0]!.id, left[0]!.revision + 1000)).toBe(false);
-    expect(await journal.remove(left[0]!.id, left[0]!.revision)).toBe(true);
-    expect(await messagesInBucket()).toBe(0);
-    expect(await journal.stale(-60_000)).toEqual([]);
-    handles[count - 1]!.abandon();
-  }, scaled(120_000));
+      // The reaper's removal checks the revision, then leaves no marker either.
+      expect(await journal.remove(left[0]!.id, left[0]!.revision + 1000)).toBe(false);
+      expect(await journal.remove(left[0]!.id, left[0]!.revision)).toBe(true);
+      expect(await messagesInBucket()).toBe(0);
+      expect(await journal.stale(-60_000)).toEqual([]);
+      handles[count - 1]!.abandon();
+    },
+    scaled(120_000),
+  );
 });

@@ -90,7 +90,15 @@ describe('POST {upload}/api/v1/assets/{asset_id}/content/original/replace', () =
       provider: 'local',
     });
     // An image needs its conversions again: NOT_READY until they are made (no conversion service runs here).
-    expect(await data(c, id)).toMatchObject({ id, status: 'NOT_READY', checksum: md5(png), size: png.length, content_type: 'image/png', name: 'b.png', data: { replaced: true } });
+    expect(await data(c, id)).toMatchObject({
+      id,
+      status: 'NOT_READY',
+      checksum: md5(png),
+      size: png.length,
+      content_type: 'image/png',
+      name: 'b.png',
+      data: { replaced: true },
+    });
     await waitFor(async () => (await keysUnder(`originals/${c.gid}/`)).length === 1, { description: 'old original removed' });
     const [only] = await keysUnder(`originals/${c.gid}/`);
     expect(only).toMatch(new RegExp(`^originals/${c.gid}/${id}-[0-9a-f]{16}$`));
@@ -105,7 +113,7 @@ describe('POST {upload}/api/v1/assets/{asset_id}/content/original/replace', () =
     expect(Buffer.from(await download.arrayBuffer())).toEqual(png);
   });
 
-  it('answers 404 for an unknown id, another group\'s asset or a malformed id, and 403 for a USER replacing another\'s asset, storing nothing', async () => {
+  it("answers 404 for an unknown id, another group's asset or a malformed id, and 403 for a USER replacing another's asset, storing nothing", async () => {
     const owner = caller();
     const id = await upload(owner, Buffer.from('mine'), 'm.txt');
     const before = await keysUnder('originals/');

@@ -38,7 +38,12 @@ describe('the tus locker shared by upload replicas (JetStream KV TUS_LOCKS)', ()
     expect(await settledWithin(waiting, 500)).toBe(false);
     // Another upload is not held up.
     const other = b.newLock('tus/4567');
-    expect(await settlesWithin(other.lock(never, () => undefined), 1_000)).toBe(true);
+    expect(
+      await settlesWithin(
+        other.lock(never, () => undefined),
+        1_000,
+      ),
+    ).toBe(true);
     await first.unlock();
     expect(await settlesWithin(waiting, 2_000)).toBe(true);
     await second.unlock();
@@ -54,7 +59,12 @@ describe('the tus locker shared by upload replicas (JetStream KV TUS_LOCKS)', ()
       void first.unlock();
     });
     const second = locker.newLock('tus/aaaa');
-    expect(await settlesWithin(second.lock(never, () => undefined), 2_000)).toBe(true);
+    expect(
+      await settlesWithin(
+        second.lock(never, () => undefined),
+        2_000,
+      ),
+    ).toBe(true);
     expect(asked).toBe(1);
     await second.unlock();
   });

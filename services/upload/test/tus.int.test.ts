@@ -71,7 +71,11 @@ async function assetData(gid: number, id: string): Promise<any> {
 }
 
 /** Creates an upload of `length` bytes; answers its URL. */
-async function create(headers: Record<string, string>, length: number, metadata = `filename ${b64('f.bin')},filetype ${b64('application/octet-stream')}`): Promise<string> {
+async function create(
+  headers: Record<string, string>,
+  length: number,
+  metadata = `filename ${b64('f.bin')},filetype ${b64('application/octet-stream')}`,
+): Promise<string> {
   const res = await fetch(endpoint, { method: 'POST', headers: { ...headers, 'upload-length': String(length), 'upload-metadata': metadata } });
   expect(res.status).toBe(201);
   return res.headers.get('location') as string;
@@ -81,10 +85,15 @@ const patch = (url: string, headers: Record<string, string>, offset: number, bod
 
 describe('tus 1.0.0 at {upload}/api/v1/uploads/tus (CONTRACT §12)', () => {
   it('announces the version, extensions, checksum algorithms and size cap, without credentials, and allows browsers in', async () => {
-    const res = await fetch(endpoint, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'PATCH', 'access-control-request-headers': 'x-upload-key,upload-checksum' } });
+    const res = await fetch(endpoint, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'PATCH', 'access-control-request-headers': 'x-upload-key,upload-checksum' },
+    });
     expect(res.status).toBe(204);
     expect(res.headers.get('tus-version')).toBe('1.0.0');
-    expect(res.headers.get('tus-extension')?.split(',')).toEqual(expect.arrayContaining(['creation', 'creation-with-upload', 'termination', 'expiration', 'checksum']));
+    expect(res.headers.get('tus-extension')?.split(',')).toEqual(
+      expect.arrayContaining(['creation', 'creation-with-upload', 'termination', 'expiration', 'checksum']),
+    );
     expect(res.headers.get('tus-checksum-algorithm')).toBe('md5,sha1');
     expect(res.headers.get('tus-max-size')).toBe(String(64 * MiB));
     expect(res.headers.get('access-control-allow-origin')).toBeTruthy();
@@ -128,7 +137,12 @@ describe('tus 1.0.0 at {upload}/api/v1/uploads/tus (CONTRACT §12)', () => {
     const png = makePng(9, 4);
     const res = await fetch(endpoint, {
       method: 'POST',
-      headers: { ...headers, 'upload-length': String(png.length), 'upload-metadata': `filename ${b64('tiny.png')}`, 'content-type': 'application/offset+octet-stream' },
+      headers: {
+        ...headers,
+        'upload-length': String(png.length),
+        'upload-metadata': `filename ${b64('tiny.png')}`,
+        'content-type': 'application/offset+octet-stream',
+      },
       body: png,
     });
     expect(res.status).toBe(201);
@@ -189,7 +203,11 @@ describe('tus 1.0.0 at {upload}/api/v1/uploads/tus (CONTRACT §12)', () => {
     expect(again.headers.get('location')).toBe(first.headers.get('location'));
     const other = await fetch(endpoint, { method: 'POST', headers: { ...keyed, 'upload-length': '11' } });
     expect(other.status).toBe(201); // headers are not the fingerprint: the same method, path and (empty) body
-    const bodyDiffers = await fetch(endpoint, { method: 'POST', headers: { ...keyed, 'content-type': 'application/offset+octet-stream' }, body: Buffer.from('0123456789') });
+    const bodyDiffers = await fetch(endpoint, {
+      method: 'POST',
+      headers: { ...keyed, 'content-type': 'application/offset+octet-stream' },
+      body: Buffer.from('0123456789'),
+    });
     expect(bodyDiffers.status).toBe(422);
   });
 
@@ -205,7 +223,7 @@ describe('tus 1.0.0 at {upload}/api/v1/uploads/tus (CONTRACT §12)', () => {
     expect(await incompleteUploads(fx.bucket, `tus/${id}`)).toEqual([]);
   });
 
-  it('shows an upload only to the user who created it, and answers errors with the contract\'s body', async () => {
+  it("shows an upload only to the user who created it, and answers errors with the contract's body", async () => {
     const owner = newCaller();
     const url = await create(owner.headers, 100);
     const other = newCaller();
@@ -223,7 +241,10 @@ describe('tus 1.0.0 at {upload}/api/v1/uploads/tus (CONTRACT §12)', () => {
     expect(((await noVersion.json()) as any).error.code).toBe('TUS_RESUMABLE_REQUIRED');
     const large = await fetch(endpoint, { method: 'POST', headers: { ...owner.headers, 'upload-length': String(65 * MiB) } });
     expect(large.status).toBe(413);
-    const badMeta = await fetch(endpoint, { method: 'POST', headers: { ...owner.headers, 'upload-length': '5', 'upload-metadata': `filename ${b64('x')},custom_metadata ${b64('{nope')}` } });
+    const badMeta = await fetch(endpoint, {
+      method: 'POST',
+      headers: { ...owner.headers, 'upload-length': '5', 'upload-metadata': `filename ${b64('x')},custom_metadata ${b64('{nope')}` },
+    });
     expect(badMeta.status).toBe(400);
     expect(((await badMeta.json()) as any).error.code).toBe('INVALID_CUSTOM_METADATA');
     expect((await fetch(url, { headers: owner.headers })).status).toBe(404);
@@ -238,7 +259,11 @@ describe('tus 1.0.0 at {upload}/api/v1/uploads/tus (CONTRACT §12)', () => {
     expect(viaKey.status).toBe(200);
     const id = ((await viaKey.json()) as any).files[0].id;
     expect((await assetData(gid, id)).body).toMatchObject({ id, creator_id: 5 });
-    const replace = await fetch(`${upload.url}/api/v1/assets/${id}/content/original/replace`, { method: 'POST', headers: { 'x-upload-key': UPLOAD_KEY }, body: form });
+    const replace = await fetch(`${upload.url}/api/v1/assets/${id}/content/original/replace`, {
+      method: 'POST',
+      headers: { 'x-upload-key': UPLOAD_KEY },
+      body: form,
+    });
     expect(replace.status).toBe(401);
     expect(((await replace.json()) as any).error.code).toBe('UPLOAD_KEY_NOT_ACCEPTED');
     const ingest = await fetch(`${upload.url}/api/v1/assets/new/content/original/external`, {
@@ -261,7 +286,10 @@ describe('tus expiration', () => {
     // 1.5 s was thin for a loaded machine, so it is stretched with it.
     const short = await startUpload({ ...s3Env(bucket), TUS_EXPIRY_MS: String(scaled(3000)), TUS_SWEEP_INTERVAL_MS: '300' });
     const { headers } = newCaller();
-    const res = await fetch(`${short.url}/api/v1/uploads/tus`, { method: 'POST', headers: { ...headers, 'upload-length': String(8 * MiB), 'upload-metadata': `filename ${b64('e.bin')}` } });
+    const res = await fetch(`${short.url}/api/v1/uploads/tus`, {
+      method: 'POST',
+      headers: { ...headers, 'upload-length': String(8 * MiB), 'upload-metadata': `filename ${b64('e.bin')}` },
+    });
     expect(res.status).toBe(201);
     expect(res.headers.get('upload-expires')).toBeTruthy();
     const url = res.headers.get('location') as string;
@@ -300,7 +328,14 @@ describe('tus bodies within the upload limits (security review F6)', () => {
    * Sends the head of a request and `first` body bytes of the `declared` ones (chunked when undefined), then nothing
    * more; resolves once the server answered and closed the connection, or after `patienceMs` (then still open).
    */
-  function stalled(target: string, method: string, headers: Record<string, string>, declared: number | undefined, first: Buffer, patienceMs: number): Promise<Stalled> {
+  function stalled(
+    target: string,
+    method: string,
+    headers: Record<string, string>,
+    declared: number | undefined,
+    first: Buffer,
+    patienceMs: number,
+  ): Promise<Stalled> {
     const started = Date.now();
     return new Promise((resolve) => {
       const req = httpRequest(target, {
@@ -334,10 +369,20 @@ describe('tus bodies within the upload limits (security review F6)', () => {
     });
   }
   const stalledPatch = async (url: string, headers: Record<string, string>, extra: Record<string, string> = {}, declared: number | undefined = 10 * MiB) =>
-    stalled(url, 'PATCH', { ...headers, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream', ...extra }, declared, Buffer.alloc(64 * 1024, 1), IDLE_MS + scaled(10_000));
+    stalled(
+      url,
+      'PATCH',
+      { ...headers, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream', ...extra },
+      declared,
+      Buffer.alloc(64 * 1024, 1),
+      IDLE_MS + scaled(10_000),
+    );
   const onTus = (url: string) => url.replace(endpoint, tusUrl);
   const createHere = async (headers: Record<string, string>, length: number) => {
-    const res = await fetch(tusUrl, { method: 'POST', headers: { ...headers, 'upload-length': String(length), 'upload-metadata': `filename ${b64('f.bin')}` } });
+    const res = await fetch(tusUrl, {
+      method: 'POST',
+      headers: { ...headers, 'upload-length': String(length), 'upload-metadata': `filename ${b64('f.bin')}` },
+    });
     expect(res.status).toBe(201);
     return onTus(res.headers.get('location') as string);
   };
@@ -367,7 +412,13 @@ describe('tus bodies within the upload limits (security review F6)', () => {
 
   it('abandons a stalled repeat under a kept Idempotency-Key after the idle timeout with 408 (it stayed open before)', async () => {
     const { headers } = newCaller();
-    const keyed = { ...headers, 'idempotency-key': 'stalled-repeat', 'upload-length': '10', 'upload-metadata': `filename ${b64('a.bin')}`, 'content-type': 'application/offset+octet-stream' };
+    const keyed = {
+      ...headers,
+      'idempotency-key': 'stalled-repeat',
+      'upload-length': '10',
+      'upload-metadata': `filename ${b64('a.bin')}`,
+      'content-type': 'application/offset+octet-stream',
+    };
     const first = await fetch(tusUrl, { method: 'POST', headers: keyed, body: Buffer.from('0123456789') });
     expect(first.status).toBe(201);
     const answer = await stalled(tusUrl, 'POST', keyed, 10 * MiB, Buffer.alloc(64 * 1024, 1), IDLE_MS + scaled(10_000));
@@ -397,7 +448,14 @@ describe('tus bodies within the upload limits (security review F6)', () => {
   it('closes a connection silent for four times the idle timeout, whatever it was reading (a stalled JSON body)', async () => {
     const { headers } = newCaller();
     const json = { ...headers, 'content-type': 'application/json' };
-    const answer = await stalled(`${limited.url}/api/v1/assets/new/content/original/external`, 'POST', json, 1000, Buffer.from('{"name":"a'), 4 * IDLE_MS + scaled(15_000));
+    const answer = await stalled(
+      `${limited.url}/api/v1/assets/new/content/original/external`,
+      'POST',
+      json,
+      1000,
+      Buffer.from('{"name":"a'),
+      4 * IDLE_MS + scaled(15_000),
+    );
     // Before: requestTimeout 0 and no socket timeout kept it open for ever.
     expect(answer.closedAfterMs).toBeDefined();
     expect(answer.closedAfterMs).toBeGreaterThanOrEqual(4 * IDLE_MS);
@@ -419,7 +477,15 @@ describe('tus bodies within the upload limits (security review F6)', () => {
     expect(((await third.json()) as any).error.code).toBe('RATE_LIMITED');
     const other = newCaller().headers;
     const otherUrl = await createHere(other, 5);
-    expect((await fetch(otherUrl, { method: 'PATCH', headers: { ...other, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' }, body: Buffer.from('hello') })).status).toBe(204);
+    expect(
+      (
+        await fetch(otherUrl, {
+          method: 'PATCH',
+          headers: { ...other, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' },
+          body: Buffer.from('hello'),
+        })
+      ).status,
+    ).toBe(204);
     expect((await first).status).toBe(408);
     expect((await second).status).toBe(408);
   });

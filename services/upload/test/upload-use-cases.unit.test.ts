@@ -85,7 +85,9 @@ function depsWith(metadata: MetadataClient, storage: Storage, journal: PendingJo
 /** A multipart request as receiveMultipart reads one. */
 function multipart(files: Array<{ name: string; body: string }>): IncomingMessage {
   const boundary = 'unit-boundary';
-  const parts = files.map((f) => `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${f.name}"\r\nContent-Type: text/plain\r\n\r\n${f.body}\r\n`);
+  const parts = files.map(
+    (f) => `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${f.name}"\r\nContent-Type: text/plain\r\n\r\n${f.body}\r\n`,
+  );
   const req = Readable.from([Buffer.from(`${parts.join('')}--${boundary}--\r\n`)]) as unknown as IncomingMessage;
   req.headers = { 'content-type': `multipart/form-data; boundary=${boundary}` };
   // As a socket's request: complete once every byte was read (before its 'close').
@@ -98,7 +100,14 @@ describe('a registration whose answer was lost (RegistrationUnknown)', () => {
     const { storage, objects } = memoryStorage();
     const { journal, entries } = memoryJournal();
     const metadata = metadataThat(lost);
-    const error = await uploadAssets(depsWith(metadata, storage, journal), principal, multipart([{ name: 'a.txt', body: 'aaa' }, { name: 'b.txt', body: 'bbb' }])).catch((e: unknown) => e);
+    const error = await uploadAssets(
+      depsWith(metadata, storage, journal),
+      principal,
+      multipart([
+        { name: 'a.txt', body: 'aaa' },
+        { name: 'b.txt', body: 'bbb' },
+      ]),
+    ).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RegistrationUnknown);
     expect(metadata.registered).toHaveLength(2);
     expect(objects.size).toBe(2);
@@ -109,24 +118,31 @@ describe('a registration whose answer was lost (RegistrationUnknown)', () => {
   it('Upload Asset removes its objects and forgets their entries when metadata answered a refusal', async () => {
     const { storage, objects } = memoryStorage();
     const { journal, entries } = memoryJournal();
-    await expect(uploadAssets(depsWith(metadataThat(refused), storage, journal), principal, multipart([{ name: 'a.txt', body: 'aaa' }]))).rejects.toMatchObject({
-      code: 'METADATA_UNAVAILABLE',
-    });
+    await expect(uploadAssets(depsWith(metadataThat(refused), storage, journal), principal, multipart([{ name: 'a.txt', body: 'aaa' }]))).rejects.toMatchObject(
+      {
+        code: 'METADATA_UNAVAILABLE',
+      },
+    );
     expect(objects.size).toBe(0);
     expect(entries.size).toBe(0);
   });
 
   it('Replace keeps the new object and its entry; a refusal removes them', async () => {
-    for (const [register, kept] of [[lost, true], [refused, false]] as const) {
+    for (const [register, kept] of [
+      [lost, true],
+      [refused, false],
+    ] as const) {
       const { storage, objects } = memoryStorage();
       const { journal, entries } = memoryJournal();
-      await expect(replaceAsset(depsWith(metadataThat(register), storage, journal), principal, ASSET, multipart([{ name: 'n.txt', body: 'new' }]))).rejects.toBeDefined();
+      await expect(
+        replaceAsset(depsWith(metadataThat(register), storage, journal), principal, ASSET, multipart([{ name: 'n.txt', body: 'new' }])),
+      ).rejects.toBeDefined();
       expect(objects.size).toBe(kept ? 1 : 0);
       expect([...entries.values()].map((e) => e.state)).toEqual(kept ? ['abandoned'] : []);
     }
   });
 
-  it('the end of a resumable upload keeps the asset\'s object and entry too; a registered one forgets its entry', async () => {
+  it("the end of a resumable upload keeps the asset's object and entry too; a registered one forgets its entry", async () => {
     const { storage, objects } = memoryStorage({ 'tus/u1': 'resumable bytes' });
     const { journal, entries } = memoryJournal();
     const upload = { key: 'tus/u1', name: 'r.txt', customMetadata: undefined };
@@ -143,7 +159,14 @@ describe('a registration whose answer was lost (RegistrationUnknown)', () => {
 });
 
 describe('reapOrphans', () => {
-  const upload = (key: string, group = 7): PendingUpload => ({ object_key: key, group_id: group, user_id: 5, role_id: 1, role_name: 'ADMIN', started_at: '2026-01-01T00:00:00Z' });
+  const upload = (key: string, group = 7): PendingUpload => ({
+    object_key: key,
+    group_id: group,
+    user_id: 5,
+    role_id: 1,
+    role_name: 'ADMIN',
+    started_at: '2026-01-01T00:00:00Z',
+  });
   const stale = (id: string, key: string, group = 7): StalePending => ({ id, upload: upload(key, group), revision: 1 });
 
   function world(entries: StalePending[], metadata: Partial<Pick<MetadataClient, 'existingAssets' | 'liveKeys'>>) {
@@ -173,7 +196,12 @@ describe('reapOrphans', () => {
     const known = 'K'.repeat(32);
     const orphan = 'O'.repeat(32);
     const w = world(
-      [stale(known, `originals/7/${known}`), stale(orphan, `originals/7/${orphan}`), stale(`${known}-aa`, `originals/7/${known}-aa`), stale(`${known}-bb`, `originals/7/${known}-bb`)],
+      [
+        stale(known, `originals/7/${known}`),
+        stale(orphan, `originals/7/${orphan}`),
+        stale(`${known}-aa`, `originals/7/${known}-aa`),
+        stale(`${known}-bb`, `originals/7/${known}-bb`),
+      ],
       { existingAssets: async (_p, ids) => ids.filter((id) => id === known), liveKeys: async (_p, _ids, keys) => keys.filter((k) => k.endsWith('-aa')) },
     );
     expect(await w.run()).toBe(2);
@@ -182,7 +210,7 @@ describe('reapOrphans', () => {
     expect(w.removedEntries.sort()).toEqual([known, `${known}-aa`, `${known}-bb`, orphan].sort());
   });
 
-  it('asks metadata about a replacement by its asset id, and one group\'s failure leaves the others reaped', async () => {
+  it("asks metadata about a replacement by its asset id, and one group's failure leaves the others reaped", async () => {
     const asked: string[][] = [];
     const a = 'A'.repeat(32);
     const b = 'B'.repeat(32);
@@ -209,7 +237,7 @@ describe('downloadOriginal from another bucket', () => {
   });
   const target = (source: string) => ({ groupId: '7', assetId: ASSET, source });
 
-  it('reads the source through the port and stores it as the asset\'s original', async () => {
+  it("reads the source through the port and stores it as the asset's original", async () => {
     const { storage, objects } = memoryStorage();
     const sources = { size: async () => 5, read: async () => Readable.from([Buffer.from('hello')]) };
     const stored = await downloadOriginal(storage, cfg(sources), 'assets', target('s3://inbox/in/a.txt'), () => undefined);
@@ -221,7 +249,9 @@ describe('downloadOriginal from another bucket', () => {
     const { storage } = memoryStorage();
     const missing = { size: () => Promise.reject(new ObjectNotFoundError('inbox/x')), read: async () => Readable.from([]) };
     const large = { size: async () => 11, read: async () => Readable.from([]) };
-    await expect(downloadOriginal(storage, cfg(missing), 'assets', target('s3://inbox/x'), () => undefined)).rejects.toThrow(new IngestFailure('s3://inbox/x does not exist'));
+    await expect(downloadOriginal(storage, cfg(missing), 'assets', target('s3://inbox/x'), () => undefined)).rejects.toThrow(
+      new IngestFailure('s3://inbox/x does not exist'),
+    );
     await expect(downloadOriginal(storage, cfg(large), 'assets', target('s3://inbox/x'), () => undefined)).rejects.toThrow(/11 bytes, larger than 10/);
     await expect(downloadOriginal(storage, cfg(), 'assets', target('s3://inbox/x'), () => undefined)).rejects.toBeInstanceOf(IngestFailure);
   });

@@ -287,31 +287,35 @@ describe('POST /api/v1/assets/new/content/original/upload', () => {
     }
   });
 
-  it('streams a large file with flat memory and the right checksum', async () => {
-    const big = await startUpload(1024 * 1024 * 1024);
-    try {
-      const { gid, auth } = newCaller();
-      const total = 96 * 1024 * 1024;
-      const streamed = streamedBody(total);
-      const nodeBody = Readable.fromWeb(streamed.body as import('node:stream/web').ReadableStream);
-      // The same bytes the body sends for the big part: 64 KiB chunks of 7.
-      const expected = createHash('md5');
-      for (let n = 0; n < total; n += 64 * 1024) expected.update(Buffer.alloc(64 * 1024, 7));
-      const base = memory();
-      const sampler = memoryPeak();
-      // node:http rather than fetch: it writes with back-pressure, so the client holds no more than a socket buffer.
-      const res = await httpPost(big.url, { ...auth, 'content-type': streamed.contentType }, nodeBody);
-      const peak = sampler.stop();
-      expect(res.status).toBe(200);
-      const { files } = JSON.parse(res.body) as any;
-      expect(files[1]).toMatchObject({ name: 'big.bin', size: total, checksum: expected.digest('hex') });
-      expect((await testMinioClient().statObject(bucket, `originals/${gid}/${files[1].id}`)).size).toBe(total);
-      // Live heap plus Buffers after a full GC: a whole-file buffer would add ~96 MiB, streaming a few parts.
-      expect(peak - base).toBeLessThan(64 * 1024 * 1024);
-    } finally {
-      await stopServer(big.server);
-    }
-  }, scaled(120_000));
+  it(
+    'streams a large file with flat memory and the right checksum',
+    async () => {
+      const big = await startUpload(1024 * 1024 * 1024);
+      try {
+        const { gid, auth } = newCaller();
+        const total = 96 * 1024 * 1024;
+        const streamed = streamedBody(total);
+        const nodeBody = Readable.fromWeb(streamed.body as import('node:stream/web').ReadableStream);
+        // The same bytes the body sends for the big part: 64 KiB chunks of 7.
+        const expected = createHash('md5');
+        for (let n = 0; n < total; n += 64 * 1024) expected.update(Buffer.alloc(64 * 1024, 7));
+        const base = memory();
+        const sampler = memoryPeak();
+        // node:http rather than fetch: it writes with back-pressure, so the client holds no more than a socket buffer.
+        const res = await httpPost(big.url, { ...auth, 'content-type': streamed.contentType }, nodeBody);
+        const peak = sampler.stop();
+        expect(res.status).toBe(200);
+        const { files } = JSON.parse(res.body) as any;
+        expect(files[1]).toMatchObject({ name: 'big.bin', size: total, checksum: expected.digest('hex') });
+        expect((await testMinioClient().statObject(bucket, `originals/${gid}/${files[1].id}`)).size).toBe(total);
+        // Live heap plus Buffers after a full GC: a whole-file buffer would add ~96 MiB, streaming a few parts.
+        expect(peak - base).toBeLessThan(64 * 1024 * 1024);
+      } finally {
+        await stopServer(big.server);
+      }
+    },
+    scaled(120_000),
+  );
 
   it('removes every stored object when the client aborts mid-upload', async () => {
     const big = await startUpload(64 * 1024 * 1024);
@@ -571,9 +575,7 @@ describe('upload limits', () => {
     }
     // RFC 5987 `filename*`: busboy decodes %00 itself, so the NUL reaches the receiver's own check.
     const boundary = 'nul-boundary';
-    const raw = Buffer.from(
-      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename*=utf-8''a%00.txt\r\n\r\nxyz\r\n--${boundary}--\r\n`,
-    );
+    const raw = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename*=utf-8''a%00.txt\r\n\r\nxyz\r\n--${boundary}--\r\n`);
     const encoded = await fetch(url, { method: 'POST', headers: { ...auth, 'content-type': `multipart/form-data; boundary=${boundary}` }, body: raw });
     expect(encoded.status).toBe(400);
     expect(((await encoded.json()) as any).error).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'file.filename' }] });
@@ -602,7 +604,9 @@ describe('upload as a process (main.ts)', () => {
       const { files } = (await res.json()) as any;
       expect(files[0]).toMatchObject({ content_type: 'image/png', metadata: { width: 2, height: 3 } });
       expect(await objectsUnder(`originals/${gid}/`)).toEqual([`originals/${gid}/${files[0].id}`]);
-      expect((await fetch(`${upload.url}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: auth, body: new FormData() })).status).toBe(400);
+      expect((await fetch(`${upload.url}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: auth, body: new FormData() })).status).toBe(
+        400,
+      );
 
       const metrics = await (await fetch(`${upload.url}/metrics`)).text();
       const svc = { service: 'upload' };

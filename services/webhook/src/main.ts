@@ -2,7 +2,16 @@ import { telemetry } from './instrument'; // must stay the first import
 import { jetstreamManager } from '@nats-io/jetstream';
 import { bucketReplayStore, createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
 import { createPool, ping } from '@dam/db';
-import { ASSET_EVENTS, connectNats, DAM_INTERNAL, natsReachable, kvBucketOptions, openServiceTokenBucket, waitForStreams, followSettingsChanges } from '@dam/events';
+import {
+  ASSET_EVENTS,
+  connectNats,
+  DAM_INTERNAL,
+  natsReachable,
+  kvBucketOptions,
+  openServiceTokenBucket,
+  waitForStreams,
+  followSettingsChanges,
+} from '@dam/events';
 import { jobRuntime } from '@dam/jobs';
 import { guardedPost, parseAllowHosts, runMain, runService, startPoller } from '@dam/http';
 import { groupSettingsClient } from '@dam/internal-api';
@@ -37,7 +46,8 @@ async function main(): Promise<void> {
   const dispatcher = dispatchWorker({
     deliveries: repo,
     settings,
-    send: (url, headers, body) => guardedPost(url, { headers, body: Buffer.from(body), timeoutMs: config.WEBHOOK_TIMEOUT_MS, allowHosts, userAgent: 'dam-webhooks/1' }),
+    send: (url, headers, body) =>
+      guardedPost(url, { headers, body: Buffer.from(body), timeoutMs: config.WEBHOOK_TIMEOUT_MS, allowHosts, userAgent: 'dam-webhooks/1' }),
     retryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     concurrency: config.WEBHOOK_CONCURRENCY,
@@ -65,7 +75,8 @@ async function main(): Promise<void> {
       {
         kind: 'poller',
         name: 'event-log-pruning',
-        start: () => startPoller({ name: 'event-log-pruning', intervalMs: 3_600_000, logger, run: () => repo.pruneEvents(config.EVENT_LOG_DAYS), runAtStart: false }),
+        start: () =>
+          startPoller({ name: 'event-log-pruning', intervalMs: 3_600_000, logger, run: () => repo.pruneEvents(config.EVENT_LOG_DAYS), runAtStart: false }),
       },
     ],
     resources: [
@@ -73,7 +84,18 @@ async function main(): Promise<void> {
       { name: 'nats', close: () => nc.drain() },
       { name: 'postgres', close: () => pool.end() },
     ],
-    app: (readiness) => buildWebhookApp({ logger, readiness, verifier: createServiceVerifier({ service: 'webhook', trusted: config.SERVICE_TRUSTED_KEYS, replay, onReplayStoreError: (err) => logger.warn({ err }, "service-token replay store unavailable: this replica's own memory only") }), repo }),
+    app: (readiness) =>
+      buildWebhookApp({
+        logger,
+        readiness,
+        verifier: createServiceVerifier({
+          service: 'webhook',
+          trusted: config.SERVICE_TRUSTED_KEYS,
+          replay,
+          onReplayStoreError: (err) => logger.warn({ err }, "service-token replay store unavailable: this replica's own memory only"),
+        }),
+        repo,
+      }),
   });
 }
 

@@ -30,9 +30,17 @@ const event = (assetId: string, seq: number): LoggedEvent => {
   n += 1;
   return { id: `evt-${n}`, groupId: 1, assetId, type: 'file-saved', time: new Date().toISOString(), seq, creatorId: 7, body: `{"n":${n}}` };
 };
-const limits = (limit = 50, perUrl = 50) => ({ limit, perUrl, perGroup: 1000, runningByUrl: new Map<string, number>(), runningByGroup: new Map<number, number>(), leaseMs: 60_000 });
+const limits = (limit = 50, perUrl = 50) => ({
+  limit,
+  perUrl,
+  perGroup: 1000,
+  runningByUrl: new Map<string, number>(),
+  runningByGroup: new Map<number, number>(),
+  leaseMs: 60_000,
+});
 const claim = (limit = 50, perUrl = 50): Promise<DueDelivery[]> => repo.claimDue(limits(limit, perUrl));
-const seqOf = async (d: DueDelivery): Promise<number> => Number((await pool.query<{ seq: string }>('SELECT seq FROM deliveries WHERE id = $1', [d.id])).rows[0]?.seq);
+const seqOf = async (d: DueDelivery): Promise<number> =>
+  Number((await pool.query<{ seq: string }>('SELECT seq FROM deliveries WHERE id = $1', [d.id])).rows[0]?.seq);
 const delivered = (d: DueDelivery) => repo.finishAttempt(d, { delivered: true, status: 200, durationMs: 1 });
 
 /** Pending deliveries marked head that are not their chain's lowest seq, and chain heads left unmarked. */
@@ -45,7 +53,7 @@ async function headProblems(): Promise<{ unmarked: number; wrong: number }> {
 }
 
 describe('the head of each asset and URL (webhook dispatcher)', () => {
-  it('sends an asset\'s events to a URL in seq order, also when the later one was recorded first', async () => {
+  it("sends an asset's events to a URL in seq order, also when the later one was recorded first", async () => {
     await repo.recordEvent(event('a', 5), ['http://r/1']);
     expect((await claim()).length).toBe(1);
     await pool.query('UPDATE deliveries SET lease_until = NULL');
@@ -81,7 +89,14 @@ describe('the head of each asset and URL (webhook dispatcher)', () => {
     await delivered((await claim())[0] as DueDelivery);
     await delivered((await claim())[0] as DueDelivery);
     await repo.recordEvent(event('c', 3), ['http://r/1']);
-    const reissued = await repo.reissue({ groupId: 1, userId: 7, from: new Date(Date.now() - 60_000).toISOString(), to: new Date(Date.now() + 60_000).toISOString(), jobId: 9, urls: ['http://r/1'] });
+    const reissued = await repo.reissue({
+      groupId: 1,
+      userId: 7,
+      from: new Date(Date.now() - 60_000).toISOString(),
+      to: new Date(Date.now() + 60_000).toISOString(),
+      jobId: 9,
+      urls: ['http://r/1'],
+    });
     expect(reissued).toBe(3);
     const order: number[] = [];
     for (let i = 0; i < 5; i++) {
@@ -94,45 +109,49 @@ describe('the head of each asset and URL (webhook dispatcher)', () => {
     expect(await headProblems()).toEqual({ unmarked: 0, wrong: 0 });
   });
 
-  it('never leaves a chain without its head when events are recorded and deliveries end at once', async () => {
-    const urls = ['http://r/1', 'http://r/2'];
-    const assets = ['p', 'q', 'r'];
-    const sent: Array<{ key: string; seq: number }> = [];
-    // Seqs 1-40 per asset recorded in a shuffled order by 8 writers while 4 dispatch loops send what is due.
-    const pendingEvents = assets.flatMap((a) => Array.from({ length: 40 }, (_, i) => ({ a, seq: i + 1 })));
-    for (let i = pendingEvents.length - 1; i > 0; i--) {
-      const j = (i * 7919 + 13) % (i + 1);
-      [pendingEvents[i], pendingEvents[j]] = [pendingEvents[j] as (typeof pendingEvents)[number], pendingEvents[i] as (typeof pendingEvents)[number]];
-    }
-    let recording = true;
-    const writers = Array.from({ length: 8 }, async () => {
-      for (let e = pendingEvents.pop(); e; e = pendingEvents.pop()) await repo.recordEvent(event(e.a, e.seq), urls);
-    });
-    const loops = Array.from({ length: 4 }, async () => {
-      for (;;) {
-        const due = await claim(5, 5);
-        if (due.length === 0) {
-          if (!recording && (await pool.query("SELECT 1 FROM deliveries WHERE status = 'pending' LIMIT 1")).rowCount === 0) return;
-          await new Promise((r) => setTimeout(r, 5));
-          continue;
-        }
-        for (const d of due) {
-          sent.push({ key: `${d.url} ${d.assetId}`, seq: await seqOf(d) });
-          await delivered(d);
-        }
+  it(
+    'never leaves a chain without its head when events are recorded and deliveries end at once',
+    async () => {
+      const urls = ['http://r/1', 'http://r/2'];
+      const assets = ['p', 'q', 'r'];
+      const sent: Array<{ key: string; seq: number }> = [];
+      // Seqs 1-40 per asset recorded in a shuffled order by 8 writers while 4 dispatch loops send what is due.
+      const pendingEvents = assets.flatMap((a) => Array.from({ length: 40 }, (_, i) => ({ a, seq: i + 1 })));
+      for (let i = pendingEvents.length - 1; i > 0; i--) {
+        const j = (i * 7919 + 13) % (i + 1);
+        [pendingEvents[i], pendingEvents[j]] = [pendingEvents[j] as (typeof pendingEvents)[number], pendingEvents[i] as (typeof pendingEvents)[number]];
       }
-    });
-    await Promise.all(writers);
-    recording = false;
-    await Promise.all(loops);
-    expect(sent.length).toBe(urls.length * assets.length * 40);
-    // Order is only promised for what was recorded before it was sent: here every chain's seqs are checked to
-    // have gone out once each, and heads were never lost (the loops would not have ended).
-    const byChain = new Map<string, number[]>();
-    for (const s of sent) byChain.set(s.key, [...(byChain.get(s.key) ?? []), s.seq]);
-    for (const seqs of byChain.values()) expect([...seqs].sort((x, y) => x - y)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
-    expect(await headProblems()).toEqual({ unmarked: 0, wrong: 0 });
-  }, scaled(60_000));
+      let recording = true;
+      const writers = Array.from({ length: 8 }, async () => {
+        for (let e = pendingEvents.pop(); e; e = pendingEvents.pop()) await repo.recordEvent(event(e.a, e.seq), urls);
+      });
+      const loops = Array.from({ length: 4 }, async () => {
+        for (;;) {
+          const due = await claim(5, 5);
+          if (due.length === 0) {
+            if (!recording && (await pool.query("SELECT 1 FROM deliveries WHERE status = 'pending' LIMIT 1")).rowCount === 0) return;
+            await new Promise((r) => setTimeout(r, 5));
+            continue;
+          }
+          for (const d of due) {
+            sent.push({ key: `${d.url} ${d.assetId}`, seq: await seqOf(d) });
+            await delivered(d);
+          }
+        }
+      });
+      await Promise.all(writers);
+      recording = false;
+      await Promise.all(loops);
+      expect(sent.length).toBe(urls.length * assets.length * 40);
+      // Order is only promised for what was recorded before it was sent: here every chain's seqs are checked to
+      // have gone out once each, and heads were never lost (the loops would not have ended).
+      const byChain = new Map<string, number[]>();
+      for (const s of sent) byChain.set(s.key, [...(byChain.get(s.key) ?? []), s.seq]);
+      for (const seqs of byChain.values()) expect([...seqs].sort((x, y) => x - y)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+      expect(await headProblems()).toEqual({ unmarked: 0, wrong: 0 });
+    },
+    scaled(60_000),
+  );
 
   it('hands the head on to a later event recorded while an earlier one of its asset was sent and ended', async () => {
     // The later event (a deletion: no creator to upsert, so nothing else orders the two) finds its chain empty,
@@ -145,7 +164,12 @@ describe('the head of each asset and URL (webhook dispatcher)', () => {
     const held = createPool(databaseUrl, { max: 1 });
     try {
       const { creatorId: _creator, ...deletion } = event('w', 2);
-      const later = new DeliveryRepository(pausing(held, [{ sql: /^UPDATE deliveries d SET head/, gate: beforeHeads }, { sql: /^COMMIT$/, gate: beforeCommit }])).recordEvent(deletion, [url]);
+      const later = new DeliveryRepository(
+        pausing(held, [
+          { sql: /^UPDATE deliveries d SET head/, gate: beforeHeads },
+          { sql: /^COMMIT$/, gate: beforeCommit },
+        ]),
+      ).recordEvent(deletion, [url]);
       await beforeHeads.reached;
       const earlier = repo.recordEvent(event('w', 1), [url]);
       // Recorded at once, or held until the later one is done: either way the later one goes on now.

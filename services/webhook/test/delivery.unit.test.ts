@@ -14,7 +14,9 @@ describe('the retry schedule', () => {
 describe('webhook settings', () => {
   it('signs with the current secret, and the replaced one only until its overlap ends', () => {
     const now = Date.parse('2026-11-23T12:00:00Z');
-    const settings = (until: string) => ({ webhooks: { urls: ['https://a.example.com/h', 7], secret: 'whsec_new', previous_secret: 'whsec_old', previous_secret_expires_at: until } });
+    const settings = (until: string) => ({
+      webhooks: { urls: ['https://a.example.com/h', 7], secret: 'whsec_new', previous_secret: 'whsec_old', previous_secret_expires_at: until },
+    });
     expect(webhookSettingsOf(settings('2026-11-24T11:00:00Z'), now)).toEqual({ urls: ['https://a.example.com/h'], secrets: ['whsec_new', 'whsec_old'] });
     expect(webhookSettingsOf(settings('2026-11-23T11:59:59Z'), now).secrets).toEqual(['whsec_new']);
     expect(webhookSettingsOf({}, now)).toEqual({ urls: [], secrets: [] });

@@ -28,7 +28,21 @@ function memoryStore(clock: { ms: number }) {
     rows,
     add(assetId, url, groupId = 7) {
       seq += 1;
-      const row: Row = { id: seq, seq, assetId, url, groupId, webhookId: `msg_${seq}`, eventType: 'file-saved', attempts: 0, body: `{"n":${seq}}`, status: 'pending', dueAt: clock.ms, leased: false, results: [] };
+      const row: Row = {
+        id: seq,
+        seq,
+        assetId,
+        url,
+        groupId,
+        webhookId: `msg_${seq}`,
+        eventType: 'file-saved',
+        attempts: 0,
+        body: `{"n":${seq}}`,
+        status: 'pending',
+        dueAt: clock.ms,
+        leased: false,
+        results: [],
+      };
       rows.push(row);
       return row;
     },
@@ -112,7 +126,13 @@ describe('attemptResult (the retry schedule)', () => {
   const delays = [0, 1000, 5000];
   it('is delivered on 200, 201 and 202 only', () => {
     for (const status of [200, 201, 202]) expect(attemptResult({ status }, 0, delays, 5)).toEqual({ delivered: true, status, durationMs: 5 });
-    expect(attemptResult({ status: 204 }, 0, delays, 5)).toEqual({ delivered: false, status: 204, error: 'the receiver answered 204', durationMs: 5, retryInMs: 1000 });
+    expect(attemptResult({ status: 204 }, 0, delays, 5)).toEqual({
+      delivered: false,
+      status: 204,
+      error: 'the receiver answered 204',
+      durationMs: 5,
+      retryInMs: 1000,
+    });
   });
   it('retries after the next delay of the schedule, and fails for good when none is left', () => {
     expect(attemptResult({ error: 'refused' }, 0, delays, 1).retryInMs).toBe(1000);
@@ -124,15 +144,47 @@ describe('attemptResult (the retry schedule)', () => {
 describe('SendingSlots', () => {
   it('holds each URL, each group and the total to their slots, and frees them', () => {
     const byUrl = new SendingSlots({ total: 10, perUrl: 2, perGroup: 10 });
-    expect([byUrl.take({ url: 'u', groupId: 1 }), byUrl.take({ url: 'u', groupId: 2 }), byUrl.take({ url: 'u', groupId: 3 }), byUrl.take({ url: 'v', groupId: 1 })]).toEqual([true, true, false, true]);
+    expect([
+      byUrl.take({ url: 'u', groupId: 1 }),
+      byUrl.take({ url: 'u', groupId: 2 }),
+      byUrl.take({ url: 'u', groupId: 3 }),
+      byUrl.take({ url: 'v', groupId: 1 }),
+    ]).toEqual([true, true, false, true]);
     const byGroup = new SendingSlots({ total: 10, perUrl: 10, perGroup: 2 });
-    expect([byGroup.take({ url: 'u', groupId: 1 }), byGroup.take({ url: 'v', groupId: 1 }), byGroup.take({ url: 'w', groupId: 1 }), byGroup.take({ url: 'w', groupId: 2 })]).toEqual([true, true, false, true]);
+    expect([
+      byGroup.take({ url: 'u', groupId: 1 }),
+      byGroup.take({ url: 'v', groupId: 1 }),
+      byGroup.take({ url: 'w', groupId: 1 }),
+      byGroup.take({ url: 'w', groupId: 2 }),
+    ]).toEqual([true, true, false, true]);
     const total = new SendingSlots({ total: 2, perUrl: 10, perGroup: 10 });
     expect([total.take({ url: 'u', groupId: 1 }), total.take({ url: 'v', groupId: 2 }), total.take({ url: 'w', groupId: 3 })]).toEqual([true, true, false]);
-    expect(byUrl.claim()).toMatchObject({ limit: 7, perUrl: 2, runningByUrl: new Map([['u', 2], ['v', 1]]), runningByGroup: new Map([[1, 2], [2, 1]]) });
+    expect(byUrl.claim()).toMatchObject({
+      limit: 7,
+      perUrl: 2,
+      runningByUrl: new Map([
+        ['u', 2],
+        ['v', 1],
+      ]),
+      runningByGroup: new Map([
+        [1, 2],
+        [2, 1],
+      ]),
+    });
     byUrl.give({ url: 'u', groupId: 1 });
     expect(byUrl.take({ url: 'u', groupId: 3 })).toBe(true);
-    expect(byUrl.claim()).toMatchObject({ limit: 7, runningByUrl: new Map([['u', 2], ['v', 1]]), runningByGroup: new Map([[1, 1], [2, 1], [3, 1]]) });
+    expect(byUrl.claim()).toMatchObject({
+      limit: 7,
+      runningByUrl: new Map([
+        ['u', 2],
+        ['v', 1],
+      ]),
+      runningByGroup: new Map([
+        [1, 1],
+        [2, 1],
+        [3, 1],
+      ]),
+    });
   });
 });
 
@@ -140,7 +192,10 @@ describe('deliveryDispatch', () => {
   it('retries a failed delivery on the schedule, and fails it for good when no attempt is left', async () => {
     const w = setup();
     const row = w.store.add('a', 'http://u');
-    for (const [answer, wait] of [[500, 1000], [new Error('connection refused'), 5000]] as const) {
+    for (const [answer, wait] of [
+      [500, 1000],
+      [new Error('connection refused'), 5000],
+    ] as const) {
       await w.dispatch.round();
       await w.settle();
       w.net.answer(answer);

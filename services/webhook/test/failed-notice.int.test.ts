@@ -39,13 +39,19 @@ afterAll(async () => {
 });
 
 const notices = async () =>
-  (await pool.query<{ payload: unknown }>('SELECT payload FROM outbox WHERE subject = $1 ORDER BY seq', [noticeSubject('webhook-failed')])).rows.map((r) => r.payload);
+  (await pool.query<{ payload: unknown }>('SELECT payload FROM outbox WHERE subject = $1 ORDER BY seq', [noticeSubject('webhook-failed')])).rows.map(
+    (r) => r.payload,
+  );
 
 describe('webhook-failed notices', () => {
   it('one notice when a delivery gives up, none for a retry or a success, published as webhook', async () => {
     const url = 'https://hooks.example.com/dam';
-    await repo.recordEvent({ id: 'evt-1', groupId: 3, assetId: 'a1', type: 'file-saved', time: new Date().toISOString(), seq: 1, creatorId: 7, body: '{}' }, [url]);
-    await repo.recordEvent({ id: 'evt-2', groupId: 3, assetId: 'a2', type: 'file-saved', time: new Date().toISOString(), seq: 2, creatorId: 7, body: '{}' }, [url]);
+    await repo.recordEvent({ id: 'evt-1', groupId: 3, assetId: 'a1', type: 'file-saved', time: new Date().toISOString(), seq: 1, creatorId: 7, body: '{}' }, [
+      url,
+    ]);
+    await repo.recordEvent({ id: 'evt-2', groupId: 3, assetId: 'a2', type: 'file-saved', time: new Date().toISOString(), seq: 2, creatorId: 7, body: '{}' }, [
+      url,
+    ]);
     const claim = () => repo.claimDue({ limit: 10, perUrl: 10, perGroup: 10, runningByUrl: new Map(), runningByGroup: new Map(), leaseMs: 60_000 });
     const [first, second] = (await claim()) as [DueDelivery, DueDelivery];
     await repo.finishAttempt(first, { delivered: false, status: 500, durationMs: 1, retryInMs: 60_000 });
@@ -68,7 +74,9 @@ describe('webhook-failed notices', () => {
       at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
     });
     // Relayed by webhook's own NATS identity onto DAM_INTERNAL.
-    await waitFor(async () => (await pool.query('SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL')).rows[0].n === 0, { description: 'the notice relayed' });
+    await waitFor(async () => (await pool.query('SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL')).rows[0].n === 0, {
+      description: 'the notice relayed',
+    });
     const stored = await (await jetstream(admin).streams.get(DAM_INTERNAL)).getMessage({ last_by_subj: noticeSubject('webhook-failed') });
     expect(stored?.json()).toMatchObject({ id: `webhook-failed-${first.id}`, url });
   });

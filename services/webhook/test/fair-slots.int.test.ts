@@ -55,14 +55,18 @@ async function receiver(kind: 'fast' | 'tarpit') {
 }
 
 describe('webhook delivery slots, fair per group (F9)', () => {
-  it('delivers another group\'s events promptly while one group\'s receivers hold their requests open', async () => {
+  it("delivers another group's events promptly while one group's receivers hold their requests open", async () => {
     // Small numbers, the production shape: 8 slots, 2 per URL, 4 per group; group 1 names 4 tarpit URLs (8 slots'
     // worth, all of them before) with a backlog on each, group 2 one fast receiver.
     const tarpitMs = 6_000;
     const timeoutMs = scaled(tarpitMs);
     const tarpits = await Promise.all([1, 2, 3, 4].map(() => receiver('tarpit')));
     const fast = await receiver('fast');
-    for (let i = 0; i < 10; i++) await repo.recordEvent(event(1, `a${i}`), tarpits.map((t) => t.url));
+    for (let i = 0; i < 10; i++)
+      await repo.recordEvent(
+        event(1, `a${i}`),
+        tarpits.map((t) => t.url),
+      );
     const dispatcher = dispatchWorker({
       deliveries: repo,
       settings: async (groupId) => ({ urls: groupId === 1 ? tarpits.map((t) => t.url) : [fast.url], secrets: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'] }),
@@ -117,6 +121,11 @@ describe('webhook delivery slots, fair per group (F9)', () => {
     await pool.query('UPDATE deliveries SET lease_until = NULL');
     const capped = await repo.claimDue({ ...limits, limit: 8, perGroup: 3, runningByGroup: new Map([[1, 2]]) });
     expect(capped.filter((d) => d.groupId === 1)).toHaveLength(1);
-    expect(capped.map((d) => d.groupId).filter((g) => g !== 1).sort()).toEqual([2, 3]);
+    expect(
+      capped
+        .map((d) => d.groupId)
+        .filter((g) => g !== 1)
+        .sort(),
+    ).toEqual([2, 3]);
   });
 });

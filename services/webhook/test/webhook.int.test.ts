@@ -60,7 +60,15 @@ let seq = 0;
 /** Publishes one asset event as metadata would. */
 async function publish(groupId: number, type: 'file-saved' | 'file-processed' | 'file-deleted', assetId: string, data: Record<string, unknown>) {
   seq += 1;
-  const env = { id: `evt-${randomBytes(8).toString('hex')}`, type, time: new Date().toISOString(), group_id: String(groupId), asset_id: assetId, version: seq, data };
+  const env = {
+    id: `evt-${randomBytes(8).toString('hex')}`,
+    type,
+    time: new Date().toISOString(),
+    group_id: String(groupId),
+    asset_id: assetId,
+    version: seq,
+    data,
+  };
   await jetstream(admin).publish(assetEventSubject(groupId, type), JSON.stringify(env), { msgID: env.id });
   return env;
 }
@@ -132,7 +140,15 @@ describe('webhook deliveries (CONTRACT §10)', () => {
     expect(new Set(r.got.map((g) => g.headers['webhook-id'])).size).toBe(1);
     await waitFor(async () => (await log(2, '?status=delivered')).body.total === 1, { description: 'delivered in the log' });
     const entry = (await log(2)).body.items[0];
-    expect(entry).toMatchObject({ event: 'file-saved', asset_id: 'b1', url: r.url, status: 'delivered', attempt_count: 3, response_code: 202, next_retry_at: null });
+    expect(entry).toMatchObject({
+      event: 'file-saved',
+      asset_id: 'b1',
+      url: r.url,
+      status: 'delivered',
+      attempt_count: 3,
+      response_code: 202,
+      next_retry_at: null,
+    });
     expect(entry.attempts.map((a: any) => a.response_code)).toEqual([500, 500, 202]);
     expect((await log(2, '?status=bogus')).status).toBe(400);
     await r.close();
@@ -147,7 +163,7 @@ describe('webhook deliveries (CONTRACT §10)', () => {
     expect((await log(3)).body.items[0]).toMatchObject({ status: 'failed', attempt_count: 8, response_code: 503 });
   });
 
-  it('delivers an asset\'s file-saved before its file-processed to each URL, even when the first needs a retry', async () => {
+  it("delivers an asset's file-saved before its file-processed to each URL, even when the first needs a retry", async () => {
     const r = await receiver((n) => (n === 1 ? 500 : 200));
     groupSettings.set('4', { urls: [r.url], secret: secret() });
     await publish(4, 'file-saved', 'd1', assetData('d1'));
@@ -156,7 +172,7 @@ describe('webhook deliveries (CONTRACT §10)', () => {
     expect(r.got.map((g) => g.headers['x-asset-event'])).toEqual(['file-saved', 'file-saved', 'file-processed']);
   });
 
-  it('delivers an asset\'s file-saved first even when its file-processed is recorded before it', async () => {
+  it("delivers an asset's file-saved first even when its file-processed is recorded before it", async () => {
     // The first settings lookup of group 14 (file-saved's, taken first) is slow: file-processed, handled at the
     // same time, is recorded first; it must still go out second.
     const r = await receiver();
@@ -198,14 +214,24 @@ describe('webhook deliveries (CONTRACT §10)', () => {
   it('signs with both secrets for a day after a rotation', async () => {
     const r = await receiver();
     const [oldSecret, newSecret] = [secret(), secret()];
-    groupSettings.set('7', { urls: [r.url], secret: newSecret, previous_secret: oldSecret, previous_secret_expires_at: new Date(Date.now() + 86_400_000).toISOString() });
+    groupSettings.set('7', {
+      urls: [r.url],
+      secret: newSecret,
+      previous_secret: oldSecret,
+      previous_secret_expires_at: new Date(Date.now() + 86_400_000).toISOString(),
+    });
     await publish(7, 'file-saved', 'g1', assetData('g1'));
     await waitFor(async () => r.got.length === 1, { description: 'one delivery' });
     const got = r.got[0]!;
     expect(String(got.headers['webhook-signature']).split(' ')).toHaveLength(2);
     for (const s of [oldSecret, newSecret]) expect(() => new Webhook(s).verify(got.body, got.headers as Record<string, string>)).not.toThrow();
     // Once the overlap is over, the old secret signs no more.
-    groupSettings.set('7', { urls: [r.url], secret: newSecret, previous_secret: oldSecret, previous_secret_expires_at: new Date(Date.now() - 1000).toISOString() });
+    groupSettings.set('7', {
+      urls: [r.url],
+      secret: newSecret,
+      previous_secret: oldSecret,
+      previous_secret_expires_at: new Date(Date.now() - 1000).toISOString(),
+    });
     await publish(7, 'file-saved', 'g2', assetData('g2'));
     await waitFor(async () => r.got.length === 2, { description: 'second delivery' });
     expect(String(r.got[1]!.headers['webhook-signature']).split(' ')).toHaveLength(1);
@@ -219,7 +245,7 @@ describe('webhook deliveries (CONTRACT §10)', () => {
     expect((await log(8)).body.items[0].error).toMatch(/refused/);
   });
 
-  it('reissues the requester\'s callbacks of a range as new, signed messages, as a job', async () => {
+  it("reissues the requester's callbacks of a range as new, signed messages, as a job", async () => {
     const r = await receiver();
     const s = secret();
     groupSettings.set('9', { urls: [r.url], secret: s });
@@ -229,13 +255,22 @@ describe('webhook deliveries (CONTRACT §10)', () => {
     const deleted = await publish(9, 'file-deleted', 'i1', { id: 'i1', event: 'file-deleted', keys: ['original'], status: 'OK', message: '' });
     await waitFor(async () => r.got.length === 3, { description: 'the first deliveries' });
     const reports: any[] = [];
-    const sub = admin.subscribe(jobReportSubject('webhook'), { callback: (_e, m) => {
+    const sub = admin.subscribe(jobReportSubject('webhook'), {
+      callback: (_e, m) => {
         reports.push(m.json());
       },
     });
     const command = {
-      id: 'job-77-run-0', job_id: 77, attempt: 0, type: 'reissue_callbacks', group_id: '9', asset_id: '', source_checksum: '', content_type: '',
-      range: { from, to: new Date(Date.now() + 1000).toISOString() }, requested_by: { user_id: 1, role_id: 1 },
+      id: 'job-77-run-0',
+      job_id: 77,
+      attempt: 0,
+      type: 'reissue_callbacks',
+      group_id: '9',
+      asset_id: '',
+      source_checksum: '',
+      content_type: '',
+      range: { from, to: new Date(Date.now() + 1000).toISOString() },
+      requested_by: { user_id: 1, role_id: 1 },
     };
     await jetstream(admin).publish(jobCommandSubject('webhook'), JSON.stringify(command), { msgID: command.id });
     await waitFor(async () => r.got.length === 5, { description: 'two reissued deliveries' });

@@ -44,7 +44,9 @@ async function as(headers: Record<string, string>, method: string, path: string,
 function forge(alg: 'HS256' | 'HS512', claims: Record<string, unknown>, key: string): string {
   const part = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
   const body = `${part({ alg, typ: 'JWT' })}.${part(claims)}`;
-  return `${body}.${createHmac(alg === 'HS256' ? 'sha256' : 'sha512', key).update(body).digest('base64url')}`;
+  return `${body}.${createHmac(alg === 'HS256' ? 'sha256' : 'sha512', key)
+    .update(body)
+    .digest('base64url')}`;
 }
 async function loginAs(email: string, password: string) {
   return (await as({}, 'POST', '/api/v1/login', { email, password })).body as { jwt: string; uploadkey: string; permissions: string[] };
@@ -60,16 +62,30 @@ beforeAll(async () => {
 
   // Group 1's resources, owned by its ADMIN.
   const form = new FormData();
-  form.append('file', new Blob([await sharp({ create: { width: 40, height: 30, channels: 3, background: '#246' } }).png().toBuffer()]), 'one.png');
+  form.append(
+    'file',
+    new Blob([
+      await sharp({ create: { width: 40, height: 30, channels: 3, background: '#246' } })
+        .png()
+        .toBuffer(),
+    ]),
+    'one.png',
+  );
   const up = (await json(await fetch(`${suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: a, body: form }))).body;
   ids.asset = up.files[0].id;
   await waitFor(async () => (await as(a, 'GET', `/api/v1/assets/${ids.asset}/data`)).body?.status === 'OK', { description: 'asset OK' });
   ids.collection = String((await as(a, 'POST', '/api/v1/collections', { name: 'Group one' })).body.collection_id);
-  ids.schema = String((await as(a, 'POST', '/api/v1/schemas', { name: 'one', schema: { type: 'object', properties: { a: { type: 'string' } } } })).body.schema_id);
+  ids.schema = String(
+    (await as(a, 'POST', '/api/v1/schemas', { name: 'one', schema: { type: 'object', properties: { a: { type: 'string' } } } })).body.schema_id,
+  );
   ids.job = String((await as(a, 'GET', '/api/v1/jobs')).body.items[0].job_id); // the upload's processing
 
   // Users of every role in group 1, and one that is disabled after logging in.
-  const roles: Array<[string, number]> = [['MANAGER', 2], ['USER', 3], ['CREATOR', 4]];
+  const roles: Array<[string, number]> = [
+    ['MANAGER', 2],
+    ['USER', 3],
+    ['CREATOR', 4],
+  ];
   for (const [role, role_id] of [...roles, ['DISABLED', 3] as [string, number]]) {
     const email = `${role.toLowerCase()}@example.com`;
     const made = await as(a, 'POST', '/api/v1/users', { email, password: 'password-123', first_name: role, last_name: 'One', role_id });
@@ -121,7 +137,10 @@ beforeAll(async () => {
   );
 
   // Another group and its ADMIN.
-  const group = await as(a, 'POST', '/api/v1/groups', { name: 'Other', admin: { email: 'other-admin@example.com', password: 'password-123', first_name: 'O', last_name: 'A' } });
+  const group = await as(a, 'POST', '/api/v1/groups', {
+    name: 'Other',
+    admin: { email: 'other-admin@example.com', password: 'password-123', first_name: 'O', last_name: 'A' },
+  });
   expect(group.status).toBe(201);
   const other = await loginAs('other-admin@example.com', 'password-123');
   otherAdmin = { name: "another group's ADMIN", headers: { authorization: `Bearer ${other.jwt}` }, permissions: other.permissions };
@@ -176,7 +195,8 @@ describe('the authorization matrix of the route table', () => {
         checked += 1;
         if (lacks) byPermission += 1;
         const { status, body } = await as(caller.headers, method, path, bodyFor(method));
-        if (!expected.includes(status) || typeof body?.error?.code !== 'string') wrong.push(`${caller.name}: ${method} ${path} → ${status} (expected ${expected.join(' or ')})`);
+        if (!expected.includes(status) || typeof body?.error?.code !== 'string')
+          wrong.push(`${caller.name}: ${method} ${path} → ${status} (expected ${expected.join(' or ')})`);
       }
     }
     expect(wrong).toEqual([]);

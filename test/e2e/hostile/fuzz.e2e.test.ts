@@ -22,35 +22,85 @@ const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 /** Requests of one operation in flight at once. */
 const PARALLEL = Number(process.env.FUZZ_PARALLEL ?? 4);
 
-const e2e = useSuite({ gateway: { RATE_LIMIT_PER_MINUTE: '0', RATE_LIMIT_ADDRESS_PER_MINUTE: '0', AUTH_FAILURES_PER_MINUTE: '0' }, upload: { RATE_LIMIT_PER_MINUTE: '0', RATE_LIMIT_ADDRESS_PER_MINUTE: '0', AUTH_FAILURES_PER_MINUTE: '0' } });
+const e2e = useSuite({
+  gateway: { RATE_LIMIT_PER_MINUTE: '0', RATE_LIMIT_ADDRESS_PER_MINUTE: '0', AUTH_FAILURES_PER_MINUTE: '0' },
+  upload: { RATE_LIMIT_PER_MINUTE: '0', RATE_LIMIT_ADDRESS_PER_MINUTE: '0', AUTH_FAILURES_PER_MINUTE: '0' },
+});
 const doc: any = parse(readFileSync(path.join(repoRoot, 'docs/openapi.yaml'), 'utf8'));
 const fixtures: Record<string, string> = {};
 
 const deref = (node: any): any => {
   let n = node;
-  for (let i = 0; n && typeof n.$ref === 'string' && i < 10; i += 1) n = n.$ref.slice(2).split('/').reduce((o: any, k: string) => o?.[k.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+  for (let i = 0; n && typeof n.$ref === 'string' && i < 10; i += 1)
+    n = n.$ref
+      .slice(2)
+      .split('/')
+      .reduce((o: any, k: string) => o?.[k.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
   return n;
 };
 
 beforeAll(async () => {
   const auth = { authorization: `Bearer ${e2e.jwt}` };
   const form = new FormData();
-  form.append('file', new Blob([await sharp({ create: { width: 64, height: 48, channels: 3, background: '#468' } }).png().toBuffer()]), 'fuzz.png');
-  const up = (await (await fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: auth, body: form })).json()) as any;
+  form.append(
+    'file',
+    new Blob([
+      await sharp({ create: { width: 64, height: 48, channels: 3, background: '#468' } })
+        .png()
+        .toBuffer(),
+    ]),
+    'fuzz.png',
+  );
+  const up = (await (
+    await fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: auth, body: form })
+  ).json()) as any;
   fixtures.asset_id = up.files[0].id;
   await waitFor(async () => (await e2e.api.call('GET', `/api/v1/assets/${fixtures.asset_id}/data`)).body?.status === 'OK', { description: 'fixture asset OK' });
   fixtures.collection_id = String((await e2e.api.call('POST', '/api/v1/collections', { name: 'fuzz' })).body.collection_id);
   fixtures.schema_id = String((await e2e.api.call('POST', '/api/v1/schemas', { name: 'fuzz', schema: { type: 'object' } })).body.schema_id);
   fixtures.job_id = String((await e2e.api.call('GET', '/api/v1/jobs')).body.items[0].job_id);
   // Path parameters name a user made for the purpose, never the ADMIN the fuzzer acts as.
-  const victim = await e2e.api.call('POST', '/api/v1/users', { email: 'victim@example.com', password: 'password-123', first_name: 'V', last_name: 'V', role_id: 3 });
+  const victim = await e2e.api.call('POST', '/api/v1/users', {
+    email: 'victim@example.com',
+    password: 'password-123',
+    first_name: 'V',
+    last_name: 'V',
+    role_id: 3,
+  });
   fixtures.user_id = String(victim.body.user_id);
   fixtures.key_id = (await e2e.api.call('POST', '/api/v1/api_keys', { name: 'fuzz', role: 'USER' })).body.key_id;
   Object.assign(fixtures, { key: 'original', conversion_name: 'thumb', addon: 'auto_tagging', metric: 'api_requests', file_path: 'x.dzi', page: '1' });
 });
 
-const HOSTILE = ['', ' ', '0', '-1', '1.5', '99999999999999999999', '..', '%2e%2e', '%00', '%zz', 'null', 'undefined', '[]', '{}', '<script>alert(1)</script>', "' OR 1=1 --", 'a'.repeat(3000), '🙂漢é', 'trash', 'me', 'SELECTED_ASSETS'];
-const scalar = fc.oneof(fc.constantFrom(...HOSTILE), fc.string({ maxLength: 40 }), fc.integer().map(String), fc.constantFrom('true', 'false', 'MAX', 'display', 'download'));
+const HOSTILE = [
+  '',
+  ' ',
+  '0',
+  '-1',
+  '1.5',
+  '99999999999999999999',
+  '..',
+  '%2e%2e',
+  '%00',
+  '%zz',
+  'null',
+  'undefined',
+  '[]',
+  '{}',
+  '<script>alert(1)</script>',
+  "' OR 1=1 --",
+  'a'.repeat(3000),
+  '🙂漢é',
+  'trash',
+  'me',
+  'SELECTED_ASSETS',
+];
+const scalar = fc.oneof(
+  fc.constantFrom(...HOSTILE),
+  fc.string({ maxLength: 40 }),
+  fc.integer().map(String),
+  fc.constantFrom('true', 'false', 'MAX', 'display', 'download'),
+);
 
 interface Op {
   method: string;
@@ -81,7 +131,11 @@ function validatorOf(schema: any) {
 function operations(): Op[] {
   const ops: Op[] = [];
   for (const [template, item] of Object.entries<any>(doc.paths)) {
-    const server = String(item.servers?.[0]?.url ?? '{base}').includes('upload') ? 'upload' : String(item.servers?.[0]?.url ?? '{base}').includes('cdn') ? undefined : 'base';
+    const server = String(item.servers?.[0]?.url ?? '{base}').includes('upload')
+      ? 'upload'
+      : String(item.servers?.[0]?.url ?? '{base}').includes('cdn')
+        ? undefined
+        : 'base';
     if (!server || template.startsWith('/api/v1/uploads/tus')) continue; // the edge has its own signed-link tests; tus its own
     for (const method of ['get', 'post', 'put', 'patch', 'delete']) {
       const op = item[method];
@@ -119,12 +173,15 @@ const bodyOf = (example: any) =>
       ? [
           fc.constantFrom(...Object.keys(example)).map((k) => Object.fromEntries(Object.entries(example).filter(([key]) => key !== k))),
           fc.tuple(fc.constantFrom(...Object.keys(example)), fc.jsonValue({ maxDepth: 2 })).map(([k, v]) => ({ ...example, [k]: v })),
-          fc.tuple(fc.constantFrom(...Object.keys(example)), fc.constantFrom<unknown>(null, -1, 1e308, '', 'x'.repeat(20_000), [], {}, true)).map(([k, v]) => ({ ...example, [k]: v })),
+          fc
+            .tuple(fc.constantFrom(...Object.keys(example)), fc.constantFrom<unknown>(null, -1, 1e308, '', 'x'.repeat(20_000), [], {}, true))
+            .map(([k, v]) => ({ ...example, [k]: v })),
         ]
       : []),
   );
 
-const queryValue = (schema: any) => fc.oneof(scalar, ...(Array.isArray(schema.enum) ? [fc.constantFrom(...schema.enum.map(String))] : []), fc.integer({ min: 1, max: 200 }).map(String));
+const queryValue = (schema: any) =>
+  fc.oneof(scalar, ...(Array.isArray(schema.enum) ? [fc.constantFrom(...schema.enum.map(String))] : []), fc.integer({ min: 1, max: 200 }).map(String));
 
 function requestOf(op: Op) {
   const pathArb = fc.tuple(...op.pathParams.map((p) => fc.oneof({ weight: 2, arbitrary: fc.constant(fixtures[p] ?? 'x') }, { weight: 1, arbitrary: scalar })));
@@ -132,12 +189,24 @@ function requestOf(op: Op) {
     ...op.query.map((q) => fc.option(queryValue(q.schema), { nil: undefined, freq: 3 })),
     fc.option(fc.tuple(fc.constantFrom('unknown', 'w', 'page', '__proto__'), scalar), { nil: undefined, freq: 2 }),
   );
-  const bodyArb = op.json !== undefined
-    ? fc.oneof({ weight: 8, arbitrary: bodyOf(op.json).map((b) => ({ type: 'application/json', body: JSON.stringify(b) })) }, { weight: 1, arbitrary: fc.constantFrom('{"a":', 'not json', '') .map((b) => ({ type: 'application/json', body: b })) })
-    : op.multipart
-      ? fc.constantFrom({ type: 'multipart/form-data; boundary=x', body: '--x\r\nContent-Disposition: form-data; name="file"; filename="a"\r\n\r\nabc\r\n--x--' }, { type: 'multipart/form-data; boundary=x', body: 'garbage' }, { type: 'text/plain', body: 'x' })
-      : fc.constant(undefined);
-  const credArb = fc.oneof({ weight: 18, arbitrary: fc.constant('admin') }, { weight: 1, arbitrary: fc.constant('none') }, { weight: 1, arbitrary: fc.constant('garbage') });
+  const bodyArb =
+    op.json !== undefined
+      ? fc.oneof(
+          { weight: 8, arbitrary: bodyOf(op.json).map((b) => ({ type: 'application/json', body: JSON.stringify(b) })) },
+          { weight: 1, arbitrary: fc.constantFrom('{"a":', 'not json', '').map((b) => ({ type: 'application/json', body: b })) },
+        )
+      : op.multipart
+        ? fc.constantFrom(
+            { type: 'multipart/form-data; boundary=x', body: '--x\r\nContent-Disposition: form-data; name="file"; filename="a"\r\n\r\nabc\r\n--x--' },
+            { type: 'multipart/form-data; boundary=x', body: 'garbage' },
+            { type: 'text/plain', body: 'x' },
+          )
+        : fc.constant(undefined);
+  const credArb = fc.oneof(
+    { weight: 18, arbitrary: fc.constant('admin') },
+    { weight: 1, arbitrary: fc.constant('none') },
+    { weight: 1, arbitrary: fc.constant('garbage') },
+  );
   return fc.record({ path: pathArb, query: queryArb, body: bodyArb, cred: credArb });
 }
 
@@ -176,7 +245,8 @@ it(`answers ${REQUESTS} generated requests across every documented operation wit
     };
     const check = async (s: (typeof samples)[number]): Promise<void> => {
       const url = urlOf(op, s.path as string[], s.query as unknown[]);
-      const headers: Record<string, string> = s.cred === 'admin' ? { authorization: `Bearer ${e2e.jwt}` } : s.cred === 'garbage' ? { authorization: 'Bearer x.y.z' } : {};
+      const headers: Record<string, string> =
+        s.cred === 'admin' ? { authorization: `Bearer ${e2e.jwt}` } : s.cred === 'garbage' ? { authorization: 'Bearer x.y.z' } : {};
       if (s.body) headers['content-type'] = s.body.type;
       let status = 0;
       let text = '';
@@ -196,7 +266,8 @@ it(`answers ${REQUESTS} generated requests across every documented operation wit
       // An empty path parameter makes the URL another route's (`/users/` is `/users`): its answer is not this one's.
       if (status < 300 && documented && contentType.includes('json') && !(s.path as string[]).includes('')) {
         const validate = validatorOf(documented);
-        if (!validate(JSON.parse(text))) failures.push(`${op.method} ${url.slice(0, 200)} → ${status} not as documented: ${ajv.errorsText(validate.errors).slice(0, 300)}`);
+        if (!validate(JSON.parse(text)))
+          failures.push(`${op.method} ${url.slice(0, 200)} → ${status} not as documented: ${ajv.errorsText(validate.errors).slice(0, 300)}`);
       }
       if (status >= 500) failures.push(`${op.method} ${url.slice(0, 200)} ${s.body?.body.slice(0, 200) ?? ''} → ${status} ${text.slice(0, 300)}`);
       else if (status >= 400) {

@@ -34,19 +34,45 @@ const json = async (res: Response) => ({ status: res.status, body: (await res.js
 
 it('logs none of the secrets a run used', async () => {
   const base = suite.base;
-  const login = await json(await fetch(`${base}/api/v1/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) }));
+  const login = await json(
+    await fetch(`${base}/api/v1/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) }),
+  );
   const { jwt, uploadkey } = login.body as { jwt: string; uploadkey: string };
   const auth = { authorization: `Bearer ${jwt}` };
   // A wrong password (its value must not be logged either).
   const wrongPassword = 'wrong-Password-9f3c1e';
-  expect((await fetch(`${base}/api/v1/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: ADMIN.email, password: wrongPassword }) })).status).toBe(401);
+  expect(
+    (
+      await fetch(`${base}/api/v1/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: ADMIN.email, password: wrongPassword }),
+      })
+    ).status,
+  ).toBe(401);
 
   // Webhooks: a URL, and the signing secret the settings hold.
-  expect((await fetch(`${base}/api/v1/settings`, { method: 'PATCH', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ webhooks: { urls: [hookUrl] } }) })).status).toBe(200);
+  expect(
+    (
+      await fetch(`${base}/api/v1/settings`, {
+        method: 'PATCH',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ webhooks: { urls: [hookUrl] } }),
+      })
+    ).status,
+  ).toBe(200);
   const secret = (await json(await fetch(`${base}/api/v1/settings`, { headers: auth }))).body.webhooks.secret as string;
 
   // An API key, created and used.
-  const key = (await json(await fetch(`${base}/api/v1/api_keys`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'logs', role: 'USER' }) }))).body.key as string;
+  const key = (
+    await json(
+      await fetch(`${base}/api/v1/api_keys`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'logs', role: 'USER' }),
+      }),
+    )
+  ).body.key as string;
   expect((await fetch(`${base}/api/v1/users/me`, { headers: { 'x-service-api-key': key } })).status).toBe(200);
 
   // Uploads with the upload key, in a header and in the URL.
@@ -55,9 +81,14 @@ it('logs none of the secrets a run used', async () => {
     f.append('file', new Blob([Buffer.from('secret-free content')]), 'note.txt');
     return f;
   };
-  const byHeader = await json(await fetch(`${suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: { 'x-upload-key': uploadkey }, body: form() }));
+  const byHeader = await json(
+    await fetch(`${suite.upload}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: { 'x-upload-key': uploadkey }, body: form() }),
+  );
   expect(byHeader.status).toBe(200);
-  expect((await fetch(`${suite.upload}/api/v1/assets/new/content/original/upload?uploadkey=${encodeURIComponent(uploadkey)}`, { method: 'POST', body: form() })).status).toBe(200);
+  expect(
+    (await fetch(`${suite.upload}/api/v1/assets/new/content/original/upload?uploadkey=${encodeURIComponent(uploadkey)}`, { method: 'POST', body: form() }))
+      .status,
+  ).toBe(200);
   const id = byHeader.body.files[0].id as string;
 
   // A signed link, followed; the JWT in Validate's query parameter.
@@ -74,7 +105,9 @@ it('logs none of the secrets a run used', async () => {
   // The requests that carried the secrets were logged, with the values replaced, so the search below looks at real
   // lines. A line reaches this process through the child's stdout pipe a little after its response: wait for it.
   const logOf = (service: string) => suite.services[service]?.logs().join('\n') ?? '';
-  await waitFor(() => logOf('upload').includes('uploadkey=[redacted]') && logOf('upload').includes('"x-upload-key":"[redacted]"'), { description: "the upload requests' log lines" });
+  await waitFor(() => logOf('upload').includes('uploadkey=[redacted]') && logOf('upload').includes('"x-upload-key":"[redacted]"'), {
+    description: "the upload requests' log lines",
+  });
   await waitFor(() => logOf('link-signing').includes('signature=[redacted]'), { description: "the signed link's log line" });
   await waitFor(() => Object.keys(suite.services).some((s) => logOf(s).includes('_jwt=[redacted]')), { description: "validate's log line" });
 

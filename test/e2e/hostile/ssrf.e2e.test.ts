@@ -130,7 +130,9 @@ function canaryListener(host: string, port: number): Promise<Server> {
     req.resume();
     res.writeHead(200, { 'content-type': 'text/plain', connection: 'close' }).end('canary');
   });
-  server.on('connection', (socket) => canaryHits.push(`connection to ${socket.localAddress}:${socket.localPort} from ${socket.remoteAddress}:${socket.remotePort} ${during()}`));
+  server.on('connection', (socket) =>
+    canaryHits.push(`connection to ${socket.localAddress}:${socket.localPort} from ${socket.remoteAddress}:${socket.remotePort} ${during()}`),
+  );
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -194,7 +196,13 @@ beforeAll(async () => {
 // outbound guard, never by a rate limit. A connect that was tried would take INGEST_CONNECT_TIMEOUT_MS.
 const e2e = useSuite({
   gateway: { RATE_LIMIT_PER_MINUTE: '0', RATE_LIMIT_ADDRESS_PER_MINUTE: '0' },
-  upload: { INGEST_ALLOW_HOSTS: '127.0.0.1', INGEST_RATE_PER_MINUTE: '0', INGEST_CONNECT_TIMEOUT_MS: String(4 * PIPELINE_MS), RATE_LIMIT_PER_MINUTE: '0', RATE_LIMIT_ADDRESS_PER_MINUTE: '0' },
+  upload: {
+    INGEST_ALLOW_HOSTS: '127.0.0.1',
+    INGEST_RATE_PER_MINUTE: '0',
+    INGEST_CONNECT_TIMEOUT_MS: String(4 * PIPELINE_MS),
+    RATE_LIMIT_PER_MINUTE: '0',
+    RATE_LIMIT_ADDRESS_PER_MINUTE: '0',
+  },
 });
 const { call, upload } = e2e.api;
 
@@ -222,10 +230,13 @@ async function ingest(key: string): Promise<{ status: number; body: any; ms: num
 
 const assetData = async (id: string) => (await call('GET', `/api/v1/assets/${id}/data`)).body;
 const settled = (id: string) =>
-  waitFor(async () => {
-    const d = await assetData(id);
-    return d?.status && d.status !== 'NOT_READY' ? d : undefined;
-  }, { timeoutMs: 30_000, intervalMs: 100, description: `asset ${id} settled` });
+  waitFor(
+    async () => {
+      const d = await assetData(id);
+      return d?.status && d.status !== 'NOT_READY' ? d : undefined;
+    },
+    { timeoutMs: 30_000, intervalMs: 100, description: `asset ${id} settled` },
+  );
 
 describe('the canary (CONTRACT §11: the target every case below must not reach)', () => {
   it('answers on each of its listeners, so that its silence later means something', async () => {

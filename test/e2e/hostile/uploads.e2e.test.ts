@@ -73,11 +73,17 @@ describe('hostile uploads (issue 14)', () => {
   });
 
   it('sniffs a mislabelled file and a polyglot from their bytes, never from the name or the client type', async () => {
-    const png = await sharp({ create: { width: 30, height: 20, channels: 3, background: '#0a0' } }).png().toBuffer();
+    const png = await sharp({ create: { width: 30, height: 20, channels: 3, background: '#0a0' } })
+      .png()
+      .toBuffer();
     const mislabelled = await upload(png, 'photo.jpg', 'image/jpeg');
     expect(mislabelled.body.files[0].content_type).toBe('image/png');
     // A GIF header followed by HTML with a script: a GIF to every reader, never served as a page.
-    const polyglot = Buffer.concat([Buffer.from('GIF89a'), Buffer.from([1, 0, 1, 0, 0, 0, 0]), Buffer.from('<html><script>alert(document.domain)</script></html>')]);
+    const polyglot = Buffer.concat([
+      Buffer.from('GIF89a'),
+      Buffer.from([1, 0, 1, 0, 0, 0, 0]),
+      Buffer.from('<html><script>alert(document.domain)</script></html>'),
+    ]);
     const res = await upload(polyglot, 'page.html', 'text/html');
     expect(res.status).toBe(200);
     const id = res.body.files[0].id;
@@ -98,7 +104,11 @@ describe('hostile uploads (issue 14)', () => {
   });
 
   it('ends a 100000x100000 PNG header in ERROR from the header, without decoding it', async () => {
-    const png = Buffer.from(await sharp({ create: { width: 1, height: 1, channels: 3, background: '#000' } }).png().toBuffer());
+    const png = Buffer.from(
+      await sharp({ create: { width: 1, height: 1, channels: 3, background: '#000' } })
+        .png()
+        .toBuffer(),
+    );
     png.writeUInt32BE(100_000, 16);
     png.writeUInt32BE(100_000, 20);
     const res = await upload(png, 'huge.png', 'image/png');
@@ -143,7 +153,9 @@ describe('hostile uploads (issue 14)', () => {
 
   it('keeps serving afterwards: every service ready, a normal upload processed', async () => {
     for (const [name, service] of Object.entries(e2e.suite.services)) expect([name, await httpOk(`${service.url}/readyz`)]).toEqual([name, true]);
-    const png = await sharp({ create: { width: 300, height: 200, channels: 3, background: '#123456' } }).png().toBuffer();
+    const png = await sharp({ create: { width: 300, height: 200, channels: 3, background: '#123456' } })
+      .png()
+      .toBuffer();
     const res = await upload(png, 'after.png', 'image/png');
     const data = await settled(res.body.files[0].id);
     expect(data.status).toBe('OK');

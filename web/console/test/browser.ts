@@ -32,7 +32,16 @@ export async function launchChromium(options: LaunchOptions = {}): Promise<Brows
     executablePath: CHROMIUM_PATH,
     headless: true,
     ...(options.home ? { env: { ...process.env, HOME: options.home } } : {}),
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 
@@ -51,7 +60,9 @@ export function ensureConsoleBuilt(): void {
   const picker = path.join(CONSOLE_DIR, 'dist', 'picker.js');
   const sources = Math.max(
     newestMtime(path.join(CONSOLE_DIR, 'src')),
-    ...['index.html', 'vite.config.mts', 'vite.picker.config.mts', 'vite-no-string-eval.mts', 'package.json'].map((f) => statSync(path.join(CONSOLE_DIR, f)).mtimeMs),
+    ...['index.html', 'vite.config.mts', 'vite.picker.config.mts', 'vite-no-string-eval.mts', 'package.json'].map(
+      (f) => statSync(path.join(CONSOLE_DIR, f)).mtimeMs,
+    ),
   );
   if (existsSync(built) && existsSync(picker) && Math.min(statSync(built).mtimeMs, statSync(picker).mtimeMs) >= sources) return;
   execFileSync('pnpm', ['run', 'build'], { cwd: CONSOLE_DIR, stdio: 'inherit', timeout: 180_000 });

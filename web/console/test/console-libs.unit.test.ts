@@ -48,7 +48,14 @@ describe('search state', () => {
   it('round-trips through the URL and defaults what is missing or wrong', () => {
     const s = { q: 'beach', types: ['image/*', 'video/*'], statuses: ['OK'], creator: 7, sort: 'name:asc', page: 3 };
     expect(readSearchState(new URLSearchParams(writeSearchState(s)))).toEqual(s);
-    expect(readSearchState(new URLSearchParams('sort=evil&page=-2&creator=x'))).toEqual({ q: '', types: [], statuses: [], creator: undefined, sort: 'upload_time:desc', page: 1 });
+    expect(readSearchState(new URLSearchParams('sort=evil&page=-2&creator=x'))).toEqual({
+      q: '',
+      types: [],
+      statuses: [],
+      creator: undefined,
+      sort: 'upload_time:desc',
+      page: 1,
+    });
     expect(writeSearchState(readSearchState(new URLSearchParams('')))).toBe('');
   });
 

@@ -23,7 +23,10 @@ const run = promisify(execFile);
  * `isFunction(`, `Function.prototype`, `instanceof Function`, `setTimeout(() => ...)`, `import(\`./chunk.js\`)`.
  */
 const STRING_EVAL: readonly { what: string; pattern: RegExp }[] = [
-  { what: 'the Function constructor', pattern: /(?<![\w$])Function\s*[(`]|(?<![\w$])new\s+Function\b|(?<![\w$.])Function\.(?:apply|call)\s*\(|\bReflect\.construct\s*\(\s*Function\b/ },
+  {
+    what: 'the Function constructor',
+    pattern: /(?<![\w$])Function\s*[(`]|(?<![\w$])new\s+Function\b|(?<![\w$.])Function\.(?:apply|call)\s*\(|\bReflect\.construct\s*\(\s*Function\b/,
+  },
   { what: 'eval', pattern: /(?<![\w$])eval\s*[(`]|(?<![\w$.])eval\s*\)\s*\(/ },
   { what: 'a timer given a string', pattern: /(?<![\w$])set(?:Timeout|Interval|Immediate)\s*\(\s*["'`]/ },
   { what: "a function's constructor given a string (AsyncFunction, GeneratorFunction)", pattern: /\.constructor\s*\(\s*["'`]/ },

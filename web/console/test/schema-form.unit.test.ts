@@ -44,7 +44,11 @@ describe('fieldsFor', () => {
   });
 
   it('falls back to a text field for a select without choices, and ignores unknown widgets', () => {
-    const fields = fieldsFor({ properties: { a: { type: 'string' }, b: { type: 'integer' } } }, { a: { ui: { widget: 'select' } }, b: { ui: { widget: 'spinner' } } }, {});
+    const fields = fieldsFor(
+      { properties: { a: { type: 'string' }, b: { type: 'integer' } } },
+      { a: { ui: { widget: 'select' } }, b: { ui: { widget: 'spinner' } } },
+      {},
+    );
     expect(fields.map((f) => f.widget)).toEqual(['text', 'integer']);
   });
 
@@ -70,7 +74,15 @@ describe('initialValues and readData', () => {
   });
 
   it('converts the values, removes emptied fields and keeps read-only and hidden ones', () => {
-    const values = { ...initialValues(fields, data), rating: '5', keywords: ' a , b,, c ', location: '{"lat": 2}', approved: false, license: '', price: '1000' };
+    const values = {
+      ...initialValues(fields, data),
+      rating: '5',
+      keywords: ' a , b,, c ',
+      location: '{"lat": 2}',
+      approved: false,
+      license: '',
+      price: '1000',
+    };
     const { data: out, errors } = readData(fields, values, data);
     expect(errors).toEqual({});
     expect(out).toEqual({ title: 'Sunset', rating: 5, approved: false, keywords: ['a', 'b', 'c'], location: { lat: 2 }, internal: 'keep', price: 9.5 });

@@ -4,6 +4,9 @@ import { z } from 'zod';
 export const assetPurgeSchema = z.object({
   id: z.string().min(1),
   group_id: z.number().int(),
-  assets: z.array(z.object({ id: z.string().min(1), version: z.number().int().positive() })).min(1).max(1000),
+  assets: z
+    .array(z.object({ id: z.string().min(1), version: z.number().int().positive() }))
+    .min(1)
+    .max(1000),
 });
 export type AssetPurge = z.infer<typeof assetPurgeSchema>;

@@ -120,7 +120,11 @@ export class HumanModels implements VisionModels {
     const models = new HumanModels(human);
     // Warmed up on a real picture at the size jobs are analysed at (a face runs the mesh and description models
     // too), paid here at start rather than by the first jobs.
-    const { data, info } = await sharp(WARM_UP_PICTURE).resize(ANALYSIS_SIDE, Math.round((ANALYSIS_SIDE * 2) / 3), { fit: 'cover' }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    const { data, info } = await sharp(WARM_UP_PICTURE)
+      .resize(ANALYSIS_SIDE, Math.round((ANALYSIS_SIDE * 2) / 3), { fit: 'cover' })
+      .removeAlpha()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
     for (let run = 0; run < WARM_UP_RUNS; run++) await models.run(data, info.width, info.height, () => undefined);
     return models;
   }
@@ -153,7 +157,9 @@ export class HumanModels implements VisionModels {
   /** Faces with their embeddings (faces too small to describe are left out). */
   faces(rgb: Buffer, width: number, height: number): Promise<DetectedFace[]> {
     return this.run(rgb, width, height, (r) =>
-      r.face.filter((f) => Array.isArray(f.embedding) && f.embedding.length > 0).map((f) => ({ box: f.box, score: f.score, embedding: [...(f.embedding as number[])] })),
+      r.face
+        .filter((f) => Array.isArray(f.embedding) && f.embedding.length > 0)
+        .map((f) => ({ box: f.box, score: f.score, embedding: [...(f.embedding as number[])] })),
     );
   }
 }

@@ -68,13 +68,10 @@ export class PeopleRepository implements People {
           people.push({ personId, centroid: [...embedding], faces: 1 });
           await client.query('INSERT INTO people (group_id, person_id, centroid, faces) VALUES ($1, $2, $3, 1)', [input.groupId, personId, embedding]);
         }
-        await client.query('INSERT INTO face_assignments (group_id, asset_id, checksum, face_index, person_id) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING', [
-          input.groupId,
-          input.assetId,
-          input.checksum,
-          i,
-          personId,
-        ]);
+        await client.query(
+          'INSERT INTO face_assignments (group_id, asset_id, checksum, face_index, person_id) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING',
+          [input.groupId, input.assetId, input.checksum, i, personId],
+        );
         out.push(personId);
       }
       return out;

@@ -25,11 +25,20 @@ export function addonJobs(deps: AddonDeps): JobHandler {
     async run({ command }) {
       const addon = command.keys?.[0] ?? '';
       const started = Date.now();
-      const outcome = await analyseAsset(deps, { addon, groupId: command.group_id, assetId: command.asset_id, checksum: command.source_checksum, sourceKey: command.source_key ?? '' });
+      const outcome = await analyseAsset(deps, {
+        addon,
+        groupId: command.group_id,
+        assetId: command.asset_id,
+        checksum: command.source_checksum,
+        sourceKey: command.source_key ?? '',
+      });
       if (!outcome.found) return { state: 'FAILED', report: { error: outcome.reason } };
       const { result, conversion } = outcome;
       const made = conversion && { source_checksum: command.source_checksum, image: null, conversions: { [addon]: conversion }, errors: {} };
-      deps.logger.info({ job_id: command.job_id, asset_id: command.asset_id, addon, ms: Date.now() - started, steps_ms: { ...outcome.ms, ...outcome.steps } }, 'addon finished');
+      deps.logger.info(
+        { job_id: command.job_id, asset_id: command.asset_id, addon, ms: Date.now() - started, steps_ms: { ...outcome.ms, ...outcome.steps } },
+        'addon finished',
+      );
       return { state: 'COMPLETED', report: { addon_result: { addon, result }, ...(made ? { outputs: made } : {}) } };
     },
     after: ({ command }, end, startedAt) => (end.state === 'COMPLETED' ? countRun(deps, command, startedAt) : undefined),
@@ -40,7 +49,15 @@ export function addonJobs(deps: AddonDeps): JobHandler {
 async function countRun(deps: AddonDeps, command: JobCommand, started: Date): Promise<void> {
   if (!command.created_by) return;
   const usage = usageOf('addon_runs');
-  const record = { id: `addon_runs-job-${command.job_id}`, metric: 'addon_runs' as const, group_id: command.group_id, user_id: command.created_by, value: 1, start: started.toISOString(), end: new Date().toISOString() };
+  const record = {
+    id: `addon_runs-job-${command.job_id}`,
+    metric: 'addon_runs' as const,
+    group_id: command.group_id,
+    user_id: command.created_by,
+    value: 1,
+    start: started.toISOString(),
+    end: new Date().toISOString(),
+  };
   await publishEvent(deps.js, usage.subject, usage.schema, record, { msgId: record.id });
 }
 

@@ -62,7 +62,13 @@ export function dominantColour(rgb: Uint8Array, width: number, height: number): 
  * has: its dominant colour and its orientation (confidence 1). The best guesses are the objects found with at
  * least 0.5, or the most likely one.
  */
-export function taggingOf(input: { objects: DetectedObject[]; dominant: { r: number; g: number; b: number }; width: number; height: number; minConfidence: number }): TaggingResult {
+export function taggingOf(input: {
+  objects: DetectedObject[];
+  dominant: { r: number; g: number; b: number };
+  width: number;
+  height: number;
+  minConfidence: number;
+}): TaggingResult {
   const best = new Map<string, number>();
   for (const o of input.objects) if (o.score >= input.minConfidence) best.set(o.label, Math.max(best.get(o.label) ?? 0, o.score));
   const objects = [...best].map(([label, score]) => ({ label, confidence: Math.round(score * 1000) / 1000 })).sort((a, b) => b.confidence - a.confidence);

@@ -85,7 +85,10 @@ async function analyse(deps: AnalyseDeps, addon: string, input: Buffer | string,
   };
   if (addon === 'text_extraction') {
     // Upright (EXIF orientation), first frame, grey: what tesseract reads best.
-    const page = await image(decodeSizeOf(header, limits, deps.ocrMaxPixels)).greyscale().png().toBuffer();
+    const page = await image(decodeSizeOf(header, limits, deps.ocrMaxPixels))
+      .greyscale()
+      .png()
+      .toBuffer();
     return { result: { ...ocrResultOf(await deps.ocr(page)) } };
   }
   if (addon === 'background_removal') {
@@ -96,7 +99,11 @@ async function analyse(deps: AnalyseDeps, addon: string, input: Buffer | string,
   const models = await (addon === 'auto_tagging' ? deps.objects() : deps.faces());
   // One decode: upright and scaled down straight to raw pixels.
   const decoding = performance.now();
-  const { data, info } = await image().resize(ANALYSIS_SIDE, ANALYSIS_SIDE, { fit: 'inside', withoutEnlargement: true }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const { data, info } = await image()
+    .resize(ANALYSIS_SIDE, ANALYSIS_SIDE, { fit: 'inside', withoutEnlargement: true })
+    .removeAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   const decoded = performance.now();
   const steps = () => ({ decode: Math.round(decoded - decoding), model: Math.round(performance.now() - decoded) });
   if (addon === 'auto_tagging') {
@@ -110,7 +117,13 @@ async function analyse(deps: AnalyseDeps, addon: string, input: Buffer | string,
   // Boxes in the original's upright pixels.
   const scale = header.width / info.width;
   const people = await deps.people
-    .assign({ groupId: Number(asset.groupId), assetId: asset.assetId, checksum: asset.checksum, embeddings: faces.map((f) => f.embedding), threshold: deps.faceMatchThreshold })
+    .assign({
+      groupId: Number(asset.groupId),
+      assetId: asset.assetId,
+      checksum: asset.checksum,
+      embeddings: faces.map((f) => f.embedding),
+      threshold: deps.faceMatchThreshold,
+    })
     .catch((error: unknown) => {
       throw new RetryableError(error);
     });
@@ -139,10 +152,21 @@ async function removeBackground(deps: AnalyseDeps, model: BackgroundRemover, ima
   // A transparent original is seen on white, as a viewer shows it: its own alpha gives way to the mask.
   const { data: pixels, info: full } = await image().flatten({ background: '#ffffff' }).raw().toBuffer({ resolveWithObject: true });
   const raw = { raw: { width: full.width, height: full.height, channels: 3 as const } };
-  const small = await sharp(pixels, raw).resize(MASK_SIDE, MASK_SIDE, { fit: 'inside', withoutEnlargement: true }).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  const small = await sharp(pixels, raw)
+    .resize(MASK_SIDE, MASK_SIDE, { fit: 'inside', withoutEnlargement: true })
+    .ensureAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   const mask = await model.mask(small.data, small.info.width, small.info.height);
-  const alpha = await sharp(mask, { raw: { width: small.info.width, height: small.info.height, channels: 1 } }).resize(full.width, full.height, { fit: 'fill' }).toColourspace('b-w').raw().toBuffer();
-  const png = await sharp(pixels, raw).joinChannel(alpha, { raw: { width: full.width, height: full.height, channels: 1 } }).png().toBuffer();
+  const alpha = await sharp(mask, { raw: { width: small.info.width, height: small.info.height, channels: 1 } })
+    .resize(full.width, full.height, { fit: 'fill' })
+    .toColourspace('b-w')
+    .raw()
+    .toBuffer();
+  const png = await sharp(pixels, raw)
+    .joinChannel(alpha, { raw: { width: full.width, height: full.height, channels: 1 } })
+    .png()
+    .toBuffer();
   const objectKey = conversionKey(asset.groupId, asset.assetId, asset.checksum, 'background_removal', 'png');
   await deps.storage.putBuffer(objectKey, png, { contentType: 'image/png', size: png.length }).catch((error: unknown) => {
     throw new RetryableError(error);
@@ -150,7 +174,6 @@ async function removeBackground(deps: AnalyseDeps, model: BackgroundRemover, ima
   const conversion = { object_key: objectKey, content_type: 'image/png', width: full.width, height: full.height, size: png.length };
   return { result: { key: 'background_removal', width: full.width, height: full.height, size: png.length }, conversion };
 }
-
 
 /** How one addon run ended: what it found, or why the image could not be analysed (a retry would not mend it). */
 export type AnalyseOutcome = ({ found: true } & Analysis & { ms: { read: number; analyse: number } }) | { found: false; reason: string };

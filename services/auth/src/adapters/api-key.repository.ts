@@ -22,10 +22,11 @@ export class ApiKeyRepository implements ApiKeys {
 
   async listActive(groupId: number, page: Page): Promise<{ items: ApiKeyRecord[]; total: number }> {
     const [items, total] = await Promise.all([
-      this.db.query<ApiKeyRecord>(
-        `SELECT ${COLUMNS} FROM api_keys WHERE group_id = $1 AND revoked_at IS NULL ORDER BY created_at, id LIMIT $2 OFFSET $3`,
-        [groupId, page.page_size, offsetOf(page)],
-      ),
+      this.db.query<ApiKeyRecord>(`SELECT ${COLUMNS} FROM api_keys WHERE group_id = $1 AND revoked_at IS NULL ORDER BY created_at, id LIMIT $2 OFFSET $3`, [
+        groupId,
+        page.page_size,
+        offsetOf(page),
+      ]),
       this.db.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys WHERE group_id = $1 AND revoked_at IS NULL', [groupId]),
     ]);
     return { items: items.rows, total: total.rows[0]?.n ?? 0 };
@@ -51,10 +52,10 @@ export class ApiKeyRepository implements ApiKeys {
 
   /** The accessID of a key's links, while the key is not revoked (its user may be disabled: the edge says 403). */
   async accessIdOf(groupId: number, keyId: string): Promise<string | undefined> {
-    const r = await this.db.query<{ access_id: string }>(
-      'SELECT access_id FROM api_keys WHERE group_id = $1 AND id = $2 AND revoked_at IS NULL',
-      [groupId, keyId],
-    );
+    const r = await this.db.query<{ access_id: string }>('SELECT access_id FROM api_keys WHERE group_id = $1 AND id = $2 AND revoked_at IS NULL', [
+      groupId,
+      keyId,
+    ]);
     return r.rows[0]?.access_id;
   }
 

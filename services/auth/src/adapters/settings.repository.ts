@@ -6,19 +6,13 @@ export class SettingsRepository implements SettingsStore {
   constructor(private readonly db: Db) {}
 
   async get(groupId: number, forUpdate = false): Promise<Settings | undefined> {
-    const r = await this.db.query<{ data: Settings }>(
-      `SELECT data FROM settings WHERE group_id = $1${forUpdate ? ' FOR UPDATE' : ''}`,
-      [groupId],
-    );
+    const r = await this.db.query<{ data: Settings }>(`SELECT data FROM settings WHERE group_id = $1${forUpdate ? ' FOR UPDATE' : ''}`, [groupId]);
     const data = r.rows[0]?.data;
     return data && withDefaults(data);
   }
 
   async insert(groupId: number, data: Settings): Promise<void> {
-    await this.db.query('INSERT INTO settings (group_id, data) VALUES ($1, $2) ON CONFLICT (group_id) DO NOTHING', [
-      groupId,
-      JSON.stringify(data),
-    ]);
+    await this.db.query('INSERT INTO settings (group_id, data) VALUES ($1, $2) ON CONFLICT (group_id) DO NOTHING', [groupId, JSON.stringify(data)]);
   }
 
   async replace(groupId: number, data: Settings): Promise<void> {

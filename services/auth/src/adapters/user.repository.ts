@@ -15,10 +15,10 @@ export class UserRepository implements Users {
 
   /** Every live account of an email, oldest first: an email is unique per group only. */
   async findAllByEmail(email: string, limit = 20): Promise<UserRecord[]> {
-    const r = await this.db.query<UserRecord>(
-      `SELECT ${COLUMNS} FROM users WHERE lower(email) = lower($1) AND deleted_at IS NULL ORDER BY id LIMIT $2`,
-      [email, limit],
-    );
+    const r = await this.db.query<UserRecord>(`SELECT ${COLUMNS} FROM users WHERE lower(email) = lower($1) AND deleted_at IS NULL ORDER BY id LIMIT $2`, [
+      email,
+      limit,
+    ]);
     return r.rows;
   }
 
@@ -33,10 +33,11 @@ export class UserRepository implements Users {
 
   async listInGroup(groupId: number, page: Page): Promise<{ items: UserRecord[]; total: number }> {
     const [items, total] = await Promise.all([
-      this.db.query<UserRecord>(
-        `SELECT ${COLUMNS} FROM users WHERE group_id = $1 AND deleted_at IS NULL ORDER BY id LIMIT $2 OFFSET $3`,
-        [groupId, page.page_size, offsetOf(page)],
-      ),
+      this.db.query<UserRecord>(`SELECT ${COLUMNS} FROM users WHERE group_id = $1 AND deleted_at IS NULL ORDER BY id LIMIT $2 OFFSET $3`, [
+        groupId,
+        page.page_size,
+        offsetOf(page),
+      ]),
       this.db.query<{ n: number }>('SELECT count(*)::int AS n FROM users WHERE group_id = $1 AND deleted_at IS NULL', [groupId]),
     ]);
     return { items: items.rows, total: total.rows[0]?.n ?? 0 };
@@ -47,16 +48,7 @@ export class UserRepository implements Users {
       const r = await this.db.query<UserRecord>(
         `INSERT INTO users (group_id, email, password_hash, first_name, last_name, role_id, upload_key, access_id)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${COLUMNS}`,
-        [
-          u.group_id,
-          u.email,
-          u.password_hash,
-          u.first_name,
-          u.last_name,
-          u.role_id,
-          newUploadKey(),
-          newAccessId(),
-        ],
+        [u.group_id, u.email, u.password_hash, u.first_name, u.last_name, u.role_id, newUploadKey(), newAccessId()],
       );
       return r.rows[0] as UserRecord;
     } catch (err) {

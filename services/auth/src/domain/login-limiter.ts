@@ -137,7 +137,11 @@ export class LoginLimiter {
  * since one subscriber usually holds a whole /64 and could otherwise rotate through it to reset every count.
  */
 export function addressKey(address: string): string {
-  const bare = address.trim().toLowerCase().replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+  const bare = address
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/%.*$/, '');
   if (bare.startsWith('::ffff:') && isIP(bare.slice(7)) === 4) return bare.slice(7);
   if (isIP(bare) !== 6) return bare;
   const [head = '', tail] = bare.split('::');

@@ -7,13 +7,15 @@ import { BUILTIN_IMAGE_KEYS, BUILTIN_VIDEO_KEYS, IMAGE_ADDONS, VIDEO_ADDONS } fr
 export { BUILTIN_IMAGE_KEYS, BUILTIN_VIDEO_KEYS, IMAGE_ADDONS, VIDEO_ADDONS };
 const RESERVED = new Set<string>([...BUILTIN_IMAGE_KEYS, ...BUILTIN_VIDEO_KEYS, ...IMAGE_ADDONS, 'original']);
 
-const customConversion = z.strictObject({
-  width: z.number().int().min(1).max(8192).optional(),
-  height: z.number().int().min(1).max(8192).optional(),
-  fit: z.enum(['cover', 'contain', 'inside', 'fill']).default('cover'),
-  format: z.enum(['jpeg', 'png', 'webp', 'avif']).default('webp'),
-  quality: z.number().int().min(1).max(100).default(80),
-}).refine((c) => c.width !== undefined || c.height !== undefined, { message: 'width or height is required' });
+const customConversion = z
+  .strictObject({
+    width: z.number().int().min(1).max(8192).optional(),
+    height: z.number().int().min(1).max(8192).optional(),
+    fit: z.enum(['cover', 'contain', 'inside', 'fill']).default('cover'),
+    format: z.enum(['jpeg', 'png', 'webp', 'avif']).default('webp'),
+    quality: z.number().int().min(1).max(100).default(80),
+  })
+  .refine((c) => c.width !== undefined || c.height !== undefined, { message: 'width or height is required' });
 
 export type CustomConversion = z.infer<typeof customConversion>;
 
@@ -68,26 +70,31 @@ const webhookUrl = z
   .refine((u) => URL.canParse(u) && ['http:', 'https:'].includes(new URL(u).protocol), { message: 'must be an http(s) URL' });
 
 const unique = <T extends z.ZodType<string>>(item: T, max: number) =>
-  z.array(item).max(max).refine((a) => new Set(a).size === a.length, { message: 'must not repeat an entry' });
+  z
+    .array(item)
+    .max(max)
+    .refine((a) => new Set(a).size === a.length, { message: 'must not repeat an entry' });
 
 export const settingsPatchSchema = z.strictObject({
-  webhooks: z
-    .strictObject({ urls: unique(webhookUrl, 10).optional(), rotate_secret: z.boolean().optional() })
-    .optional(),
+  webhooks: z.strictObject({ urls: unique(webhookUrl, 10).optional(), rotate_secret: z.boolean().optional() }).optional(),
   conversions: z
     .strictObject({
       custom: z
         .record(
-          z.string().regex(/^[A-Za-z0-9]{1,30}$/, 'a conversion name is 1-30 characters of [A-Za-z0-9]')
+          z
+            .string()
+            .regex(/^[A-Za-z0-9]{1,30}$/, 'a conversion name is 1-30 characters of [A-Za-z0-9]')
             .refine((k) => !RESERVED.has(k), { message: 'a built-in key cannot be a custom conversion' }),
           customConversion,
         )
         .refine((r) => Object.keys(r).length <= 50, { message: 'at most 50 custom conversions' })
         .optional(),
-      profile: z
-        .strictObject({ image: unique(z.string().min(1), 50).optional(), video: unique(z.enum(BUILTIN_VIDEO_KEYS), 20).optional() })
+      profile: z.strictObject({ image: unique(z.string().min(1), 50).optional(), video: unique(z.enum(BUILTIN_VIDEO_KEYS), 20).optional() }).optional(),
+      watermark_asset_id: z
+        .string()
+        .regex(/^[A-Za-z0-9]{32}$/, 'an asset id')
+        .nullable()
         .optional(),
-      watermark_asset_id: z.string().regex(/^[A-Za-z0-9]{32}$/, 'an asset id').nullable().optional(),
     })
     .optional(),
   addons: z

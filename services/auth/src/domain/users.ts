@@ -31,8 +31,7 @@ export interface UserView {
   created_at: string;
 }
 
-export const usernameOf = (u: Pick<UserRecord, 'first_name' | 'last_name'>): string =>
-  [u.first_name, u.last_name].filter((s) => s.length > 0).join(' ');
+export const usernameOf = (u: Pick<UserRecord, 'first_name' | 'last_name'>): string => [u.first_name, u.last_name].filter((s) => s.length > 0).join(' ');
 
 export const toUserView = (u: UserRecord): UserView => ({
   user_id: u.id,

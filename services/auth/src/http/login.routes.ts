@@ -48,7 +48,9 @@ export function loginRoutes(deps: LoginRoutesDeps): Router {
   });
 
   const validate_ = async (req: Request, res: Response) => {
-    res.json(await validateJwt({ users, jwtSecret: deps.jwtSecret, ...(deps.jwtPreviousSecret ? { jwtPreviousSecret: deps.jwtPreviousSecret } : {}) }, jwtOf(req)));
+    res.json(
+      await validateJwt({ users, jwtSecret: deps.jwtSecret, ...(deps.jwtPreviousSecret ? { jwtPreviousSecret: deps.jwtPreviousSecret } : {}) }, jwtOf(req)),
+    );
   };
   router.get('/api/v1/auth/validate', validate_);
   router.post('/api/v1/auth/validate', validate_);

@@ -25,7 +25,14 @@ export function usageRoutes(usage: UsageStore, now: () => number = Date.now): Ro
   router.get('/api/v1/usage/:metric', validate(usageSchemas), async (req, res) => {
     const { params, query } = parsed(usageSchemas, req, res);
     const { from, to, period, user_id } = query;
-    res.json(await usageSeries(usage, principalOf(res), { metric: params.metric, period, ...(from ? { from } : {}), ...(to ? { to } : {}), ...(user_id ? { userId: user_id } : {}) }, now));
+    res.json(
+      await usageSeries(
+        usage,
+        principalOf(res),
+        { metric: params.metric, period, ...(from ? { from } : {}), ...(to ? { to } : {}), ...(user_id ? { userId: user_id } : {}) },
+        now,
+      ),
+    );
   });
   return router;
 }

@@ -9,7 +9,11 @@ import { revokeApiKey } from './revoke-api-key.use-case';
  * A new API key (MANAGE_USERS): minted by a person signed in, never by a key (keys would outlive it and could be
  * stronger), and never above the minter's own role. The key is seen this once; only its hash is kept.
  */
-export async function mintApiKey(store: AuthStore, p: Principal, input: { name: string; role: ApiKeyRole }): Promise<{ key_id: string; name: string; role: ApiKeyRole; key: string }> {
+export async function mintApiKey(
+  store: AuthStore,
+  p: Principal,
+  input: { name: string; role: ApiKeyRole },
+): Promise<{ key_id: string; name: string; role: ApiKeyRole; key: string }> {
   requireAny(p, [PERMISSION.MANAGE_USERS]);
   if (p.via !== 'jwt') throw forbidden('API keys are created by a signed-in user (JWT), not with an API key', 'API_KEY_CANNOT_MINT');
   // Lower role ids are stronger; ASSET_ADMIN acts as ADMIN.
@@ -17,7 +21,10 @@ export async function mintApiKey(store: AuthStore, p: Principal, input: { name: 
     throw forbidden(`A key of role ${input.role} would be stronger than your own role ${p.role_name}`, 'ROLE_ABOVE_YOUR_OWN');
   }
   const key = generateApiKey();
-  const record = await store.apiKeys.insert({ id: randomUUID(), group_id: p.group_id, user_id: p.user_id, name: input.name, role: input.role }, hashApiKey(key));
+  const record = await store.apiKeys.insert(
+    { id: randomUUID(), group_id: p.group_id, user_id: p.user_id, name: input.name, role: input.role },
+    hashApiKey(key),
+  );
   return { key_id: record.id, name: record.name, role: record.role, key };
 }
 

@@ -14,7 +14,10 @@ function requireSession(p: Principal, what: string): void {
 }
 
 /** The caller as a user, with its group, permissions and preferences. */
-export async function ownProfile(store: AuthStore, p: Principal): Promise<UserView & { group_id: number; permissions: string[]; preferences: Record<string, unknown> }> {
+export async function ownProfile(
+  store: AuthStore,
+  p: Principal,
+): Promise<UserView & { group_id: number; permissions: string[]; preferences: Record<string, unknown> }> {
   const user = await store.users.findVisible(p.group_id, p.user_id);
   if (!user) throw userNotFound();
   return { ...toUserView(user), group_id: user.group_id, permissions: p.permissions, preferences: user.preferences };

@@ -34,7 +34,9 @@ export const HASH_BOX = { width: 100, height: 100, fit: 'inside' } as const;
 /** Side of the greyscale square the perceptual hash is computed from. */
 const PHASH_SIZE = 32;
 /** cos((2i + 1)uπ / 2N) for the 8 lowest frequencies u, row by row. */
-const PHASH_COS = Float64Array.from({ length: 8 * PHASH_SIZE }, (_, k) => Math.cos(((2 * (k % PHASH_SIZE) + 1) * Math.floor(k / PHASH_SIZE) * Math.PI) / (2 * PHASH_SIZE)));
+const PHASH_COS = Float64Array.from({ length: 8 * PHASH_SIZE }, (_, k) =>
+  Math.cos(((2 * (k % PHASH_SIZE) + 1) * Math.floor(k / PHASH_SIZE) * Math.PI) / (2 * PHASH_SIZE)),
+);
 
 /**
  * The 64-bit perceptual hash (pHash) of a 32x32 greyscale image: its DCT, the 8x8 lowest frequencies against
@@ -103,8 +105,7 @@ const text = (v: unknown): string | undefined => {
 /** The selected EXIF, IPTC and XMP fields (exifr); GPS only when the group keeps it. */
 async function selectedTags(input: ImageInput, keepGps: boolean): Promise<Record<string, unknown> | undefined> {
   const tags = (await exifr.parse(input, { tiff: true, exif: true, iptc: true, xmp: true, gps: keepGps, mergeOutput: true }).catch(() => undefined)) as
-    | Record<string, unknown>
-    | undefined;
+    Record<string, unknown> | undefined;
   if (!tags) return undefined;
   const out: Record<string, unknown> = {};
   const when = iso(tags.DateTimeOriginal);
@@ -128,7 +129,9 @@ async function selectedTags(input: ImageInput, keepGps: boolean): Promise<Record
  */
 export async function describeImage(input: ImageInput, opts: { keepGps: boolean; decoded?: string }): Promise<ImageDescription> {
   const out: ImageDescription = {};
-  const meta = await sharp(input).metadata().catch(() => undefined);
+  const meta = await sharp(input)
+    .metadata()
+    .catch(() => undefined);
   if (meta) {
     out.ColorMode = colorMode(meta);
     if (meta.space && COLOR_SPACES[meta.space]) out.ColorSpace = COLOR_SPACES[meta.space];

@@ -76,9 +76,7 @@ export class ImageProcessor {
     const { width, height } = meta;
     if (!width || !height) throw new UnprocessableImageError('the original has no pixel dimensions');
     if (width * height > this.maxInputPixels) {
-      throw new UnprocessableImageError(
-        `the original has ${width}x${height} pixels, more than the limit of ${this.maxInputPixels}`,
-      );
+      throw new UnprocessableImageError(`the original has ${width}x${height} pixels, more than the limit of ${this.maxInputPixels}`);
     }
     return {
       ...orientedSize({ width, height }, meta.orientation),

@@ -16,7 +16,7 @@ const conversions = () =>
 const duration = () =>
   histogram<'outcome'>({
     name: 'conversion_duration_seconds',
-    help: 'Time to make one asset\'s conversions, by outcome (ok, error: reported with errors, failed: will be retried)',
+    help: "Time to make one asset's conversions, by outcome (ok, error: reported with errors, failed: will be retried)",
     labelNames: ['outcome'],
   });
 

@@ -7,9 +7,7 @@ export interface Size {
 
 /** EXIF orientations 5-8 are rotated by 90°: after `.rotate()` the stored width and height swap. */
 export function orientedSize(size: Size, orientation: number | undefined): Size {
-  return orientation !== undefined && orientation >= 5 && orientation <= 8
-    ? { width: size.height, height: size.width }
-    : size;
+  return orientation !== undefined && orientation >= 5 && orientation <= 8 ? { width: size.height, height: size.width } : size;
 }
 
 /**

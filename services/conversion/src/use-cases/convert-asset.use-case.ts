@@ -10,7 +10,16 @@ import { conversionKey, conversionsPrefix, isOwnOriginalKey, originalKey, type S
 import type { GroupSettingsClient } from '@dam/internal-api';
 import { describeImage, HASH_BOX, type ImageInput } from '../adapters/image-describer';
 import type { ImageProcessor } from '../adapters/image-processor';
-import { DEEPZOOM_KEY, DEEPZOOM_OVERLAP, DEEPZOOM_TILE, outputFormat, planConversions, smartImagingSpec, type ConversionSpec, type ImageSettings } from '../domain/conversion-spec';
+import {
+  DEEPZOOM_KEY,
+  DEEPZOOM_OVERLAP,
+  DEEPZOOM_TILE,
+  outputFormat,
+  planConversions,
+  smartImagingSpec,
+  type ConversionSpec,
+  type ImageSettings,
+} from '../domain/conversion-spec';
 import { UnprocessableImageError } from '../domain/conversion.errors';
 import { boxForScaled, outputSize, sharedDecodeSize, type Size } from '../domain/output-size';
 
@@ -86,7 +95,13 @@ async function filesUnder(dir: string, prefix = ''): Promise<string[]> {
  * The Deep Zoom pyramid, stored below `<conversions prefix>/deepzoom/`: the tiles first and `image.dzi` last, so
  * a reader that finds the descriptor finds every tile it names. The record points at `image.dzi`.
  */
-async function makeDeepZoom(deps: ConvertAssetDeps, input: ConvertAssetInput, source: ImageInput, image: { width: number; height: number }, dir: string): Promise<CompletedConversion> {
+async function makeDeepZoom(
+  deps: ConvertAssetDeps,
+  input: ConvertAssetInput,
+  source: ImageInput,
+  image: { width: number; height: number },
+  dir: string,
+): Promise<CompletedConversion> {
   await mkdir(dir, { recursive: true });
   await deps.images.deepZoom(source, dir, DEEPZOOM_TILE, DEEPZOOM_OVERLAP);
   const base = `${conversionsPrefix(input.groupId, input.assetId, input.checksum)}${DEEPZOOM_KEY}/`;
@@ -112,8 +127,7 @@ export function emptyReport(input: ConvertAssetInput, errors: Record<string, str
   };
 }
 
-export const failureReport = (input: ConvertAssetInput, key: string, message: string): JobOutputs =>
-  emptyReport(input, { [key]: message });
+export const failureReport = (input: ConvertAssetInput, key: string, message: string): JobOutputs => emptyReport(input, { [key]: message });
 
 /**
  * Produces the group's image profile for one original and returns the report for metadata. The original is

@@ -8,8 +8,16 @@ import type { Logger } from '@dam/logging';
 
 // RFC 9110 §7.6.1: connection-specific headers never cross a proxy.
 const HOP_BY_HOP = new Set([
-  'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer',
-  'transfer-encoding', 'upgrade', 'host',
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
 ]);
 
 export interface ProxyOptions {
@@ -190,7 +198,13 @@ export function createProxy(opts: ProxyOptions) {
     store.end();
   };
 
-  return { forward, close: () => { agents.http.destroy(); agents.https.destroy(); } };
+  return {
+    forward,
+    close: () => {
+      agents.http.destroy();
+      agents.https.destroy();
+    },
+  };
 }
 
 export type Proxy = ReturnType<typeof createProxy>;

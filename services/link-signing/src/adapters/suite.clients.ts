@@ -1,13 +1,6 @@
 import { forbidden, unavailable } from '@dam/errors';
 import type { SuiteClients } from '../domain/ports';
-import {
-  accessIdResponse,
-  accessOwnerResponse,
-  deliveryResponse,
-  INTERNAL_PATHS,
-  internalClient,
-  type InternalClientOptions,
-} from '@dam/internal-api';
+import { accessIdResponse, accessOwnerResponse, deliveryResponse, INTERNAL_PATHS, internalClient, type InternalClientOptions } from '@dam/internal-api';
 
 export type { SuiteClients } from '../domain/ports';
 /** Re-exported for consumers/cdn-jobs.consumer.ts (the coordinator's, not moved here). */

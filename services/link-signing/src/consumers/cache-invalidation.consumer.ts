@@ -56,19 +56,33 @@ function follower(name: string, nc: NatsConnection, subject: string, onMessage: 
  * without it, since every request resolves the asset's current object and its ETag first; this frees the space.
  */
 export function cacheInvalidation(nc: NatsConnection, cache: ByteCache, logger: Logger) {
-  return follower('cache-invalidation', nc, ASSET_EVENTS_SUBJECTS, (subject, body) => {
-    const type = assetEventTypeOf(subject);
-    const assetId = (body as { asset_id?: unknown }).asset_id;
-    if (!type || !DROPS.has(type) || typeof assetId !== 'string') return;
-    const dropped = cache.evictAsset(assetId);
-    if (dropped > 0) logger.debug({ asset_id: assetId, event: type, dropped }, 'cached bytes dropped');
-  }, cache, logger);
+  return follower(
+    'cache-invalidation',
+    nc,
+    ASSET_EVENTS_SUBJECTS,
+    (subject, body) => {
+      const type = assetEventTypeOf(subject);
+      const assetId = (body as { asset_id?: unknown }).asset_id;
+      if (!type || !DROPS.has(type) || typeof assetId !== 'string') return;
+      const dropped = cache.evictAsset(assetId);
+      if (dropped > 0) logger.debug({ asset_id: assetId, event: type, dropped }, 'cached bytes dropped');
+    },
+    cache,
+    logger,
+  );
 }
 
 /** Follows `dam.internal.cdn.evict`: a purge job run by any replica empties every replica's cache. */
 export function evictionFollower(nc: NatsConnection, cache: ByteCache, logger: Logger) {
-  return follower('cdn-evictions', nc, SUBJECT_CDN_EVICT, (_subject, body) => {
-    const dropped = applyEvict(cache, cdnEvictSchema.parse(body));
-    if (dropped > 0) logger.debug({ dropped }, 'cached bytes purged');
-  }, cache, logger);
+  return follower(
+    'cdn-evictions',
+    nc,
+    SUBJECT_CDN_EVICT,
+    (_subject, body) => {
+      const dropped = applyEvict(cache, cdnEvictSchema.parse(body));
+      if (dropped > 0) logger.debug({ dropped }, 'cached bytes purged');
+    },
+    cache,
+    logger,
+  );
 }

@@ -70,7 +70,9 @@ export function cdnJobs(deps: CdnJobDeps): JobHandler {
               failures.push(`${i}: ${key} is missing`);
               continue;
             }
-            const stored = await deps.cache.fillFrom({ key: ByteCache.keyOf(key, stat.etag), objectKey: key, assetId: t.asset_id, size: stat.size }, () => deps.storage.getStream(key));
+            const stored = await deps.cache.fillFrom({ key: ByteCache.keyOf(key, stat.etag), objectKey: key, assetId: t.asset_id, size: stat.size }, () =>
+              deps.storage.getStream(key),
+            );
             if (!stored && deps.cache.cacheable(stat.size)) failures.push(`${i}: ${key} could not be read`);
           }
         }

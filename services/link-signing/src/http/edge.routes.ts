@@ -109,9 +109,13 @@ async function sendObject(req: Request, res: Response, deps: EdgeDeps, f: Served
     // The first read of a whole object: the same upstream stream feeds this client and the cache file. A request
     // arriving while another opens or fills it joins that one read and is then served from the file.
     let streamed: Promise<void> | undefined;
-    const stored = await deps.cache.fillFrom(entry, () => deps.storage.getStream(f.objectKey), (body) => {
-      streamed = pipe(counted(body, res, count), res, deps.logger);
-    });
+    const stored = await deps.cache.fillFrom(
+      entry,
+      () => deps.storage.getStream(f.objectKey),
+      (body) => {
+        streamed = pipe(counted(body, res, count), res, deps.logger);
+      },
+    );
     if (streamed) return await streamed;
     if (stored) return await fromFile(stored);
     // The fill it joined failed: read the object itself.

@@ -59,7 +59,14 @@ export async function serveDelivery(deps: ServeDeliveryDeps, req: EdgeRequest): 
   const { assetId: id, segments } = req;
   if (!ASSET_ID.test(id) || segments.length > 6 || !segments.every((s) => FILE_SEGMENT.test(s))) throw notFound('CONTENT_NOT_FOUND', 'No such content');
   const { params, signature } = linkOf(req.query);
-  if (!verifyLink(deps.signingKeys.map((k) => accessSecret(k, params.accessId)), id, params, signature)) {
+  if (
+    !verifyLink(
+      deps.signingKeys.map((k) => accessSecret(k, params.accessId)),
+      id,
+      params,
+      signature,
+    )
+  ) {
     throw forbidden('The link signature does not match', 'SIGNATURE_INVALID');
   }
   if (params.expiry < Math.floor((deps.now?.() ?? Date.now()) / 1000)) throw forbidden('The link has expired', 'LINK_EXPIRED');

@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { PoolClient } from '@dam/db';
-import { assetEventSubject, assetPurgeSubject, collectionMembershipSubject, collectionStateSubject, dataSchemaSubject, type AssetEventType, type DeletionPayload } from '@dam/events';
+import {
+  assetEventSubject,
+  assetPurgeSubject,
+  collectionMembershipSubject,
+  collectionStateSubject,
+  dataSchemaSubject,
+  type AssetEventType,
+  type DeletionPayload,
+} from '@dam/events';
 import { writeOutbox } from '@dam/outbox';
 import { addonTermsOf, toAssetData, type Asset } from '../domain/asset';
 import type { AssetSchema } from '../domain/asset-schema';

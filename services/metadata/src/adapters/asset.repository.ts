@@ -69,7 +69,14 @@ function toAsset(row: AssetRow): Asset {
  * Near-duplicates: candidates from the four band indexes (multi-index hashing, domain/near-duplicates), then the
  * exact Hamming distance, bit_count of the XOR. A distance too wide for the bands reads the group's hashed assets.
  */
-export function similarQuery(groupId: number, exceptId: string, phash: string, maxDistance: number, limit: number, creatorId?: number): { text: string; values: unknown[] } {
+export function similarQuery(
+  groupId: number,
+  exceptId: string,
+  phash: string,
+  maxDistance: number,
+  limit: number,
+  creatorId?: number,
+): { text: string; values: unknown[] } {
   const { hash, bands } = similarLookup(phash, maxDistance);
   const byBand = bands ? 'AND (phash_b0 = ANY($7) OR phash_b1 = ANY($8) OR phash_b2 = ANY($9) OR phash_b3 = ANY($10))' : '';
   return {
@@ -109,7 +116,14 @@ export class AssetRepository implements AssetStore, AssetReader {
     return rows.map(toAsset);
   }
 
-  async similar(groupId: number, exceptId: string, phash: string, maxDistance: number, limit: number, creatorId?: number): Promise<Array<{ id: string; distance: number }>> {
+  async similar(
+    groupId: number,
+    exceptId: string,
+    phash: string,
+    maxDistance: number,
+    limit: number,
+    creatorId?: number,
+  ): Promise<Array<{ id: string; distance: number }>> {
     const { rows } = await this.db.query<{ id: string; distance: number }>(similarQuery(groupId, exceptId, phash, maxDistance, limit, creatorId));
     return rows;
   }
@@ -141,10 +155,7 @@ export class AssetRepository implements AssetStore, AssetReader {
   }
 
   async findForUpdate(groupId: number, id: string): Promise<Asset | undefined> {
-    const { rows } = await this.db.query<AssetRow>(
-      `SELECT ${COLUMNS} FROM assets WHERE group_id = $1 AND id = $2 FOR UPDATE`,
-      [groupId, id],
-    );
+    const { rows } = await this.db.query<AssetRow>(`SELECT ${COLUMNS} FROM assets WHERE group_id = $1 AND id = $2 FOR UPDATE`, [groupId, id]);
     return rows[0] ? toAsset(rows[0]) : undefined;
   }
 
@@ -163,10 +174,11 @@ export class AssetRepository implements AssetStore, AssetReader {
   }
 
   async noteFailure(groupId: number, id: string, errors: Record<string, string>): Promise<void> {
-    await this.db.query(
-      `UPDATE assets SET errors = coalesce(errors, '{}'::jsonb) || $3::jsonb WHERE group_id = $1 AND id = $2 AND status = 'NOT_READY'`,
-      [groupId, id, JSON.stringify(errors)],
-    );
+    await this.db.query(`UPDATE assets SET errors = coalesce(errors, '{}'::jsonb) || $3::jsonb WHERE group_id = $1 AND id = $2 AND status = 'NOT_READY'`, [
+      groupId,
+      id,
+      JSON.stringify(errors),
+    ]);
   }
 
   async settle(groupId: number, id: string): Promise<Asset | undefined> {

@@ -41,7 +41,13 @@ export class CollectionRepository implements CollectionStore {
   constructor(private readonly db: Queryable) {}
 
   async create(c: Pick<Collection, 'id' | 'groupId' | 'ownerId' | 'name' | 'shared'>): Promise<Collection> {
-    await this.db.query('INSERT INTO collections (id, group_id, owner_id, name, shared) VALUES ($1, $2, $3, $4, $5)', [c.id, c.groupId, c.ownerId, c.name, c.shared]);
+    await this.db.query('INSERT INTO collections (id, group_id, owner_id, name, shared) VALUES ($1, $2, $3, $4, $5)', [
+      c.id,
+      c.groupId,
+      c.ownerId,
+      c.name,
+      c.shared,
+    ]);
     return (await this.find(c.groupId, c.id)) as Collection;
   }
 
@@ -55,7 +61,11 @@ export class CollectionRepository implements CollectionStore {
   }
 
   async findBasket(groupId: number, ownerId: number, creatorId?: number): Promise<Collection | undefined> {
-    const { rows } = await this.db.query<CollectionRow>(`${select(3)} WHERE c.group_id = $1 AND c.owner_id = $2 AND c.basket`, [groupId, ownerId, creatorId ?? null]);
+    const { rows } = await this.db.query<CollectionRow>(`${select(3)} WHERE c.group_id = $1 AND c.owner_id = $2 AND c.basket`, [
+      groupId,
+      ownerId,
+      creatorId ?? null,
+    ]);
     return rows[0] ? toCollection(rows[0]) : undefined;
   }
 
@@ -121,7 +131,10 @@ export class CollectionRepository implements CollectionStore {
   }
 
   async removeMembers(id: string, assetIds: string[]): Promise<string[]> {
-    const { rows } = await this.db.query<{ asset_id: string }>('DELETE FROM collection_assets WHERE collection_id = $1 AND asset_id = ANY($2) RETURNING asset_id', [id, assetIds]);
+    const { rows } = await this.db.query<{ asset_id: string }>(
+      'DELETE FROM collection_assets WHERE collection_id = $1 AND asset_id = ANY($2) RETURNING asset_id',
+      [id, assetIds],
+    );
     return rows.map((r) => r.asset_id);
   }
 
@@ -150,10 +163,20 @@ export class CollectionRepository implements CollectionStore {
          WHERE ${where} ORDER BY m.seq OFFSET $3 LIMIT $4`,
         [id, creatorId ?? null, offset, limit],
       ),
-      this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM collection_assets m JOIN assets a ON a.id = m.asset_id WHERE ${where}`, [id, creatorId ?? null]),
+      this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM collection_assets m JOIN assets a ON a.id = m.asset_id WHERE ${where}`, [
+        id,
+        creatorId ?? null,
+      ]),
     ]);
     return {
-      items: page.rows.map((r) => ({ id: r.id, name: r.name, size: Number(r.size), content_type: r.content_type, status: r.status, upload_time: r.upload_time.toISOString() })),
+      items: page.rows.map((r) => ({
+        id: r.id,
+        name: r.name,
+        size: Number(r.size),
+        content_type: r.content_type,
+        status: r.status,
+        upload_time: r.upload_time.toISOString(),
+      })),
       total: count.rows[0]?.n ?? 0,
     };
   }

@@ -113,7 +113,14 @@ export class JobRepository implements JobStore, JobReader {
       `UPDATE jobs SET status = $3, progress = 100, error = $4, skipped = $5, lease_owner = NULL, lease_until = NULL,
          steps = ${endSteps('$3', workerStart('$6'))}
        WHERE group_id = $1 AND id = $2 AND ${OPEN}`,
-      [groupId, jobId, outcome.status, outcome.error ?? null, outcome.skipped && Object.keys(outcome.skipped).length > 0 ? JSON.stringify(outcome.skipped) : null, outcome.startedAt ?? null],
+      [
+        groupId,
+        jobId,
+        outcome.status,
+        outcome.error ?? null,
+        outcome.skipped && Object.keys(outcome.skipped).length > 0 ? JSON.stringify(outcome.skipped) : null,
+        outcome.startedAt ?? null,
+      ],
     );
     return (rowCount ?? 0) > 0;
   }

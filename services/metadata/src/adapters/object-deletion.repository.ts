@@ -61,7 +61,13 @@ export class ObjectDeletionRepository implements ObjectDeletions {
  * Holds `entry` (a `file-deleted`) until the removals of `objects` are settled, and behind any held before it for
  * the same asset. Returns false when nothing holds it: the caller writes it to the outbox now.
  */
-export async function holdDeletionEvent(db: Queryable, groupId: number, assetId: string, entry: HeldDeletionEntry, objects: readonly RemovedObject[]): Promise<boolean> {
+export async function holdDeletionEvent(
+  db: Queryable,
+  groupId: number,
+  assetId: string,
+  entry: HeldDeletionEntry,
+  objects: readonly RemovedObject[],
+): Promise<boolean> {
   if (objects.length === 0) {
     const { rowCount } = await db.query(`SELECT 1 FROM deletion_outcomes WHERE asset_id = $1 LIMIT 1`, [assetId]);
     if (!rowCount) return false;
@@ -154,7 +160,11 @@ export async function releaseDeletionOutcomes(db: Queryable, assetIds?: readonly
       continue;
     }
     const data = settledPayload(h.entry.payload.data, own, forced);
-    await writeOutbox(db as Pick<PoolClient, 'query'>, { id: h.entry.id, subject: h.entry.subject, payload: { ...h.entry.payload, time: new Date().toISOString(), data } });
+    await writeOutbox(db as Pick<PoolClient, 'query'>, {
+      id: h.entry.id,
+      subject: h.entry.subject,
+      payload: { ...h.entry.payload, time: new Date().toISOString(), data },
+    });
     released.push(h.id);
   }
   if (released.length > 0) await db.query(`DELETE FROM deletion_outcomes WHERE id = ANY($1::bigint[])`, [released]);
@@ -166,7 +176,12 @@ export async function releaseDeletionOutcomes(db: Queryable, assetIds?: readonly
  * failed removal stays queued, retried after a growing backoff; at its `maxAttempts`-th failure the callbacks
  * waiting for it are told (ERROR). Then every held callback whose removals are settled is sent.
  */
-export async function drainObjectDeletions(pool: Pool, remove: (key: string) => Promise<void>, limit = 100, retry: DeletionRetry = DEFAULT_DELETION_RETRY): Promise<number> {
+export async function drainObjectDeletions(
+  pool: Pool,
+  remove: (key: string) => Promise<void>,
+  limit = 100,
+  retry: DeletionRetry = DEFAULT_DELETION_RETRY,
+): Promise<number> {
   return withTransaction(pool, async (client) => {
     const { rows } = await client.query<{ key: string; attempts: number }>(
       `SELECT key, attempts FROM object_deletions WHERE not_before <= now() ORDER BY not_before LIMIT $1 FOR UPDATE SKIP LOCKED`,

@@ -53,10 +53,11 @@ export class SchemaRepository implements SchemaStore {
 
   async list(groupId: number, offset: number, limit: number): Promise<{ items: AssetSchema[]; total: number }> {
     const total = await this.db.query<{ n: number }>('SELECT count(*)::int AS n FROM asset_schemas WHERE group_id = $1', [groupId]);
-    const { rows } = await this.db.query<SchemaRow>(
-      `SELECT ${COLUMNS} FROM asset_schemas WHERE group_id = $1 ORDER BY id LIMIT $2 OFFSET $3`,
-      [groupId, limit, offset],
-    );
+    const { rows } = await this.db.query<SchemaRow>(`SELECT ${COLUMNS} FROM asset_schemas WHERE group_id = $1 ORDER BY id LIMIT $2 OFFSET $3`, [
+      groupId,
+      limit,
+      offset,
+    ]);
     return { items: rows.map(toSchema), total: total.rows[0]?.n ?? 0 };
   }
 }

@@ -8,7 +8,8 @@ export function transformClient(opts: { baseUrl: string; signer: InternalClientO
   return async (body) => {
     const res = await conversion.call({ method: 'POST', path: INTERNAL_PATHS.transforms, body, response: transformResponse });
     if (res.ok) return res.body;
-    if (res.status === 400 && res.error?.code) throw new AppError('BAD_REQUEST', res.error.code, res.error.message ?? 'The transform failed', res.error.details);
+    if (res.status === 400 && res.error?.code)
+      throw new AppError('BAD_REQUEST', res.error.code, res.error.message ?? 'The transform failed', res.error.details);
     // Every transform slot is taken (TRANSFORMS_BUSY): the client gets the same 503, code and Retry-After.
     if (res.status === 503 && res.error?.code && res.retryAfter) {
       throw new AppError('UNAVAILABLE', res.error.code, res.error.message ?? 'The conversion service is busy', undefined, { 'Retry-After': res.retryAfter });

@@ -16,7 +16,13 @@ import { applyNextQueuedUpdate } from '../domain/update-data.use-case';
  * Removes the objects queued for deletion; a key ending in `/` removes everything under it. The deletion callbacks
  * waiting for them go out as they settle (`retry`: when a failing removal is reported ERROR).
  */
-export function objectDeletionsPoller(pool: Pool, storage: Pick<Storage, 'remove' | 'removePrefix'>, logger: Logger, intervalMs: number, retry: DeletionRetry = DEFAULT_DELETION_RETRY): Worker {
+export function objectDeletionsPoller(
+  pool: Pool,
+  storage: Pick<Storage, 'remove' | 'removePrefix'>,
+  logger: Logger,
+  intervalMs: number,
+  retry: DeletionRetry = DEFAULT_DELETION_RETRY,
+): Worker {
   const remove = async (key: string): Promise<void> => {
     if (key.endsWith('/')) await storage.removePrefix(key);
     else await storage.remove(key);
@@ -70,7 +76,15 @@ export function storageGaugePoller(pool: Pool, logger: Logger, intervalMs: numbe
       const usage = usageOf('storage_bytes');
       for (const r of rows) {
         const id = `storage_bytes-${r.group_id}-${r.creator_id}-${at}`;
-        const record = { id, metric: 'storage_bytes' as const, group_id: String(r.group_id), user_id: r.creator_id, value: Number(r.bytes), start: at, end: at };
+        const record = {
+          id,
+          metric: 'storage_bytes' as const,
+          group_id: String(r.group_id),
+          user_id: r.creator_id,
+          value: Number(r.bytes),
+          start: at,
+          end: at,
+        };
         await writeOutbox(client, { id, subject: usage.subject, schema: usage.schema, payload: record });
       }
     });

@@ -21,7 +21,7 @@ export function jobReportHandler(runInTransaction: RunInTransaction, logger: Log
     const outcome = await applyJobReport(runInTransaction, report, from, deps);
     const fields = { message_id: report.id, job_id: report.job_id, asset_id: report.asset_id, state: report.state, from, outcome };
     if (outcome === 'foreign-object-key') logger.error(fields, 'job report names objects outside the asset: rejected');
-    else if (outcome === 'wrong-worker') logger.warn(fields, 'job report from a worker of another kind than the job\'s: dropped');
+    else if (outcome === 'wrong-worker') logger.warn(fields, "job report from a worker of another kind than the job's: dropped");
     else if (outcome === 'renewed') logger.debug(fields, 'job lease renewed');
     else logger.info(fields, 'job report applied');
   };
@@ -33,7 +33,13 @@ export function jobReportHandler(runInTransaction: RunInTransaction, logger: Log
  * filter update leaves it delivering nothing on nats-server 2.9); a report an old worker published on the bare subject
  * is not read, and its job is handed out again by the lease sweep.
  */
-export function consumeJobReports(nc: NatsConnection, runInTransaction: RunInTransaction, logger: Logger, concurrency: number, deps: ReportDeps = {}): Promise<Consumer> {
+export function consumeJobReports(
+  nc: NatsConnection,
+  runInTransaction: RunInTransaction,
+  logger: Logger,
+  concurrency: number,
+  deps: ReportDeps = {},
+): Promise<Consumer> {
   return consume({
     nc,
     stream: DAM_INTERNAL,

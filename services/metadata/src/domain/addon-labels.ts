@@ -34,7 +34,12 @@ export function addonResultsWithout(
 function taggingAfter(results: Readonly<Record<string, Record<string, unknown>>>): Record<string, unknown> | undefined {
   const tagging = results.auto_tagging;
   if (!tagging) return undefined;
-  const own = (Array.isArray(tagging.labels) ? (tagging.labels as Array<{ label?: unknown }>) : []).filter((l) => !KNOWN_LABELS.some((k) => k.label === l.label));
-  const known = KNOWN_LABELS.filter((k) => results[k.addon] && k.found(results[k.addon] as Record<string, unknown>)).map((k) => ({ label: k.label, confidence: 1 }));
+  const own = (Array.isArray(tagging.labels) ? (tagging.labels as Array<{ label?: unknown }>) : []).filter(
+    (l) => !KNOWN_LABELS.some((k) => k.label === l.label),
+  );
+  const known = KNOWN_LABELS.filter((k) => results[k.addon] && k.found(results[k.addon] as Record<string, unknown>)).map((k) => ({
+    label: k.label,
+    confidence: 1,
+  }));
   return { ...tagging, labels: [...own, ...known] };
 }

@@ -50,7 +50,15 @@ export async function openAddonJobs(tx: Tx, asset: Asset, addons: readonly strin
   const jobs: Job[] = [];
   for (const addon of new Set(addons)) {
     if (!isImageAddon(addon)) continue;
-    const job = await tx.jobs.create({ groupId: asset.groupId, type: 'addon', worker: 'addon', params: { keys: [addon] }, assetIds: [asset.id], steps: [], createdBy });
+    const job = await tx.jobs.create({
+      groupId: asset.groupId,
+      type: 'addon',
+      worker: 'addon',
+      params: { keys: [addon] },
+      assetIds: [asset.id],
+      steps: [],
+      createdBy,
+    });
     await tx.commands.send(job, asset, 0);
     jobs.push(job);
   }
@@ -90,7 +98,13 @@ export function autoAddonsPlanner(
   };
 }
 
-async function checkRunnable(runInTransaction: RunInTransaction, caller: Principal, id: string, addon: string, applies: (contentType: string) => boolean): Promise<void> {
+async function checkRunnable(
+  runInTransaction: RunInTransaction,
+  caller: Principal,
+  id: string,
+  addon: string,
+  applies: (contentType: string) => boolean,
+): Promise<void> {
   await runInTransaction(async (tx) => runnable(caller, await tx.assets.findById(caller.group_id, id), addon, applies));
 }
 

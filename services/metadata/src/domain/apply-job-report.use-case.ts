@@ -11,17 +11,7 @@ import { finishIngest } from './ingest.use-case';
 import { openAutoAddons, settleAsset, type AutoAddonsOf } from './processing';
 
 export type ReportOutcome =
-  | 'renewed'
-  | 'not-holder'
-  | 'duplicate'
-  | 'unknown-job'
-  | 'job-ended'
-  | 'stale'
-  | 'foreign-object-key'
-  | 'wrong-worker'
-  | 'recorded'
-  | 'processed'
-  | 'failed';
+  'renewed' | 'not-holder' | 'duplicate' | 'unknown-job' | 'job-ended' | 'stale' | 'foreign-object-key' | 'wrong-worker' | 'recorded' | 'processed' | 'failed';
 
 const groupOf = (report: JobReport): number | undefined => {
   const id = Number(report.group_id);
@@ -73,7 +63,12 @@ export async function applyJobReport(runInTransaction: RunInTransaction, report:
     return runInTransaction(async (tx) => {
       const job = await tx.jobs.findForUpdate(groupId, report.job_id);
       if (job && job.worker !== from) return 'wrong-worker';
-      const renewed = await tx.jobs.renew(groupId, report.job_id, { worker: report.worker, progress: report.progress, step: report.step, ...startedBy(report) });
+      const renewed = await tx.jobs.renew(groupId, report.job_id, {
+        worker: report.worker,
+        progress: report.progress,
+        step: report.step,
+        ...startedBy(report),
+      });
       return renewed ? 'renewed' : 'not-holder';
     });
   }
@@ -144,7 +139,12 @@ async function finishProcessing(tx: Tx, job: Job, report: JobReport, made: JobOu
     return (await settleAsset(tx, groupId, asset.id, failed)) === 'failed' ? 'failed' : 'recorded';
   }
   const partial = Object.keys(errors).length > 0 ? describeErrors(errors) : undefined;
-  await tx.jobs.finish(groupId, job.id, { status: 'COMPLETED', ...(partial ? { error: partial } : {}), ...(made?.skipped ? { skipped: made.skipped } : {}), ...startedBy(report) });
+  await tx.jobs.finish(groupId, job.id, {
+    status: 'COMPLETED',
+    ...(partial ? { error: partial } : {}),
+    ...(made?.skipped ? { skipped: made.skipped } : {}),
+    ...startedBy(report),
+  });
   const settled = await settleAsset(tx, groupId, asset.id);
   // An undelete re-makes a live asset's profile outputs; the group's automatic addons run again after them. (An
   // upload's, replace's or ingest's were opened with its processing: the asset was NOT_READY, and is OK only now.)
@@ -212,7 +212,10 @@ export async function failUnappliedReport(runInTransaction: RunInTransaction, re
     const job = await tx.jobs.findForUpdate(groupId, report.job_id);
     if (!job || job.worker !== from || !job.assetIds.includes(report.asset_id)) return false;
     const made = outputsOf(report);
-    const errors = { ...(made && made !== 'foreign' ? made.errors : {}), [job.type === 'addon' ? (job.params.keys?.[0] ?? 'addon') : 'conversions']: 'the job report could not be recorded' };
+    const errors = {
+      ...(made && made !== 'foreign' ? made.errors : {}),
+      [job.type === 'addon' ? (job.params.keys?.[0] ?? 'addon') : 'conversions']: 'the job report could not be recorded',
+    };
     const ended = await tx.jobs.finish(groupId, job.id, { status: 'ERROR', error: describeErrors(errors) });
     if (!ended) return false;
     await settleAsset(tx, groupId, report.asset_id, errors);
@@ -233,7 +236,8 @@ async function finishAddon(tx: Tx, job: Job, report: JobReport, made: JobOutputs
     await settleAsset(tx, job.groupId, report.asset_id, { [addon]: error });
     return 'failed';
   };
-  if (report.state === 'FAILED' || !report.addon_result || report.addon_result.addon !== addon) return fail(report.error ?? `the ${addon} addon reported no result`);
+  if (report.state === 'FAILED' || !report.addon_result || report.addon_result.addon !== addon)
+    return fail(report.error ?? `the ${addon} addon reported no result`);
   const current = await tx.assets.findForUpdate(job.groupId, report.asset_id);
   if (!current) return fail('the asset no longer exists');
   if (CONVERSION_ADDONS.has(addon)) {
@@ -255,4 +259,3 @@ async function finishAddon(tx: Tx, job: Job, report: JobReport, made: JobOutputs
   if (asset && !asset.deletedAt) await tx.events.write('addon-processed', asset);
   return 'recorded';
 }
-

@@ -63,7 +63,9 @@ const linearRegExp: RegExpEngine = Object.assign(
       compiled = RE2JS.compile(pattern);
     } catch (error) {
       const why = error instanceof Error ? error.message : String(error);
-      throw new Error(`pattern ${JSON.stringify(pattern)} is not accepted: only patterns that run in linear time (RE2 syntax: no back-references or look-around) are (${why})`);
+      throw new Error(
+        `pattern ${JSON.stringify(pattern)} is not accepted: only patterns that run in linear time (RE2 syntax: no back-references or look-around) are (${why})`,
+      );
     }
     // ajv keeps one compiled pattern per `toString()`: it must name the pattern, or every pattern shares the first.
     const rx: RegExpLike = { test: (value: string) => compiled.test(value) };

@@ -94,7 +94,9 @@ export function addonTermsOf(asset: Pick<Asset, 'addonResults'>): { labels: stri
   if (Object.keys(r).length === 0) return undefined;
   const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
   const tagging = (r.auto_tagging ?? {}) as { labels?: unknown; best_guess?: unknown };
-  const labelNames = Array.isArray(tagging.labels) ? tagging.labels.map((l) => (l as { label?: unknown }).label).filter((x): x is string => typeof x === 'string') : [];
+  const labelNames = Array.isArray(tagging.labels)
+    ? tagging.labels.map((l) => (l as { label?: unknown }).label).filter((x): x is string => typeof x === 'string')
+    : [];
   const labels = [...new Set([...labelNames, ...strings(tagging.best_guess)])].slice(0, 500);
   const words = [...new Set(strings((r.text_extraction as { words?: unknown } | undefined)?.words))].slice(0, 500);
   return { labels, words };

@@ -59,7 +59,10 @@ export async function recordCustomConversion(
     await tx.deletions.cancelUnder(file.object_key, 'the conversion was added again before they were removed');
     // The object key stays the same: active content (HTML, SVG...) sent where a public one was stops being public.
     const active = isActiveContentType(file.content_type);
-    const stored = await tx.assets.setConversions(asset.groupId, asset.id, { ...asset.conversions, [key]: { ...file, public: !active && (previous?.public ?? false) } });
+    const stored = await tx.assets.setConversions(asset.groupId, asset.id, {
+      ...asset.conversions,
+      [key]: { ...file, public: !active && (previous?.public ?? false) },
+    });
     const updated = active ? await revokePublic(tx, stored, [key]) : stored;
     await tx.events.write('file-processed', updated);
     return { key, width: file.width, height: file.height, size: file.size, content_type: file.content_type };

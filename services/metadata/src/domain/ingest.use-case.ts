@@ -66,7 +66,12 @@ export async function startIngest(runInTransaction: RunInTransaction, caller: Pr
  * The end of an ingest job, inside the report's transaction: the stored original becomes the asset's
  * (`file-saved`, then its processing as after an upload), or the asset ends `ERROR` with why.
  */
-export async function finishIngest(tx: Tx, job: Job, report: JobReport, autoAddonsOf?: AutoAddonsOf): Promise<'processed' | 'failed' | 'recorded' | 'foreign-object-key'> {
+export async function finishIngest(
+  tx: Tx,
+  job: Job,
+  report: JobReport,
+  autoAddonsOf?: AutoAddonsOf,
+): Promise<'processed' | 'failed' | 'recorded' | 'foreign-object-key'> {
   const asset = await tx.assets.findForUpdate(job.groupId, report.asset_id);
   if (!asset) return 'recorded';
   const file: IngestedFile | undefined = report.ingested;

@@ -73,7 +73,14 @@ export interface AssetReader {
   /** The group's assets among `ids` (deleted ones included), in one read; ids without a record are left out. */
   findManyById(groupId: number, ids: readonly string[]): Promise<Asset[]>;
   /** Live assets of the group whose `phash` is within `maxDistance` bits of `phash`, nearest first. */
-  similar(groupId: number, exceptId: string, phash: string, maxDistance: number, limit: number, creatorId?: number): Promise<Array<{ id: string; distance: number }>>;
+  similar(
+    groupId: number,
+    exceptId: string,
+    phash: string,
+    maxDistance: number,
+    limit: number,
+    creatorId?: number,
+  ): Promise<Array<{ id: string; distance: number }>>;
 }
 
 /**

@@ -37,7 +37,10 @@ export function jobSettingsOf(settings: GroupSettings, worker: JobWorker, keys?:
   const custom = record(conversions.custom);
   const made = keys ?? image ?? [];
   return {
-    conversions: { ...(image ? { profile: { image } } : {}), custom: Object.fromEntries(made.filter((k) => Object.hasOwn(custom, k)).map((k) => [k, custom[k]])) },
+    conversions: {
+      ...(image ? { profile: { image } } : {}),
+      custom: Object.fromEntries(made.filter((k) => Object.hasOwn(custom, k)).map((k) => [k, custom[k]])),
+    },
     metadata: { keep_gps: record(settings.metadata).keep_gps === true },
   };
 }
@@ -84,7 +87,15 @@ export async function startProcessing(tx: Tx, asset: Asset, createdBy: number, a
     ...(auto.settings ? { settings: jobSettingsOf(auto.settings, plan.worker) } : {}),
     ...(auto.deferred && isImage(asset.contentType) ? { autoAddonsDeferred: true } : {}),
   };
-  const job = await tx.jobs.create({ groupId: asset.groupId, type: 'processing', worker: plan.worker, params, assetIds: [asset.id], steps: plan.steps, createdBy });
+  const job = await tx.jobs.create({
+    groupId: asset.groupId,
+    type: 'processing',
+    worker: plan.worker,
+    params,
+    assetIds: [asset.id],
+    steps: plan.steps,
+    createdBy,
+  });
   await tx.commands.send(job, asset, 0);
   if (isImage(asset.contentType)) return openAutoAddons(tx, asset, auto, createdBy);
   return asset;
@@ -96,7 +107,15 @@ export async function startProcessing(tx: Tx, asset: Asset, createdBy: number, a
  */
 export async function openAutoAddons(tx: Tx, asset: Asset, auto: AutoAddons, createdBy: number): Promise<Asset> {
   for (const addon of new Set(auto.run)) {
-    const job = await tx.jobs.create({ groupId: asset.groupId, type: 'addon', worker: 'addon', params: { keys: [addon] }, assetIds: [asset.id], steps: [], createdBy });
+    const job = await tx.jobs.create({
+      groupId: asset.groupId,
+      type: 'addon',
+      worker: 'addon',
+      params: { keys: [addon] },
+      assetIds: [asset.id],
+      steps: [],
+      createdBy,
+    });
     await tx.commands.send(job, asset, 0);
   }
   if (auto.unavailable.length === 0) return asset;

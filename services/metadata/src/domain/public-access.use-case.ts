@@ -80,7 +80,11 @@ export async function setPublicAccess(
       const stored = storedObjectsOf(conversion);
       return { key, objectKey: stored.endsWith('/') ? `${stored}*` : stored, url: publicUrl(conversion.object_key) };
     });
-    await tx.publicObjects.add(asset.groupId, asset.id, entries.map(({ key, objectKey }) => ({ key, objectKey })));
+    await tx.publicObjects.add(
+      asset.groupId,
+      asset.id,
+      entries.map(({ key, objectKey }) => ({ key, objectKey })),
+    );
     const urls = { ...asset.publicUrls, ...Object.fromEntries(entries.map((e) => [e.key, e.url])) };
     await tx.assets.setPublicUrls(asset.groupId, asset.id, urls);
     return { id, public: Object.fromEntries(entries.map((e) => [e.key, true as const])) };

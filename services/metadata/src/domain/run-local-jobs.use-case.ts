@@ -22,7 +22,8 @@ export async function runNextLocalJob(runInTransaction: RunInTransaction, owner:
   logger.info(log, 'job started');
   try {
     if (job.type === 'purge') await purge(runInTransaction, job);
-    else if (job.type === 'bulk_delete') await bulkDelete(runInTransaction, job, job.steps.some((s) => s.name === EXPORT_STEP) ? exports ?? noExports() : undefined);
+    else if (job.type === 'bulk_delete')
+      await bulkDelete(runInTransaction, job, job.steps.some((s) => s.name === EXPORT_STEP) ? (exports ?? noExports()) : undefined);
     else throw new Error(`metadata does not run ${job.type} jobs`);
     await runInTransaction((tx) => tx.jobs.finish(job.groupId, job.id, { status: 'COMPLETED' }));
     logger.info(log, 'job completed');
@@ -50,8 +51,17 @@ async function purge(runInTransaction: RunInTransaction, job: Job): Promise<void
         if (memberships && memberships.collectionIds.length > 0) await tx.events.writeMembership(asset.groupId, asset.id, [], memberships.version);
       }
       // Read models forget them (no public event: the specification raises events through Delete and Undelete only).
-      if (assets.length > 0) await tx.events.writePurge(job.groupId, assets.map((a) => ({ id: a.id, version: a.version + 1 })));
-      await tx.jobs.advance(job.groupId, job.id, 0, assets.map((a) => a.id));
+      if (assets.length > 0)
+        await tx.events.writePurge(
+          job.groupId,
+          assets.map((a) => ({ id: a.id, version: a.version + 1 })),
+        );
+      await tx.jobs.advance(
+        job.groupId,
+        job.id,
+        0,
+        assets.map((a) => a.id),
+      );
       return assets.length;
     });
     if (purged < BATCH) return;

@@ -176,7 +176,14 @@ export async function requestBulkDelete(
   const ownOnly = !hasPermission(caller, PERMISSION.DELETE_ASSET);
   return runInTransaction(async (tx) => {
     const { ids, total } = await tx.assets.uploadedBetween(caller.group_id, range.from, range.to, limits.maxAssets, ownOnly ? caller.user_id : undefined);
-    const job = await tx.jobs.create({ groupId: caller.group_id, type: 'bulk_delete', worker: null, assetIds: ids, steps: limits.exportRecords ? ['delete', EXPORT_STEP] : ['delete'], createdBy: caller.user_id });
+    const job = await tx.jobs.create({
+      groupId: caller.group_id,
+      type: 'bulk_delete',
+      worker: null,
+      assetIds: ids,
+      steps: limits.exportRecords ? ['delete', EXPORT_STEP] : ['delete'],
+      createdBy: caller.user_id,
+    });
     const remain = total - ids.length;
     const message =
       remain > 0

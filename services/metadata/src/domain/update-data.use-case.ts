@@ -40,7 +40,13 @@ async function apply(tx: Tx, asset: Asset, change: CustomMetadata): Promise<Asse
  * error is answered now, whichever way it goes: queued requests were checked against the data of their time and
  * are checked again when applied.
  */
-export async function updateData(runInTransaction: RunInTransaction, caller: Principal, id: string, change: CustomMetadata, async: boolean): Promise<UpdateDataResult> {
+export async function updateData(
+  runInTransaction: RunInTransaction,
+  caller: Principal,
+  id: string,
+  change: CustomMetadata,
+  async: boolean,
+): Promise<UpdateDataResult> {
   return runInTransaction(async (tx) => {
     const locked = await tx.assets.findForUpdateNoWait(caller.group_id, id);
     const busy = locked === 'busy';

@@ -29,7 +29,9 @@ export function assetDataRoutes(reader: AssetReader): Router {
     const asset = await findReadableAsset(reader, caller, params.id);
     const phash = typeof asset.metadata.phash === 'string' && PHASH_PATTERN.test(asset.metadata.phash) ? asset.metadata.phash : undefined;
     // No hash yet (not an image, or not processed): nothing can be compared.
-    const items = phash ? await reader.similar(caller.group_id, asset.id, phash, query.max_distance, 50, readsOwnOnly(caller) ? caller.user_id : undefined) : [];
+    const items = phash
+      ? await reader.similar(caller.group_id, asset.id, phash, query.max_distance, 50, readsOwnOnly(caller) ? caller.user_id : undefined)
+      : [];
     res.json({ items });
   });
   return router;

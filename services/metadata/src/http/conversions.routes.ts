@@ -23,7 +23,9 @@ export interface ConversionRouteDeps {
  */
 export const conversionSchemas = { params: z.object({ id: assetIdParam, name: z.string().max(256) }) };
 /** The same form; on Delete the name names an existing conversion, so one of no name's form is unknown (404, CONTRACT §16). */
-export const conversionDeleteSchemas = { params: z.object({ id: assetIdParam, name: pathId(z.string().max(256), () => notFound('CONVERSION_NOT_FOUND', 'The asset has no conversion of that name')) }) };
+export const conversionDeleteSchemas = {
+  params: z.object({ id: assetIdParam, name: pathId(z.string().max(256), () => notFound('CONVERSION_NOT_FOUND', 'The asset has no conversion of that name')) }),
+};
 
 /** Endpoints 13 and 14: Add Conversion (multipart, one file in `file`) and Delete Conversion. */
 export function conversionRoutes(deps: ConversionRouteDeps): Router {

@@ -18,7 +18,11 @@ import { assetIdParam } from './asset-data.routes';
 const contentMissing = () => notFound('CONTENT_NOT_FOUND', 'The stored content of this asset is missing');
 
 /** Endpoint 5 + CONTRACT §4: streams the original or one single-file conversion from S3, with Range. */
-export type TransformCall = (req: { source_key: string; cache_key: string; params: TransformParams }) => Promise<{ object_key: string; content_type: string; size: number }>;
+export type TransformCall = (req: {
+  source_key: string;
+  cache_key: string;
+  params: TransformParams;
+}) => Promise<{ object_key: string; content_type: string; size: number }>;
 
 export function downloadRoutes(reader: AssetReader, storage: Storage, logger: Logger, transforms?: TransformCall): Router {
   const router = Router();
@@ -79,7 +83,7 @@ export function downloadRoutes(reader: AssetReader, storage: Storage, logger: Lo
     const segments = (req.params as unknown as { path: string[] }).path;
     if (!id.success || !FOLDER_KEYS.has(key)) throw notFound('CONTENT_NOT_FOUND', 'No such content');
     if (segments.length === 0 || segments.length > 6 || !segments.every((s) => /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/.test(s))) {
-      throw badRequest('VALIDATION_FAILED', 'The file path is not one of this conversion\'s files');
+      throw badRequest('VALIDATION_FAILED', "The file path is not one of this conversion's files");
     }
     const asset = await findReadableAsset(reader, principalOf(res), id.data);
     const conversion = Object.hasOwn(asset.conversions, key) ? asset.conversions[key] : undefined;
@@ -125,18 +129,27 @@ export function downloadRoutes(reader: AssetReader, storage: Storage, logger: Lo
     };
     const sourceEtag = source.etag ?? (await storage.stat(source.objectKey))?.etag;
     if (sourceEtag === undefined) throw conversionNotFound(params.key);
-    const fingerprint = createHash('sha256').update(JSON.stringify({ source: source.objectKey, etag: sourceEtag, params: transformParams })).digest('hex').slice(0, 32);
+    const fingerprint = createHash('sha256')
+      .update(JSON.stringify({ source: source.objectKey, etag: sourceEtag, params: transformParams }))
+      .digest('hex')
+      .slice(0, 32);
     const cacheKey = `${conversionsPrefix(String(source.groupId), source.assetId, source.assetChecksum)}_t/${fingerprint}.${EXT[format]}`;
     const hit = await storage.stat(cacheKey);
     const made = hit
       ? { object_key: cacheKey, content_type: `image/${format}`, size: hit.size }
       : await transforms({ source_key: source.objectKey, cache_key: cacheKey, params: transformParams });
     const base = source.fileName.includes('.') ? source.fileName.slice(0, source.fileName.lastIndexOf('.')) : source.fileName;
-    await send(req, res, params, delivery, { ...source, objectKey: made.object_key, contentType: made.content_type, size: made.size, etag: undefined, fileName: `${base}.${EXT[format]}` });
+    await send(req, res, params, delivery, {
+      ...source,
+      objectKey: made.object_key,
+      contentType: made.content_type,
+      size: made.size,
+      etag: undefined,
+      fileName: `${base}.${EXT[format]}`,
+    });
   });
   return router;
 }
-
 
 const EXT: Record<TransformParams['format'], string> = { jpeg: 'jpg', png: 'png', webp: 'webp', avif: 'avif' };
 

@@ -51,7 +51,8 @@ export function jobRoutes(jobs: JobReader, exports?: DeletedRecordExports): Rout
     const { params } = parsed(jobSchemas, req, res);
     const job = await visibleJob(principalOf(res), params.job_id);
     if (!hasExport(job) || !exports) throw notFound('EXPORT_NOT_FOUND', 'The job keeps no export (bulk_delete.export was off when it was asked for)');
-    if (job.status === 'QUEUED' || job.status === 'IN_PROGRESS') throw conflict('EXPORT_NOT_READY', 'The job is still running: its export is complete once the job has ended');
+    if (job.status === 'QUEUED' || job.status === 'IN_PROGRESS')
+      throw conflict('EXPORT_NOT_READY', 'The job is still running: its export is complete once the job has ended');
     const body = await exports.open(job.groupId, job.id);
     res.status(200);
     res.setHeader('content-type', 'application/x-ndjson');

@@ -23,7 +23,8 @@ export function reissueRoutes(transactions: RunInTransaction): Router {
   const router = Router();
   router.post('/api/v1/callbacks/reissue', validate(reissueSchemas), async (req, res) => {
     const caller = principalOf(res);
-    if (!hasPermission(caller, PERMISSION.REISSUE_CALLBACKS)) throw forbidden('Only an API key of role ASSET_ADMIN reissues callbacks', 'ASSET_ADMIN_KEY_REQUIRED');
+    if (!hasPermission(caller, PERMISSION.REISSUE_CALLBACKS))
+      throw forbidden('Only an API key of role ASSET_ADMIN reissues callbacks', 'ASSET_ADMIN_KEY_REQUIRED');
     const { body: b } = parsed(reissueSchemas, req, res);
     const from = new Date(b.start_date);
     const to = new Date(b.end_date);

@@ -25,7 +25,18 @@ export const schemaListSchemas = {
     page_size: z.coerce.number().int().min(1).max(100).default(25),
   }),
 };
-export const schemaOneSchemas = { params: z.object({ schema_id: pathId(z.coerce.number().int().nonnegative().max(2 ** 31 - 1), schemaNotFound) }) };
+export const schemaOneSchemas = {
+  params: z.object({
+    schema_id: pathId(
+      z.coerce
+        .number()
+        .int()
+        .nonnegative()
+        .max(2 ** 31 - 1),
+      schemaNotFound,
+    ),
+  }),
+};
 export const schemaUpdateSchemas = { params: schemaOneSchemas.params, body };
 
 /**

@@ -45,7 +45,12 @@ export function trashRoutes(deps: TrashRouteDeps): Router {
   router.post('/api/v1/assets/bulk/delete', validate(bulkDeleteSchemas), async (req, res) => {
     const { body } = parsed(bulkDeleteSchemas, req, res);
     const caller = principalOf(res);
-    const accepted = await requestBulkDelete(deps.transactions, caller, { from: new Date(body.start_time), to: new Date(body.end_time) }, await limitsOf(caller.group_id));
+    const accepted = await requestBulkDelete(
+      deps.transactions,
+      caller,
+      { from: new Date(body.start_time), to: new Date(body.end_time) },
+      await limitsOf(caller.group_id),
+    );
     res.status(200).json(accepted);
   });
 

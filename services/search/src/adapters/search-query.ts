@@ -10,7 +10,11 @@ export const FACET_COLUMNS: Readonly<Record<string, string>> = { content_type: '
 
 /** A keyword query's words (letters and digits, lowercased, at most 20); the SQL makes them a prefix tsquery. */
 export function queryWords(query: string): string[] {
-  return query.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean).slice(0, 20);
+  return query
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean)
+    .slice(0, 20);
 }
 
 /**
@@ -25,9 +29,11 @@ export function prefixTsquery(param: string): string {
 
 /** A name glob (`IMG_*`, `?`) as a LIKE pattern, with LIKE's own characters escaped. */
 export function globToLike(glob: string): string {
-  return glob.replace(/[\\%_]/g, (c) => `\\${c}`).replace(/\*/g, '%').replace(/\?/g, '_');
+  return glob
+    .replace(/[\\%_]/g, (c) => `\\${c}`)
+    .replace(/\*/g, '%')
+    .replace(/\?/g, '_');
 }
-
 
 /** WHERE clause and parameters for a request; `$1` is always the group. */
 export function whereOf(req: SearchRequest, scope: Scope): { sql: string; params: unknown[]; tsquery?: string } {
@@ -67,7 +73,10 @@ export function whereOf(req: SearchRequest, scope: Scope): { sql: string; params
   for (const [field, want] of Object.entries(f.data ?? {})) {
     if (typeof want === 'object') {
       // Ranges compare numbers as numbers and anything else as text.
-      for (const [op, bound] of [['>=', want.from], ['<=', want.to]] as const) {
+      for (const [op, bound] of [
+        ['>=', want.from],
+        ['<=', want.to],
+      ] as const) {
         if (bound === undefined) continue;
         clauses.push(
           typeof bound === 'number'

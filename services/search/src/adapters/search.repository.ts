@@ -14,7 +14,10 @@ export class PgSearchIndex implements SearchIndex {
     const order = orderOf(request, orderParams, tsquery !== undefined);
     // The match and the facets are two queries on two connections, run side by side.
     const [matched, facets] = await Promise.all([
-      this.pool.query<{ asset_id: string; score: number }>(`SELECT asset_id, ${score}::real AS score FROM search_index WHERE ${sql} ORDER BY ${order} LIMIT ${Math.trunc(limit)}`, orderParams),
+      this.pool.query<{ asset_id: string; score: number }>(
+        `SELECT asset_id, ${score}::real AS score FROM search_index WHERE ${sql} ORDER BY ${order} LIMIT ${Math.trunc(limit)}`,
+        orderParams,
+      ),
       this.facetCounts(request.facets, sql, params),
     ]);
     return { hits: matched.rows.map((r) => ({ id: r.asset_id, score: Number(r.score) })), facets };
@@ -25,7 +28,15 @@ export class PgSearchIndex implements SearchIndex {
       'SELECT asset_id, name, size, content_type, status, upload_time, doc FROM search_index WHERE asset_id = ANY($1) AND indexed',
       [ids],
     );
-    return rows.rows.map((r) => ({ id: r.asset_id, name: r.name, size: Number(r.size), content_type: r.content_type, status: r.status, upload_time: r.upload_time, doc: r.doc }));
+    return rows.rows.map((r) => ({
+      id: r.asset_id,
+      name: r.name,
+      size: Number(r.size),
+      content_type: r.content_type,
+      status: r.status,
+      upload_time: r.upload_time,
+      doc: r.doc,
+    }));
   }
 
   /**
@@ -38,7 +49,8 @@ export class PgSearchIndex implements SearchIndex {
     if (wanted.length === 0) return facets;
     const facetParams = [...params];
     const parts = wanted.map((facet, i) => {
-      if (facet === 'tags') return `(SELECT ${i} AS i, t AS value, count(*)::int AS count FROM m, unnest(m.labels) AS t GROUP BY 2 ORDER BY 3 DESC, 2 LIMIT 100)`;
+      if (facet === 'tags')
+        return `(SELECT ${i} AS i, t AS value, count(*)::int AS count FROM m, unnest(m.labels) AS t GROUP BY 2 ORDER BY 3 DESC, 2 LIMIT 100)`;
       if (facet.startsWith('data.')) {
         facetParams.push(facet.slice(5));
         const k = `$${facetParams.length}`;
@@ -55,7 +67,10 @@ export class PgSearchIndex implements SearchIndex {
     for (const facet of wanted) facets[facet] = [];
     for (const row of counts.rows) {
       const facet = wanted[row.i] as string;
-      (facets[facet] as Array<{ value: unknown; count: number }>).push({ value: facet === 'creator_id' && row.value !== null ? Number(row.value) : row.value, count: row.count });
+      (facets[facet] as Array<{ value: unknown; count: number }>).push({
+        value: facet === 'creator_id' && row.value !== null ? Number(row.value) : row.value,
+        count: row.count,
+      });
     }
     return facets;
   }

@@ -22,7 +22,13 @@ export function natsStreamReplay(nc: NatsConnection): StreamReplay {
       const name = replayConsumerName(stream);
       // What a replay that crashed left behind (it would expire on its own after REPLAY_IDLE_NS).
       await jsm.consumers.delete(stream, name).catch(() => undefined);
-      await jsm.consumers.add(stream, { name, filter_subject: filter, deliver_policy: DeliverPolicy.All, ack_policy: AckPolicy.Explicit, inactive_threshold: REPLAY_IDLE_NS });
+      await jsm.consumers.add(stream, {
+        name,
+        filter_subject: filter,
+        deliver_policy: DeliverPolicy.All,
+        ack_policy: AckPolicy.Explicit,
+        inactive_threshold: REPLAY_IDLE_NS,
+      });
       try {
         const messages = await (await js.consumers.get(stream, name)).consume();
         for await (const m of messages) {

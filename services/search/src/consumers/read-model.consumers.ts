@@ -44,9 +44,23 @@ export const READ_MODEL_FEEDS = [
     apply: (model, e, subject) => (assetEventTypeOf(subject) ? applyAssetEvent(model, e) : Promise.resolve(false)),
   }),
   // Schemas as metadata saves them: their searchable paths, and the assets of each indexed again when one changes.
-  feed({ stream: DATA_SCHEMAS, durable: 'search-schemas', subjects: DATA_SCHEMAS_SUBJECTS, schema: dataSchemaSavedSchema, concurrency: 1, apply: applySchemaSaved }),
+  feed({
+    stream: DATA_SCHEMAS,
+    durable: 'search-schemas',
+    subjects: DATA_SCHEMAS_SUBJECTS,
+    schema: dataSchemaSavedSchema,
+    concurrency: 1,
+    apply: applySchemaSaved,
+  }),
   // Collections as metadata changes them, in stream order.
-  feed({ stream: COLLECTIONS, durable: 'search-collections', subjects: COLLECTIONS_SUBJECTS, schema: z.unknown(), concurrency: 1, apply: (model, body, subject) => applyCollectionMessage(model, subject, body) }),
+  feed({
+    stream: COLLECTIONS,
+    durable: 'search-collections',
+    subjects: COLLECTIONS_SUBJECTS,
+    schema: z.unknown(),
+    concurrency: 1,
+    apply: (model, body, subject) => applyCollectionMessage(model, subject, body),
+  }),
   // Assets purged from the trash: gone from every search, the trash's included.
   feed({ stream: ASSET_PURGES, durable: 'search-purges', subjects: ASSET_PURGES_SUBJECTS, schema: assetPurgeSchema, concurrency: 2, apply: applyPurge }),
 ];

@@ -17,11 +17,17 @@ export const searchRequest = z.strictObject({
   filters: z
     .strictObject({
       name: z.string().min(1).max(255).optional(),
-      content_type: z.array(z.string().regex(/^[\w.+-]+\/(\*|[\w.+-]+)$/, 'must be a MIME type or type/*')).max(20).optional(),
+      content_type: z
+        .array(z.string().regex(/^[\w.+-]+\/(\*|[\w.+-]+)$/, 'must be a MIME type or type/*'))
+        .max(20)
+        .optional(),
       upload_time: range(time).optional(),
       update_time: range(time).optional(),
       size: z.strictObject({ min: z.number().int().nonnegative().optional(), max: z.number().int().nonnegative().optional() }).optional(),
-      status: z.array(z.enum(['OK', 'NOT_READY', 'ERROR', 'ARCHIVED'])).max(4).optional(),
+      status: z
+        .array(z.enum(['OK', 'NOT_READY', 'ERROR', 'ARCHIVED']))
+        .max(4)
+        .optional(),
       creator_id: z.number().int().positive().optional(),
       collection_id: z.string().min(1).optional(),
       data: z
@@ -32,9 +38,11 @@ export const searchRequest = z.strictObject({
   sort: z
     .array(
       z.strictObject({
-        field: z.string().refine((f) => ['relevance', 'upload_time', 'update_time', 'name', 'size'].includes(f) || /^data\.[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$/.test(f), {
-          message: 'must be relevance, upload_time, update_time, name, size or data.<field>',
-        }),
+        field: z
+          .string()
+          .refine((f) => ['relevance', 'upload_time', 'update_time', 'name', 'size'].includes(f) || /^data\.[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$/.test(f), {
+            message: 'must be relevance, upload_time, update_time, name, size or data.<field>',
+          }),
         order: z.enum(['asc', 'desc']).default('desc'),
       }),
     )
@@ -44,9 +52,11 @@ export const searchRequest = z.strictObject({
   extended: z.boolean().default(false),
   trashed: z.boolean().default(false),
   facets: z
-    .array(z.string().refine((f) => FACET_FIELDS.includes(f) || f === 'tags' || /^data\.[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$/.test(f), {
-      message: 'must be content_type, creator_id, status, tags or data.<field>',
-    }))
+    .array(
+      z.string().refine((f) => FACET_FIELDS.includes(f) || f === 'tags' || /^data\.[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$/.test(f), {
+        message: 'must be content_type, creator_id, status, tags or data.<field>',
+      }),
+    )
     .max(10)
     .default([]),
 });

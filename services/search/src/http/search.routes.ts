@@ -13,7 +13,10 @@ export interface SearchRouteDeps extends SearchDeps {
 /** Request schemas as validated (exported for the OpenAPI agreement test in services/gateway/test); a result id of no set's form is an unknown set (404, CONTRACT §16). */
 export const searchBodySchemas = { body: searchRequest };
 export const searchPageSchemas = {
-  params: z.object({ search_result_id: pathId(z.string().regex(/^[0-9a-f]{32}$/, 'must be a search result id'), searchResultNotFound), page: z.coerce.number().int().min(1).max(RESULT_CAP) }),
+  params: z.object({
+    search_result_id: pathId(z.string().regex(/^[0-9a-f]{32}$/, 'must be a search result id'), searchResultNotFound),
+    page: z.coerce.number().int().min(1).max(RESULT_CAP),
+  }),
 };
 
 const searcherOf = (res: Response): Searcher => {

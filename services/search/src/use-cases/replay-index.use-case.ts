@@ -1,4 +1,16 @@
-import { ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, ASSET_PURGES, ASSET_PURGES_SUBJECTS, assetEventTypeOf, assetPurgeSchema, COLLECTIONS, COLLECTIONS_SUBJECTS, DATA_SCHEMAS, DATA_SCHEMAS_SUBJECTS, dataSchemaSavedSchema } from '@dam/events';
+import {
+  ASSET_EVENTS,
+  ASSET_EVENTS_SUBJECTS,
+  ASSET_PURGES,
+  ASSET_PURGES_SUBJECTS,
+  assetEventTypeOf,
+  assetPurgeSchema,
+  COLLECTIONS,
+  COLLECTIONS_SUBJECTS,
+  DATA_SCHEMAS,
+  DATA_SCHEMAS_SUBJECTS,
+  dataSchemaSavedSchema,
+} from '@dam/events';
 import type { RebuildableReadModel, StreamReplay } from '../domain/ports';
 import { applyAssetEvent, applyCollectionMessage, applyPurge, applySchemaSaved, assetEventEnvelope } from './apply-read-model.use-case';
 
@@ -44,5 +56,12 @@ async function replay({ model, streams }: ReplayDeps): Promise<ReplayReport> {
     const e = assetEventEnvelope.safeParse(body);
     return Boolean(assetEventTypeOf(subject)) && e.success && (await applyAssetEvent(model, e.data));
   });
-  return { events: events.read, applied: events.applied, schemas: schemas.applied, collections: collections.applied, purges: purges.applied, ms: Math.round(performance.now() - started) };
+  return {
+    events: events.read,
+    applied: events.applied,
+    schemas: schemas.applied,
+    collections: collections.applied,
+    purges: purges.applied,
+    ms: Math.round(performance.now() - started),
+  };
 }

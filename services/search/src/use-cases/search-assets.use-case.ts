@@ -37,7 +37,16 @@ async function pageOf(index: SearchIndex, set: ResultSet, page: number) {
         : { id, name: a.name, size: a.size, content_type: a.content_type, status: a.status, upload_time: a.upload_time.toISOString(), score },
     );
   }
-  return { search_result_id: set.id, page, pages: pagesOf(set), page_size: set.page_size, total: set.ids.length, total_is_capped: set.capped, results, facets: set.facets };
+  return {
+    search_result_id: set.id,
+    page,
+    pages: pagesOf(set),
+    page_size: set.page_size,
+    total: set.ids.length,
+    total_is_capped: set.capped,
+    results,
+    facets: set.facets,
+  };
 }
 
 export type SearchPage = Awaited<ReturnType<typeof pageOf>>;

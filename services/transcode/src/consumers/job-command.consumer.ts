@@ -53,7 +53,10 @@ export function transcodeJobs(deps: TranscodeConsumerDeps): JobHandler {
         deps.logger.warn({ ...log, err: { message: error.message } }, 'original is not a usable video');
         result = failure(command, error.message);
       }
-      deps.logger.info({ ...log, outputs: Object.keys(result.conversions), errors: result.errors, skipped: result.skipped, ms: Date.now() - started }, 'transcode finished');
+      deps.logger.info(
+        { ...log, outputs: Object.keys(result.conversions), errors: result.errors, skipped: result.skipped, ms: Date.now() - started },
+        'transcode finished',
+      );
       return endOfOutputs(result);
     },
     after: ({ command }, end, startedAt) => countTranscodeSeconds(deps, command, end.report?.outputs, startedAt),

@@ -41,11 +41,25 @@ export function encodeFilterGraph(encodes: readonly Encode[], hasWatermark: bool
 /** H.264 (yuv420p) + AAC MP4 with `+faststart`, capped per rendition so HLS variants differ in bit rate. */
 function h264Output(e: Encode, s: EncoderSettings, withAudio: boolean): string[] {
   return [
-    '-c:v', 'libx264', '-preset', s.preset, '-crf', String(s.crf), '-pix_fmt', 'yuv420p', '-profile:v', 'high',
-    '-maxrate', `${e.videoKbps}k`, '-bufsize', `${2 * e.videoKbps}k`,
-    '-force_key_frames', `expr:gte(t,n_forced*${s.segmentSeconds})`,
+    '-c:v',
+    'libx264',
+    '-preset',
+    s.preset,
+    '-crf',
+    String(s.crf),
+    '-pix_fmt',
+    'yuv420p',
+    '-profile:v',
+    'high',
+    '-maxrate',
+    `${e.videoKbps}k`,
+    '-bufsize',
+    `${2 * e.videoKbps}k`,
+    '-force_key_frames',
+    `expr:gte(t,n_forced*${s.segmentSeconds})`,
     ...(withAudio ? ['-c:a', 'aac', '-b:a', `${e.audioKbps}k`, '-ac', '2'] : ['-an']),
-    '-movflags', '+faststart',
+    '-movflags',
+    '+faststart',
   ];
 }
 
@@ -73,8 +87,23 @@ export function hlsPackageArgs(variants: ReadonlyArray<{ input: string; playlist
   const args = variants.flatMap((v) => ['-i', v.input]);
   variants.forEach((v, i) => {
     args.push(
-      '-map', String(i), '-c', 'copy', '-f', 'hls', '-hls_time', String(segmentSeconds), '-hls_playlist_type', 'vod',
-      '-hls_flags', 'independent_segments', '-hls_segment_type', 'mpegts', '-hls_segment_filename', v.segments, v.playlist,
+      '-map',
+      String(i),
+      '-c',
+      'copy',
+      '-f',
+      'hls',
+      '-hls_time',
+      String(segmentSeconds),
+      '-hls_playlist_type',
+      'vod',
+      '-hls_flags',
+      'independent_segments',
+      '-hls_segment_type',
+      'mpegts',
+      '-hls_segment_filename',
+      v.segments,
+      v.playlist,
     );
   });
   return args;
@@ -83,18 +112,46 @@ export function hlsPackageArgs(variants: ReadonlyArray<{ input: string; playlist
 /** The muted preview: input seeking (fast), no audio, at most 360p. */
 export function clipPreviewArgs(source: string, clip: ClipPreviewPlan, settings: EncoderSettings, output: string): string[] {
   return [
-    '-ss', String(clip.start), '-i', source, '-t', String(clip.duration), '-an', '-sn', '-dn',
-    '-vf', `scale=${clip.width}:${clip.height},setsar=1`, ...threadArgs(settings),
-    '-c:v', 'libx264', '-preset', settings.preset, '-crf', String(settings.crf + 3), '-pix_fmt', 'yuv420p',
-    '-movflags', '+faststart', output,
+    '-ss',
+    String(clip.start),
+    '-i',
+    source,
+    '-t',
+    String(clip.duration),
+    '-an',
+    '-sn',
+    '-dn',
+    '-vf',
+    `scale=${clip.width}:${clip.height},setsar=1`,
+    ...threadArgs(settings),
+    '-c:v',
+    'libx264',
+    '-preset',
+    settings.preset,
+    '-crf',
+    String(settings.crf + 3),
+    '-pix_fmt',
+    'yuv420p',
+    '-movflags',
+    '+faststart',
+    output,
   ];
 }
 
 /** Storyboard frames: one scaled JPEG every `interval` seconds (`pattern` like `dir/%04d.jpg`). */
 export function storyboardFramesArgs(source: string, plan: StoryboardPlan, settings: EncoderSettings, pattern: string): string[] {
   return [
-    '-i', source, '-an', '-sn', '-dn', '-vf', `fps=1/${plan.interval},scale=${plan.thumbWidth}:${plan.thumbHeight},setsar=1`,
-    ...threadArgs(settings), '-q:v', '4', pattern,
+    '-i',
+    source,
+    '-an',
+    '-sn',
+    '-dn',
+    '-vf',
+    `fps=1/${plan.interval},scale=${plan.thumbWidth}:${plan.thumbHeight},setsar=1`,
+    ...threadArgs(settings),
+    '-q:v',
+    '4',
+    pattern,
   ];
 }
 

@@ -63,7 +63,8 @@ function audioOnlyReport(input: TranscodeInput, keys: readonly string[], audio: 
 }
 
 /** Whether a plan makes anything (else the job only describes the video). */
-const hasWork = (plan: TranscodePlan): boolean => plan.files.length > 0 || plan.hls !== undefined || plan.clipPreview !== undefined || plan.storyboard !== undefined;
+const hasWork = (plan: TranscodePlan): boolean =>
+  plan.files.length > 0 || plan.hls !== undefined || plan.clipPreview !== undefined || plan.storyboard !== undefined;
 
 /** What every transcode result starts with: which original it is about. */
 const reportOf = (input: TranscodeInput) => ({
@@ -121,9 +122,7 @@ export async function transcodeAsset(input: TranscodeInput, deps: TranscodeDeps,
       if (error instanceof NoVideoStreamError && error.audio) noPicture = error;
       return undefined;
     };
-    let info = await timed('probe_remote', async () =>
-      videoInfoFrom(await deps.ffmpeg.probe(await deps.storage.presignGet(sourceKey, 3600))),
-    ).catch(described);
+    let info = await timed('probe_remote', async () => videoInfoFrom(await deps.ffmpeg.probe(await deps.storage.presignGet(sourceKey, 3600)))).catch(described);
     // Sound without picture (audio in a video container): described, nothing to make, not an error.
     if (noPicture?.audio) return audioOnlyReport(input, keys, noPicture.audio);
     const watermarkId = typeof settings.conversions?.watermark_asset_id === 'string' ? settings.conversions.watermark_asset_id : undefined;
@@ -287,34 +286,45 @@ class Work {
       }
     }
     if (encodes.length > 0) {
-      await this.timed('encode', () => this.deps.ffmpeg.run(
-        encodeArgs({ source: path.join(this.dir, 'original'), ...(watermark ? { watermark } : {}), encodes, outputs: encodes.map(this.encodeFile), hasAudio: this.info.hasAudio, settings: this.deps.encoder }),
-        { onProgress: (seconds) => progress((encodeShare * seconds) / this.info.duration) },
-      ));
+      await this.timed('encode', () =>
+        this.deps.ffmpeg.run(
+          encodeArgs({
+            source: path.join(this.dir, 'original'),
+            ...(watermark ? { watermark } : {}),
+            encodes,
+            outputs: encodes.map(this.encodeFile),
+            hasAudio: this.info.hasAudio,
+            settings: this.deps.encoder,
+          }),
+          { onProgress: (seconds) => progress((encodeShare * seconds) / this.info.duration) },
+        ),
+      );
     }
     progress(encodeShare);
     // What follows the encode overlaps: storing the renditions, packaging and storing HLS (I/O), the preview (CPU).
-    await this.timed('store', () => settleAll([
-      ...files.map(async (f) => {
-        const e = encodes.find((x) => x.id === f.encode);
-        if (!e) return;
-        const objectKey = conversionKey(this.input.groupId, this.input.assetId, this.input.checksum, f.key, 'mp4');
-        const size = await this.upload(this.encodeFile(e), objectKey, 'video/mp4');
-        await this.finish(f.key, { object_key: objectKey, content_type: 'video/mp4', width: e.width, height: e.height, size });
-      }),
-      ...(hls ? [this.packageHls(hls.variants.map((id) => encodes.find((e) => e.id === id) as Encode))] : []),
-      ...(clip
-        ? [
-            (async () => {
-              const file = path.join(this.dir, 'clip_preview.mp4');
-              await this.deps.ffmpeg.run(clipPreviewArgs(path.join(this.dir, 'original'), clip, this.deps.encoder, file));
-              const objectKey = conversionKey(this.input.groupId, this.input.assetId, this.input.checksum, CLIP_PREVIEW_KEY, 'mp4');
-              const size = await this.upload(file, objectKey, 'video/mp4');
-              await this.finish(CLIP_PREVIEW_KEY, { object_key: objectKey, content_type: 'video/mp4', width: clip.width, height: clip.height, size });
-            })(),
-          ]
-        : []),
-    ]));
+    await this.timed('store', () =>
+      settleAll([
+        ...files.map(async (f) => {
+          const e = encodes.find((x) => x.id === f.encode);
+          if (!e) return;
+          const objectKey = conversionKey(this.input.groupId, this.input.assetId, this.input.checksum, f.key, 'mp4');
+          const size = await this.upload(this.encodeFile(e), objectKey, 'video/mp4');
+          await this.finish(f.key, { object_key: objectKey, content_type: 'video/mp4', width: e.width, height: e.height, size });
+        }),
+        ...(hls ? [this.packageHls(hls.variants.map((id) => encodes.find((e) => e.id === id) as Encode))] : []),
+        ...(clip
+          ? [
+              (async () => {
+                const file = path.join(this.dir, 'clip_preview.mp4');
+                await this.deps.ffmpeg.run(clipPreviewArgs(path.join(this.dir, 'original'), clip, this.deps.encoder, file));
+                const objectKey = conversionKey(this.input.groupId, this.input.assetId, this.input.checksum, CLIP_PREVIEW_KEY, 'mp4');
+                const size = await this.upload(file, objectKey, 'video/mp4');
+                await this.finish(CLIP_PREVIEW_KEY, { object_key: objectKey, content_type: 'video/mp4', width: clip.width, height: clip.height, size });
+              })(),
+            ]
+          : []),
+      ]),
+    );
     progress(1);
   }
 
@@ -333,12 +343,14 @@ class Work {
     const root = path.join(this.dir, HLS_KEY);
     const variants = encodes.map((e) => ({ e, folder: path.join(root, e.id) }));
     for (const v of variants) await mkdir(v.folder, { recursive: true });
-    await this.timed('hls_package', () => this.deps.ffmpeg.run(
-      hlsPackageArgs(
-        variants.map((v) => ({ input: this.encodeFile(v.e), playlist: path.join(v.folder, VARIANT_PLAYLIST), segments: path.join(v.folder, 'seg_%05d.ts') })),
-        this.deps.encoder.segmentSeconds,
+    await this.timed('hls_package', () =>
+      this.deps.ffmpeg.run(
+        hlsPackageArgs(
+          variants.map((v) => ({ input: this.encodeFile(v.e), playlist: path.join(v.folder, VARIANT_PLAYLIST), segments: path.join(v.folder, 'seg_%05d.ts') })),
+          this.deps.encoder.segmentSeconds,
+        ),
       ),
-    ));
+    );
     const base = `${this.prefix}${HLS_KEY}/`;
     const described: HlsVariant[] = [];
     // Segments and variant playlists stored several at a time; the master, which names them, after all of them.
@@ -354,7 +366,13 @@ class Work {
       const probe = (await this.deps.ffmpeg.probe(this.encodeFile(v.e))) as { streams?: Array<{ codec_type?: string; profile?: string; level?: number }> };
       const video = probe.streams?.find((s) => s.codec_type === 'video');
       const codecs = [avcCodecString(video?.profile, video?.level), ...(this.info.hasAudio ? ['mp4a.40.2'] : [])].join(',');
-      described.push({ name: v.e.id, width: v.e.width, height: v.e.height, codecs, ...bandwidthOf(segments.map((s, i) => ({ duration: s.duration, bytes: sizes[i] ?? 0 }))) });
+      described.push({
+        name: v.e.id,
+        width: v.e.width,
+        height: v.e.height,
+        codecs,
+        ...bandwidthOf(segments.map((s, i) => ({ duration: s.duration, bytes: sizes[i] ?? 0 }))),
+      });
     }
     const stored = await runLimited(uploads, UPLOAD_CONCURRENCY);
     let total = stored.reduce((a, b) => a + b, 0);
@@ -362,7 +380,13 @@ class Work {
     await writeFile(master, masterPlaylist(described));
     total += await this.upload(master, `${base}${MASTER_PLAYLIST}`, 'application/vnd.apple.mpegurl');
     const largest = encodes[encodes.length - 1] as Encode;
-    await this.finish(HLS_KEY, { object_key: `${base}${MASTER_PLAYLIST}`, content_type: 'application/vnd.apple.mpegurl', width: largest.width, height: largest.height, size: total });
+    await this.finish(HLS_KEY, {
+      object_key: `${base}${MASTER_PLAYLIST}`,
+      content_type: 'application/vnd.apple.mpegurl',
+      width: largest.width,
+      height: largest.height,
+      size: total,
+    });
   }
 
   /** The storyboard: thumbnails every interval, tiled into one sprite, and the WebVTT file mapping times to them. */

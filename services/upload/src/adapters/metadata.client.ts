@@ -37,7 +37,13 @@ export function httpMetadataClient(opts: { baseUrl: string; signer: ServiceSigne
       throw failure(res);
     },
     async liveKeys(principal, ids, objectKeys) {
-      const res = await metadata.call({ method: 'POST', path: INTERNAL_PATHS.assetsExist, principal, body: { ids, object_keys: objectKeys }, response: assetsExistResponse });
+      const res = await metadata.call({
+        method: 'POST',
+        path: INTERNAL_PATHS.assetsExist,
+        principal,
+        body: { ids, object_keys: objectKeys },
+        response: assetsExistResponse,
+      });
       if (!res.ok) throw unavailable(`The metadata service answered ${res.status}`, 'METADATA_UNAVAILABLE');
       return res.body.live_keys;
     },

@@ -52,7 +52,7 @@ export async function natsTusLocker(nc: NatsConnection, opts: TusLockerOptions =
 
     async lock(signal: AbortSignal, requestRelease: () => Promise<void> | void): Promise<void> {
       const deadline = Date.now() + acquireTimeoutMs;
-      for (let asked: unknown; held.has(this.id); ) {
+      for (let asked: unknown; held.has(this.id);) {
         const release = held.get(this.id);
         if (release !== asked) {
           asked = release;
@@ -79,12 +79,15 @@ export async function natsTusLocker(nc: NatsConnection, opts: TusLockerOptions =
         held.delete(this.id);
         throw error;
       }
-      this.renew = setInterval(() => {
-        natsCall(nc, () => kv.update(key, token, this.revision)).then(
-          (revision) => (this.revision = revision),
-          (error: unknown) => opts.onError?.(error, this.id),
-        );
-      }, Math.max(50, Math.floor(ttlMs / 3)));
+      this.renew = setInterval(
+        () => {
+          natsCall(nc, () => kv.update(key, token, this.revision)).then(
+            (revision) => (this.revision = revision),
+            (error: unknown) => opts.onError?.(error, this.id),
+          );
+        },
+        Math.max(50, Math.floor(ttlMs / 3)),
+      );
       this.renew.unref();
     }
 

@@ -69,7 +69,10 @@ export class TusS3Store extends S3Store {
 
   /** Removes a finished upload's objects once its asset holds the bytes. */
   async discard(id: string): Promise<void> {
-    await this.client.deleteObjects({ Bucket: this.bucket, Delete: { Objects: [{ Key: id }, { Key: this.infoKey(id) }, { Key: this.partKey(id, true) }], Quiet: true } });
+    await this.client.deleteObjects({
+      Bucket: this.bucket,
+      Delete: { Objects: [{ Key: id }, { Key: this.infoKey(id) }, { Key: this.partKey(id, true) }], Quiet: true },
+    });
     await this.clearCache(id);
   }
 }

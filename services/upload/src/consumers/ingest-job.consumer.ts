@@ -36,11 +36,25 @@ export function ingestJobs(deps: IngestConsumerDeps, maxDeliver: number): JobHan
       const source = command.params?.key ?? '';
       deps.logger.info(log, 'ingest started');
       try {
-        const stored = await downloadOriginal(deps.storage, deps.ingest, deps.ownBucket, { groupId: command.group_id, assetId: command.asset_id, source }, progress);
+        const stored = await downloadOriginal(
+          deps.storage,
+          deps.ingest,
+          deps.ownBucket,
+          { groupId: command.group_id, assetId: command.asset_id, source },
+          progress,
+        );
         deps.logger.info({ ...log, size: stored.size }, 'ingest finished');
         return {
           state: 'COMPLETED',
-          report: { ingested: { object_key: stored.objectKey, size: stored.size, checksum: stored.checksum, content_type: stored.contentType, metadata: stored.metadata } },
+          report: {
+            ingested: {
+              object_key: stored.objectKey,
+              size: stored.size,
+              checksum: stored.checksum,
+              content_type: stored.contentType,
+              metadata: stored.metadata,
+            },
+          },
         };
       } catch (error) {
         if (error instanceof IngestDeferred && ctx.deliveryCount < maxDeliver) {

@@ -30,7 +30,10 @@ export interface MetadataClient {
   /** As createAssets for one asset's new original (RegistrationUnknown alike). */
   replaceOriginal(principal: Principal, assetId: string, file: Omit<StoredFile, 'id'>, customMetadata: unknown): Promise<CreatedAsset>;
   /** Creates the asset of an ingest and its download job (or the asset in ERROR with `refused`). */
-  startIngest(principal: Principal, req: { id: string; name: string; source: string; refused?: string }): Promise<{ id: string; status: 'QUEUED' | 'ERROR'; message: string }>;
+  startIngest(
+    principal: Principal,
+    req: { id: string; name: string; source: string; refused?: string },
+  ): Promise<{ id: string; status: 'QUEUED' | 'ERROR'; message: string }>;
 }
 
 /** What the reaper needs to clean up after an upload whose process died (and to ask metadata about it). */

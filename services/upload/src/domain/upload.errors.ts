@@ -16,8 +16,7 @@ export function requestBudget(max: number): { take(bytes: number): void } {
     },
   };
 }
-export const tooManyUploads = (max: number): AppError =>
-  rateLimited(1, `At most ${max} uploads at once per user or API key: retry when one has finished`);
+export const tooManyUploads = (max: number): AppError => rateLimited(1, `At most ${max} uploads at once per user or API key: retry when one has finished`);
 
 /**
  * A registration (create or replace) that got no answer: a timeout, or the connection lost after the request went

@@ -188,14 +188,19 @@ export function tusRoutes(deps: TusDeps, authenticate: RequestHandler): Router {
       await sendWeb(res, answer);
       const { finished } = caller;
       if (finished) {
-        await deps.store.discard(finished).catch((error: unknown) => deps.logger.warn({ err: error, upload: finished }, 'could not remove a finished upload: the sweep will'));
+        await deps.store
+          .discard(finished)
+          .catch((error: unknown) => deps.logger.warn({ err: error, upload: finished }, 'could not remove a finished upload: the sweep will'));
       }
     } catch (error) {
       // The body may be half read: do not keep the connection for another request.
       if (reads && !req.complete) closeAfterAnswer(req, res);
       throw error;
     } finally {
-      if (staged) await deps.storage.remove(staged).catch((error: unknown) => deps.logger.warn({ err: error, key: staged }, 'could not remove a verified chunk: the sweep will'));
+      if (staged)
+        await deps.storage
+          .remove(staged)
+          .catch((error: unknown) => deps.logger.warn({ err: error, key: staged }, 'could not remove a verified chunk: the sweep will'));
     }
   };
 
@@ -230,7 +235,11 @@ export function tusRoutes(deps: TusDeps, authenticate: RequestHandler): Router {
   const stageChunk = async (req: ExpressRequest, header: string, room: number): Promise<{ key: string } & ({ verified: true } | { mismatch: true })> => {
     const [algorithm, expected] = header.trim().split(/\s+/);
     const hashName = CHECKSUM_ALGORITHMS[(algorithm ?? '').toLowerCase() as keyof typeof CHECKSUM_ALGORITHMS];
-    if (!hashName || !expected) throw badRequest('UNSUPPORTED_CHECKSUM_ALGORITHM', `Upload-Checksum must be "<algorithm> <base64>" with one of: ${Object.keys(CHECKSUM_ALGORITHMS).join(', ')}`);
+    if (!hashName || !expected)
+      throw badRequest(
+        'UNSUPPORTED_CHECKSUM_ALGORITHM',
+        `Upload-Checksum must be "<algorithm> <base64>" with one of: ${Object.keys(CHECKSUM_ALGORITHMS).join(', ')}`,
+      );
     const key = `${TUS_PREFIX}chunk-${randomBytes(16).toString('hex')}`;
     const hash = createHash(hashName);
     let size = 0;
@@ -339,5 +348,7 @@ function send(res: ExpressResponse, status: number, headers: Headers, message: s
   const store = status >= 500;
   const code = store ? 'UPLOAD_STORE_UNAVAILABLE' : (TUS_CODES[status] ?? 'INVALID_TUS_REQUEST');
   copyHeaders(res, headers);
-  res.status(store ? 503 : status).json({ error: { code, message: store ? 'The upload store is unavailable: retry later' : message || 'Invalid tus request' } });
+  res
+    .status(store ? 503 : status)
+    .json({ error: { code, message: store ? 'The upload store is unavailable: retry later' : message || 'Invalid tus request' } });
 }

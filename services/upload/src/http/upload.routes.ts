@@ -40,7 +40,12 @@ export function uploadRoutes(
         repeatBody,
       });
     };
-  const store = async (req: Request, res: Response, principal: Principal, run: (req: Request, principal: Principal) => Promise<UploadResult>): Promise<void> => {
+  const store = async (
+    req: Request,
+    res: Response,
+    principal: Principal,
+    run: (req: Request, principal: Principal) => Promise<UploadResult>,
+  ): Promise<void> => {
     const done = startUploadTimer();
     const declared = Number(req.header('content-length'));
     if (Number.isFinite(declared) && declared > deps.maxUploadBytes) {
@@ -61,7 +66,11 @@ export function uploadRoutes(
     }
   };
 
-  router.post('/api/v1/assets/new/content/original/upload', authenticateUploads, receive([PERMISSION.CREATE_ASSET], (req, p) => uploadAssets(deps, p, req)));
+  router.post(
+    '/api/v1/assets/new/content/original/upload',
+    authenticateUploads,
+    receive([PERMISSION.CREATE_ASSET], (req, p) => uploadAssets(deps, p, req)),
+  );
   router.post(
     '/api/v1/assets/:id/content/original/replace',
     authenticate,

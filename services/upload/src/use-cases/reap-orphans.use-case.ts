@@ -26,10 +26,21 @@ async function reapGroup(deps: ReaperDeps, entries: StalePending[]): Promise<num
   // A new asset's object is registered once its asset exists; a replacement's once it is the asset's current original.
   const plain = entries.filter((e) => !isReplacement(e));
   const replacements = entries.filter(isReplacement);
-  const existing = new Set(plain.length > 0 ? await deps.metadata.existingAssets(principal, plain.map((e) => e.id)) : []);
+  const existing = new Set(
+    plain.length > 0
+      ? await deps.metadata.existingAssets(
+          principal,
+          plain.map((e) => e.id),
+        )
+      : [],
+  );
   const live = new Set(
     replacements.length > 0
-      ? await deps.metadata.liveKeys(principal, replacements.map((e) => e.id.split('-')[0] ?? e.id), replacements.map((e) => e.upload.object_key))
+      ? await deps.metadata.liveKeys(
+          principal,
+          replacements.map((e) => e.id.split('-')[0] ?? e.id),
+          replacements.map((e) => e.upload.object_key),
+        )
       : [],
   );
   let removed = 0;

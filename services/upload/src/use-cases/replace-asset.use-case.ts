@@ -55,7 +55,17 @@ export async function replaceAsset(deps: UploadDeps, principal: Principal, asset
     const asset = await deps.metadata.replaceOriginal(principal, assetId, file, customMetadata);
     await handle?.close();
     return {
-      files: [{ id: asset.id, name: file.name, size: file.size, checksum: file.checksum, content_type: file.content_type, metadata: file.metadata, status: 'NOT_READY' }],
+      files: [
+        {
+          id: asset.id,
+          name: file.name,
+          size: file.size,
+          checksum: file.checksum,
+          content_type: file.content_type,
+          metadata: file.metadata,
+          status: 'NOT_READY',
+        },
+      ],
       success: true,
       provider: 'local',
     };

@@ -96,7 +96,10 @@ export class DeliveryRepository implements DeliveryStore {
   async recordEvent(e: LoggedEvent, urls: readonly string[]): Promise<number> {
     return withTransaction(this.pool, async (client) => {
       if (e.creatorId !== undefined) {
-        await client.query('INSERT INTO asset_creators (asset_id, creator_id) VALUES ($1, $2) ON CONFLICT (asset_id) DO UPDATE SET creator_id = EXCLUDED.creator_id', [e.assetId, e.creatorId]);
+        await client.query(
+          'INSERT INTO asset_creators (asset_id, creator_id) VALUES ($1, $2) ON CONFLICT (asset_id) DO UPDATE SET creator_id = EXCLUDED.creator_id',
+          [e.assetId, e.creatorId],
+        );
       }
       await client.query(
         `INSERT INTO events (id, group_id, asset_id, type, time, seq, creator_id, body)
@@ -124,11 +127,26 @@ export class DeliveryRepository implements DeliveryStore {
    * still be on its way in (reissues, made of recorded events, never wait).
    */
   async claimDue(limits: ClaimLimits): Promise<DueDelivery[]> {
-    const { rows } = await this.pool.query<{ id: string; asset_id: string; webhook_id: string; group_id: number; event_type: string; url: string; attempts: number; body: string }>(
-      CLAIM_DUE_SQL,
-      claimDueParams(limits),
-    );
-    return rows.map((r) => ({ id: Number(r.id), assetId: r.asset_id, webhookId: r.webhook_id, groupId: r.group_id, eventType: r.event_type, url: r.url, attempts: r.attempts, body: r.body }));
+    const { rows } = await this.pool.query<{
+      id: string;
+      asset_id: string;
+      webhook_id: string;
+      group_id: number;
+      event_type: string;
+      url: string;
+      attempts: number;
+      body: string;
+    }>(CLAIM_DUE_SQL, claimDueParams(limits));
+    return rows.map((r) => ({
+      id: Number(r.id),
+      assetId: r.asset_id,
+      webhookId: r.webhook_id,
+      groupId: r.group_id,
+      eventType: r.event_type,
+      url: r.url,
+      attempts: r.attempts,
+      body: r.body,
+    }));
   }
 
   /** Records one attempt and what follows: delivered, a retry at its time, or failed for good. */
@@ -160,7 +178,9 @@ export class DeliveryRepository implements DeliveryStore {
   async release(ids: readonly number[]): Promise<void> {
     // Rows locked in id order, as every other writer of a chain locks them (no deadlock with a chain's change).
     if (ids.length > 0) {
-      await this.pool.query('UPDATE deliveries SET lease_until = NULL WHERE id IN (SELECT id FROM deliveries WHERE id = ANY($1) ORDER BY id FOR UPDATE)', [ids]);
+      await this.pool.query('UPDATE deliveries SET lease_until = NULL WHERE id IN (SELECT id FROM deliveries WHERE id = ANY($1) ORDER BY id FOR UPDATE)', [
+        ids,
+      ]);
     }
   }
 
@@ -286,5 +306,11 @@ const toView = (r: DeliveryRow): DeliveryView => ({
   reissue_job_id: r.reissue_job_id,
   created_at: r.created_at.toISOString(),
   finished_at: r.finished_at ? r.finished_at.toISOString() : null,
-  attempts: r.history.map((a) => ({ attempt: a.attempt, at: new Date(a.at).toISOString(), response_code: a.status, error: a.error, duration_ms: a.duration_ms })),
+  attempts: r.history.map((a) => ({
+    attempt: a.attempt,
+    at: new Date(a.at).toISOString(),
+    response_code: a.status,
+    error: a.error,
+    duration_ms: a.duration_ms,
+  })),
 });

@@ -1,7 +1,15 @@
 import { z } from 'zod';
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { ASSET_EVENT_SCHEMAS, ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, assetEventTypeOf, consumerWorker, type AssetEventType, type ConsumerWorker } from '@dam/events';
+import {
+  ASSET_EVENT_SCHEMAS,
+  ASSET_EVENTS,
+  ASSET_EVENTS_SUBJECTS,
+  assetEventTypeOf,
+  consumerWorker,
+  type AssetEventType,
+  type ConsumerWorker,
+} from '@dam/events';
 import type { Logger } from '@dam/logging';
 import type { DeliveryStore, SettingsSource } from '../domain/ports';
 

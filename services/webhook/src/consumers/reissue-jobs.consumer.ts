@@ -29,7 +29,14 @@ export function reissueJobs(deps: ReissueDeps): JobHandler {
       }
       const groupId = Number(command.group_id);
       const { urls } = await deps.settings(groupId);
-      const opened = await deps.repo.reissue({ groupId, userId: command.requested_by.user_id, from: command.range.from, to: command.range.to, jobId: command.job_id, urls });
+      const opened = await deps.repo.reissue({
+        groupId,
+        userId: command.requested_by.user_id,
+        from: command.range.from,
+        to: command.range.to,
+        jobId: command.job_id,
+        urls,
+      });
       deps.wake();
       deps.logger.info({ job_id: command.job_id, group_id: groupId, deliveries: opened }, 'callbacks reissued');
       return { state: 'COMPLETED' };

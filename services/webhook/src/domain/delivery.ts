@@ -54,7 +54,13 @@ export function attemptResult(answer: { status?: number; error?: string }, attem
   const delivered = answer.status !== undefined && DELIVERED_STATUSES.has(answer.status);
   const error = answer.error ?? (delivered || answer.status === undefined ? undefined : `the receiver answered ${answer.status}`);
   const retryInMs = delivered ? undefined : nextAttemptDelay(attemptsDone + 1, delays);
-  return { delivered, durationMs, ...(answer.status !== undefined ? { status: answer.status } : {}), ...(error ? { error } : {}), ...(retryInMs !== undefined ? { retryInMs } : {}) };
+  return {
+    delivered,
+    durationMs,
+    ...(answer.status !== undefined ? { status: answer.status } : {}),
+    ...(error ? { error } : {}),
+    ...(retryInMs !== undefined ? { retryInMs } : {}),
+  };
 }
 
 /** The delivery's state once an attempt is recorded: a retry keeps it pending (and the head of its chain). */

@@ -19,12 +19,19 @@ export class SendingSlots {
 
   /** What a claim may take: the free slots and what runs per URL and per group (snapshots). */
   claim(): { limit: number; perUrl: number; perGroup: number; runningByUrl: ReadonlyMap<string, number>; runningByGroup: ReadonlyMap<number, number> } {
-    return { limit: this.free(), perUrl: this.limits.perUrl, perGroup: this.limits.perGroup, runningByUrl: new Map(this.byUrl), runningByGroup: new Map(this.byGroup) };
+    return {
+      limit: this.free(),
+      perUrl: this.limits.perUrl,
+      perGroup: this.limits.perGroup,
+      runningByUrl: new Map(this.byUrl),
+      runningByGroup: new Map(this.byGroup),
+    };
   }
 
   /** Takes a slot for `d`, or false when the total, its URL's or its group's are full. */
   take(d: Pick<DueDelivery, 'url' | 'groupId'>): boolean {
-    if (this.running >= this.limits.total || (this.byUrl.get(d.url) ?? 0) >= this.limits.perUrl || (this.byGroup.get(d.groupId) ?? 0) >= this.limits.perGroup) return false;
+    if (this.running >= this.limits.total || (this.byUrl.get(d.url) ?? 0) >= this.limits.perUrl || (this.byGroup.get(d.groupId) ?? 0) >= this.limits.perGroup)
+      return false;
     this.byUrl.set(d.url, (this.byUrl.get(d.url) ?? 0) + 1);
     this.byGroup.set(d.groupId, (this.byGroup.get(d.groupId) ?? 0) + 1);
     this.running += 1;

@@ -78,7 +78,16 @@ export function deliveryDispatch(deps: DispatchDeps): DeliveryDispatch {
     const result = attemptResult(answer, d.attempts, deps.retryDelaysMs, deps.clock.now().getTime() - started.getTime());
     await deps.deliveries.finishAttempt(d, result);
     deps.logger.info(
-      { delivery: d.id, webhook_id: d.webhookId, url: d.url, attempt: d.attempts + 1, status: result.status, error: result.error, delivered: result.delivered, retry_in_ms: result.retryInMs },
+      {
+        delivery: d.id,
+        webhook_id: d.webhookId,
+        url: d.url,
+        attempt: d.attempts + 1,
+        status: result.status,
+        error: result.error,
+        delivered: result.delivered,
+        retry_in_ms: result.retryInMs,
+      },
       'webhook attempt',
     );
   };

@@ -58,7 +58,10 @@ export function Addons({ session, asset }: { session: Session; asset: AssetData 
   const run = async (e: Event) => {
     e.preventDefault();
     if (!choice) return;
-    const { data, error } = await api(session).POST('/api/v1/assets/{asset_id}/addons/{addon}', { params: { path: { asset_id: asset.id, addon: choice } }, body: {} });
+    const { data, error } = await api(session).POST('/api/v1/assets/{asset_id}/addons/{addon}', {
+      params: { path: { asset_id: asset.id, addon: choice } },
+      body: {},
+    });
     setMessage(data ? { text: `${choice} queued as job ${data.job_id}`, jobId: data.job_id } : { text: errorText(error), error: true });
   };
 
@@ -68,7 +71,13 @@ export function Addons({ session, asset }: { session: Session; asset: AssetData 
       {available.map((name) => (
         <section key={name} data-addon={name}>
           <h3>{name.replace('_', ' ')}</h3>
-          {typeof results[name] === 'string' ? <p class="error-text">{results[name]}</p> : results[name] ? <AddonResult name={name} result={results[name]} /> : <p class="muted">Loading…</p>}
+          {typeof results[name] === 'string' ? (
+            <p class="error-text">{results[name]}</p>
+          ) : results[name] ? (
+            <AddonResult name={name} result={results[name]} />
+          ) : (
+            <p class="muted">Loading…</p>
+          )}
         </section>
       ))}
       {runnable.length > 0 && can(session, 'RUN_JOBS') && (

@@ -65,7 +65,10 @@ export function AssetActions({ session, asset, onDeleted }: { session: Session; 
   };
 
   const remove = async () => {
-    const { data, error } = await api(session).POST('/api/v1/assets/{asset_id}/delete', { params: { path: { asset_id: asset.id } }, body: { keys: ['original'] } });
+    const { data, error } = await api(session).POST('/api/v1/assets/{asset_id}/delete', {
+      params: { path: { asset_id: asset.id } },
+      body: { keys: ['original'] },
+    });
     if (data) onDeleted();
     else fail(error);
   };
@@ -120,7 +123,11 @@ export function AssetActions({ session, asset, onDeleted }: { session: Session; 
             <label for="link-output">Signed link</label>
             <input id="link-output" class="link-output" readOnly value={link} onFocus={(e) => e.currentTarget.select()} />
             <div class="row">
-              <button type="button" class="secondary" onClick={() => void navigator.clipboard?.writeText(link).then(() => setMessage({ text: 'Link copied' }), fail)}>
+              <button
+                type="button"
+                class="secondary"
+                onClick={() => void navigator.clipboard?.writeText(link).then(() => setMessage({ text: 'Link copied' }), fail)}
+              >
                 Copy link
               </button>
             </div>
@@ -137,7 +144,11 @@ export function AssetActions({ session, asset, onDeleted }: { session: Session; 
             <div class="checks">
               {offered.map((k) => (
                 <label key={k}>
-                  <input type="checkbox" checked={chosen.includes(k)} onChange={() => setChosen((c) => (c.includes(k) ? c.filter((x) => x !== k) : [...c, k]))} />
+                  <input
+                    type="checkbox"
+                    checked={chosen.includes(k)}
+                    onChange={() => setChosen((c) => (c.includes(k) ? c.filter((x) => x !== k) : [...c, k]))}
+                  />
                   {k}
                 </label>
               ))}

@@ -37,7 +37,9 @@ function Field({ f, value, error, onChange }: { f: FieldSpec; value: string | bo
       break;
     case 'textarea':
     case 'json':
-      control = <textarea {...common} value={text} placeholder={f.placeholder} rows={f.widget === 'json' ? 4 : 3} onInput={(e) => onChange(e.currentTarget.value)} />;
+      control = (
+        <textarea {...common} value={text} placeholder={f.placeholder} rows={f.widget === 'json' ? 4 : 3} onInput={(e) => onChange(e.currentTarget.value)} />
+      );
       break;
     case 'select':
       control = (
@@ -56,13 +58,30 @@ function Field({ f, value, error, onChange }: { f: FieldSpec; value: string | bo
       break;
     case 'number':
     case 'integer':
-      control = <input {...common} type="number" step={f.widget === 'integer' ? 1 : 'any'} value={text} placeholder={f.placeholder} onInput={(e) => onChange(e.currentTarget.value)} />;
+      control = (
+        <input
+          {...common}
+          type="number"
+          step={f.widget === 'integer' ? 1 : 'any'}
+          value={text}
+          placeholder={f.placeholder}
+          onInput={(e) => onChange(e.currentTarget.value)}
+        />
+      );
       break;
     case 'date':
       control = <input {...common} type="date" value={text} onInput={(e) => onChange(e.currentTarget.value)} />;
       break;
     default:
-      control = <input {...common} type="text" value={text} placeholder={f.placeholder ?? (f.widget === 'tags' ? 'Comma-separated' : undefined)} onInput={(e) => onChange(e.currentTarget.value)} />;
+      control = (
+        <input
+          {...common}
+          type="text"
+          value={text}
+          placeholder={f.placeholder ?? (f.widget === 'tags' ? 'Comma-separated' : undefined)}
+          onInput={(e) => onChange(e.currentTarget.value)}
+        />
+      );
   }
   return (
     <div class="field" data-field={f.name}>
@@ -112,7 +131,9 @@ export function DataEditor({ session, asset, editable, onSaved }: { session: Ses
   const [newName, setNewName] = useState('');
   const fields = useMemo(() => {
     const described = fieldsFor(schema?.schema, schema?.service_properties, data);
-    const extra = added.filter((n) => !described.some((f) => f.name === n)).map((name, i): FieldSpec => ({ name, label: name, widget: 'text', required: false, order: 10_000 + i }));
+    const extra = added
+      .filter((n) => !described.some((f) => f.name === n))
+      .map((name, i): FieldSpec => ({ name, label: name, widget: 'text', required: false, order: 10_000 + i }));
     return [...described, ...extra];
   }, [schema, asset.update_time, added]);
   // A new version of the asset starts the form again; another schema's form keeps what was typed in fields it shares.
@@ -139,7 +160,11 @@ export function DataEditor({ session, asset, editable, onSaved }: { session: Ses
     setStatus(undefined);
     try {
       // The generated type reads `type: object` as an empty record; any JSON object is meant.
-      const body = { data: read.data as Record<string, never>, mode: 'REPLACE' as const, ...(schemaChoice === KEEP ? {} : { data_schema_id: Number(schemaChoice) }) };
+      const body = {
+        data: read.data as Record<string, never>,
+        mode: 'REPLACE' as const,
+        ...(schemaChoice === KEEP ? {} : { data_schema_id: Number(schemaChoice) }),
+      };
       const res = await api(session).POST('/api/v1/assets/{asset_id}/data/update', { params: { path: { asset_id: asset.id } }, body });
       if (res.response.status === 200 && res.data && 'id' in res.data && 'data' in res.data) {
         setStatus({ text: 'Saved' });
@@ -184,7 +209,14 @@ export function DataEditor({ session, asset, editable, onSaved }: { session: Ses
         <div class="row">
           <div class="field">
             <label for="data-new-field">New field</label>
-            <input id="data-new-field" type="text" placeholder="A key, like camera" maxLength={100} value={newName} onInput={(e) => setNewName(e.currentTarget.value)} />
+            <input
+              id="data-new-field"
+              type="text"
+              placeholder="A key, like camera"
+              maxLength={100}
+              value={newName}
+              onInput={(e) => setNewName(e.currentTarget.value)}
+            />
           </div>
           <div class="field">
             <button

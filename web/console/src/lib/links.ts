@@ -53,10 +53,7 @@ export async function displayLinks(client: DamClient, wanted: LinkRequest[]): Pr
 }
 
 /** One signed link; `display` ones are cached like the thumbnails. Throws the contract error's message. */
-export async function singleLink(
-  client: DamClient,
-  req: LinkRequest & { delivery?: 'display' | 'download'; expiry?: string },
-): Promise<string> {
+export async function singleLink(client: DamClient, req: LinkRequest & { delivery?: 'display' | 'download'; expiry?: string }): Promise<string> {
   const delivery = req.delivery ?? 'display';
   const k = cacheKey(req.id, req.key, req.version, delivery);
   const hit = cache.get(k);

@@ -48,11 +48,7 @@ function Details({ asset }: { asset: AssetData }) {
     ...meta.map(([k, v]): [string, string] => [k, formatValue(v)]),
     ...Object.entries(asset.errors ?? {}).map(([k, v]): [string, string] => [`Error (${k})`, v]),
   ];
-  return (
-    <dl class="details">
-      {rows.map(([k, v]) => [<dt key={`t-${k}`}>{k}</dt>, <dd key={`d-${k}`}>{v}</dd>])}
-    </dl>
-  );
+  return <dl class="details">{rows.map(([k, v]) => [<dt key={`t-${k}`}>{k}</dt>, <dd key={`d-${k}`}>{v}</dd>])}</dl>;
 }
 
 /** One asset: Get Data, its custom data, conversions with previews and players, addon results, actions. */
@@ -85,7 +81,10 @@ export function AssetPage({ session, id }: { session: Session; config: ConsoleCo
   }, [pending, load]);
 
   const undelete = async () => {
-    const { data, error } = await api(session).POST('/api/v1/assets/trash/{asset_id}/undelete', { params: { path: { asset_id: id } }, body: { keys: ['original'] } });
+    const { data, error } = await api(session).POST('/api/v1/assets/trash/{asset_id}/undelete', {
+      params: { path: { asset_id: id } },
+      body: { keys: ['original'] },
+    });
     if (data) {
       setNotice('Restored from the trash');
       setTick((x) => x + 1);

@@ -95,7 +95,14 @@ export function BrowserPage({ session, query }: { session: Session; query: URLSe
       >
         <div class="field">
           <label for="search-q">Search</label>
-          <input id="search-q" type="search" size={40} placeholder="Words in names, data, tags or text" value={text} onInput={(e) => setText(e.currentTarget.value)} />
+          <input
+            id="search-q"
+            type="search"
+            size={40}
+            placeholder="Words in names, data, tags or text"
+            value={text}
+            onInput={(e) => setText(e.currentTarget.value)}
+          />
         </div>
         <div class="field">
           <label for="search-sort">Sort</label>
@@ -169,13 +176,23 @@ export function BrowserPage({ session, query }: { session: Session; query: URLSe
           </ul>
           {result && result.pages > 1 && (
             <nav class="pager" aria-label="Pages">
-              <button type="button" class="secondary" disabled={result.page <= 1} onClick={() => navigate(`/${writeSearchState({ ...state, page: result.page - 1 })}`)}>
+              <button
+                type="button"
+                class="secondary"
+                disabled={result.page <= 1}
+                onClick={() => navigate(`/${writeSearchState({ ...state, page: result.page - 1 })}`)}
+              >
                 Previous page
               </button>
               <span>
                 Page {result.page} of {result.pages}
               </span>
-              <button type="button" class="secondary" disabled={result.page >= result.pages} onClick={() => navigate(`/${writeSearchState({ ...state, page: result.page + 1 })}`)}>
+              <button
+                type="button"
+                class="secondary"
+                disabled={result.page >= result.pages}
+                onClick={() => navigate(`/${writeSearchState({ ...state, page: result.page + 1 })}`)}
+              >
                 Next page
               </button>
             </nav>

@@ -10,7 +10,16 @@ type JobStatus = components['schemas']['JobStatus'];
 type JobType = Job['type'];
 const STATUSES: JobStatus[] = ['QUEUED', 'IN_PROGRESS', 'COMPLETED', 'ERROR'];
 /** Every job type the document names (a new one fails to compile until it is listed here). */
-const TYPE_SET: Record<JobType, true> = { processing: true, ingest: true, bulk_delete: true, purge: true, cdn_prefetch: true, cdn_purge: true, reissue_callbacks: true, addon: true };
+const TYPE_SET: Record<JobType, true> = {
+  processing: true,
+  ingest: true,
+  bulk_delete: true,
+  purge: true,
+  cdn_prefetch: true,
+  cdn_purge: true,
+  reissue_callbacks: true,
+  addon: true,
+};
 const TYPES = Object.keys(TYPE_SET) as JobType[];
 /** Live progress: the page reads the jobs again every 1.5 s while one of them runs, every 5 s otherwise. */
 const POLL_BUSY_MS = 1500;

@@ -46,7 +46,14 @@ export function LoginPage({ onSignedIn }: { onSignedIn: () => void }) {
           </div>
           <div class="field">
             <label for="login-password">Password</label>
-            <input id="login-password" type="password" autoComplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+            <input
+              id="login-password"
+              type="password"
+              autoComplete="current-password"
+              required
+              value={password}
+              onInput={(e) => setPassword(e.currentTarget.value)}
+            />
           </div>
           {error && (
             <p id="login-error" class="notice error" role="alert">

@@ -20,7 +20,10 @@ export function TrashPage({ session }: { session: Session }) {
   }, [page, tick]);
 
   const undelete = async (id: string, name: string) => {
-    const { data, error } = await api(session).POST('/api/v1/assets/trash/{asset_id}/undelete', { params: { path: { asset_id: id } }, body: { keys: ['original'] } });
+    const { data, error } = await api(session).POST('/api/v1/assets/trash/{asset_id}/undelete', {
+      params: { path: { asset_id: id } },
+      body: { keys: ['original'] },
+    });
     setMessage(data ? { text: `${name} restored` } : { text: errorText(error), error: true });
     setTick((x) => x + 1);
   };
@@ -71,7 +74,15 @@ export function TrashPage({ session }: { session: Session }) {
                 <td>{formatBytes(a.size)}</td>
                 <td>{formatTime(a.update_time)}</td>
                 <td>
-                  <button type="button" class="secondary" onClick={handler(() => undelete(a.id, a.name), (err) => setMessage({ text: errorText(err), error: true }))} aria-label={`Undelete ${a.name}`}>
+                  <button
+                    type="button"
+                    class="secondary"
+                    onClick={handler(
+                      () => undelete(a.id, a.name),
+                      (err) => setMessage({ text: errorText(err), error: true }),
+                    )}
+                    aria-label={`Undelete ${a.name}`}
+                  >
                     Undelete
                   </button>
                 </td>

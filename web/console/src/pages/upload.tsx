@@ -30,8 +30,8 @@ export function UploadPage({ session, config }: { session: Session; config: Cons
     <>
       <h1>Upload</h1>
       <p class="muted">
-        Add several files by dropping them or browsing; give each one a title, a description or more data with its Edit button before uploading.
-        Large files go up in pieces and pick up where they stopped after a dropped connection.
+        Add several files by dropping them or browsing; give each one a title, a description or more data with its Edit button before uploading. Large files go
+        up in pieces and pick up where they stopped after a dropped connection.
       </p>
       <div ref={host} class="dam-picker" />
       <section class="uploaded-list" aria-labelledby="uploaded-heading" aria-live="polite">

@@ -24,7 +24,8 @@ export function customMetadataFor(meta: FileMetaInput, common: Record<string, un
     } catch {
       return { ok: false, error: 'More data is not valid JSON' };
     }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { ok: false, error: 'More data must be a JSON object, like {"rating": 4}' };
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      return { ok: false, error: 'More data must be a JSON object, like {"rating": 4}' };
     Object.assign(data, parsed);
   }
   if (text(meta.title)) data.title = text(meta.title);
