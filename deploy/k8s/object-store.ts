@@ -41,11 +41,13 @@ export interface PolicyDocument {
   Statement: Array<{ Sid: string; Effect: 'Allow'; Action: string[]; Resource?: string[] }>;
 }
 
-const bucketArn = `arn:aws:s3:::${BUCKET}`;
-const objects = (prefixes: readonly Prefix[]) => prefixes.map((p) => `${bucketArn}/${p}*`);
-
-/** The MinIO policy of one service: its `s3` entry, as IAM statements on the one bucket. */
-export function s3Policy(access: S3Access): PolicyDocument {
+/**
+ * The policy of one service: its `s3` entry, as IAM statements on the one bucket (`bucket`, BUCKET unless an external
+ * S3 names another): MinIO's users take them as they are, and so does an IAM user or role of AWS S3.
+ */
+export function s3Policy(access: S3Access, bucket: string = BUCKET): PolicyDocument {
+  const bucketArn = `arn:aws:s3:::${bucket}`;
+  const objects = (prefixes: readonly Prefix[]) => prefixes.map((p) => `${bucketArn}/${p}*`);
   const statement: PolicyDocument['Statement'] = [
     {
       Sid: 'Bucket',
