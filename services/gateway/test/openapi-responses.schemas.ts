@@ -9,11 +9,11 @@ import type { UsageSeries } from '../../auth/src/adapters/usage.repository';
 import type { LoginResult } from '../../auth/src/use-cases/login.use-case';
 import type { AssetSchemaView } from '../../metadata/src/domain/asset-schema';
 import type { CollectionAssetView, CollectionView } from '../../metadata/src/domain/collection';
-import type { AddedConversion, deleteCustomConversion } from '../../metadata/src/domain/custom-conversion.use-case';
+import type { AddedConversion, deleteCustomConversion } from '../../metadata/src/use-cases/custom-conversion.use-case';
 import { JOB_STATUSES, JOB_TYPES, type JobView } from '../../metadata/src/domain/job';
-import type { setPublicAccess } from '../../metadata/src/domain/public-access.use-case';
-import type { BulkDeleteAccepted, DeleteResult } from '../../metadata/src/domain/trash.use-case';
-import type { UpdateDataResult } from '../../metadata/src/domain/update-data.use-case';
+import type { setPublicAccess } from '../../metadata/src/use-cases/public-access.use-case';
+import type { BulkDeleteAccepted, DeleteResult } from '../../metadata/src/use-cases/trash.use-case';
+import type { UpdateDataResult } from '../../metadata/src/use-cases/update-data.use-case';
 import type { UploadResult } from '../../upload/src/use-cases/upload-assets.use-case';
 import type { DeliveryView } from '../../webhook/src/domain/delivery';
 

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { parseUpdateData } from '../../metadata/src/domain/update-data.use-case';
+import { parseUpdateData } from '../../metadata/src/use-cases/update-data.use-case';
 import {
   compareSchemas,
   deref,

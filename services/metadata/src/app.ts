@@ -26,7 +26,7 @@ import { bulkDeleteExports } from './adapters/bulk-delete-export.store';
 import { trashRoutes, type TrashRouteDeps } from './http/trash.routes';
 import { internalAssetExistsRoutes, internalAssetSourceRoutes } from './http/internal-asset-exists.routes';
 import { internalAssetsRoutes, internalIngestRoutes, internalReplaceRoutes } from './http/internal-assets.routes';
-import { autoAddonsPlanner } from './domain/addons.use-case';
+import { autoAddonsPlanner } from './use-cases/addons.use-case';
 
 export interface MetadataAppDeps {
   logger: Logger;

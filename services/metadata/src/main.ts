@@ -17,7 +17,7 @@ import { transformClient } from './adapters/transform.client';
 import { dataUpdatesPoller, localJobsPoller, objectDeletionsPoller, publicPolicyPoller, storageGaugePoller } from './consumers/housekeeping.pollers';
 import { jobLeaseSweeper, jobReportsWorker } from './consumers/job-reports.consumer';
 import { migrateMetadata } from './migrations';
-import { autoAddonsPlanner } from './domain/addons.use-case';
+import { autoAddonsPlanner } from './use-cases/addons.use-case';
 
 async function main(): Promise<void> {
   const config = loadMetadataConfig();

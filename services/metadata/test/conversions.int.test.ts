@@ -3,7 +3,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { ASSET_EVENTS, FILE_PROCESSED, type ConversionsCompleted, type JobReport } from '@dam/events';
 import { originalKey } from '@dam/storage';
 import { scaled, waitFor } from '@dam/testing';
-import { failUnappliedReport } from '../src/domain/apply-job-report.use-case';
+import { failUnappliedReport } from '../src/use-cases/apply-job-report.use-case';
 import { assetId, collect, finalReport, legacyFinalReport, publishReport, signedFetch, principal, startMetadata, type Harness } from './harness';
 
 let h: Harness;

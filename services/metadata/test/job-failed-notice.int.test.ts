@@ -4,7 +4,7 @@ import { DAM_INTERNAL, jobFailedNoticeSchema, noticeSubject, type ConversionsCom
 import { createLogger } from '@dam/logging';
 import { originalKey } from '@dam/storage';
 import { waitFor } from '@dam/testing';
-import { sweepJobLeases } from '../src/domain/sweep-job-leases.use-case';
+import { sweepJobLeases } from '../src/use-cases/sweep-job-leases.use-case';
 import { assetId, collect, finalReport, jobIdOf, principal, publishReport, signedFetch, startMetadata, type Harness } from './harness';
 
 // Login's notifications (issue 32): a job a user asked for that ends in ERROR is told to auth

@@ -2,9 +2,9 @@ import { createHash, randomUUID } from 'node:crypto';
 import { jobCommandSubject, type JobCommand, type JobReport, type JobWorker } from '@dam/events';
 import { createLogger } from '@dam/logging';
 import { originalKey, replacementKey } from '@dam/storage';
-import { autoAddonsPlanner } from '../src/domain/addons.use-case';
-import { applyJobReport } from '../src/domain/apply-job-report.use-case';
-import { sweepJobLeases } from '../src/domain/sweep-job-leases.use-case';
+import { autoAddonsPlanner } from '../src/use-cases/addons.use-case';
+import { applyJobReport } from '../src/use-cases/apply-job-report.use-case';
+import { sweepJobLeases } from '../src/use-cases/sweep-job-leases.use-case';
 import { assetId, finalReport, principal, signedFetch, startMetadata, type Harness } from './harness';
 
 /**

@@ -4,7 +4,7 @@ import { ASSET_EVENTS, DAM_INTERNAL, jobCommandSubject, type ConversionsComplete
 import { createLogger } from '@dam/logging';
 import { originalKey } from '@dam/storage';
 import { waitFor } from '@dam/testing';
-import { sweepJobLeases } from '../src/domain/sweep-job-leases.use-case';
+import { sweepJobLeases } from '../src/use-cases/sweep-job-leases.use-case';
 import { assetId, collect, finalReport, jobIdOf, principal, publishReport, signedFetch, startMetadata, type Harness } from './harness';
 
 let h: Harness;

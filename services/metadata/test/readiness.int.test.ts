@@ -4,8 +4,8 @@ import { connectNats, serveAddonStatus, type AddonState, type JobReport } from '
 import { conversionKey, originalKey } from '@dam/storage';
 import { unavailable } from '@dam/errors';
 import { scaled, waitFor } from '@dam/testing';
-import { autoAddonsPlanner } from '../src/domain/addons.use-case';
-import { applyJobReport } from '../src/domain/apply-job-report.use-case';
+import { autoAddonsPlanner } from '../src/use-cases/addons.use-case';
+import { applyJobReport } from '../src/use-cases/apply-job-report.use-case';
 import type { JobStore, RunInTransaction } from '../src/domain/ports';
 import { assetId, principal, publishReport, signedFetch, startMetadata, type Harness, type Nats } from './harness';
 

@@ -9,8 +9,8 @@ import { DataUpdateRepository } from '../adapters/data-update.repository';
 import { DEFAULT_DELETION_RETRY, drainObjectDeletions, type DeletionRetry } from '../adapters/object-deletion.repository';
 import type { DeletedRecordExports } from '../domain/bulk-delete-export';
 import type { RunInTransaction } from '../domain/ports';
-import { runNextLocalJob } from '../domain/run-local-jobs.use-case';
-import { applyNextQueuedUpdate } from '../domain/update-data.use-case';
+import { runNextLocalJob } from '../use-cases/run-local-jobs.use-case';
+import { applyNextQueuedUpdate } from '../use-cases/update-data.use-case';
 
 /**
  * Removes the objects queued for deletion; a key ending in `/` removes everything under it. The deletion callbacks

@@ -1,10 +1,10 @@
 import { consume, DAM_INTERNAL, JOB_REPORTS, jobReportWorkerOf, type ConsumeOptions, type Consumer, type JobReport, type MessageContext } from '@dam/events';
 import { startPoller, type Worker } from '@dam/http';
 import type { Logger } from '@dam/logging';
-import { applyJobReport, failUnappliedReport, type ReportDeps } from '../domain/apply-job-report.use-case';
+import { applyJobReport, failUnappliedReport, type ReportDeps } from '../use-cases/apply-job-report.use-case';
 import type { JobTimings } from '../domain/job';
 import type { RunInTransaction } from '../domain/ports';
-import { sweepJobLeases } from '../domain/sweep-job-leases.use-case';
+import { sweepJobLeases } from '../use-cases/sweep-job-leases.use-case';
 
 type NatsConnection = ConsumeOptions<typeof JOB_REPORTS.schema>['nc'];
 

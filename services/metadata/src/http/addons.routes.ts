@@ -3,9 +3,9 @@ import { z } from 'zod';
 import { principalOf } from '@dam/auth-tokens';
 import { parsed, pathId, validate } from '@dam/http';
 import type { GroupSettings } from '@dam/internal-api';
-import { addonNotFound, addonResultOf, requestAddon } from '../domain/addons.use-case';
+import { addonNotFound, addonResultOf, requestAddon } from '../use-cases/addons.use-case';
 import type { AssetReader, RunInTransaction } from '../domain/ports';
-import { findReadableAsset } from '../domain/read-asset.use-case';
+import { findReadableAsset } from '../use-cases/read-asset.use-case';
 import { assetIdParam } from './asset-data.routes';
 
 /** CONTRACT §6 addons: a run (RUN_JOBS, checked at the gateway) → 202 `{job_id, status}`; the result (READ). */

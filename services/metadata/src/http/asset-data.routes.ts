@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { principalOf, readsOwnOnly } from '@dam/auth-tokens';
 import { parsed, pathId, validate } from '@dam/http';
 import { assetNotFound } from '../domain/asset.errors';
-import { findReadableAsset, getAssetData } from '../domain/read-asset.use-case';
+import { findReadableAsset, getAssetData } from '../use-cases/read-asset.use-case';
 import type { AssetReader } from '../domain/ports';
 import { PHASH_PATTERN } from '../domain/near-duplicates';
 

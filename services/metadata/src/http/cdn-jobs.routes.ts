@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { principalOf } from '@dam/auth-tokens';
 import { parsed, validate } from '@dam/http';
 import type { RunInTransaction } from '../domain/ports';
-import { requestCdnJob } from '../domain/cdn-jobs.use-case';
+import { requestCdnJob } from '../use-cases/cdn-jobs.use-case';
 
 /** Request schemas as validated (exported for the OpenAPI agreement test in services/gateway/test). */
 export const cdnJobSchemas = { body: z.object({ urls: z.array(z.string().min(1).max(8192)).min(1).max(100) }) };

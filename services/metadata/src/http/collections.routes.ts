@@ -13,7 +13,7 @@ import {
   removeFromCollection,
   collectionNotFound,
   updateCollection,
-} from '../domain/collections.use-case';
+} from '../use-cases/collections.use-case';
 import type { RunInTransaction } from '../domain/ports';
 
 const name = z.string().trim().min(1).max(200);

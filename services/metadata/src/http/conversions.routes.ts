@@ -6,7 +6,7 @@ import { parsed, pathId, receiveMultipart, validate } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import { conversionKey, storeOriginal, type Storage } from '@dam/storage';
 import type { RunInTransaction } from '../domain/ports';
-import { assetForNewConversion, checkConversionName, deleteCustomConversion, recordCustomConversion } from '../domain/custom-conversion.use-case';
+import { assetForNewConversion, checkConversionName, deleteCustomConversion, recordCustomConversion } from '../use-cases/custom-conversion.use-case';
 import { assetIdParam } from './asset-data.routes';
 
 export interface ConversionRouteDeps {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { principalOf } from '@dam/auth-tokens';
 import { parsed, validate } from '@dam/http';
 import type { RunInTransaction } from '../domain/ports';
-import { parseUpdateData, updateData } from '../domain/update-data.use-case';
+import { parseUpdateData, updateData } from '../use-cases/update-data.use-case';
 import { assetIdParam } from './asset-data.routes';
 
 /** Request params and query as validated; the body is `parseUpdateData`'s (exported for the OpenAPI agreement test in services/gateway/test). */

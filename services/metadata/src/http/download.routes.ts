@@ -12,7 +12,7 @@ import { contentTypeOfFile, conversionsPrefix, isNotFoundError, ObjectNotFoundEr
 import { conversionNotFound } from '../domain/asset.errors';
 import type { AssetReader } from '../domain/ports';
 import { storedObjectsOf } from '../domain/asset';
-import { findReadableAsset, resolveDownload, type DownloadTarget } from '../domain/read-asset.use-case';
+import { findReadableAsset, resolveDownload, type DownloadTarget } from '../use-cases/read-asset.use-case';
 import { assetIdParam } from './asset-data.routes';
 
 const contentMissing = () => notFound('CONTENT_NOT_FOUND', 'The stored content of this asset is missing');

@@ -3,9 +3,9 @@ import { z } from 'zod';
 import { principalOf } from '@dam/auth-tokens';
 import { parsed, validate } from '@dam/http';
 import { ingestRequest, replaceOriginalRequest, storedFile } from '@dam/internal-api';
-import { startIngest } from '../domain/ingest.use-case';
-import { createAssets } from '../domain/create-assets.use-case';
-import { checkReplaceable, replaceOriginal } from '../domain/replace-original.use-case';
+import { startIngest } from '../use-cases/ingest.use-case';
+import { createAssets } from '../use-cases/create-assets.use-case';
+import { checkReplaceable, replaceOriginal } from '../use-cases/replace-original.use-case';
 import type { RunInTransaction } from '../domain/ports';
 import type { AutoAddonsOf } from '../domain/processing';
 

@@ -5,7 +5,7 @@ import { deliveryRequest, type DeliveryResponse } from '@dam/internal-api';
 import { parsed, validate } from '@dam/http';
 import { storedObjectsOf } from '../domain/asset';
 import type { AssetReader } from '../domain/ports';
-import { resolveDownload } from '../domain/read-asset.use-case';
+import { resolveDownload } from '../use-cases/read-asset.use-case';
 
 const STATUS = { NOT_FOUND: 404, BAD_REQUEST: 400, FORBIDDEN: 403 } as const;
 

@@ -4,7 +4,7 @@ import { principalOf } from '@dam/auth-tokens';
 import { parsed, validate } from '@dam/http';
 import type { GroupSettings } from '@dam/internal-api';
 import type { RunInTransaction } from '../domain/ports';
-import { requestProcessing } from '../domain/process.use-case';
+import { requestProcessing } from '../use-cases/process.use-case';
 import { assetIdParam } from './asset-data.routes';
 
 /** Request schemas as validated (exported for the OpenAPI agreement test in services/gateway/test). */

@@ -4,7 +4,7 @@ import { principalOf } from '@dam/auth-tokens';
 import { parsed, validate } from '@dam/http';
 import type { Storage } from '@dam/storage';
 import type { RunInTransaction } from '../domain/ports';
-import { setPublicAccess } from '../domain/public-access.use-case';
+import { setPublicAccess } from '../use-cases/public-access.use-case';
 import { assetIdParam } from './asset-data.routes';
 
 /** Request schemas as validated (exported for the OpenAPI agreement test in services/gateway/test). */

@@ -4,7 +4,7 @@ import { principalOf } from '@dam/auth-tokens';
 import { parsed, validate } from '@dam/http';
 import type { GroupSettings } from '@dam/internal-api';
 import type { RunInTransaction } from '../domain/ports';
-import { deleteAsset, requestBulkDelete, requestPurge, undeleteAsset, type BulkDeleteLimits } from '../domain/trash.use-case';
+import { deleteAsset, requestBulkDelete, requestPurge, undeleteAsset, type BulkDeleteLimits } from '../use-cases/trash.use-case';
 import { assetIdParam } from './asset-data.routes';
 
 const keysBody = z.object({ keys: z.array(z.string().min(1).max(100)).min(1).max(100) });

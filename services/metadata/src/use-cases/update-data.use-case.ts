@@ -2,11 +2,11 @@ import { canEditAsset, type Principal } from '@dam/auth-tokens';
 import { badRequest, forbidden, validationFailed } from '@dam/errors';
 import type { AssetData } from '@dam/events';
 import type { Logger } from '@dam/logging';
-import { toAssetData, type Asset } from './asset';
-import { canRead } from './asset-access';
-import { assetInTrash, assetNotFound } from './asset.errors';
-import { resolveData, validateCustomMetadata, type CustomMetadata } from './custom-metadata';
-import type { RunInTransaction, Tx } from './ports';
+import { toAssetData, type Asset } from '../domain/asset';
+import { canRead } from '../domain/asset-access';
+import { assetInTrash, assetNotFound } from '../domain/asset.errors';
+import { resolveData, validateCustomMetadata, type CustomMetadata } from '../domain/custom-metadata';
+import type { RunInTransaction, Tx } from '../domain/ports';
 
 export type UpdateDataResult = { applied: AssetData } | { queued: { id: string; status: 'QUEUED'; message: string } };
 

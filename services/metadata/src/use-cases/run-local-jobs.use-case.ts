@@ -1,10 +1,10 @@
 import type { Logger } from '@dam/logging';
 import { originalKey, conversionsPrefix } from '@dam/storage';
 import type { AssetData } from '@dam/events';
-import { toAssetData } from './asset';
-import { EXPORT_STEP, type DeletedRecordExports } from './bulk-delete-export';
-import type { Job } from './job';
-import type { RunInTransaction } from './ports';
+import { toAssetData } from '../domain/asset';
+import { EXPORT_STEP, type DeletedRecordExports } from '../domain/bulk-delete-export';
+import type { Job } from '../domain/job';
+import type { RunInTransaction } from '../domain/ports';
 import { trashOrTrim } from './trash.use-case';
 
 /** Assets handled per transaction: a crash loses at most one batch of work, which the next run redoes. */

@@ -2,10 +2,10 @@ import { canEditAsset, type Principal } from '@dam/auth-tokens';
 import { forbidden, validationFailed } from '@dam/errors';
 import { isActiveContentType } from '@dam/http';
 import { CUSTOM_CONVERSION_NAME, PUBLIC_VIDEO_KEYS, RESERVED_CONVERSION_KEYS } from '@dam/internal-api';
-import { isImage, isVideo, storedObjectsOf, type Asset } from './asset';
-import { canRead } from './asset-access';
-import { assetInTrash, assetNotFound, conversionNotFound } from './asset.errors';
-import type { RunInTransaction } from './ports';
+import { isImage, isVideo, storedObjectsOf, type Asset } from '../domain/asset';
+import { canRead } from '../domain/asset-access';
+import { assetInTrash, assetNotFound, conversionNotFound } from '../domain/asset.errors';
+import type { RunInTransaction } from '../domain/ports';
 
 const VIDEO_KEYS: ReadonlySet<string> = new Set(PUBLIC_VIDEO_KEYS);
 

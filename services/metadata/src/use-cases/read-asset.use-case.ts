@@ -1,9 +1,9 @@
 import type { AssetData } from '@dam/events';
 import type { Principal } from '@dam/auth-tokens';
-import { canRead } from './asset-access';
-import { assetInTrash, assetNotFound, conversionNotFound } from './asset.errors';
-import { toAssetData, type Asset } from './asset';
-import type { AssetReader } from './ports';
+import { canRead } from '../domain/asset-access';
+import { assetInTrash, assetNotFound, conversionNotFound } from '../domain/asset.errors';
+import { toAssetData, type Asset } from '../domain/asset';
+import type { AssetReader } from '../domain/ports';
 
 /** Loads an asset the caller may read, or throws the same 404 whether it is missing, foreign or not visible. */
 export async function findReadableAsset(reader: AssetReader, caller: Principal, id: string): Promise<Asset> {

@@ -1,7 +1,7 @@
 import type { Logger } from '@dam/logging';
-import { changesNoAsset, describeErrors, type JobTimings } from './job';
-import type { RunInTransaction } from './ports';
-import { settleAsset } from './processing';
+import { changesNoAsset, describeErrors, type JobTimings } from '../domain/job';
+import type { RunInTransaction } from '../domain/ports';
+import { settleAsset } from '../domain/processing';
 
 export interface SweepResult {
   handedOut: number;

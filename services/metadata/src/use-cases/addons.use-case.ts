@@ -2,13 +2,13 @@ import { canEditAsset, type Principal } from '@dam/auth-tokens';
 import { badRequest, forbidden, isDependencyUnavailable, isUnavailable, notFound, unavailable } from '@dam/errors';
 import type { GroupSettings } from '@dam/internal-api';
 import { ADDONS, CONVERSION_ADDONS, isImageAddon } from '@dam/jobs';
-import { isImage, isVideo, type Asset } from './asset';
-import { canRead } from './asset-access';
-import { assetInTrash, assetNotFound } from './asset.errors';
-import type { Job } from './job';
-import type { RunInTransaction, Tx } from './ports';
+import { isImage, isVideo, type Asset } from '../domain/asset';
+import { canRead } from '../domain/asset-access';
+import { assetInTrash, assetNotFound } from '../domain/asset.errors';
+import type { Job } from '../domain/job';
+import type { RunInTransaction, Tx } from '../domain/ports';
 import { requestProcessing } from './process.use-case';
-import { NO_AUTO_ADDONS, type AutoAddonsOf } from './processing';
+import { NO_AUTO_ADDONS, type AutoAddonsOf } from '../domain/processing';
 
 /** The addons of CONTRACT §6, as the pipeline declares them (@dam/jobs). */
 export { ADDONS, CONVERSION_ADDONS };

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { hasPermission, PERMISSION, readsOwnOnly, type Principal } from '@dam/auth-tokens';
 import { AppError, badRequest, conflict, forbidden, notFound } from '@dam/errors';
-import { canRead } from './asset-access';
-import { BASKET_NAME, COLLECTION_MAX_ASSETS, type Collection, type CollectionAssetView } from './collection';
-import type { Tx } from './ports';
+import { canRead } from '../domain/asset-access';
+import { BASKET_NAME, COLLECTION_MAX_ASSETS, type Collection, type CollectionAssetView } from '../domain/collection';
+import type { Tx } from '../domain/ports';
 
 export const collectionNotFound = () => notFound('COLLECTION_NOT_FOUND', 'The collection does not exist');
 const collectionFull = (present: number, asked: number) =>

@@ -1,10 +1,10 @@
 import type { Principal } from '@dam/auth-tokens';
 import type { IngestedFile, JobReport } from '@dam/events';
 import { originalKey } from '@dam/storage';
-import { startedBy, type Job } from './job';
-import { isOwnOriginalKey } from './object-keys';
-import type { RunInTransaction, Tx } from './ports';
-import { NO_AUTO_ADDONS, settleAsset, startProcessing, type AutoAddonsOf } from './processing';
+import { startedBy, type Job } from '../domain/job';
+import { isOwnOriginalKey } from '../domain/object-keys';
+import type { RunInTransaction, Tx } from '../domain/ports';
+import { NO_AUTO_ADDONS, settleAsset, startProcessing, type AutoAddonsOf } from '../domain/processing';
 
 export const DOWNLOAD_STEP = 'download';
 

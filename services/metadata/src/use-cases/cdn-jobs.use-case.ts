@@ -1,10 +1,10 @@
 import type { Principal } from '@dam/auth-tokens';
 import { validationFailed, type ErrorDetail } from '@dam/errors';
 import { parseCdnEntry } from '@dam/internal-api';
-import type { Asset } from './asset';
-import { canRead } from './asset-access';
-import type { Job } from './job';
-import type { RunInTransaction } from './ports';
+import type { Asset } from '../domain/asset';
+import { canRead } from '../domain/asset-access';
+import type { Job } from '../domain/job';
+import type { RunInTransaction } from '../domain/ports';
 
 /**
  * `POST /api/v1/cdn/prefetch` and `/purge` (CONTRACT §7): up to 100 signed links or asset ids, each naming an

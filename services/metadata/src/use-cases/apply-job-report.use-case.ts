@@ -1,14 +1,14 @@
 import type { JobOutputs, JobReport, JobWorker } from '@dam/events';
 import { unavailable } from '@dam/errors';
 import { conversionsPrefix } from '@dam/storage';
-import { isImage, type Asset, type StoredConversion } from './asset';
-import { addonResultsAfter } from './addon-labels';
+import { isImage, type Asset, type StoredConversion } from '../domain/asset';
+import { addonResultsAfter } from '../domain/addon-labels';
 import { CONVERSION_ADDONS } from './addons.use-case';
-import { describeErrors, startedBy, type Job, type JobType } from './job';
-import { isOwnConversionKey } from './object-keys';
-import type { RunInTransaction, Tx } from './ports';
+import { describeErrors, startedBy, type Job, type JobType } from '../domain/job';
+import { isOwnConversionKey } from '../domain/object-keys';
+import type { RunInTransaction, Tx } from '../domain/ports';
 import { finishIngest } from './ingest.use-case';
-import { openAutoAddons, settleAsset, type AutoAddonsOf } from './processing';
+import { openAutoAddons, settleAsset, type AutoAddonsOf } from '../domain/processing';
 
 export type ReportOutcome =
   'renewed' | 'not-holder' | 'duplicate' | 'unknown-job' | 'job-ended' | 'stale' | 'foreign-object-key' | 'wrong-worker' | 'recorded' | 'processed' | 'failed';

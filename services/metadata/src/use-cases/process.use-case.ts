@@ -1,12 +1,12 @@
 import { canEditAsset, type Principal } from '@dam/auth-tokens';
 import { badRequest, forbidden, validationFailed } from '@dam/errors';
 import { BUILTIN_VIDEO_KEYS, type GroupSettings } from '@dam/internal-api';
-import { isImage, isVideo } from './asset';
-import { canRead } from './asset-access';
-import { assetInTrash, assetNotFound } from './asset.errors';
-import type { Job } from './job';
-import type { RunInTransaction } from './ports';
-import { jobSettingsOf, processingPlan } from './processing';
+import { isImage, isVideo } from '../domain/asset';
+import { canRead } from '../domain/asset-access';
+import { assetInTrash, assetNotFound } from '../domain/asset.errors';
+import type { Job } from '../domain/job';
+import type { RunInTransaction } from '../domain/ports';
+import { jobSettingsOf, processingPlan } from '../domain/processing';
 
 /** Built-in image keys the conversion worker makes. */
 const BUILT_IMAGE_KEYS = ['smart_imaging', 'deepzoom'];

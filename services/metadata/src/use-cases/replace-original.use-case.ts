@@ -1,14 +1,14 @@
 import { canEditAsset, type Principal } from '@dam/auth-tokens';
 import { forbidden, validationFailed } from '@dam/errors';
 import { conversionsPrefix } from '@dam/storage';
-import { toAssetData, type Asset } from './asset';
-import { canRead } from './asset-access';
-import { assetInTrash, assetNotFound } from './asset.errors';
-import { resolveData, validateCustomMetadata } from './custom-metadata';
+import { toAssetData, type Asset } from '../domain/asset';
+import { canRead } from '../domain/asset-access';
+import { assetInTrash, assetNotFound } from '../domain/asset.errors';
+import { resolveData, validateCustomMetadata } from '../domain/custom-metadata';
 import type { StoredFile } from './create-assets.use-case';
-import { isOwnOriginalKey } from './object-keys';
-import type { RunInTransaction, Tx } from './ports';
-import { NO_AUTO_ADDONS, startProcessing, type AutoAddonsOf } from './processing';
+import { isOwnOriginalKey } from '../domain/object-keys';
+import type { RunInTransaction, Tx } from '../domain/ports';
+import { NO_AUTO_ADDONS, startProcessing, type AutoAddonsOf } from '../domain/processing';
 
 /** How long a replaced original stays in the bucket for downloads that were already streaming it (default). */
 export const REPLACED_ORIGINAL_GRACE_MS = 10 * 60_000;

@@ -1,11 +1,11 @@
 import { validationFailed } from '@dam/errors';
-import { resolveData, validateCustomMetadata } from './custom-metadata';
-import { isOwnOriginalKey } from './object-keys';
+import { resolveData, validateCustomMetadata } from '../domain/custom-metadata';
+import { isOwnOriginalKey } from '../domain/object-keys';
 import { originalKey } from '@dam/storage';
-import { toAssetData, type Asset } from './asset';
-import { NO_AUTO_ADDONS, startProcessing, type AutoAddons, type AutoAddonsOf } from './processing';
+import { toAssetData, type Asset } from '../domain/asset';
+import { NO_AUTO_ADDONS, startProcessing, type AutoAddons, type AutoAddonsOf } from '../domain/processing';
 import type { Principal } from '@dam/auth-tokens';
-import type { RunInTransaction } from './ports';
+import type { RunInTransaction } from '../domain/ports';
 import type { AssetData } from '@dam/events';
 
 export interface StoredFile {

@@ -2,10 +2,10 @@ import { canEditAsset, type Principal } from '@dam/auth-tokens';
 import { conflict, forbidden, validationFailed } from '@dam/errors';
 import { isActiveContentType } from '@dam/http';
 import { CUSTOM_CONVERSION_NAME, RESERVED_CONVERSION_KEYS } from '@dam/internal-api';
-import { storedObjectsOf, type Asset, type StoredConversion } from './asset';
-import { canRead } from './asset-access';
-import { assetInTrash, assetNotFound, conversionNotFound } from './asset.errors';
-import type { RunInTransaction, Tx } from './ports';
+import { storedObjectsOf, type Asset, type StoredConversion } from '../domain/asset';
+import { canRead } from '../domain/asset-access';
+import { assetInTrash, assetNotFound, conversionNotFound } from '../domain/asset.errors';
+import type { RunInTransaction, Tx } from '../domain/ports';
 import { revokePublic } from './trash.use-case';
 
 /** CONTRACT §11: a built-in key answers 409 before the name rule is checked; then 1-30 of `[A-Za-z0-9]` or 400. */

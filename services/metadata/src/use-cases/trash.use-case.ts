@@ -3,15 +3,15 @@ import { conflict, forbidden, validationFailed } from '@dam/errors';
 import type { DeletionPayload } from '@dam/events';
 import type { GroupSettings } from '@dam/internal-api';
 import { conversionsPrefix } from '@dam/storage';
-import { addonResultsWithout } from './addon-labels';
+import { addonResultsWithout } from '../domain/addon-labels';
 import { ADDONS } from './addons.use-case';
-import { storedObjectsOf, type Asset } from './asset';
-import { canRead } from './asset-access';
-import { assetInTrash, assetNotFound } from './asset.errors';
-import { EXPORT_STEP } from './bulk-delete-export';
-import type { Job } from './job';
-import type { RemovedObject, RunInTransaction, Tx } from './ports';
-import { NO_AUTO_ADDONS, startProcessing } from './processing';
+import { storedObjectsOf, type Asset } from '../domain/asset';
+import { canRead } from '../domain/asset-access';
+import { assetInTrash, assetNotFound } from '../domain/asset.errors';
+import { EXPORT_STEP } from '../domain/bulk-delete-export';
+import type { Job } from '../domain/job';
+import type { RemovedObject, RunInTransaction, Tx } from '../domain/ports';
+import { NO_AUTO_ADDONS, startProcessing } from '../domain/processing';
 
 export interface DeleteResult {
   id: string;
