@@ -6,6 +6,7 @@ import { collectGarbageInFewFullPauses, runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
 import { groupSettingsClient } from '@dam/internal-api';
+import { describeImage } from './adapters/image-describer';
 import { ImageProcessor } from './adapters/image-processor';
 import { storageTransformVariants } from './adapters/transform-variants';
 import { buildConversionApp } from './app';
@@ -42,6 +43,7 @@ async function main(): Promise<void> {
           storage,
           settings: groupSettingsClient(config, createServiceSigner(config.SERVICE_KEY), followSettingsChanges(nc)),
           images,
+          describe: describeImage,
           maxOutputPixels: config.MAX_OUTPUT_PIXELS,
         },
         jobRuntime(nc, config, logger, { concurrency: config.CONCURRENCY }),

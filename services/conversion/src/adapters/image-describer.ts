@@ -1,5 +1,7 @@
 import exifr from 'exifr';
 import sharp from 'sharp';
+import { HASH_BOX } from '../domain/conversion-spec';
+import type { DescribeImage, ImageDescription, ImageInput } from '../domain/ports';
 
 type ThumbHashModule = { rgbaToThumbHash(w: number, h: number, rgba: ArrayLike<number>): Uint8Array };
 // thumbhash ships as an ES module only: loaded with a real dynamic import (TypeScript's CommonJS output would
@@ -8,15 +10,6 @@ const importEsm = new Function('specifier', 'return import(specifier)') as (spec
 let thumbhashModule: Promise<ThumbHashModule> | undefined;
 const loadThumbHash = (): Promise<ThumbHashModule> => (thumbhashModule ??= importEsm('thumbhash') as Promise<ThumbHashModule>);
 
-/** What processing adds to an image's `metadata` (CONTRACT §14); the upload result carries the rest. */
-export interface ImageDescription {
-  ColorMode?: string;
-  ColorSpace?: string;
-  exif?: Record<string, unknown>;
-  thumbhash?: string;
-  phash?: string;
-}
-
 const COLOR_SPACES: Record<string, string> = { srgb: 'sRGB', rgb16: 'RGB', cmyk: 'CMYK', 'b-w': 'Gray', grey16: 'Gray', lab: 'Lab' };
 
 function colorMode(meta: sharp.Metadata): string {
@@ -24,12 +17,6 @@ function colorMode(meta: sharp.Metadata): string {
   if (meta.space === 'b-w' || meta.space === 'grey16') return meta.hasAlpha ? 'GrayscaleAlpha' : 'Grayscale';
   return meta.hasAlpha ? 'RGBA' : 'RGB';
 }
-
-/** An original as libvips reads it: a file, or its bytes in memory. */
-export type ImageInput = string | Buffer;
-
-/** The box the hashes are made from (the ThumbHash's pixels). */
-export const HASH_BOX = { width: 100, height: 100, fit: 'inside' } as const;
 
 /** Side of the greyscale square the perceptual hash is computed from. */
 const PHASH_SIZE = 32;
@@ -127,7 +114,7 @@ async function selectedTags(input: ImageInput, keepGps: boolean): Promise<Record
  * Everything processing learns about one image. A field that cannot be read is left out, never an error.
  * `decoded`: the original decoded already (`ImageProcessor.decode`), which the hashes are then made from.
  */
-export async function describeImage(input: ImageInput, opts: { keepGps: boolean; decoded?: string }): Promise<ImageDescription> {
+export const describeImage: DescribeImage = async (input: ImageInput, opts: { keepGps: boolean; decoded?: string }): Promise<ImageDescription> => {
   const out: ImageDescription = {};
   const meta = await sharp(input)
     .metadata()
@@ -141,4 +128,4 @@ export async function describeImage(input: ImageInput, opts: { keepGps: boolean;
   const hashes = await imageHashes(opts.decoded ?? input).catch(() => undefined);
   if (hashes) Object.assign(out, hashes);
   return out;
-}
+};

@@ -1,8 +1,10 @@
 import sharp from 'sharp';
-import type { ConversionSpec } from '../domain/conversion-spec';
+import { outputFrames, type ConversionSpec } from '../domain/conversion-spec';
 import { UnprocessableImageError } from '../domain/conversion.errors';
 import { orientedSize, type Size } from '../domain/output-size';
-import type { ImageInput } from './image-describer';
+import type { ImageEngine, ImageInfo, ImageInput, ProducedImage } from '../domain/ports';
+
+export type { ImageInfo, ProducedImage };
 
 /** ~16384 x 16384: a larger image is refused before its pixels are decoded (decompression bombs). */
 export const DEFAULT_MAX_INPUT_PIXELS = 268_402_689;
@@ -20,14 +22,6 @@ export function configureSharp(): void {
   configured = true;
 }
 
-export interface ImageInfo extends Size {
-  format: string;
-  /** Frames of an animated GIF or WebP (1 for anything else). */
-  pages: number;
-  /** Bits a channel as libvips names them: `uchar` (8), `ushort` (16), ... */
-  depth: string;
-}
-
 /**
  * Most pixels an original is decoded at for the outputs to share (48 MiB as RGB, in the job's folder): above it
  * each output decodes the original again, streaming.
@@ -37,20 +31,7 @@ export const SHARED_DECODE_MAX_PIXELS = 16_000_000;
 /** Formats whose one decode into 8-bit pixels loses nothing the outputs would keep (one frame, 8 bits). */
 const SHARED_DECODE_FORMATS: ReadonlySet<string> = new Set(['jpeg', 'png', 'webp']);
 
-/**
- * Frames `convert` writes for an original of `pages` frames: every one into an animated WebP (unless an attention
- * crop is asked for, which looks at one frame), the first only in any other format. An output's pixels are its
- * frames' pixels together (an on-demand transform's limit counts them all).
- */
-export function outputFrames(spec: Pick<ConversionSpec, 'format' | 'position'>, pages: number): number {
-  return spec.format === 'webp' && spec.position !== 'attention' ? Math.max(1, pages) : 1;
-}
-
-export interface ProducedImage extends Size {
-  size: number;
-}
-
-export class ImageProcessor {
+export class ImageProcessor implements ImageEngine {
   constructor(private readonly maxInputPixels = DEFAULT_MAX_INPUT_PIXELS) {
     configureSharp();
   }

@@ -1,8 +1,12 @@
 import { z } from 'zod';
-import type { Size } from './output-size';
 
 export const IMAGE_FORMATS = ['webp', 'jpeg', 'png', 'avif'] as const;
 export type ImageFormat = (typeof IMAGE_FORMATS)[number];
+
+export interface Size {
+  width: number;
+  height: number;
+}
 
 export const FITS = ['cover', 'contain', 'inside', 'outside', 'fill'] as const;
 export type Fit = (typeof FITS)[number];
@@ -140,4 +144,16 @@ const FORMAT_OUTPUT: Record<ImageFormat, { ext: string; contentType: string }> =
 
 export function outputFormat(format: ImageFormat): { ext: string; contentType: string } {
   return FORMAT_OUTPUT[format];
+}
+
+/** The box the hashes are made from (the ThumbHash's pixels). */
+export const HASH_BOX = { width: 100, height: 100, fit: 'inside' } as const;
+
+/**
+ * Frames `convert` writes for an original of `pages` frames: every one into an animated WebP (unless an attention
+ * crop is asked for, which looks at one frame), the first only in any other format. An output's pixels are its
+ * frames' pixels together (an on-demand transform's limit counts them all).
+ */
+export function outputFrames(spec: Pick<ConversionSpec, 'format' | 'position'>, pages: number): number {
+  return spec.format === 'webp' && spec.position !== 'attention' ? Math.max(1, pages) : 1;
 }

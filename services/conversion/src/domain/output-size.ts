@@ -1,9 +1,6 @@
-import type { Fit } from './conversion-spec';
+import type { Fit, Size } from './conversion-spec';
 
-export interface Size {
-  width: number;
-  height: number;
-}
+export type { Size };
 
 /** EXIF orientations 5-8 are rotated by 90°: after `.rotate()` the stored width and height swap. */
 export function orientedSize(size: Size, orientation: number | undefined): Size {

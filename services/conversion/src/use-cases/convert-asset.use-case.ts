@@ -8,10 +8,9 @@ import type { CompletedConversion, JobOutputs, JobSettings } from '@dam/events';
 import type { Logger } from '@dam/logging';
 import { conversionKey, conversionsPrefix, isOwnOriginalKey, originalKey, type Storage } from '@dam/storage';
 import type { GroupSettingsClient } from '@dam/internal-api';
-import { describeImage, HASH_BOX, type ImageInput } from '../adapters/image-describer';
-import type { ImageProcessor } from '../adapters/image-processor';
 import {
   DEEPZOOM_KEY,
+  HASH_BOX,
   DEEPZOOM_OVERLAP,
   DEEPZOOM_TILE,
   outputFormat,
@@ -22,6 +21,7 @@ import {
 } from '../domain/conversion-spec';
 import { UnprocessableImageError } from '../domain/conversion.errors';
 import { boxForScaled, outputSize, sharedDecodeSize, type Size } from '../domain/output-size';
+import type { DescribeImage, ImageEngine, ImageInput } from '../domain/ports';
 
 export interface ConvertAssetInput {
   groupId: string;
@@ -37,7 +37,9 @@ export interface ConvertAssetDeps {
   /** The group's settings, for a job that does not carry them (opened by the previous release). */
   settings: GroupSettingsClient;
   storage: Storage;
-  images: ImageProcessor;
+  images: ImageEngine;
+  /** An image's metadata (ColorMode, EXIF, hashes), read while it is converted. */
+  describe: DescribeImage;
   logger: Logger;
   /** Largest output accepted, in pixels (an `outside` fit or one-sided box on a panorama can explode). */
   maxOutputPixels: number;
@@ -194,7 +196,7 @@ export async function convertAsset(
     const shared = outputs.length + (describe ? 1 : 0) > 1 && deps.images.canDecodeOnce(image, decodeSize);
     const decoded = shared ? await deps.images.decode(source, image, decodeSize, path.join(dir, 'decoded.v')) : undefined;
     lap('decode');
-    const description = describe ? await describeImage(source, { keepGps: settings.metadata?.keep_gps === true, ...(decoded ? { decoded } : {}) }) : undefined;
+    const description = describe ? await deps.describe(source, { keepGps: settings.metadata?.keep_gps === true, ...(decoded ? { decoded } : {}) }) : undefined;
     lap('describe');
 
     for (const { spec, expected } of outputs) {

@@ -6,10 +6,10 @@ import { pipeline } from 'node:stream/promises';
 import type { TransformParams } from '@dam/internal-api';
 import type { Logger } from '@dam/logging';
 import type { Storage } from '@dam/storage';
-import { outputFrames, type ImageProcessor } from '../adapters/image-processor';
-import { outputFormat } from '../domain/conversion-spec';
+import { outputFormat, outputFrames } from '../domain/conversion-spec';
 import { TransformsBusyError, UnprocessableImageError } from '../domain/conversion.errors';
 import { outputSize } from '../domain/output-size';
+import type { ImageEngine } from '../domain/ports';
 
 export interface StoredVariant {
   key: string;
@@ -37,7 +37,7 @@ export interface TransformDeps {
   logger: Logger;
   storage: Storage;
   variants: TransformVariants;
-  images: ImageProcessor;
+  images: ImageEngine;
   limits: TransformLimits;
   workDir?: string;
 }
