@@ -16,6 +16,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
+import { jetstream } from '@nats-io/jetstream';
+import { connectNats, jobCommand, publishEvent } from '@dam/events';
 import { listen, makeVideo, waitFor } from '@dam/testing';
 import { admittedBetweenWorkloads, buildOverlay, describeVerdict, withoutCaller, workloadPod } from '../../deploy/k8s/network-policy-eval';
 import { decideObserved, INGRESS, observedFlows, recordClients, type ObservedFlow } from './flow-recording';
@@ -121,6 +123,40 @@ describe('the NetworkPolicies against the connections the services really open',
     expect(marked.status).toBe(202);
     await jobDone(marked.body.job_id, 'the watermarked transcode');
     expect((await call('GET', `/api/v1/assets/${video}/data`)).body.conversions['360p-wm-video']).toBeDefined();
+    // Commands without the settings a job carries (sent by the previous release during a rolling upgrade, or opened
+    // while auth could not answer): conversion and transcode read the group's settings from auth themselves.
+    const nc = await connectNats(e2e.suite.natsUrl, 'flows-test', e2e.suite.adminSeed);
+    try {
+      const js = jetstream(nc);
+      const group = String((JSON.parse(Buffer.from(e2e.jwt.split('.')[1] ?? '', 'base64url').toString()) as { gid: number }).gid);
+      for (const [worker, asset, job] of [
+        ['conversion', image, processed.body.job_id],
+        ['transcode', video, marked.body.job_id],
+      ] as const) {
+        const data = (await call('GET', `/api/v1/assets/${asset}/data`)).body;
+        const commands = jobCommand(worker);
+        const command = {
+          id: `job-${job}-run-99`,
+          job_id: job,
+          attempt: 99,
+          type: 'processing',
+          group_id: group,
+          asset_id: asset,
+          source_checksum: data.checksum,
+          content_type: data.content_type,
+        };
+        await publishEvent(js, commands.subject, commands.schema, command, { msgId: command.id });
+      }
+      await waitFor(
+        () => {
+          const seen = observedFlows(e2e.suite.flows ?? '');
+          return ['conversion', 'transcode'].every((w) => seen.some((o) => o.from === w && o.to === 'auth')) ? true : undefined;
+        },
+        { timeoutMs: 60_000, description: 'conversion and transcode asking auth for the settings of a job without them' },
+      );
+    } finally {
+      await nc.close();
+    }
 
     // Delete, and the webhooks of it all delivered.
     expect((await call('POST', `/api/v1/assets/${image}/delete`, { keys: ['original'] })).status).toBe(200);
