@@ -19,6 +19,7 @@ import {
   setMetricsRoute,
   type EdgeLimitOptions,
   type IdempotencyStore,
+  type ReadinessCheck,
   type TrustProxy,
 } from '@dam/http';
 import { validationFailed } from '@dam/errors';
@@ -30,6 +31,8 @@ import { openApiRoutes } from './http/openapi.routes';
 
 export interface GatewayAppDeps {
   logger: Logger;
+  /** The service's own readiness (its workers: the usage flush), reported beside the upstreams'. */
+  readiness?: ReadinessCheck;
   jwtSecret: string;
   /** JWT_PREVIOUS_SECRET, during a rotation: tokens it signed are still accepted. */
   jwtPreviousSecret?: string;
@@ -82,8 +85,11 @@ export function createGatewayApp(deps: GatewayAppDeps): { app: Express; close():
     logger: deps.logger,
     ...(deps.trustProxy !== undefined ? { trustProxy: deps.trustProxy } : {}),
     readiness: async () => {
-      const results = await Promise.all(checked.map(async (u) => [u, await healthy(deps.upstreams[u])] as const));
-      return Object.fromEntries(results);
+      const [own, results] = await Promise.all([
+        deps.readiness?.() ?? {},
+        Promise.all(checked.map(async (u) => [u, await healthy(deps.upstreams[u])] as const)),
+      ]);
+      return { ...own, ...Object.fromEntries(results) };
     },
   });
   const proxy = createProxy({ logger: deps.logger, timeoutMs: deps.upstreamTimeoutMs ?? 60_000, storeTimeoutMs: deps.storeTimeoutMs ?? 30_000 });

@@ -2,7 +2,7 @@ import { telemetry } from './instrument'; // must stay the first import
 import { createServiceSigner } from '@dam/auth-tokens';
 import { jetstream } from '@nats-io/jetstream';
 import { connectNats, kvBucketOptions, natsIdempotencyStore, UsageMeter } from '@dam/events';
-import { edgeLimitsFromConfig, memoryIdempotencyStore, runMain, runService, startPoller } from '@dam/http';
+import { edgeLimitsFromConfig, memoryIdempotencyStore, runMain, runService, startPoller, type ReadinessCheck } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createGatewayApp } from './app';
 import { loadGatewayConfig } from './config';
@@ -16,30 +16,32 @@ async function main(): Promise<void> {
   const requests = new UsageMeter('api_requests');
   // Idempotency-Key (CONTRACT §13): responses kept in NATS for every replica; in this process only without NATS.
   const idempotency = nc ? await natsIdempotencyStore(nc, kvBucketOptions('IDEMPOTENCY', config, logger)) : memoryIdempotencyStore();
-  const { app } = createGatewayApp({
-    ...(nc ? { countRequest: (p) => requests.add(p.group_id, p.user_id, 1) } : {}),
-    logger,
-    jwtSecret: config.JWT_SECRET,
-    ...(config.JWT_PREVIOUS_SECRET ? { jwtPreviousSecret: config.JWT_PREVIOUS_SECRET } : {}),
-    signer: createServiceSigner(config.SERVICE_KEY),
-    upstreams: {
-      auth: config.AUTH_URL,
-      metadata: config.METADATA_URL,
-      search: config.SEARCH_URL,
-      'link-signing': config.LINK_SIGNING_URL,
-      webhook: config.WEBHOOK_URL,
-    },
-    upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
-    storeTimeoutMs: config.S3_TIMEOUT_MS,
-    limits: edgeLimitsFromConfig(config, { onError: (err) => logger.warn({ err }, 'RATE_LIMIT_PEERS lookup failed: the last replica count holds') }),
-    userStatusTtlMs: config.USER_STATUS_TTL_MS,
-    idempotency,
-    console: {
-      publicUploadUrl: config.PUBLIC_UPLOAD_URL,
-      publicCdnUrl: config.PUBLIC_CDN_URL,
-      ...(config.CONSOLE_DIR ? { dir: config.CONSOLE_DIR } : {}),
-    },
-  });
+  const gatewayApp = (readiness: ReadinessCheck) =>
+    createGatewayApp({
+      readiness,
+      ...(nc ? { countRequest: (p) => requests.add(p.group_id, p.user_id, 1) } : {}),
+      logger,
+      jwtSecret: config.JWT_SECRET,
+      ...(config.JWT_PREVIOUS_SECRET ? { jwtPreviousSecret: config.JWT_PREVIOUS_SECRET } : {}),
+      signer: createServiceSigner(config.SERVICE_KEY),
+      upstreams: {
+        auth: config.AUTH_URL,
+        metadata: config.METADATA_URL,
+        search: config.SEARCH_URL,
+        'link-signing': config.LINK_SIGNING_URL,
+        webhook: config.WEBHOOK_URL,
+      },
+      upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
+      storeTimeoutMs: config.S3_TIMEOUT_MS,
+      limits: edgeLimitsFromConfig(config, { onError: (err) => logger.warn({ err }, 'RATE_LIMIT_PEERS lookup failed: the last replica count holds') }),
+      userStatusTtlMs: config.USER_STATUS_TTL_MS,
+      idempotency,
+      console: {
+        publicUploadUrl: config.PUBLIC_UPLOAD_URL,
+        publicCdnUrl: config.PUBLIC_CDN_URL,
+        ...(config.CONSOLE_DIR ? { dir: config.CONSOLE_DIR } : {}),
+      },
+    });
   await runService({
     logger,
     host: config.HOST,
@@ -65,8 +67,8 @@ async function main(): Promise<void> {
       : [],
     // Upstream sockets are left alone: requests still draining use them, and the process exits after.
     resources: [{ name: 'telemetry', close: () => telemetry.shutdown() }, ...(nc ? [{ name: 'nats', close: () => nc.drain() }] : [])],
-    // Its readiness is the upstreams' health, checked inside the app.
-    app: () => app,
+    // Its readiness: its workers' (the usage flush) and the upstreams' health, checked inside the app.
+    app: (readiness) => gatewayApp(readiness).app,
   });
 }
 

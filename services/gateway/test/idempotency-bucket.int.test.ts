@@ -50,6 +50,12 @@ describe('the gateway with a full IDEMPOTENCY bucket', () => {
     await nats?.stop();
   });
 
+  it("reports its own worker in /readyz beside the upstreams' health (the usage flush, run by runService)", async () => {
+    const res = await fetch(`${gateway.url}/readyz`);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { checks: Record<string, boolean> }).checks).toEqual({ 'poller:usage-flush': true, auth: true, metadata: true });
+  });
+
   it('creates the bucket with its share of the budget, then answers 503 with Retry-After while it is full', async () => {
     const jsm = await jetstreamManager(admin);
     const limit = kvBucketMaxBytes(BUDGET).IDEMPOTENCY;
