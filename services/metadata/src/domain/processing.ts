@@ -2,6 +2,7 @@ import type { JobSettings, JobWorker } from '@dam/events';
 import type { GroupSettings } from '@dam/internal-api';
 import { processingPlanOf } from '@dam/jobs';
 import { isImage, type Asset } from './asset';
+import type { Job } from './job';
 import type { Tx } from './ports';
 
 /**
@@ -101,23 +102,27 @@ export async function startProcessing(tx: Tx, asset: Asset, createdBy: number, a
   return asset;
 }
 
+/** One run of an addon on an asset: its job, and the command to the addon worker, in the caller's transaction. */
+export async function openAddonJob(tx: Tx, asset: Asset, addon: string, createdBy: number): Promise<Job> {
+  const job = await tx.jobs.create({
+    groupId: asset.groupId,
+    type: 'addon',
+    worker: 'addon',
+    params: { keys: [addon] },
+    assetIds: [asset.id],
+    steps: [],
+    createdBy,
+  });
+  await tx.commands.send(job, asset, 0);
+  return job;
+}
+
 /**
  * The automatic addons of one original: a job (and its command) for each that can run; those whose model is not
  * available are not run and say so in `addons_info`. Returns the asset as it now is.
  */
 export async function openAutoAddons(tx: Tx, asset: Asset, auto: AutoAddons, createdBy: number): Promise<Asset> {
-  for (const addon of new Set(auto.run)) {
-    const job = await tx.jobs.create({
-      groupId: asset.groupId,
-      type: 'addon',
-      worker: 'addon',
-      params: { keys: [addon] },
-      assetIds: [asset.id],
-      steps: [],
-      createdBy,
-    });
-    await tx.commands.send(job, asset, 0);
-  }
+  for (const addon of new Set(auto.run)) await openAddonJob(tx, asset, addon, createdBy);
   if (auto.unavailable.length === 0) return asset;
   return tx.assets.markAddonsUnavailable(asset.groupId, asset.id, [...new Set(auto.unavailable)]);
 }

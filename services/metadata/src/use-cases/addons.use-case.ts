@@ -8,7 +8,7 @@ import { assetInTrash, assetNotFound } from '../domain/asset.errors';
 import type { Job } from '../domain/job';
 import type { RunInTransaction, Tx } from '../domain/ports';
 import { requestProcessing } from './process.use-case';
-import { NO_AUTO_ADDONS, type AutoAddonsOf } from '../domain/processing';
+import { NO_AUTO_ADDONS, openAddonJob, type AutoAddonsOf } from '../domain/processing';
 
 /** The addons of CONTRACT §6, as the pipeline declares them (@dam/jobs). */
 export { ADDONS, CONVERSION_ADDONS };
@@ -49,18 +49,7 @@ export async function requestAddon(
 export async function openAddonJobs(tx: Tx, asset: Asset, addons: readonly string[], createdBy: number): Promise<Job[]> {
   const jobs: Job[] = [];
   for (const addon of new Set(addons)) {
-    if (!isImageAddon(addon)) continue;
-    const job = await tx.jobs.create({
-      groupId: asset.groupId,
-      type: 'addon',
-      worker: 'addon',
-      params: { keys: [addon] },
-      assetIds: [asset.id],
-      steps: [],
-      createdBy,
-    });
-    await tx.commands.send(job, asset, 0);
-    jobs.push(job);
+    if (isImageAddon(addon)) jobs.push(await openAddonJob(tx, asset, addon, createdBy));
   }
   return jobs;
 }
