@@ -234,4 +234,67 @@ describe('addons through the suite (CONTRACT §6)', () => {
     });
     expect((await call('GET', `/api/v1/assets/${ids[0]}/addons/auto_tagging`)).body.labels).toContainEqual({ label: 'has-faces', confidence: 1 });
   });
+
+  // Last in this file: these restart the addon service with settings that break text_extraction.
+  describe('automatic addons that fail or cannot run (CONTRACT §16)', () => {
+    const page = () =>
+      sharp(
+        Buffer.from(
+          '<svg xmlns="http://www.w3.org/2000/svg" width="900" height="160"><rect width="100%" height="100%" fill="white"/>' +
+            '<text x="30" y="100" font-family="DejaVu Sans, sans-serif" font-size="48" fill="black">Nothing to read here</text></svg>',
+        ),
+      )
+        .png()
+        .toBuffer();
+    let events: Awaited<ReturnType<typeof watchAssetEvents>>;
+    let probe: string;
+    /** The addon service again with `env`, once metadata answers a run of text_extraction with `status`. */
+    const addonWith = async (env: Record<string, string>, status: number) => {
+      await e2e.suite.services.addon?.stop();
+      await e2e.suite.restart('addon', env);
+      await waitFor(async () => (await call('POST', `/api/v1/assets/${probe}/addons/text_extraction`)).status === status, {
+        timeoutMs: 30_000,
+        description: `a text_extraction run answered ${status}`,
+      });
+    };
+    const processedOf = (id: string) => events.seen.filter((e) => e.asset_id === id && e.type === 'file-processed');
+
+    beforeAll(async () => {
+      events = await watchAssetEvents(e2e.suite.natsUrl, e2e.suite.adminSeed);
+      e2e.beforeStop(() => events.close());
+      probe = await upload(await page(), 'probe.png');
+      await settled(probe);
+      expect((await call('PATCH', '/api/v1/settings', { addons: { auto: { image: ['text_extraction'] } } })).status).toBe(200);
+    });
+
+    it('skips an automatic addon whose model is not available: the asset is OK with available: false, one file-processed', async () => {
+      // tesseract has no such language: the addon says text_extraction failed to load, and metadata asks it.
+      await addonWith({ OCR_LANGUAGE: 'klingon' }, 503);
+      const id = await upload(await page(), 'unreadable.png');
+      const data = await settled(id);
+      expect(data.status).toBe('OK');
+      expect(data.addons_info.text_extraction).toEqual({ available: false });
+      expect(data.errors ?? {}).not.toHaveProperty('text_extraction');
+      expect(((await call('GET', '/api/v1/jobs?type=addon&page_size=100')).body.items as any[]).some((j) => j.asset_ids.includes(id))).toBe(false);
+      expect((await call('GET', `/api/v1/assets/${id}/addons/text_extraction`)).status).toBe(404);
+      const processed = await waitFor(() => processedOf(id)[0], { description: 'file-processed' });
+      expect((processed.envelope as any).data).toMatchObject({ status: 'OK', addons_info: { text_extraction: { available: false } } });
+      expect(processedOf(id)).toHaveLength(1);
+    });
+
+    it('makes the asset ERROR when an automatic addon fails, with the addon and its reason in errors, one file-processed', async () => {
+      // Every OCR run is stopped at once: the model loads, the run fails.
+      await addonWith({ OCR_LANGUAGE: 'eng', OCR_TIMEOUT_MS: '1' }, 202);
+      const id = await upload(await page(), 'failing.png');
+      const data = await settled(id, 120_000);
+      expect(data.status).toBe('ERROR');
+      expect(data.errors).toMatchObject({ text_extraction: expect.stringContaining('tesseract stopped after 1 ms') });
+      expect(Object.keys(data.conversions).length).toBeGreaterThan(0);
+      const job = ((await call('GET', '/api/v1/jobs?type=addon&page_size=100')).body.items as any[]).find((j) => j.asset_ids.includes(id));
+      expect(job).toMatchObject({ status: 'ERROR' });
+      const processed = await waitFor(() => processedOf(id)[0], { description: 'file-processed' });
+      expect((processed.envelope as any).data).toMatchObject({ status: 'ERROR', errors: { text_extraction: expect.any(String) } });
+      expect(processedOf(id)).toHaveLength(1);
+    });
+  });
 });

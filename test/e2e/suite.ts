@@ -55,8 +55,8 @@ export interface Suite {
   services: Record<string, ServiceProcess>;
   /** The directory the services record the connections they open in, with `recordFlows` or DAM_RECORD_FLOWS (test/e2e/flow-recording.ts). */
   flows?: string;
-  /** Starts a stopped or killed service again with the env it had. */
-  restart(name: string): Promise<ServiceProcess>;
+  /** Starts a stopped or killed service again with the env it had, and `env` over it (kept for later restarts). */
+  restart(name: string, env?: Record<string, string>): Promise<ServiceProcess>;
   stop(): Promise<void>;
 }
 
@@ -234,9 +234,11 @@ export async function startSuite(overrides: Overrides = {}, options: SuiteOption
       adminSeed: nats.seed('admin'),
       services,
       ...(recording ? { flows: recording.dir } : {}),
-      async restart(name) {
-        const env = envs[name];
-        if (!env) throw new Error(`unknown service ${name}`);
+      async restart(name, changed = {}) {
+        const had = envs[name];
+        if (!had) throw new Error(`unknown service ${name}`);
+        const env = { ...had, ...changed };
+        envs[name] = env;
         const port = ports[name];
         services[name] = await startServiceProcess(name, env, port === undefined ? {} : { port });
         return services[name];
