@@ -25,6 +25,9 @@ export function loadConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEn
   throw new ConfigError(problems);
 }
 
+/** A whole number above zero (a count, a size, a duration in ms), `fallback` when unset. */
+export const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
 const bool = (fallback: boolean) =>
   z
@@ -39,7 +42,7 @@ export const baseEnv = (defaultPort: number) => ({
   HOST: z.string().default('127.0.0.1'),
   PORT: port(defaultPort),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(10000),
+  SHUTDOWN_TIMEOUT_MS: positiveInt(10000),
 });
 
 /** One NATS server, or several as a comma-separated list (the nodes of a cluster: any of them will do). */
@@ -108,8 +111,8 @@ export const groupSettingsEnv = {
  * deliveries before the job is reported failed, and the delays between them (the last repeats).
  */
 export const jobWorkerEnv = {
-  ACK_WAIT_MS: z.coerce.number().int().positive().default(30_000),
-  JOB_HEARTBEAT_MS: z.coerce.number().int().positive().default(10_000),
+  ACK_WAIT_MS: positiveInt(30_000),
+  JOB_HEARTBEAT_MS: positiveInt(10_000),
   /** Least time between two progress reports of one job (each is a transaction in metadata); 0 reports every change. */
   JOB_PROGRESS_INTERVAL_MS: z.coerce.number().int().nonnegative().default(500),
   /**
@@ -117,7 +120,7 @@ export const jobWorkerEnv = {
    * end. 0 reports the start at once.
    */
   JOB_START_REPORT_DELAY_MS: z.coerce.number().int().nonnegative().default(1000),
-  MAX_DELIVER: z.coerce.number().int().positive().default(5),
+  MAX_DELIVER: positiveInt(5),
   RETRY_BACKOFF_MS: z
     .string()
     .regex(/^\d+(,\d+)*$/, 'must be a comma-separated list of milliseconds')
@@ -160,7 +163,7 @@ export const s3Env = {
    * partition): the request ends 503 instead of hanging. Time the service itself spends reading slowly, or waiting
    * for its own client's bytes, does not count.
    */
-  S3_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
+  S3_TIMEOUT_MS: positiveInt(30_000),
 };
 
 /** The edges and auth verify or sign user JWTs; services behind them never see one. */
@@ -186,7 +189,7 @@ export const edgeReplicaEnv = {
    * The budgets are the deployment's totals, shared by this many replicas (each admits its share); with
    * RATE_LIMIT_PEERS, the count until its first lookup answers.
    */
-  RATE_LIMIT_REPLICAS: z.coerce.number().int().positive().default(1),
+  RATE_LIMIT_REPLICAS: positiveInt(1),
   /** A name whose addresses are the edge's ready replicas (a headless Service): the count, looked up every 15 s. */
   RATE_LIMIT_PEERS: z.string().min(1).optional(),
 };
@@ -198,12 +201,12 @@ export const edgeReplicaEnv = {
 export const edgeLimitEnv = (defaults: { perMinute: number; burst: number; addressPerMinute: number; addressBurst: number }) => ({
   /** Per caller: user or API key (on the gateway also the address, for login and validate). */
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(defaults.perMinute),
-  RATE_LIMIT_BURST: z.coerce.number().int().positive().default(defaults.burst),
+  RATE_LIMIT_BURST: positiveInt(defaults.burst),
   /** Every request per client address, counted before credentials are checked. */
   RATE_LIMIT_ADDRESS_PER_MINUTE: z.coerce.number().int().min(0).default(defaults.addressPerMinute),
-  RATE_LIMIT_ADDRESS_BURST: z.coerce.number().int().positive().default(defaults.addressBurst),
+  RATE_LIMIT_ADDRESS_BURST: positiveInt(defaults.addressBurst),
   /** Failed authentications (bad JWT or API key) per address; beyond them it gets 429 without a lookup. */
   AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(0).default(60),
-  AUTH_FAILURES_BURST: z.coerce.number().int().positive().default(100),
+  AUTH_FAILURES_BURST: positiveInt(100),
   ...edgeReplicaEnv,
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { serviceKeyEnv, trustedKeysEnv } from '@dam/auth-tokens';
-import { baseEnv, dbEnv, jwtEnv, loadConfig, natsEnv, serviceUrl } from '@dam/config';
+import { baseEnv, dbEnv, jwtEnv, loadConfig, natsEnv, positiveInt, serviceUrl } from '@dam/config';
 
 const DEFAULT_ADMIN_EMAIL = 'admin@example.com';
 const DEFAULT_ADMIN_PASSWORD = 'admin-password';
@@ -36,19 +36,19 @@ const schema = z
      * Failed logins of one email from all addresses in a window (a loose bound) before its logins are held
      * LOGIN_BOUND_DELAY_MS; past it a wrong password answers 429, a right one still logs in.
      */
-    LOGIN_MAX_FAILURES_PER_EMAIL: z.coerce.number().int().positive().default(100),
+    LOGIN_MAX_FAILURES_PER_EMAIL: positiveInt(100),
     /** The same for failed logins from one address (an IPv6 client: its /64) across all emails. */
-    LOGIN_MAX_FAILURES_PER_ADDRESS: z.coerce.number().int().positive().default(50),
+    LOGIN_MAX_FAILURES_PER_ADDRESS: positiveInt(50),
     /** How long a login past either bound is held before its password is checked (at most 10 s). */
     LOGIN_BOUND_DELAY_MS: z.coerce.number().int().min(0).max(10_000).default(2000),
-    LOGIN_WINDOW_SECONDS: z.coerce.number().int().positive().default(900),
+    LOGIN_WINDOW_SECONDS: positiveInt(900),
     /**
      * Failures of one (email, address) before its next attempt waits 1 s, then twice as long after each further
      * failure, up to LOGIN_MAX_DELAY_SECONDS; the pair is forgotten after a quiet LOGIN_WINDOW_SECONDS past its
      * last delay, or at once by a successful login from that address.
      */
     LOGIN_FREE_FAILURES: z.coerce.number().int().min(0).default(3),
-    LOGIN_MAX_DELAY_SECONDS: z.coerce.number().int().positive().default(900),
+    LOGIN_MAX_DELAY_SECONDS: positiveInt(900),
     /** Login's notifications (messages since the last login) are deleted after this many days, seen or not. */
     NOTIFICATION_RETENTION_DAYS: z.coerce.number().int().positive().max(3650).default(30),
   })

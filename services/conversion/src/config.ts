@@ -1,9 +1,7 @@
 import { z } from 'zod';
 import { serviceKeyEnv, trustedKeysEnv } from '@dam/auth-tokens';
-import { baseEnv, jobWorkerEnv, loadConfig, natsEnv, s3Env, serviceUrl } from '@dam/config';
+import { baseEnv, jobWorkerEnv, loadConfig, natsEnv, positiveInt, s3Env, serviceUrl } from '@dam/config';
 import { DEFAULT_MAX_INPUT_PIXELS } from './adapters/image-processor';
-
-const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
 export const configSchema = z.object({
   ...baseEnv(8093),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { serviceKeyEnv } from '@dam/auth-tokens';
-import { baseEnv, edgeLimitEnv, jwtEnv, loadConfig, natsEnv, serviceUrl } from '@dam/config';
+import { baseEnv, edgeLimitEnv, jwtEnv, loadConfig, natsEnv, positiveInt, serviceUrl } from '@dam/config';
 
 const schema = z.object({
   ...baseEnv(8080),
@@ -20,11 +20,11 @@ const schema = z.object({
   /** The JetStream budget its IDEMPOTENCY bucket takes its share of (KV_BUCKET_BYTE_SHARES). */
   NATS_STREAMS_MAX_BYTES: natsEnv.NATS_STREAMS_MAX_BYTES,
   /** How often the counted requests are published, one record per group and user. */
-  USAGE_FLUSH_MS: z.coerce.number().int().positive().default(10_000),
+  USAGE_FLUSH_MS: positiveInt(10_000),
   /** Idle time on an upstream socket before the request is abandoned (503 if nothing was sent yet). */
-  UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
+  UPSTREAM_TIMEOUT_MS: positiveInt(60_000),
   /** The same for the object store, when the gateway streams an object's bytes itself (downloads): as S3_TIMEOUT_MS elsewhere. */
-  S3_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
+  S3_TIMEOUT_MS: positiveInt(30_000),
   /** `{upload}` and `{cdn}` as browsers reach them: the console's config.json and its Content-Security-Policy. */
   PUBLIC_UPLOAD_URL: z.string().url().default('http://127.0.0.1:8081'),
   PUBLIC_CDN_URL: z.string().url().default('http://127.0.0.1:8082'),

@@ -1,8 +1,6 @@
 import { z } from 'zod';
 import { serviceKeyEnv, trustedKeysEnv } from '@dam/auth-tokens';
-import { baseEnv, edgeReplicaEnv, jobWorkerEnv, loadConfig, natsEnv, s3Env, serviceUrl } from '@dam/config';
-
-const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+import { baseEnv, edgeReplicaEnv, jobWorkerEnv, loadConfig, natsEnv, positiveInt, s3Env, serviceUrl } from '@dam/config';
 
 export const configSchema = z.object({
   ...baseEnv(8082),

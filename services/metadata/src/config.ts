@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { serviceKeyEnv, trustedKeysEnv } from '@dam/auth-tokens';
-import { baseEnv, dbEnv, groupSettingsEnv, loadConfig, natsEnv, s3Env, serviceUrl } from '@dam/config';
+import { baseEnv, dbEnv, groupSettingsEnv, loadConfig, natsEnv, positiveInt, s3Env, serviceUrl } from '@dam/config';
 
 export const configSchema = z.object({
   ...baseEnv(8091),
@@ -36,11 +36,7 @@ export const configSchema = z.object({
   /** How often the bucket policy of public objects is checked against the database (revocations). */
   PUBLIC_POLICY_INTERVAL_MS: z.coerce.number().int().min(50).default(1_000),
   /** Largest file Add Conversion accepts. */
-  MAX_UPLOAD_BYTES: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(5 * 1024 ** 3),
+  MAX_UPLOAD_BYTES: positiveInt(5 * 1024 ** 3),
   /** How often metadata looks for its own queued jobs (bulk delete, purge). */
   LOCAL_JOBS_INTERVAL_MS: z.coerce.number().int().min(50).default(1_000),
   /** Job reports (progress and results of workers) handled at once. */

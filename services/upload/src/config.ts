@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { serviceKeyEnv } from '@dam/auth-tokens';
-import { baseEnv, edgeLimitEnv, jobWorkerEnv, jwtEnv, loadConfig, natsEnv, s3Env, serviceUrl } from '@dam/config';
+import { baseEnv, edgeLimitEnv, jobWorkerEnv, jwtEnv, loadConfig, natsEnv, positiveInt, s3Env, serviceUrl } from '@dam/config';
 
 const MiB = 1024 * 1024;
 
@@ -15,11 +15,7 @@ export const configSchema = z.object({
   AUTH_URL: serviceUrl(8090),
   METADATA_URL: serviceUrl(8091),
   /** Largest request body accepted (CONTRACT §4: default 5 GiB). */
-  MAX_UPLOAD_BYTES: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(5 * 1024 * MiB),
+  MAX_UPLOAD_BYTES: positiveInt(5 * 1024 * MiB),
   /**
    * Multipart part size towards S3: the minio client holds one part in memory per file being uploaded, so
    * this bounds memory per concurrent upload. 5 MiB is S3's minimum; 10,000 parts then allow ~48 GiB.
