@@ -2,7 +2,8 @@ import { AppError } from '@dam/errors';
 import { ASSET_EVENTS, ASSET_PURGES, COLLECTIONS, DATA_SCHEMAS } from '@dam/events';
 import type { AddonTerms, ReadModel, ResultSets, SearchIndex, SetOwner } from '../src/domain/ports';
 import { RESULT_CAP, searchRequest, type IndexedAsset, type ResultSet, type Scope } from '../src/domain/search-request';
-import { READ_MODEL_FEEDS } from '../src/consumers/read-model.consumers';
+import { READ_MODEL_CONSUMERS } from '../src/consumers/read-model.consumers';
+import { READ_MODEL_FEEDS } from '../src/use-cases/apply-read-model.use-case';
 import { applyAssetEvent, applyPurge } from '../src/use-cases/apply-read-model.use-case';
 import { searchAssets, searchPage, type Searcher } from '../src/use-cases/search-assets.use-case';
 import { assetData } from './fixtures';
@@ -146,7 +147,7 @@ describe('read model', () => {
   });
 
   it('follows four streams under four durables', () => {
-    expect(READ_MODEL_FEEDS.map((f) => [f.stream, f.durable])).toEqual([
+    expect(READ_MODEL_CONSUMERS.map((c) => [READ_MODEL_FEEDS[c.feed].stream, c.durable])).toEqual([
       [ASSET_EVENTS, 'search-index'],
       [DATA_SCHEMAS, 'search-schemas'],
       [COLLECTIONS, 'search-collections'],

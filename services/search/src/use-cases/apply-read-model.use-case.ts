@@ -1,5 +1,22 @@
 import { z } from 'zod';
-import { assetDataSchema, collectionMembershipSchema, collectionStateSchema, type AssetPurge, type DataSchemaSaved } from '@dam/events';
+import {
+  ASSET_EVENTS,
+  ASSET_EVENTS_SUBJECTS,
+  ASSET_PURGES,
+  ASSET_PURGES_SUBJECTS,
+  assetDataSchema,
+  assetEventTypeOf,
+  assetPurgeSchema,
+  COLLECTIONS,
+  COLLECTIONS_SUBJECTS,
+  collectionMembershipSchema,
+  collectionStateSchema,
+  DATA_SCHEMAS,
+  DATA_SCHEMAS_SUBJECTS,
+  dataSchemaSavedSchema,
+  type AssetPurge,
+  type DataSchemaSaved,
+} from '@dam/events';
 import type { ReadModel } from '../domain/ports';
 
 /**
@@ -77,3 +94,41 @@ export async function applyCollectionMessage(model: ReadModel, subject: string, 
 /** A schema as metadata saved it (DATA_SCHEMAS): its searchable paths, and its assets indexed again. */
 export const applySchemaSaved = (model: ReadModel, s: DataSchemaSaved): Promise<boolean> =>
   model.saveSchema(s.group_id, s.schema_id, s.service_properties, s.updated_at);
+
+/** One stream the read model follows: what a message must be, and how it is applied (true: it changed the model). */
+export interface ReadModelFeed<S extends z.ZodType = z.ZodType> {
+  stream: string;
+  subjects: string;
+  schema: S;
+  apply: (model: ReadModel, body: z.infer<S>, subject: string) => Promise<boolean>;
+}
+
+const feed = <S extends z.ZodType>(f: ReadModelFeed<S>): ReadModelFeed => f as unknown as ReadModelFeed;
+
+/** The four streams of the read model, for the service's durable consumers and for a rebuild (replay-index). */
+export const READ_MODEL_FEEDS = {
+  // Any asset event of any group; a subject that is no asset event type is skipped.
+  events: feed({
+    stream: ASSET_EVENTS,
+    subjects: ASSET_EVENTS_SUBJECTS,
+    schema: assetEventEnvelope,
+    apply: async (model, e, subject) => Boolean(assetEventTypeOf(subject)) && (await applyAssetEvent(model, e)),
+  }),
+  // Schemas as metadata saves them: their searchable paths, and the assets of each indexed again when one changes.
+  schemas: feed({ stream: DATA_SCHEMAS, subjects: DATA_SCHEMAS_SUBJECTS, schema: dataSchemaSavedSchema, apply: applySchemaSaved }),
+  // Collections as metadata changes them, in stream order.
+  collections: feed({
+    stream: COLLECTIONS,
+    subjects: COLLECTIONS_SUBJECTS,
+    schema: z.unknown(),
+    apply: (model, body, subject) => applyCollectionMessage(model, subject, body),
+  }),
+  // Assets purged from the trash: gone from every search, the trash's included.
+  purges: feed({
+    stream: ASSET_PURGES,
+    subjects: ASSET_PURGES_SUBJECTS,
+    schema: assetPurgeSchema,
+    apply: async (model, p) => (await applyPurge(model, p)) > 0,
+  }),
+};
+export type ReadModelFeedName = keyof typeof READ_MODEL_FEEDS;

@@ -1,18 +1,5 @@
-import {
-  ASSET_EVENTS,
-  ASSET_EVENTS_SUBJECTS,
-  ASSET_PURGES,
-  ASSET_PURGES_SUBJECTS,
-  assetEventTypeOf,
-  assetPurgeSchema,
-  COLLECTIONS,
-  COLLECTIONS_SUBJECTS,
-  DATA_SCHEMAS,
-  DATA_SCHEMAS_SUBJECTS,
-  dataSchemaSavedSchema,
-} from '@dam/events';
 import type { RebuildableReadModel, StreamReplay } from '../domain/ports';
-import { applyAssetEvent, applyCollectionMessage, applyPurge, applySchemaSaved, assetEventEnvelope } from './apply-read-model.use-case';
+import { READ_MODEL_FEEDS, type ReadModelFeedName } from './apply-read-model.use-case';
 
 export interface ReplayDeps {
   model: RebuildableReadModel;
@@ -40,28 +27,26 @@ export async function replayIndex(deps: ReplayDeps): Promise<ReplayReport> {
   return deps.model.exclusively('search-replay', () => replay(deps));
 }
 
+/** The order of a rebuild: schemas (their paths) and collections before the assets, purges before the events they outrank. */
+const REBUILD_ORDER: readonly ReadModelFeedName[] = ['schemas', 'collections', 'purges', 'events'];
+
 async function replay({ model, streams }: ReplayDeps): Promise<ReplayReport> {
   const started = performance.now();
   await model.clear();
-  const schemas = await streams.readAll(DATA_SCHEMAS, DATA_SCHEMAS_SUBJECTS, async (_subject, body) => {
-    const s = dataSchemaSavedSchema.safeParse(body);
-    return s.success && (await applySchemaSaved(model, s.data));
-  });
-  const collections = await streams.readAll(COLLECTIONS, COLLECTIONS_SUBJECTS, (subject, body) => applyCollectionMessage(model, subject, body));
-  const purges = await streams.readAll(ASSET_PURGES, ASSET_PURGES_SUBJECTS, async (_subject, body) => {
-    const p = assetPurgeSchema.safeParse(body);
-    return p.success && (await applyPurge(model, p.data)) > 0;
-  });
-  const events = await streams.readAll(ASSET_EVENTS, ASSET_EVENTS_SUBJECTS, async (subject, body) => {
-    const e = assetEventEnvelope.safeParse(body);
-    return Boolean(assetEventTypeOf(subject)) && e.success && (await applyAssetEvent(model, e.data));
-  });
+  const counts = {} as Record<ReadModelFeedName, { read: number; applied: number }>;
+  for (const name of REBUILD_ORDER) {
+    const f = READ_MODEL_FEEDS[name];
+    counts[name] = await streams.readAll(f.stream, f.subjects, async (subject, body) => {
+      const parsed = f.schema.safeParse(body);
+      return parsed.success && (await f.apply(model, parsed.data, subject));
+    });
+  }
   return {
-    events: events.read,
-    applied: events.applied,
-    schemas: schemas.applied,
-    collections: collections.applied,
-    purges: purges.applied,
+    events: counts.events.read,
+    applied: counts.events.applied,
+    schemas: counts.schemas.applied,
+    collections: counts.collections.applied,
+    purges: counts.purges.applied,
     ms: Math.round(performance.now() - started),
   };
 }
