@@ -5,13 +5,6 @@ import { isImage, type Asset } from './asset';
 import type { Job } from './job';
 import type { Tx } from './ports';
 
-/**
- * What an original needs before it is OK: one worker and its steps, or nothing (the asset is done as soon as it is
- * stored): the pipeline's declaration (@dam/jobs). An image conversion cannot decode (an icon, PSD, camera raw) gets no
- * job: stored and downloadable, OK at once, where before a conversion job ran only to report that nothing was made.
- */
-export const processingPlan = processingPlanOf;
-
 const record = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 const keyList = (v: unknown): string[] | undefined => (Array.isArray(v) ? v.filter((k): k is string => typeof k === 'string') : undefined);
 
@@ -77,7 +70,7 @@ export type AutoAddonsOf = (groupId: number, contentType: string) => Promise<Aut
  * transaction) also brings the group's settings, whose part the job carries. Returns the asset as it now is.
  */
 export async function startProcessing(tx: Tx, asset: Asset, createdBy: number, auto: AutoAddons = NO_AUTO_ADDONS): Promise<Asset> {
-  const plan = processingPlan(asset.contentType);
+  const plan = processingPlanOf(asset.contentType);
   if (!plan && asset.status !== 'NOT_READY') return asset;
   if (!plan) {
     await settleAsset(tx, asset.groupId, asset.id);

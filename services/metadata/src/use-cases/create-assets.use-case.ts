@@ -7,16 +7,10 @@ import { NO_AUTO_ADDONS, startProcessing, type AutoAddons, type AutoAddonsOf } f
 import type { Principal } from '@dam/auth-tokens';
 import type { RunInTransaction } from '../domain/ports';
 import type { AssetData } from '@dam/events';
+import type { StoredFile } from '@dam/internal-api';
 
-export interface StoredFile {
-  id: string;
-  name: string;
-  size: number;
-  checksum: string;
-  content_type: string;
-  object_key: string;
-  metadata: Record<string, unknown>;
-}
+/** An original upload stored, as it registers it (the internal API's schema, which the route checks). */
+export type { StoredFile };
 
 export interface CreateAssetsCommand {
   files: StoredFile[];

@@ -6,7 +6,8 @@ import { canRead } from '../domain/asset-access';
 import { assetInTrash, assetNotFound } from '../domain/asset.errors';
 import type { Job } from '../domain/job';
 import type { RunInTransaction } from '../domain/ports';
-import { jobSettingsOf, processingPlan } from '../domain/processing';
+import { processingPlanOf } from '@dam/jobs';
+import { jobSettingsOf } from '../domain/processing';
 
 /** Built-in image keys the conversion worker makes. */
 const BUILT_IMAGE_KEYS = ['smart_imaging', 'deepzoom'];
@@ -15,7 +16,7 @@ const BUILT_IMAGE_KEYS = ['smart_imaging', 'deepzoom'];
 export function applicableKeys(contentType: string, settings: GroupSettings): Set<string> {
   if (isVideo(contentType)) return new Set(BUILTIN_VIDEO_KEYS);
   // An image type conversion cannot decode (an icon, PSD, camera raw) has nothing to be processed into.
-  if (!isImage(contentType) || !processingPlan(contentType)) return new Set();
+  if (!isImage(contentType) || !processingPlanOf(contentType)) return new Set();
   const conversions = settings.conversions as { custom?: Record<string, unknown> } | undefined;
   return new Set([...BUILT_IMAGE_KEYS, ...Object.keys(conversions?.custom ?? {})]);
 }
@@ -49,7 +50,7 @@ export async function requestProcessing(
       );
     }
     // Applicable keys imply a worker: images go to conversion, videos to transcode.
-    const plan = processingPlan(asset.contentType);
+    const plan = processingPlanOf(asset.contentType);
     if (!plan) throw new Error(`no worker processes ${asset.contentType}`);
     const job = await tx.jobs.create({
       groupId: asset.groupId,
