@@ -42,4 +42,15 @@ describe('one layout inside every service', () => {
     );
     expect(offending).toEqual([]);
   });
+
+  it.each(SERVICES)('%s: beside the tests only harness.ts and fixtures.ts (the gateway: its OpenAPI tables too)', (service) => {
+    const dir = path.join(ROOT, 'services', service, 'test');
+    const allowed = (name: string) =>
+      /\.(unit|int)\.test\.ts$/.test(name) || name === 'harness.ts' || name === 'fixtures.ts' || (service === 'gateway' && name.startsWith('openapi-'));
+    expect(
+      filesIn(dir)
+        .filter((f) => !allowed(path.basename(f)))
+        .map((f) => path.relative(ROOT, f)),
+    ).toEqual([]);
+  });
 });

@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import { createAuthenticator, principalOf, signJwt } from '@dam/auth-tokens';
 import { createHttpApp, finishApp } from '@dam/http';
 import { createLogger } from '@dam/logging';
-import { JWT_SECRET, call, identities, principalHeaders, startAuth, type TestAuth } from './helpers';
+import { JWT_SECRET, call, identities, principalHeaders, startAuth, type TestAuth } from './harness';
 
 /**
  * What the edges (gateway, upload) do with a JWT, against the real auth: the same authenticator, signing its

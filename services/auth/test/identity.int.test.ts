@@ -1,7 +1,7 @@
 import { signJwt } from '@dam/auth-tokens';
 import jwt from 'jsonwebtoken';
 import { parseSigningKey, permissionsFor } from '@dam/auth-tokens';
-import { ADMIN, JWT_SECRET, asService, call, identities, knownAssets, principalHeaders, startAuth, unsigned, type TestAuth } from './helpers';
+import { ADMIN, JWT_SECRET, asService, call, identities, knownAssets, principalHeaders, startAuth, unsigned, type TestAuth } from './harness';
 
 const ADMIN_PRINCIPAL = { user_id: 1, group_id: 1, role_id: 1, role_name: 'ADMIN', permissions: permissionsFor(1), via: 'jwt' as const };
 

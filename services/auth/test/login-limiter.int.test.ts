@@ -1,7 +1,7 @@
 import type { Pool } from '@dam/db';
 import { LoginAttemptRepository } from '../src/adapters/login-attempt.repository';
 import { LoginLimiter, type LoginLimits } from '../src/domain/login-limiter';
-import { ADMIN, asService, call, migratedPool, principalHeaders, startAuth, type TestAuth } from './helpers';
+import { ADMIN, asService, call, migratedPool, principalHeaders, startAuth, type TestAuth } from './harness';
 
 // The limiter's rules, with its counts in PostgreSQL as every auth replica keeps them (issue 31, D9).
 describe('LoginLimiter', () => {

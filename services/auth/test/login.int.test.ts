@@ -1,6 +1,6 @@
 import { verifyJwt } from '@dam/auth-tokens';
 import { scaled } from '@dam/testing';
-import { ADMIN, JWT_SECRET, asService, call, migratedPool, principalHeaders, startAuth, type TestAuth } from './helpers';
+import { ADMIN, JWT_SECRET, asService, call, migratedPool, principalHeaders, startAuth, type TestAuth } from './harness';
 import { pgAuthStore } from '../src/adapters/pg-store';
 import { bootstrap } from '../src/use-cases/bootstrap.use-case';
 

@@ -1,5 +1,5 @@
 import { createDatabase, scaled, startServiceProcess } from '@dam/testing';
-import { JWT_SECRET, identities } from './helpers';
+import { JWT_SECRET, identities } from './harness';
 
 // Process starts take seconds on a 2-core machine.
 jest.setTimeout(scaled(60_000));

@@ -7,7 +7,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { NotificationRepository } from '../src/adapters/notification.repository';
 import { pgAuthStore } from '../src/adapters/pg-store';
 import { NOTICES_DURABLE, noticesWorker } from '../src/consumers/notices.consumer';
-import { ADMIN, call, principalHeaders, startAuth, type TestAuth } from './helpers';
+import { ADMIN, call, principalHeaders, startAuth, type TestAuth } from './harness';
 
 // Login's `notifications` (the specification: "messages since last login"; issue 32): failed jobs (metadata's notices),
 // disabled API keys (auth's own), webhooks that gave up (webhook's notices, for the users who manage settings).

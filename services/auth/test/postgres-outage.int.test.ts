@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
 import { scaled, serviceIdentities, startPostgresCluster, startServiceProcess, waitFor, type PostgresCluster, type ServiceProcess } from '@dam/testing';
-import { ADMIN } from './helpers';
+import { ADMIN } from './harness';
 
 /** Issue 14: with its PostgreSQL down, auth answers 503 with the contract's body (never a 500), and recovers alone. */
 const identities = serviceIdentities();

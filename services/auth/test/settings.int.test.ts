@@ -4,7 +4,7 @@ import express from 'express';
 import { createServiceVerifier, parseTrustedKeys, principalOf, type Principal } from '@dam/auth-tokens';
 import { httpAssetDirectory } from '../src/adapters/metadata-assets.client';
 import type { AssetDirectory } from '../src/domain/ports';
-import { call, identities, principalHeaders, startAuth, type TestAuth } from './helpers';
+import { call, identities, principalHeaders, startAuth, type TestAuth } from './harness';
 
 const MINE = 'M'.repeat(32);
 const THEIRS = 'T'.repeat(32);

@@ -1,5 +1,5 @@
 import { waitFor } from '@dam/testing';
-import { asService, call, principalHeaders, startAuth, type TestAuth } from './helpers';
+import { asService, call, principalHeaders, startAuth, type TestAuth } from './harness';
 
 /** Writes that belong together commit together (issue 32, "one transaction where two writes belong together"). */
 

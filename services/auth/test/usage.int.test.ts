@@ -5,7 +5,7 @@ import { createLogger } from '@dam/logging';
 import { startNats, waitFor, type TestNats } from '@dam/testing';
 import { UsageRepository } from '../src/adapters/usage.repository';
 import { USAGE_DURABLE, usageWorker } from '../src/consumers/usage.consumer';
-import { call, principalHeaders, startAuth, type TestAuth } from './helpers';
+import { call, principalHeaders, startAuth, type TestAuth } from './harness';
 
 let nats: TestNats;
 let admin: NatsConnection;

@@ -2,7 +2,7 @@ import { createServer, request } from 'node:http';
 import { signJwt } from '@dam/auth-tokens';
 import { listen, scaled, waitFor } from '@dam/testing';
 import type { PendingJournal } from '../src/domain/ports';
-import { incompleteUploads, objectsUnder, startUploadFixtures, type UploadFixtures } from './fixtures';
+import { incompleteUploads, objectsUnder, startUploadFixtures, type UploadFixtures } from './harness';
 
 const JWT_SECRET = 'jwt-secret-for-crash-tests-0123456789';
 const UPLOAD_PATH = '/api/v1/assets/new/content/original/upload';

@@ -10,7 +10,7 @@ import { buildUploadApp } from '../src/app';
 import { s3OrphanObjects } from '../src/adapters/s3-objects';
 import { reapOrphans } from '../src/use-cases/reap-orphans.use-case';
 import { replacementJournalId } from '../src/use-cases/replace-asset.use-case';
-import { startUploadFixtures, type UploadFixtures } from './fixtures';
+import { startUploadFixtures, type UploadFixtures } from './harness';
 import { makePng } from '@dam/testing';
 
 const JWT_SECRET = 'jwt-secret-for-replace-tests-0123456789';

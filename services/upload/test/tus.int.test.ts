@@ -4,7 +4,7 @@ import { request as httpRequest } from 'node:http';
 import { permissionsFor, signJwt, type Principal } from '@dam/auth-tokens';
 import { createBucket, makePng, s3Env, scaled, startInternalStub, testMinioClient, waitFor, type InternalStub, type ServiceProcess } from '@dam/testing';
 import * as tus from 'tus-js-client';
-import { incompleteUploads, objectsUnder, startUploadFixtures, type UploadFixtures } from './fixtures';
+import { incompleteUploads, objectsUnder, startUploadFixtures, type UploadFixtures } from './harness';
 
 const JWT_SECRET = 'jwt-secret-for-tus-tests-0123456789abcdef';
 const UPLOAD_KEY = 'upk_test-upload-key-of-user-5';

@@ -12,7 +12,7 @@ import { s3Env, scaled, startServiceProcess, testMinioClient, testS3Config, wait
 import { httpMetadataClient } from '../src/adapters/metadata.client';
 import type { PendingJournal } from '../src/domain/ports';
 import { buildUploadApp, type UploadAppDeps } from '../src/app';
-import { startUploadFixtures, type UploadFixtures } from './fixtures';
+import { startUploadFixtures, type UploadFixtures } from './harness';
 import { makePng, makeVideo } from '@dam/testing';
 
 const JWT_SECRET = 'jwt-secret-for-upload-tests-0123456789';
