@@ -50,6 +50,11 @@ export const configSchema = z.object({
    * its accessID was rotated or its user disabled. 0 asks auth on every request.
    */
   CDN_ACCESS_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5000),
+  /**
+   * CONTRACT §15: the longest any cache may keep a `{cdn}` answer (seconds; less when the link expires sooner): how
+   * long a revoked link or a replaced original may still be served downstream of the edge.
+   */
+  CDN_MAX_AGE: z.coerce.number().int().min(0).max(86_400).default(300),
   /** How often the bytes served are published for usage (cdn_bytes). */
   USAGE_FLUSH_MS: positiveInt(10_000),
   /** CDN prefetch and purge jobs: acknowledgement, deliveries, heartbeat. */

@@ -79,6 +79,7 @@ async function main(): Promise<void> {
           onError: (err) => logger.warn({ err }, 'RATE_LIMIT_PEERS lookup failed: the last replica count holds'),
         }),
         accessCacheTtlMs: config.CDN_ACCESS_CACHE_TTL_MS,
+        cdnMaxAgeSeconds: config.CDN_MAX_AGE,
       }),
   });
 }

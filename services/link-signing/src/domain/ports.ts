@@ -19,7 +19,7 @@ export interface ObjectReader {
   /** Bytes `start..endInclusive`. */
   getRange(key: string, start: number, endInclusive: number): Promise<Readable>;
   /** null when the object does not exist. */
-  stat(key: string): Promise<{ size: number; etag: string } | null>;
+  stat(key: string): Promise<{ size: number; etag: string; lastModified?: Date } | null>;
   /** A presigned GET for a client outside, signed for the public endpoint. */
   presignPublicGet(key: string, expirySeconds: number, options?: { responseContentDisposition?: string; responseContentType?: string }): Promise<string>;
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { Router, type Request, type Response } from 'express';
@@ -9,15 +10,34 @@ import { contentMissing, isMissing, serveDelivery, type ServedFile, type ServeDe
 export interface EdgeDeps extends ServeDeliveryDeps {
   cache: EdgeCache;
   logger: Logger;
+  /** The longest a shared cache may keep an answer (CDN_MAX_AGE, seconds); default 300. */
+  cdnMaxAgeSeconds?: number;
 }
+
+export const DEFAULT_CDN_MAX_AGE_SECONDS = 300;
 
 /** Where the edge's routes are (under `{cdn}`). */
 export const EDGE_PREFIX = '/api/v1/files/content';
 
+/**
+ * What every edge answer starts with: CORS, and `no-store` until a served object says how long it may be kept, so
+ * that no shared cache keeps a refusal (403, 404, 410, 429) past the moment it stops being true.
+ */
 export function cors(res: Response): void {
   // A signed link is its own credential: any page may embed or fetch it (players and viewers fetch by script).
   res.setHeader('Access-Control-Allow-Origin', '*');
-  res.setHeader('Access-Control-Expose-Headers', 'Content-Length, Content-Range, Accept-Ranges, ETag, X-Cache, Retry-After');
+  res.setHeader('Access-Control-Expose-Headers', 'Content-Length, Content-Range, Accept-Ranges, ETag, Last-Modified, X-Cache, Retry-After');
+  res.setHeader('Cache-Control', 'no-store');
+}
+
+/**
+ * CONTRACT §15: any cache may keep a served answer for N seconds, N the smaller of what is left of the link
+ * (`expiry`, checked by serve-delivery before this runs) and CDN_MAX_AGE. A revoked accessID or a replaced original
+ * therefore stops here at once and downstream within N seconds.
+ */
+export function sharedCacheControl(expiry: number, maxAgeSeconds: number, nowMs: number): string {
+  const left = Number.isFinite(expiry) ? expiry - Math.floor(nowMs / 1000) : 0;
+  return `public, max-age=${Math.max(0, Math.min(left, maxAgeSeconds))}`;
 }
 
 /** `{cdn}`: what to serve is the use case's (serve-delivery); sending it, with Range and the byte cache, is here. */
@@ -37,19 +57,43 @@ export function edgeRoutes(deps: EdgeDeps): Router {
     cors(res);
     const segments = (req.params as unknown as { file?: string[] }).file ?? [];
     const delivery = await serveDelivery(deps, { assetId: String(req.params.id), segments, query: req.query });
+    const cacheControl = sharedCacheControl(Number(req.query.expiry), deps.cdnMaxAgeSeconds ?? DEFAULT_CDN_MAX_AGE_SECONDS, deps.now?.() ?? Date.now());
     if (delivery.kind === 'playlist') {
+      // Made for this link (every entry signed with it): its validator is its own digest.
       const { body, contentType } = delivery;
-      res.status(200).set({ 'Content-Type': contentType, 'Content-Length': String(body.length), 'Cache-Control': 'private, no-cache', 'X-Cache': 'BYPASS' });
+      const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
+      res.set({ 'Content-Type': contentType, 'Cache-Control': cacheControl, ETag: etag, 'X-Cache': 'BYPASS' });
       safeDisposition(res, contentType, 'inline');
+      const ifNoneMatch = req.header('if-none-match');
+      if (ifNoneMatch?.split(',').some((t) => t.trim().replace(/^W\//, '') === etag || t.trim() === '*')) return void res.status(304).end();
+      res.status(200).set('Content-Length', String(body.length));
       if (req.method === 'HEAD') return void res.end();
       res.end(body);
       delivery.count(body.length);
       return;
     }
-    await sendObject(req, res, deps, delivery.file, delivery.count);
+    const file = delivery.file.lastModified ? delivery.file : { ...delivery.file, lastModified: await lastModifiedOf(deps, delivery.file) };
+    await sendObject(req, res, deps, file, cacheControl, delivery.count);
   });
 
   return router;
+}
+
+/**
+ * An original's record has its size and MD5 but no date: the store's Last-Modified of that version, asked once. The
+ * entry is keyed by the version's ETag, so a replaced original (another ETag) is asked again.
+ */
+const LAST_MODIFIED_ENTRIES = 10_000;
+const lastModifiedByVersion = new Map<string, Date>();
+async function lastModifiedOf(deps: EdgeDeps, f: ServedFile): Promise<Date | undefined> {
+  const version = `${f.objectKey}\n${f.etag}`;
+  const known = lastModifiedByVersion.get(version);
+  if (known) return known;
+  const stat = await deps.storage.stat(f.objectKey);
+  if (!stat?.lastModified) return undefined;
+  if (lastModifiedByVersion.size >= LAST_MODIFIED_ENTRIES) lastModifiedByVersion.delete(lastModifiedByVersion.keys().next().value as string);
+  lastModifiedByVersion.set(version, stat.lastModified);
+  return stat.lastModified;
 }
 
 /** Counts the bytes a body hands to the response until the response ends or the client goes. */
@@ -69,9 +113,17 @@ function counted(body: Readable, res: Response, count: (n: number) => void): Rea
 }
 
 /** The object's bytes (or the range asked), from the byte cache when it holds them, else from the object store. */
-async function sendObject(req: Request, res: Response, deps: EdgeDeps, f: ServedFile, count: (n: number) => void): Promise<void> {
+async function sendObject(req: Request, res: Response, deps: EdgeDeps, f: ServedFile, cacheControl: string, count: (n: number) => void): Promise<void> {
   const { size, etag } = f;
-  const plan = planContent(req, res, { contentType: f.contentType, etag, size, fileName: f.name, delivery: f.delivery });
+  const plan = planContent(req, res, {
+    contentType: f.contentType,
+    etag,
+    size,
+    fileName: f.name,
+    delivery: f.delivery,
+    cacheControl,
+    ...(f.lastModified ? { lastModified: f.lastModified } : {}),
+  });
   if (plan.kind === 'not-modified') {
     res.end();
     return;

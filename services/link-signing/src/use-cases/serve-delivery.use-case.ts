@@ -34,6 +34,8 @@ export interface ServedFile {
   delivery: 'display' | 'download';
   size: number;
   etag: string;
+  /** The object's Last-Modified when the store was asked (the edge asks for an original's, whose record has none). */
+  lastModified?: Date;
 }
 
 /** What the edge answers: a playlist with every entry signed, or a stored object's bytes. `count` meters the bytes sent. */
@@ -96,13 +98,13 @@ export async function serveDelivery(deps: ServeDeliveryDeps, req: EdgeRequest): 
   // The record knows an original's size and MD5; any other file is asked of the object store.
   let size = file.relative === undefined ? target.size : undefined;
   let etag = file.relative === undefined ? target.etag : undefined;
+  let lastModified: Date | undefined;
   if (size === undefined || etag === undefined) {
     const stat = await deps.storage.stat(file.objectKey);
     if (!stat) throw contentMissing();
-    size = stat.size;
-    etag = stat.etag;
+    ({ size, etag, lastModified } = stat);
   }
-  return { kind: 'object', file: { target, ...file, delivery: params.delivery, size, etag }, count };
+  return { kind: 'object', file: { target, ...file, delivery: params.delivery, size, etag, ...(lastModified ? { lastModified } : {}) }, count };
 }
 
 async function readSmall(storage: ObjectReader, objectKey: string): Promise<string> {
