@@ -91,12 +91,18 @@ export const ingestRequest = z.object({
 });
 export const ingestResponse = z.object({ id: z.string(), status: z.enum(['QUEUED', 'ERROR']), message: z.string() });
 
-/** On-demand image transform parameters (CONTRACT §5), `format` already resolved (no `auto`). */
+/** How an on-demand transform fits the image into `w` x `h` (sharp's fits; `outside` is a signed link's, CONTRACT §15). */
+export const TRANSFORM_FITS = ['cover', 'contain', 'inside', 'outside', 'fill'] as const;
+/** The formats a transform writes. */
+export const TRANSFORM_FORMATS = ['jpeg', 'png', 'webp', 'avif'] as const;
+export type TransformFormat = (typeof TRANSFORM_FORMATS)[number];
+
+/** On-demand image transform parameters (CONTRACT §5, §15), `format` already resolved (no `auto`). */
 export const transformParams = z.object({
   w: z.number().int().min(1).max(8192).optional(),
   h: z.number().int().min(1).max(8192).optional(),
-  fit: z.enum(['cover', 'contain', 'inside', 'fill']).optional(),
-  format: z.enum(['jpeg', 'png', 'webp', 'avif']),
+  fit: z.enum(TRANSFORM_FITS).optional(),
+  format: z.enum(TRANSFORM_FORMATS),
   q: z.number().int().min(1).max(100).optional(),
 });
 export type TransformParams = z.infer<typeof transformParams>;
@@ -125,10 +131,20 @@ export const groupSettingsResponse = z.looseObject({});
  * one key of each asset are, checked as Download checks them (the user may read the asset, it is not in the trash,
  * it has the key). Multi-file conversions name their folder and the file read at the key itself.
  */
-export const deliveryRequest = z.object({
-  ids: z.array(z.string().min(1).max(64)).min(1).max(100),
-  key: z.string().min(1).max(64),
-});
+export const deliveryRequest = z
+  .object({
+    ids: z.array(z.string().min(1).max(64)).min(1).max(100),
+    key: z.string().min(1).max(64),
+    /**
+     * The edge serving a signed link with a transform (CONTRACT §15): the target is then the transformed image, made
+     * once (conversion, bounded there) and kept in storage like Get Conversion's. `format` absent: the source's own
+     * where a transform can write it, else JPEG (the edge has resolved `auto` from the request's Accept already).
+     */
+    transform: transformParams.partial({ format: true }).optional(),
+  })
+  .refine((r) => r.transform === undefined || r.ids.length === 1, { message: 'a transform is asked for one asset at a time', path: ['ids'] });
+export type DeliveryRequest = z.infer<typeof deliveryRequest>;
+export type DeliveryTransform = NonNullable<DeliveryRequest['transform']>;
 export const deliveryTarget = z.object({
   group_id: z.number().int().positive(),
   asset_id: z.string(),

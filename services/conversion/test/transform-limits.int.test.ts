@@ -114,6 +114,16 @@ describe('on-demand transforms: what one request may cost (security review F5; r
     expect(still).toMatchObject({ ok: true, status: 200 });
   });
 
+  it('fits outside the box (CONTRACT §15, a signed link may ask for it): the smaller side reaches its side of the box, the ratio kept', async () => {
+    const { call } = await start();
+    const asset = newAsset();
+    await storage.putBuffer(asset.source, await png(48, 32), { contentType: 'image/png' });
+    // Before: 400 VALIDATION_FAILED, `outside` was not a fit the internal API took.
+    const made = await call(asset.source, asset.cacheKey(1, 'png'), { format: 'png', w: 30, h: 30, fit: 'outside' });
+    expect(made).toMatchObject({ ok: true, status: 200, body: { object_key: asset.cacheKey(1, 'png'), content_type: 'image/png', made: true } });
+    expect(await sharp(await storage.getBuffer(asset.cacheKey(1, 'png'))).metadata()).toMatchObject({ format: 'png', width: 45, height: 30 });
+  });
+
   it('makes at most TRANSFORM_CONCURRENCY transforms at once: one more answers 503 TRANSFORMS_BUSY with Retry-After', async () => {
     const asset = newAsset();
     await storage.putBuffer(asset.source, await png(48, 32), { contentType: 'image/png' });

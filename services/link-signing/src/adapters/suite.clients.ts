@@ -1,4 +1,4 @@
-import { forbidden, unavailable } from '@dam/errors';
+import { AppError, forbidden, unavailable } from '@dam/errors';
 import type { SuiteClients } from '../domain/ports';
 import { accessIdResponse, accessOwnerResponse, deliveryResponse, INTERNAL_PATHS, internalClient, type InternalClientOptions } from '@dam/internal-api';
 
@@ -23,9 +23,21 @@ export function suiteClients(options: { authUrl: string; metadataUrl: string; si
       if (res.status === 404 || res.status === 400) return undefined;
       throw unavailable(`auth answered ${res.status} for an accessID`, 'AUTH_UNAVAILABLE');
     },
-    async delivery(principal, ids, key) {
-      const res = await metadata.call({ method: 'POST', path: INTERNAL_PATHS.delivery, body: { ids, key }, principal, response: deliveryResponse });
+    async delivery(principal, ids, key, transform) {
+      const res = await metadata.call({
+        method: 'POST',
+        path: INTERNAL_PATHS.delivery,
+        body: { ids, key, ...(transform ? { transform } : {}) },
+        principal,
+        response: deliveryResponse,
+        // A transform not made yet is made during the call (metadata gives conversion up to 60 s).
+        ...(transform ? { timeoutMs: 65_000 } : {}),
+      });
       if (res.ok) return res.body.items;
+      // Every transform slot taken (TRANSFORMS_BUSY): the client gets the same 503, code and Retry-After.
+      if (res.status === 503 && res.error?.code && res.retryAfter) {
+        throw new AppError('UNAVAILABLE', res.error.code, res.error.message ?? 'The conversion service is busy', undefined, { 'Retry-After': res.retryAfter });
+      }
       throw unavailable(`metadata answered ${res.status} for the delivery of ${key}`, 'METADATA_UNAVAILABLE');
     },
   };

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { AccessOwner, DeliveryResponse } from '@dam/internal-api';
+import type { AccessOwner, DeliveryResponse, DeliveryTransform } from '@dam/internal-api';
 import type { Principal } from '@dam/auth-tokens';
 
 /** What the link service asks of the rest of the suite (auth and metadata, over their internal APIs). */
@@ -8,8 +8,11 @@ export interface SuiteClients {
   accessIdOf(principal: Principal): Promise<string>;
   /** Whose links carry this accessID; undefined when no user or live key has it (rotated away, revoked). */
   accessOwner(accessId: string): Promise<AccessOwner | undefined>;
-  /** Where each asset's bytes for `key` are, as `principal` may read them (metadata). */
-  delivery(principal: Principal, ids: readonly string[], key: string): Promise<DeliveryResponse['items']>;
+  /**
+   * Where each asset's bytes for `key` are, as `principal` may read them (metadata). With `transform` (one id), the
+   * transformed image, made once; a busy conversion throws 503 TRANSFORMS_BUSY with its Retry-After.
+   */
+  delivery(principal: Principal, ids: readonly string[], key: string, transform?: DeliveryTransform): Promise<DeliveryResponse['items']>;
 }
 
 /** The object store as the links and the edge read it. */

@@ -56,7 +56,10 @@ export function edgeRoutes(deps: EdgeDeps): Router {
   router.get(paths, async (req, res) => {
     cors(res);
     const segments = (req.params as unknown as { file?: string[] }).file ?? [];
-    const delivery = await serveDelivery(deps, { assetId: String(req.params.id), segments, query: req.query });
+    const accept = req.header('accept');
+    const delivery = await serveDelivery(deps, { assetId: String(req.params.id), segments, query: req.query, ...(accept ? { accept } : {}) });
+    // format=auto (CONTRACT §15): the bytes follow Accept, so a cache in front keys on it.
+    if (delivery.kind === 'object' && delivery.file.varyAccept) res.vary('Accept');
     const cacheControl = sharedCacheControl(Number(req.query.expiry), deps.cdnMaxAgeSeconds ?? DEFAULT_CDN_MAX_AGE_SECONDS, deps.now?.() ?? Date.now());
     if (delivery.kind === 'playlist') {
       // Made for this link (every entry signed with it): its validator is its own digest.

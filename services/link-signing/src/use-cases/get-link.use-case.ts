@@ -3,7 +3,7 @@ import { AppError, badRequest, notFound, validationFailed } from '@dam/errors';
 import type { DeliveryTarget } from '@dam/internal-api';
 import { contentDisposition, isActiveContentType } from '@dam/http';
 import { deliveryError } from '../domain/delivery';
-import { accessSecret, cdnUrl, resolveExpiry, signLink, type LinkParams } from '../domain/link-signature';
+import { accessSecret, cdnUrl, resolveExpiry, signLink, transformPairs, type LinkParams, type LinkTransform } from '../domain/link-signature';
 import type { ObjectReader, SuiteClients } from '../domain/ports';
 
 export interface GetLinkDeps {
@@ -21,6 +21,8 @@ export interface LinkOptions {
   link_type: 'cdn' | 'object_storage';
   delivery: 'display' | 'download';
   expiry: string;
+  /** A `cdn` link's on-demand transform of an image key (CONTRACT §15); absent or empty: none. */
+  transform?: LinkTransform;
 }
 
 type Made = { url: string; expires_at: string };
@@ -33,7 +35,13 @@ export const assetNotFound = () => notFound('ASSET_NOT_FOUND', 'The asset does n
 
 const nowSeconds = (deps: GetLinkDeps) => Math.floor((deps.now?.() ?? Date.now()) / 1000);
 
+const hasTransform = (o: LinkOptions) => transformPairs(o.transform).length > 0;
+
+/** What is wrong with the request whatever the asset: the expiry, a transform on an object_storage link. */
 function expiryOf(deps: GetLinkDeps, o: LinkOptions): number {
+  if (o.link_type === 'object_storage' && hasTransform(o)) {
+    throw validationFailed([{ path: 'link_type', message: 'a transform (w, h, fit, format, q) is served by a cdn link only' }]);
+  }
   const r = resolveExpiry(o.expiry, o.link_type, nowSeconds(deps));
   if (!r.ok) throw validationFailed([{ path: 'expiry', message: r.message }]);
   return r.expiry;
@@ -42,7 +50,13 @@ function expiryOf(deps: GetLinkDeps, o: LinkOptions): number {
 async function make(deps: GetLinkDeps, target: DeliveryTarget, o: LinkOptions, expiry: number, accessId: () => Promise<string>): Promise<Made> {
   const expires_at = new Date(expiry * 1000).toISOString();
   if (o.link_type === 'cdn') {
-    const params: LinkParams = { key: o.key, expiry, delivery: o.delivery, accessId: await accessId() };
+    // A transform applies to one image: the original of an image or a static image conversion, not a video, a PDF
+    // or the files of a multi-file conversion (deepzoom, hls-video, storyboard).
+    const transform = hasTransform(o) ? o.transform : undefined;
+    if (transform && (!target.content_type.startsWith('image/') || target.folder)) {
+      throw badRequest('TRANSFORM_NOT_APPLICABLE', `"${o.key}" is not an image: a link transforms images only`);
+    }
+    const params: LinkParams = { key: o.key, expiry, delivery: o.delivery, accessId: await accessId(), ...(transform ? { transform } : {}) };
     const signature = signLink(accessSecret(deps.signingKeys[0] as Buffer, params.accessId), target.asset_id, params);
     // A Deep Zoom viewer finds the tiles next to the descriptor's own path, so its link names the file.
     const file = o.key === 'deepzoom' && target.folder ? target.object_key.slice(target.folder.length) : undefined;

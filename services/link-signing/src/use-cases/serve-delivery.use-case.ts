@@ -1,8 +1,8 @@
 import { forbidden, notFound, payloadTooLarge } from '@dam/errors';
-import type { DeliveryTarget } from '@dam/internal-api';
+import type { DeliveryTarget, DeliveryTransform, TransformFormat } from '@dam/internal-api';
 import { contentTypeOfFile, isNotFoundError, ObjectNotFoundError } from '@dam/storage';
 import { deliveryError, principalOfOwner } from '../domain/delivery';
-import { accessSecret, cdnUrl, linkOf, verifyLink } from '../domain/link-signature';
+import { accessSecret, cdnUrl, linkOf, verifyLink, type LinkTransform } from '../domain/link-signature';
 import { rewritePlaylist } from '../domain/playlist';
 import type { ObjectReader, SuiteClients, UsageCounter } from '../domain/ports';
 
@@ -21,6 +21,8 @@ export interface EdgeRequest {
   assetId: string;
   segments: readonly string[];
   query: Readonly<Record<string, unknown>>;
+  /** The request's Accept: what `format=auto` answers (CONTRACT §15). */
+  accept?: string;
 }
 
 /** One stored file to serve, its size and ETag known. */
@@ -34,6 +36,8 @@ export interface ServedFile {
   delivery: 'display' | 'download';
   size: number;
   etag: string;
+  /** The bytes depend on the request's Accept (`format=auto`): the answer says `Vary: Accept`. */
+  varyAccept?: boolean;
   /** The object's Last-Modified when the store was asked (the edge asks for an original's, whose record has none). */
   lastModified?: Date;
 }
@@ -52,10 +56,12 @@ export const contentMissing = () => notFound('CONTENT_NOT_FOUND', 'The stored co
 export const isMissing = (error: unknown): boolean => error instanceof ObjectNotFoundError || isNotFoundError(error);
 
 /**
- * `{cdn}/api/v1/files/content/<asset_id>[/<file>]?key&expiry&delivery&accessId&signature`: checks the signature
- * (any active key), the expiry, and that the accessID's user is still active and may still read the asset (a
- * trashed or deleted asset, a key it no longer has, is metadata's refusal), then says which file to serve. Files of
- * multi-file conversions are named after the asset id; playlists come back with every entry signed.
+ * `{cdn}/api/v1/files/content/<asset_id>[/<file>]?key&expiry&delivery&accessId[&w&h&fit&format&q]&signature`: checks
+ * the signature (any active key; a transform's parameters are signed too), the expiry, and that the accessID's user
+ * is still active and may still read the asset (a trashed or deleted asset, a key it no longer has, is metadata's
+ * refusal), then says which file to serve. Files of
+ * multi-file conversions are named after the asset id; playlists come back with every entry signed. A link with a
+ * transform serves the transformed image, made once by conversion (through metadata) and then an object like any.
  */
 export async function serveDelivery(deps: ServeDeliveryDeps, req: EdgeRequest): Promise<Delivery> {
   const { assetId: id, segments } = req;
@@ -74,7 +80,8 @@ export async function serveDelivery(deps: ServeDeliveryDeps, req: EdgeRequest): 
   if (params.expiry < Math.floor((deps.now?.() ?? Date.now()) / 1000)) throw forbidden('The link has expired', 'LINK_EXPIRED');
   const owner = await deps.clients.accessOwner(params.accessId);
   if (!owner || !owner.active) throw forbidden('The link was revoked', 'ACCESS_REVOKED');
-  const [item] = await deps.clients.delivery(principalOfOwner(owner), [id], params.key);
+  const transform = params.transform ? deliveryTransform(params.transform, req.accept) : undefined;
+  const [item] = await deps.clients.delivery(principalOfOwner(owner), [id], params.key, transform);
   if (!item) throw notFound('ASSET_NOT_FOUND', 'The asset does not exist');
   if ('error' in item) throw deliveryError(item.error);
   const target = item.target;
@@ -104,7 +111,42 @@ export async function serveDelivery(deps: ServeDeliveryDeps, req: EdgeRequest): 
     if (!stat) throw contentMissing();
     ({ size, etag, lastModified } = stat);
   }
-  return { kind: 'object', file: { target, ...file, delivery: params.delivery, size, etag, ...(lastModified ? { lastModified } : {}) }, count };
+  const varyAccept = params.transform?.format === 'auto' ? { varyAccept: true } : {};
+  return { kind: 'object', file: { target, ...file, delivery: params.delivery, size, etag, ...(lastModified ? { lastModified } : {}), ...varyAccept }, count };
+}
+
+/** Whether Accept names `type` itself with a quality above 0 (a wildcard does not say the client decodes AVIF). */
+export function accepts(accept: string | undefined, type: string): boolean {
+  if (!accept) return false;
+  return accept.split(',').some((entry) => {
+    const [media, ...options] = entry.split(';').map((p) => p.trim().toLowerCase());
+    if (media !== type) return false;
+    const q = options.find((o) => o.startsWith('q='));
+    return q === undefined || Number(q.slice(2)) > 0;
+  });
+}
+
+/**
+ * A signed link's `format=auto` (CONTRACT §15): AVIF when the request accepts it, else WebP, else the source's own
+ * format (no format: metadata keeps the source's where a transform can write it). Get Conversion's `auto` (§5)
+ * falls back to JPEG instead; each follows its own text.
+ */
+export function edgeFormat(asked: LinkTransform['format'], accept: string | undefined): TransformFormat | undefined {
+  if (asked !== 'auto') return asked;
+  if (accepts(accept, 'image/avif')) return 'avif';
+  if (accepts(accept, 'image/webp')) return 'webp';
+  return undefined;
+}
+
+function deliveryTransform(t: LinkTransform, accept: string | undefined): DeliveryTransform {
+  const format = edgeFormat(t.format, accept);
+  return {
+    ...(t.w !== undefined ? { w: t.w } : {}),
+    ...(t.h !== undefined ? { h: t.h } : {}),
+    ...(t.fit !== undefined ? { fit: t.fit } : {}),
+    ...(format !== undefined ? { format } : {}),
+    ...(t.q !== undefined ? { q: t.q } : {}),
+  };
 }
 
 async function readSmall(storage: ObjectReader, objectKey: string): Promise<string> {

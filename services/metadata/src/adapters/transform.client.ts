@@ -1,6 +1,6 @@
 import { AppError, unavailable } from '@dam/errors';
 import { internalClient, INTERNAL_PATHS, transformResponse, type InternalClientOptions } from '@dam/internal-api';
-import type { TransformCall } from '../http/download.routes';
+import type { TransformCall } from '../domain/ports';
 
 /** conversion `POST /internal/v1/transforms`: its 400 (not an image, too large) and 503 with Retry-After (busy) reach the client as they are. */
 export function transformClient(opts: { baseUrl: string; signer: InternalClientOptions['signer']; timeoutMs?: number }): TransformCall {

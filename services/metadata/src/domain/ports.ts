@@ -1,5 +1,6 @@
 import type { Principal } from '@dam/auth-tokens';
 import type { AssetEventType, DeletionPayload } from '@dam/events';
+import type { TransformParams } from '@dam/internal-api';
 import type { AssetSchema } from './asset-schema';
 import type { Collection, CollectionAssetView } from './collection';
 import type { Asset, NewAsset, StoredConversion } from './asset';
@@ -264,3 +265,15 @@ export interface Tx {
 }
 
 export type RunInTransaction = <T>(fn: (tx: Tx) => Promise<T>) => Promise<T>;
+
+/** conversion's on-demand transform: makes `cache_key` from `source_key` unless it exists (adapters/transform.client.ts). */
+export type TransformCall = (req: {
+  source_key: string;
+  cache_key: string;
+  params: TransformParams;
+}) => Promise<{ object_key: string; content_type: string; size: number }>;
+
+/** The object store as the transform variants are looked up in it: null when the object does not exist. */
+export interface ObjectStat {
+  stat(key: string): Promise<{ size: number; etag: string } | null>;
+}

@@ -3,27 +3,21 @@ import type { Readable } from 'node:stream';
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { principalOf } from '@dam/auth-tokens';
-import { createHash } from 'node:crypto';
-import { badRequest, notFound, unavailable } from '@dam/errors';
-import type { TransformParams } from '@dam/internal-api';
+import { badRequest, notFound } from '@dam/errors';
+import type { TransformFormat } from '@dam/internal-api';
 import { ACCEL, parsed, pathId, planContent, validate } from '@dam/http';
 import type { Logger } from '@dam/logging';
-import { contentTypeOfFile, conversionsPrefix, isNotFoundError, ObjectNotFoundError, type Storage } from '@dam/storage';
+import { contentTypeOfFile, isNotFoundError, ObjectNotFoundError, type Storage } from '@dam/storage';
 import { conversionNotFound } from '../domain/asset.errors';
-import type { AssetReader } from '../domain/ports';
+import type { AssetReader, TransformCall } from '../domain/ports';
 import { storedObjectsOf } from '../domain/asset';
 import { findReadableAsset, resolveDownload, type DownloadTarget } from '../use-cases/read-asset.use-case';
+import { transformVariant } from '../use-cases/transform-variant.use-case';
 import { assetIdParam } from './asset-data.routes';
 
 const contentMissing = () => notFound('CONTENT_NOT_FOUND', 'The stored content of this asset is missing');
 
 /** Endpoint 5 + CONTRACT §4: streams the original or one single-file conversion from S3, with Range. */
-export type TransformCall = (req: {
-  source_key: string;
-  cache_key: string;
-  params: TransformParams;
-}) => Promise<{ object_key: string; content_type: string; size: number }>;
-
 export function downloadRoutes(reader: AssetReader, storage: Storage, logger: Logger, transforms?: TransformCall): Router {
   const router = Router();
   const send = async (req: Request, res: Response, params: { id: string; key: string }, delivery: 'download' | 'display', resolved?: DownloadTarget) => {
@@ -113,45 +107,20 @@ export function downloadRoutes(reader: AssetReader, storage: Storage, logger: Lo
       return;
     }
     // On-demand transform (CONTRACT §5): made once into the cache, then served like any conversion.
-    if (!transforms) throw unavailable('On-demand transforms are not configured', 'CONVERSION_UNAVAILABLE');
     const source = await resolveDownload(reader, principalOf(res), params.id, params.key);
-    if (!source.contentType.startsWith('image/')) {
-      throw badRequest('TRANSFORM_NOT_APPLICABLE', `"${params.key}" is not an image: on-demand transforms apply to images only`);
-    }
     if (wanted.format === 'auto') res.vary('Accept');
-    const format = resolveFormat(wanted.format, source.contentType, req.header('accept'));
-    const transformParams: TransformParams = {
-      format,
+    const format = resolveFormat(wanted.format, req.header('accept'));
+    const variant = await transformVariant({ storage, ...(transforms ? { transforms } : {}) }, source, params.key, {
+      ...(format !== undefined ? { format } : {}),
       ...(wanted.w !== undefined ? { w: wanted.w } : {}),
       ...(wanted.h !== undefined ? { h: wanted.h } : {}),
       ...(wanted.fit !== undefined ? { fit: wanted.fit } : {}),
       ...(wanted.q !== undefined ? { q: wanted.q } : {}),
-    };
-    const sourceEtag = source.etag ?? (await storage.stat(source.objectKey))?.etag;
-    if (sourceEtag === undefined) throw conversionNotFound(params.key);
-    const fingerprint = createHash('sha256')
-      .update(JSON.stringify({ source: source.objectKey, etag: sourceEtag, params: transformParams }))
-      .digest('hex')
-      .slice(0, 32);
-    const cacheKey = `${conversionsPrefix(String(source.groupId), source.assetId, source.assetChecksum)}_t/${fingerprint}.${EXT[format]}`;
-    const hit = await storage.stat(cacheKey);
-    const made = hit
-      ? { object_key: cacheKey, content_type: `image/${format}`, size: hit.size }
-      : await transforms({ source_key: source.objectKey, cache_key: cacheKey, params: transformParams });
-    const base = source.fileName.includes('.') ? source.fileName.slice(0, source.fileName.lastIndexOf('.')) : source.fileName;
-    await send(req, res, params, delivery, {
-      ...source,
-      objectKey: made.object_key,
-      contentType: made.content_type,
-      size: made.size,
-      etag: undefined,
-      fileName: `${base}.${EXT[format]}`,
     });
+    await send(req, res, params, delivery, variant);
   });
   return router;
 }
-
-const EXT: Record<TransformParams['format'], string> = { jpeg: 'jpg', png: 'png', webp: 'webp', avif: 'avif' };
 
 /** `w`, `h` (1-8192), `fit`, `format` (with `auto`), `q` (1-100): an invalid value is a 400; other parameters (a cache buster) are ignored. */
 const transformQuery = z.object({
@@ -175,17 +144,13 @@ export const getConversionSchemas = {
   query: z.object({ delivery: z.enum(['download', 'display']).default('display'), ...transformQuery.shape }),
 };
 
-/** `auto` follows `Accept` (AVIF, then WebP, else JPEG); no format keeps the source's where it can. */
-function resolveFormat(asked: string | undefined, sourceType: string, accept: string | undefined): TransformParams['format'] {
-  if (asked && asked !== 'auto') return asked as TransformParams['format'];
-  if (asked === 'auto') {
-    const a = (accept ?? '').toLowerCase();
-    if (a.includes('image/avif')) return 'avif';
-    if (a.includes('image/webp')) return 'webp';
-    return 'jpeg';
-  }
-  const own = sourceType.toLowerCase().replace('image/', '').replace('jpg', 'jpeg');
-  return (['jpeg', 'png', 'webp', 'avif'] as const).find((f) => f === own) ?? 'jpeg';
+/** Get Conversion's `auto` follows `Accept`: AVIF, then WebP, else JPEG (CONTRACT §5). No format: the source's own where it can (the use case). */
+function resolveFormat(asked: string | undefined, accept: string | undefined): TransformFormat | undefined {
+  if (asked !== 'auto') return asked as TransformFormat | undefined;
+  const a = (accept ?? '').toLowerCase();
+  if (a.includes('image/avif')) return 'avif';
+  if (a.includes('image/webp')) return 'webp';
+  return 'jpeg';
 }
 
 /** Conversions made of many files (tiles, playlists): Get Conversion cannot return them as one body. */

@@ -6,14 +6,17 @@ import { parsed, validate } from '@dam/http';
 import { storedObjectsOf } from '../domain/asset';
 import type { AssetReader } from '../domain/ports';
 import { resolveDownload } from '../use-cases/read-asset.use-case';
+import { transformVariant, type TransformVariantDeps } from '../use-cases/transform-variant.use-case';
 
 const STATUS = { NOT_FOUND: 404, BAD_REQUEST: 400, FORBIDDEN: 403 } as const;
 
 /**
  * For link-signing (get_link and the edge), acting for the user a link is signed for: where each asset's bytes for
  * one key are, with the same checks and the same 404s as Download. One call for up to 100 ids (bulk get_link).
+ * With a `transform` (the edge serving a signed link that carries one, CONTRACT §15), the target is the transformed
+ * image, made once as Get Conversion makes it; conversion's 503 TRANSFORMS_BUSY (with Retry-After) answers the call.
  */
-export function internalDeliveryRoutes(reader: AssetReader): Router {
+export function internalDeliveryRoutes(reader: AssetReader, variants: TransformVariantDeps): Router {
   const router = Router();
   const schemas = { body: deliveryRequest };
   router.post('/internal/v1/assets/delivery', validate(schemas), async (req, res) => {
@@ -22,8 +25,10 @@ export function internalDeliveryRoutes(reader: AssetReader): Router {
     const items: DeliveryResponse['items'] = [];
     for (const id of body.ids) {
       try {
-        const t = await resolveDownload(reader, caller, id, body.key);
-        const folder = body.key === 'original' ? undefined : storedObjectsOf({ object_key: t.objectKey });
+        const source = await resolveDownload(reader, caller, id, body.key);
+        const stored = body.key === 'original' ? undefined : storedObjectsOf({ object_key: source.objectKey });
+        const folder = stored !== undefined && stored !== source.objectKey ? stored : undefined;
+        const t = body.transform ? await transformVariant(variants, source, body.key, body.transform, folder) : source;
         items.push({
           id,
           target: {
@@ -34,7 +39,7 @@ export function internalDeliveryRoutes(reader: AssetReader): Router {
             file_name: t.fileName,
             ...(t.size !== undefined ? { size: t.size } : {}),
             ...(t.etag !== undefined ? { etag: t.etag } : {}),
-            ...(folder !== undefined && folder !== t.objectKey ? { folder } : {}),
+            ...(folder !== undefined ? { folder } : {}),
           },
         });
       } catch (error) {
