@@ -108,7 +108,8 @@ describe("the local object store's users (F8)", () => {
     ];
     expect(await refused('put', edge.putBuffer('originals/1/b', Buffer.from('x'), { contentType: 'text/plain', size: 1 }))).toEqual(['put', 'AccessDenied']);
     expect(await refused('remove', edge.remove('originals/1/a'))).toEqual(['remove', 'AccessDenied']);
-    expect(await refused('bucket policy', edge.setPublicObjects(['originals/1/a']))).toEqual(['bucket policy', 'AccessDenied']);
+    expect(await refused('bucket policy', edge.publishPrefix('originals/'))).toEqual(['bucket policy', 'AccessDenied']);
+    expect(await refused('copy', edge.copy('originals/1/a', 'public/1/a/0123456789abcdef/a'))).toEqual(['copy', 'AccessDenied']);
     // Nothing changed: the owner still reads the object, and the refused write left none.
     const owner = storageWith(OWNER);
     expect((await owner.getBuffer('originals/1/a')).toString()).toBe('hello edge');

@@ -1,5 +1,7 @@
 export {
   createStorage,
+  publicPrefixPolicy,
+  type CopyOptions,
   isNotFoundError,
   ObjectNotFoundError,
   s3EndpointProblem,
@@ -11,6 +13,15 @@ export {
   type StorageConfig,
   storageConfigFromEnv,
 } from './storage';
-export { contentTypeOfFile, conversionKey, conversionsPrefix, isOwnOriginalKey, originalKey, replacementKey } from './object-keys';
+export {
+  contentTypeOfFile,
+  conversionKey,
+  conversionsPrefix,
+  isOwnOriginalKey,
+  originalKey,
+  PUBLIC_PREFIX,
+  publicCopyPrefix,
+  replacementKey,
+} from './object-keys';
 export { storeOriginal, type ByteBudget, type StoredOriginal } from './stream-writer';
 export { HEAD_BYTES, imageMetadata, sniffContentType, textType } from './content-sniffer';

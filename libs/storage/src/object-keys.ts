@@ -63,3 +63,19 @@ const FILE_TYPES: Array<[RegExp, string]> = [
 ];
 /** The type of one file of a multi-file conversion (tiles, playlists, segments, cue files), by its name. */
 export const contentTypeOfFile = (file: string): string => FILE_TYPES.find(([re]) => re.test(file))?.[1] ?? 'application/octet-stream';
+
+/**
+ * The one prefix anonymous clients may read (the bucket policy's single statement): published objects are copied
+ * under it, never made public where they are stored.
+ */
+export const PUBLIC_PREFIX = 'public/';
+
+/**
+ * Where one published key of an asset is copied (`public/<group_id>/<asset_id>/<token>/`): a fresh random token per
+ * publication, so a revoked URL never serves again, even after the key is published anew, and no URL can be
+ * derived from an asset id.
+ */
+export function publicCopyPrefix(groupId: string, assetId: string, token: string): string {
+  if (!/^[0-9a-f]{16,32}$/.test(token)) throw new Error(`public copy token "${token}" must be 16 to 32 hex digits`);
+  return `${PUBLIC_PREFIX}${segment(groupId, 'group id')}/${segment(assetId, 'asset id')}/${token}/`;
+}

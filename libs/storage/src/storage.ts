@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import https from 'node:https';
 import type { Duplex, Readable } from 'node:stream';
-import { Client } from 'minio';
+import { Client, CopyDestinationOptions, CopySourceOptions } from 'minio';
 
 export interface StorageConfig {
   /** `http(s)://host:port` of the S3 server. */
@@ -29,6 +29,8 @@ export interface StorageConfig {
   signPayload?: boolean;
   /** How long the server may leave a request unanswered (see S3_TIMEOUT_MS); 30 s by default. */
   timeoutMs?: number;
+  /** Objects up to this size are copied with one CopyObject (S3's limit, 5 GiB), larger ones in parts (tests lower it). */
+  maxSingleCopyBytes?: number;
 }
 
 /** The S3 variables every service parses (`s3Env` in @dam/config). */
@@ -71,6 +73,14 @@ export interface PutOptions {
   metadata?: Record<string, string>;
 }
 
+export interface CopyOptions {
+  /**
+   * The copy's new metadata, from the source's stat (S3's REPLACE directive): its Content-Type, and a
+   * Content-Disposition when given. Undefined (or no `metadata`): the source's metadata is kept.
+   */
+  metadata?: (source: ObjectStat) => { contentType: string; contentDisposition?: string } | undefined;
+}
+
 export interface PresignOptions {
   responseContentDisposition?: string;
   responseContentType?: string;
@@ -82,11 +92,18 @@ export interface Storage {
   /** The anonymous URL of an object (path style under `publicUrl`, default the endpoint): readable once public. */
   publicUrl(key: string): string;
   /**
-   * Makes exactly these objects anonymously readable (GetObject), and no other: one bucket policy statement
-   * naming each key, never the bucket. A key ending in `*` names one folder's objects (a multi-file conversion's
-   * own folder, as metadata passes it). An empty list removes the policy.
+   * Makes the objects under `prefix` (`public/`) anonymously readable (GetObject), and no others: the bucket policy
+   * is one constant statement on that prefix, never a list of objects (security review F14: S3 servers cap a policy
+   * at about 20 KiB, so a list stopped growing at a few hundred objects). Reads the policy first and writes it only
+   * when it differs (an older install's list of objects is replaced by it); returns whether it wrote.
    */
-  setPublicObjects(keys: readonly string[]): Promise<void>;
+  publishPrefix(prefix: string): Promise<boolean>;
+  /**
+   * A server-side copy (S3 CopyObject: no byte passes through this process), with the metadata `options.metadata`
+   * gives (or the source's). Objects over 5 GiB (a single CopyObject's limit) are copied in parts. Throws
+   * `ObjectNotFoundError` when the source does not exist.
+   */
+  copy(sourceKey: string, targetKey: string, options?: CopyOptions): Promise<void>;
   ensureBucket(): Promise<void>;
   putStream(key: string, body: Readable, options: PutOptions): Promise<{ etag: string }>;
   putBuffer(key: string, body: Buffer, options: PutOptions): Promise<{ etag: string }>;
@@ -181,6 +198,37 @@ function endpointOf(endpoint: string): { endPoint: string; port: number; useSSL:
   const url = new URL(endpoint);
   const useSSL = url.protocol === 'https:';
   return { endPoint: url.hostname, port: Number(url.port || (useSSL ? 443 : 80)), useSSL };
+}
+
+/** Parts of a copy in parts (UploadPartCopy): 1 GiB, fewer than 10,000 parts up to S3's 5 TiB objects. */
+const COPY_PART_BYTES = 1024 ** 3;
+
+/** The one statement that makes `prefix` anonymously readable (its objects, never the bucket or its listing). */
+export function publicPrefixPolicy(bucket: string, prefix: string): object {
+  return {
+    Version: '2012-10-17',
+    Statement: [{ Sid: 'PublicPrefix', Effect: 'Allow', Principal: { AWS: ['*'] }, Action: ['s3:GetObject'], Resource: [`arn:aws:s3:::${bucket}/${prefix}*`] }],
+  };
+}
+
+/** Whether the stored policy is `wanted` (servers answer it reformatted: `"*"` for `["*"]`, other key order). */
+function samePolicy(current: string, wanted: object): boolean {
+  const norm = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.length === 1 ? norm(value[0]) : value.map(norm);
+    if (value && typeof value === 'object') {
+      return Object.fromEntries(
+        Object.entries(value)
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([k, v]) => [k, norm(v)]),
+      );
+    }
+    return value;
+  };
+  try {
+    return current !== '' && JSON.stringify(norm(JSON.parse(current))) === JSON.stringify(norm(wanted));
+  } catch {
+    return false;
+  }
 }
 
 export function createStorage(config: StorageConfig): Storage {
@@ -307,36 +355,64 @@ export function createStorage(config: StorageConfig): Storage {
       throw error;
     };
 
+  /** CopyObject's limit: larger objects are copied as parts (UploadPartCopy) of `COPY_PART_BYTES`. */
+  const copyLimit = config.maxSingleCopyBytes ?? 5 * 1024 ** 3;
+  const copy = async (sourceKey: string, targetKey: string, options: CopyOptions): Promise<void> => {
+    const source = await stat(sourceKey);
+    if (!source) throw new ObjectNotFoundError(sourceKey);
+    const replaced = options.metadata?.(source);
+    const headers: Record<string, string> = {};
+    if (replaced) {
+      headers['Content-Type'] = replaced.contentType;
+      if (replaced.contentDisposition) headers['Content-Disposition'] = replaced.contentDisposition;
+    }
+    const directive = replaced ? { MetadataDirective: 'REPLACE' as const, Headers: headers } : {};
+    const from = `/${bucket}/${sourceKey.split('/').map(encodeURIComponent).join('/')}`;
+    if (source.size <= copyLimit) {
+      await client
+        .copyObject(
+          new CopySourceOptions({ Bucket: bucket, Object: sourceKey }),
+          new CopyDestinationOptions({ Bucket: bucket, Object: targetKey, ...directive }),
+        )
+        .catch(notFoundAs(sourceKey));
+      return;
+    }
+    // In parts: the new object's metadata is the upload's (the source's type unless replaced).
+    const meta = replaced ? headers : { 'Content-Type': source.contentType ?? 'application/octet-stream' };
+    const uploadId = await client.initiateNewMultipartUpload(bucket, targetKey, meta);
+    try {
+      const partBytes = Math.max(Math.ceil(source.size / 10_000), Math.min(copyLimit, COPY_PART_BYTES));
+      const parts: Array<{ part: number; etag: string }> = [];
+      for (let start = 0, part = 1; start < source.size; start += partBytes, part += 1) {
+        const end = Math.min(start + partBytes, source.size) - 1;
+        const copyHeaders = { 'x-amz-copy-source': from, 'x-amz-copy-source-range': `bytes=${start}-${end}` };
+        const done = await client.uploadPart({ bucketName: bucket, objectName: targetKey, uploadID: uploadId, partNumber: part, headers: copyHeaders });
+        parts.push({ part, etag: done.etag });
+      }
+      await client.completeMultipartUpload(bucket, targetKey, uploadId, parts);
+    } catch (error) {
+      await client.abortMultipartUpload(bucket, targetKey, uploadId).catch(() => undefined);
+      throw error;
+    }
+  };
+
   const publicBase = (config.publicUrl ?? config.publicEndpoint ?? config.endpoint).replace(/\/$/, '');
   return {
     bucket,
     publicUrl: (key) => `${publicBase}/${encodeURIComponent(bucket)}/${key.split('/').map(encodeURIComponent).join('/')}`,
-    async setPublicObjects(keys) {
-      if (keys.length === 0) {
-        // Deleting a policy that is not there fails on some servers (radosgw): nothing to revoke then.
-        await client.setBucketPolicy(bucket, '').catch(async (error: unknown) => {
-          const exists = await client.getBucketPolicy(bucket).then(
-            (policy) => policy !== '',
-            () => false,
-          );
-          if (exists) throw error;
-        });
-        return;
-      }
-      const policy = {
-        Version: '2012-10-17',
-        Statement: [
-          {
-            Sid: 'PublicAccessOfListedObjects',
-            Effect: 'Allow',
-            Principal: { AWS: ['*'] },
-            Action: ['s3:GetObject'],
-            Resource: keys.map((k) => `arn:aws:s3:::${bucket}/${k}`),
-          },
-        ],
-      };
-      await client.setBucketPolicy(bucket, JSON.stringify(policy));
+    async publishPrefix(prefix) {
+      if (!prefix.endsWith('/')) throw new Error(`publishPrefix needs a folder ending in "/": ${prefix}`);
+      const wanted = publicPrefixPolicy(bucket, prefix);
+      const current = await client.getBucketPolicy(bucket).catch((error: unknown) => {
+        // No policy yet: radosgw and AWS answer NoSuchBucketPolicy.
+        if ((error as { code?: string }).code === 'NoSuchBucketPolicy') return '';
+        throw error;
+      });
+      if (samePolicy(current, wanted)) return false;
+      await client.setBucketPolicy(bucket, JSON.stringify(wanted));
+      return true;
     },
+    copy: (sourceKey, targetKey, options = {}) => copy(sourceKey, targetKey, options),
     client,
     async ensureBucket() {
       if (await client.bucketExists(bucket)) return;

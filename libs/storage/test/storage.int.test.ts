@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { createBucket, testS3Config } from '@dam/testing';
-import { conversionKey, createStorage, ObjectNotFoundError, originalKey, type Storage } from '../src';
+import { conversionKey, createStorage, ObjectNotFoundError, originalKey, publicPrefixPolicy, type Storage } from '../src';
 
 async function readAll(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -32,18 +32,40 @@ describe('storage against the S3 server', () => {
     await storage.ensureBucket(); // idempotent
   });
 
-  it('makes exactly the listed objects public, and none once the list is empty (with or without a policy before)', async () => {
-    await storage.setPublicObjects([]);
-    const open = originalKey('g1', 'public1');
+  it('makes the public prefix anonymously readable with one constant statement, written only when it differs', async () => {
+    const open = 'public/g1/a1/0123456789abcdef/file';
     const closed = originalKey('g1', 'private1');
     await storage.putBuffer(open, Buffer.from('open'), { contentType: 'text/plain' });
     await storage.putBuffer(closed, Buffer.from('closed'), { contentType: 'text/plain' });
-    await storage.setPublicObjects([open]);
+    expect((await fetch(storage.publicUrl(open))).status).toBe(403);
+    // An older install's policy (a list of objects) is replaced; the same policy again is not written.
+    await storage.client.setBucketPolicy(storage.bucket, JSON.stringify(publicPrefixPolicy(storage.bucket, 'originals/g1/')));
+    expect(await storage.publishPrefix('public/')).toBe(true);
+    expect(await storage.publishPrefix('public/')).toBe(false);
     expect((await fetch(storage.publicUrl(open))).status).toBe(200);
     expect((await fetch(storage.publicUrl(closed))).status).toBe(403);
-    await storage.setPublicObjects([]);
-    expect((await fetch(storage.publicUrl(open))).status).toBe(403);
-    await storage.setPublicObjects([]);
+    // Neither the bucket nor the prefix can be listed anonymously.
+    expect((await fetch(storage.publicUrl('public/').replace(/\/public\/$/, ''))).status).toBe(403);
+    expect((await fetch(`${storage.publicUrl('x').replace(/\/x$/, '')}?prefix=public/`)).status).toBe(403);
+  });
+
+  it("copies server-side with new metadata (type, disposition) or the source's, also in parts past the single-copy limit", async () => {
+    const html = originalKey('g1', 'html1');
+    await storage.putBuffer(html, Buffer.from('<script>alert(1)</script>'), { contentType: 'text/html' });
+    await storage.copy(html, 'public/g1/html1/t/a', { metadata: (s) => ({ contentType: s.contentType ?? '', contentDisposition: 'attachment' }) });
+    await storage.copy(html, 'public/g1/html1/t/b');
+    const a = await storage.client.statObject(storage.bucket, 'public/g1/html1/t/a');
+    expect([a.metaData['content-type'], a.metaData['content-disposition']]).toEqual(['text/html', 'attachment']);
+    const b = await storage.client.statObject(storage.bucket, 'public/g1/html1/t/b');
+    expect([b.metaData['content-type'], b.metaData['content-disposition']]).toEqual(['text/html', undefined]);
+    await expect(storage.copy(originalKey('g1', 'missing'), 'public/x')).rejects.toBeInstanceOf(ObjectNotFoundError);
+    // 12 MiB copied in parts of 5 MiB (S3's smallest) when the single-copy limit is lowered.
+    const parts = createStorage({ ...testS3Config(storage.bucket), maxSingleCopyBytes: 5 * 1024 * 1024 });
+    const bytes = randomBytes(12 * 1024 * 1024);
+    await storage.putBuffer(originalKey('g1', 'big1'), bytes, { contentType: 'video/mp4' });
+    await parts.copy(originalKey('g1', 'big1'), 'public/g1/big1/t/v', { metadata: () => ({ contentType: 'video/mp4' }) });
+    expect(md5(await storage.getBuffer('public/g1/big1/t/v'))).toBe(md5(bytes));
+    expect((await storage.stat('public/g1/big1/t/v'))?.contentType).toBe('video/mp4');
   });
 
   it('answers ping', async () => {

@@ -10,7 +10,7 @@ import { pgTransactions } from './adapters/transaction';
 import type { JobTimings } from './domain/job';
 import type { TransformCall } from './domain/ports';
 import { assetDataRoutes } from './http/asset-data.routes';
-import { publicPolicySync } from './adapters/public-object.repository';
+import { publicPolicySync, type PublicCopySync } from './adapters/public-object.repository';
 import { conversionRoutes } from './http/conversions.routes';
 import { dataUpdateRoutes } from './http/data-update.routes';
 import { processRoutes } from './http/process.routes';
@@ -40,8 +40,8 @@ export interface MetadataAppDeps {
   jobTimings?: JobTimings;
   /** How long a replaced original stays readable for downloads already streaming it. */
   replacedOriginalGraceMs?: number;
-  /** Writes the bucket policy from the public objects (one shared with the poller, so it skips unchanged writes). */
-  syncPublicPolicy?: () => Promise<unknown>;
+  /** Makes Set Public Access's copies and keeps the public prefix's policy (one shared with the poller). */
+  syncPublicPolicy?: PublicCopySync;
   /** On-demand image transforms (the conversion service); without it they answer 503. */
   transforms?: TransformCall;
   /** Largest file Add Conversion accepts (MAX_UPLOAD_BYTES). */

@@ -33,8 +33,14 @@ export const configSchema = z.object({
     .default(10 * 60_000),
   /** How often queued Update Data requests are applied. */
   DATA_UPDATES_INTERVAL_MS: z.coerce.number().int().min(20).default(200),
-  /** How often the bucket policy of public objects is checked against the database (revocations). */
+  /** How often public copies left pending (an older install's, a failed or interrupted copy) are made. */
   PUBLIC_POLICY_INTERVAL_MS: z.coerce.number().int().min(50).default(1_000),
+  /** How often the store's public prefix is compared with the database: folders no public key names are removed. */
+  PUBLIC_SWEEP_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .default(10 * 60_000),
   /** Largest file Add Conversion accepts. */
   MAX_UPLOAD_BYTES: positiveInt(5 * 1024 ** 3),
   /** How often metadata looks for its own queued jobs (bulk delete, purge). */

@@ -57,7 +57,7 @@ async function main(): Promise<void> {
   const addonUnavailable = addonStatusClient(nc);
   // CONTRACT §3 `addons.auto.image`, §16: the image addons that run with every upload, replace, ingest and undelete.
   const autoAddons = autoAddonsPlanner((groupId) => groupSettings.get(String(groupId)), addonUnavailable);
-  const syncPublicPolicy = publicPolicySync(pool, storage);
+  const syncPublicPolicy = publicPolicySync(pool, storage, { logger, sweepEveryMs: config.PUBLIC_SWEEP_INTERVAL_MS });
 
   await runService({
     logger,

@@ -34,7 +34,11 @@ export function objectDeletionsPoller(
   return { kind: 'poller', name: 'object-deletions', start: () => startPoller({ name: 'object-deletions', intervalMs, logger, run }) };
 }
 
-/** Keeps the bucket policy equal to `public_objects` (revocations by delete, replace and purge land here). */
+/**
+ * Makes the public copies left pending (an older install's after migration 020, a failed or interrupted copy, a
+ * remade conversion's), keeps the public prefix's bucket policy, and now and then sweeps the prefix against the
+ * database (`publicPolicySync`). Revocations do not wait for it: they queue the copy's removal themselves.
+ */
 export function publicPolicyPoller(sync: () => Promise<unknown>, logger: Logger, intervalMs: number): Worker {
   return { kind: 'poller', name: 'public-policy', start: () => startPoller({ name: 'public-policy', intervalMs, logger, run: sync }) };
 }

@@ -162,10 +162,21 @@ export interface DataUpdateQueue {
   remove(id: number): Promise<void>;
 }
 
-/** The objects the bucket policy makes anonymously readable (migration 011). */
+/** What a public key copies: one object, or a multi-file conversion's folder (`/` at the end), and the file its URL names. */
+export interface PublicSource {
+  key: string;
+  source: string;
+  /** The file's name in the copy (a folder's descriptor: its path in the folder). */
+  entry: string;
+}
+
+/** The asset keys published as copies under the public prefix (migration 020). */
 export interface PublicObjects {
-  add(groupId: number, assetId: string, entries: ReadonlyArray<{ key: string; objectKey: string }>): Promise<void>;
-  /** Revokes the asset's public objects: those of `keys`, or all of them. */
+  /** Records the keys' copies, made after the commit; a key public already keeps its copy. Returns each one's object key. */
+  add(groupId: number, assetId: string, entries: readonly PublicSource[]): Promise<Array<{ key: string; objectKey: string }>>;
+  /** Those of the keys that are public were written again (same or new source): their copies are made again. */
+  refresh(groupId: number, assetId: string, entries: readonly PublicSource[]): Promise<Array<{ key: string; objectKey: string }>>;
+  /** Revokes the asset's public keys (those of `keys`, or all of them): their copies are queued for removal. */
   revoke(groupId: number, assetId: string, keys?: readonly string[]): Promise<void>;
 }
 

@@ -8,6 +8,7 @@ import { describeErrors, startedBy, type Job, type JobType } from '../domain/job
 import { isOwnConversionKey } from '../domain/object-keys';
 import type { RunInTransaction, Tx } from '../domain/ports';
 import { finishIngest } from './ingest.use-case';
+import { publicSourceOf } from './public-access.use-case';
 import { openAutoAddons, settleAsset, type AutoAddonsOf } from '../domain/processing';
 
 export type ReportOutcome =
@@ -187,6 +188,13 @@ async function recordOutputs(tx: Tx, asset: Asset, made: JobOutputs): Promise<vo
   if (conversions.smart_imaging) available.push('ON_DEMAND_IMAGE');
   const addonsInfo = available.length > 0 ? { ...asset.addonsInfo, ...Object.fromEntries(available.map((key) => [key, { available: true }])) } : undefined;
   await tx.assets.saveConversions(asset.groupId, asset.id, conversions, metadata, addonsInfo);
+  // A public key made again keeps its public URL, with the new bytes: its copy is made again.
+  const remade = entries.flatMap(([key]) => (Object.hasOwn(asset.publicUrls, key) ? [publicSourceOf({ objectKey: asset.objectKey, conversions }, key)] : []));
+  await tx.publicObjects.refresh(
+    asset.groupId,
+    asset.id,
+    remade.filter((s) => s !== undefined),
+  );
 }
 
 /**

@@ -1,11 +1,11 @@
 import { canEditAsset, type Principal } from '@dam/auth-tokens';
 import { conflict, forbidden, validationFailed } from '@dam/errors';
-import { isActiveContentType } from '@dam/http';
 import { CUSTOM_CONVERSION_NAME, RESERVED_CONVERSION_KEYS } from '@dam/internal-api';
 import { storedObjectsOf, type Asset, type StoredConversion } from '../domain/asset';
 import { canRead } from '../domain/asset-access';
 import { assetInTrash, assetNotFound, conversionNotFound } from '../domain/asset.errors';
 import type { RunInTransaction, Tx } from '../domain/ports';
+import { publicSourceOf } from './public-access.use-case';
 import { revokePublic } from './trash.use-case';
 
 /** CONTRACT §11: a built-in key answers 409 before the name rule is checked; then 1-30 of `[A-Za-z0-9]` or 400. */
@@ -57,13 +57,13 @@ export async function recordCustomConversion(
     if (previous && previous.object_key !== file.object_key) await tx.deletions.enqueue([previous.object_key]);
     // An object written again at a key queued for deletion (deleted, then added again) must stay.
     await tx.deletions.cancelUnder(file.object_key, 'the conversion was added again before they were removed');
-    // The object key stays the same: active content (HTML, SVG...) sent where a public one was stops being public.
-    const active = isActiveContentType(file.content_type);
-    const stored = await tx.assets.setConversions(asset.groupId, asset.id, {
+    const updated = await tx.assets.setConversions(asset.groupId, asset.id, {
       ...asset.conversions,
-      [key]: { ...file, public: !active && (previous?.public ?? false) },
+      [key]: { ...file, public: previous?.public ?? false },
     });
-    const updated = active ? await revokePublic(tx, stored, [key]) : stored;
+    // A public key stays public with the new bytes: its copy is made again (an attachment if they are active content).
+    const source = publicSourceOf(updated, key);
+    if (source) await tx.publicObjects.refresh(asset.groupId, asset.id, [source]);
     await tx.events.write('file-processed', updated);
     return { key, width: file.width, height: file.height, size: file.size, content_type: file.content_type };
   });

@@ -1,11 +1,10 @@
 import { canEditAsset, type Principal } from '@dam/auth-tokens';
 import { forbidden, validationFailed } from '@dam/errors';
-import { isActiveContentType } from '@dam/http';
 import { CUSTOM_CONVERSION_NAME, PUBLIC_VIDEO_KEYS, RESERVED_CONVERSION_KEYS } from '@dam/internal-api';
 import { isImage, isVideo, storedObjectsOf, type Asset } from '../domain/asset';
 import { canRead } from '../domain/asset-access';
 import { assetInTrash, assetNotFound, conversionNotFound } from '../domain/asset.errors';
-import type { RunInTransaction } from '../domain/ports';
+import type { PublicSource, RunInTransaction } from '../domain/ports';
 
 const VIDEO_KEYS: ReadonlySet<string> = new Set(PUBLIC_VIDEO_KEYS);
 
@@ -18,29 +17,29 @@ export function mayBePublic(asset: Pick<Asset, 'contentType'>, key: string): boo
 }
 
 /**
- * The type of a public key's object when its bytes are a user's own (the original, a custom conversion), undefined
- * for the conversions this suite makes (a Deep Zoom descriptor is XML of our own writing) or one that does not exist.
+ * What a public key copies (migration 020): the original or a conversion's object, named in the copy by its own
+ * file name, or a multi-file conversion's whole folder (HLS, Deep Zoom) under its own name, whose URL names its
+ * descriptor. Undefined
+ * for a conversion the asset does not have.
  */
-function uploadedTypeOf(asset: Pick<Asset, 'contentType' | 'conversions'>, key: string): string | undefined {
-  if (key === 'original') return asset.contentType;
-  if (!CUSTOM_CONVERSION_NAME.test(key) || RESERVED_CONVERSION_KEYS.has(key)) return undefined;
-  return Object.hasOwn(asset.conversions, key) ? asset.conversions[key]?.content_type : undefined;
+export function publicSourceOf(asset: Pick<Asset, 'objectKey' | 'conversions'>, key: string): PublicSource | undefined {
+  if (key === 'original') return { key, source: asset.objectKey, entry: fileName(asset.objectKey) };
+  const conversion = Object.hasOwn(asset.conversions, key) ? asset.conversions[key] : undefined;
+  if (!conversion) return undefined;
+  const stored = storedObjectsOf(conversion);
+  // The folder keeps its name in the copy (`<token>/hls-video/master.m3u8`).
+  if (stored.endsWith('/')) return { key, source: stored, entry: `${fileName(stored.slice(0, -1))}/${conversion.object_key.slice(stored.length)}` };
+  return { key, source: stored, entry: fileName(stored) };
 }
 
-/**
- * Whether the key's object would be active content on the object store's origin. The store serves a public object
- * as it is stored: inline, with no Content-Disposition, CSP or nosniff, so a user's HTML, SVG, XML or script would
- * run on the `s3` host for anyone given its URL (the API's own responses force these to attachments).
- */
-export function isActiveWhenPublic(asset: Pick<Asset, 'contentType' | 'conversions'>, key: string): boolean {
-  const type = uploadedTypeOf(asset, key);
-  return type !== undefined && isActiveContentType(type);
-}
+const fileName = (objectKey: string): string => objectKey.slice(objectKey.lastIndexOf('/') + 1);
 
 /**
- * Set Public Access: the keys' objects become anonymously readable (the caller then writes the bucket policy
- * from `public_objects`), and Get Data shows `conversions.<key>.public` and `urls.public.<key>`. Deleting,
- * replacing or purging the asset revokes them.
+ * Set Public Access: each key gets a copy of its own under the public prefix, which the one bucket policy statement
+ * makes anonymously readable (the caller makes the copies after the commit, `PublicCopySync`), and Get Data shows
+ * `conversions.<key>.public` and `urls.public.<key>`, the copy's URL. Active content (HTML, SVG, XML, script) is
+ * copied as an attachment, never shown inline on the store's address (security review F15). Deleting, replacing or
+ * purging the asset, or deleting the conversion, revokes the keys: their copies are removed.
  */
 export async function setPublicAccess(
   runInTransaction: RunInTransaction,
@@ -54,39 +53,22 @@ export async function setPublicAccess(
     if (!asset || !canRead(caller, asset)) throw assetNotFound();
     if (asset.deletedAt) throw assetInTrash();
     if (!canEditAsset(caller, asset.creatorId)) throw forbidden('You may change only your own assets');
-    const refused = [...new Set(keys)].filter((k) => !mayBePublic(asset, k));
+    const wanted = [...new Set(keys)];
+    const refused = wanted.filter((k) => !mayBePublic(asset, k));
     if (refused.length > 0) {
       throw validationFailed(
         refused.map((k) => ({ path: 'keys', message: `"${k}" cannot be made public for a ${asset.contentType} asset` })),
         'Some keys cannot be made public for this file type',
       );
     }
-    const active = [...new Set(keys)].filter((k) => isActiveWhenPublic(asset, k));
-    if (active.length > 0) {
-      throw validationFailed(
-        active.map((k) => ({
-          path: 'keys',
-          message: `"${k}" is ${uploadedTypeOf(asset, k) || 'of no declared type'}: a public URL would show it inline as a page on the object store's address; share it with a download link instead`,
-        })),
-        'Active content (HTML, SVG, XML, script) cannot be made public',
-      );
-    }
-    const entries = [...new Set(keys)].map((key) => {
-      if (key === 'original') return { key, objectKey: asset.objectKey, url: publicUrl(asset.objectKey) };
-      const conversion = Object.hasOwn(asset.conversions, key) ? asset.conversions[key] : undefined;
-      if (!conversion) throw conversionNotFound(key);
-      // A multi-file conversion (HLS, Deep Zoom) is readable as its whole folder (the policy names `<folder>*`,
-      // this asset's own folder for this original), and its URL is its descriptor's.
-      const stored = storedObjectsOf(conversion);
-      return { key, objectKey: stored.endsWith('/') ? `${stored}*` : stored, url: publicUrl(conversion.object_key) };
+    const sources = wanted.map((key) => {
+      const source = publicSourceOf(asset, key);
+      if (!source) throw conversionNotFound(key);
+      return source;
     });
-    await tx.publicObjects.add(
-      asset.groupId,
-      asset.id,
-      entries.map(({ key, objectKey }) => ({ key, objectKey })),
-    );
-    const urls = { ...asset.publicUrls, ...Object.fromEntries(entries.map((e) => [e.key, e.url])) };
+    const published = await tx.publicObjects.add(asset.groupId, asset.id, sources);
+    const urls = { ...asset.publicUrls, ...Object.fromEntries(published.map((p) => [p.key, publicUrl(p.objectKey)])) };
     await tx.assets.setPublicUrls(asset.groupId, asset.id, urls);
-    return { id, public: Object.fromEntries(entries.map((e) => [e.key, true as const])) };
+    return { id, public: Object.fromEntries(wanted.map((key) => [key, true as const])) };
   });
 }
