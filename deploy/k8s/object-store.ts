@@ -11,7 +11,10 @@
  * - `tus/`: upload's resumable uploads (the tus S3 store: objects, `.info` files, multipart uploads it sweeps).
  * - `exports/<group>/bulk-delete-<job>/`: Delete - Bulk's data export (the deleted assets' records), written and
  *   read by metadata alone, which serves it through `GET /api/v1/jobs/{job_id}/export`.
- * - The bucket's own policy (Set Public Access) is written by metadata alone.
+ * - `public/<group>/<asset>/<token>/...`: Set Public Access's copies (server-side CopyObject from `originals/` and
+ *   `conversions/`), written and removed by metadata alone; anonymous clients read them through the bucket policy.
+ * - The bucket's own policy is written by metadata alone: one constant statement making `public/*` anonymously
+ *   readable (written at start when it differs; never a list of objects, never deleted).
  * Every user may also find the bucket and list its keys (HeadBucket, which the readiness checks use, is a
  * ListBucket in S3's terms: it cannot be limited to a prefix without breaking them); keys name groups and
  * assets, never bytes.
@@ -21,7 +24,7 @@
 export const BUCKET = 'dam-assets';
 
 // Key prefixes; a `*` matches within a key, so the last one is the transform cache (`_t/`) of every asset.
-export type Prefix = 'originals/' | 'conversions/' | 'tus/' | 'conversions/*/_t/' | 'exports/';
+export type Prefix = 'originals/' | 'conversions/' | 'tus/' | 'conversions/*/_t/' | 'exports/' | 'public/';
 
 export interface S3Access {
   /** Objects it reads (GET, HEAD, presigned GETs: a presigned URL carries its signer's rights). */
@@ -32,7 +35,7 @@ export interface S3Access {
   remove?: Prefix[];
   /** Lists the bucket's multipart uploads (the tus store's sweep of expired uploads). */
   listUploads?: boolean;
-  /** Reads and replaces the bucket's policy (Set Public Access). */
+  /** Reads and writes the bucket's policy (metadata's one statement on `public/*`; it never deletes it). */
   bucketPolicy?: boolean;
 }
 
@@ -56,7 +59,7 @@ export function s3Policy(access: S3Access, bucket: string = BUCKET): PolicyDocum
         's3:GetBucketLocation',
         's3:ListBucket',
         ...(access.listUploads ? ['s3:ListBucketMultipartUploads'] : []),
-        ...(access.bucketPolicy ? ['s3:GetBucketPolicy', 's3:PutBucketPolicy', 's3:DeleteBucketPolicy'] : []),
+        ...(access.bucketPolicy ? ['s3:GetBucketPolicy', 's3:PutBucketPolicy'] : []),
       ],
       Resource: [bucketArn],
     },

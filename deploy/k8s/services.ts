@@ -136,7 +136,7 @@ export const SERVICES: readonly ServiceSpec[] = [
     nats: true,
     // Add Conversion writes conversions; housekeeping removes both; Set Public Access writes the bucket policy;
     // bulk deletes keep their records under exports/ (served through GET /api/v1/jobs/{job_id}/export).
-    s3: { read: ['originals/', 'conversions/', 'exports/'], write: ['conversions/', 'exports/'], remove: ['originals/', 'conversions/'], bucketPolicy: true },
+    s3: { read: ['originals/', 'conversions/', 'exports/'], write: ['conversions/', 'exports/', 'public/'], remove: ['originals/', 'conversions/', 'public/'], bucketPolicy: true },
     memory: { request: '384Mi', limit: '768Mi' }, // peak 324-364 MiB
     cpu: '250m',
     scratch: { '/tmp': '64Mi' },

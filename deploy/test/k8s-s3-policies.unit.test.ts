@@ -30,6 +30,11 @@ describe('k8s:s3-policies', () => {
     expect(actionsOf(policies.get('dam-link-signing')!).filter((a) => !['s3:GetObject', 's3:GetBucketLocation', 's3:ListBucket'].includes(a))).toEqual([]);
     const withBucketPolicy = [...policies].filter(([, p]) => actionsOf(p).includes('s3:PutBucketPolicy')).map(([n]) => n);
     expect(withBucketPolicy).toEqual(['dam-metadata']);
+    // Set Public Access copies into public/ and removes the copies there; the policy is written, never deleted (issue 33).
+    const metadata = policies.get('dam-metadata')!;
+    const on = (resource: string) => metadata.Statement.filter((s) => s.Resource?.includes(resource)).flatMap((s) => s.Action);
+    expect(on('arn:aws:s3:::acme-dam/public/*').sort()).toEqual(['s3:AbortMultipartUpload', 's3:DeleteObject', 's3:ListMultipartUploadParts', 's3:PutObject']);
+    expect(actionsOf(metadata)).not.toContain('s3:DeleteBucketPolicy');
   });
 
   it('are, for the bundled bucket, exactly the policies the minio-users Job gives MinIO', () => {

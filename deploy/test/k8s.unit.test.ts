@@ -431,8 +431,12 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       const objectReaders = (prefix: string) =>
         s3Services.filter((s) => actionsOn(policyOf(s), new RegExp(`^${objectArn(prefix).replace(/[*]/g, '\\*')}$`)).includes('s3:GetObject')).sort();
       expect(objectReaders('exports/')).toEqual(['metadata']);
-      // Only metadata (Set Public Access) touches the bucket policy.
+      // Only metadata (Set Public Access) touches the bucket policy, and it never deletes it: the policy is one
+      // constant statement on public/*, where metadata alone writes and removes the published copies (issue 33).
       expect(s3Services.filter((s) => actionsOn(policyOf(s), new RegExp(`:::${BUCKET}$`)).some((a) => /BucketPolicy$/.test(a)))).toEqual(['metadata']);
+      expect(s3Services.filter((s) => actionsOn(policyOf(s), new RegExp(`:::${BUCKET}$`)).includes('s3:DeleteBucketPolicy'))).toEqual([]);
+      expect(writers('public/')).toEqual(['metadata']);
+      expect(removers('public/')).toEqual(['metadata']);
       // Prometheus' user reads metrics only.
       expect(policyOf('metrics')?.Statement.flatMap((st) => st.Action)).toEqual(['admin:Prometheus']);
     });
