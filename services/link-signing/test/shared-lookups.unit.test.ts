@@ -1,5 +1,5 @@
 import type { Principal } from '@dam/auth-tokens';
-import type { AccessOwner } from '@dam/internal-api';
+import type { AccessOwner, DeliveryTransform } from '@dam/internal-api';
 import { sharedLookups } from '../src/adapters/shared-lookups';
 import type { SuiteClients } from '../src/adapters/suite.clients';
 
@@ -7,7 +7,7 @@ const owner: AccessOwner = { user_id: 5, group_id: 1, role_id: 1, active: true }
 const principal = { user_id: 5, group_id: 1, role_id: 1 } as Principal;
 
 function fake() {
-  const calls = { owner: 0, delivery: 0 };
+  const calls = { owner: 0, delivery: 0, transforms: [] as Array<DeliveryTransform | undefined> };
   let answer: () => Promise<AccessOwner | undefined> = () => Promise.resolve(owner);
   const clients: SuiteClients = {
     accessIdOf: () => Promise.resolve('acc'),
@@ -15,8 +15,9 @@ function fake() {
       calls.owner += 1;
       return answer();
     },
-    delivery: () => {
+    delivery: (_p, _ids, _key, transform) => {
       calls.delivery += 1;
+      calls.transforms.push(transform);
       return new Promise((resolve) => setImmediate(() => resolve([])));
     },
   };
@@ -67,5 +68,19 @@ describe('the edge lookups shared by the requests of one link (security review F
     expect(f.calls.delivery).toBe(3);
     await shared.delivery(principal, ['a'], 'original');
     expect(f.calls.delivery).toBe(4);
+  });
+
+  it('passes a transform on (CONTRACT §15) and shares a call only with the same transform', async () => {
+    const f = fake();
+    const shared = sharedLookups(f.clients, { accessTtlMs: 5000 });
+    await Promise.all([
+      shared.delivery(principal, ['a'], 'original', { w: 100, format: 'webp' }),
+      shared.delivery(principal, ['a'], 'original', { w: 100, format: 'webp' }),
+      shared.delivery(principal, ['a'], 'original', { w: 100, format: 'avif' }),
+      shared.delivery(principal, ['a'], 'original'),
+    ]);
+    // Before: one call, without the transform, answered all four (the edge served the original for every link).
+    expect(f.calls.delivery).toBe(3);
+    expect(f.calls.transforms).toEqual([{ w: 100, format: 'webp' }, { w: 100, format: 'avif' }, undefined]);
   });
 });

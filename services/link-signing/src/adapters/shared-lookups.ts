@@ -52,10 +52,10 @@ export function sharedLookups(clients: SuiteClients, opts: SharedLookupOptions):
         return owner;
       });
     },
-    delivery(principal: Principal, ids, key) {
-      // What metadata's answer depends on: who asks (group, user, role) and what for.
-      const id = JSON.stringify([principal.group_id, principal.user_id, principal.role_id, ids, key]);
-      return once(deliveriesInFlight, id, () => clients.delivery(principal, ids, key));
+    delivery(principal: Principal, ids, key, transform) {
+      // What metadata's answer depends on: who asks (group, user, role) and what for (a transform is another object).
+      const id = JSON.stringify([principal.group_id, principal.user_id, principal.role_id, ids, key, transform ?? null]);
+      return once(deliveriesInFlight, id, () => clients.delivery(principal, ids, key, transform));
     },
   };
 }
