@@ -55,6 +55,16 @@ export const configSchema = z.object({
    * long a revoked link or a replaced original may still be served downstream of the edge.
    */
   CDN_MAX_AGE: z.coerce.number().int().min(0).max(86_400).default(300),
+  /**
+   * The nginx cache tiers in front of `{cdn}` (deploy/cache): their purge endpoints, comma-separated
+   * (`http://dam-cdn-cache-purge:8081/purge`; a name stands for every address it resolves to, one per replica).
+   * Empty: no tier is told anything.
+   */
+  CDN_TIER_PURGE_URLS: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((u) => u.trim()).filter(Boolean))
+    .pipe(z.array(z.string().url())),
   /** How often the bytes served are published for usage (cdn_bytes). */
   USAGE_FLUSH_MS: positiveInt(10_000),
   /** CDN prefetch and purge jobs: acknowledgement, deliveries, heartbeat. */

@@ -9,6 +9,7 @@ import { replicaCountFromConfig, runMain, runService, startPoller } from '@dam/h
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
 import { ByteCache } from './adapters/byte-cache';
+import { CacheTier } from './adapters/cache-tier';
 import { exposeCacheMetrics } from './adapters/cache.metrics';
 import { suiteClients } from './adapters/suite.clients';
 import { buildLinkSigningApp } from './app';
@@ -32,6 +33,7 @@ async function main(): Promise<void> {
   await cache.init();
   exposeCacheMetrics(cache);
   const usage = new UsageMeter('cdn_bytes');
+  const tier = config.CDN_TIER_PURGE_URLS.length > 0 ? new CacheTier({ purgeUrls: config.CDN_TIER_PURGE_URLS, logger }) : undefined;
   const clients = suiteClients({ authUrl: config.AUTH_URL, metadataUrl: config.METADATA_URL, signer });
   const replay = bucketReplayStore(await openServiceTokenBucket(nc, kvBucketOptions('SERVICE_TOKENS', config, logger)));
 
@@ -43,8 +45,8 @@ async function main(): Promise<void> {
     checks: { nats: () => natsReachable(nc), s3: () => storage.reachable() },
     workers: [
       cdnJobWorker({ js, clients, storage, cache, logger }, jobRuntime(nc, config, logger, { concurrency: 2 })),
-      cacheInvalidation(nc, cache, logger),
-      evictionFollower(nc, cache, logger),
+      cacheInvalidation(nc, cache, logger, tier),
+      evictionFollower(nc, cache, logger, tier),
       // The bytes served, published every USAGE_FLUSH_MS and once more at shutdown.
       {
         kind: 'poller',
@@ -80,6 +82,7 @@ async function main(): Promise<void> {
         }),
         accessCacheTtlMs: config.CDN_ACCESS_CACHE_TTL_MS,
         cdnMaxAgeSeconds: config.CDN_MAX_AGE,
+        ...(tier ? { tier } : {}),
       }),
   });
 }

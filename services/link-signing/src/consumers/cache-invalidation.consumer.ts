@@ -4,6 +4,7 @@ import { applyEvict } from './cdn-jobs.consumer';
 import type { Running } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import type { ByteCache } from '../adapters/byte-cache';
+import type { CacheTier } from '../adapters/cache-tier';
 
 /** Events after which an asset's cached bytes are of no more use: a new original (replace), a deletion. */
 const DROPS = new Set(['file-saved', 'file-deleted']);
@@ -54,8 +55,9 @@ function follower(name: string, nc: NatsConnection, subject: string, onMessage: 
 /**
  * Drops the cached bytes of replaced and deleted assets as asset events announce them. Serving stays correct
  * without it, since every request resolves the asset's current object and its ETag first; this frees the space.
+ * The cache tier in front (when there is one) is not asked again within max-age: its keys of the asset are purged.
  */
-export function cacheInvalidation(nc: NatsConnection, cache: ByteCache, logger: Logger) {
+export function cacheInvalidation(nc: NatsConnection, cache: ByteCache, logger: Logger, tier?: CacheTier) {
   return follower(
     'cache-invalidation',
     nc,
@@ -66,6 +68,7 @@ export function cacheInvalidation(nc: NatsConnection, cache: ByteCache, logger: 
       if (!type || !DROPS.has(type) || typeof assetId !== 'string') return;
       const dropped = cache.evictAsset(assetId);
       if (dropped > 0) logger.debug({ asset_id: assetId, event: type, dropped }, 'cached bytes dropped');
+      if (tier) void tierPurge(tier, { assetIds: [assetId] }, logger);
     },
     cache,
     logger,
@@ -73,16 +76,27 @@ export function cacheInvalidation(nc: NatsConnection, cache: ByteCache, logger: 
 }
 
 /** Follows `dam.internal.cdn.evict`: a purge job run by any replica empties every replica's cache. */
-export function evictionFollower(nc: NatsConnection, cache: ByteCache, logger: Logger) {
+export function evictionFollower(nc: NatsConnection, cache: ByteCache, logger: Logger, tier?: CacheTier) {
   return follower(
     'cdn-evictions',
     nc,
     SUBJECT_CDN_EVICT,
     (_subject, body) => {
-      const dropped = applyEvict(cache, cdnEvictSchema.parse(body));
+      const evict = cdnEvictSchema.parse(body);
+      const dropped = applyEvict(cache, evict);
       if (dropped > 0) logger.debug({ dropped }, 'cached bytes purged');
+      if (tier) void tierPurge(tier, { assetIds: evict.asset_ids, objectKeys: evict.object_keys }, logger);
     },
     cache,
     logger,
   );
+}
+
+async function tierPurge(tier: CacheTier, which: Parameters<CacheTier['purge']>[0], logger: Logger): Promise<void> {
+  try {
+    const purged = await tier.purge(which);
+    if (purged > 0) logger.debug({ purged }, 'cache tier keys purged');
+  } catch (err) {
+    logger.warn({ err }, 'cache tier purge failed');
+  }
 }

@@ -4,6 +4,7 @@ import type { Readable } from 'node:stream';
 import { Router, type Request, type Response } from 'express';
 import { planContent, safeDisposition } from '@dam/http';
 import type { Logger } from '@dam/logging';
+import type { CacheTier } from '../adapters/cache-tier';
 import type { CacheEntry, EdgeCache } from '../domain/ports';
 import { contentMissing, isMissing, serveDelivery, type ServedFile, type ServeDeliveryDeps } from '../use-cases/serve-delivery.use-case';
 
@@ -12,6 +13,8 @@ export interface EdgeDeps extends ServeDeliveryDeps {
   logger: Logger;
   /** The longest a shared cache may keep an answer (CDN_MAX_AGE, seconds); default 300. */
   cdnMaxAgeSeconds?: number;
+  /** The nginx cache tier in front (CDN_TIER_PURGE_URLS): told which keys it fetched, to purge them later. */
+  tier?: Pick<CacheTier, 'record'>;
 }
 
 export const DEFAULT_CDN_MAX_AGE_SECONDS = 300;
@@ -35,9 +38,9 @@ export function cors(res: Response): void {
  * (`expiry`, checked by serve-delivery before this runs) and CDN_MAX_AGE. A revoked accessID or a replaced original
  * therefore stops here at once and downstream within N seconds.
  */
-export function sharedCacheControl(expiry: number, maxAgeSeconds: number, nowMs: number): string {
+export function sharedMaxAge(expiry: number, maxAgeSeconds: number, nowMs: number): number {
   const left = Number.isFinite(expiry) ? expiry - Math.floor(nowMs / 1000) : 0;
-  return `public, max-age=${Math.max(0, Math.min(left, maxAgeSeconds))}`;
+  return Math.max(0, Math.min(left, maxAgeSeconds));
 }
 
 /** `{cdn}`: what to serve is the use case's (serve-delivery); sending it, with Range and the byte cache, is here. */
@@ -57,10 +60,15 @@ export function edgeRoutes(deps: EdgeDeps): Router {
     cors(res);
     const segments = (req.params as unknown as { file?: string[] }).file ?? [];
     const accept = req.header('accept');
+    const lookedUpAt = Date.now();
     const delivery = await serveDelivery(deps, { assetId: String(req.params.id), segments, query: req.query, ...(accept ? { accept } : {}) });
     // format=auto (CONTRACT §15): the bytes follow Accept, so a cache in front keys on it.
     if (delivery.kind === 'object' && delivery.file.varyAccept) res.vary('Accept');
-    const cacheControl = sharedCacheControl(Number(req.query.expiry), deps.cdnMaxAgeSeconds ?? DEFAULT_CDN_MAX_AGE_SECONDS, deps.now?.() ?? Date.now());
+    const maxAge = sharedMaxAge(Number(req.query.expiry), deps.cdnMaxAgeSeconds ?? DEFAULT_CDN_MAX_AGE_SECONDS, deps.now?.() ?? Date.now());
+    const cacheControl = `public, max-age=${maxAge}`;
+    // The cache tier's fetch (deploy/cache): remembered so that a purge reaches the tier (adapters/cache-tier.ts).
+    const tierKey = req.header('x-cache-key');
+    if (tierKey && deps.tier) deps.tier.record(tierKey, String(req.params.id), delivery.kind === 'object' ? delivery.file.objectKey : undefined, maxAge, lookedUpAt);
     if (delivery.kind === 'playlist') {
       // Made for this link (every entry signed with it): its validator is its own digest.
       const { body, contentType } = delivery;

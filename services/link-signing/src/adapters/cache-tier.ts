@@ -1,0 +1,128 @@
+import { lookup } from 'node:dns/promises';
+import { request } from 'node:http';
+import type { Logger } from '@dam/logging';
+
+/** What the tier's nginx fetched from the edge under one of its cache keys. */
+interface TierEntry {
+  assetId: string;
+  /** The object served (a playlist has none: it is dropped with its asset). */
+  objectKey?: string;
+  /** Until when the tier may serve it without asking the edge again (its max-age, and a margin). */
+  untilMs: number;
+  /** When the edge began to look up what to answer (the asset's current object). */
+  lookedUpAtMs: number;
+}
+
+export interface CacheTierOptions {
+  /** The tiers' purge endpoints (CDN_TIER_PURGE_URLS); a host name stands for every address it resolves to. */
+  purgeUrls: readonly string[];
+  logger: Logger;
+  /** At most this many keys remembered; past it the oldest are forgotten (they then live at most max-age there). */
+  maxKeys?: number;
+  now?: () => number;
+}
+
+const MARGIN_MS = 5000;
+const REPURGE_AFTER_MS = 1000;
+const EDGE_KEY = /^\/api\/v1\/files\/content\/([A-Za-z0-9]{1,64})[/?]/;
+
+/**
+ * The nginx cache tier in front of `{cdn}` (deploy/cache) keeps answers under the signed URL and its slice, keys
+ * only the edge can tie to an asset. Open-source nginx has no purge, so the tier tells the edge each key it fetches
+ * (X-Cache-Key), and a purge (a replaced or deleted original, a CDN purge job) deletes those keys' files through the
+ * tier's purge endpoint. A key is remembered only while the tier may serve it without coming back: after max-age
+ * it revalidates with the edge, which answers for the current object (or refuses) anyway. What this replica forgets
+ * (a restart, more than maxKeys) is therefore served downstream at most max-age longer, as any shared cache would.
+ */
+export class CacheTier {
+  private readonly keys = new Map<string, TierEntry>();
+  private readonly maxKeys: number;
+  private readonly now: () => number;
+
+  constructor(private readonly options: CacheTierOptions) {
+    this.maxKeys = options.maxKeys ?? 200_000;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Remembers a key the tier fetched, when it names this asset (anything else sent as X-Cache-Key is ignored). */
+  record(cacheKey: string, assetId: string, objectKey: string | undefined, maxAgeSeconds: number, lookedUpAtMs = this.now()): void {
+    if (EDGE_KEY.exec(cacheKey)?.[1] !== assetId || cacheKey.length > 4096 || maxAgeSeconds <= 0) return;
+    this.keys.delete(cacheKey);
+    if (this.keys.size >= this.maxKeys) this.keys.delete(this.keys.keys().next().value as string);
+    this.keys.set(cacheKey, { assetId, ...(objectKey ? { objectKey } : {}), untilMs: this.now() + maxAgeSeconds * 1000 + MARGIN_MS, lookedUpAtMs });
+  }
+
+  get size(): number {
+    return this.keys.size;
+  }
+
+  /**
+   * Drops every key of these assets and of these objects (or folders, ending with `/`) from every tier. A moment
+   * later, once more those fetched since whose lookup began before the purge: answered from what the edge knew before
+   * the change (requests of one link share an in-flight lookup), they would otherwise keep the old bytes a max-age.
+   */
+  async purge(which: { assetIds?: readonly string[]; objectKeys?: readonly string[] }): Promise<number> {
+    const at = this.now();
+    const n = await this.purgeNow(which, Infinity);
+    setTimeout(() => void this.purgeNow(which, at).catch(() => undefined), REPURGE_AFTER_MS).unref();
+    return n;
+  }
+
+  private async purgeNow(which: { assetIds?: readonly string[]; objectKeys?: readonly string[] }, lookedUpBefore: number): Promise<number> {
+    const assets = new Set(which.assetIds ?? []);
+    const objects = which.objectKeys ?? [];
+    const names = (e: TierEntry) =>
+      assets.has(e.assetId) || (e.objectKey !== undefined && objects.some((o) => (o.endsWith('/') ? e.objectKey?.startsWith(o) : e.objectKey === o)));
+    const now = this.now();
+    const gone: string[] = [];
+    for (const [key, entry] of this.keys) {
+      if (entry.untilMs < now) this.keys.delete(key);
+      else if (names(entry) && entry.lookedUpAtMs < lookedUpBefore) gone.push(key);
+    }
+    if (gone.length === 0) return 0;
+    for (const key of gone) this.keys.delete(key);
+    await Promise.all(this.options.purgeUrls.map((url) => this.send(url, gone)));
+    return gone.length;
+  }
+
+  /** POSTs the keys, one a line, to every address of the tier's host (each nginx replica has its own cache). */
+  private async send(url: string, keys: readonly string[]): Promise<void> {
+    const target = new URL(url);
+    let addresses: string[];
+    try {
+      addresses = (await lookup(target.hostname, { all: true })).map((a) => a.address);
+    } catch (err) {
+      this.options.logger.warn({ err, url }, 'cache tier purge: its address did not resolve');
+      return;
+    }
+    const body = Buffer.from(keys.join('\n'));
+    await Promise.all(
+      addresses.map(
+        (address) =>
+          new Promise<void>((resolve) => {
+            const req = request(
+              {
+                host: address,
+                port: target.port || 80,
+                path: target.pathname,
+                method: 'POST',
+                headers: { 'content-type': 'text/plain', 'content-length': body.length, host: target.host },
+                timeout: 5000,
+              },
+              (res) => {
+                res.resume();
+                if (res.statusCode !== 200) this.options.logger.warn({ url, address, status: res.statusCode }, 'cache tier purge refused');
+                res.once('end', resolve);
+              },
+            );
+            req.once('timeout', () => req.destroy(new Error('timeout')));
+            req.once('error', (err) => {
+              this.options.logger.warn({ err, url, address }, 'cache tier purge failed: the tier serves those keys until their max-age');
+              resolve();
+            });
+            req.end(body);
+          }),
+      ),
+    );
+  }
+}
