@@ -11,9 +11,10 @@ PNPM_VERSION=12.21.0
 # Chromium trusts (test/production-form/console.test.ts).
 # nginx and its stream module: the ingress (TLS termination) and the Services (port 80 -> 8080, minio:9000,
 # postgres:5432, nats-N.nats:4222) of the production-form run (deploy/production-form).
+# libnginx-mod-http-js: njs, the purge endpoint of the {cdn} cache tier (deploy/cache, test/e2e/cache-tier.e2e.test.ts).
 # prometheus: its promtool checks and unit-tests the alert rules of k8s/components/monitoring
 # (deploy/test/k8s-components.unit.test.ts); no Prometheus server is started.
-PACKAGES=(nats-server postgresql ceph-mon ceph-osd radosgw ceph-common ffmpeg curl tesseract-ocr tesseract-ocr-eng chromium libnss3-tools nginx libnginx-mod-stream prometheus)
+PACKAGES=(nats-server postgresql ceph-mon ceph-osd radosgw ceph-common ffmpeg curl tesseract-ocr tesseract-ocr-eng chromium libnss3-tools nginx libnginx-mod-stream libnginx-mod-http-js prometheus)
 
 as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"
