@@ -35,16 +35,11 @@ type Result = { state: 'pending' } | { state: 'ok'; url: string } | { state: 'er
 const fieldId = (f: LinkField) => `link-${f.replace('_', '-')}`;
 
 /** One labelled control with the API's message about it underneath (`aria-describedby`). */
-function Field({ name, label, error, help, children }: { name: LinkField; label: string; error?: string | undefined; help?: string; children: ComponentChildren }) {
+function Field({ name, label, error, children }: { name: LinkField; label: string; error?: string | undefined; children: ComponentChildren }) {
   return (
     <div class="field" data-link-field={name}>
       <label for={fieldId(name)}>{label}</label>
       {children}
-      {help && (
-        <span id={`${fieldId(name)}-help`} class="help">
-          {help}
-        </span>
-      )}
       {error && (
         <span id={`${fieldId(name)}-error`} class="error" role="alert">
           {error}
@@ -54,11 +49,11 @@ function Field({ name, label, error, help, children }: { name: LinkField; label:
   );
 }
 
-/** `aria-*` of a control: its help and its error, when it has them. */
-const described = (name: LinkField, error: string | undefined, help = false) => ({
+/** The id and `aria-*` of a control: its error, when it has one. */
+const described = (name: LinkField, error: string | undefined) => ({
   id: fieldId(name),
   'aria-invalid': error ? true : undefined,
-  'aria-describedby': [help ? `${fieldId(name)}-help` : '', error ? `${fieldId(name)}-error` : ''].filter(Boolean).join(' ') || undefined,
+  'aria-describedby': error ? `${fieldId(name)}-error` : undefined,
 });
 
 /**
