@@ -105,3 +105,31 @@ it("moves an older install's public objects to copies under the public prefix on
   expect(await sync()).toBe(1);
   expect(await (await fetch(imageUrls.thumb!)).text()).toBe('thumb bytes');
 });
+
+it('leaves no copy behind when the key is revoked while it is being copied', async () => {
+  const id = 'c'.repeat(32);
+  const original = originalKey(String(GROUP), id);
+  await storage.putBuffer(original, Buffer.from('raced'), { contentType: 'text/plain' });
+  await pool.query(
+    `INSERT INTO assets (id, group_id, creator_id, name, size, checksum, content_type, status, object_key) VALUES ($1, $2, 1, 'n', 5, 'c3', 'text/plain', 'OK', $3)`,
+    [id, GROUP, original],
+  );
+  const prefix = `public/${GROUP}/${id}/00112233445566778899aabbccddeeff/`;
+  await pool.query(`INSERT INTO public_copies (prefix, group_id, asset_id, key, source, entry) VALUES ($1, $2, $3, 'original', $4, $3)`, [
+    prefix,
+    GROUP,
+    id,
+    original,
+  ]);
+  // The revocation commits (and its queued removal runs) while the copy is on its way.
+  const racing: Storage = {
+    ...storage,
+    copy: async (from, to, options) => {
+      await pool.query(`DELETE FROM public_copies WHERE prefix = $1`, [prefix]);
+      await storage.removePrefix(prefix);
+      await storage.copy(from, to, options);
+    },
+  };
+  await publicPolicySync(pool, racing, { sweepEveryMs: 60_000 })({ groupId: GROUP, assetId: id });
+  expect(await storage.listKeys(prefix)).toEqual([]);
+});

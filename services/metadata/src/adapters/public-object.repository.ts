@@ -21,9 +21,11 @@ export class PublicObjectRepository implements PublicObjects {
       const prefix = publicCopyPrefix(String(groupId), assetId, randomBytes(8).toString('hex'));
       // A key published already keeps its folder (and URL); it is copied again only if its source moved.
       const { rows } = await this.db.query<{ prefix: string; entry: string }>(
-        `INSERT INTO public_copies (prefix, group_id, asset_id, key, source, entry) VALUES ($1, $2, $3, $4, $5, $6)
+        // Attempted now: the request copies it right after the commit (the poller leaves it to it for a minute).
+        `INSERT INTO public_copies (prefix, group_id, asset_id, key, source, entry, attempted_at) VALUES ($1, $2, $3, $4, $5, $6, now())
          ON CONFLICT (group_id, asset_id, key) DO UPDATE SET source = EXCLUDED.source, entry = EXCLUDED.entry,
-           copied_at = CASE WHEN public_copies.source = EXCLUDED.source AND public_copies.entry = EXCLUDED.entry THEN public_copies.copied_at END
+           copied_at = CASE WHEN public_copies.source = EXCLUDED.source AND public_copies.entry = EXCLUDED.entry THEN public_copies.copied_at END,
+           attempted_at = now()
          RETURNING prefix, entry`,
         [prefix, groupId, assetId, e.key, e.source, e.entry],
       );
@@ -36,7 +38,7 @@ export class PublicObjectRepository implements PublicObjects {
   async refresh(groupId: number, assetId: string, entries: readonly PublicSource[]): Promise<Array<{ key: string; objectKey: string }>> {
     if (entries.length === 0) return [];
     const { rows } = await this.db.query<{ key: string; prefix: string; entry: string }>(
-      `UPDATE public_copies p SET source = t.source, entry = t.entry, copied_at = NULL, failed_at = NULL
+      `UPDATE public_copies p SET source = t.source, entry = t.entry, copied_at = NULL, attempted_at = NULL
        FROM unnest($3::text[], $4::text[], $5::text[]) AS t(key, source, entry)
        WHERE p.group_id = $1 AND p.asset_id = $2 AND p.key = t.key RETURNING p.key, p.prefix, p.entry`,
       [groupId, assetId, entries.map((e) => e.key), entries.map((e) => e.source), entries.map((e) => e.entry)],
@@ -64,7 +66,7 @@ interface CopyRow {
 
 /** Copies at once of one folder (HLS segments, Deep Zoom tiles): each is one server-side CopyObject. */
 const FOLDER_COPIES_AT_ONCE = 8;
-/** A copy that failed is tried again after this long (by the poller; Set Public Access tries its own at once). */
+/** A copy attempted this long ago and not finished (failed, interrupted) is the poller's to make again. */
 const RETRY_AFTER = '1 minute';
 
 /**
@@ -110,11 +112,12 @@ export type PublicCopySync = (asset?: { groupId: number; assetId: string }) => P
  * public-copies poller for whatever is left (an older install's public objects after migration 020, a copy that
  * failed or was interrupted) and for the sweep.
  *
- * A copy is made only while its row exists and is locked (FOR UPDATE), and a revocation deletes the row (waiting
- * for that lock) and queues the folder's removal in one transaction: a copy can never land after the revocation
- * that removes it. The sweep is the check of the database against the store the policy writer used to be: it removes
- * folders no row names (a restored database, anything written there by hand) and has copies made again that went
- * missing.
+ * A copy is made while its row exists (the row is committed first) and marked copied under the row's lock only if
+ * the row still stands; a revocation deletes the row under that lock and queues the folder's removal in the same
+ * transaction. So whichever comes first, no copy outlives its revocation: the copier removes a copy whose row is
+ * gone. Only a crash between a copy and that check can leave one behind, and the sweep, the check of the database
+ * against the store the policy writer used to be, removes folders no row names (and has copies made again that
+ * went missing).
  */
 export function publicPolicySync(pool: Pool, storage: Storage, options: PublicCopySyncOptions = {}): PublicCopySync {
   let policy: Promise<boolean> | undefined;
@@ -128,30 +131,46 @@ export function publicPolicySync(pool: Pool, storage: Storage, options: PublicCo
   const sweepEveryMs = options.sweepEveryMs ?? 600_000;
   let lastSweep: number | undefined;
 
-  /** 'busy': another holds it, or it is done; a missing source revokes the key ('gone'); a failure is kept for a retry. */
-  const copyOne = async (prefix: string, wait: boolean): Promise<{ outcome: 'copied' | 'busy' | 'gone' } | { outcome: 'failed'; error: unknown }> => {
-    type Step = { outcome: 'busy' } | { outcome: 'copied' | 'gone'; row: CopyRow } | { outcome: 'failed'; error: unknown };
-    const step = await withTransaction(pool, async (client): Promise<Step> => {
-      const { rows } = await client.query<CopyRow>(
-        `SELECT prefix, group_id, asset_id, key, source, entry FROM public_copies WHERE prefix = $1 AND copied_at IS NULL FOR UPDATE ${wait ? '' : 'SKIP LOCKED'}`,
-        [prefix],
-      );
-      const row = rows[0];
-      if (!row) return { outcome: 'busy' };
-      try {
-        await copyFiles(storage, row);
-      } catch (error) {
-        if (error instanceof ObjectNotFoundError) return { outcome: 'gone', row };
-        await client.query('UPDATE public_copies SET failed_at = now() WHERE prefix = $1', [prefix]);
-        return { outcome: 'failed', error };
-      }
-      await client.query('UPDATE public_copies SET copied_at = now(), failed_at = NULL WHERE prefix = $1', [prefix]);
-      return { outcome: 'copied', row };
+  /**
+   * Copies one pending row without holding a connection through the S3 copy: the row is read (the poller claims it
+   * by its attempt time, so replicas do not copy one row at once), copied, and then marked copied if it still stands
+   * with the same source, under its lock. A revocation deletes the row under that lock too, and queues the folder's
+   * removal: one that came first leaves no row, and the copy just made is removed here; one that comes after finds
+   * the copy there. 'done': nothing left to do (copied by another, revoked, or moved to a new source: pending again).
+   */
+  const copyOne = async (prefix: string, claim: boolean): Promise<{ outcome: 'copied' | 'done' | 'gone' } | { outcome: 'failed'; error: unknown }> => {
+    const { rows } = claim
+      ? await pool.query<CopyRow>(
+          `UPDATE public_copies SET attempted_at = now() WHERE prefix = $1 AND copied_at IS NULL
+             AND (attempted_at IS NULL OR attempted_at < now() - interval '${RETRY_AFTER}')
+           RETURNING prefix, group_id, asset_id, key, source, entry`,
+          [prefix],
+        )
+      : await pool.query<CopyRow>('SELECT prefix, group_id, asset_id, key, source, entry FROM public_copies WHERE prefix = $1 AND copied_at IS NULL', [prefix]);
+    const row = rows[0];
+    if (!row) return { outcome: 'done' };
+    try {
+      await copyFiles(storage, row);
+    } catch (error) {
+      if (!(error instanceof ObjectNotFoundError)) return { outcome: 'failed', error };
+      await dropGone(row);
+      return { outcome: 'gone' };
+    }
+    const standing = await withTransaction(pool, async (client) => {
+      const { rows: now } = await client.query<{ source: string; entry: string }>('SELECT source, entry FROM public_copies WHERE prefix = $1 FOR UPDATE', [
+        prefix,
+      ]);
+      const current = now[0];
+      if (!current) return 'revoked' as const;
+      if (current.source !== row.source || current.entry !== row.entry) return 'moved' as const;
+      await client.query('UPDATE public_copies SET copied_at = now() WHERE prefix = $1', [prefix]);
+      return 'copied' as const;
     });
-    if (step.outcome === 'gone') await dropGone(step.row);
-    if (step.outcome !== 'copied') return step;
-    // An older install's key still shows the object's own URL, a remade one its old file: now the copy's (else a no-op).
-    const { row } = step;
+    if (standing === 'revoked') await storage.removePrefix(prefix);
+    if (standing !== 'copied') return { outcome: 'done' };
+    // Set Public Access wrote this copy's URL itself; the poller's rows may be an older install's key, still showing
+    // the object's own URL, or a remade one naming its old file: now the copy's (else a no-op).
+    if (!claim) return { outcome: 'copied' };
     await pool.query(
       `UPDATE assets SET public_urls = jsonb_set(public_urls, ARRAY[$3], to_jsonb($4::text)), update_time = now(), version = version + 1
        WHERE group_id = $1 AND id = $2 AND public_urls ? $3 AND public_urls ->> $3 IS DISTINCT FROM $4
@@ -189,7 +208,10 @@ export function publicPolicySync(pool: Pool, storage: Storage, options: PublicCo
     let low = '';
     const recopy = async (prefixes: string[]) => {
       if (prefixes.length === 0) return;
-      const { rowCount } = await pool.query('UPDATE public_copies SET copied_at = NULL WHERE prefix = ANY($1) AND copied_at < $2', [prefixes, started]);
+      const { rowCount } = await pool.query('UPDATE public_copies SET copied_at = NULL, attempted_at = NULL WHERE prefix = ANY($1) AND copied_at < $2', [
+        prefixes,
+        started,
+      ]);
       recopied += rowCount ?? 0;
     };
     /** One run of listed folders (complete: the listing has moved past them), `high` the last. */
@@ -242,7 +264,7 @@ export function publicPolicySync(pool: Pool, storage: Storage, options: PublicCo
         asset.assetId,
       ]);
       for (const { prefix } of rows) {
-        const done = await copyOne(prefix, true);
+        const done = await copyOne(prefix, false);
         if (done.outcome === 'failed') throw done.error;
       }
       await ensurePolicy();
@@ -251,12 +273,12 @@ export function publicPolicySync(pool: Pool, storage: Storage, options: PublicCo
     let copied = 0;
     for (;;) {
       const { rows } = await pool.query<{ prefix: string }>(
-        `SELECT prefix FROM public_copies WHERE copied_at IS NULL AND (failed_at IS NULL OR failed_at < now() - interval '${RETRY_AFTER}')
-         ORDER BY failed_at NULLS FIRST LIMIT 100`,
+        `SELECT prefix FROM public_copies WHERE copied_at IS NULL AND (attempted_at IS NULL OR attempted_at < now() - interval '${RETRY_AFTER}')
+         ORDER BY attempted_at NULLS FIRST LIMIT 100`,
       );
       let progress = 0;
       for (const { prefix } of rows) {
-        const done = await copyOne(prefix, false);
+        const done = await copyOne(prefix, true);
         if (done.outcome === 'copied') progress += 1;
         else if (done.outcome === 'failed') options.logger?.error({ err: done.error, prefix }, 'public copy failed; tried again later');
       }
