@@ -2,6 +2,8 @@ import { useEffect, useRef } from 'preact/hooks';
 import type { ConsoleConfig } from './config';
 import { AssetPage } from './pages/asset';
 import { BrowserPage } from './pages/browser';
+import { CollectionPage } from './pages/collection';
+import { CollectionsPage } from './pages/collections';
 import { JobsPage } from './pages/jobs';
 import { LoginPage } from './pages/login';
 import { TrashPage } from './pages/trash';
@@ -15,6 +17,8 @@ const TITLES: Record<Route['name'], string> = {
   upload: 'Upload',
   jobs: 'Jobs',
   trash: 'Trash',
+  collections: 'Collections',
+  collection: 'Collection',
   login: 'Sign in',
   'not-found': 'Not found',
 };
@@ -23,6 +27,7 @@ function Nav({ route, session }: { route: Route; session: Session }) {
   const items: { href: string; label: string; name: Route['name'] }[] = [
     { href: '/', label: 'Assets', name: 'browser' },
     { href: '/upload', label: 'Upload', name: 'upload' },
+    { href: '/collections', label: 'Collections', name: 'collections' },
     { href: '/jobs', label: 'Jobs', name: 'jobs' },
     ...(session.roleName === 'ADMIN' ? [{ href: '/trash', label: 'Trash', name: 'trash' as const }] : []),
   ];
@@ -78,6 +83,12 @@ export function App({ config }: { config: ConsoleConfig }) {
       break;
     case 'upload':
       page = <UploadPage session={session} config={config} />;
+      break;
+    case 'collections':
+      page = <CollectionsPage session={session} />;
+      break;
+    case 'collection':
+      page = <CollectionPage key={route.id} session={session} id={route.id} />;
       break;
     case 'jobs':
       page = <JobsPage session={session} />;

@@ -13,6 +13,8 @@ export type Route =
   | { name: 'upload' }
   | { name: 'jobs' }
   | { name: 'trash' }
+  | { name: 'collections' }
+  | { name: 'collection'; id: string }
   | { name: 'login' }
   | { name: 'not-found' };
 
@@ -21,7 +23,9 @@ export function parseRoute(pathname: string, search: string): Route {
   const parts = rel.split('/').filter(Boolean);
   if (parts.length === 0) return { name: 'browser', query: new URLSearchParams(search) };
   if (parts[0] === 'assets' && parts.length === 2 && parts[1]) return { name: 'asset', id: decodeURIComponent(parts[1]) };
-  if (parts.length === 1 && (parts[0] === 'upload' || parts[0] === 'jobs' || parts[0] === 'trash' || parts[0] === 'login')) return { name: parts[0] };
+  if (parts[0] === 'collections' && parts.length === 2 && parts[1]) return { name: 'collection', id: decodeURIComponent(parts[1]) };
+  if (parts.length === 1 && (parts[0] === 'upload' || parts[0] === 'collections' || parts[0] === 'jobs' || parts[0] === 'trash' || parts[0] === 'login'))
+    return { name: parts[0] };
   return { name: 'not-found' };
 }
 

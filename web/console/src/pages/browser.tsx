@@ -1,9 +1,9 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { StatusBadge } from '../components/status';
-import { Thumb } from '../components/thumb';
-import { conversionsOf, kindLabel } from '../lib/asset';
+import { AssetGrid } from '../components/asset-grid';
+import { SelectionBar } from '../components/selection-bar';
+import { conversionsOf } from '../lib/asset';
+import { useSelection } from '../lib/basket';
 import { thumbnailKey } from '../lib/conversions';
-import { formatBytes } from '../lib/format';
 import { displayLinks } from '../lib/links';
 import { readSearchState, runSearch, SORTS, writeSearchState, type SearchPage, type SearchState } from '../lib/search';
 import { Link, navigate } from '../router';
@@ -46,6 +46,7 @@ export function BrowserPage({ session, query }: { session: Session; query: URLSe
   const [links, setLinks] = useState<Map<string, string>>(new Map());
   const [tick, setTick] = useState(0);
   const latest = useRef(0);
+  const selection = useSelection(session);
 
   useEffect(() => {
     setText(state.q);
@@ -151,29 +152,19 @@ export function BrowserPage({ session, query }: { session: Session; query: URLSe
           <h2 id="results-heading" aria-live="polite">
             {result ? `${result.total}${result.total_is_capped ? '+' : ''} asset${result.total === 1 ? '' : 's'}` : 'Searching…'}
           </h2>
+          <SelectionBar session={session} selection={selection} onChanged={() => setTick((x) => x + 1)} />
           {result && result.results.length === 0 && (
             <p>
               Nothing found. <Link href="/upload">Upload files</Link>
             </p>
           )}
-          <ul class="grid" aria-label="Search results">
-            {result?.results.map((a) => (
-              <li key={a.id}>
-                <Link href={`/assets/${a.id}`} class="card" data-asset-id={a.id} data-status={a.status}>
-                  <Thumb url={links.get(a.id)} thumbhash={a.metadata?.thumbhash} label={kindLabel(a.content_type, a.name)} />
-                  <span class="meta">
-                    <span class="name" title={a.name}>
-                      {a.name}
-                    </span>
-                    <StatusBadge status={a.status} />
-                    <span class="muted">
-                      {formatBytes(a.size)} · {a.content_type}
-                    </span>
-                  </span>
-                </Link>
-              </li>
-            ))}
-          </ul>
+          <AssetGrid
+            items={(result?.results ?? []).map((a) => ({ ...a, thumbhash: a.metadata?.thumbhash }))}
+            links={links}
+            label="Search results"
+            selected={selection.ids}
+            onSelect={(next) => selection.change(next, result?.results ?? [])}
+          />
           {result && result.pages > 1 && (
             <nav class="pager" aria-label="Pages">
               <button
