@@ -925,6 +925,16 @@ export interface paths {
                 delivery?: "display" | "download";
                 /** @description Seconds from now, or `MAX`: 2147483647 (2038-01-19T03:14:07Z) for `cdn`, now + 604800 for `object_storage`. Over the link type's maximum → 400. */
                 expiry?: string;
+                /** @description Transform (CONTRACT §15): width in pixels. */
+                w?: number;
+                /** @description Transform: height in pixels. */
+                h?: number;
+                /** @description Transform: how the image fits `w` x `h` (conversion's default `inside`). */
+                fit?: "cover" | "contain" | "inside" | "outside" | "fill";
+                /** @description Transform: the output format; `auto` is chosen at the edge per request from `Accept` (AVIF, else WebP, else the source's own format), with `Vary: Accept`. */
+                format?: "jpeg" | "png" | "webp" | "avif" | "auto";
+                /** @description Transform: quality (conversion's default 80). */
+                q?: number;
             };
             header?: never;
             path: {
@@ -944,6 +954,15 @@ export interface paths {
          *     `.../content/<asset_id>/image.dzi?...`, so that a Deep Zoom viewer finds the tiles next to it with the same
          *     query. `object_storage`: a presigned URL of the object store (not for `deepzoom` and `hls-video`, which are
          *     many files: 400 `LINK_TYPE_NOT_APPLICABLE`).
+         *
+         *     Transforms (CONTRACT §15): `w`, `h`, `fit`, `format`, `q` for an image key (the original of an image or a
+         *     static image conversion). Those given go into the `cdn` URL after `accessId` and before `signature`, in the
+         *     order w, h, fit, format, q, and are signed: `...&accessId=<id>&w=400&format=auto&signature=...`. Without
+         *     them the URL keeps the shape above. The edge makes the transformed image once and serves it as any object;
+         *     changing, adding or removing a parameter answers 403. An invalid value → 400 `VALIDATION_FAILED`; a transform
+         *     of a key that is not an image (a video, a PDF, `deepzoom`, `hls-video`, `storyboard`) → 400
+         *     `TRANSFORM_NOT_APPLICABLE` (in the POST form, that asset's error); a transform with `link_type=object_storage`
+         *     → 400 `VALIDATION_FAILED`.
          */
         get: operations["getLink"];
         put?: never;
@@ -5547,6 +5566,16 @@ export interface operations {
                 delivery?: "display" | "download";
                 /** @description Seconds from now, or `MAX`: 2147483647 (2038-01-19T03:14:07Z) for `cdn`, now + 604800 for `object_storage`. Over the link type's maximum → 400. */
                 expiry?: string;
+                /** @description Transform (CONTRACT §15): width in pixels. */
+                w?: number;
+                /** @description Transform: height in pixels. */
+                h?: number;
+                /** @description Transform: how the image fits `w` x `h` (conversion's default `inside`). */
+                fit?: "cover" | "contain" | "inside" | "outside" | "fill";
+                /** @description Transform: the output format; `auto` is chosen at the edge per request from `Accept` (AVIF, else WebP, else the source's own format), with `Vary: Accept`. */
+                format?: "jpeg" | "png" | "webp" | "avif" | "auto";
+                /** @description Transform: quality (conversion's default 80). */
+                q?: number;
             };
             header?: never;
             path: {
@@ -5625,6 +5654,14 @@ export interface operations {
                     delivery?: "display" | "download";
                     /** @default 3600 */
                     expiry?: string | number;
+                    /** @description Transform (CONTRACT §15), as in the GET form. */
+                    w?: number;
+                    h?: number;
+                    /** @enum {string} */
+                    fit?: "cover" | "contain" | "inside" | "outside" | "fill";
+                    /** @enum {string} */
+                    format?: "jpeg" | "png" | "webp" | "avif" | "auto";
+                    q?: number;
                 };
             };
         };
