@@ -1,5 +1,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import type { ConsoleConfig } from './config';
+import { mayUse, navFor, pageOf } from './lib/nav';
+import { ApiKeysPage } from './pages/api-keys';
 import { AssetPage } from './pages/asset';
 import { BrowserPage } from './pages/browser';
 import { CollectionPage } from './pages/collection';
@@ -8,6 +10,7 @@ import { JobsPage } from './pages/jobs';
 import { LoginPage } from './pages/login';
 import { TrashPage } from './pages/trash';
 import { UploadPage } from './pages/upload';
+import { UsersPage } from './pages/users';
 import { Link, navigate, useRoute, type Route } from './router';
 import { setSession, useSession, type Session } from './session';
 
@@ -17,24 +20,20 @@ const TITLES: Record<Route['name'], string> = {
   upload: 'Upload',
   jobs: 'Jobs',
   trash: 'Trash',
+  users: 'Users',
+  'api-keys': 'API keys',
   collections: 'Collections',
   collection: 'Collection',
   login: 'Sign in',
   'not-found': 'Not found',
 };
 
+/** The pages the signed-in role may use (lib/nav.ts: the list, in order, with the permission each needs). */
 function Nav({ route, session }: { route: Route; session: Session }) {
-  const items: { href: string; label: string; name: Route['name'] }[] = [
-    { href: '/', label: 'Assets', name: 'browser' },
-    { href: '/upload', label: 'Upload', name: 'upload' },
-    { href: '/collections', label: 'Collections', name: 'collections' },
-    { href: '/jobs', label: 'Jobs', name: 'jobs' },
-    ...(session.roleName === 'ADMIN' ? [{ href: '/trash', label: 'Trash', name: 'trash' as const }] : []),
-  ];
   return (
     <nav aria-label="Main">
       <ul>
-        {items.map((i) => (
+        {navFor(session.permissions).map((i) => (
           <li key={i.href}>
             <Link href={i.href} aria-current={route.name === i.name ? 'page' : undefined}>
               {i.label}
@@ -46,12 +45,29 @@ function Nav({ route, session }: { route: Route; session: Session }) {
   );
 }
 
+/** A page the role may not use, at its address: said plainly, with the way back (never a page of 403s). */
+function NotPermitted({ name, session }: { name: string; session: Session }) {
+  const page = pageOf(name);
+  return (
+    <>
+      <h1>Not permitted</h1>
+      <p class="notice error" role="alert">
+        {page?.label ?? 'This page'} is not available to your role ({session.roleName}): {page?.what ?? 'it'} needs the {page?.anyOf.join(' or ')} permission.
+      </p>
+      <p>
+        <Link href="/">Back to the assets</Link>
+      </p>
+    </>
+  );
+}
+
 export function App({ config }: { config: ConsoleConfig }) {
   const route = useRoute();
   const session = useSession();
 
   useEffect(() => {
-    document.title = `${TITLES[session ? route.name : 'login']} · DAM console`;
+    const title = !session ? TITLES.login : mayUse(route.name, session.permissions) ? TITLES[route.name] : 'Not permitted';
+    document.title = `${title} · DAM console`;
   }, [route.name, session]);
   // A new page moves the focus to its content, as a page load would (screen readers announce it); not on the
   // first render, and not when only the search of the asset browser changes.
@@ -94,7 +110,13 @@ export function App({ config }: { config: ConsoleConfig }) {
       page = <JobsPage session={session} />;
       break;
     case 'trash':
-      page = session.roleName === 'ADMIN' ? <TrashPage session={session} /> : <p>The trash is for administrators.</p>;
+      page = <TrashPage session={session} />;
+      break;
+    case 'users':
+      page = <UsersPage session={session} />;
+      break;
+    case 'api-keys':
+      page = <ApiKeysPage session={session} />;
       break;
     case 'not-found':
       page = (
@@ -107,6 +129,8 @@ export function App({ config }: { config: ConsoleConfig }) {
       );
       break;
   }
+  // The element is only made, never shown, when the role may not use the page: nothing of it runs.
+  if (!mayUse(route.name, session.permissions)) page = <NotPermitted name={route.name} session={session} />;
 
   return (
     <>

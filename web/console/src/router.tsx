@@ -13,10 +13,15 @@ export type Route =
   | { name: 'upload' }
   | { name: 'jobs' }
   | { name: 'trash' }
+  | { name: 'users' }
   | { name: 'collections' }
   | { name: 'collection'; id: string }
+  | { name: 'api-keys' }
   | { name: 'login' }
   | { name: 'not-found' };
+
+/** The routes that are one path segment, named as their segment. */
+const SINGLE = ['upload', 'collections', 'jobs', 'trash', 'users', 'api-keys', 'login'] as const;
 
 export function parseRoute(pathname: string, search: string): Route {
   const rel = pathname.startsWith(BASE) ? pathname.slice(BASE.length) : pathname;
@@ -24,8 +29,7 @@ export function parseRoute(pathname: string, search: string): Route {
   if (parts.length === 0) return { name: 'browser', query: new URLSearchParams(search) };
   if (parts[0] === 'assets' && parts.length === 2 && parts[1]) return { name: 'asset', id: decodeURIComponent(parts[1]) };
   if (parts[0] === 'collections' && parts.length === 2 && parts[1]) return { name: 'collection', id: decodeURIComponent(parts[1]) };
-  if (parts.length === 1 && (parts[0] === 'upload' || parts[0] === 'collections' || parts[0] === 'jobs' || parts[0] === 'trash' || parts[0] === 'login'))
-    return { name: parts[0] };
+  if (parts.length === 1 && (SINGLE as readonly string[]).includes(parts[0] ?? '')) return { name: parts[0] as (typeof SINGLE)[number] };
   return { name: 'not-found' };
 }
 

@@ -1,0 +1,256 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { createDamClient } from '@dam/client';
+import { scaled } from '@dam/testing';
+import { axeViolations, blocking, ensureConsoleBuilt, launchChromium, type Browser, type BrowserContext, type Page } from '../../web/console/test/browser';
+import { ADMIN, loginResult, useSuite } from './suite';
+
+/**
+ * The console's account pages (issue 34) in a real browser against the suite: the ADMIN creates a user (the
+ * browser's check and the API's EMAIL_TAKEN next to their fields), changes the role, disables and enables, sets a
+ * new password; creates an API key (the secret shown once, gone after a reload), revokes it; rotates the accessID
+ * and the upload key after confirming. A MANAGER is not offered Users, and its address says "Not permitted". axe on
+ * every page, at desktop width and at a phone's (375 px, no sideways scrolling). Screenshots: test-artifacts/console/.
+ */
+const e2e = useSuite({}, { services: ['gateway', 'auth', 'metadata', 'search'] });
+const ARTIFACTS = path.resolve(__dirname, '../../test-artifacts/console');
+const MARIA = { email: 'maria.lopez@example.com', password: 'correct-horse-1', first: 'Maria', last: 'Lopez' };
+let browser: Browser;
+
+beforeAll(async () => {
+  ensureConsoleBuilt();
+  mkdirSync(ARTIFACTS, { recursive: true });
+  browser = await launchChromium();
+}, 180_000);
+e2e.beforeStop(() => browser?.close());
+
+interface Watched {
+  page: Page;
+  context: BrowserContext;
+  problems(): Promise<string[]>;
+}
+
+async function watchedPage(width = 1366, height = 900): Promise<Watched> {
+  const context = await browser.newContext({ viewport: { width, height } });
+  await context.addInitScript(`
+    window.__cspViolations = [];
+    document.addEventListener('securitypolicyviolation', (e) => window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI));
+  `);
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: e2e.suite.base });
+  const page = await context.newPage();
+  page.setDefaultTimeout(scaled(15_000));
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(`uncaught: ${err.message}`));
+  return {
+    page,
+    context,
+    async problems() {
+      const csp = (await page.evaluate('window.__cspViolations || []')) as string[];
+      return [...errors, ...csp.map((c) => `CSP violation: ${c}`)];
+    },
+  };
+}
+
+async function expectAccessible(page: Page, what: string): Promise<void> {
+  const violations = blocking(await axeViolations(page));
+  if (violations.length) throw new Error(`${what}: serious/critical accessibility violations:\n${JSON.stringify(violations, null, 2)}`);
+}
+
+/** Nothing wider than the viewport: the page reads at a phone's width without sideways scrolling. */
+async function expectNoSidewaysScroll(page: Page, what: string): Promise<void> {
+  const [scroll, client] = (await page.evaluate('[document.documentElement.scrollWidth, document.documentElement.clientWidth]')) as [number, number];
+  if (scroll > client) throw new Error(`${what}: ${scroll} px wide in a ${client} px viewport`);
+}
+
+const shot = (page: Page, name: string) => page.screenshot({ path: path.join(ARTIFACTS, name), fullPage: true });
+const nav = (page: Page) => page.getByRole('navigation', { name: 'Main' });
+
+async function signIn(page: Page, email: string, password: string): Promise<void> {
+  await page.goto(`${e2e.suite.base}/console/`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Assets', level: 1 }).waitFor();
+}
+
+const loginStatus = async (email: string, password: string) =>
+  (
+    await fetch(`${e2e.suite.base}/api/v1/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password }),
+    })
+  ).status;
+
+it('an ADMIN manages users and keys; a MANAGER is not offered Users; every page accessible, also at 375 px', async () => {
+  const dam = createDamClient({ baseUrl: e2e.suite.base, token: e2e.jwt });
+  const { page, problems } = await watchedPage();
+  await signIn(page, ADMIN.email, ADMIN.password);
+  expect(await nav(page).getByRole('link').allInnerTexts()).toEqual(expect.arrayContaining(['Assets', 'Upload', 'Jobs', 'Trash', 'Users', 'API keys']));
+
+  // Users: the form checks as the API does, then the API's own EMAIL_TAKEN next to the email.
+  await nav(page).getByRole('link', { name: 'Users' }).click();
+  await page.getByRole('heading', { name: 'Users', level: 1 }).waitFor();
+  await page.locator(`tr[data-user-id="${e2e.admin.user_id}"]`).waitFor();
+  const form = page.getByRole('form', { name: 'Create a user' });
+  await form.getByLabel('Email').fill('maria.lopez');
+  await form.getByLabel('Password').fill('short');
+  await form.getByRole('button', { name: 'Create user' }).click();
+  await form.locator('#user-email-error').filter({ hasText: 'Invalid email address' }).waitFor();
+  await form.locator('#user-password-error').filter({ hasText: 'must be at least 8 characters' }).waitFor();
+  expect(await page.evaluate('document.activeElement && document.activeElement.id')).toBe('user-email');
+  await form.getByLabel('Email').fill(MARIA.email);
+  await form.getByLabel('Password').fill(MARIA.password);
+  await form.getByLabel('First name').fill(MARIA.first);
+  await form.getByLabel('Last name').fill(MARIA.last);
+  await form.getByLabel('Role').selectOption({ label: 'USER' });
+  await form.getByRole('button', { name: 'Create user' }).click();
+  await page
+    .getByRole('status')
+    .filter({ hasText: `${MARIA.email} created as USER` })
+    .waitFor();
+  const row = page.locator('tr', { hasText: MARIA.email });
+  await row.waitFor();
+  const created = await loginResult(e2e.suite.base, MARIA.email, MARIA.password);
+  expect(created.role_name).toBe('USER');
+  await form.getByLabel('Email').fill(MARIA.email);
+  await form.getByLabel('Password').fill(MARIA.password);
+  await form.getByRole('button', { name: 'Create user' }).click();
+  await form.locator('#user-email-error').filter({ hasText: 'EMAIL_TAKEN' }).waitFor();
+  await expectAccessible(page, 'users page');
+
+  // Role: USER → MANAGER; one's own role is refused with the API's words next to the control.
+  await row.getByLabel(`Role of ${MARIA.email}`).selectOption({ label: 'MANAGER' });
+  await page
+    .getByRole('status')
+    .filter({ hasText: `${MARIA.email} is now MANAGER` })
+    .waitFor();
+  expect((await dam.GET('/api/v1/users/{user_id}', { params: { path: { user_id: created.user_id } } })).data?.role_name).toBe('MANAGER');
+  const mine = page.locator(`tr[data-user-id="${e2e.admin.user_id}"]`);
+  await mine.getByLabel(`Role of ${ADMIN.email}`).selectOption({ label: 'USER' });
+  await mine.getByRole('alert').filter({ hasText: 'CANNOT_MODIFY_SELF' }).waitFor();
+  expect(await mine.getByLabel(`Role of ${ADMIN.email}`).inputValue()).toBe('1');
+
+  // Disable (after confirming) and enable; a disabled user's login answers 403.
+  await row.getByRole('button', { name: `Disable ${MARIA.email}` }).click();
+  await row.getByRole('button', { name: 'Yes, disable' }).click();
+  await page.locator(`tr[data-user-id="${created.user_id}"][data-disabled="true"]`).waitFor();
+  expect(await loginStatus(MARIA.email, MARIA.password)).toBe(403);
+  await row.getByRole('button', { name: `Enable ${MARIA.email}` }).click();
+  await page.locator(`tr[data-user-id="${created.user_id}"][data-disabled="false"]`).waitFor();
+  expect(await loginStatus(MARIA.email, MARIA.password)).toBe(200);
+
+  // A new password: checked in the browser, then set; the old one stops.
+  const newPassword = 'battery-staple-2';
+  await row.getByRole('button', { name: `Reset password of ${MARIA.email}` }).click();
+  const reset = row.getByLabel(`New password for ${MARIA.email}`);
+  await reset.fill('tiny');
+  await row.getByRole('button', { name: 'Set password' }).click();
+  await row.getByRole('alert').filter({ hasText: 'must be at least 8 characters' }).waitFor();
+  await reset.fill(newPassword);
+  await row.getByRole('button', { name: 'Set password' }).click();
+  await page
+    .getByRole('status')
+    .filter({ hasText: `New password set for ${MARIA.email}` })
+    .waitFor();
+  expect(await loginStatus(MARIA.email, MARIA.password)).toBe(401);
+  expect(await loginStatus(MARIA.email, newPassword)).toBe(200);
+  await expectAccessible(page, 'users page after the changes');
+  await shot(page, '30-users.png');
+
+  // API keys: the secret once, with a copy button; it works; after a reload it is nowhere; revoked, it answers 401.
+  await nav(page).getByRole('link', { name: 'API keys' }).click();
+  await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
+  const keyForm = page.getByRole('form', { name: 'Create an API key' });
+  await keyForm.getByLabel('Name').fill('   ');
+  await keyForm.getByRole('button', { name: 'Create key' }).click();
+  await keyForm.locator('#key-name-error').filter({ hasText: 'Too small: expected string to have >=1 characters' }).waitFor();
+  await keyForm.getByLabel('Name').fill('ci-pipeline');
+  await keyForm.getByLabel('Role').selectOption('USER');
+  await keyForm.getByRole('button', { name: 'Create key' }).click();
+  const secret = page.getByLabel('API key', { exact: true });
+  await secret.waitFor();
+  const key = await secret.inputValue();
+  expect(key).toMatch(/^dam_/);
+  await page.getByRole('button', { name: 'Copy the API key' }).click();
+  await page
+    .getByRole('status')
+    .filter({ hasText: /^Copied$/ })
+    .waitFor();
+  expect(await page.evaluate('navigator.clipboard.readText()')).toBe(key);
+  const withKey = await fetch(`${e2e.suite.base}/api/v1/users/me`, { headers: { 'x-service-api-key': key } });
+  expect(withKey.status).toBe(200);
+  const keyRow = page.locator('tr', { hasText: 'ci-pipeline' });
+  await keyRow.waitFor();
+  await expectAccessible(page, 'API keys page with a new key');
+  await shot(page, '31-api-key-created.png');
+  await page.reload();
+  await keyRow.waitFor();
+  expect(await page.getByLabel('API key', { exact: true }).count()).toBe(0);
+  expect(await page.content()).not.toContain(key);
+  await keyRow.getByRole('button', { name: 'Revoke ci-pipeline' }).click();
+  await keyRow.getByRole('button', { name: 'Yes, revoke' }).click();
+  await page.getByRole('status').filter({ hasText: 'Key ci-pipeline revoked' }).waitFor();
+  await keyRow.waitFor({ state: 'detached' });
+  expect((await fetch(`${e2e.suite.base}/api/v1/users/me`, { headers: { 'x-service-api-key': key } })).status).toBe(401);
+
+  // accessID: the warning says what stops, Cancel leaves it, confirming rotates it.
+  const accessSection = page.locator('[data-section="accessid"]');
+  await accessSection.getByText('every cdn link you ever signed').waitFor();
+  await accessSection.getByRole('button', { name: 'Rotate accessID' }).click();
+  await accessSection.getByRole('button', { name: 'Cancel' }).click();
+  expect((await loginResult(e2e.suite.base, ADMIN.email, ADMIN.password)).accessID).toBe(e2e.admin.accessID);
+  await accessSection.getByRole('button', { name: 'Rotate accessID' }).click();
+  await accessSection.getByRole('alert').filter({ hasText: 'Every cdn link you signed stops working' }).waitFor();
+  await accessSection.getByRole('button', { name: 'Yes, rotate accessID' }).click();
+  await accessSection.getByRole('status').filter({ hasText: 'accessID rotated' }).waitFor();
+  const after = await loginResult(e2e.suite.base, ADMIN.email, ADMIN.password);
+  expect(after.accessID).not.toBe(e2e.admin.accessID);
+
+  // The upload key: rotated after confirming; the console shows (and uses) the new one.
+  const uploadSection = page.locator('[data-section="uploadkey"]');
+  await uploadSection.getByText('every upload with it fails').waitFor();
+  const oldUploadKey = await uploadSection.getByLabel('Upload key').inputValue();
+  await uploadSection.getByRole('button', { name: 'Rotate upload key' }).click();
+  await uploadSection.getByRole('button', { name: 'Yes, rotate upload key' }).click();
+  await uploadSection.getByRole('status').filter({ hasText: 'Upload key rotated' }).waitFor();
+  const newUploadKey = await uploadSection.getByLabel('Upload key').inputValue();
+  expect(newUploadKey).not.toBe(oldUploadKey);
+  expect((await loginResult(e2e.suite.base, ADMIN.email, ADMIN.password)).uploadkey).toBe(newUploadKey);
+  await expectAccessible(page, 'API keys page after the rotations');
+  await shot(page, '32-api-keys.png');
+
+  // A phone's width: both pages read without sideways scrolling, and stay accessible.
+  await page.setViewportSize({ width: 375, height: 800 });
+  await expectNoSidewaysScroll(page, 'API keys page at 375 px');
+  await expectAccessible(page, 'API keys page at 375 px');
+  await shot(page, '33-api-keys-phone.png');
+  await nav(page).getByRole('link', { name: 'Users' }).click();
+  await page.locator(`tr[data-user-id="${created.user_id}"]`).waitFor();
+  await expectNoSidewaysScroll(page, 'users page at 375 px');
+  await expectAccessible(page, 'users page at 375 px');
+  await shot(page, '34-users-phone.png');
+  expect(await problems()).toEqual([]);
+
+  // A MANAGER: no Users, no Trash; the address of Users says so; API keys holds only their own keys.
+  const manager = await watchedPage();
+  try {
+    await signIn(manager.page, MARIA.email, newPassword);
+    const links = await nav(manager.page).getByRole('link').allInnerTexts();
+    expect(links).toEqual(expect.arrayContaining(['Assets', 'Upload', 'Jobs', 'API keys']));
+    expect(links).not.toContain('Users');
+    expect(links).not.toContain('Trash');
+    await manager.page.goto(`${e2e.suite.base}/console/users`);
+    await manager.page.getByRole('heading', { name: 'Not permitted', level: 1 }).waitFor();
+    await manager.page.getByRole('alert').filter({ hasText: 'needs the MANAGE_USERS permission' }).waitFor();
+    await expectAccessible(manager.page, 'not-permitted page');
+    await shot(manager.page, '35-not-permitted.png');
+    await nav(manager.page).getByRole('link', { name: 'API keys' }).click();
+    await manager.page.getByRole('heading', { name: 'Your accessID' }).waitFor();
+    expect(await manager.page.getByRole('form', { name: 'Create an API key' }).count()).toBe(0);
+    await expectAccessible(manager.page, 'API keys page of a MANAGER');
+    expect(await manager.problems()).toEqual([]);
+  } finally {
+    await manager.context.close();
+  }
+}, 120_000);

@@ -1,0 +1,39 @@
+import type { ComponentChildren } from 'preact';
+
+/** One labelled control with its message underneath (`aria-describedby`): the browser's check or the API's 400. */
+export function FormField({
+  id,
+  label,
+  error,
+  help,
+  children,
+}: {
+  id: string;
+  label: string;
+  error?: string | undefined;
+  help?: string;
+  children: ComponentChildren;
+}) {
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      {children}
+      {help && (
+        <span id={`${id}-help`} class="help">
+          {help}
+        </span>
+      )}
+      {error && (
+        <span id={`${id}-error`} class="error" role="alert">
+          {error}
+        </span>
+      )}
+    </div>
+  );
+}
+
+/** The id and `aria-*` of a control inside a FormField. */
+export const describedBy = (id: string, error: string | undefined, help = false) => {
+  const by = [help ? `${id}-help` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ');
+  return { id, 'aria-invalid': error ? true : undefined, 'aria-describedby': by || undefined };
+};
