@@ -4,7 +4,7 @@
  *
  * The routes carry exactly what the base's Ingress routes (generate.ts, from the `public` entries of services.ts
  * and the object store's bucket path): {base} `/api`, `/console` → gateway; {upload} `/api` → upload; {cdn}
- * `/api/v1/files` → link-signing; {s3} `/<bucket>` → minio. What only a controller can express (body size,
+ * `/api/v1/files` → cdn-cache (the cache tier in front of link-signing's edge: cdn-cache.ts); {s3} `/<bucket>` → minio. What only a controller can express (body size,
  * request buffering, idle timeouts) stays with the Ingress variant and, for a Gateway, with the controller's own
  * policy objects.
  *
@@ -14,7 +14,7 @@
  */
 import { ROUTES } from '@dam/auth-tokens';
 import { BUCKET } from './object-store';
-import { SERVICES, type ServiceName } from './services';
+import { publicBackendOf, SERVICES, type ServiceName } from './services';
 
 type Obj = Record<string, unknown>;
 export type PublicHost = 'base' | 'upload' | 'cdn' | 's3';
@@ -79,7 +79,7 @@ const chunk = <T>(items: T[], size: number): T[][] => Array.from({ length: Math.
 export function routeRules(): Record<PublicHost, Rule[]> {
   const byHost = (host: 'base' | 'upload' | 'cdn') => SERVICES.filter((s) => s.public?.host === host);
   const rules = (host: 'base' | 'upload' | 'cdn', timeoutOf: (s: ServiceName, path: string) => string): Rule[] =>
-    byHost(host).flatMap((s) => (s.public?.paths ?? []).map((p) => ({ prefixes: [p], backend: { name: s.name, port: SERVICE_PORT }, timeout: timeoutOf(s.name, p) })));
+    byHost(host).flatMap((s) => (s.public?.paths ?? []).map((p) => ({ prefixes: [p], backend: { name: publicBackendOf(s), port: SERVICE_PORT }, timeout: timeoutOf(s.name, p) })));
   const base = rules('base', (_s, p) => (p === '/api' ? TIMEOUTS.transfer : TIMEOUTS.json));
   // The JSON prefixes go to the same backend as the `/api` they sit under; the longest prefix wins in Gateway API.
   const api = base.find((r) => r.prefixes[0] === '/api');

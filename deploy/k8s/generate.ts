@@ -9,7 +9,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { BUCKET, METRICS_POLICY, METRICS_USER, minioUsersScript, policyName, s3Policy } from './object-store';
-import { callsOthers, CONTAINER_PORT, envName, isCalled, SERVICES, trustProxyOf, urlOf, type ServiceSpec } from './services';
+import { callsOthers, CDN_FRONT, CONTAINER_PORT, envName, isCalled, publicBackendOf, SERVICES, trustProxyOf, urlOf, type ServiceSpec } from './services';
+import { cdnCacheObjects } from './cdn-cache';
 import { natsAuthReloaderContainer } from './nats-reloader';
 import { egressPolicies, OTEL_COLLECTOR_NAMESPACE } from './egress';
 
@@ -319,9 +320,10 @@ const ingressPolicy = (name: string, component: string, ingress: Obj[], metrics:
   },
 });
 
-/** Its callers, and Prometheus for /metrics; the ingress controller's way in is clusterPolicies'. */
+/** Its callers (and the cache tier in front of `{cdn}`), and Prometheus for /metrics; the ingress controller's way in is clusterPolicies'. */
 function networkPolicy(s: ServiceSpec): Obj {
-  return ingressPolicy(s.name, 'service', s.callers.length ? [{ from: fromPods(...s.callers), ports: [{ port: 'http' }] }] : [], 'http');
+  const from = [...s.callers, ...(publicBackendOf(s) === CDN_FRONT ? [CDN_FRONT] : [])];
+  return ingressPolicy(s.name, 'service', from.length ? [{ from: fromPods(...from), ports: [{ port: 'http' }] }] : [], 'http');
 }
 
 /** The settings of dam-cluster: the namespaces of the cluster's parts and its DNS domain (MinIO's peers). */
@@ -354,7 +356,7 @@ function fromClusterPart(name: string, setting: 'INGRESS_NAMESPACE' | 'KEDA_NAME
  * services and the object store (presigned links, public URLs); KEDA NATS' monitoring port (consumer lag).
  */
 function clusterPolicies(): Obj[] {
-  const publicServices = SERVICES.filter((s) => s.public).map((s) => s.name);
+  const publicServices = [...new Set(SERVICES.filter((s) => s.public).map(publicBackendOf))];
   return [
     fromClusterPart('from-ingress-controller', 'INGRESS_NAMESPACE', [...publicServices, 'minio'], ['http', 9000]),
     fromClusterPart('from-keda', 'KEDA_NAMESPACE', ['nats'], [8222]),
@@ -439,7 +441,7 @@ function ingresses(): Obj[] {
     },
   });
   const routes = (host: 'base' | 'cdn' | 'upload') =>
-    SERVICES.filter((s) => s.public?.host === host).map((s) => ({ host: HOSTS[host], service: s.name, paths: s.public?.paths ?? [] }));
+    SERVICES.filter((s) => s.public?.host === host).map((s) => ({ host: HOSTS[host], service: publicBackendOf(s), paths: s.public?.paths ?? [] }));
   return [
     one('dam-api', [...routes('base'), ...routes('cdn')], {
       'nginx.ingress.kubernetes.io/proxy-body-size': '16m',
@@ -752,6 +754,20 @@ export function baseFiles(): Record<string, Obj[]> {
     'nats.yaml': nats(),
     'minio.yaml': minio(),
     'priority-classes.yaml': priorityClasses(),
+    // The cache tier in front of {cdn} (deploy/k8s/cdn-cache.ts).
+    'cdn-cache.yaml': cdnCacheObjects({
+      labels,
+      selector,
+      serviceAccount,
+      podIdentity: (workload) => podIdentity(workload, 'dam-services'),
+      placement,
+      restricted,
+      podSecurity,
+      resources,
+      pdb: (name) => pdb(name),
+      edge: SERVICES.find((s) => publicBackendOf(s) === CDN_FRONT)?.name ?? 'link-signing',
+      firstInstallSeconds: FIRST_INSTALL_SECONDS,
+    }),
   };
   for (const s of SERVICES) {
     const scaler = autoscaler(s);

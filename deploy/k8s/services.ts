@@ -111,7 +111,12 @@ export const SERVICES: readonly ServiceSpec[] = [
     cpu: '250m',
     scratch: { '/tmp': '64Mi', '/var/cache/dam': '3Gi' },
     // A folder inside the volume: link-signing empties the cache at start by removing the folder (a mount point cannot be).
-    env: { CDN_CACHE_DIR: '/var/cache/dam/cdn', CDN_CACHE_MAX_BYTES: '2147483648' },
+    env: {
+      CDN_CACHE_DIR: '/var/cache/dam/cdn',
+      CDN_CACHE_MAX_BYTES: '2147483648',
+      // The cache tier's purge endpoint (every replica of the headless Service): deploy/k8s/cdn-cache.ts.
+      CDN_TIER_PURGE_URLS: 'http://cdn-cache-purge:8081/purge',
+    },
     secretKeys: ['LINK_SIGNING_KEYS'],
     drainSeconds: 20,
   },
@@ -231,7 +236,15 @@ export const envName = (name: string): string => name.replace(/-/g, '_').toUpper
  * - Everything else is reached only by other pods: `none` (the peer is the caller; explicit, as production
  *   requires a value).
  */
-export const trustProxyOf = (s: Pick<ServiceSpec, 'public'>): string => (s.public ? '1' : 'none');
+/**
+ * `{cdn}` is served by the nginx cache tier (deploy/k8s/cdn-cache.ts), which alone reaches link-signing's edge: the
+ * Ingress and the Gateway API route that host to it.
+ */
+export const CDN_FRONT = 'cdn-cache';
+/** What the public routes of a service go to: the service, or for `{cdn}` the cache tier in front of it. */
+export const publicBackendOf = (s: Pick<ServiceSpec, 'name' | 'public'>): string => (s.public?.host === 'cdn' ? CDN_FRONT : s.name);
+/** Proxies in front: the ingress controller, and for `{cdn}` the cache tier too (X-Forwarded-For from both). */
+export const trustProxyOf = (s: Pick<ServiceSpec, 'public'>): string => (s.public ? (s.public.host === 'cdn' ? '2' : '1') : 'none');
 
 /** Calls another service over HTTP (it is among that service's callers): signs its requests with SERVICE_KEY. */
 export const callsOthers = (s: Pick<ServiceSpec, 'name'>): boolean => SERVICES.some((x) => x.callers.includes(s.name));

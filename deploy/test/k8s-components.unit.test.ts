@@ -20,7 +20,7 @@ import { HOSTS, isTransferRoute, PLACEHOLDER_HOST, TIMEOUTS, type PublicHost } f
 import { ALERTS, MINIO_TOKEN_SECRET, NATS_EXPORTER, NATS_EXPORTER_METRICS, prometheusRule, TRANSFER_ROUTE_PROMQL } from '../k8s/monitoring';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { StatefulSet } from 'kubernetes-models/apps/v1';
-import { SERVICES } from '../k8s/services';
+import { publicBackendOf, SERVICES } from '../k8s/services';
 import { metricsRegistry } from '../../libs/metrics/src';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -363,7 +363,7 @@ describe.each(OVERLAYS)('the %s overlay with both components', (overlay) => {
 
   it('every rule has a timeout; none cuts a transfer, JSON calls keep the Ingress budget, uploads at least its hour', () => {
     const ingress = ingressRoutes();
-    const host = (h: 'base' | 'upload' | 'cdn') => ingress.find((i) => i.service === SERVICES.find((s) => s.public?.host === h)?.name)?.host as string;
+    const host = (h: 'base' | 'upload' | 'cdn') => ingress.find((i) => i.service === publicBackendOf(SERVICES.find((s) => s.public?.host === h)!))?.host as string;
     const annotation = (name: string) =>
       Number(ofKind('Ingress').find((i) => i.metadata.name === name).metadata.annotations['nginx.ingress.kubernetes.io/proxy-read-timeout']);
     for (const m of routeMatches()) expect(m.timeout).toMatch(/^\d+s$/);

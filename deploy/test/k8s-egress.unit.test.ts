@@ -158,7 +158,7 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
 
   it('isolates every pod (Deployments, StatefulSets, the Job) for egress', () => {
     const workloads = workloadsOf(objects);
-    expect(workloads.length).toBe(overlay === 'dev' ? 14 : 13);
+    expect(workloads.length).toBe(overlay === 'dev' ? 15 : 14);
     for (const w of workloads) {
       const d = verdict(w.metadata.name, outside(PUBLIC_V4), 443).egress;
       expect([w.metadata.name, d.isolated]).toEqual([w.metadata.name, true]);
@@ -174,6 +174,8 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       if (d.database && overlay === 'dev') expected.add(`${name} -> postgres:5432`);
     }
     for (const e of ['nats -> nats:4222', 'nats -> nats:6222', 'minio -> minio:9000', 'minio-users -> minio:9000']) expected.add(e);
+    // The {cdn} cache tier: its one upstream, and the edge's purges to it (issue 33).
+    for (const e of ['cdn-cache -> link-signing:8080', 'link-signing -> cdn-cache:8081']) expected.add(e);
     // Every pod behind every port of every Service of the overlay.
     const destinations = new Map<string, { pod: Endpoint; port: number }>();
     for (const svc of objects.filter((o) => o.kind === 'Service' && o.spec?.selector)) {

@@ -189,7 +189,7 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     }
   });
 
-  it('lets only gateway, upload and the edge (and the object store, for presigned links) take traffic from outside, and each internal service only its callers', () => {
+  it('lets only gateway, upload and the cache tier in front of the edge (and the object store, for presigned links) take traffic from outside, and each internal service only its callers', () => {
     const policies = byKind('NetworkPolicy');
     expect(policies.find((p) => p.metadata.name === 'default-deny-ingress')?.spec).toEqual({ podSelector: {}, policyTypes: ['Ingress'] });
     const fromIngressPolicies = policies.filter((p) =>
@@ -201,7 +201,8 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       .filter((o) => fromIngressPolicies.some((p) => selects(p.spec.podSelector, o.spec.template.metadata.labels)))
       .map((o) => o.metadata.name)
       .sort();
-    expect(fromIngress).toEqual(['gateway', 'link-signing', 'minio', 'upload']);
+    // {cdn} reaches link-signing through the cache tier only (issue 33).
+    expect(fromIngress).toEqual(['cdn-cache', 'gateway', 'minio', 'upload']);
     for (const o of podsOf(objects)) {
       const app = o.spec.template.metadata.labels['app.kubernetes.io/name'];
       expect([app, policies.some((p) => p.spec.podSelector.matchLabels?.['app.kubernetes.io/name'] === app)]).toEqual([app, true]);
@@ -212,7 +213,7 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
         .flatMap((r: any) => (r.from ?? []).map((f: any) => f.podSelector?.matchLabels?.['app.kubernetes.io/name']))
         .filter(Boolean)
         .sort();
-      expect([s.name, callers]).toEqual([s.name, [...s.callers].sort()]);
+      expect([s.name, callers]).toEqual([s.name, [...s.callers, ...(s.name === 'link-signing' ? ['cdn-cache'] : [])].sort()]);
     }
     // Every HTTP call between services is allowed: the URL a service is configured with names a callee that lists it.
     const calls: Array<[string, string]> = [
@@ -237,7 +238,7 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       expect([caller, callee, SERVICES.find((s) => s.name === callee)?.callers.includes(caller as ServiceName)]).toEqual([caller, callee, true]);
   });
 
-  it('sets TRUST_PROXY wherever NODE_ENV=production: the one ingress hop for what the Ingress reaches, none elsewhere', () => {
+  it('sets TRUST_PROXY wherever NODE_ENV=production: the one ingress hop for what the Ingress reaches (two for the edge behind the cache tier), none elsewhere', () => {
     const configMaps = byKind('ConfigMap');
     const envOf = (c: any): Record<string, string> => {
       const env: Record<string, string> = {};
@@ -246,7 +247,9 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       return env;
     };
     const behindIngress = new Set(byKind('Ingress').flatMap((i) => i.spec.rules.flatMap((r: any) => r.http.paths.map((p: any) => p.backend.service.name))));
-    expect([...behindIngress].filter((n) => n !== 'minio').sort()).toEqual(['gateway', 'link-signing', 'upload']);
+    expect([...behindIngress].filter((n) => n !== 'minio').sort()).toEqual(['cdn-cache', 'gateway', 'upload']);
+    // The cache tier's own upstream: the edge (its NetworkPolicies admit nothing else).
+    expect(named('ConfigMap', 'cdn-cache').data['nginx.conf']).toMatch(/upstream edge \{\s*server link-signing:80;/);
     const seen: string[] = [];
     for (const o of podsOf(objects)) {
       for (const c of containersOf(o)) {
@@ -254,7 +257,8 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
         if (env.NODE_ENV !== 'production') continue;
         const served = behindIngress.has(o.metadata.name) && c === o.spec.template.spec.containers[0];
         // Exactly the ingress-nginx hop where the Ingress is in front (a client's own X-Forwarded-For never counts).
-        expect([o.metadata.name, c.name, env.TRUST_PROXY]).toEqual([o.metadata.name, c.name, served ? '1' : 'none']);
+        const hops = o.metadata.name === 'link-signing' ? '2' : served ? '1' : 'none';
+        expect([o.metadata.name, c.name, env.TRUST_PROXY]).toEqual([o.metadata.name, c.name, hops]);
         seen.push(`${o.metadata.name}/${c.name}`);
       }
     }
@@ -263,7 +267,7 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
 
   it('routes only the API paths of {base}, {upload} and {cdn} (and the console of {base}) through the Ingress, uploads unbuffered and unlimited', () => {
     const paths = byKind('Ingress').flatMap((i) => i.spec.rules.flatMap((r: any) => r.http.paths.map((p: any) => `${p.backend.service.name}${p.path}`)));
-    expect(paths.sort()).toEqual(['gateway/api', 'gateway/console', 'link-signing/api/v1/files', `minio/${BUCKET}`, 'upload/api']);
+    expect(paths.sort()).toEqual(['cdn-cache/api/v1/files', 'gateway/api', 'gateway/console', `minio/${BUCKET}`, 'upload/api']);
     expect(named('Ingress', 'dam-upload').metadata.annotations).toMatchObject({
       'nginx.ingress.kubernetes.io/proxy-body-size': '0',
       'nginx.ingress.kubernetes.io/proxy-request-buffering': 'off',
