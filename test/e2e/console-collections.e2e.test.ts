@@ -188,6 +188,17 @@ it('selects with click, shift-click and keys (kept in SELECTED_ASSETS), builds a
     expect(await page.getByRole('link', { name: 'Download as a CSV file' }).getAttribute('download')).toBe('links.csv');
     await accessible(page, 'links of the selection');
     await shot(page, '23-selection-links.png');
+    // A key the assets do not have: each asset's error listed, in the API's words.
+    await page.getByLabel('Key', { exact: true }).fill('nosuchkey');
+    await page.getByRole('button', { name: 'Get 2 links' }).click();
+    const outcome = page.locator('[data-outcome]');
+    await outcome.filter({ hasText: '0 of 2 links made.' }).waitFor();
+    expect(await outcome.locator('[data-failed-id]').count()).toBe(2);
+    // Process the two (smart_imaging): two jobs, with a link to them.
+    await page.getByRole('button', { name: 'Process', exact: true }).click();
+    await page.getByRole('checkbox', { name: 'smart_imaging' }).check();
+    await page.getByRole('button', { name: 'Process 2' }).click();
+    await outcome.filter({ hasText: '2 of 2 queued.' }).filter({ hasText: '2 jobs queued' }).waitFor();
 
     // A phone's width: nothing wider than the screen, still accessible.
     await page.setViewportSize({ width: 375, height: 800 });

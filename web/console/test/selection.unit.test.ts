@@ -11,6 +11,7 @@ import {
   pageState,
   rangeIds,
   runEach,
+  selectionRefusal,
   togglePage,
   type LinkEntry,
 } from '../src/lib/selection';
@@ -84,6 +85,14 @@ describe('the 300-asset limit of a collection', () => {
     expect(overLimit(290, 10)).toBeUndefined();
     expect(overLimit(0, 300)).toBeUndefined();
     expect(overLimit(295, 6)).toBe('A collection holds at most 300 assets (it has 295, 6 more asked)');
+  });
+
+  it('refuses a selection past 300 (SELECTED_ASSETS is a collection) but always lets it shrink', () => {
+    expect(selectionRefusal(290, 300)).toBeUndefined();
+    expect(selectionRefusal(290, 301)).toBe(
+      'At most 300 assets can be selected: the selection is kept in SELECTED_ASSETS, a collection, which holds at most 300 (301 asked)',
+    );
+    expect(selectionRefusal(320, 310)).toBeUndefined();
   });
 
   it('shows how full it is, nearly full from 270 on', () => {

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, can, errorText, type Session } from '../session';
-import { applyIds, BASKET, basketDiff, COLLECTION_MAX_ASSETS } from './selection';
+import { applyIds, BASKET, basketDiff, COLLECTION_MAX_ASSETS, selectionRefusal } from './selection';
 
 /**
  * The selection on the Assets page, kept in step with the caller's `SELECTED_ASSETS` collection (its basket,
@@ -137,10 +137,9 @@ export function useSelection(session: Session): Selection {
   }, []);
   const change = (next: string[], seen: readonly SelectedAsset[] = []): boolean => {
     attach(session);
-    if (next.length > COLLECTION_MAX_ASSETS && next.length > state.ids.length) {
-      set({
-        error: `At most ${COLLECTION_MAX_ASSETS} assets can be selected: the selection is kept in ${BASKET}, a collection, which holds at most ${COLLECTION_MAX_ASSETS} (${next.length} asked)`,
-      });
+    const refused = selectionRefusal(state.ids.length, next.length);
+    if (refused) {
+      set({ error: refused });
       return false;
     }
     const known = new Map(state.known);

@@ -101,6 +101,15 @@ export function overLimit(present: number, fresh: number): string | undefined {
   return `A collection holds at most ${COLLECTION_MAX_ASSETS} assets (it has ${present}, ${fresh} more asked)`;
 }
 
+/**
+ * Why a selection of `next` assets cannot be kept (SELECTED_ASSETS is a collection: 300 at most), or undefined.
+ * Shrinking is always allowed, so a selection over the limit (none should be) can still be cut down.
+ */
+export function selectionRefusal(current: number, next: number): string | undefined {
+  if (next <= COLLECTION_MAX_ASSETS || next <= current) return undefined;
+  return `At most ${COLLECTION_MAX_ASSETS} assets can be selected: the selection is kept in ${BASKET}, a collection, which holds at most ${COLLECTION_MAX_ASSETS} (${next} asked)`;
+}
+
 /** "12 / 300" and how full, for a meter; `near` from 90 % on, so the limit is explained before it is hit. */
 export function fill(count: number): { text: string; ratio: number; near: boolean; full: boolean } {
   return {
