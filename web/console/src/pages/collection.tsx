@@ -108,7 +108,7 @@ export function CollectionPage({ session, id }: { session: Session; id: string }
           <p class="muted">
             {c.name === BASKET
               ? 'Your selection on the Assets page: selecting and unselecting there changes it.'
-              : `A collection holds at most ${COLLECTION_MAX_ASSETS} assets (assets in the trash count until they are purged or removed); adding past that is refused and nothing is added. Add assets from the Assets page: select them, then Add to collection.`}
+              : `A collection holds at most ${COLLECTION_MAX_ASSETS} assets (assets in the trash count too); adding past that is refused and nothing is added. Add assets from the Assets page: select them, then Add to collection.`}
           </p>
           {can(session, 'MANAGE_COLLECTIONS') && (
             <div class="row selection-bar" aria-live="polite">
