@@ -121,6 +121,7 @@ it('an ADMIN manages users and keys; a MANAGER is not offered Users; every page 
 
   // Role: USER → MANAGER; one's own role is refused with the API's words next to the control.
   await row.getByLabel(`Role of ${MARIA.email}`).selectOption({ label: 'MANAGER' });
+  await row.getByRole('button', { name: `Save role of ${MARIA.email}` }).click();
   await page
     .getByRole('status')
     .filter({ hasText: `${MARIA.email} is now MANAGER` })
@@ -128,6 +129,7 @@ it('an ADMIN manages users and keys; a MANAGER is not offered Users; every page 
   expect((await dam.GET('/api/v1/users/{user_id}', { params: { path: { user_id: created.user_id } } })).data?.role_name).toBe('MANAGER');
   const mine = page.locator(`tr[data-user-id="${e2e.admin.user_id}"]`);
   await mine.getByLabel(`Role of ${ADMIN.email}`).selectOption({ label: 'USER' });
+  await mine.getByRole('button', { name: `Save role of ${ADMIN.email}` }).click();
   await mine.getByRole('alert').filter({ hasText: 'CANNOT_MODIFY_SELF' }).waitFor();
   expect(await mine.getByLabel(`Role of ${ADMIN.email}`).inputValue()).toBe('1');
 
@@ -197,12 +199,19 @@ it('an ADMIN manages users and keys; a MANAGER is not offered Users; every page 
   // accessID: the warning says what stops, Cancel leaves it, confirming rotates it.
   const accessSection = page.locator('[data-section="accessid"]');
   await accessSection.getByText('every cdn link you ever signed').waitFor();
-  await accessSection.getByRole('button', { name: 'Rotate accessID' }).click();
-  await accessSection.getByRole('button', { name: 'Cancel' }).click();
-  expect((await loginResult(e2e.suite.base, ADMIN.email, ADMIN.password)).accessID).toBe(e2e.admin.accessID);
-  await accessSection.getByRole('button', { name: 'Rotate accessID' }).click();
+  // From the keyboard: Enter opens the confirm step with the focus on Cancel, Escape closes it (back on the button).
+  await accessSection.getByRole('button', { name: 'Rotate accessID' }).focus();
+  await page.keyboard.press('Enter');
   await accessSection.getByRole('alert').filter({ hasText: 'Every cdn link you signed stops working' }).waitFor();
-  await accessSection.getByRole('button', { name: 'Yes, rotate accessID' }).click();
+  expect(await page.evaluate('document.activeElement.textContent')).toBe('Cancel');
+  await page.keyboard.press('Escape');
+  await accessSection.getByRole('button', { name: 'Rotate accessID' }).waitFor();
+  expect(await page.evaluate('document.activeElement.textContent')).toBe('Rotate accessID');
+  expect((await loginResult(e2e.suite.base, ADMIN.email, ADMIN.password)).accessID).toBe(e2e.admin.accessID);
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('Shift+Tab');
+  expect(await page.evaluate('document.activeElement.textContent')).toBe('Yes, rotate accessID');
+  await page.keyboard.press('Enter');
   await accessSection.getByRole('status').filter({ hasText: 'accessID rotated' }).waitFor();
   const after = await loginResult(e2e.suite.base, ADMIN.email, ADMIN.password);
   expect(after.accessID).not.toBe(e2e.admin.accessID);

@@ -48,7 +48,8 @@ export function ConfirmAction(props: ConfirmActionProps) {
     }
   };
   return (
-    <span class="confirm" role="group" aria-label={props.name ?? props.label}>
+    // Escape is Cancel, as in a dialog.
+    <span class="confirm" role="group" aria-label={props.name ?? props.label} onKeyDown={(e) => e.key === 'Escape' && setConfirming(false)}>
       <span role="alert">{props.question}</span>{' '}
       <button type="button" class="danger" onClick={handler(act, props.onError)}>
         {props.confirm}

@@ -14,6 +14,7 @@ const PAGE_SIZE = 25;
 const EMPTY: NewUser = { email: '', password: '', first_name: '', last_name: '', role_id: 3 };
 /** Codes about one field of a form: their message goes next to it. */
 const USER_CODES: Partial<Record<string, UserField>> = { EMAIL_TAKEN: 'email' };
+const roleName = (id: number) => ROLES.find((r) => r.id === id)?.name ?? String(id);
 type RowField = 'role_id' | 'disabled' | 'password';
 const ROW_CODES: Partial<Record<string, RowField>> = { CANNOT_MODIFY_SELF: 'role_id' };
 
@@ -155,6 +156,8 @@ function ResetPassword({ session, user, onDone }: { session: Session; user: User
 function UserRow({ session, user, onChanged, onMessage }: { session: Session; user: User; onChanged: (u: User) => void; onMessage: (text: string) => void }) {
   const [errors, setErrors] = useState<FormErrors<RowField>>({ fields: {} });
   const [resetting, setResetting] = useState(false);
+  const [role, setRole] = useState<RoleId>(user.role_id);
+  useEffect(() => setRole(user.role_id), [user.role_id]);
   const self = user.user_id === session.userId;
   const who = user.email;
   const resetButton = useRef<HTMLButtonElement>(null);
@@ -183,26 +186,40 @@ function UserRow({ session, user, onChanged, onMessage }: { session: Session; us
         </div>
       </th>
       <td data-label="Role">
-        <select
-          id={roleId}
-          aria-label={`Role of ${who}`}
-          aria-invalid={errors.fields.role_id ? true : undefined}
-          aria-describedby={errors.fields.role_id ? `${roleId}-error` : undefined}
-          value={String(user.role_id)}
-          onChange={handler(async (e: Event) => {
-            const select = e.currentTarget as HTMLSelectElement;
-            const next = Number(select.value) as RoleId;
-            const name = ROLES.find((r) => r.id === next)?.name ?? String(next);
-            // Refused: the control shows the role the user still has, next to the API's reason.
-            if (!(await patch({ role_id: next }, `${who} is now ${name}`))) select.value = String(user.role_id);
-          }, onError)}
-        >
-          {ROLES.map((r) => (
-            <option key={r.id} value={String(r.id)}>
-              {r.name}
-            </option>
-          ))}
-        </select>
+        <div class="row-actions">
+          <select
+            id={roleId}
+            aria-label={`Role of ${who}`}
+            aria-invalid={errors.fields.role_id ? true : undefined}
+            aria-describedby={errors.fields.role_id ? `${roleId}-error` : undefined}
+            value={String(role)}
+            onChange={(e) => setRole(Number(e.currentTarget.value) as RoleId)}
+          >
+            {ROLES.map((r) => (
+              <option key={r.id} value={String(r.id)}>
+                {r.name}
+              </option>
+            ))}
+          </select>
+          {/* Saved by a button, not on change: arrow keys on a closed select change it one step at a time. */}
+          {role !== user.role_id && (
+            <>
+              <button
+                type="button"
+                aria-label={`Save role of ${who}`}
+                onClick={handler(async () => {
+                  // Refused: the control goes back to the role the user still has, next to the API's reason.
+                  if (!(await patch({ role_id: role }, `${who} is now ${roleName(role)}`))) setRole(user.role_id);
+                }, onError)}
+              >
+                Save role
+              </button>
+              <button type="button" class="secondary" onClick={() => setRole(user.role_id)}>
+                Cancel
+              </button>
+            </>
+          )}
+        </div>
         {errors.fields.role_id && (
           <span id={`${roleId}-error`} class="error-text block" role="alert">
             {errors.fields.role_id}
