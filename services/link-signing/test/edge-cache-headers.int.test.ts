@@ -177,6 +177,20 @@ describe('{cdn} answers shared caches may keep (CONTRACT §15)', () => {
     expect((await changed.arrayBuffer()).byteLength).toBe(BODY.length);
   });
 
+  it("answers the cache tier's slice of an empty object with the empty object, not 416", async () => {
+    const storage = createStorage(testS3Config(bucket));
+    const emptyKey = `1/${ASSET}/empty`;
+    const emptyEtag = (await storage.putBuffer(emptyKey, Buffer.alloc(0), { contentType: 'application/octet-stream' })).etag;
+    target = { ...original, object_key: emptyKey, size: 0, etag: emptyEtag };
+    const { linkOf } = await startEdge();
+    const link = linkOf(2_000_000_000);
+    const key = new URL(link).pathname + new URL(link).search + 'bytes=0-1048575';
+    const res = await fetch(link, { headers: { range: 'bytes=0-1048575', 'x-cache-key': key } });
+    expect(res.status).toBe(200);
+    expect((await res.arrayBuffer()).byteLength).toBe(0);
+    expect(res.headers.get('cache-control')).toBe('public, max-age=300');
+  });
+
   it('a playlist is kept like any answer: public max-age, a strong ETag of its body, 304 on If-None-Match', async () => {
     const { linkOf } = await startEdge();
     target = { ...original, object_key: `1/${ASSET}/hls/index.m3u8`, content_type: 'application/vnd.apple.mpegurl', file_name: 'index.m3u8', folder: `1/${ASSET}/hls/` };
