@@ -120,6 +120,8 @@ const OUTSIDE = { database: '198.51.100.20', internet: '203.0.113.10' };
 
 /** The source of the requests a client sends to the public addresses: the ingress controller (or Gateway) in a cluster. */
 export const INGRESS = 'ingress-controller';
+/** The nginx cache tier in front of link-signing's edge in a cluster (issue 33). */
+export const CDN_TIER = 'cdn-cache';
 /** What clients reach through the ingress: the three public addresses and the object store's host (presigned links). */
 const PUBLIC_WORKLOADS = new Set(['gateway', 'upload', 'link-signing', 'minio']);
 
@@ -169,7 +171,12 @@ export interface ClusterVerdict {
 
 /** Each observed flow as the pods of `objects` would make it, with what their NetworkPolicies decide (one per pod reached). */
 export function decideObserved(objects: any[], observed: ObservedFlow[]): ClusterVerdict[] {
-  return observed.flatMap((o) => {
+  // {cdn} in a cluster: the ingress controller reaches the cache tier, and the tier link-signing (deploy/k8s/cdn-cache.ts).
+  const tier = workloadPod(objects, CDN_TIER) ? CDN_TIER : undefined;
+  const hops = observed.flatMap((o): ObservedFlow[] =>
+    tier && o.from === INGRESS && o.to === 'link-signing' ? [{ ...o, to: tier }, { ...o, from: tier }] : [o],
+  );
+  return hops.flatMap((o) => {
     const from = o.from === INGRESS ? foreignPod(ingressNamespace(objects)) : workloadPod(objects, o.from);
     if (!from) throw new Error(`the overlay has no workload ${o.from}`);
     const target = CLUSTER_ADDRESS[o.to] ?? (o.to === 'external' ? undefined : { service: o.to, port: 80 });
