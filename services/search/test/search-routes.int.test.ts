@@ -9,6 +9,7 @@ import { PgSearchIndex } from '../src/adapters/search.repository';
 import { buildSearchApp } from '../src/app';
 import { applyCollectionMessage } from '../src/use-cases/apply-read-model.use-case';
 import { migrateSearch } from '../src/migrations';
+import { RESULT_CAP, searchRequest } from '../src/domain/search-request';
 
 const identities = serviceIdentities();
 let pool: Pool;
@@ -141,6 +142,65 @@ describe('result sets', () => {
     expect(bad.status).toBe(400);
     expect(bad.body.error.code).toBe('VALIDATION_FAILED');
     expect(bad.body.error.details.length).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe('a set matched and stored in the database (issue 33)', () => {
+  it('stores the set match() finds and ResultSetRepository.save would store, answers its first page, and sends no id of the set to the service', async () => {
+    const index = new PgSearchIndex(pool);
+    const sets = new ResultSetRepository(pool);
+    const owner = { groupId: 1, userId: 77 };
+    const scope = { groupId: 1, userId: 77 };
+    // Capped keyword (ranked, ties by id), filters with facets, a sort by a column, one of a custom field, none.
+    await pool.query(`UPDATE search_index SET data = jsonb_build_object('n', size % 7) WHERE group_id = 1 AND size <= 50`);
+    const bodies = [
+      { query: 'photo', page_size: 7 },
+      { query: 'photo 1', filters: { size: { max: 500 } }, facets: ['creator_id', 'status'] },
+      {
+        filters: { size: { max: 50 } },
+        sort: [
+          { field: 'data.n', order: 'desc' },
+          { field: 'size', order: 'asc' },
+        ],
+        page_size: 3,
+      },
+      { sort: [{ field: 'name', order: 'asc' }], page_size: 100 },
+      { query: 'nothing-matches-this' },
+    ];
+    const sent: string[] = [];
+    const counting = new PgSearchIndex({
+      query: (text: string, values?: unknown[]) => {
+        sent.push(JSON.stringify(values ?? []));
+        return pool.query(text, values);
+      },
+    } as unknown as Pool);
+    for (const [i, body] of bodies.entries()) {
+      const request = searchRequest.parse(body);
+      const { hits, facets } = await index.match(request, scope, RESULT_CAP + 1);
+      const id = `${i}`.padStart(32, 'a');
+      sent.length = 0;
+      const saved = await counting.matchAndSave(request, scope, RESULT_CAP, { id, page_size: request.page_size, extended: false }, owner, 60_000);
+      const kept = hits.slice(0, RESULT_CAP);
+      expect(await sets.find(id, owner)).toEqual({
+        id,
+        ids: kept.map((h) => h.id),
+        scores: kept.map((h) => h.score),
+        capped: hits.length > RESULT_CAP,
+        page_size: request.page_size,
+        extended: false,
+        facets,
+      });
+      expect(saved).toEqual({
+        firstIds: kept.slice(0, request.page_size).map((h) => h.id),
+        firstScores: kept.slice(0, request.page_size).map((h) => h.score),
+        total: kept.length,
+        capped: hits.length > RESULT_CAP,
+        facets,
+      });
+      // What the service sent: the request's values, never the set's ids.
+      expect(sent.join(' ')).not.toContain(kept[request.page_size]?.id ?? 'no-such-id');
+    }
+    expect((await sets.find(`${0}`.padStart(32, 'a'), owner))?.ids).toHaveLength(RESULT_CAP);
   });
 });
 

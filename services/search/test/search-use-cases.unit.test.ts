@@ -101,6 +101,33 @@ describe('search use cases', () => {
     expect(scopes[1]).toEqual({ groupId: 1, userId: 10 });
   });
 
+  it('lets an index that can store its match keep the set where it is made: no ids through the service, the first page from what it answers (issue 33)', async () => {
+    const { index, assets } = memoryIndex(0);
+    for (const n of [0, 1, 2]) assets.set(`a${n}`, asset(n));
+    const stored: Array<{ id: string; page_size: number; owner: SetOwner; ttlMs: number }> = [];
+    index.matchAndSave = async (_request, _scope, cap, set, owner, ttlMs) => {
+      expect(cap).toBe(RESULT_CAP);
+      stored.push({ id: set.id, page_size: set.page_size, owner: { groupId: owner.groupId, userId: owner.userId }, ttlMs });
+      return { firstIds: ['a2', 'gone', 'a0'], firstScores: [0.9, 0.8, 0.7], total: 42, capped: true, facets: { status: [{ value: 'OK', count: 42 }] } };
+    };
+    const { resultSets, sets } = memoryResultSets();
+    const first = await searchAssets({ index, resultSets, resultSetTtlMs: 5_000 }, admin, request({ page_size: 3 }));
+    expect(sets.size).toBe(0);
+    expect(stored).toEqual([{ id: first.search_result_id, page_size: 3, owner: { groupId: 1, userId: 10 }, ttlMs: 5_000 }]);
+    expect(first).toMatchObject({
+      page: 1,
+      pages: 14,
+      page_size: 3,
+      total: 42,
+      total_is_capped: true,
+      facets: { status: [{ value: 'OK', count: 42 }] },
+      results: [
+        { id: 'a2', score: 0.9 },
+        { id: 'a0', score: 0.7 },
+      ],
+    });
+  });
+
   it('leaves out of a page what was purged since, and shows the whole asset when extended', async () => {
     const { index, assets } = memoryIndex(3);
     const { resultSets } = memoryResultSets();

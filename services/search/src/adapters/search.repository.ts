@@ -1,6 +1,6 @@
 import type { Pool } from '@dam/db';
-import type { SearchIndex } from '../domain/ports';
-import type { Facets, IndexedAsset, Scope, SearchRequest } from '../domain/search-request';
+import type { SavedMatch, SearchIndex, SetOwner } from '../domain/ports';
+import type { Facets, IndexedAsset, ResultSet, Scope, SearchRequest } from '../domain/search-request';
 import { FACET_COLUMNS, orderOf, whereOf } from './search-query';
 
 /** Searches of `search_index` in PostgreSQL: the match and its facets, and the assets a page shows. */
@@ -21,6 +21,54 @@ export class PgSearchIndex implements SearchIndex {
       this.facetCounts(request.facets, sql, params),
     ]);
     return { hits: matched.rows.map((r) => ({ id: r.asset_id, score: Number(r.score) })), facets };
+  }
+
+  /**
+   * The match stored as a result set by one statement (the `result_sets` row ResultSetRepository reads): the ids are
+   * ranked, capped and kept in the database, and only the first page's come back. The facets are counted beside it
+   * on another connection and added to the row when asked for (the set's id is nobody's until this returns).
+   */
+  async matchAndSave(
+    request: SearchRequest,
+    scope: Scope,
+    cap: number,
+    set: Pick<ResultSet, 'id' | 'page_size' | 'extended'>,
+    owner: SetOwner,
+    ttlMs: number,
+  ): Promise<SavedMatch> {
+    const { sql, params, tsquery } = whereOf(request, scope);
+    const score = tsquery ? `ts_rank_cd(tsv, ${tsquery})` : '0';
+    const q = [...params];
+    const order = orderOf(request, q, tsquery !== undefined);
+    const p = (v: unknown) => {
+      q.push(v);
+      return `$${q.length}`;
+    };
+    const [n, pageSize] = [Math.trunc(cap), Math.trunc(set.page_size)];
+    // The best cap + 1 matches as `match` finds them (ORDER BY ... LIMIT: a top-N sort, or the upload-time index),
+    // then `rn`, each one's place in that order (the sort columns selected under the names orderOf uses).
+    const sortsByData = request.sort?.some((s) => s.field.startsWith('data.')) ?? false;
+    const [stored, facets] = await Promise.all([
+      this.pool.query<{ first_ids: string[]; first_scores: number[]; total: number; capped: boolean }>(
+        `WITH m AS (
+           SELECT asset_id, score, row_number() OVER (ORDER BY ${order}) AS rn FROM (
+             SELECT asset_id, ${score}::real AS score, name, size, upload_time, update_time${sortsByData ? ', data' : ''}
+             FROM search_index WHERE ${sql} ORDER BY ${order} LIMIT ${n + 1}) x),
+         s AS (
+           SELECT coalesce(array_agg(asset_id ORDER BY rn) FILTER (WHERE rn <= ${n}), '{}') AS ids,
+                  coalesce(array_agg(score ORDER BY rn) FILTER (WHERE rn <= ${n}), '{}') AS scores, count(*) > ${n} AS capped FROM m)
+         INSERT INTO result_sets (id, group_id, user_id, ids, scores, capped, page_size, extended, facets, expires_at)
+         SELECT ${p(set.id)}, ${p(owner.groupId)}, ${p(owner.userId)}, ids, scores, capped, ${pageSize}, ${p(set.extended)}, '{}'::jsonb,
+                now() + make_interval(secs => ${p(ttlMs / 1000)}) FROM s
+         RETURNING ids[1:${pageSize}] AS first_ids, scores[1:${pageSize}] AS first_scores, cardinality(ids) AS total, capped`,
+        q,
+      ),
+      this.facetCounts(request.facets, sql, params),
+    ]);
+    if (request.facets.length > 0) await this.pool.query('UPDATE result_sets SET facets = $2 WHERE id = $1', [set.id, JSON.stringify(facets)]);
+    const row = stored.rows[0];
+    if (!row) throw new Error('the result set was not stored');
+    return { firstIds: row.first_ids, firstScores: row.first_scores.map(Number), total: row.total, capped: row.capped, facets };
   }
 
   async assets(ids: string[]): Promise<IndexedAsset[]> {

@@ -36,10 +36,34 @@ export interface RebuildableReadModel extends ReadModel {
   clear(): Promise<void>;
 }
 
+/** A match stored as a result set where it was made: what the first page needs of it. */
+export interface SavedMatch {
+  /** The ids and scores of the set's first `page_size` entries, in its order. */
+  firstIds: string[];
+  firstScores: number[];
+  /** How many ids the set holds (at most the cap), and whether the match had more. */
+  total: number;
+  capped: boolean;
+  facets: Facets;
+}
+
 /** Queries of the read model. */
 export interface SearchIndex {
   /** The best `limit` matches of a request in its order, and the facets it asks for over the whole match. */
   match(request: SearchRequest, scope: Scope, limit: number): Promise<{ hits: Array<{ id: string; score: number }>; facets: Facets }>;
+  /**
+   * Optional: the best `cap` matches stored as result set `set.id` for `owner` by the store that holds both (one
+   * statement in the database), so up to 10,000 ids never travel to the service and back: the same set as `match`
+   * then `ResultSets.save`, with `set.facets` ignored (the facets asked are counted and stored here).
+   */
+  matchAndSave?(
+    request: SearchRequest,
+    scope: Scope,
+    cap: number,
+    set: Pick<ResultSet, 'id' | 'page_size' | 'extended'>,
+    owner: SetOwner,
+    ttlMs: number,
+  ): Promise<SavedMatch>;
   /** The indexed assets among `ids` (purged ones are missing), in no particular order. */
   assets(ids: string[]): Promise<IndexedAsset[]>;
 }
