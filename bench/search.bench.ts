@@ -8,14 +8,21 @@
  * gateway; the index size on disk; the EXPLAIN plan of the keyword + filters query; then the replay command's
  * work (empty the model, rebuild it from the streams, as the search identity) timed, and the row count and a
  * query's answer compared with the live model's. Prints one JSON line.
+ * `count` 0 seeds nothing and measures the model as it is (a second run over the same 100,000 assets); SKIP_REPLAY=1
+ * leaves out the replay. Beside each keyword query's figures through {base}: the same match run straight on the
+ * search database (`sqlOnly`: the match and its facets as the service sends them, without HTTP, the gateway, the
+ * stored set and the first page), so the database's share is seen apart; and the load average of the run.
  */
 import { randomBytes } from 'node:crypto';
+import { loadavg } from 'node:os';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { jetstream } from '@nats-io/jetstream';
 import { createPool } from '@dam/db';
 import { assetEventSubject, connectNats } from '@dam/events';
 import { SearchIndexRepository } from '../services/search/src/adapters/search-index.repository';
+import { PgSearchIndex } from '../services/search/src/adapters/search.repository';
+import { searchRequest } from '../services/search/src/domain/search-request';
 import { natsStreamReplay } from '../services/search/src/adapters/stream-replay';
 import { replayIndex } from '../services/search/src/use-cases/replay-index.use-case';
 import { api, DATA, envOf, login, percentile } from './support';
@@ -74,7 +81,13 @@ function assetEvent(i: number, version = 1) {
   return { id: `bench-${id}-${version}`, type: 'file-saved', time: new Date().toISOString(), group_id: '1', asset_id: id, version, data: asset };
 }
 
-async function timeQueries(jwt: string, body: unknown, concurrency: number, firstPage?: (b: unknown) => Promise<string>) {
+async function timeQueries(
+  jwt: string,
+  body: unknown,
+  concurrency: number,
+  firstPage?: (b: unknown) => Promise<string>,
+  direct?: (b: unknown) => Promise<void>,
+) {
   const times: number[] = [];
   let next = 0;
   await Promise.all(
@@ -82,6 +95,11 @@ async function timeQueries(jwt: string, body: unknown, concurrency: number, firs
       while (next < requests) {
         next += 1;
         const t0 = performance.now();
+        if (direct) {
+          await direct(body);
+          times.push(performance.now() - t0);
+          continue;
+        }
         const res = firstPage ? { status: 200, body: await firstPage(body) } : await api(jwt, 'POST', '/api/v1/assets/search', body);
         times.push(performance.now() - t0);
         if (res.status !== 200) throw new Error(`search answered ${res.status}: ${JSON.stringify(res.body)}`);
@@ -134,14 +152,25 @@ async function main(): Promise<void> {
     if (r.status !== 200) throw new Error(`page 40 answered ${r.status}`);
     return 'ok';
   };
+  // The search service's own match (and facets) on the database, as it runs them for group 1's admin.
+  const index = new PgSearchIndex(
+    createPool(`postgres://postgres@127.0.0.1:${readFileSync(path.join(DATA, 'run', 'pg-port'), 'utf8').trim()}/dam_search`, { max: 16 }),
+  );
+  const sqlOnly = async (body: unknown) => {
+    await index.match(searchRequest.parse(body), { groupId: 1, userId: 1 }, 10_001);
+  };
+  const load = [loadavg()[0] ?? 0];
   const queries: Record<string, unknown> = {};
   for (const c of [1, 8]) {
     queries[`c${c}`] = {
       keyword: await timeQueries(jwt, keyword, c),
+      keywordSqlOnly: await timeQueries(jwt, keyword, c, undefined, sqlOnly),
       keywordTwoFiltersThreeFacets: await timeQueries(jwt, filtered, c),
+      keywordTwoFiltersThreeFacetsSqlOnly: await timeQueries(jwt, filtered, c, undefined, sqlOnly),
       filterSortByData: await timeQueries(jwt, byData, c),
       page40OfCappedSet: await timeQueries(jwt, undefined, c, page40),
     };
+    load.push(loadavg()[0] ?? 0);
   }
   const size = (
     await db.query("SELECT pg_size_pretty(pg_total_relation_size('search_index')) AS total, pg_size_pretty(pg_indexes_size('search_index')) AS indexes")
@@ -155,26 +184,14 @@ async function main(): Promise<void> {
   ).rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']);
 
   // Replay: the same work as `pnpm --filter @dam/search replay`, as the search identity, then the same answers.
-  const liveRows = Number((await db.query('SELECT count(*) AS n FROM search_index WHERE indexed')).rows[0].n);
-  const liveAnswer = (await api(jwt, 'POST', '/api/v1/assets/search', filtered)).body;
-  const searchNc = await connectNats(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', 'search', seeds.NATS_NKEY_SEED_SEARCH);
-  const replay = await replayIndex({ model: new SearchIndexRepository(db), streams: natsStreamReplay(searchNc) });
-  await searchNc.close();
-  const replayedAnswer = (await api(jwt, 'POST', '/api/v1/assets/search', filtered)).body;
-  const replayedRows = Number((await db.query('SELECT count(*) AS n FROM search_index WHERE indexed')).rows[0].n);
-  const replayed = {
-    ...replay,
-    eventsPerSecond: Math.round(replay.events / (replay.ms / 1000)),
-    liveRows,
-    replayedRows,
-    answerEqual: JSON.stringify([liveAnswer.total, liveAnswer.facets]) === JSON.stringify([replayedAnswer.total, replayedAnswer.facets]),
-  };
+  const replayed = process.env.SKIP_REPLAY === '1' ? 'skipped' : await replayAndCompare(jwt, db, filtered, seeds.NATS_NKEY_SEED_SEARCH as string);
   console.log(
     JSON.stringify({
       count,
       rows: await rows(),
       seed: { publishedMs: Math.round(publishedMs), indexedMs: Math.round(indexedMs), eventsPerSecond: Math.round(count / (indexedMs / 1000)) },
       indexingLagMs: { p50: Math.round(percentile(lags, 50)), p99: Math.round(percentile(lags, 99)) },
+      loadAverage: load.map((l) => Math.round(l * 10) / 10),
       queries,
       cappedSet: { total: capped.total, total_is_capped: capped.total_is_capped },
       size,
@@ -184,6 +201,25 @@ async function main(): Promise<void> {
   );
   await db.end();
   await nc.close();
+  process.exit(0);
+}
+
+/** The replay command's work, timed, and the row count and one answer compared with the live model's. */
+async function replayAndCompare(jwt: string, db: ReturnType<typeof createPool>, filtered: unknown, seed: string) {
+  const liveRows = Number((await db.query('SELECT count(*) AS n FROM search_index WHERE indexed')).rows[0].n);
+  const liveAnswer = (await api(jwt, 'POST', '/api/v1/assets/search', filtered)).body;
+  const searchNc = await connectNats(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', 'search', seed);
+  const replay = await replayIndex({ model: new SearchIndexRepository(db), streams: natsStreamReplay(searchNc) });
+  await searchNc.close();
+  const replayedAnswer = (await api(jwt, 'POST', '/api/v1/assets/search', filtered)).body;
+  const replayedRows = Number((await db.query('SELECT count(*) AS n FROM search_index WHERE indexed')).rows[0].n);
+  return {
+    ...replay,
+    eventsPerSecond: Math.round(replay.events / (replay.ms / 1000)),
+    liveRows,
+    replayedRows,
+    answerEqual: JSON.stringify([liveAnswer.total, liveAnswer.facets]) === JSON.stringify([replayedAnswer.total, replayedAnswer.facets]),
+  };
 }
 
 main().catch((error: unknown) => {
