@@ -18,6 +18,11 @@ declare -A DAM_PORT=(
 # DAM_SERVICES="auth metadata" limits which services up/down handle (all ten by default).
 read -r -a DAM_SERVICES <<<"${DAM_SERVICES:-${DAM_ALL_SERVICES[*]}}"
 
+# The nginx cache tier in front of link-signing's edge (deploy/cache): {cdn} as users reach it, and its purge
+# endpoint (loopback, link-signing only). DAM_CDN_TIER=0 leaves it out: {cdn} is then link-signing itself.
+CDN_TIER_PORT=8083
+CDN_TIER_PURGE_PORT=8084
+DAM_CDN_TIER=${DAM_CDN_TIER:-1}
 NATS_PORT=4222
 NATS_MONITOR_PORT=8222
 S3_PORT=7480
@@ -108,4 +113,9 @@ dam_export_env() {
   done
   # The three public addresses of the contract ({base}, {upload}, {cdn}), for links a service hands out.
   export PUBLIC_BASE_URL=$GATEWAY_URL PUBLIC_UPLOAD_URL=$UPLOAD_URL PUBLIC_CDN_URL=$LINK_SIGNING_URL
+  if [ "$DAM_CDN_TIER" = 1 ]; then
+    PUBLIC_CDN_URL="http://127.0.0.1:$CDN_TIER_PORT"
+    # link-signing purges the tier's copies of replaced, deleted and purged assets.
+    export CDN_TIER_PURGE_URLS="http://127.0.0.1:$CDN_TIER_PURGE_PORT/purge"
+  fi
 }
