@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { createDamClient } from '@dam/client';
-import { scaled } from '@dam/testing';
+import { scaled, waitFor } from '@dam/testing';
 import { axeViolations, blocking, ensureConsoleBuilt, launchChromium, type Browser, type BrowserContext, type Page } from '../../web/console/test/browser';
 import { ADMIN, loginResult, useSuite } from './suite';
 
@@ -239,6 +239,29 @@ it('an ADMIN manages users and keys; a MANAGER is not offered Users; every page 
   await expectNoSidewaysScroll(page, 'users page at 375 px');
   await expectAccessible(page, 'users page at 375 px');
   await shot(page, '34-users-phone.png');
+
+  // The list pages: 26 users are two pages of 25, the second with the newest one.
+  await page.setViewportSize({ width: 1366, height: 900 });
+  for (let i = 0; i < 24; i += 6) {
+    await Promise.all(
+      Array.from({ length: 6 }, (_, j) =>
+        dam
+          .POST('/api/v1/users', { body: { email: `bulk${i + j}@example.com`, password: 'bulk-password', role_id: 4 } })
+          .then((r) => expect(r.response.status).toBe(201)),
+      ),
+    );
+  }
+  await page.reload();
+  await page.getByText('26 users in your group').waitFor();
+  const pager = page.getByRole('navigation', { name: 'Pages of users' });
+  await pager.getByText('Page 1 of 2').waitFor();
+  const ids = () => page.locator('tr[data-user-id]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-user-id')));
+  const first = await ids();
+  expect(first).toHaveLength(25);
+  await pager.getByRole('button', { name: 'Next page' }).click();
+  await pager.getByText('Page 2 of 2').waitFor();
+  const second = await waitFor(async () => ((await ids()).length === 1 ? ids() : undefined), { description: 'the second page of users' });
+  expect(first).not.toContain(second[0]);
   expect(await problems()).toEqual([]);
 
   // A MANAGER: no Users, no Trash; the address of Users says so; API keys holds only their own keys.
