@@ -11,8 +11,12 @@ import type { Request } from 'express';
  */
 export const UNSIGNED_BODY = 'UNSIGNED';
 
+const sha256 = (bytes: string | Uint8Array): string => createHash('sha256').update(bytes).digest('base64url');
+// Most internal calls (every GET) have no body: its hash once, not a hash object per call (1-2 % of a hop's CPU).
+const EMPTY_BODY_HASH = sha256('');
+
 /** `bh` of these exact body bytes (no body: the empty string). */
-export const bodyHash = (bytes: string | Uint8Array): string => createHash('sha256').update(bytes).digest('base64url');
+export const bodyHash = (bytes: string | Uint8Array): string => (bytes.length === 0 ? EMPTY_BODY_HASH : sha256(bytes));
 
 /** The body as the verifier received it: its bytes, or a stream it does not read (`streamed`). */
 export type ReceivedBody = { bytes: string | Uint8Array } | 'streamed';
