@@ -10,7 +10,7 @@ import { useSuite } from './suite';
 /**
  * Issue 33: the nginx cache tier (deploy/cache) in front of `{cdn}`, as deploy/local/up runs it: Get Link hands out
  * links on the tier (PUBLIC_CDN_URL), a second GET is a hit, a Range is served from the cached slices, a replaced
- * original is purged from the tier at once (a MISS, not an expiry), and a revoked link, refused by the edge at once,
+ * original and a CDN purge job's asset are purged from the tier at once (a MISS, not an expiry), and a revoked link, refused by the edge at once,
  * is served by the tier for at most N = CDN_MAX_AGE seconds and then refused there too.
  */
 const MAX_AGE = 4;
@@ -49,8 +49,12 @@ afterAll(async () => {
 
 const auth = () => ({ authorization: `Bearer ${e2e.jwt}` });
 
-async function call(method: string, url: string): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${e2e.suite.base}${url}`, { method, headers: auth() });
+async function call(method: string, url: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${e2e.suite.base}${url}`, {
+    method,
+    headers: { ...auth(), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }
@@ -136,6 +140,32 @@ describe('the nginx cache tier in front of {cdn}', () => {
     expect(after.body.toString()).toBe('second version!');
     // EXPIRED would mean the entry only ran out (max-age); MISS means the purge deleted it.
     expect(after.cache).toBe('MISS');
+  });
+
+  it('drops an asset purged by a CDN purge job (POST /api/v1/cdn/purge) from the tier', async () => {
+    const id = await upload('purged.txt', Buffer.from('purge me'));
+    const url = await linkOf(id);
+    await get(url);
+    expect((await get(url)).cache).toBe('HIT');
+    const purge = await call('POST', '/api/v1/cdn/purge', { urls: [id] });
+    expect(purge.status).toBe(202);
+    const job = await waitFor(
+      async () => {
+        const j = (await call('GET', `/api/v1/jobs/${purge.body.job_id}`)).body;
+        return j.status === 'COMPLETED' || j.status === 'ERROR' ? j : undefined;
+      },
+      { timeoutMs: scaled(20_000), intervalMs: 100, description: 'the purge job' },
+    );
+    expect(job.status).toBe('COMPLETED');
+    // Every edge replica hears the purge and tells the tier (dam.internal.cdn.evict): the next answer is a miss.
+    const next = await waitFor(
+      async () => {
+        const res = await get(url);
+        return res.cache !== 'HIT' && res;
+      },
+      { timeoutMs: scaled(20_000), intervalMs: 100, description: 'the tier drops the purged asset' },
+    );
+    expect([next.status, next.cache, next.body.toString()]).toEqual([200, 'MISS', 'purge me']);
   });
 
   it('serves a revoked link for at most N seconds, while the edge itself refuses it at once', async () => {
