@@ -40,8 +40,12 @@ function unknownPathId(schema: z.ZodType, error: z.ZodError): AppError | undefin
   return undefined;
 }
 
+/** A refused key of a record (zod's "Invalid key in record") says why, in the key schema's own words. */
+const keyIssues = (issue: z.core.$ZodIssue): { path: PropertyKey[]; message: string }[] =>
+  issue.code === 'invalid_key' && issue.issues.length > 0 ? issue.issues.map((i) => ({ path: [...issue.path, ...i.path], message: i.message })) : [issue];
+
 export function zodDetails(error: z.ZodError, prefix: string): ErrorDetail[] {
-  return error.issues.map((issue) => ({
+  return error.issues.flatMap(keyIssues).map((issue) => ({
     path: [prefix, ...issue.path.map(String)].filter(Boolean).join('.'),
     message: issue.message,
   }));
