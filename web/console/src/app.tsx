@@ -8,6 +8,8 @@ import { CollectionPage } from './pages/collection';
 import { CollectionsPage } from './pages/collections';
 import { JobsPage } from './pages/jobs';
 import { LoginPage } from './pages/login';
+import { SchemasPage } from './pages/schemas';
+import { SettingsPage } from './pages/settings';
 import { TrashPage } from './pages/trash';
 import { UploadPage } from './pages/upload';
 import { UsersPage } from './pages/users';
@@ -22,6 +24,8 @@ const TITLES: Record<Route['name'], string> = {
   trash: 'Trash',
   users: 'Users',
   'api-keys': 'API keys',
+  settings: 'Settings',
+  schemas: 'Schemas',
   collections: 'Collections',
   collection: 'Collection',
   login: 'Sign in',
@@ -117,6 +121,12 @@ export function App({ config }: { config: ConsoleConfig }) {
       break;
     case 'api-keys':
       page = <ApiKeysPage session={session} />;
+      break;
+    case 'settings':
+      page = <SettingsPage session={session} />;
+      break;
+    case 'schemas':
+      page = <SchemasPage session={session} />;
       break;
     case 'not-found':
       page = (

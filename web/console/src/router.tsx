@@ -17,11 +17,13 @@ export type Route =
   | { name: 'collections' }
   | { name: 'collection'; id: string }
   | { name: 'api-keys' }
+  | { name: 'settings' }
+  | { name: 'schemas' }
   | { name: 'login' }
   | { name: 'not-found' };
 
 /** The routes that are one path segment, named as their segment. */
-const SINGLE = ['upload', 'collections', 'jobs', 'trash', 'users', 'api-keys', 'login'] as const;
+const SINGLE = ['upload', 'collections', 'jobs', 'trash', 'users', 'api-keys', 'settings', 'schemas', 'login'] as const;
 
 export function parseRoute(pathname: string, search: string): Route {
   const rel = pathname.startsWith(BASE) ? pathname.slice(BASE.length) : pathname;

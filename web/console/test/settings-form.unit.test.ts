@@ -1,5 +1,6 @@
 import * as keys from '../../../libs/internal-api/src/conversion-keys';
 import { zodDetails } from '../../../libs/http/src/validate';
+import { PERMISSIONS } from '../../../libs/auth-tokens/src';
 import { applySettingsPatch, defaultSettings, settingsPatchSchema } from '../../../services/auth/src/domain/settings';
 import {
   BUILTIN_IMAGE_KEYS,
@@ -14,6 +15,7 @@ import {
   urlLines,
   type SettingsPatch,
 } from '../src/lib/settings-form';
+import { mayUse, navFor } from '../src/lib/nav';
 
 /** What Update Settings answers for a patch: its 400 details as path → messages (the route's own zodDetails), or {}. */
 function apiAnswer(patch: unknown): Record<string, string> {
@@ -56,7 +58,10 @@ const patches: [string, SettingsPatch][] = [
   ['rotate', { webhooks: { rotate_secret: true } }],
   ['the image profile', { conversions: { profile: { image: ['', 'thumb', 'thumb'] } } }],
   ['an unknown key in the image profile', { conversions: { profile: { image: ['thumb', 'nothere', 'smart_imaging', 'gone'] } } }],
-  ['the image profile naming a conversion added with it', { conversions: { custom: { thumb: conv({ width: 200 }), hero: conv({ width: 9 }) }, profile: { image: ['hero'] } } }],
+  [
+    'the image profile naming a conversion added with it',
+    { conversions: { custom: { thumb: conv({ width: 200 }), hero: conv({ width: 9 }) }, profile: { image: ['hero'] } } },
+  ],
   ['the image profile naming a conversion removed with it', { conversions: { custom: {}, profile: { image: ['thumb'] } } }],
   ['51 image keys', { conversions: { profile: { image: many(51, 'k') } } }],
   ['the video profile', { conversions: { profile: { video: ['360p-video', 'mp3', '360p-video'] } } }],
@@ -101,7 +106,9 @@ describe('the console checks settings with the API rules and words', () => {
     };
     expect(apiErrors(body)).toEqual({ byPath: { 'webhooks.urls.0': 'must not point inside the network; again' } });
     expect(apiErrors({ error: { code: 'FORBIDDEN', message: 'No' } })).toEqual({ byPath: {}, general: 'No (FORBIDDEN)' });
-    expect(errorsUnder({ 'webhooks.urls.1': 'bad', 'webhooks.urls': 'must not repeat an entry', other: 'x' }, 'webhooks.urls')).toBe('1: bad; must not repeat an entry');
+    expect(errorsUnder({ 'webhooks.urls.1': 'bad', 'webhooks.urls': 'must not repeat an entry', other: 'x' }, 'webhooks.urls')).toBe(
+      '1: bad; must not repeat an entry',
+    );
     expect(errorsUnder({ other: 'x' }, 'webhooks.urls')).toBeUndefined();
   });
 
@@ -111,5 +118,19 @@ describe('the console checks settings with the API rules and words', () => {
     expect(numberOf('1e')).toBeNaN();
     expect(urlLines(' https://a.example/h \n\n  https://b.example/ ')).toEqual(['https://a.example/h', 'https://b.example/']);
     expect(previewQuery({ width: 400, fit: 'inside', format: 'avif', quality: 60 })).toBe('w=400&fit=inside&format=avif&q=60');
+  });
+});
+
+describe('who is offered Settings and Schemas', () => {
+  const offered = (role: keyof typeof PERMISSIONS) => navFor(PERMISSIONS[role]).map((p) => p.label);
+  it('Settings with MANAGE_SETTINGS, Schemas with MANAGE_SCHEMAS, after API keys', () => {
+    expect(offered('ADMIN')).toEqual(expect.arrayContaining(['Settings', 'Schemas']));
+    expect(offered('ADMIN').indexOf('Settings')).toBe(offered('ADMIN').indexOf('API keys') + 1);
+    expect(offered('MANAGER')).toContain('Schemas');
+    expect(offered('MANAGER')).not.toContain('Settings');
+    for (const role of ['USER', 'CREATOR'] as const) expect(offered(role)).not.toEqual(expect.arrayContaining(['Settings']));
+    for (const role of ['USER', 'CREATOR'] as const) expect(offered(role)).not.toContain('Schemas');
+    expect(mayUse('settings', PERMISSIONS.MANAGER)).toBe(false);
+    expect(mayUse('schemas', PERMISSIONS.MANAGER)).toBe(true);
   });
 });

@@ -25,7 +25,18 @@ function likelySchema(schemas: AssetSchema[], data: Record<string, unknown>): As
   return best?.s;
 }
 
-function Field({ f, value, error, onChange }: { f: FieldSpec; value: string | boolean; error?: string | undefined; onChange: (v: string | boolean) => void }) {
+/** One field of the schema form (also the Schemas page's preview). */
+export function Field({
+  f,
+  value,
+  error,
+  onChange,
+}: {
+  f: FieldSpec;
+  value: string | boolean;
+  error?: string | undefined;
+  onChange: (v: string | boolean) => void;
+}) {
   const id = `data-${f.name}`;
   const describedBy = [f.help ? `${id}-help` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
   const common = { id, 'aria-describedby': describedBy, 'aria-invalid': error ? true : undefined, required: f.required, name: f.name };

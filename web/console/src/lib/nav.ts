@@ -3,7 +3,7 @@
  * signed-in role, as Login gave them). A page the role may not use is not offered: the navigation leaves it out,
  * and its address shows a page saying so (app.tsx), never a page whose every call answers 403.
  */
-export type PageName = 'browser' | 'upload' | 'collections' | 'jobs' | 'trash' | 'users' | 'api-keys';
+export type PageName = 'browser' | 'upload' | 'collections' | 'jobs' | 'trash' | 'users' | 'api-keys' | 'settings' | 'schemas';
 
 export interface NavPage {
   name: PageName;
@@ -27,6 +27,8 @@ export const PAGES: readonly NavPage[] = [
   { name: 'users', href: '/users', label: 'Users', anyOf: ['MANAGE_USERS'], what: 'managing users' },
   // Every user has an upload key and an accessID to rotate; the group's API keys need MANAGE_USERS (the page's part).
   { name: 'api-keys', href: '/api-keys', label: 'API keys', anyOf: [], what: 'keys' },
+  { name: 'settings', href: '/settings', label: 'Settings', anyOf: ['MANAGE_SETTINGS'], what: 'the settings' },
+  { name: 'schemas', href: '/schemas', label: 'Schemas', anyOf: ['MANAGE_SCHEMAS'], what: 'managing schemas' },
 ];
 
 const byName = new Map<string, NavPage>(PAGES.map((p) => [p.name, p]));

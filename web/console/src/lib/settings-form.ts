@@ -167,7 +167,10 @@ export function checkSettingsPatch(patch: SettingsPatch, current?: Settings): Pa
 
 /** A contract error body's `details` as API path → messages; the rest (code and message) as one line. */
 export function apiErrors(error: unknown): { byPath: PathErrors; general?: string } {
-  const e = typeof error === 'object' && error !== null && 'error' in error ? (error as { error?: { code?: unknown; message?: unknown; details?: unknown } }).error : undefined;
+  const e =
+    typeof error === 'object' && error !== null && 'error' in error
+      ? (error as { error?: { code?: unknown; message?: unknown; details?: unknown } }).error
+      : undefined;
   const byPath: PathErrors = {};
   for (const d of Array.isArray(e?.details) ? (e.details as unknown[]) : []) {
     if (typeof d !== 'object' || d === null) continue;
