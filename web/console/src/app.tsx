@@ -12,7 +12,9 @@ import { SchemasPage } from './pages/schemas';
 import { SettingsPage } from './pages/settings';
 import { TrashPage } from './pages/trash';
 import { UploadPage } from './pages/upload';
+import { UsagePage } from './pages/usage';
 import { UsersPage } from './pages/users';
+import { WebhooksPage } from './pages/webhooks';
 import { Link, navigate, useRoute, type Route } from './router';
 import { setSession, useSession, type Session } from './session';
 
@@ -26,6 +28,8 @@ const TITLES: Record<Route['name'], string> = {
   'api-keys': 'API keys',
   settings: 'Settings',
   schemas: 'Schemas',
+  usage: 'Usage',
+  webhooks: 'Webhooks',
   collections: 'Collections',
   collection: 'Collection',
   login: 'Sign in',
@@ -127,6 +131,12 @@ export function App({ config }: { config: ConsoleConfig }) {
       break;
     case 'schemas':
       page = <SchemasPage session={session} />;
+      break;
+    case 'usage':
+      page = <UsagePage session={session} />;
+      break;
+    case 'webhooks':
+      page = <WebhooksPage session={session} />;
       break;
     case 'not-found':
       page = (

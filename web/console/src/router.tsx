@@ -19,11 +19,13 @@ export type Route =
   | { name: 'api-keys' }
   | { name: 'settings' }
   | { name: 'schemas' }
+  | { name: 'usage' }
+  | { name: 'webhooks' }
   | { name: 'login' }
   | { name: 'not-found' };
 
 /** The routes that are one path segment, named as their segment. */
-const SINGLE = ['upload', 'collections', 'jobs', 'trash', 'users', 'api-keys', 'settings', 'schemas', 'login'] as const;
+const SINGLE = ['upload', 'collections', 'jobs', 'trash', 'users', 'api-keys', 'settings', 'schemas', 'usage', 'webhooks', 'login'] as const;
 
 export function parseRoute(pathname: string, search: string): Route {
   const rel = pathname.startsWith(BASE) ? pathname.slice(BASE.length) : pathname;

@@ -3,7 +3,7 @@
  * signed-in role, as Login gave them). A page the role may not use is not offered: the navigation leaves it out,
  * and its address shows a page saying so (app.tsx), never a page whose every call answers 403.
  */
-export type PageName = 'browser' | 'upload' | 'collections' | 'jobs' | 'trash' | 'users' | 'api-keys' | 'settings' | 'schemas';
+export type PageName = 'browser' | 'upload' | 'collections' | 'jobs' | 'trash' | 'users' | 'api-keys' | 'settings' | 'schemas' | 'usage' | 'webhooks';
 
 export interface NavPage {
   name: PageName;
@@ -29,6 +29,8 @@ export const PAGES: readonly NavPage[] = [
   { name: 'api-keys', href: '/api-keys', label: 'API keys', anyOf: [], what: 'keys' },
   { name: 'settings', href: '/settings', label: 'Settings', anyOf: ['MANAGE_SETTINGS'], what: 'the settings' },
   { name: 'schemas', href: '/schemas', label: 'Schemas', anyOf: ['MANAGE_SCHEMAS'], what: 'managing schemas' },
+  { name: 'usage', href: '/usage', label: 'Usage', anyOf: ['VIEW_USAGE'], what: 'the usage statistics' },
+  { name: 'webhooks', href: '/webhooks', label: 'Webhooks', anyOf: ['MANAGE_SETTINGS'], what: 'the webhook log' },
 ];
 
 const byName = new Map<string, NavPage>(PAGES.map((p) => [p.name, p]));

@@ -3,6 +3,8 @@ import { Addons } from '../components/addons';
 import { AssetActions } from '../components/asset-actions';
 import { Conversions } from '../components/conversions';
 import { DataEditor } from '../components/data-editor';
+import { FaceBoxes, hasFaces, VideoExtras } from '../components/media-extras';
+import { SimilarImages } from '../components/similar-images';
 import { StatusBadge } from '../components/status';
 import type { ConsoleConfig } from '../config';
 import { conversionsOf, type AssetData } from '../lib/asset';
@@ -152,6 +154,24 @@ export function AssetPage({ session, id }: { session: Session; config: ConsoleCo
             <h2 id="addons-heading">Addons</h2>
             <Addons session={session} asset={asset} />
           </section>
+          {asset.content_type.startsWith('video/') && (
+            <section class="panel" aria-labelledby="video-heading">
+              <h2 id="video-heading">Video</h2>
+              <VideoExtras session={session} asset={asset} />
+            </section>
+          )}
+          {hasFaces(asset) && (
+            <section class="panel" aria-labelledby="faces-heading">
+              <h2 id="faces-heading">Faces</h2>
+              <FaceBoxes session={session} asset={asset} />
+            </section>
+          )}
+          {asset.content_type.startsWith('image/') && (
+            <section class="panel" aria-labelledby="similar-heading">
+              <h2 id="similar-heading">Similar images</h2>
+              <SimilarImages session={session} asset={asset} />
+            </section>
+          )}
         </div>
         <div>
           <section class="panel" aria-labelledby="actions-heading">

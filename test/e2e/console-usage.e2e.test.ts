@@ -1,0 +1,230 @@
+import { mkdirSync } from 'node:fs';
+import http, { type Server } from 'node:http';
+import path from 'node:path';
+import sharp from 'sharp';
+import { createDamClient, type DamClient } from '@dam/client';
+import { listen, scaled, waitFor } from '@dam/testing';
+import { axeViolations, blocking, ensureConsoleBuilt, launchChromium, type Browser, type Page } from '../../web/console/test/browser';
+import { ADMIN, useSuite } from './suite';
+
+/**
+ * The console's Usage and Webhooks pages and the asset page's similar images (issue 34) in a real browser against
+ * the suite: the API-requests chart with a non-zero total after some calls; the webhook log listing the uploads'
+ * deliveries to a local receiver (which refuses one asset's events, so they fail) and filtered by status; a reissue
+ * refused in the browser past 7 days, then queued (202, its job) with an ASSET_ADMIN key; an image's page showing
+ * its near-duplicate with the distance; axe on each page, at 375 px as well; screenshots 40-45 in
+ * test-artifacts/console/.
+ */
+const e2e = useSuite({ gateway: { USAGE_FLUSH_MS: '300' } }, { services: ['gateway', 'upload', 'metadata', 'conversion', 'link-signing', 'auth', 'webhook'] });
+const ARTIFACTS = path.resolve(__dirname, '../../test-artifacts/console');
+let browser: Browser;
+let dam: DamClient;
+let receiver: Server;
+let hookUrl: string;
+
+beforeAll(async () => {
+  ensureConsoleBuilt();
+  mkdirSync(ARTIFACTS, { recursive: true });
+  // The receiver answers 200, except to events of the file named refused.png (500: they fail after 8 attempts).
+  receiver = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      res.statusCode = Buffer.concat(chunks).toString().includes('refused.png') ? 500 : 200;
+      res.end();
+    });
+  });
+  hookUrl = `${await listen(receiver)}/hooks`;
+  browser = await launchChromium();
+  dam = createDamClient({ baseUrl: e2e.suite.base, token: e2e.jwt });
+  const { response } = await dam.PATCH('/api/v1/settings', { body: { webhooks: { urls: [hookUrl] } } });
+  if (response.status !== 200) throw new Error(`settings answered ${response.status}`);
+}, 180_000);
+e2e.beforeStop(async () => {
+  await browser?.close();
+  receiver?.closeAllConnections();
+  await new Promise((r) => receiver?.close(r));
+});
+
+/** A 160 × 120 picture of diagonal stripes; `shift` brightens it a little (the same perceptual hash, or nearly). */
+async function stripes(shift: number): Promise<Buffer> {
+  const w = 160;
+  const h = 120;
+  const raw = Buffer.alloc(w * h * 3);
+  for (let y = 0; y < h; y++)
+    for (let x = 0; x < w; x++) {
+      const v = Math.min(255, ((x + y) % 40 < 20 ? 40 : 200) + Math.round((x / w) * 40) + shift);
+      raw.set([v, v, Math.min(255, v + 20)], (y * w + x) * 3);
+    }
+  return sharp(raw, { raw: { width: w, height: h, channels: 3 } })
+    .png()
+    .toBuffer();
+}
+
+async function upload(name: string, bytes: Buffer): Promise<string> {
+  const form = new FormData();
+  form.append('file', new Blob([bytes]), name);
+  const res = await fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/upload`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${e2e.jwt}` },
+    body: form,
+  });
+  if (res.status !== 200) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
+  return ((await res.json()) as { files: { id: string }[] }).files[0]?.id as string;
+}
+
+async function accessible(page: Page, what: string): Promise<void> {
+  const violations = blocking(await axeViolations(page));
+  if (violations.length) throw new Error(`${what}: serious/critical accessibility violations:\n${JSON.stringify(violations, null, 2)}`);
+}
+
+const shot = (page: Page, name: string) => page.screenshot({ path: path.join(ARTIFACTS, name), fullPage: true });
+
+it('charts API requests with a non-zero total, lists and filters webhook deliveries, reissues, and shows a similar image with its distance', async () => {
+  const one = await upload('stripes.png', await stripes(0));
+  const two = await upload('refused.png', await stripes(6));
+  // Get Data through the gateway: authenticated API requests, counted for the group.
+  for (const id of [one, two]) {
+    await waitFor(
+      async () => {
+        const { data } = await dam.GET('/api/v1/assets/{asset_id}/data', { params: { path: { asset_id: id } } });
+        return data?.status === 'OK' && typeof data.metadata?.phash === 'string';
+      },
+      { timeoutMs: 60_000, intervalMs: 250, description: `${id} OK with a phash` },
+    );
+  }
+  const similar = await dam.GET('/api/v1/assets/{asset_id}/similar', { params: { path: { asset_id: one } } });
+  const distance = similar.data?.items.find((i) => i.id === two)?.distance;
+  expect(distance).toEqual(expect.any(Number));
+
+  const context = await browser.newContext({ viewport: { width: 1366, height: 900 } });
+  await context.addInitScript(`
+    window.__cspViolations = [];
+    document.addEventListener('securitypolicyviolation', (e) => window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI));
+  `);
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(`uncaught: ${err.message}`));
+  page.setDefaultTimeout(scaled(20_000));
+  const nav = (name: string) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true });
+  try {
+    await page.goto(`${e2e.suite.base}/console/`);
+    await page.getByLabel('Email').fill(ADMIN.email);
+    await page.getByLabel('Password').fill(ADMIN.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Assets', level: 1 }).waitFor();
+
+    // Usage: the API-requests chart, its total above 0 once the gateway's counts arrive (Refresh reads them again).
+    await nav('Usage').click();
+    await page.getByRole('heading', { name: 'Usage', level: 1 }).waitFor();
+    const requests = page.locator('[data-metric="api_requests"]');
+    await requests.getByRole('heading', { name: 'API requests', level: 2 }).waitFor();
+    await waitFor(
+      async () => {
+        if (Number((await requests.getAttribute('data-total')) ?? '0') > 0) return true;
+        await page.getByRole('button', { name: 'Refresh' }).click();
+        return false;
+      },
+      { timeoutMs: scaled(30_000), intervalMs: 1000, description: 'a non-zero API-requests total' },
+    );
+    expect(await requests.locator('svg[role="img"] rect.bar').count()).toBeGreaterThan(0);
+    expect(await requests.getByRole('img').getAttribute('aria-label')).toMatch(/^API requests from .* total [1-9]/);
+    for (const m of ['cdn_bytes', 'transcode_seconds', 'addon_runs', 'storage_bytes']) await page.locator(`[data-metric="${m}"] [data-total-text]`).waitFor();
+    // A year: hours are not offered, days are chosen.
+    await page.getByLabel('Range', { exact: true }).selectOption({ label: 'Last 364 days' });
+    expect(await page.getByLabel('Bucket', { exact: true }).inputValue()).toBe('24h');
+    expect(await page.locator('#usage-period option[value="1h"]').count()).toBe(0);
+    await page.getByLabel('Range', { exact: true }).selectOption({ label: 'Last 24 hours' });
+    const me = (await dam.GET('/api/v1/users/me')).data?.user_id as number;
+    await page.getByLabel('Whose usage').selectOption({ label: `${ADMIN.email} (user ${me})` });
+    await waitFor(async () => Number((await requests.getAttribute('data-total')) ?? '0') > 0, { description: "the ADMIN's own requests" });
+    await accessible(page, 'usage');
+    await shot(page, '40-usage.png');
+
+    // Webhooks: the uploads' deliveries listed; refused.png's fail after 8 quick attempts; filtered by status.
+    await nav('Webhooks').click();
+    await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor();
+    const rows = page.locator('tr[data-delivery-id]');
+    await waitFor(async () => (await page.locator(`tr[data-status="delivered"]:has(a[href$="/assets/${one}"])`).count()) >= 2, {
+      timeoutMs: scaled(30_000),
+      description: "stripes.png's file-saved and file-processed delivered",
+    });
+    await waitFor(async () => (await page.locator(`tr[data-status="failed"]:has(a[href$="/assets/${two}"])`).count()) >= 1, {
+      timeoutMs: scaled(30_000),
+      description: "refused.png's deliveries failed",
+    });
+    const failedRow = page.locator('tr[data-status="failed"]').first();
+    expect(await failedRow.locator('[data-last-answer]').textContent()).toMatch(/^HTTP 500\b/);
+    expect(await failedRow.locator('td', { hasText: hookUrl }).count()).toBe(1);
+    await failedRow.getByText('8 attempts').click();
+    await failedRow.locator('.delivery-attempts li').nth(7).waitFor();
+    await accessible(page, 'webhooks');
+    await shot(page, '41-webhooks.png');
+    await page.getByLabel('Status').selectOption('failed');
+    await waitFor(async () => (await rows.count()) > 0 && (await page.locator('tr[data-delivery-id]:not([data-status="failed"])').count()) === 0, {
+      description: 'only failed deliveries',
+    });
+    await page.getByLabel('Status').selectOption('delivered');
+    await waitFor(async () => (await rows.count()) >= 2 && (await page.locator('tr[data-delivery-id]:not([data-status="delivered"])').count()) === 0, {
+      description: 'only delivered ones',
+    });
+    await accessible(page, 'webhooks filtered');
+
+    // Reissue: 8 days is refused in the browser, in the API's rule; a day with an ASSET_ADMIN key is a 202 and a job.
+    const key = await dam.POST('/api/v1/api_keys', { body: { name: 'reissuer', role: 'ASSET_ADMIN' } });
+    const secret = key.data?.key as string;
+    expect(secret).toBeTruthy();
+    const local = (ms: number) => new Date(ms - new Date(ms).getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+    await page.getByLabel('From', { exact: true }).fill(local(Date.now() - 8 * 86_400_000));
+    await page.getByLabel('To', { exact: true }).fill(local(Date.now()));
+    await page.getByLabel('ASSET_ADMIN API key').fill(secret);
+    await page.getByRole('button', { name: 'Reissue' }).click();
+    await page.getByText('The range may be at most 7 days.').waitFor();
+    await page.getByLabel('From', { exact: true }).fill(local(Date.now() - 3_600_000));
+    await page.getByLabel('To', { exact: true }).fill(local(Date.now()));
+    await page.getByRole('button', { name: 'Reissue' }).click();
+    const queued = page.locator('[data-reissue-job]');
+    await queued.waitFor();
+    const jobId = Number(await queued.getAttribute('data-reissue-job'));
+    const job = await dam.GET('/api/v1/jobs/{job_id}', { params: { path: { job_id: jobId } } });
+    expect(job.data?.type).toBe('reissue_callbacks');
+    await accessible(page, 'webhooks after a reissue');
+
+    // The asset page: the near-duplicate with its distance, linked.
+    await page.goto(`${e2e.suite.base}/console/assets/${one}`);
+    await page.getByRole('heading', { name: 'stripes.png', level: 1 }).waitFor();
+    const near = page.locator(`[data-similar-id="${two}"]`);
+    await near.getByText(`distance ${distance} bit`).waitFor();
+    await near.getByRole('link', { name: 'refused.png' }).waitFor();
+    await accessible(page, 'asset page with similar images');
+    await page.getByRole('heading', { name: 'Similar images' }).scrollIntoViewIfNeeded();
+    await shot(page, '42-asset-similar.png');
+
+    // A phone's width: nothing wider than the screen, still accessible.
+    await page.setViewportSize({ width: 375, height: 800 });
+    for (const [where, heading, file] of [
+      ['usage', 'Usage', '43-usage-375.png'],
+      ['webhooks', 'Webhooks', '44-webhooks-375.png'],
+      [`assets/${one}`, 'stripes.png', '45-asset-similar-375.png'],
+    ] as const) {
+      await page.goto(`${e2e.suite.base}/console/${where}`);
+      await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
+      if (where === 'usage') await requests.locator('svg[role="img"]').waitFor();
+      if (where === 'webhooks') await rows.first().waitFor();
+      if (where !== 'usage' && where !== 'webhooks') await near.getByRole('link', { name: 'refused.png' }).waitFor();
+      // The innermost elements past the screen's edge, named (empty when nothing scrolls sideways).
+      const wide = await page.evaluate(
+        `[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > 376 && ![...e.children].some((c) => c.getBoundingClientRect().right > 376)).slice(0, 8).map((e) => e.tagName + '.' + e.className + ' in ' + e.parentElement.tagName + '.' + e.parentElement.className)`,
+      );
+      expect({ where, wide }).toEqual({ where, wide: [] });
+      expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
+      await accessible(page, `${where} at 375 px`);
+      await shot(page, file);
+    }
+
+    const csp = (await page.evaluate('window.__cspViolations || []')) as string[];
+    expect([...errors, ...csp]).toEqual([]);
+  } finally {
+    await context.close();
+  }
+}, 120_000);
