@@ -173,7 +173,9 @@ async function main(): Promise<void> {
     load.push(loadavg()[0] ?? 0);
   }
   const size = (
-    await db.query("SELECT pg_size_pretty(pg_total_relation_size('search_index')) AS total, pg_size_pretty(pg_indexes_size('search_index')) AS indexes")
+    await db.query(
+      "SELECT pg_size_pretty(pg_total_relation_size('search_index')) AS total, pg_size_pretty(pg_indexes_size('search_index')) AS indexes, pg_size_pretty(pg_total_relation_size('search_docs')) AS docs",
+    )
   ).rows[0];
   const plan = (
     await db.query(

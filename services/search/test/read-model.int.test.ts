@@ -163,6 +163,26 @@ describe('the read model', () => {
     expect(await applyPurge(index, { id: 'p1', group_id: 1, assets: [{ id, version: 3 }] })).toBe(0);
   });
 
+  it("keeps each asset's doc in search_docs, not in the rows a keyword search reads (issue 33), and drops it with a purge", async () => {
+    const id = 'D'.repeat(32);
+    const narrow = async () =>
+      (
+        await pool.query<{ in_row: unknown; doc: { name?: string } | null }>(
+          'SELECT s.doc AS in_row, d.doc FROM search_index s LEFT JOIN search_docs d USING (asset_id) WHERE asset_id = $1',
+          [id],
+        )
+      ).rows[0];
+    expect(await applyAssetEvent(index, event('file-saved', id, 1, asset(id, 'first.txt')))).toBe(true);
+    expect(await narrow()).toMatchObject({ in_row: null, doc: { name: 'first.txt' } });
+    expect(await applyAssetEvent(index, event('file-data-updated', id, 2, asset(id, 'second.txt')))).toBe(true);
+    // An older event writes neither the row nor its doc.
+    expect(await applyAssetEvent(index, event('file-saved', id, 1, asset(id, 'first.txt')))).toBe(false);
+    expect(await narrow()).toMatchObject({ in_row: null, doc: { name: 'second.txt' } });
+    expect(await applyPurge(index, { id: 'p-doc', group_id: 1, assets: [{ id, version: 3 }] })).toBe(1);
+    expect(await narrow()).toEqual({ in_row: null, doc: null });
+    expect(await applyPurge(index, { id: 'p-doc', group_id: 1, assets: [{ id, version: 3 }] })).toBe(0);
+  });
+
   it('indexes what addons found: labels for the tags facet and keyword search, words of the text, kept when a schema changes', async () => {
     const id = 'M'.repeat(32);
     const terms = { labels: ['bicycle', 'person'], words: ['Invoice', 'paid'] };
@@ -195,7 +215,8 @@ describe('the read model', () => {
     expect(await applyAssetEvent(index, deleted)).toBe(true);
     expect(await found('cup')).toBe(0);
     expect(await found('breakfast')).toBe(1);
-    const stored = async () => (await pool.query('SELECT labels, deleted, version, doc FROM search_index WHERE asset_id = $1', [id])).rows[0];
+    const stored = async () =>
+      (await pool.query('SELECT labels, deleted, version, d.doc FROM search_index s JOIN search_docs d USING (asset_id) WHERE asset_id = $1', [id])).rows[0];
     expect(await stored()).toMatchObject({ labels: [], deleted: false, version: 3, doc: { conversions: {}, addons_info: {} } });
     // The tagging's event again (a redelivery) is older: it brings nothing back.
     expect(await applyAssetEvent(index, { ...event('addon-processed', id, 2, tagged), addon_terms: { labels: ['cup'], words: [] } })).toBe(false);

@@ -137,6 +137,20 @@ describe('result sets', () => {
     expect(one.body.total).toBe((await call(admin, 'POST', '/api/v1/assets/search', { query: '1 photo', page_size: 1 })).body.total);
   });
 
+  it("shows an extended page's docs from search_docs, and a row's own doc where a replica of the previous release wrote one (issue 33)", async () => {
+    await pool.query(
+      `INSERT INTO search_index (asset_id, group_id, version, indexed, status, name, content_type, size, creator_id, upload_time, update_time, doc, tsv)
+       VALUES ('g4-new', 4, 1, true, 'OK', 'a.jpg', 'image/jpeg', 2, 1, now(), now(), NULL, to_tsvector('simple', 'doc')),
+              ('g4-old', 4, 1, true, 'OK', 'b.jpg', 'image/jpeg', 1, 1, now(), now(), '{"from": "row"}'::jsonb, to_tsvector('simple', 'doc'))`,
+    );
+    await pool.query(`INSERT INTO search_docs (asset_id, doc) VALUES ('g4-new', '{"from": "search_docs"}'::jsonb)`);
+    const page = await call(principal(4, 1, 1), 'POST', '/api/v1/assets/search', { query: 'doc', extended: true, sort: [{ field: 'size', order: 'desc' }] });
+    expect(page.body.results).toEqual([
+      { from: 'search_docs', score: expect.any(Number) },
+      { from: 'row', score: expect.any(Number) },
+    ]);
+  });
+
   it('answers wrong types and unknown members with 400 and details', async () => {
     const bad = await call(principal(1, 1, 1), 'POST', '/api/v1/assets/search', { query: 5, filters: { size: { min: 'big' } }, colour: 'red' });
     expect(bad.status).toBe(400);

@@ -19,18 +19,24 @@ export class SearchIndexRepository implements RebuildableReadModel {
    * schema's searchable fields as far as the schema is known yet (`saveSchema` re-indexes when it arrives later).
    */
   async upsertAsset(groupId: number, version: number, a: AssetData, dataSchemaId = 0, terms: AddonTerms = { labels: [], words: [] }): Promise<boolean> {
+    // The row (without its doc: search_docs holds it, so the rows a keyword search reads stay narrow) and, when the
+    // row was written, its doc, in one statement.
     const r = await this.pool.query(
-      `INSERT INTO search_index AS s (asset_id, group_id, version, indexed, status, name, content_type, size, creator_id,
-         upload_time, update_time, data, doc, data_schema_id, labels, tsv)
-       VALUES ($1, $2, $3, true, $4, $5, $6, $7, $8, $9, $10, $11, $12, $14, $15,
-         setweight(to_tsvector('simple', unaccent($13)), 'A') || setweight(to_tsvector('simple', unaccent(search_text($11::jsonb,
-           (SELECT service_properties FROM search_schemas WHERE group_id = $2 AND schema_id = $14)))), 'B')
-         || setweight(to_tsvector('simple', unaccent($16)), 'C'))
-       ON CONFLICT (asset_id) DO UPDATE SET version = EXCLUDED.version, indexed = true, status = EXCLUDED.status,
-         name = EXCLUDED.name, content_type = EXCLUDED.content_type, size = EXCLUDED.size, creator_id = EXCLUDED.creator_id,
-         upload_time = EXCLUDED.upload_time, update_time = EXCLUDED.update_time, data = EXCLUDED.data, doc = EXCLUDED.doc,
-         data_schema_id = EXCLUDED.data_schema_id, labels = EXCLUDED.labels, tsv = EXCLUDED.tsv
-       WHERE s.version < EXCLUDED.version AND s.group_id = EXCLUDED.group_id`,
+      `WITH s AS (
+         INSERT INTO search_index AS s (asset_id, group_id, version, indexed, status, name, content_type, size, creator_id,
+           upload_time, update_time, data, data_schema_id, labels, tsv)
+         VALUES ($1, $2, $3, true, $4, $5, $6, $7, $8, $9, $10, $11, $14, $15,
+           setweight(to_tsvector('simple', unaccent($13)), 'A') || setweight(to_tsvector('simple', unaccent(search_text($11::jsonb,
+             (SELECT service_properties FROM search_schemas WHERE group_id = $2 AND schema_id = $14)))), 'B')
+           || setweight(to_tsvector('simple', unaccent($16)), 'C'))
+         ON CONFLICT (asset_id) DO UPDATE SET version = EXCLUDED.version, indexed = true, status = EXCLUDED.status,
+           name = EXCLUDED.name, content_type = EXCLUDED.content_type, size = EXCLUDED.size, creator_id = EXCLUDED.creator_id,
+           upload_time = EXCLUDED.upload_time, update_time = EXCLUDED.update_time, data = EXCLUDED.data, doc = NULL,
+           data_schema_id = EXCLUDED.data_schema_id, labels = EXCLUDED.labels, tsv = EXCLUDED.tsv
+         WHERE s.version < EXCLUDED.version AND s.group_id = EXCLUDED.group_id
+         RETURNING asset_id)
+       INSERT INTO search_docs (asset_id, doc) SELECT asset_id, $12::jsonb FROM s
+       ON CONFLICT (asset_id) DO UPDATE SET doc = EXCLUDED.doc`,
       [
         a.id,
         groupId,
@@ -105,15 +111,19 @@ export class SearchIndexRepository implements RebuildableReadModel {
    * version is above all its events, so a late or replayed event never brings it back.
    */
   async setPurged(groupId: number, assetId: string, version: number): Promise<boolean> {
-    const r = await this.pool.query(
-      `INSERT INTO search_index AS s (asset_id, group_id, version, trash_version, indexed, deleted) VALUES ($1, $2, $3, $3, false, true)
-       ON CONFLICT (asset_id) DO UPDATE SET version = EXCLUDED.version, trash_version = EXCLUDED.trash_version, indexed = false, deleted = true, status = NULL, name = NULL,
-         content_type = NULL, size = NULL, creator_id = NULL, upload_time = NULL, update_time = NULL, data = '{}'::jsonb, doc = NULL,
-         data_schema_id = 0, labels = '{}', tsv = ''::tsvector, collection_ids = '{}'
-       WHERE s.version < EXCLUDED.version AND s.trash_version < EXCLUDED.version AND s.group_id = EXCLUDED.group_id`,
+    const r = await this.pool.query<{ n: number }>(
+      `WITH s AS (
+         INSERT INTO search_index AS s (asset_id, group_id, version, trash_version, indexed, deleted) VALUES ($1, $2, $3, $3, false, true)
+         ON CONFLICT (asset_id) DO UPDATE SET version = EXCLUDED.version, trash_version = EXCLUDED.trash_version, indexed = false, deleted = true, status = NULL, name = NULL,
+           content_type = NULL, size = NULL, creator_id = NULL, upload_time = NULL, update_time = NULL, data = '{}'::jsonb, doc = NULL,
+           data_schema_id = 0, labels = '{}', tsv = ''::tsvector, collection_ids = '{}'
+         WHERE s.version < EXCLUDED.version AND s.trash_version < EXCLUDED.version AND s.group_id = EXCLUDED.group_id
+         RETURNING asset_id),
+       d AS (DELETE FROM search_docs WHERE asset_id IN (SELECT asset_id FROM s))
+       SELECT count(*)::int AS n FROM s`,
       [assetId, groupId, version],
     );
-    return (r.rowCount ?? 0) > 0;
+    return (r.rows[0]?.n ?? 0) > 0;
   }
 
   /** Who sees a collection (COLLECTIONS, in stream order: the last message is its state). */
@@ -147,6 +157,6 @@ export class SearchIndexRepository implements RebuildableReadModel {
 
   /** Everything, before a replay rebuilds the model from the streams. */
   async clear(): Promise<void> {
-    await this.pool.query('TRUNCATE search_index, result_sets, search_schemas, search_collections');
+    await this.pool.query('TRUNCATE search_index, search_docs, result_sets, search_schemas, search_collections');
   }
 }

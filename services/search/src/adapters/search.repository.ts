@@ -73,7 +73,9 @@ export class PgSearchIndex implements SearchIndex {
 
   async assets(ids: string[]): Promise<IndexedAsset[]> {
     const rows = await this.pool.query<{ asset_id: string; name: string; size: string; content_type: string; status: string; upload_time: Date; doc: unknown }>(
-      'SELECT asset_id, name, size, content_type, status, upload_time, doc FROM search_index WHERE asset_id = ANY($1) AND indexed',
+      // The doc from search_docs; a row a replica of the previous release wrote still holds its own.
+      `SELECT s.asset_id, s.name, s.size, s.content_type, s.status, s.upload_time, coalesce(d.doc, s.doc) AS doc
+       FROM search_index s LEFT JOIN search_docs d ON d.asset_id = s.asset_id WHERE s.asset_id = ANY($1) AND s.indexed`,
       [ids],
     );
     return rows.rows.map((r) => ({
