@@ -1,18 +1,19 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { createDamClient } from '@dam/client';
-import { scaled } from '@dam/testing';
+import { makePng, scaled, waitFor } from '@dam/testing';
 import { axeViolations, blocking, ensureConsoleBuilt, launchChromium, type Browser, type Page } from '../../web/console/test/browser';
+import { searchBody } from '../../web/console/src/lib/search';
 import { ADMIN, useSuite } from './suite';
 
 /**
  * The console's Settings and Schemas pages (issue 34) in a real browser against the suite: the ADMIN adds a custom
- * conversion to the image profile (saved, there after a reload), a refused name is said in the browser in the API's
+ * conversion to the image profile (previewed on an uploaded image first; saved, there after a reload), a refused name is said in the browser in the API's
  * own words without a request, the webhook secret is rotated (the new one shown once, the overlap said); a schema is
  * checked as it is typed, its form previewed, created. A MANAGER is offered Schemas, not Settings. axe on each page,
  * no sideways scrolling at 375 px. Screenshots: test-artifacts/console/50-53.
  */
-const e2e = useSuite({}, { services: ['gateway', 'auth', 'metadata', 'search'] });
+const e2e = useSuite({}, { services: ['gateway', 'auth', 'metadata', 'search', 'upload', 'conversion'] });
 const ARTIFACTS = path.resolve(__dirname, '../../test-artifacts/console');
 const MANAGER = { email: 'mina.schema@example.com', password: 'correct-horse-2' };
 let browser: Browser;
@@ -65,8 +66,30 @@ async function signIn(page: Page, email: string, password: string): Promise<void
   await page.getByRole('heading', { name: 'Assets', level: 1 }).waitFor();
 }
 
+/** A 640 x 480 PNG, uploaded and OK and found by search (the preview offers the images search lists). */
+async function uploadImage(dam: ReturnType<typeof createDamClient>): Promise<string> {
+  const form = new FormData();
+  form.append('file', new Blob([makePng(640, 480)]), 'gradient.png');
+  const res = await fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/upload`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${e2e.jwt}` },
+    body: form,
+  });
+  if (res.status !== 200) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
+  const id = ((await res.json()) as { files: { id: string }[] }).files[0]?.id as string;
+  await waitFor(
+    async () => {
+      const found = await dam.POST('/api/v1/assets/search', { body: searchBody({ q: '', types: [], statuses: [], sort: 'upload_time:desc', page: 1 }) });
+      return (found.data?.results as { id: string; status: string }[] | undefined)?.some((a) => a.id === id && a.status === 'OK');
+    },
+    { timeoutMs: 60_000, intervalMs: 250, description: 'the image OK and searchable' },
+  );
+  return id;
+}
+
 it('an ADMIN sets conversions and rotates the webhook secret, writes a schema with its preview; a MANAGER gets no Settings', async () => {
   const dam = createDamClient({ baseUrl: e2e.suite.base, token: e2e.jwt });
+  await uploadImage(dam);
   const { page, problems, close } = await newPage();
   const patches: string[] = [];
   page.on('request', (r) => r.method() === 'PATCH' && r.url().endsWith('/api/v1/settings') && patches.push(r.postData() ?? ''));
@@ -94,6 +117,10 @@ it('an ADMIN sets conversions and rotates the webhook secret, writes a schema wi
   await conversions.getByLabel('Fit').selectOption('inside');
   await conversions.getByLabel('Format').selectOption('avif');
   await conversions.getByLabel('Quality (1-100)').fill('70');
+  // Previewed on the image before it is saved: Get Conversion of its original with w=640&h=360&fit=inside&format=avif&q=70.
+  await conversions.getByLabel('Image', { exact: true }).selectOption({ label: 'gradient.png' });
+  await conversions.getByRole('button', { name: 'Preview' }).click();
+  await conversions.locator('figcaption').filter({ hasText: '480 × 360 px' }).waitFor();
   await conversions.getByRole('button', { name: 'Add conversion' }).click();
   await conversions.getByRole('status').filter({ hasText: 'hero saved' }).waitFor();
   expect(patches).toHaveLength(1);
