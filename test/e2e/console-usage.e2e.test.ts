@@ -12,8 +12,8 @@ import { ADMIN, useSuite } from './suite';
  * the suite: the API-requests chart with a non-zero total after some calls; the webhook log listing the uploads'
  * deliveries to a local receiver (which refuses one asset's events, so they fail) and filtered by status; a reissue
  * refused in the browser past 7 days, then queued (202, its job) with an ASSET_ADMIN key; an image's page showing
- * its near-duplicate with the distance; axe on each page, at 375 px as well; screenshots 40-45 in
- * test-artifacts/console/.
+ * its near-duplicate with the distance, and a face_recognition result's box drawn on the picture where it says, at
+ * 1366 and 375 px; axe on each page, at 375 px as well; screenshots 40-46 in test-artifacts/console/.
  */
 const e2e = useSuite({ gateway: { USAGE_FLUSH_MS: '300' } }, { services: ['gateway', 'upload', 'metadata', 'conversion', 'link-signing', 'auth', 'webhook'] });
 const ARTIFACTS = path.resolve(__dirname, '../../test-artifacts/console');
@@ -46,7 +46,7 @@ e2e.beforeStop(async () => {
   await new Promise((r) => receiver?.close(r));
 });
 
-/** A 160 × 120 picture of diagonal stripes; `shift` brightens it a little (the same perceptual hash, or nearly). */
+/** A 160 × 120 picture of diagonal stripes; `shift` brightens it a little (shift 1: 2 bits of perceptual hash apart). */
 async function stripes(shift: number): Promise<Buffer> {
   const w = 160;
   const h = 120;
@@ -82,7 +82,7 @@ const shot = (page: Page, name: string) => page.screenshot({ path: path.join(ART
 
 it('charts API requests with a non-zero total, lists and filters webhook deliveries, reissues, and shows a similar image with its distance', async () => {
   const one = await upload('stripes.png', await stripes(0));
-  const two = await upload('refused.png', await stripes(6));
+  const two = await upload('refused.png', await stripes(1));
   // Get Data through the gateway: authenticated API requests, counted for the group.
   for (const id of [one, two]) {
     await waitFor(
@@ -200,6 +200,40 @@ it('charts API requests with a non-zero total, lists and filters webhook deliver
     await page.getByRole('heading', { name: 'Similar images' }).scrollIntoViewIfNeeded();
     await shot(page, '42-asset-similar.png');
 
+    // Faces: a face_recognition result (given to the browser here: the suite runs no addon models) drawn on the
+    // 160 x 120 picture where its box says, at whatever size the picture is shown (checked again at 375 px).
+    await page.route(`**/api/v1/assets/${one}/data`, async (route) => {
+      const res = await route.fetch();
+      const body = (await res.json()) as { addons_info?: Record<string, unknown> };
+      await route.fulfill({ response: res, json: { ...body, addons_info: { ...body.addons_info, face_recognition: { available: true } } } });
+    });
+    await page.route(`**/api/v1/assets/${one}/addons/face_recognition`, (route) =>
+      route.fulfill({ json: { faces: [{ box: { x: 40, y: 30, width: 40, height: 60 }, confidence: 0.9, person_id: 7 }] } }),
+    );
+    const faceOnPicture = async () => {
+      const figure = page.locator('figure[data-faces="1"]');
+      await figure.locator('img').waitFor();
+      await waitFor(async () => (await figure.locator('img').evaluate((i: HTMLImageElement) => i.complete && i.naturalWidth)) === 160, {
+        description: 'the picture loaded',
+      });
+      const img = await figure.locator('img').boundingBox();
+      const rect = await figure.locator('rect[data-face="0"]').boundingBox();
+      if (!img || !rect) throw new Error('no picture or no box');
+      // x 40/160, y 30/120, 40/160 wide, 60/120 high; the stroke adds a pixel each side at most.
+      expect(Math.abs(rect.x - (img.x + img.width * 0.25))).toBeLessThanOrEqual(1.5);
+      expect(Math.abs(rect.y - (img.y + img.height * 0.25))).toBeLessThanOrEqual(1.5);
+      expect(Math.abs(rect.width - img.width * 0.25)).toBeLessThanOrEqual(3);
+      expect(Math.abs(rect.height - img.height * 0.5)).toBeLessThanOrEqual(3);
+      await page.getByRole('listitem').filter({ hasText: 'Person 7 (90 %)' }).waitFor();
+      return img.width;
+    };
+    await page.goto(`${e2e.suite.base}/console/assets/${one}`);
+    await page.getByRole('heading', { name: 'Faces', level: 2 }).waitFor();
+    await faceOnPicture();
+    await accessible(page, 'asset page with faces');
+    await page.getByRole('heading', { name: 'Faces', level: 2 }).scrollIntoViewIfNeeded();
+    await shot(page, '46-asset-faces.png');
+
     // A phone's width: nothing wider than the screen, still accessible.
     await page.setViewportSize({ width: 375, height: 800 });
     for (const [where, heading, file] of [
@@ -211,7 +245,10 @@ it('charts API requests with a non-zero total, lists and filters webhook deliver
       await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
       if (where === 'usage') await requests.locator('svg[role="img"]').waitFor();
       if (where === 'webhooks') await rows.first().waitFor();
-      if (where !== 'usage' && where !== 'webhooks') await near.getByRole('link', { name: 'refused.png' }).waitFor();
+      if (where !== 'usage' && where !== 'webhooks') {
+        await near.getByRole('link', { name: 'refused.png' }).waitFor();
+        expect(await faceOnPicture()).toBeLessThanOrEqual(375);
+      }
       // The innermost elements past the screen's edge, named (empty when nothing scrolls sideways).
       const wide = await page.evaluate(
         `[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > 376 && ![...e.children].some((c) => c.getBoundingClientRect().right > 376)).slice(0, 8).map((e) => e.tagName + '.' + e.className + ' in ' + e.parentElement.tagName + '.' + e.parentElement.className)`,
