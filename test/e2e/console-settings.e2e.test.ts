@@ -133,6 +133,18 @@ it('an ADMIN sets conversions and rotates the webhook secret, writes a schema wi
   await expectAccessible(page, 'settings page');
   await shot(page, '50-settings.png');
 
+  // A URL the browser cannot judge (inside the network): the API's 400 detail shown next to the URLs.
+  const inside = 'http://169.254.169.254/latest/meta-data';
+  const insideAnswer = await dam.PATCH('/api/v1/settings', { body: { webhooks: { urls: [inside] } } });
+  const insideDetail = (insideAnswer.error as { error: { details: { path: string; message: string }[] } }).error.details[0]!;
+  expect(insideDetail.path).toBe('webhooks.urls.0');
+  await page.getByRole('textbox', { name: 'Webhook URLs' }).fill(inside);
+  await page.getByRole('button', { name: 'Save URLs' }).click();
+  await page
+    .locator('#webhook-urls-error')
+    .filter({ hasText: `0: ${insideDetail.message}` })
+    .waitFor();
+
   // The webhook secret: rotated after confirming, the new one shown once with the overlap said.
   const oldSecret = saved.webhooks.secret;
   await page.getByRole('button', { name: 'Rotate secret' }).click();
