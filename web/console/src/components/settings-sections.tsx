@@ -176,7 +176,12 @@ export function WebhooksSection({ session, settings, onSaved }: SectionProps) {
         aria-label="Webhook URLs"
         onSubmit={handler((e) => (e.preventDefault(), s.save({ webhooks: { urls: urlLines(urls) } }).then(() => undefined)), s.fail)}
       >
-        <FormField id="webhook-urls" label="Webhook URLs" error={error} help="One http(s) URL a line, at most 10; none inside the network.">
+        <FormField
+          id="webhook-urls"
+          label="Webhook URLs"
+          error={error}
+          help="One URL a line, at most 10: https (plain http only for hosts the operator allow-lists), none inside the network."
+        >
           <textarea {...describedBy('webhook-urls', error, true)} rows={3} value={urls} spellcheck={false} onInput={(e) => setUrls(e.currentTarget.value)} />
         </FormField>
         <SaveRow s={s} label="Save URLs" />
