@@ -1,7 +1,13 @@
 import { hasTransform, initialLinkForm, isImageKey, linkErrors, linkQuery, transformsApply, type LinkForm } from '../src/lib/link-builder';
 
-const image = { content_type: 'image/png', conversions: { thumbnail: { width: 200, height: 150, size: 900 }, deepzoom: { width: 1600, height: 1200, size: 9 } } };
-const video = { content_type: 'video/mp4', conversions: { '360p-video': { width: 640, height: 360, size: 9 }, storyboard: { width: 100, height: 100, size: 9 } } };
+const image = {
+  content_type: 'image/png',
+  conversions: { thumbnail: { width: 200, height: 150, size: 900 }, deepzoom: { width: 1600, height: 1200, size: 9 } },
+};
+const video = {
+  content_type: 'video/mp4',
+  conversions: { '360p-video': { width: 640, height: 360, size: 9 }, storyboard: { width: 100, height: 100, size: 9 } },
+};
 const form = (over: Partial<LinkForm> = {}): LinkForm => ({ ...initialLinkForm(), ...over });
 
 describe('the link builder (CONTRACT §15)', () => {
@@ -30,7 +36,12 @@ describe('the link builder (CONTRACT §15)', () => {
 
   it('sends no transform where the API would refuse it (object_storage, a key that is not an image)', () => {
     const typed = { w: '100', h: '50', fit: 'cover', format: 'avif', q: '70' } as const;
-    expect(linkQuery(form({ ...typed, link_type: 'object_storage' }), true)).toEqual({ key: 'original', link_type: 'object_storage', delivery: 'display', expiry: '3600' });
+    expect(linkQuery(form({ ...typed, link_type: 'object_storage' }), true)).toEqual({
+      key: 'original',
+      link_type: 'object_storage',
+      delivery: 'display',
+      expiry: '3600',
+    });
     expect(linkQuery(form({ ...typed, key: 'deepzoom' }), false)).toEqual({ key: 'deepzoom', link_type: 'cdn', delivery: 'display', expiry: '3600' });
     expect(hasTransform(form(typed))).toBe(true);
     expect(hasTransform(form())).toBe(false);
@@ -56,7 +67,18 @@ describe('the link builder (CONTRACT §15)', () => {
       fields: {},
       general: '"video" is not an image (TRANSFORM_NOT_APPLICABLE)',
     });
-    expect(linkErrors({ error: { code: 'VALIDATION_FAILED', message: 'Bad', details: [{ path: 'query.w', message: 'Too small' }, { path: 'query.zoom', message: 'Unknown' }] } })).toEqual({
+    expect(
+      linkErrors({
+        error: {
+          code: 'VALIDATION_FAILED',
+          message: 'Bad',
+          details: [
+            { path: 'query.w', message: 'Too small' },
+            { path: 'query.zoom', message: 'Unknown' },
+          ],
+        },
+      }),
+    ).toEqual({
       fields: { w: 'Too small' },
       general: 'Bad (VALIDATION_FAILED): query.zoom: Unknown',
     });

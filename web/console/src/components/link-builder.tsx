@@ -135,13 +135,21 @@ export function LinkBuilder({ session, asset }: { session: Session; asset: Asset
           </select>
         </Field>
         <Field name="link_type" label="Link type" error={errors.link_type}>
-          <select {...described('link_type', errors.link_type)} value={form.link_type} onChange={(e) => set('link_type', e.currentTarget.value as LinkForm['link_type'])}>
+          <select
+            {...described('link_type', errors.link_type)}
+            value={form.link_type}
+            onChange={(e) => set('link_type', e.currentTarget.value as LinkForm['link_type'])}
+          >
             <option value="cdn">cdn (signed, through the edge)</option>
             <option value="object_storage">object_storage (presigned)</option>
           </select>
         </Field>
         <Field name="delivery" label="Opens as" error={errors.delivery}>
-          <select {...described('delivery', errors.delivery)} value={form.delivery} onChange={(e) => set('delivery', e.currentTarget.value as LinkForm['delivery'])}>
+          <select
+            {...described('delivery', errors.delivery)}
+            value={form.delivery}
+            onChange={(e) => set('delivery', e.currentTarget.value as LinkForm['delivery'])}
+          >
             <option value="display">a page view</option>
             <option value="download">a download</option>
           </select>
@@ -216,12 +224,7 @@ export function LinkBuilder({ session, asset }: { session: Session; asset: Asset
           onFocus={(e) => e.currentTarget.select()}
         />
         <div class="row">
-          <button
-            type="button"
-            class="secondary"
-            disabled={!current}
-            onClick={() => void copy().then(undefined, (err: unknown) => setCopied(errorText(err)))}
-          >
+          <button type="button" class="secondary" disabled={!current} onClick={() => void copy().then(undefined, (err: unknown) => setCopied(errorText(err)))}>
             Copy link
           </button>
           {copied && (
@@ -247,7 +250,11 @@ export function LinkBuilder({ session, asset }: { session: Session; asset: Asset
             onError={() => setRendered({ url: picture, failed: true })}
           />
           <figcaption class="muted">
-            {rendered?.url !== picture ? 'Loading…' : 'failed' in rendered ? 'The edge did not serve an image for this link.' : `${rendered.width} × ${rendered.height} px`}
+            {rendered?.url !== picture
+              ? 'Loading…'
+              : 'failed' in rendered
+                ? 'The edge did not serve an image for this link.'
+                : `${rendered.width} × ${rendered.height} px`}
           </figcaption>
         </figure>
       )}

@@ -82,7 +82,10 @@ const isField = (s: string): s is LinkField => (LINK_FIELDS as readonly string[]
 
 /** Splits a contract error body (`{error: {code, message, details}}`) into messages per field and the rest. */
 export function linkErrors(error: unknown, fallback = 'The request failed'): LinkErrors {
-  const e = typeof error === 'object' && error !== null && 'error' in error ? (error as { error?: { code?: unknown; message?: unknown; details?: unknown } }).error : undefined;
+  const e =
+    typeof error === 'object' && error !== null && 'error' in error
+      ? (error as { error?: { code?: unknown; message?: unknown; details?: unknown } }).error
+      : undefined;
   const fields: LinkErrors['fields'] = {};
   const rest: string[] = [];
   for (const d of Array.isArray(e?.details) ? (e.details as unknown[]) : []) {
@@ -94,6 +97,7 @@ export function linkErrors(error: unknown, fallback = 'The request failed'): Lin
     else rest.push(typeof path === 'string' && path ? `${path}: ${message}` : message);
   }
   if (Object.keys(fields).length > 0 && rest.length === 0) return { fields };
-  const message = typeof e?.message === 'string' ? (typeof e.code === 'string' ? `${e.message} (${e.code})` : e.message) : error instanceof Error ? error.message : fallback;
+  const message =
+    typeof e?.message === 'string' ? (typeof e.code === 'string' ? `${e.message} (${e.code})` : e.message) : error instanceof Error ? error.message : fallback;
   return { fields, general: rest.length > 0 ? `${message}: ${rest.join('; ')}` : message };
 }
