@@ -440,7 +440,7 @@ export interface paths {
         put?: never;
         /**
          * Set Public Access, make objects anonymously readable in storage (spec endpoint 10)
-         * @description Allowed keys: `original` for every file; images `deepzoom` and custom conversion keys; videos `360p-video`, `360p-wm-video`, `480p-video`, `480p-wm-video`, `720p-video`, `720p-wm-video`, `1080p-video`, `1080p-wm-video`, `hls-video` (400 otherwise; 404 for a conversion the asset does not have). The objects are named one by one in the bucket policy (never the bucket); a multi-file conversion (`deepzoom`, `hls-video`) is named as its own folder, so its tiles, playlists and segments are readable too, and its URL is its descriptor's (`image.dzi`, `master.m3u8`). Get Data then shows `conversions.<key>.public: true` and `urls.public.<key>`, an anonymous URL that works as soon as this answers. Deleting, replacing or purging the asset revokes them. An original or custom conversion of an active type (HTML, XHTML, SVG, XML, JavaScript, or none declared) answers 400 `VALIDATION_FAILED`: the object store would serve it inline on its own address. A public custom conversion sent again as such content stops being public.
+         * @description Allowed keys: `original` for every file; images `deepzoom` and custom conversion keys; videos `360p-video`, `360p-wm-video`, `480p-video`, `480p-wm-video`, `720p-video`, `720p-wm-video`, `1080p-video`, `1080p-wm-video`, `hls-video` (400 otherwise; 404 for a conversion the asset does not have). Each key is copied server-side to a folder of its own under the bucket's `public/` prefix (a multi-file conversion, `deepzoom` or `hls-video`, as its whole folder, so its tiles, playlists and segments are readable too; its URL is its descriptor's, `…/hls-video/master.m3u8`). Get Data then shows `conversions.<key>.public: true` and `urls.public.<key>`, the copy's anonymous URL, which works as soon as this answers. Publishing a key again keeps its URL. Active content (HTML, XHTML, SVG, XML, JavaScript, or no declared type) is served from that URL with `Content-Disposition: attachment`, never inline. Deleting the key or the asset, replacing the original, purging, or deleting the conversion removes the copy; a conversion made again is copied again.
          */
         post: operations["setPublicAccess"];
         delete?: never;
@@ -1193,6 +1193,13 @@ export interface paths {
                 expiry: string;
                 delivery: "display" | "download";
                 accessId: string;
+                /** @description Transform (CONTRACT §15), as Get Link signed it (no leading zeros). */
+                w?: number;
+                h?: number;
+                fit?: "cover" | "contain" | "inside" | "outside" | "fill";
+                /** @description `auto`: AVIF when Accept names image/avif, else WebP when it names image/webp, else the source's own format; the answer says `Vary: Accept`. */
+                format?: "jpeg" | "png" | "webp" | "avif" | "auto";
+                q?: number;
                 signature: string;
             };
             header?: {
@@ -1219,6 +1226,14 @@ export interface paths {
          *     carries `X-Content-Type-Options: nosniff` and `Access-Control-Allow-Origin: *`. `hls-video` answers its
          *     master playlist with every entry rewritten to a signed URL of its own; `storyboard` its sprite sheet.
          *     Every byte served counts as `cdn_bytes` of the link's user. `HEAD` answers the same headers.
+         *     A link with a transform (`w`, `h`, `fit`, `format`, `q`, signed with the rest) serves the transformed image:
+         *     made once by conversion (every frame counted against its output pixel limit, at most TRANSFORM_CONCURRENCY
+         *     at once, MAX_TRANSFORM_VARIANTS kept per asset), stored under the original's checksum, then served as any
+         *     object (byte cache, Range, ETag). Answers 200, 206 and 304 may be kept by shared caches:
+         *     `Cache-Control: public, max-age=N`, N the smaller of the seconds left until `expiry` and `CDN_MAX_AGE`
+         *     (300), with a strong `ETag` and `Last-Modified`; `If-None-Match` and `If-Modified-Since` answer 304. A
+         *     refusal says `Cache-Control: no-store`. A revoked accessID or a replaced original stops at this edge at
+         *     once, and in a cache in front within N seconds (CONTRACT §15).
          */
         get: operations["deliverContent"];
         put?: never;
@@ -6157,6 +6172,13 @@ export interface operations {
                 expiry: string;
                 delivery: "display" | "download";
                 accessId: string;
+                /** @description Transform (CONTRACT §15), as Get Link signed it (no leading zeros). */
+                w?: number;
+                h?: number;
+                fit?: "cover" | "contain" | "inside" | "outside" | "fill";
+                /** @description `auto`: AVIF when Accept names image/avif, else WebP when it names image/webp, else the source's own format; the answer says `Vary: Accept`. */
+                format?: "jpeg" | "png" | "webp" | "avif" | "auto";
+                q?: number;
                 signature: string;
             };
             header?: {
@@ -6212,6 +6234,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description `TRANSFORM_FAILED` (the source cannot be decoded, or the result is over the pixel limit) or `TRANSFORM_NOT_APPLICABLE`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description `LINK_INVALID` (a parameter missing, repeated or unknown), `SIGNATURE_INVALID`, `LINK_EXPIRED` or `ACCESS_REVOKED` (the accessID was rotated or its user disabled or removed). */
             403: {
