@@ -213,9 +213,13 @@ it('charts API requests with a non-zero total, lists and filters webhook deliver
     const faceOnPicture = async () => {
       const figure = page.locator('figure[data-faces="1"]');
       await figure.locator('img').waitFor();
-      await waitFor(async () => (await figure.locator('img').evaluate((i: HTMLImageElement) => i.complete && i.naturalWidth)) === 160, {
-        description: 'the picture loaded',
-      });
+      await waitFor(
+        async () =>
+          (await figure.locator('img').evaluate((i: unknown) => (i as { complete: boolean }).complete && (i as { naturalWidth: number }).naturalWidth)) === 160,
+        {
+          description: 'the picture loaded',
+        },
+      );
       const img = await figure.locator('img').boundingBox();
       const rect = await figure.locator('rect[data-face="0"]').boundingBox();
       if (!img || !rect) throw new Error('no picture or no box');
