@@ -1,6 +1,7 @@
 import { clip, faceBoxes, faceImageKey, scaleBox } from '../src/lib/face-boxes';
 import { bucketOrigin, bucketStarts, fillSeries, formatMetric, niceScale, periodFor, periodsFor, totalOf } from '../src/lib/usage';
 import { lastAnswer, reissueRange } from '../src/lib/webhooks';
+import { clock, parseStoryboardVtt, spriteSize, vttTime } from '../src/lib/storyboard';
 import { mayUse, navFor } from '../src/lib/nav';
 import { PERMISSIONS } from '../../../libs/auth-tokens/src';
 
@@ -140,5 +141,21 @@ describe('who is offered Usage and Webhooks (CONTRACT §2: VIEW_USAGE; the deliv
     expect(ours('CREATOR')).toEqual([]);
     expect(mayUse('webhooks', PERMISSIONS.MANAGER)).toBe(false);
     expect(mayUse('usage', PERMISSIONS.USER)).toBe(false);
+  });
+});
+
+describe("the storyboard's cues", () => {
+  it('reads each cue as a time range and a region of the sprite, skipping what is not one', () => {
+    const vtt =
+      'WEBVTT\n\n00:00:00.000 --> 00:00:02.000\nsprite.jpg#xywh=0,0,160,90\n\n00:02.000 --> 00:04.500\r\nsprite.jpg#xywh=160,0,160,90\r\n\n00:00:04.500 --> 00:00:06.000\nnot a region\n';
+    const frames = parseStoryboardVtt(vtt);
+    expect(frames).toEqual([
+      { start: 0, end: 2, x: 0, y: 0, w: 160, h: 90 },
+      { start: 2, end: 4.5, x: 160, y: 0, w: 160, h: 90 },
+    ]);
+    expect(spriteSize(frames)).toEqual({ width: 320, height: 90 });
+    expect(vttTime('01:02:03.5')).toBe(3723.5);
+    expect(clock(75.5)).toBe('1:15');
+    expect(clock(3723)).toBe('1:02:03');
   });
 });

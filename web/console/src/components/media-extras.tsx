@@ -1,10 +1,10 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { conversionsOf, type AssetData } from '../lib/asset';
 import { conversionKind } from '../lib/conversions';
 import { faceBoxes, faceImageKey } from '../lib/face-boxes';
 import { singleLink } from '../lib/links';
+import { clock, parseStoryboardVtt, spriteSize, type StoryboardFrame } from '../lib/storyboard';
 import { api, errorText, type Session } from '../session';
-import { HlsPlayer } from './hls-player';
 import './usage.css';
 
 /** The original's upright size (Get Data `metadata.width`/`height`), where face_recognition's boxes are measured. */
@@ -75,31 +75,47 @@ export function FaceBoxes({ session, asset }: { session: Session; asset: AssetDa
 }
 
 /**
- * A video's player and storyboard together: the `hls-video` stream when there is one (else the first MP4
- * rendition), and the storyboard's sprite sheet (the addon's frames, one picture).
+ * A video's player and storyboard together: an MP4 rendition in a <video> (the hls-video stream plays under
+ * Conversions), and the storyboard addon's frames (its cue file over the sprite), each a button that seeks the
+ * player to its time.
  */
 export function VideoExtras({ session, asset }: { session: Session; asset: AssetData }) {
   const conv = conversionsOf(asset);
   const keys = Object.keys(conv).sort();
-  const hls = keys.includes('hls-video') ? 'hls-video' : undefined;
   const mp4 = keys.find((k) => conversionKind(k, asset.content_type) === 'video');
-  const playKey = hls ?? mp4;
-  const board = keys.includes('storyboard') ? 'storyboard' : undefined;
-  const [urls, setUrls] = useState<{ play?: string; board?: string }>({});
+  const board = keys.includes('storyboard');
+  const [playUrl, setPlayUrl] = useState<string>();
+  const [sprite, setSprite] = useState<string>();
+  const [frames, setFrames] = useState<StoryboardFrame[]>();
   const [error, setError] = useState<string>();
+  const video = useRef<HTMLVideoElement>(null);
 
   useEffect(() => {
     const client = api(session);
-    if (playKey)
-      singleLink(client, { id: asset.id, key: playKey, version: asset.update_time })
-        .then((u) => setUrls((o) => ({ ...o, play: u })))
+    if (mp4)
+      singleLink(client, { id: asset.id, key: mp4, version: asset.update_time })
+        .then(setPlayUrl)
         .catch((err: unknown) => setError(errorText(err)));
-    if (board)
-      singleLink(client, { id: asset.id, key: board, version: asset.update_time })
-        .then((u) => setUrls((o) => ({ ...o, board: u })))
-        .catch((err: unknown) => setError(errorText(err)));
-  }, [asset.id, asset.update_time, playKey, board]);
+    if (!board) return;
+    singleLink(client, { id: asset.id, key: 'storyboard', version: asset.update_time })
+      .then(setSprite)
+      .catch((err: unknown) => setError(errorText(err)));
+    client
+      .GET('/api/v1/assets/{asset_id}/content/{key}/{file_path}', {
+        params: { path: { asset_id: asset.id, key: 'storyboard', file_path: 'storyboard.vtt' } },
+        parseAs: 'text',
+      })
+      .then(({ data, error: err }) => (typeof data === 'string' ? setFrames(parseStoryboardVtt(data)) : setError(errorText(err))))
+      .catch((err: unknown) => setError(errorText(err)));
+  }, [asset.id, asset.update_time, mp4, board]);
 
+  const seek = (t: number) => {
+    const el = video.current;
+    if (!el) return;
+    el.currentTime = t;
+    el.focus();
+  };
+  const size = frames ? spriteSize(frames) : undefined;
   return (
     <>
       {error && (
@@ -107,25 +123,31 @@ export function VideoExtras({ session, asset }: { session: Session; asset: Asset
           {error}
         </p>
       )}
-      {!playKey && <p class="muted">{asset.status === 'NOT_READY' ? 'Processing…' : 'No playable rendition yet.'}</p>}
-      {playKey && !urls.play && <p class="muted">Loading…</p>}
-      {urls.play &&
-        (hls ? (
-          <HlsPlayer url={urls.play} label={asset.name} />
-        ) : (
-          <video src={urls.play} controls preload="metadata" aria-label={`${playKey} of ${asset.name}`} />
-        ))}
-      <h3>Storyboard</h3>
-      {board ? (
-        urls.board ? (
-          <div class="storyboard">
-            <img src={urls.board} alt={`Storyboard of ${asset.name}: frames across the video`} loading="lazy" />
-          </div>
+      {mp4 ? (
+        playUrl ? (
+          <video ref={video} class="video-main" src={playUrl} controls preload="metadata" aria-label={`${mp4} of ${asset.name}`} data-video-key={mp4} />
         ) : (
           <p class="muted">Loading…</p>
         )
       ) : (
-        <p class="muted">No storyboard yet (the storyboard addon makes one).</p>
+        <p class="muted">{asset.status === 'NOT_READY' ? 'Processing…' : 'No MP4 rendition yet; a stream (hls-video) plays under Conversions.'}</p>
+      )}
+      <h3>Storyboard</h3>
+      {!board && <p class="muted">No storyboard yet (the storyboard addon makes one).</p>}
+      {board && (!frames || !sprite) && !error && <p class="muted">Loading…</p>}
+      {board && frames && sprite && size && (
+        <ul class="storyboard" aria-label={`Storyboard of ${asset.name}: ${frames.length} frames`}>
+          {frames.map((f) => (
+            <li key={`${f.start}-${f.x}-${f.y}`}>
+              <button type="button" class="frame" disabled={!playUrl} onClick={() => seek(f.start)} aria-label={`Play from ${clock(f.start)}`}>
+                <svg viewBox={`${f.x} ${f.y} ${f.w} ${f.h}`} aria-hidden="true" width={f.w} height={f.h}>
+                  <image href={sprite} x={0} y={0} width={size.width} height={size.height} />
+                </svg>
+                <span>{clock(f.start)}</span>
+              </button>
+            </li>
+          ))}
+        </ul>
       )}
     </>
   );
