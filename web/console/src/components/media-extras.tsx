@@ -75,14 +75,16 @@ export function FaceBoxes({ session, asset }: { session: Session; asset: AssetDa
 }
 
 /**
- * A video's player and storyboard together: an MP4 rendition in a <video> (the hls-video stream plays under
- * Conversions), and the storyboard addon's frames (its cue file over the sprite), each a button that seeks the
- * player to its time.
+ * A video's player and storyboard together: an MP4 rendition (or an MP4/WebM original) in a <video> (the hls-video
+ * stream plays under Conversions), and the storyboard addon's frames (its cue file over the sprite), each a button
+ * that seeks the player to its time.
  */
 export function VideoExtras({ session, asset }: { session: Session; asset: AssetData }) {
   const conv = conversionsOf(asset);
   const keys = Object.keys(conv).sort();
-  const mp4 = keys.find((k) => conversionKind(k, asset.content_type) === 'video');
+  // A rendition, else the original when a browser plays it as it is.
+  const mp4 =
+    keys.find((k) => conversionKind(k, asset.content_type) === 'video') ?? (['video/mp4', 'video/webm'].includes(asset.content_type) ? 'original' : undefined);
   const board = keys.includes('storyboard');
   const [playUrl, setPlayUrl] = useState<string>();
   const [sprite, setSprite] = useState<string>();
