@@ -90,7 +90,8 @@ async function main(): Promise<void> {
     for (let k = 0; k < 2; k++) await (await fetch(cdn)).arrayBuffer();
     const probe = await fetch(cdn);
     await probe.arrayBuffer();
-    if (probe.headers.get('x-cache-status') !== 'HIT') throw new Error(`${cdn} is not served by the cache tier as a hit (X-Cache-Status ${probe.headers.get('x-cache-status')})`);
+    if (probe.headers.get('x-cache-status') !== 'HIT')
+      throw new Error(`${cdn} is not served by the cache tier as a hit (X-Cache-Status ${probe.headers.get('x-cache-status')})`);
     const maxAge = Number(/max-age=(\d+)/.exec(probe.headers.get('cache-control') ?? '')?.[1] ?? 0);
     // A run longer than max-age revalidates with the edge (one 304 per entry): the figures stay hits' figures.
     const s3First = await rate(s3, o.connections, seconds, o.bytes.length, false);
@@ -102,7 +103,11 @@ async function main(): Promise<void> {
       maxAge,
       tierHit: tier,
       s3Get: { first: s3First, second: s3Second },
-      tierToS3: { rps: Math.round((tier.rps / s3Avg.rps) * 100) / 100, p50: Math.round((s3Avg.p50 / tier.p50) * 100) / 100, p99: Math.round((s3Avg.p99 / tier.p99) * 100) / 100 },
+      tierToS3: {
+        rps: Math.round((tier.rps / s3Avg.rps) * 100) / 100,
+        p50: Math.round((s3Avg.p50 / tier.p50) * 100) / 100,
+        p99: Math.round((s3Avg.p99 / tier.p99) * 100) / 100,
+      },
     };
   }
   for (const id of ids) await api(jwt, 'POST', `/api/v1/assets/${id}/delete`, { keys: ['original'] });

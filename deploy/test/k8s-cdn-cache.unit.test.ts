@@ -27,8 +27,9 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
   const admitted = (from: Endpoint, to: string, port: number) => evaluateFlow(objects, { from, to: pod(to), port, protocol: 'TCP' }).admitted;
 
   it('routes {cdn} through the cache tier, in the Ingress and in the Gateway API routes', () => {
-    const cdnHost = (named('ConfigMap', objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('dam-config'))?.metadata.name)?.data
-      .PUBLIC_CDN_URL as string).replace('https://', '');
+    const cdnHost = (
+      named('ConfigMap', objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('dam-config'))?.metadata.name)?.data.PUBLIC_CDN_URL as string
+    ).replace('https://', '');
     const backends = objects
       .filter((o) => o.kind === 'Ingress')
       .flatMap((i) => i.spec.rules.filter((r: any) => r.host === cdnHost).flatMap((r: any) => r.http.paths.map((p: any) => p.backend.service.name)));

@@ -363,7 +363,8 @@ describe.each(OVERLAYS)('the %s overlay with both components', (overlay) => {
 
   it('every rule has a timeout; none cuts a transfer, JSON calls keep the Ingress budget, uploads at least its hour', () => {
     const ingress = ingressRoutes();
-    const host = (h: 'base' | 'upload' | 'cdn') => ingress.find((i) => i.service === publicBackendOf(SERVICES.find((s) => s.public?.host === h)!))?.host as string;
+    const host = (h: 'base' | 'upload' | 'cdn') =>
+      ingress.find((i) => i.service === publicBackendOf(SERVICES.find((s) => s.public?.host === h)!))?.host as string;
     const annotation = (name: string) =>
       Number(ofKind('Ingress').find((i) => i.metadata.name === name).metadata.annotations['nginx.ingress.kubernetes.io/proxy-read-timeout']);
     for (const m of routeMatches()) expect(m.timeout).toMatch(/^\d+s$/);

@@ -174,7 +174,12 @@ export function decideObserved(objects: any[], observed: ObservedFlow[]): Cluste
   // {cdn} in a cluster: the ingress controller reaches the cache tier, and the tier link-signing (deploy/k8s/cdn-cache.ts).
   const tier = workloadPod(objects, CDN_TIER) ? CDN_TIER : undefined;
   const hops = observed.flatMap((o): ObservedFlow[] =>
-    tier && o.from === INGRESS && o.to === 'link-signing' ? [{ ...o, to: tier }, { ...o, from: tier }] : [o],
+    tier && o.from === INGRESS && o.to === 'link-signing'
+      ? [
+          { ...o, to: tier },
+          { ...o, from: tier },
+        ]
+      : [o],
   );
   return hops.flatMap((o) => {
     const from = o.from === INGRESS ? foreignPod(ingressNamespace(objects)) : workloadPod(objects, o.from);

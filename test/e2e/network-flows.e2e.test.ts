@@ -213,7 +213,11 @@ describe('the NetworkPolicies against the connections the services really open',
     });
 
     it('admits nothing between its own workloads that the traffic did not use', () => {
-      const used = new Set(decideObserved(buildOverlay(K8S_DIR, overlay), observed).map((d) => `${d.flow.from.name} -> ${d.flow.to.kind === 'pod' ? d.flow.to.name : d.observed.to}`));
+      const used = new Set(
+        decideObserved(buildOverlay(K8S_DIR, overlay), observed).map(
+          (d) => `${d.flow.from.name} -> ${d.flow.to.kind === 'pod' ? d.flow.to.name : d.observed.to}`,
+        ),
+      );
       // The edge's purges of the {cdn} cache tier, which the suite does not run (test/e2e/cache-tier.e2e.test.ts does).
       used.add('link-signing -> cdn-cache');
       const admitted = admittedBetweenWorkloads(buildOverlay(K8S_DIR, overlay));

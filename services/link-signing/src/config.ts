@@ -63,7 +63,12 @@ export const configSchema = z.object({
   CDN_TIER_PURGE_URLS: z
     .string()
     .default('')
-    .transform((v) => v.split(',').map((u) => u.trim()).filter(Boolean))
+    .transform((v) =>
+      v
+        .split(',')
+        .map((u) => u.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(z.string().url())),
   /** How often the bytes served are published for usage (cdn_bytes). */
   USAGE_FLUSH_MS: positiveInt(10_000),

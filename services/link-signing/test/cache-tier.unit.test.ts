@@ -38,9 +38,7 @@ describe('CacheTier', () => {
     tier.record(key(B), B, `1/${B}/original`, 300);
     expect(await tier.purge({ assetIds: [A] })).toBe(3);
     expect(received).toHaveLength(1);
-    expect(received[0]?.sort()).toEqual(
-      [key(A), key(A, 'key=original&sig=1', 'bytes=1048576-2097151'), key(A, 'key=original&sig=2')].sort(),
-    );
+    expect(received[0]?.sort()).toEqual([key(A), key(A, 'key=original&sig=1', 'bytes=1048576-2097151'), key(A, 'key=original&sig=2')].sort());
     // Purged keys are forgotten: a second purge sends nothing.
     expect(await tier.purge({ assetIds: [A] })).toBe(0);
   });

@@ -193,7 +193,13 @@ describe('{cdn} answers shared caches may keep (CONTRACT §15)', () => {
 
   it('a playlist is kept like any answer: public max-age, a strong ETag of its body, 304 on If-None-Match', async () => {
     const { linkOf } = await startEdge();
-    target = { ...original, object_key: `1/${ASSET}/hls/index.m3u8`, content_type: 'application/vnd.apple.mpegurl', file_name: 'index.m3u8', folder: `1/${ASSET}/hls/` };
+    target = {
+      ...original,
+      object_key: `1/${ASSET}/hls/index.m3u8`,
+      content_type: 'application/vnd.apple.mpegurl',
+      file_name: 'index.m3u8',
+      folder: `1/${ASSET}/hls/`,
+    };
     delete target.size;
     delete target.etag;
     const link = linkOf(2_000_000_000, 'hls');

@@ -68,7 +68,8 @@ export function edgeRoutes(deps: EdgeDeps): Router {
     const cacheControl = `public, max-age=${maxAge}`;
     // The cache tier's fetch (deploy/cache): remembered so that a purge reaches the tier (adapters/cache-tier.ts).
     const tierKey = req.header('x-cache-key');
-    if (tierKey && deps.tier) deps.tier.record(tierKey, String(req.params.id), delivery.kind === 'object' ? delivery.file.objectKey : undefined, maxAge, lookedUpAt);
+    if (tierKey && deps.tier)
+      deps.tier.record(tierKey, String(req.params.id), delivery.kind === 'object' ? delivery.file.objectKey : undefined, maxAge, lookedUpAt);
     if (delivery.kind === 'playlist') {
       // Made for this link (every entry signed with it): its validator is its own digest.
       const { body, contentType } = delivery;
