@@ -3,7 +3,7 @@
  * through the tier (nginx) and of a direct S3 GET (a presigned `object_storage` link of the same object), in the
  * same run, for a small and a large object.
  *
- *   deploy/local/up   (the tier on 127.0.0.1:8083 is {cdn}; RATE_LIMIT_* / CDN_RATE_LIMIT_* need not change: hits
+ *   deploy/local/up   (the tier on 127.0.0.1:8082 is {cdn}, link-signing's edge behind it on 8083; RATE_LIMIT_* / CDN_RATE_LIMIT_* need not change: hits
  *                      never reach the edge)
  *   pnpm exec tsx bench/cache-tier.bench.ts [seconds=10] [smallKB=50] [largeMiB=10]
  *

@@ -45,7 +45,8 @@ const IDLE_WAIT_S = Number(process.env.IDLE_WAIT_S ?? 60);
 const PORTS: Record<string, number> = {
   gateway: 8080,
   upload: 8081,
-  'link-signing': 8082,
+  // behind the {cdn} cache tier (8082) since issue 33; DAM_CDN_TIER=0 puts it back on 8082
+  'link-signing': Number(process.env.LINK_SIGNING_PORT ?? 8083),
   auth: 8090,
   metadata: 8091,
   search: 8092,

@@ -19,10 +19,12 @@ declare -A DAM_PORT=(
 read -r -a DAM_SERVICES <<<"${DAM_SERVICES:-${DAM_ALL_SERVICES[*]}}"
 
 # The nginx cache tier in front of link-signing's edge (deploy/cache): {cdn} as users reach it, and its purge
-# endpoint (loopback, link-signing only). DAM_CDN_TIER=0 leaves it out: {cdn} is then link-signing itself.
-CDN_TIER_PORT=8083
-CDN_TIER_PURGE_PORT=8084
+# endpoint (loopback, link-signing only). {cdn} is http://127.0.0.1:8082 either way: with the tier, nginx listens
+# there and link-signing's edge moves to 8083; DAM_CDN_TIER=0 leaves the tier out and link-signing is {cdn} itself.
 DAM_CDN_TIER=${DAM_CDN_TIER:-1}
+CDN_TIER_PORT=8082
+CDN_TIER_PURGE_PORT=8084
+if [ "$DAM_CDN_TIER" = 1 ]; then DAM_PORT[link-signing]=8083; fi
 NATS_PORT=4222
 NATS_MONITOR_PORT=8222
 S3_PORT=7480

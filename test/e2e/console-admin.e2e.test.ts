@@ -2,7 +2,16 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { createDamClient } from '@dam/client';
 import { scaled, waitFor } from '@dam/testing';
-import { axeViolations, blocking, ensureConsoleBuilt, launchChromium, type Browser, type BrowserContext, type Page } from '../../web/console/test/browser';
+import {
+  axeViolations,
+  blocking,
+  ensureConsoleBuilt,
+  launchChromium,
+  settled,
+  type Browser,
+  type BrowserContext,
+  type Page,
+} from '../../web/console/test/browser';
 import { ADMIN, loginResult, useSuite } from './suite';
 
 /**
@@ -98,7 +107,7 @@ it('an ADMIN manages users and keys; a MANAGER is not offered Users; every page 
   await form.getByRole('button', { name: 'Create user' }).click();
   await form.locator('#user-email-error').filter({ hasText: 'Invalid email address' }).waitFor();
   await form.locator('#user-password-error').filter({ hasText: 'must be at least 8 characters' }).waitFor();
-  expect(await page.evaluate('document.activeElement && document.activeElement.id')).toBe('user-email');
+  expect(await settled(page, 'document.activeElement && document.activeElement.id', 'user-email')).toBe('user-email');
   await form.getByLabel('Email').fill(MARIA.email);
   await form.getByLabel('Password').fill(MARIA.password);
   await form.getByLabel('First name').fill(MARIA.first);
@@ -203,14 +212,15 @@ it('an ADMIN manages users and keys; a MANAGER is not offered Users; every page 
   await accessSection.getByRole('button', { name: 'Rotate accessID' }).focus();
   await page.keyboard.press('Enter');
   await accessSection.getByRole('alert').filter({ hasText: 'Every cdn link you signed stops working' }).waitFor();
-  expect(await page.evaluate('document.activeElement.textContent')).toBe('Cancel');
+  expect(await settled(page, 'document.activeElement.textContent', 'Cancel')).toBe('Cancel');
   await page.keyboard.press('Escape');
   await accessSection.getByRole('button', { name: 'Rotate accessID' }).waitFor();
-  expect(await page.evaluate('document.activeElement.textContent')).toBe('Rotate accessID');
+  expect(await settled(page, 'document.activeElement.textContent', 'Rotate accessID')).toBe('Rotate accessID');
   expect((await loginResult(e2e.suite.base, ADMIN.email, ADMIN.password)).accessID).toBe(e2e.admin.accessID);
   await page.keyboard.press('Enter');
+  expect(await settled(page, 'document.activeElement.textContent', 'Cancel')).toBe('Cancel');
   await page.keyboard.press('Shift+Tab');
-  expect(await page.evaluate('document.activeElement.textContent')).toBe('Yes, rotate accessID');
+  expect(await settled(page, 'document.activeElement.textContent', 'Yes, rotate accessID')).toBe('Yes, rotate accessID');
   await page.keyboard.press('Enter');
   await accessSection.getByRole('status').filter({ hasText: 'accessID rotated' }).waitFor();
   const after = await loginResult(e2e.suite.base, ADMIN.email, ADMIN.password);

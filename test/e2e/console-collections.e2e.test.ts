@@ -3,7 +3,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { createDamClient, type DamClient } from '@dam/client';
 import { scaled, waitFor } from '@dam/testing';
-import { axeViolations, blocking, ensureConsoleBuilt, launchChromium, type Browser, type Page } from '../../web/console/test/browser';
+import { axeViolations, blocking, ensureConsoleBuilt, launchChromium, settled, type Browser, type Page } from '../../web/console/test/browser';
 import { ADMIN, useSuite } from './suite';
 
 /**
@@ -98,7 +98,7 @@ it('selects with click, shift-click and keys (kept in SELECTED_ASSETS), builds a
     await box('c-two.png').focus();
     await page.keyboard.press('Shift+ArrowRight');
     await waitFor(async () => (await selectedCount()) === 4, { description: 'four selected with Shift+ArrowRight' });
-    expect(await page.evaluate('document.activeElement?.getAttribute("aria-label")')).toBe('Select c-one.png');
+    expect(await settled(page, 'document.activeElement?.getAttribute("aria-label")', 'Select c-one.png')).toBe('Select c-one.png');
     await page.keyboard.press('Space');
     await waitFor(async () => (await selectedCount()) === 3, { description: 'three again after Space' });
     expect(await box('c-one.png').isChecked()).toBe(false);

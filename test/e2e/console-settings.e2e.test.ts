@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { createDamClient } from '@dam/client';
 import { makePng, scaled, waitFor } from '@dam/testing';
-import { axeViolations, blocking, ensureConsoleBuilt, launchChromium, type Browser, type Page } from '../../web/console/test/browser';
+import { axeViolations, blocking, ensureConsoleBuilt, launchChromium, settled, type Browser, type Page } from '../../web/console/test/browser';
 import { searchBody } from '../../web/console/src/lib/search';
 import { ADMIN, useSuite } from './suite';
 
@@ -107,7 +107,7 @@ it('an ADMIN sets conversions and rotates the webhook secret, writes a schema wi
   const refused = (apiWords.error as { error: { details: { path: string; message: string }[] } }).error.details;
   expect(refused).toEqual([{ path: 'conversions.custom.my-thumb', message: 'a conversion name is 1-30 characters of [A-Za-z0-9]' }]);
   await page.locator('#conv-name-error').filter({ hasText: refused[0]!.message }).waitFor();
-  expect(await page.evaluate('document.activeElement && document.activeElement.id')).toBe('conv-name');
+  expect(await settled(page, 'document.activeElement && document.activeElement.id', 'conv-name')).toBe('conv-name');
   expect(patches).toEqual([]);
 
   // A good one, put in the image profile: saved, and there after a reload.

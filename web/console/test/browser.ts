@@ -179,3 +179,15 @@ export async function watchTus(page: Page, upload: string): Promise<TusCall[]> {
   });
   return calls;
 }
+
+/**
+ * What `expression` (evaluated in the page, e.g. `document.activeElement.textContent`) says once it says `expected`,
+ * or after `timeoutMs` whatever it says then: a focus moved by an effect lands a moment after the element that moves
+ * it appears, later on a busy machine.
+ */
+export async function settled(page: Page, expression: string, expected: unknown, timeoutMs = 10_000): Promise<unknown> {
+  await page
+    .waitForFunction(`(() => { try { return (${expression}) === ${JSON.stringify(expected)}; } catch { return false; } })()`, undefined, { timeout: timeoutMs })
+    .catch(() => undefined);
+  return page.evaluate(expression);
+}
