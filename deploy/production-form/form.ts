@@ -68,6 +68,11 @@ export interface Workload {
   fsGroup: number;
   init: Container[];
   main: Container;
+  /**
+   * The {cdn} cache tier (issue 33): its official nginx image is not on these machines, so Debian's nginx runs the
+   * same configuration (deploy/cache) on the host at the workload's address, as radosgw stands in for MinIO.
+   */
+  hostNginx?: { purgePort: number };
 }
 
 export interface Route {
@@ -140,6 +145,8 @@ export function buildForm(objects: any[], secretObjects: SecretObject[], imageBa
     hosts[name] = address;
     // The headless <edge>-peers Services (RATE_LIMIT_PEERS) list the ready pods: here the one replica.
     if (objects.some((o) => o.kind === 'Service' && o.metadata.name === `${name}-peers`)) hosts[`${name}-peers`] = address;
+    // The cache tier's headless purge Service (link-signing's CDN_TIER_PURGE_URLS): here its one replica.
+    if (objects.some((o) => o.kind === 'Service' && o.metadata.name === `${name}-purge`)) hosts[`${name}-purge`] = address;
     const pod = d.spec.template.spec;
     const volumes = new Map<string, any>((pod.volumes ?? []).map((v: any) => [v.name, v]));
     const container = (c: any): Container => {
@@ -187,17 +194,14 @@ export function buildForm(objects: any[], secretObjects: SecretObject[], imageBa
     const port = main.ports?.find((p: any) => p.name === (probe?.port ?? 'http'))?.containerPort;
     if (!probe || typeof port !== 'number') throw new Error(`${name}: no HTTP readiness probe on a named port`);
     const sc = pod.securityContext ?? {};
-    return {
-      name,
-      address,
-      port,
-      readyPath: probe.path,
-      user: sc.runAsUser,
-      group: sc.runAsGroup,
-      fsGroup: sc.fsGroup,
-      init: (pod.initContainers ?? []).map(container),
-      main: container(main),
-    };
+    const base = { name, address, port, readyPath: probe.path, user: sc.runAsUser, group: sc.runAsGroup, fsGroup: sc.fsGroup };
+    if (/^(docker\.io\/(library\/)?)?nginx:/.test(main.image)) {
+      const purgePort = main.ports?.find((p: any) => p.name === 'purge')?.containerPort;
+      if (typeof purgePort !== 'number') throw new Error(`${name}: an nginx workload without a purge port`);
+      const none: Container = { name: main.name, image: main.image, args: [], env: {}, tmpfs: {}, readOnlyRoot: true };
+      return { ...base, init: [], main: none, hostNginx: { purgePort } };
+    }
+    return { ...base, init: (pod.initContainers ?? []).map(container), main: container(main) };
   });
 
   const ingresses = objects

@@ -5,8 +5,22 @@
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
+import { renderCdnCacheConfig } from '../cache/nginx-cdn';
 import { natsVolumeDir, ROOT, type Container, type Form, type NginxOptions, type Workload } from './form';
 
 export const DIR = process.env.DAM_PF_DIR ?? '/tmp/dam-production-form';
@@ -176,8 +190,44 @@ export function podmanArgs(w: Workload, c: Container, form: Form, caDir: string,
   ];
 }
 
+/**
+ * The cache tier's pod (Workload.hostNginx): Debian's nginx with deploy/cache's configuration, listening at the
+ * workload's address, reaching link-signing through its Service address (port 80, as the ConfigMap's config does),
+ * until its readiness path answers. `down` stops it with its pid file.
+ */
+async function startHostNginx(form: Form, w: Workload, name: string): Promise<void> {
+  const dir = path.join(DIR, name);
+  const runDir = path.join(dir, 'run');
+  const cacheDir = path.join(dir, 'cache');
+  mkdirSync(runDir, { recursive: true });
+  mkdirSync(cacheDir, { recursive: true });
+  // Started as root, nginx's workers run as nobody: they must get through the run's folder (not read it).
+  chmodSync(DIR, 0o711);
+  chmodSync(dir, 0o755);
+  const upstream = form.hosts['link-signing'];
+  if (!upstream) throw new Error(`${w.name}: no link-signing Service to send misses to`);
+  const conf = path.join(dir, 'nginx.conf');
+  writeFileSync(
+    conf,
+    renderCdnCacheConfig({
+      upstream: `${upstream}:80`,
+      listen: `${w.address}:${w.port}`,
+      purgeListen: `${w.address}:${w.hostNginx?.purgePort}`,
+      purgeAllow: 'all',
+      cacheDir,
+      runDir,
+      workers: 1,
+      errorLog: path.join(dir, 'error.log'),
+      maxSize: '1g',
+    }),
+  );
+  startProcess('nginx', ['-p', dir, '-c', conf], path.join(dir, 'nginx.log'));
+  await until(`${w.name} ready`, 60_000, () => httpOk(`http://${w.address}:${w.port}${w.readyPath}`));
+}
+
 /** One pod of workload `w`: its init containers, then its main container `name`, until it is ready. */
 export async function startPod(form: Form, w: Workload, caDir: string, name: string, initFailures: Record<string, string>): Promise<void> {
+  if (w.hostNginx) return startHostNginx(form, w, name);
   for (const c of w.init) {
     const initName = `${name}-${c.name}`;
     const r = await new Promise<{ code: number | null; out: string }>((resolve) => {

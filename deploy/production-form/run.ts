@@ -289,6 +289,10 @@ function down(): void {
   const nginxConfFile = path.join(DIR, 'nginx', 'nginx.conf');
   if (existsSync(path.join(DIR, 'nginx', 'nginx.pid')))
     spawnSync('nginx', ['-s', 'stop', '-c', nginxConfFile, '-p', path.join(DIR, 'nginx')], { stdio: 'inherit' });
+  // The cache tier's host nginx (host.ts startHostNginx), if this run had one.
+  const tierDir = path.join(DIR, 'pf-cdn-cache');
+  if (existsSync(path.join(tierDir, 'run', 'nginx.pid')))
+    spawnSync('nginx', ['-s', 'stop', '-c', path.join(tierDir, 'nginx.conf'), '-p', tierDir], { stdio: 'inherit' });
   const signal = (pid: number) => {
     try {
       process.kill(pid, 'SIGTERM');

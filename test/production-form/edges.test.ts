@@ -241,7 +241,7 @@ describe.each(['dev', 'prod'])('the %s overlay', (overlay) => {
         .filter((o) => o.from === 'ingress-controller')
         .map((o) => o.to)
         .sort(),
-    ).toEqual(expect.arrayContaining(['gateway', 'link-signing', 'minio', 'upload']));
+    ).toEqual(expect.arrayContaining(['cdn-cache', 'gateway', 'minio', 'upload']));
     expect(observed.filter((o) => o.to === 'external')).toEqual([]);
     const decided = decideObserved(buildOverlay(process.env.DAM_PF_K8S_DIR ?? `${__dirname}/../../k8s`, overlay), observed);
     expect(decided.filter((d) => !d.verdict.admitted).map((d) => describeVerdict(d.flow, d.verdict))).toEqual([]);
