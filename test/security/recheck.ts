@@ -288,11 +288,20 @@ async function main(): Promise<void> {
     `150 concurrent GETs of one cdn link → ${answers.filter((s) => s === 200).length}×200, ${lookups} auth lookups (150 in the review)`,
   );
 
-  // F15: active content is never made public.
+  // F15: active content is never served inline from the public address (issue 33: it is published as an attachment).
   const html = await upload(manager, 'page.html', Buffer.from('<html><script>alert(1)</script></html>'), 'text/html');
   await ready(manager, html);
   const pub = await call(manager, 'POST', `/api/v1/assets/${html}/content/set_public_access`, { keys: ['original'] });
-  check('F15', pub.status === 400, `set_public_access original on an HTML upload → ${pub.status} ${pub.body?.error?.code ?? ''} (200 in the review)`);
+  let f15 = `set_public_access original on an HTML upload → ${pub.status} ${pub.body?.error?.code ?? ''}`;
+  let inline = pub.status === 200;
+  if (pub.status === 200) {
+    const url = (await call(manager, 'GET', `/api/v1/assets/${html}/data`)).body?.urls?.public?.original as string | undefined;
+    const res = url ? await fetch(url) : undefined;
+    const disposition = res?.headers.get('content-disposition') ?? '';
+    inline = res?.status === 200 && !/^attachment/i.test(disposition);
+    f15 += `; its public URL → ${res?.status ?? 'none'} ${res?.headers.get('content-type') ?? ''}, Content-Disposition "${disposition}"`;
+  }
+  check('F15', !inline, `${f15} (200, inline, in the review)`);
 
   // F17: API keys rotate nothing; a password change ends the upload key.
   const key = await call(ga, 'POST', '/api/v1/api_keys', { name: 'creator-key', role: 'CREATOR' });

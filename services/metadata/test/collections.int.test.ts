@@ -170,11 +170,16 @@ describe('collections (CONTRACT §9)', () => {
       const of = () => seen.messages.filter((m) => m.subject === collectionMembershipSubject(GROUP, a!)).map((m) => m.payload);
       // Through the outbox relay and JetStream to a pull consumer: seconds at most, but the whole suite shares two
       // cores (a run in CI once took over 10 s).
-      await waitFor(async () => of().length === 3, { timeoutMs: 30_000, description: 'three membership messages' });
+      const statesOf = () => seen.messages.filter((m) => m.subject === `dam.collections.${GROUP}.collection.${one}`).map((m) => m.payload);
+      // The delete's two messages (the membership and the collection's last state) may come in either order: both.
+      await waitFor(async () => of().length === 3 && statesOf().length === 2, {
+        timeoutMs: 30_000,
+        description: 'three membership messages and two states of the deleted collection',
+      });
       expect(of().map((m: any) => m.collection_ids)).toEqual([[one], [one, two].sort(), [two]]);
       const versions = of().map((m: any) => m.version);
       expect([...versions].sort((x, y) => x - y)).toEqual(versions);
-      const states = seen.messages.filter((m) => m.subject === `dam.collections.${GROUP}.collection.${one}`).map((m) => m.payload);
+      const states = statesOf();
       expect(states).toEqual([
         { id: expect.any(String), group_id: GROUP, collection_id: one, owner_id: 1, shared: true, deleted: false },
         { id: expect.any(String), group_id: GROUP, collection_id: one, owner_id: 1, shared: true, deleted: true },

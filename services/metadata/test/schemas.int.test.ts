@@ -121,6 +121,15 @@ describe('asset schemas (CONTRACT §5)', () => {
     }
   });
 
+  it('takes saves of one schema at once, each a distinct save (the fuzzer found a 500: two in one millisecond)', async () => {
+    const { body: s } = await call('POST', '/api/v1/schemas', { name: 'busy', schema: productSchema });
+    const saves = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => call('PUT', `/api/v1/schemas/${s.schema_id}`, { name: `busy ${i}`, schema: productSchema, service_properties: {} })),
+    );
+    expect(saves.map((r) => r.status)).toEqual(Array(8).fill(200));
+    expect(new Set(saves.map((r) => Date.parse(r.body.updated_at))).size).toBe(8);
+  });
+
   it('announces each schema as saved on dam.schemas.<group>.<id>, for the search read model', async () => {
     const seen = await collect(h.nc, DATA_SCHEMAS, `dam.schemas.${GROUP}.>`);
     try {

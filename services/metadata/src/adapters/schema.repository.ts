@@ -39,7 +39,10 @@ export class SchemaRepository implements SchemaStore {
 
   async update(groupId: number, id: number, s: Pick<AssetSchema, 'name' | 'schema' | 'serviceProperties'>): Promise<AssetSchema | undefined> {
     const { rows } = await this.db.query<SchemaRow>(
-      `UPDATE asset_schemas SET name = $3, schema = $4, service_properties = $5, updated_at = clock_timestamp()
+      // Each save at least a millisecond after the last: its schema-saved event is named by that time (the outbox id),
+      // and two saves of one schema in one millisecond (the second waited for the first's row lock) made a duplicate id.
+      `UPDATE asset_schemas SET name = $3, schema = $4, service_properties = $5,
+         updated_at = GREATEST(clock_timestamp(), updated_at + interval '1 millisecond')
        WHERE group_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
       [groupId, id, s.name, JSON.stringify(s.schema), s.serviceProperties],
     );
