@@ -222,7 +222,8 @@ describe('the text_extraction addon', () => {
     // The face models load after the object models (one after the other), so they cannot have loaded yet.
     expect(firstReady.status).toBe(200);
     expect(firstReady.body.checks).toEqual({ postgres: true, nats: true, s3: true, 'consumer:addon-jobs': true });
-    expect(firstReady.body.models.face_recognition).toEqual({ state: 'loading' });
+    // Still loading on most machines; an idle fast one may have finished already (a clean-clone run saw `ready`).
+    expect(['loading', 'ready']).toContain(firstReady.body.models.face_recognition?.state);
     expect(firstReady.body.models.text_extraction).toEqual({ state: 'ready' });
   });
 
