@@ -5,23 +5,10 @@
  * (`conversions.custom.thumb.width`). test/settings-form.unit.test.ts holds the two to the same paths and messages.
  */
 
-// libs/internal-api conversion-keys.ts (the unit test checks they are the same lists).
-export const BUILTIN_IMAGE_KEYS = ['smart_imaging', 'deepzoom'] as const;
-export const BUILTIN_VIDEO_KEYS = [
-  '360p-video',
-  '480p-video',
-  '720p-video',
-  '1080p-video',
-  'hls-video',
-  '360p-wm-video',
-  '480p-wm-video',
-  '720p-wm-video',
-  '1080p-wm-video',
-  'clip_preview',
-  'storyboard',
-] as const;
-export const IMAGE_ADDONS = ['auto_tagging', 'text_extraction', 'background_removal', 'face_recognition'] as const;
-export const VIDEO_ADDONS = ['storyboard'] as const;
+// The asset model's keys, from the one declaration the services use (a file of constants only, bundled as it is).
+import { BUILTIN_IMAGE_KEYS, BUILTIN_VIDEO_KEYS, IMAGE_ADDONS, VIDEO_ADDONS } from '../../../../libs/internal-api/src/conversion-keys';
+
+export { BUILTIN_IMAGE_KEYS, BUILTIN_VIDEO_KEYS, IMAGE_ADDONS, VIDEO_ADDONS };
 export const FITS = ['cover', 'contain', 'inside', 'fill'] as const;
 export const FORMATS = ['jpeg', 'png', 'webp', 'avif'] as const;
 /** The names a custom conversion may not take (settings.ts RESERVED). */
