@@ -174,8 +174,9 @@ export interface ServiceVerifierOptions {
   trusted: Map<string, TrustedKey>;
   now?: () => number;
   /**
-   * Token ids seen by every replica of this service (e.g. a NATS KV bucket): a token is single-use across them,
-   * not only in this process. The process's own memory is always asked first.
+   * Token ids seen by every replica of this service (e.g. a NATS KV bucket): a token for a request that changes
+   * state (any method but GET and HEAD) is single-use across them, not only in this process. The process's own
+   * memory is always asked first, for every method.
    */
   replay?: ReplayStore;
   /**
@@ -199,6 +200,14 @@ export interface GuardOptions {
   /** `required`: the call must act for a user (routes of the public API); `none`: a service's own call. */
   principal: 'required' | 'optional' | 'none';
 }
+
+/**
+ * Requests whose token is single-use in this process only, not across replicas. A token is bound to its method, path,
+ * query, body, caller, user and minute, so replaying a read at another replica repeats exactly that read, whose
+ * answer whoever captured the token could read on the same wire; the shared claim (a NATS round trip, a quarter of a
+ * Get Data's cost in metadata: issue 33) is kept for what changes state.
+ */
+const SAFE_METHODS = new Set(['GET', 'HEAD']);
 
 const invalid = (why: string) => unauthenticated(`Invalid service credentials: ${why}`, 'INVALID_SERVICE_TOKEN');
 
@@ -288,7 +297,7 @@ export function createServiceVerifier(opts: ServiceVerifierOptions): ServiceVeri
         let call = res.locals.serviceCall as ServiceCall | undefined;
         if (!call) {
           const checked = check(single(req.headers[SERVICE_TOKEN_HEADER]), req.method, req.originalUrl, receivedBody(req));
-          await claimShared(checked.jti, checked.expiresAtMs);
+          if (!SAFE_METHODS.has(req.method)) await claimShared(checked.jti, checked.expiresAtMs);
           call = checked.call;
           res.locals.serviceCall = call;
           if (call.principal) res.locals.principal = call.principal;

@@ -83,6 +83,9 @@ function replica(opts: { replay?: ReplayStore; replayUnavailable?: 'open' | 'clo
   app.post(PATH, (req, res) => {
     res.json({ received: req.body ?? null });
   });
+  app.get(PATH, (_req, res) => {
+    res.json({ read: true });
+  });
   app.post('/api/v1/upload', (req, res) => {
     let n = 0;
     req.on('data', (c: Buffer) => (n += c.length));
@@ -141,6 +144,24 @@ describe('the guard checks the body it received (I6)', () => {
     // Without the shared store the second replica had never seen it.
     const alone = await start(replica());
     expect((await post(alone, PATH, token, A)).status).toBe(200);
+  });
+
+  it('a read (GET, HEAD) is single-use in each replica, and does not ask the shared store (issue 33: a NATS round trip per read)', async () => {
+    const asked: string[] = [];
+    const shared = memoryReplayStore();
+    const counting: ReplayStore = { claim: (jti, exp) => (asked.push(jti), shared.claim(jti, exp)) };
+    const one = await start(replica({ replay: counting }));
+    const two = await start(replica({ replay: counting }));
+    const token = signer.headers({ audience: 'metadata', method: 'GET', path: PATH });
+    const get = (base: string) => fetch(`${base}${PATH}`, { headers: token });
+    expect((await get(one)).status).toBe(200);
+    expect((await get(one)).status).toBe(401);
+    // The same read at another replica: what the first answer already showed whoever holds the token.
+    expect((await get(two)).status).toBe(200);
+    expect(asked).toEqual([]);
+    // A write still claims its token in the shared store.
+    expect((await post(one, PATH, signer.headers({ audience: 'metadata', method: 'POST', path: PATH, body: A }), A)).status).toBe(200);
+    expect(asked).toHaveLength(1);
   });
 
   it('a shared store that cannot answer: open by default (this process still checks), 503 when closed', async () => {
