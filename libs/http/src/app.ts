@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import express, { type Express } from 'express';
 import { pinoHttp } from 'pino-http';
-import { redactQuery, redactUrl, runWithRequestId, type Logger } from '@dam/logging';
+import { redactUrl, runWithRequestId, type Logger } from '@dam/logging';
 import { setMetricsService } from '@dam/metrics';
 import { errorMiddleware, notFoundRoute } from './errors';
 import { httpMetricsMiddleware, metricsRoute } from './http-metrics';
@@ -40,11 +40,21 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 /** Response headers whose value is a URL that may carry a credential in its query. */
 const URL_HEADERS = ['location', 'content-location', 'x-dam-accel-redirect'];
 
-function redactHeaderUrls(headers: Record<string, unknown>): Record<string, unknown> {
-  const out = { ...headers };
-  for (const name of URL_HEADERS) {
-    const value = out[name];
-    if (typeof value === 'string') out[name] = redactUrl(value);
+/**
+ * The headers an access line keeps: enough to tell clients and payloads apart. Every other header is left out, which
+ * keeps credentials out by construction and the line short (a whole header set doubled the cost of logging a
+ * request on the read path, issue 33).
+ */
+const LOGGED_REQUEST_HEADERS = ['user-agent', 'content-type', 'content-length', 'x-forwarded-for', 'referer'];
+const LOGGED_RESPONSE_HEADERS = ['content-type', 'content-length', ...URL_HEADERS];
+
+function pickHeaders(headers: Record<string, unknown> | undefined, names: readonly string[]): Record<string, unknown> | undefined {
+  if (!headers) return undefined;
+  const out: Record<string, unknown> = {};
+  for (const name of names) {
+    const value = headers[name];
+    if (value === undefined) continue;
+    out[name] = typeof value === 'string' && URL_HEADERS.includes(name) ? redactUrl(value) : value;
   }
   return out;
 }
@@ -73,12 +83,18 @@ export function createHttpApp(opts: HttpAppOptions): Express {
       autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' || req.url === '/metrics' },
       // Credentials in URLs (`_jwt`, `uploadkey`, signatures...) never reach a log line.
       serializers: {
-        req: (req: { url?: string; query?: unknown }) => ({ ...req, url: req.url && redactUrl(req.url), query: redactQuery(req.query) }),
+        req: (req: { id?: unknown; method?: string; url?: string; headers?: Record<string, unknown>; remoteAddress?: string }) => ({
+          id: req.id,
+          method: req.method,
+          url: req.url && redactUrl(req.url),
+          headers: pickHeaders(req.headers, LOGGED_REQUEST_HEADERS),
+          remoteAddress: req.remoteAddress,
+        }),
         // And in the response's URLs: a tus Location made with `?uploadkey`, the presigned download the gateway is
         // told to serve (`x-dam-accel-redirect`, any tenant's bytes for 300 s).
         res: (res: { statusCode?: number; headers?: Record<string, unknown> }) => ({
           statusCode: res.statusCode,
-          headers: res.headers && redactHeaderUrls(res.headers),
+          headers: pickHeaders(res.headers, LOGGED_RESPONSE_HEADERS),
         }),
       },
       // A 503 is a dependency that is down (said once by the error middleware), not a fault of this service.

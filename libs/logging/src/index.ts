@@ -3,7 +3,7 @@ import { trace } from '@opentelemetry/api';
 import pino, { type Logger, type LoggerOptions } from 'pino';
 
 export type { Logger } from 'pino';
-export { redactQuery, redactUrl, REDACTED } from './redact';
+export { redactUrl, REDACTED } from './redact';
 
 interface RequestContext {
   requestId: string;

@@ -48,11 +48,3 @@ export function redactUrl(url: string): string {
     .join('&');
   return `${url.slice(0, q + 1)}${redacted}${hash < 0 ? '' : url.slice(hash)}`;
 }
-
-/** A parsed query object with credential values replaced (for serializers that log `req.query`). */
-export function redactQuery(query: unknown): unknown {
-  if (!query || typeof query !== 'object') return query;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(query as Record<string, unknown>)) out[k] = isSecretParam(k) ? REDACTED : v;
-  return out;
-}
