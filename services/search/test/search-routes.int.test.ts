@@ -218,6 +218,87 @@ describe('a set matched and stored in the database (issue 33)', () => {
   });
 });
 
+describe('relevance (issue 33)', () => {
+  // Group 5: 240 assets whose words sit at weights A, B and C in several mixes, so scores differ and tie.
+  const WORDS = ['beach', 'beacon', 'bear', 'sun', 'sunset', 'rio', 'city'];
+  beforeAll(async () => {
+    await pool.query(
+      `INSERT INTO search_index (asset_id, group_id, version, indexed, status, name, content_type, size, creator_id, upload_time, update_time, doc, tsv)
+       SELECT 'g5-' || lpad(i::text, 4, '0'), 5, 1, true, 'OK', 'r' || i || '.jpg', 'image/jpeg', i % 9, 1, now(), now(), '{}'::jsonb,
+              setweight(to_tsvector('simple', w[1 + i % 7] || ' ' || w[1 + (i / 7) % 7]), 'A')
+              || setweight(to_tsvector('simple', w[1 + (i * 3) % 7] || ' ' || w[1 + (i * 5) % 7] || ' ' || w[1 + i % 7]), 'B')
+              || setweight(to_tsvector('simple', repeat(w[1 + (i / 3) % 7] || ' ', 1 + i % 4)), 'C')
+       FROM generate_series(1, 240) AS i, (SELECT $1::text[] AS w) v`,
+      [WORDS],
+    );
+  });
+
+  it('ranks, caps and stores as ts_rank_cd of the prefix query scores each match, the query made once per statement', async () => {
+    const index = new PgSearchIndex(pool);
+    const sets = new ResultSetRepository(pool);
+    const scope = { groupId: 5, userId: 1 };
+    const cap = 40;
+    // What each request's order is: relevance (ties by id), or a sort with relevance after it.
+    const cases: Array<{ body: object; words: string[]; order: string }> = [
+      { body: { query: 'beach' }, words: ['beach'], order: 'score DESC' },
+      { body: { query: 'bea' }, words: ['bea'], order: 'score DESC' },
+      { body: { query: 'SUN beach' }, words: ['sun', 'beach'], order: 'score DESC' },
+      { body: { query: 'Río c' }, words: ['rio', 'c'], order: 'score DESC' },
+      {
+        body: {
+          query: 's',
+          sort: [
+            { field: 'size', order: 'asc' },
+            { field: 'relevance', order: 'desc' },
+          ],
+        },
+        words: ['s'],
+        order: 'size ASC NULLS LAST, score DESC',
+      },
+      { body: { query: 'nothing' }, words: ['nothing'], order: 'score DESC' },
+    ];
+    for (const [i, { body, words, order }] of cases.entries()) {
+      // The reference: each match scored by its own to_tsquery, as the service's SQL did before.
+      const q = words.map((w) => `'${w}':*`).join(' & ');
+      const want = (
+        await pool.query<{ asset_id: string; score: number }>(
+          `SELECT asset_id, ts_rank_cd(tsv, to_tsquery('simple', $2))::real AS score, size FROM search_index
+           WHERE group_id = $1 AND indexed AND NOT deleted AND tsv @@ to_tsquery('simple', $2) ORDER BY ${order}, asset_id ASC`,
+          [5, q],
+        )
+      ).rows.map((r) => ({ id: r.asset_id, score: Number(r.score) }));
+      if (words[0] !== 'nothing') expect(want.length).toBeGreaterThan(cap);
+      if (i === 0) expect(new Set(want.map((w) => w.score)).size).toBeGreaterThan(3);
+      const request = searchRequest.parse({ ...body, page_size: 7 });
+      expect({ body, hits: (await index.match(request, scope, cap + 1)).hits }).toEqual({ body, hits: want.slice(0, cap + 1) });
+      const id = `${i}`.padStart(32, 'e');
+      const saved = await index.matchAndSave(request, scope, cap, { id, page_size: 7, extended: false }, { groupId: 5, userId: 1 }, 60_000);
+      const stored = await sets.find(id, { groupId: 5, userId: 1 });
+      expect({ body, ids: stored?.ids, scores: stored?.scores, capped: stored?.capped, total: saved.total, first: saved.firstIds }).toEqual({
+        body,
+        ids: want.slice(0, cap).map((w) => w.id),
+        scores: want.slice(0, cap).map((w) => w.score),
+        capped: want.length > cap,
+        total: Math.min(cap, want.length),
+        first: want.slice(0, 7).map((w) => w.id),
+      });
+    }
+    // The tsquery is an InitPlan's value: no scored row parses it again (every row did before).
+    const sent: Array<{ text: string; values: unknown[] }> = [];
+    const capturing = new PgSearchIndex({
+      query: (text: string, values: unknown[] = []) => {
+        sent.push({ text, values });
+        return pool.query(text, values);
+      },
+    } as unknown as Pool);
+    await capturing.match(searchRequest.parse({ query: 'beach sun' }), scope, cap + 1);
+    const [matchSql] = sent;
+    const plan = (await pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN VERBOSE ${matchSql?.text}`, matchSql?.values)).rows.map((r) => r['QUERY PLAN']);
+    expect(plan.filter((line) => line.includes('ts_rank_cd(')).length).toBeGreaterThan(0);
+    expect(plan.filter((line) => line.includes('ts_rank_cd(') && line.includes('to_tsquery('))).toEqual([]);
+  });
+});
+
 describe('the collection filter', () => {
   it("matches a collection the caller sees (its own or a shared one); another user's private one, a deleted one or another group's matches nothing", async () => {
     const index = new SearchIndexRepository(pool);
