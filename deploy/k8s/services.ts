@@ -73,6 +73,9 @@ export const SERVICES: readonly ServiceSpec[] = [
     image: 'runtime',
     public: { host: 'base', paths: ['/api', '/console'] },
     callers: [],
+    // Idempotency-Key responses (a claim, then a kept answer: two short statements per keyed POST). One connection
+    // per replica: the edge scales out to many replicas, each of which counts against max_connections.
+    database: { poolMax: 1 },
     nats: true,
     // Download Asset, /content/:key/* and Get Conversion: metadata checks the caller and presigns, the gateway streams.
     fetchesPresigned: true,
@@ -88,6 +91,7 @@ export const SERVICES: readonly ServiceSpec[] = [
     image: 'media', // ffprobe reads the metadata of uploaded videos
     public: { host: 'upload', paths: ['/api'] },
     callers: [],
+    database: { poolMax: 1 }, // Idempotency-Key responses, as the gateway's
     nats: true,
     s3: { read: ['originals/', 'tus/'], write: ['originals/', 'tus/'], remove: ['originals/', 'tus/'], listUploads: true },
     memory: { request: '256Mi', limit: '512Mi' }, // peak 206-223 MiB, flat with the file size

@@ -28,7 +28,7 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
   };
 
   it('gives every service that sizes streams or buckets the same budget, which with the buckets fits under max_file_store', () => {
-    expect(SIZERS).toEqual(expect.arrayContaining(['metadata', 'gateway', 'upload', 'auth']));
+    expect(SIZERS).toEqual(expect.arrayContaining(['metadata', 'upload', 'auth']));
     const budgets = Object.fromEntries(SIZERS.map((name) => [name, envOf(find('Deployment', name).spec.template.spec.containers[0]).NATS_STREAMS_MAX_BYTES]));
     const budget = Number(budgets.metadata);
     expect(budget).toBeGreaterThan(0);

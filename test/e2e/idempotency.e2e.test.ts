@@ -1,6 +1,5 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
-import { jetstreamManager } from '@nats-io/jetstream';
-import { connectNats, IDEMPOTENCY_BUCKET } from '@dam/events';
+import { createPool } from '@dam/db';
 import { waitFor } from '@dam/testing';
 import { login, useSuite } from './suite';
 
@@ -9,41 +8,28 @@ const e2e = useSuite();
 const { call } = e2e.api;
 const keyed = (key: string, as = e2e.jwt) => ({ authorization: `Bearer ${as}`, 'idempotency-key': key });
 
-/** Whether a request holds an Idempotency-Key now: an entry `running` in the services' KV bucket (history 1). */
-async function someKeyRunning(): Promise<boolean> {
-  const nc = await connectNats(e2e.suite.natsUrl, 'admin', e2e.suite.adminSeed);
-  try {
-    const jsm = await jetstreamManager(nc);
-    const stream = `KV_${IDEMPOTENCY_BUCKET}`;
-    const { state } = await jsm.streams.info(stream);
-    for (let seq = state.first_seq; seq <= state.last_seq && state.messages > 0; seq++) {
-      const m = await jsm.streams.getMessage(stream, { seq }).catch(() => null);
-      if (m && m.data.length > 0 && (m.json() as { state?: string }).state === 'running') return true;
+/** Rows of the idempotency_keys table of the gateway's and upload's databases, where the responses are kept. */
+async function keyRows(): Promise<Array<{ response: { body?: string } | null }>> {
+  const rows: Array<{ response: { body?: string } | null }> = [];
+  for (const service of ['gateway', 'upload']) {
+    const db = createPool(e2e.suite.databaseOf(service));
+    try {
+      rows.push(...(await db.query<{ response: { body?: string } | null }>('SELECT response FROM idempotency_keys')).rows);
+    } finally {
+      await db.end();
     }
-    return false;
-  } finally {
-    await nc.close();
   }
+  return rows;
 }
 
-/** Every value the services' IDEMPOTENCY bucket holds now, as text (kept answers with their bodies decoded). */
+/** Whether a request holds an Idempotency-Key now: a key without its response yet. */
+const someKeyRunning = async (): Promise<boolean> => (await keyRows()).some((r) => r.response === null);
+
+/** Every response the services keep now, as text (kept answers with their bodies decoded). */
 async function keptAnswers(): Promise<string> {
-  const nc = await connectNats(e2e.suite.natsUrl, 'admin', e2e.suite.adminSeed);
-  try {
-    const jsm = await jetstreamManager(nc);
-    const stream = `KV_${IDEMPOTENCY_BUCKET}`;
-    const { state } = await jsm.streams.info(stream);
-    const texts: string[] = [];
-    for (let seq = state.first_seq; seq <= state.last_seq && state.messages > 0; seq++) {
-      const m = await jsm.streams.getMessage(stream, { seq }).catch(() => null);
-      if (!m || m.data.length === 0) continue;
-      const entry = m.json() as { response?: { body?: string } };
-      texts.push(m.string(), entry.response?.body ? Buffer.from(entry.response.body, 'base64').toString('utf8') : '');
-    }
-    return texts.join('\n');
-  } finally {
-    await nc.close();
-  }
+  return (await keyRows())
+    .flatMap((r) => (r.response ? [JSON.stringify(r.response), r.response.body ? Buffer.from(r.response.body, 'base64').toString('utf8') : ''] : []))
+    .join('\n');
 }
 
 async function uploadKeyed(key: string, files: Array<{ name: string; bytes: Buffer }>, metadata?: unknown) {
@@ -140,7 +126,7 @@ describe('Idempotency-Key (CONTRACT §13)', () => {
     expect(rotated.status).toBe(200);
     const secrets = [minted.body.key as string, rotated.body.uploadkey as string];
     expect(secrets.every((k) => typeof k === 'string' && k.length > 10)).toBe(true);
-    // Kept once the answers are out (the bucket is read as the gateway and upload identities could read it).
+    // Kept once the answers are out (read from the tables the gateway and upload keep them in).
     await waitFor(async () => (await keptAnswers()).includes(minted.body.key_id as string), { description: 'the answer kept' });
     const kept = await keptAnswers();
     for (const secret of secrets) expect(kept).not.toContain(secret);

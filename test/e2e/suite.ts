@@ -55,6 +55,8 @@ export interface Suite {
   services: Record<string, ServiceProcess>;
   /** The directory the services record the connections they open in, with `recordFlows` or DAM_RECORD_FLOWS (test/e2e/flow-recording.ts). */
   flows?: string;
+  /** The DATABASE_URL a service was given (its own database; the gateway's and upload's hold their Idempotency-Key table). */
+  databaseOf(name: string): string;
   /** Starts a stopped or killed service again with the env it had, and `env` over it (kept for later restarts). */
   restart(name: string, env?: Record<string, string>): Promise<ServiceProcess>;
   stop(): Promise<void>;
@@ -173,6 +175,7 @@ export async function startSuite(overrides: Overrides = {}, options: SuiteOption
     const uploadPort = await freePort();
     const [gateway] = await Promise.all([
       start('gateway', {
+        DATABASE_URL: await database('e2e_gateway'),
         AUTH_URL: auth.url,
         METADATA_URL: metadata.url,
         LINK_SIGNING_URL: `http://127.0.0.1:${cdnPort}`,
@@ -182,7 +185,7 @@ export async function startSuite(overrides: Overrides = {}, options: SuiteOption
         PUBLIC_UPLOAD_URL: `http://127.0.0.1:${uploadPort}`,
         PUBLIC_CDN_URL: `http://127.0.0.1:${cdnPort}`,
       }),
-      startWanted('upload', async () => ({ AUTH_URL: auth.url, METADATA_URL: metadata.url }), uploadPort),
+      startWanted('upload', async () => ({ DATABASE_URL: await database('e2e_upload'), AUTH_URL: auth.url, METADATA_URL: metadata.url }), uploadPort),
       startWanted('conversion', async () => ({ AUTH_URL: auth.url }), conversionPort),
       startWanted('addon', async () => ({ DATABASE_URL: await database('e2e_addon') })),
       startWanted('transcode', async () => ({ AUTH_URL: auth.url, METADATA_URL: metadata.url })),
@@ -234,6 +237,11 @@ export async function startSuite(overrides: Overrides = {}, options: SuiteOption
       adminSeed: nats.seed('admin'),
       services,
       ...(recording ? { flows: recording.dir } : {}),
+      databaseOf(name) {
+        const url = envs[name]?.DATABASE_URL;
+        if (!url) throw new Error(`${name} has no database in this suite`);
+        return url;
+      },
       async restart(name, changed = {}) {
         const had = envs[name];
         if (!had) throw new Error(`unknown service ${name}`);

@@ -7,6 +7,7 @@ export type { Pool, PoolClient } from 'pg';
 export { DatabaseTlsError } from './tls';
 export { migrateCommand } from './migrate-command';
 export { createPool, ping, withTransaction, type DbSettings } from './pool';
+export { IDEMPOTENCY_MIGRATION, pgIdempotencyStore, type PgIdempotencyStore, type PgIdempotencyStoreOptions } from './idempotency-store';
 
 const MIGRATION_FILE = /^\d{3,}_[\w-]+\.sql$/;
 const MIGRATION_LOCK = 72_617_001;

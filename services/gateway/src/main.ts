@@ -1,11 +1,13 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { createServiceSigner } from '@dam/auth-tokens';
 import { jetstream } from '@nats-io/jetstream';
-import { connectNats, kvBucketOptions, natsIdempotencyStore, UsageMeter } from '@dam/events';
+import { createPool, pgIdempotencyStore } from '@dam/db';
+import { connectNats, UsageMeter } from '@dam/events';
 import { edgeLimitsFromConfig, memoryIdempotencyStore, runMain, runService, startPoller, type ReadinessCheck } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createGatewayApp } from './app';
 import { loadGatewayConfig } from './config';
+import { migrateGateway } from './migrations';
 
 async function main(): Promise<void> {
   const config = loadGatewayConfig();
@@ -14,8 +16,16 @@ async function main(): Promise<void> {
   const nc = config.NATS_URL ? await connectNats(config.NATS_URL, 'gateway', config.NATS_NKEY_SEED) : undefined;
   if (!nc) logger.warn('NATS_URL is not set: API requests are not counted');
   const requests = new UsageMeter('api_requests');
-  // Idempotency-Key (CONTRACT §13): responses kept in NATS for every replica; in this process only without NATS.
-  const idempotency = nc ? await natsIdempotencyStore(nc, kvBucketOptions('IDEMPOTENCY', config, logger)) : memoryIdempotencyStore();
+  // Idempotency-Key (CONTRACT §13): responses kept in its database for every replica (so keyed requests work while
+  // NATS is down); in this process only without DATABASE_URL. PostgreSQL down fails keyed requests only (503), so
+  // it is no readiness check: every other request still works.
+  const pool = config.DATABASE_URL ? createPool({ DATABASE_URL: config.DATABASE_URL, DB_POOL_MAX: config.DB_POOL_MAX }) : undefined;
+  if (pool) {
+    const applied = await migrateGateway(pool);
+    if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+  } else logger.warn('DATABASE_URL is not set: Idempotency-Key responses are kept in this process only');
+  const keys = pool ? pgIdempotencyStore(pool) : undefined;
+  const idempotency = keys ?? memoryIdempotencyStore();
   const gatewayApp = (readiness: ReadinessCheck) =>
     createGatewayApp({
       readiness,
@@ -47,26 +57,49 @@ async function main(): Promise<void> {
     host: config.HOST,
     port: config.PORT,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    // The counts, published every USAGE_FLUSH_MS and once more at shutdown (after the last request drained).
-    workers: nc
-      ? [
-          {
-            kind: 'poller',
-            name: 'usage-flush',
-            start: () =>
-              startPoller({
-                name: 'usage-flush',
-                intervalMs: config.USAGE_FLUSH_MS,
-                logger,
-                run: () => requests.flushTo(jetstream(nc)),
-                runAtStart: false,
-                runAtStop: true,
-              }),
-          },
-        ]
-      : [],
+    workers: [
+      // Expired Idempotency-Key responses removed (a claim already ignores them).
+      ...(keys
+        ? [
+            {
+              kind: 'poller' as const,
+              name: 'idempotency-sweep',
+              start: () =>
+                startPoller({
+                  name: 'idempotency-sweep',
+                  intervalMs: config.IDEMPOTENCY_SWEEP_INTERVAL_MS,
+                  logger,
+                  run: () => keys.sweep(),
+                  runAtStart: false,
+                }),
+            },
+          ]
+        : []),
+      // The counts, published every USAGE_FLUSH_MS and once more at shutdown (after the last request drained).
+      ...(nc
+        ? [
+            {
+              kind: 'poller' as const,
+              name: 'usage-flush',
+              start: () =>
+                startPoller({
+                  name: 'usage-flush',
+                  intervalMs: config.USAGE_FLUSH_MS,
+                  logger,
+                  run: () => requests.flushTo(jetstream(nc)),
+                  runAtStart: false,
+                  runAtStop: true,
+                }),
+            },
+          ]
+        : []),
+    ],
     // Upstream sockets are left alone: requests still draining use them, and the process exits after.
-    resources: [{ name: 'telemetry', close: () => telemetry.shutdown() }, ...(nc ? [{ name: 'nats', close: () => nc.drain() }] : [])],
+    resources: [
+      { name: 'telemetry', close: () => telemetry.shutdown() },
+      ...(nc ? [{ name: 'nats', close: () => nc.drain() }] : []),
+      ...(pool ? [{ name: 'postgres', close: () => pool.end() }] : []),
+    ],
     // Its readiness: its workers' (the usage flush) and the upstreams' health, checked inside the app.
     app: (readiness) => gatewayApp(readiness).app,
   });

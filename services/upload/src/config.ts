@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { serviceKeyEnv } from '@dam/auth-tokens';
-import { baseEnv, edgeLimitEnv, jobWorkerEnv, jwtEnv, loadConfig, natsEnv, positiveInt, s3Env, serviceUrl } from '@dam/config';
+import { baseEnv, dbEnv, edgeLimitEnv, jobWorkerEnv, jwtEnv, loadConfig, natsEnv, positiveInt, s3Env, serviceUrl } from '@dam/config';
 
 const MiB = 1024 * 1024;
 
@@ -8,6 +8,10 @@ export const configSchema = z.object({
   ...baseEnv(8081),
   ...s3Env,
   ...natsEnv,
+  /** Idempotency-Key (CONTRACT §13): the kept responses, shared by every replica (table idempotency_keys). */
+  ...dbEnv,
+  /** How often expired Idempotency-Key responses are removed from the database. */
+  IDEMPOTENCY_SWEEP_INTERVAL_MS: positiveInt(10 * 60_000),
   ...jwtEnv,
   ...serviceKeyEnv('upload'),
   /** How long the edge reuses a JWT user's status from auth: the delay before disabling a user applies. */

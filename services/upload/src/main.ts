@@ -1,7 +1,8 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { createAuthenticator, createServiceSigner, type AuthenticatorOptions } from '@dam/auth-tokens';
 import { jetstream } from '@nats-io/jetstream';
-import { connectNats, DAM_INTERNAL, kvBucketOptions, natsIdempotencyStore, natsReachable, waitForStreams } from '@dam/events';
+import { createPool, pgIdempotencyStore } from '@dam/db';
+import { connectNats, DAM_INTERNAL, kvBucketOptions, natsReachable, waitForStreams } from '@dam/events';
 import { reportPacingOf } from '@dam/jobs';
 import { collectGarbageInFewFullPauses, edgeLimitsFromConfig, HostRateLimiter, parseAllowHosts, runMain, runService, startPoller } from '@dam/http';
 import { createLogger } from '@dam/logging';
@@ -17,6 +18,7 @@ import { buildUploadApp } from './app';
 import { tusRoutes } from './http/tus.routes';
 import { loadUploadConfig } from './config';
 import { ingestJobWorker } from './consumers/ingest-job.consumer';
+import { migrateUpload } from './migrations';
 import { reapOrphans } from './use-cases/reap-orphans.use-case';
 
 // Few full pauses instead of frequent incremental marks: its work is streams of bytes (see the function).
@@ -41,7 +43,12 @@ async function main(): Promise<void> {
     onError: (err, id) => logger.warn({ err, asset_id: id }, 'could not update the pending-upload journal'),
     ...kvBucketOptions('UPLOAD_PENDING', config, logger),
   });
-  const idempotency = await natsIdempotencyStore(nc, kvBucketOptions('IDEMPOTENCY', config, logger));
+  // Idempotency-Key (CONTRACT §13) in its database, shared by every replica: keyed requests do not need NATS. Its
+  // database down fails keyed requests only (503): no readiness check, requests without a key still work.
+  const pool = createPool(config);
+  const applied = await migrateUpload(pool);
+  if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+  const idempotency = pgIdempotencyStore(pool);
   const tusLocker = await natsTusLocker(nc, {
     ...kvBucketOptions('TUS_LOCKS', config, logger),
     onError: (err, id) => logger.warn({ err, upload: id }, "could not renew or release a resumable upload's lock"),
@@ -104,6 +111,18 @@ async function main(): Promise<void> {
       },
       {
         kind: 'poller',
+        name: 'idempotency-sweep',
+        start: () =>
+          startPoller({
+            name: 'idempotency-sweep',
+            intervalMs: config.IDEMPOTENCY_SWEEP_INTERVAL_MS,
+            logger,
+            run: () => idempotency.sweep(),
+            runAtStart: false,
+          }),
+      },
+      {
+        kind: 'poller',
         name: 'orphan-reaper',
         // A first pass at start: the usual way a crashed upload's leftovers are found is the restart that follows.
         start: () => startPoller({ name: 'orphan-reaper', intervalMs: config.ORPHAN_REAP_INTERVAL_MS, logger, run: () => reapOrphans(reaper) }),
@@ -112,6 +131,7 @@ async function main(): Promise<void> {
     resources: [
       { name: 'telemetry', close: () => telemetry.shutdown() },
       { name: 'nats', close: () => nc.drain() },
+      { name: 'postgres', close: () => pool.end() },
     ],
     app: (readiness) =>
       buildUploadApp({

@@ -22,11 +22,13 @@ export interface UploadFixtures {
   metadata: ServiceProcess;
   nc: NatsConnection;
   journal: PendingJournal;
+  /** The upload service's own database (its Idempotency-Key table), shared by the processes started here. */
+  database: string;
   /** Service keys: metadata trusts them; upload processes and apps sign with `identities.privateKey('upload')`. */
   identities: ServiceIdentities;
   /**
    * The upload service as a process (main.ts) on these fixtures: `jwtSecret` and `env` on top of the bucket, NATS,
-   * metadata and a dead AUTH_URL (JWTs are checked locally); stopped by `stop()`.
+   * its database, metadata and a dead AUTH_URL (JWTs are checked locally); stopped by `stop()`.
    */
   startUpload(jwtSecret: string, env?: Record<string, string>): Promise<ServiceProcess>;
   /** Stops the upload processes started so far (each runs an orphan reaper on the shared journal and bucket). */
@@ -64,6 +66,7 @@ export async function startUploadFixtures(name: string, metadataEnv: Record<stri
   // The journal as the upload service holds it: under its NATS identity, so its permissions are checked too.
   const journalNc = await connectNats(nats.url, 'upload', nats.seed('upload'));
   const journal = await natsPendingJournal(journalNc, { refreshMs: 60_000, onError: () => undefined });
+  const database = await createDatabase(`${name.replace(/-/g, '_')}_upload`);
   const started: ServiceProcess[] = [];
   return {
     bucket,
@@ -71,6 +74,7 @@ export async function startUploadFixtures(name: string, metadataEnv: Record<stri
     metadata,
     nc,
     journal,
+    database,
     identities,
     async startUpload(jwtSecret, env = {}) {
       const p = await startServiceProcess('upload', {
@@ -78,6 +82,7 @@ export async function startUploadFixtures(name: string, metadataEnv: Record<stri
         JWT_SECRET: jwtSecret,
         SERVICE_KEY: identities.privateKey('upload'),
         METADATA_URL: metadata.url,
+        DATABASE_URL: database,
         ...nats.env('upload'),
         AUTH_URL: 'http://127.0.0.1:9',
         LOG_LEVEL: 'warn',

@@ -591,6 +591,7 @@ describe('upload as a process (main.ts)', () => {
       JWT_SECRET,
       SERVICE_KEY: fx.identities.privateKey('upload'),
       METADATA_URL: metadata.url,
+      DATABASE_URL: fx.database,
       ...fx.nats.env('upload'),
       AUTH_URL: 'http://127.0.0.1:9',
       LOG_LEVEL: 'warn',
