@@ -2,7 +2,9 @@
 // cache-purge module (2.3) takes one exact key per request. link-signing knows every key the tier fetched
 // (X-Cache-Key) and POSTs those of a purged or replaced asset here, one a line; each key's file is where
 // proxy_cache_path levels=1:2 puts it (md5 of the key: its last character, then the two before). nginx treats a
-// missing file as a miss and fetches again. njs 0.7 (Debian 12) and later.
+// missing file as a miss and fetches again. Vary is not followed (its variant files are named by the client's
+// Accept, which no key tells): a format=auto link's key ends with its Accept class instead (map $cdn_variant in
+// nginx-cdn.conf.template), so every variant is a key of its own here. njs 0.7 (Debian 12) and later.
 var fs = require('fs');
 var crypto = require('crypto');
 

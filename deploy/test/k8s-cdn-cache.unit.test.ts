@@ -47,19 +47,23 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     const conf = named('ConfigMap', 'cdn-cache').data['nginx.conf'] as string;
     for (const directive of [
       'proxy_cache cdn;',
-      'proxy_cache_key $request_uri$slice_range;',
+      'proxy_cache_key $request_uri$slice_range$cdn_variant;',
       'slice 1m;',
       'proxy_cache_lock on;',
       'proxy_cache_revalidate on;',
-      'proxy_set_header X-Cache-Key $request_uri$slice_range;',
+      'proxy_set_header X-Cache-Key $request_uri$slice_range$cdn_variant;',
+      // format=auto: the Accept class is in the key (which the edge is told and purges) instead of Vary's variants.
+      'map $arg_format $cdn_variant {',
+      'proxy_ignore_headers Vary;',
       'server link-signing:80;',
       'js_content purge.purge;',
       'listen 8080;',
       'listen 8081;',
     ])
       expect(conf).toContain(directive);
-    // What an answer may be kept is the edge's Cache-Control alone.
-    expect(conf).not.toMatch(/^\s*(proxy_cache_valid|proxy_ignore_headers|proxy_cache_use_stale)\b/m);
+    // What an answer may be kept is the edge's Cache-Control alone (Vary alone is not followed: the key has it).
+    expect(conf).not.toMatch(/^\s*(proxy_cache_valid|proxy_cache_use_stale)\b/m);
+    expect(conf.match(/^\s*proxy_ignore_headers\b.*$/gm)?.map((l) => l.trim())).toEqual(['proxy_ignore_headers Vary;']);
     expect(named('ConfigMap', 'cdn-cache').data['purge.js']).toContain('fs.unlinkSync');
   });
 

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import sharp from 'sharp';
 import { freePort, scaled, waitFor } from '@dam/testing';
 import { startCdnCache, type RunningCdnCache } from '../../deploy/cache/nginx-cdn';
 import { useSuite } from './suite';
@@ -75,8 +76,8 @@ async function upload(name: string, bytes: Buffer): Promise<string> {
   return id;
 }
 
-async function linkOf(id: string): Promise<string> {
-  const res = await call('GET', `/api/v1/assets/${id}/get_link?delivery=display`);
+async function linkOf(id: string, transform = ''): Promise<string> {
+  const res = await call('GET', `/api/v1/assets/${id}/get_link?delivery=display${transform}`);
   expect(res.status).toBe(200);
   return res.body.url as string;
 }
@@ -191,5 +192,100 @@ describe('the nginx cache tier in front of {cdn}', () => {
     expect(servedFor).toBeLessThanOrEqual(MAX_AGE + 1.5);
     // A refusal is not kept: it is asked again, and still refused.
     expect((await get(url)).status).toBe(403);
+  });
+});
+
+describe('transformed and format=auto links through the tier (issue 33)', () => {
+  const AVIF = 'image/avif,image/webp,image/apng,*/*;q=0.8';
+  const WEBP = 'image/webp,*/*;q=0.8';
+  const png = (r: number) =>
+    sharp({ create: { width: 96, height: 64, channels: 3, background: { r, g: 90, b: 30 } } })
+      .png()
+      .toBuffer();
+  let id: string;
+  /** A transformed link, and a format=auto link fetched by a browser that takes AVIF and by one that takes WebP. */
+  let views: Array<{ name: string; url: string; headers: Record<string, string>; type: string }>;
+
+  beforeAll(async () => {
+    id = await upload('photo.png', await png(200));
+  });
+
+  /**
+   * Every view from the tier (links of their own: `expiry` is part of the key): the first a miss, the next a hit with
+   * the same bytes (and Vary: Accept for format=auto).
+   */
+  async function cached(expiry: number): Promise<Buffer[]> {
+    const sized = await linkOf(id, `&w=64&format=webp&expiry=${expiry}`);
+    const auto = await linkOf(id, `&w=48&format=auto&expiry=${expiry}`);
+    views = [
+      { name: 'w=64&format=webp', url: sized, headers: {}, type: 'image/webp' },
+      { name: 'format=auto, AVIF', url: auto, headers: { accept: AVIF }, type: 'image/avif' },
+      { name: 'format=auto, WebP', url: auto, headers: { accept: WEBP }, type: 'image/webp' },
+    ];
+    // The variants are made (conversion) through the edge first, so that the tier's entries are all a moment old.
+    for (const v of views) expect((await get(v.url.replace(tier.url, e2e.suite.cdn), v.headers)).status).toBe(200);
+    const first = [];
+    for (const v of views) first.push(await get(v.url, v.headers));
+    const bodies: Buffer[] = [];
+    for (const [i, v] of views.entries()) {
+      expect([v.name, first[i]?.cache]).toEqual([v.name, 'MISS']);
+      const again = await get(v.url, v.headers);
+      expect([v.name, again.status, again.cache, again.headers.get('content-type')]).toEqual([v.name, 200, 'HIT', v.type]);
+      expect(again.body.equals(first[i]?.body as Buffer)).toBe(true);
+      if (v.headers.accept) expect(again.headers.get('vary')).toMatch(/\bAccept\b/);
+      bodies.push(again.body);
+    }
+    // Two variants of one link, two entries.
+    expect(bodies[1]?.equals(bodies[2] as Buffer)).toBe(false);
+    return bodies;
+  }
+
+  /**
+   * After a purge, each view is a miss at once (the purge deleted its entry; an expiry would say EXPIRED). Before
+   * issue 33's fix, a format=auto link's other Accept stayed a HIT (nginx kept it in a Vary file of its own, which the
+   * purge of the key left), and a purge job naming the key left every transform of it.
+   */
+  async function purged(before: Buffer[], changed: boolean): Promise<Buffer[]> {
+    const [v0, ...rest] = views as [(typeof views)[0], ...typeof views];
+    const first = await waitFor(
+      async () => {
+        const res = await get(v0.url, v0.headers);
+        return res.cache !== 'HIT' && res;
+      },
+      { timeoutMs: scaled(20_000), intervalMs: 100, description: `the tier drops ${v0.name}` },
+    );
+    const all = [first];
+    // One purge names every key of the asset: the others are gone too.
+    for (const v of rest) all.push(await get(v.url, v.headers));
+    for (const [i, v] of views.entries()) {
+      const res = all[i] as (typeof all)[0];
+      expect([v.name, res.status, res.cache, res.headers.get('content-type')]).toEqual([v.name, 200, 'MISS', v.type]);
+      expect([v.name, res.body.equals(before[i] as Buffer)]).toEqual([v.name, !changed]);
+    }
+    return all.map((r) => r.body);
+  }
+
+  it('drops every transform and format=auto variant of a replaced original at once, and of a key a CDN purge job names', async () => {
+    const old = await cached(3600);
+    const form = new FormData();
+    form.append('file', new Blob([await png(20)]), 'photo.png');
+    const replaced = await fetch(`${e2e.suite.upload}/api/v1/assets/${id}/content/original/replace`, { method: 'POST', headers: auth(), body: form });
+    expect(replaced.status).toBe(200);
+    const fresh = await purged(old, true);
+
+    // A purge job naming the transformed link (its key: the original) reaches every transform of that key.
+    const kept = await cached(3500);
+    expect(kept.map((b, i) => b.equals(fresh[i] as Buffer))).toEqual([true, true, true]);
+    const purge = await call('POST', '/api/v1/cdn/purge', { urls: [views[0]?.url] });
+    expect(purge.status).toBe(202);
+    const job = await waitFor(
+      async () => {
+        const j = (await call('GET', `/api/v1/jobs/${purge.body.job_id}`)).body;
+        return j.status === 'COMPLETED' || j.status === 'ERROR' ? j : undefined;
+      },
+      { timeoutMs: scaled(20_000), intervalMs: 100, description: 'the purge job' },
+    );
+    expect(job.status).toBe('COMPLETED');
+    await purged(kept, false);
   });
 });

@@ -156,6 +156,8 @@ export const deliveryTarget = z.object({
   etag: z.string().optional(),
   /** Multi-file conversions (deepzoom, hls-video, storyboard): the folder every file of the key is under. */
   folder: z.string().optional(),
+  /** A transform's target: the object it was made from (the key's own), so that a purge of that key reaches it. */
+  source_object_key: z.string().min(1).optional(),
 });
 export type DeliveryTarget = z.infer<typeof deliveryTarget>;
 export const deliveryResponse = z.object({

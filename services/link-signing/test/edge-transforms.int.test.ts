@@ -23,6 +23,7 @@ const linkKey = Buffer.alloc(32, 9);
 const ASSET = 'b'.repeat(32);
 const ACCESS_ID = 'acc-transforms';
 const VARIANT = Buffer.from('variant bytes');
+const SOURCE = `originals/1/${ASSET}/a.png`;
 const logger = createLogger({ service: 'link-signing', level: 'silent' });
 
 let cacheDir: string;
@@ -30,6 +31,9 @@ let variantKey: string;
 let auth: InternalStub;
 let metadata: Server;
 let base: string;
+/** The same edge with a cache tier in front: what it is told to remember. */
+let tiered: string;
+const recorded: Array<{ key: string; objectKeys: readonly string[] }> = [];
 const asked: DeliveryRequest[] = [];
 const servers: Server[] = [];
 
@@ -64,7 +68,7 @@ beforeAll(async () => {
         return void res.end(JSON.stringify({ error: { code: 'TRANSFORMS_BUSY', message: 'Too many on-demand transforms are being made' } }));
       }
       const target = body.transform
-        ? { object_key: variantKey, content_type: 'image/webp', file_name: 'a.webp' }
+        ? { object_key: variantKey, content_type: 'image/webp', file_name: 'a.webp', source_object_key: SOURCE }
         : { object_key: variantKey, content_type: 'image/png', file_name: 'a.png', size: VARIANT.length, etag: 'orig' };
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ items: [{ id: ASSET, target: { group_id: 1, asset_id: ASSET, ...target } }] }));
@@ -87,6 +91,21 @@ beforeAll(async () => {
   const server = createServer(app);
   servers.push(server);
   base = await listen(server);
+  const tierApp = buildLinkSigningApp({
+    logger,
+    verifier: createServiceVerifier({ service: 'link-signing', trusted: parseTrustedKeys(identities.trustedKeys(['gateway'])) }),
+    clients: suiteClients({ authUrl: auth.url, metadataUrl, signer: createServiceSigner(parseSigningKey(identities.privateKey('link-signing'))) }),
+    storage,
+    cache,
+    usage: new UsageMeter('cdn_bytes'),
+    cdnBase: 'http://cdn.invalid',
+    signingKeys: [linkKey],
+    trustProxy: false,
+    tier: { record: (key, _assetId, objectKeys) => void recorded.push({ key, objectKeys }) },
+  });
+  const tierServer = createServer(tierApp);
+  servers.push(tierServer);
+  tiered = await listen(tierServer);
 });
 
 afterAll(async () => {
@@ -124,6 +143,36 @@ describe('{cdn} edge: transforms in signed links (CONTRACT §15)', () => {
     await any.arrayBuffer();
     // No format: metadata writes the source's own.
     expect(asked.at(-1)?.transform).toEqual({ w: 50 });
+  });
+
+  it("tells the cache tier a transform's key under its variant and the object it was made from (a purge of the key reaches it)", async () => {
+    // Issue 33: remembered under the variant alone, a CDN purge job naming the link's key (its object) missed it.
+    const url = new URL(link({ w: 100, format: 'webp', q: 60 }).replace(base, tiered));
+    const key = `${url.pathname}${url.search}bytes=0-1048575`;
+    recorded.length = 0;
+    const res = await fetch(url, { headers: { 'x-cache-key': key, range: 'bytes=0-1048575' } });
+    await res.arrayBuffer();
+    expect(res.status).toBe(206);
+    expect(recorded).toEqual([{ key, objectKeys: [variantKey, SOURCE] }]);
+  });
+
+  it('lets the tier keep a format=auto answer only under a key naming its Accept class (X-Accel-Expires: 0 otherwise)', async () => {
+    // Issue 33: nginx kept one file per Accept string (Vary), which a purge of the key left in place; the key now
+    // ends with the Accept class (deploy/cache's map), and an answer under another class's key is not kept.
+    const url = new URL(link({ w: 50, format: 'auto' }).replace(base, tiered));
+    const key = `${url.pathname}${url.search}bytes=0-1048575`;
+    const fetched = async (accept: string, tierKey: string) => {
+      recorded.length = 0;
+      const res = await fetch(url, { headers: { accept, 'x-cache-key': tierKey } });
+      await res.arrayBuffer();
+      return [res.status, res.headers.get('vary'), res.headers.get('x-accel-expires'), recorded.map((r) => r.key)];
+    };
+    expect(await fetched('image/avif,image/webp,*/*', `${key} accept=avif`)).toEqual([200, 'Accept', null, [`${key} accept=avif`]]);
+    expect(await fetched('image/webp,*/*', `${key} accept=webp`)).toEqual([200, 'Accept', null, [`${key} accept=webp`]]);
+    expect(await fetched('image/png', `${key} accept=other`)).toEqual([200, 'Accept', null, [`${key} accept=other`]]);
+    // The class nginx put it in is not the edge's (here: avif with q=0), or nginx saw no format=auto.
+    expect(await fetched('image/avif;q=0,image/webp', `${key} accept=avif`)).toEqual([200, 'Accept', '0', []]);
+    expect(await fetched('image/webp', key)).toEqual([200, 'Accept', '0', []]);
   });
 
   it("answers conversion's 503 TRANSFORMS_BUSY with its Retry-After (security review F5's bound, passed through)", async () => {

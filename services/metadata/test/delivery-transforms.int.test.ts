@@ -123,6 +123,8 @@ describe('transform variants for signed links, through the internal delivery cal
         object_key: expect.stringMatching(/^conversions\/1\/a{32}\/a{32}\/_t\/[0-9a-f]{32}\.webp$/),
         content_type: 'image/webp',
         file_name: 'photo.webp',
+        // What it was made from: the edge remembers the cache tier's keys under it, so a purge of the key reaches them (issue 33).
+        source_object_key: image.objectKey,
       },
     });
     if (!target || !('target' in target)) throw new Error('a target was expected');
@@ -163,11 +165,15 @@ describe('transform variants for signed links, through the internal delivery cal
     await storage.putBuffer(String((video.conversions.thumb as { object_key: string }).object_key), Buffer.from('a jpeg'), {
       contentType: 'image/jpeg',
     });
-    expect((await deliver([video.id], 'thumb', { w: 10 })).body.items[0]).toMatchObject({ target: { content_type: 'image/jpeg' } });
+    expect((await deliver([video.id], 'thumb', { w: 10 })).body.items[0]).toMatchObject({
+      target: { content_type: 'image/jpeg', source_object_key: (video.conversions.thumb as { object_key: string }).object_key },
+    });
     expect(made.length).toBe(before + 1);
     expect((await deliver([image.id, gif.id], 'original', { w: 10 })).status).toBe(400);
     // Without a transform the call answers as before: the stored object itself.
-    expect((await deliver([image.id], 'original')).body.items[0]).toMatchObject({ target: { object_key: image.objectKey, etag: image.checksum } });
+    const plain = (await deliver([image.id], 'original')).body.items[0];
+    expect(plain).toMatchObject({ target: { object_key: image.objectKey, etag: image.checksum } });
+    expect(plain && 'target' in plain && plain.target.source_object_key).toBeUndefined();
   });
 
   it("answers conversion's 503 TRANSFORMS_BUSY with its Retry-After (the edge passes it on)", async () => {

@@ -5,8 +5,12 @@ import type { Logger } from '@dam/logging';
 /** What the tier's nginx fetched from the edge under one of its cache keys. */
 interface TierEntry {
   assetId: string;
-  /** The object served (a playlist has none: it is dropped with its asset). */
-  objectKey?: string;
+  /**
+   * The objects it was made of: the object served and, for a transformed image (CONTRACT §15), the object it was made
+   * from, so that a purge of the link's key (a CDN purge job naming the key) reaches every transform of it. A playlist
+   * has none: it is dropped with its asset.
+   */
+  objectKeys: readonly string[];
   /** Until when the tier may serve it without asking the edge again (its max-age, and a margin). */
   untilMs: number;
   /** When the edge began to look up what to answer (the asset's current object). */
@@ -27,8 +31,31 @@ const REPURGE_AFTER_MS = 1000;
 const EDGE_KEY = /^\/api\/v1\/files\/content\/([A-Za-z0-9]{1,64})[/?]/;
 
 /**
- * The nginx cache tier in front of `{cdn}` (deploy/cache) keeps answers under the signed URL and its slice, keys
- * only the edge can tie to an asset. Open-source nginx has no purge, so the tier tells the edge each key it fetches
+ * The end of the tier's key of a `format=auto` link (deploy/cache/nginx-cdn.conf.template, `map $http_accept`):
+ * nginx keys such a link on the class of the request's Accept instead of following `Vary: Accept` (a file per Accept
+ * string, which no purge can name), so that every variant has a key the edge is told and can purge.
+ */
+export const ACCEPT_CLASS_KEY = ' accept=';
+
+/**
+ * Whether the tier may keep this answer under this key: an answer that follows Accept only under a key naming the
+ * class it was made for (`avif`, `webp`, or `other`: the source's own format). nginx's map and the edge's reading of Accept agree on every ordinary Accept; where they do
+ * not (an odd q-value, a parameter spelled otherwise), or a link nginx did not see as `format=auto` (its parameter
+ * percent-encoded), the answer is not kept (X-Accel-Expires: 0) rather than kept for the others of its class.
+ */
+export function tierMayKeep(cacheKey: string, acceptClass: string | undefined): boolean {
+  return acceptClass === undefined || cacheKey.endsWith(`${ACCEPT_CLASS_KEY}${acceptClass}`);
+}
+
+/** The objects an edge answer was made of (TierEntry.objectKeys): the object served, and a transform's source. */
+export function tierObjectsOf(file: { objectKey: string; target: { source_object_key?: string | undefined } } | undefined): string[] {
+  if (!file) return [];
+  return file.target.source_object_key ? [file.objectKey, file.target.source_object_key] : [file.objectKey];
+}
+
+/**
+ * The nginx cache tier in front of `{cdn}` (deploy/cache) keeps answers under the signed URL and its slice (and a
+ * `format=auto` link's Accept class), keys only the edge can tie to an asset. Open-source nginx has no purge, so the tier tells the edge each key it fetches
  * (X-Cache-Key), and a purge (a replaced or deleted original, a CDN purge job) deletes those keys' files through the
  * tier's purge endpoint. A key is remembered only while the tier may serve it without coming back: after max-age
  * it revalidates with the edge, which answers for the current object (or refuses) anyway. What this replica forgets
@@ -45,11 +72,11 @@ export class CacheTier {
   }
 
   /** Remembers a key the tier fetched, when it names this asset (anything else sent as X-Cache-Key is ignored). */
-  record(cacheKey: string, assetId: string, objectKey: string | undefined, maxAgeSeconds: number, lookedUpAtMs = this.now()): void {
+  record(cacheKey: string, assetId: string, objectKeys: readonly string[], maxAgeSeconds: number, lookedUpAtMs = this.now()): void {
     if (EDGE_KEY.exec(cacheKey)?.[1] !== assetId || cacheKey.length > 4096 || maxAgeSeconds <= 0) return;
     this.keys.delete(cacheKey);
     if (this.keys.size >= this.maxKeys) this.keys.delete(this.keys.keys().next().value as string);
-    this.keys.set(cacheKey, { assetId, ...(objectKey ? { objectKey } : {}), untilMs: this.now() + maxAgeSeconds * 1000 + MARGIN_MS, lookedUpAtMs });
+    this.keys.set(cacheKey, { assetId, objectKeys, untilMs: this.now() + maxAgeSeconds * 1000 + MARGIN_MS, lookedUpAtMs });
   }
 
   get size(): number {
@@ -71,8 +98,7 @@ export class CacheTier {
   private async purgeNow(which: { assetIds?: readonly string[]; objectKeys?: readonly string[] }, lookedUpBefore: number): Promise<number> {
     const assets = new Set(which.assetIds ?? []);
     const objects = which.objectKeys ?? [];
-    const names = (e: TierEntry) =>
-      assets.has(e.assetId) || (e.objectKey !== undefined && objects.some((o) => (o.endsWith('/') ? e.objectKey?.startsWith(o) : e.objectKey === o)));
+    const names = (e: TierEntry) => assets.has(e.assetId) || objects.some((o) => e.objectKeys.some((k) => (o.endsWith('/') ? k.startsWith(o) : k === o)));
     const now = this.now();
     const gone: string[] = [];
     for (const [key, entry] of this.keys) {

@@ -4,9 +4,9 @@ import type { Readable } from 'node:stream';
 import { Router, type Request, type Response } from 'express';
 import { planContent, safeDisposition } from '@dam/http';
 import type { Logger } from '@dam/logging';
-import type { CacheTier } from '../adapters/cache-tier';
+import { tierMayKeep, tierObjectsOf, type CacheTier } from '../adapters/cache-tier';
 import type { CacheEntry, EdgeCache } from '../domain/ports';
-import { contentMissing, isMissing, serveDelivery, type ServedFile, type ServeDeliveryDeps } from '../use-cases/serve-delivery.use-case';
+import { contentMissing, edgeFormat, isMissing, serveDelivery, type ServedFile, type ServeDeliveryDeps } from '../use-cases/serve-delivery.use-case';
 
 export interface EdgeDeps extends ServeDeliveryDeps {
   cache: EdgeCache;
@@ -66,10 +66,15 @@ export function edgeRoutes(deps: EdgeDeps): Router {
     if (delivery.kind === 'object' && delivery.file.varyAccept) res.vary('Accept');
     const maxAge = sharedMaxAge(Number(req.query.expiry), deps.cdnMaxAgeSeconds ?? DEFAULT_CDN_MAX_AGE_SECONDS, deps.now?.() ?? Date.now());
     const cacheControl = `public, max-age=${maxAge}`;
-    // The cache tier's fetch (deploy/cache): remembered so that a purge reaches the tier (adapters/cache-tier.ts).
+    // The cache tier's fetch (deploy/cache): remembered so that a purge reaches the tier (adapters/cache-tier.ts), under
+    // the object served and a transform's source; a format=auto answer only under a key naming its Accept class.
     const tierKey = req.header('x-cache-key');
-    if (tierKey && deps.tier)
-      deps.tier.record(tierKey, String(req.params.id), delivery.kind === 'object' ? delivery.file.objectKey : undefined, maxAge, lookedUpAt);
+    if (tierKey) {
+      const file = delivery.kind === 'object' ? delivery.file : undefined;
+      if (tierMayKeep(tierKey, file?.varyAccept ? (edgeFormat('auto', accept) ?? 'other') : undefined))
+        deps.tier?.record(tierKey, String(req.params.id), tierObjectsOf(file), maxAge, lookedUpAt);
+      else res.set('X-Accel-Expires', '0');
+    }
     if (delivery.kind === 'playlist') {
       // Made for this link (every entry signed with it): its validator is its own digest.
       const { body, contentType } = delivery;

@@ -40,6 +40,7 @@ export function internalDeliveryRoutes(reader: AssetReader, variants: TransformV
             ...(t.size !== undefined ? { size: t.size } : {}),
             ...(t.etag !== undefined ? { etag: t.etag } : {}),
             ...(folder !== undefined ? { folder } : {}),
+            ...(t !== source ? { source_object_key: source.objectKey } : {}),
           },
         });
       } catch (error) {
