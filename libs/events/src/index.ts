@@ -21,7 +21,6 @@ export * from './schemas/asset-purge.event';
 export * from './schemas/schema-registry';
 export { addonStatusClient, serveAddonStatus, type AddonState } from './addon-status';
 export { announceSettingsChanged, followSettingsChanges, settingsNoticeSubject, SETTINGS_NOTICES_SUBJECTS, type SettingsChangeFeed } from './settings-notices';
-export { IDEMPOTENCY_BUCKET, natsIdempotencyStore } from './idempotency-store';
 export { openServiceTokenBucket, SERVICE_TOKENS_BUCKET, type ServiceTokenBucket } from './service-token-bucket';
 export {
   connectNats,

@@ -1,22 +1,20 @@
 import { jetstreamManager, type StreamConfig } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { nanos, type NatsConnection } from '@nats-io/nats-core';
-import type { JetStreamFullError } from './connection';
 import type { EventLogger } from './logger';
 import { ELECTION_RETRY_MS, retryTransient, STREAM_BYTE_SHARES } from './nats';
 
 /** Every JetStream KV bucket the suite creates (each is a stream `KV_<bucket>`). */
-export const KV_BUCKETS = ['IDEMPOTENCY', 'UPLOAD_PENDING', 'SERVICE_TOKENS', 'TUS_LOCKS'] as const;
+export const KV_BUCKETS = ['UPLOAD_PENDING', 'SERVICE_TOKENS', 'TUS_LOCKS'] as const;
 export type KvBucketName = (typeof KV_BUCKETS)[number];
 
 /**
  * Each bucket's part of the budget the streams share (`NATS_STREAMS_MAX_BYTES`, STREAM_BYTE_SHARES): the two together
- * make one whole, so the streams and buckets JetStream reserves never pass the budget. IDEMPOTENCY keeps a day of
- * kept responses (up to 256 KiB each, most a few KB); the others hold small entries for seconds to minutes (one per
- * upload in flight, per service token of the last 70 s, per locked resumable upload).
+ * make one whole, so the streams and buckets JetStream reserves never pass the budget. They hold small entries for
+ * seconds to minutes (one per upload in flight, per service token of the last 70 s, per locked resumable upload).
+ * Idempotency-Key responses are kept in PostgreSQL (libs/db idempotency-store.ts), not here.
  */
 export const KV_BUCKET_BYTE_SHARES: Readonly<Record<KvBucketName, number>> = {
-  IDEMPOTENCY: 0.06,
   UPLOAD_PENDING: 0.02,
   SERVICE_TOKENS: 0.01,
   TUS_LOCKS: 0.01,
@@ -48,12 +46,6 @@ export interface KvBucketOptions {
   budget?: number | undefined;
   onScaled?(from: number, to: number): void;
   onLimitKept?(limit: LimitKept): void;
-  /**
-   * A write was refused because the bucket (or JetStream's store) is full (JetStreamFullError: the request answers
-   * 503). The idempotency store tells it, its 503 being an AppError nobody else logs; the other stores' refusals reach
-   * their routes' error handling, which logs every 503 for a dependency.
-   */
-  onFull?(error: JetStreamFullError): void;
 }
 
 /** The options every service gives a bucket: its config's replicas and budget, and warnings in its log. */
@@ -61,14 +53,13 @@ export function kvBucketOptions(
   bucket: KvBucketName,
   config: { NATS_STREAM_REPLICAS: number; NATS_STREAMS_MAX_BYTES?: number | undefined },
   logger: Pick<EventLogger, 'warn'>,
-): Required<Pick<KvBucketOptions, 'replicas' | 'onScaled' | 'onLimitKept' | 'onFull'>> & { budget: number | undefined } {
+): Required<Pick<KvBucketOptions, 'replicas' | 'onScaled' | 'onLimitKept'>> & { budget: number | undefined } {
   return {
     replicas: config.NATS_STREAM_REPLICAS,
     budget: config.NATS_STREAMS_MAX_BYTES,
     onScaled: (from, to) => logger.warn({ bucket, from, to }, 'KV bucket scaled to NATS_STREAM_REPLICAS'),
     onLimitKept: (limit) =>
       logger.warn({ bucket, ...limit }, 'KV bucket holds more than its share of NATS_STREAMS_MAX_BYTES: its limit is left as it was; raise the budget'),
-    onFull: (err) => logger.warn({ bucket, err }, 'KV bucket full: its writes are refused (503) until entries expire; raise NATS_STREAMS_MAX_BYTES'),
   };
 }
 

@@ -192,8 +192,8 @@ const STREAM_ADMIN = [ASSET_EVENTS, DAM_INTERNAL, DATA_SCHEMAS, COLLECTIONS, ASS
 ]);
 
 const PERMISSIONS: Record<Exclude<ServiceIdentity, 'admin'>, SubjectPermissions> = {
-  // The API requests it counts (usage statistics), and the kept responses of Idempotency-Key (CONTRACT §13).
-  gateway: { publish: [JS_INFO, usageSubject('api_requests'), ...kvBucket('IDEMPOTENCY')], subscribe: [] },
+  // The API requests it counts (usage statistics). Idempotency-Key responses are in its database, not here.
+  gateway: { publish: [JS_INFO, usageSubject('api_requests')], subscribe: [] },
   // The owner of usage statistics: every usage record of every service.
   auth: {
     publish: [
@@ -243,7 +243,6 @@ const PERMISSIONS: Record<Exclude<ServiceIdentity, 'admin'>, SubjectPermissions>
       ...kvBucket('UPLOAD_PENDING', { listing: true }),
       `${API}.STREAM.PURGE.KV_UPLOAD_PENDING`,
       ...kvBucket('TUS_LOCKS'),
-      ...kvBucket('IDEMPOTENCY'),
       jobReportSubject('upload'),
       ...durableConsumer(DAM_INTERNAL, 'upload-jobs'),
     ],

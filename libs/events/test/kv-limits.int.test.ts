@@ -5,12 +5,11 @@ import { isDependencyUnavailable } from '@dam/errors';
 import { startNats, type TestNats } from '@dam/testing';
 import {
   connectNats,
-  IDEMPOTENCY_BUCKET,
   JetStreamFullError,
   jetStreamShareTotal,
   KV_BUCKETS,
   kvBucketMaxBytes,
-  natsIdempotencyStore,
+  natsCall,
   openKvBucket,
   openServiceTokenBucket,
   SERVICE_TOKENS_BUCKET,
@@ -28,15 +27,16 @@ describe('KV bucket byte limits', () => {
   let admin: NatsConnection;
   let jsm: JetStreamManager;
   const open: NatsConnection[] = [];
-  const as = async (identity: 'gateway' | 'upload' | 'auth') => {
+  const as = async (identity: 'upload' | 'auth') => {
     const nc = await connectNats(server.url, identity, server.seed(identity));
     open.push(nc);
     return nc;
   };
   const configOf = async (bucket: string) => (await jsm.streams.info(`KV_${bucket}`)).config;
   const bytesOf = async (bucket: string) => (await jsm.streams.info(`KV_${bucket}`)).state.bytes;
-  // Small enough to fill in a few dozen writes: IDEMPOTENCY's share (6 %) is 120 000 bytes, the smallest 20 000.
+  // Small enough to fill in a few dozen writes: UPLOAD_PENDING's share (2 %) is 40 000 bytes, the smallest 20 000.
   const BUDGET = 2_000_000;
+  const TUS_LOCKS_TTL_MS = 30_000;
   const DAY_MS = 24 * 60 * 60 * 1000;
 
   beforeAll(async () => {
@@ -65,22 +65,21 @@ describe('KV bucket byte limits', () => {
 
   it('creates every bucket with its share of the budget as max_bytes, from the identities that open them', async () => {
     const limits = kvBucketMaxBytes(BUDGET);
-    await natsIdempotencyStore(await as('gateway'), { budget: BUDGET });
     await openServiceTokenBucket(await as('auth'), { replicas: 1, budget: BUDGET });
     const upload = await as('upload');
     await openKvBucket(upload, 'UPLOAD_PENDING', { ttlMs: DAY_MS, budget: BUDGET });
-    await openKvBucket(upload, 'TUS_LOCKS', { ttlMs: 30_000, conformTtl: true, budget: BUDGET });
+    await openKvBucket(upload, 'TUS_LOCKS', { ttlMs: TUS_LOCKS_TTL_MS, conformTtl: true, budget: BUDGET });
     const got = Object.fromEntries(await Promise.all(KV_BUCKETS.map(async (b) => [b, (await configOf(b)).max_bytes] as const)));
     expect(got).toEqual(limits);
     // A KV bucket refuses what does not fit rather than drop an entry (the kv client creates it so).
     expect(await Promise.all(KV_BUCKETS.map(async (b) => (await configOf(b)).discard))).toEqual(KV_BUCKETS.map(() => 'new'));
   });
 
-  it("brings an existing bucket to its share (and IDEMPOTENCY to a day's max_age) on start, keeps a limit it already passes, lifts it without a budget", async () => {
+  it('brings an existing bucket to its share (and TUS_LOCKS to its max_age) on start, keeps a limit it already passes, lifts it without a budget', async () => {
     // As a release before the limits left them: no max_bytes (and here no max_age either).
-    await new Kvm(admin).create(IDEMPOTENCY_BUCKET, { history: 1 });
+    await new Kvm(admin).create('TUS_LOCKS', { history: 1 });
     await new Kvm(admin).create(SERVICE_TOKENS_BUCKET, { history: 1, ttl: 70_000 });
-    expect([(await configOf(IDEMPOTENCY_BUCKET)).max_bytes, (await configOf(IDEMPOTENCY_BUCKET)).max_age]).toEqual([-1, 0]);
+    expect([(await configOf('TUS_LOCKS')).max_bytes, (await configOf('TUS_LOCKS')).max_age]).toEqual([-1, 0]);
     // SERVICE_TOKENS already holds more than its share (20 000 bytes).
     const tokens = await new Kvm(admin).open(SERVICE_TOKENS_BUCKET);
     for (let i = 0; i < 30; i++) await tokens.create(`jti.${i}`, 'x'.repeat(1000));
@@ -88,31 +87,32 @@ describe('KV bucket byte limits', () => {
     expect(held).toBeGreaterThan(kvBucketMaxBytes(BUDGET).SERVICE_TOKENS);
 
     const kept: LimitKept[] = [];
-    await natsIdempotencyStore(await as('gateway'), { budget: BUDGET, onLimitKept: (l) => kept.push(l) });
+    const upload = await as('upload');
+    await openKvBucket(upload, 'TUS_LOCKS', { ttlMs: TUS_LOCKS_TTL_MS, conformTtl: true, budget: BUDGET, onLimitKept: (l) => kept.push(l) });
     await openServiceTokenBucket(await as('auth'), { replicas: 1, budget: BUDGET, onLimitKept: (l) => kept.push(l) });
-    expect([(await configOf(IDEMPOTENCY_BUCKET)).max_bytes, (await configOf(IDEMPOTENCY_BUCKET)).max_age]).toEqual([
-      kvBucketMaxBytes(BUDGET).IDEMPOTENCY,
-      nanos(DAY_MS),
+    expect([(await configOf('TUS_LOCKS')).max_bytes, (await configOf('TUS_LOCKS')).max_age]).toEqual([
+      kvBucketMaxBytes(BUDGET).TUS_LOCKS,
+      nanos(TUS_LOCKS_TTL_MS),
     ]);
     // Lowering it would delete the oldest entries (used token ids: replays): it keeps its limit, and says so.
     expect([(await configOf(SERVICE_TOKENS_BUCKET)).max_bytes, (await jsm.streams.info(`KV_${SERVICE_TOKENS_BUCKET}`)).state.messages]).toEqual([-1, 30]);
     expect(kept).toEqual([{ wanted: kvBucketMaxBytes(BUDGET).SERVICE_TOKENS, holds: held, kept: -1 }]);
 
     // The configuration wins both ways: without a budget the limit goes.
-    await natsIdempotencyStore(await as('gateway'));
-    expect((await configOf(IDEMPOTENCY_BUCKET)).max_bytes).toBe(-1);
+    await openKvBucket(upload, 'TUS_LOCKS', { ttlMs: TUS_LOCKS_TTL_MS, conformTtl: true });
+    expect((await configOf('TUS_LOCKS')).max_bytes).toBe(-1);
   });
 
-  it('refuses writes to a full IDEMPOTENCY bucket as a dependency that is unavailable (503), tells onFull, and still takes a release', async () => {
-    const full: JetStreamFullError[] = [];
-    const store = await natsIdempotencyStore(await as('gateway'), { budget: BUDGET, onFull: (e) => full.push(e) });
-    // Filled up to its max_bytes by others' kept responses, to the last few bytes: values of 1000, then 100, then 1
-    // byte (smaller than any claim), each size until JetStream refuses it. A request claims its key on the way.
-    const kv = await new Kvm(admin).open(IDEMPOTENCY_BUCKET);
+  it('refuses writes to a full bucket as a dependency that is unavailable (503), and still takes a delete', async () => {
+    const upload = await as('upload');
+    const kv = await openKvBucket(upload, 'UPLOAD_PENDING', { ttlMs: DAY_MS, budget: BUDGET });
+    const limit = kvBucketMaxBytes(BUDGET).UPLOAD_PENDING;
+    // Filled up to its max_bytes to the last few bytes: values of 1000, then 100, then 1 byte, each size until
+    // JetStream refuses it. An entry of this process is written on the way.
     let puts = 0;
     const fill = async (size: number) => {
       // At most twice the share in puts of this size: a bucket without a limit never refuses.
-      for (let i = 0; i < (2 * kvBucketMaxBytes(BUDGET).IDEMPOTENCY) / size && i < 2000; i++) {
+      for (let i = 0; i < (2 * limit) / size && i < 2000; i++) {
         const refused = await kv.put(`other.${puts++}`, 'x'.repeat(size)).then(
           () => undefined,
           (error: unknown) => error,
@@ -121,27 +121,23 @@ describe('KV bucket byte limits', () => {
         expect(String(refused)).toMatch(/maximum bytes exceeded/);
         return;
       }
-      throw new Error(`${IDEMPOTENCY_BUCKET} took ${puts} puts without refusing one (max_bytes ${(await configOf(IDEMPOTENCY_BUCKET)).max_bytes})`);
+      throw new Error(`UPLOAD_PENDING took ${puts} puts without refusing one (max_bytes ${(await configOf('UPLOAD_PENDING')).max_bytes})`);
     };
     await fill(1000);
-    const running = await store.claim('k0');
-    if (running.kind !== 'claimed') throw new Error(`k0: ${running.kind}`);
+    await natsCall(upload, () => kv.create('mine', 'x'.repeat(50)));
     await fill(100);
     await fill(1);
-    expect(puts).toBeGreaterThan(100);
+    expect(puts).toBeGreaterThan(20);
 
-    const claim = await store.claim('k1').then(
+    const refused = await natsCall(upload, () => kv.create('k1', 'x'.repeat(50))).then(
       () => undefined,
       (error: unknown) => error,
     );
-    expect(claim).toBeInstanceOf(JetStreamFullError);
-    expect([isDependencyUnavailable(claim), String(claim)]).toEqual([true, expect.stringMatching(/no room.*maximum bytes exceeded/)]);
-    const response = { fingerprint: 'f', status: 201, contentType: 'application/json', body: Buffer.from('{"id":1}').toString('base64') };
-    await expect(store.keep('k0', running.token, response)).rejects.toBeInstanceOf(JetStreamFullError);
-    expect(full).toHaveLength(2);
-    // A request whose response could not be kept frees its key: the delete marker replaces its entry.
-    await store.release('k0', running.token);
-    expect((await kv.get('k0'))?.operation).toBe('DEL');
-    expect(await bytesOf(IDEMPOTENCY_BUCKET)).toBeLessThanOrEqual(kvBucketMaxBytes(BUDGET).IDEMPOTENCY);
+    expect(refused).toBeInstanceOf(JetStreamFullError);
+    expect([isDependencyUnavailable(refused), String(refused)]).toEqual([true, expect.stringMatching(/no room.*maximum bytes exceeded/)]);
+    // A delete always fits: its marker replaces the entry.
+    await natsCall(upload, () => kv.delete('mine'));
+    expect((await kv.get('mine'))?.operation).toBe('DEL');
+    expect(await bytesOf('UPLOAD_PENDING')).toBeLessThanOrEqual(limit);
   });
 });

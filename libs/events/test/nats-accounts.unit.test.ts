@@ -41,7 +41,7 @@ describe('NATS consumer names and rights', () => {
     const users = new Map<string, string[]>();
     for (const i of services) for (const b of kvStreamsOf(i, /^\$JS\.API\.STREAM\.INFO\.(KV_[^.]+)$/)) users.set(b, [...(users.get(b) ?? []), i]);
     const shared = [...users].filter(([, who]) => who.length > 1).map(([b]) => b);
-    expect(shared).toEqual(expect.arrayContaining(['KV_SERVICE_TOKENS', 'KV_IDEMPOTENCY']));
+    expect(shared).toEqual(expect.arrayContaining(['KV_SERVICE_TOKENS']));
     for (const i of services) {
       const withConsumers = kvStreamsOf(i, /^\$JS\.API\.CONSUMER\.[A-Z.]+\.(KV_[^.]+)/);
       expect([i, [...withConsumers].filter((b) => shared.includes(b))]).toEqual([i, []]);

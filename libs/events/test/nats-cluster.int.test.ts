@@ -9,9 +9,8 @@ import {
   DAM_INTERNAL,
   ensureStreams,
   FILE_SAVED,
-  IDEMPOTENCY_BUCKET,
-  natsIdempotencyStore,
   natsServers,
+  openKvBucket,
   streamConfigs,
   type Consumer,
 } from '../src';
@@ -81,22 +80,20 @@ describe('on a 3-node JetStream cluster', () => {
     }
   });
 
-  it('brings an existing IDEMPOTENCY bucket to the configured replicas, saying so, and keeps what it holds', async () => {
+  it('brings an existing KV bucket to the configured replicas, saying so, and keeps what it holds', async () => {
     const jsm = await jetstreamManager(nc);
     const scaled: Array<[number, number]> = [];
-    const first = await natsIdempotencyStore(nc, { replicas: 1, onScaled: (from, to) => scaled.push([from, to]) });
-    const claim = await first.claim('g1.u1.key-1');
-    if (claim.kind !== 'claimed') throw new Error(`claimed nothing: ${claim.kind}`);
-    await first.keep('g1.u1.key-1', claim.token, { fingerprint: 'f', status: 201, contentType: 'application/json', body: '{"id":1}' });
+    const first = await openKvBucket(nc, 'TUS_LOCKS', { ttlMs: 30_000, conformTtl: true, replicas: 1, onScaled: (from, to) => scaled.push([from, to]) });
+    await first.create('lock-1', 'held');
     expect(scaled).toEqual([]);
     // NATS_STREAM_REPLICAS raised to 3: the next start scales the bucket it finds.
-    const again = await natsIdempotencyStore(nc, { replicas: 3, onScaled: (from, to) => scaled.push([from, to]) });
+    const again = await openKvBucket(nc, 'TUS_LOCKS', { ttlMs: 30_000, conformTtl: true, replicas: 3, onScaled: (from, to) => scaled.push([from, to]) });
     expect(scaled).toEqual([[1, 3]]);
-    expect((await jsm.streams.info(`KV_${IDEMPOTENCY_BUCKET}`)).config.num_replicas).toBe(3);
-    await until(async () => (await jsm.streams.info(`KV_${IDEMPOTENCY_BUCKET}`)).cluster?.replicas?.length === 2, 15_000);
-    expect(await again.claim('g1.u1.key-1')).toMatchObject({ kind: 'done', response: { status: 201, body: '{"id":1}' } });
+    expect((await jsm.streams.info('KV_TUS_LOCKS')).config.num_replicas).toBe(3);
+    await until(async () => (await jsm.streams.info('KV_TUS_LOCKS')).cluster?.replicas?.length === 2, 15_000);
+    expect((await again.get('lock-1'))?.string()).toBe('held');
     // Already there: nothing to say.
-    await natsIdempotencyStore(nc, { replicas: 3, onScaled: (from, to) => scaled.push([from, to]) });
+    await openKvBucket(nc, 'TUS_LOCKS', { ttlMs: 30_000, conformTtl: true, replicas: 3, onScaled: (from, to) => scaled.push([from, to]) });
     expect(scaled).toEqual([[1, 3]]);
   });
 

@@ -25,7 +25,7 @@ export interface KeptResponse {
 
 export type Claim = { kind: 'claimed'; token: number } | { kind: 'running' } | { kind: 'done'; response: KeptResponse };
 
-/** Where the responses are kept, shared by every replica (libs/events: a NATS KV bucket; tests: in memory). */
+/** Where the responses are kept, shared by every replica (libs/db: a PostgreSQL table; tests: in memory). */
 export interface IdempotencyStore {
   /** Takes the key for a new request, or tells what holds it: a request still running, or a kept response. */
   claim(key: string): Promise<Claim>;
@@ -248,7 +248,7 @@ export async function idempotent(
   }
   if (!KEY.test(header)) throw badRequest('INVALID_IDEMPOTENCY_KEY', 'Idempotency-Key must be 1-255 printable characters');
   const key = hash(scope, header);
-  // The store unreachable or full (its bucket at its share of NATS_STREAMS_MAX_BYTES): nothing ran, retry later.
+  // The store unreachable (its database down): nothing ran, retry later.
   const claim = await store.claim(key).catch((error: unknown) => {
     throw new AppError(
       'UNAVAILABLE',
@@ -315,7 +315,7 @@ export async function idempotent(
   await handle();
 }
 
-/** In one process (tests, a single replica without NATS): the same rules, forgotten after `ttlMs`. */
+/** In one process (tests, a gateway without DATABASE_URL): the same rules, forgotten after `ttlMs`. */
 export function memoryIdempotencyStore(ttlMs = 24 * 60 * 60 * 1000): IdempotencyStore {
   const entries = new Map<string, { token: number; at: number; response?: KeptResponse }>();
   let next = 1;

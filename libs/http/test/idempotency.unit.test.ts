@@ -66,7 +66,7 @@ describe('idempotent (CONTRACT §13)', () => {
   });
 
   it('never keeps a credential: an answer marked no-store is kept without it, and a repeat says what was withheld (security review I2)', async () => {
-    // What the gateway keeps in the IDEMPOTENCY bucket, recorded.
+    // What the gateway keeps in its idempotency_keys table, recorded.
     const memory = memoryIdempotencyStore();
     const kept: KeptResponse[] = [];
     const store: IdempotencyStore = { ...memory, keep: async (key, token, response) => (kept.push(response), memory.keep(key, token, response)) };
