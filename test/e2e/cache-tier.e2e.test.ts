@@ -11,8 +11,9 @@ import { useSuite } from './suite';
 /**
  * Issue 33: the nginx cache tier (deploy/cache) in front of `{cdn}`, as deploy/local/up runs it: Get Link hands out
  * links on the tier (PUBLIC_CDN_URL), a second GET is a hit, a Range is served from the cached slices, a replaced
- * original and a CDN purge job's asset are purged from the tier at once (a MISS, not an expiry), and a revoked link, refused by the edge at once,
- * is served by the tier for at most N = CDN_MAX_AGE seconds and then refused there too.
+ * original, a conversion added again and a CDN purge job's asset are purged from the tier at once (a MISS, not an
+ * expiry), and a revoked link, refused by the edge at once, is served by the tier for at most N = CDN_MAX_AGE seconds
+ * and then refused there too.
  */
 const MAX_AGE = 4;
 let tierPort = 0;
@@ -141,6 +142,33 @@ describe('the nginx cache tier in front of {cdn}', () => {
     expect(after.body.toString()).toBe('second version!');
     // EXPIRED would mean the entry only ran out (max-age); MISS means the purge deleted it.
     expect(after.cache).toBe('MISS');
+  });
+
+  it('drops a conversion added again under its name at once (file-processed): a miss with the new bytes', async () => {
+    // Before (issue 33), only file-saved and file-deleted purged the tier: Add Conversion writes the same object key
+    // again, and the tier served the old bytes until max-age (then EXPIRED), while the edge served the new ones.
+    const id = await upload('c.txt', Buffer.from('an asset'));
+    const add = async (text: string) => {
+      const form = new FormData();
+      form.append('file', new Blob([Buffer.from(text)]), 'extra.txt');
+      const res = await fetch(`${e2e.suite.base}/api/v1/assets/${id}/content/extra`, { method: 'POST', headers: auth(), body: form });
+      expect([200, 202]).toContain(res.status);
+    };
+    await add('conversion one');
+    const link = await call('GET', `/api/v1/assets/${id}/get_link?key=extra&delivery=display`);
+    expect(link.status).toBe(200);
+    const url = link.body.url as string;
+    expect((await get(url)).body.toString()).toBe('conversion one');
+    expect((await get(url)).cache).toBe('HIT');
+    await add('conversion two!');
+    const after = await waitFor(
+      async () => {
+        const res = await get(url);
+        return res.body.toString() !== 'conversion one' && res;
+      },
+      { timeoutMs: scaled(20_000), intervalMs: 100, description: 'the tier serves the conversion added again' },
+    );
+    expect([after.status, after.cache, after.body.toString()]).toEqual([200, 'MISS', 'conversion two!']);
   });
 
   it('drops an asset purged by a CDN purge job (POST /api/v1/cdn/purge) from the tier', async () => {

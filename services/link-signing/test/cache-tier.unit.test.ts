@@ -118,10 +118,16 @@ describe('CacheTier', () => {
     expect(received).toHaveLength(0);
   });
 
-  it('keeps at most maxKeys, forgetting the oldest', () => {
+  it('keeps at most maxKeys, forgetting the oldest', async () => {
     const tier = new CacheTier({ purgeUrls: [purgeUrl], logger, maxKeys: 2 });
     for (const q of ['a', 'b', 'c']) tier.record(key(A, q), A, [], 300);
     expect(tier.size).toBe(2);
+    // An asset's purge looks at its own keys (an index kept with them): the forgotten one is not among them.
+    tier.record(key(B), B, [], 300);
+    expect(await tier.purge({ assetIds: [A] })).toBe(1);
+    expect(received).toEqual([[key(A, 'c')]]);
+    expect(await tier.purge({ assetIds: [B] })).toBe(1);
+    expect(tier.size).toBe(0);
   });
 });
 

@@ -39,9 +39,10 @@ export const ACCEPT_CLASS_KEY = ' accept=';
 
 /**
  * Whether the tier may keep this answer under this key: an answer that follows Accept only under a key naming the
- * class it was made for (`avif`, `webp`, or `other`: the source's own format). nginx's map and the edge's reading of Accept agree on every ordinary Accept; where they do
- * not (an odd q-value, a parameter spelled otherwise), or a link nginx did not see as `format=auto` (its parameter
- * percent-encoded), the answer is not kept (X-Accel-Expires: 0) rather than kept for the others of its class.
+ * class it was made for (`avif`, `webp`, or `other`: the source's own format). nginx's map and the edge's reading of
+ * Accept agree on every ordinary Accept; where they do not (an odd q-value, a parameter spelled otherwise), or on a
+ * link nginx did not see as `format=auto` (its parameter percent-encoded), the answer is not kept (X-Accel-Expires: 0)
+ * rather than kept for the others of its class.
  */
 export function tierMayKeep(cacheKey: string, acceptClass: string | undefined): boolean {
   return acceptClass === undefined || cacheKey.endsWith(`${ACCEPT_CLASS_KEY}${acceptClass}`);
@@ -55,14 +56,17 @@ export function tierObjectsOf(file: { objectKey: string; target: { source_object
 
 /**
  * The nginx cache tier in front of `{cdn}` (deploy/cache) keeps answers under the signed URL and its slice (and a
- * `format=auto` link's Accept class), keys only the edge can tie to an asset. Open-source nginx has no purge, so the tier tells the edge each key it fetches
- * (X-Cache-Key), and a purge (a replaced or deleted original, a CDN purge job) deletes those keys' files through the
- * tier's purge endpoint. A key is remembered only while the tier may serve it without coming back: after max-age
- * it revalidates with the edge, which answers for the current object (or refuses) anyway. What this replica forgets
- * (a restart, more than maxKeys) is therefore served downstream at most max-age longer, as any shared cache would.
+ * `format=auto` link's Accept class), keys only the edge can tie to an asset. Open-source nginx has no purge, so the
+ * tier tells the edge each key it fetches (X-Cache-Key), and a purge (a replaced or deleted original, a conversion
+ * made again, a CDN purge job) deletes those keys' files through the tier's purge endpoint. A key is remembered only
+ * while the tier may serve it without coming back: after max-age it revalidates with the edge, which answers for the
+ * current object (or refuses) anyway. What this replica forgets (a restart, more than maxKeys) is therefore served
+ * downstream at most max-age longer, as any shared cache would.
  */
 export class CacheTier {
   private readonly keys = new Map<string, TierEntry>();
+  /** The keys of each asset: an asset's purge (every upload, replace, delete, processing) looks at its own keys alone. */
+  private readonly byAsset = new Map<string, Set<string>>();
   private readonly maxKeys: number;
   private readonly now: () => number;
 
@@ -74,9 +78,21 @@ export class CacheTier {
   /** Remembers a key the tier fetched, when it names this asset (anything else sent as X-Cache-Key is ignored). */
   record(cacheKey: string, assetId: string, objectKeys: readonly string[], maxAgeSeconds: number, lookedUpAtMs = this.now()): void {
     if (EDGE_KEY.exec(cacheKey)?.[1] !== assetId || cacheKey.length > 4096 || maxAgeSeconds <= 0) return;
-    this.keys.delete(cacheKey);
-    if (this.keys.size >= this.maxKeys) this.keys.delete(this.keys.keys().next().value as string);
+    this.forget(cacheKey);
+    if (this.keys.size >= this.maxKeys) this.forget(this.keys.keys().next().value as string);
     this.keys.set(cacheKey, { assetId, objectKeys, untilMs: this.now() + maxAgeSeconds * 1000 + MARGIN_MS, lookedUpAtMs });
+    const ofAsset = this.byAsset.get(assetId);
+    if (ofAsset) ofAsset.add(cacheKey);
+    else this.byAsset.set(assetId, new Set([cacheKey]));
+  }
+
+  private forget(cacheKey: string): void {
+    const entry = this.keys.get(cacheKey);
+    if (!entry) return;
+    this.keys.delete(cacheKey);
+    const ofAsset = this.byAsset.get(entry.assetId);
+    ofAsset?.delete(cacheKey);
+    if (ofAsset?.size === 0) this.byAsset.delete(entry.assetId);
   }
 
   get size(): number {
@@ -101,12 +117,15 @@ export class CacheTier {
     const names = (e: TierEntry) => assets.has(e.assetId) || objects.some((o) => e.objectKeys.some((k) => (o.endsWith('/') ? k.startsWith(o) : k === o)));
     const now = this.now();
     const gone: string[] = [];
-    for (const [key, entry] of this.keys) {
-      if (entry.untilMs < now) this.keys.delete(key);
+    const consider = (key: string, entry: TierEntry) => {
+      if (entry.untilMs < now) this.forget(key);
       else if (names(entry) && entry.lookedUpAtMs < lookedUpBefore) gone.push(key);
-    }
+    };
+    // Objects (a CDN purge job naming keys or files) are looked for among every key; assets among their own.
+    if (objects.length > 0) for (const [key, entry] of this.keys) consider(key, entry);
+    else for (const id of assets) for (const key of this.byAsset.get(id) ?? []) consider(key, this.keys.get(key) as TierEntry);
     if (gone.length === 0) return 0;
-    for (const key of gone) this.keys.delete(key);
+    for (const key of gone) this.forget(key);
     await Promise.all(this.options.purgeUrls.map((url) => this.send(url, gone)));
     return gone.length;
   }

@@ -8,6 +8,11 @@ import type { CacheTier } from '../adapters/cache-tier';
 
 /** Events after which an asset's cached bytes are of no more use: a new original (replace), a deletion. */
 const DROPS = new Set(['file-saved', 'file-deleted']);
+/**
+ * The cache tier keeps answers by link, not by object version: also a conversion made again (Process) or added again
+ * under its name (Add Conversion, the same object key), after which its links and their transforms serve new bytes.
+ */
+const TIER_DROPS = new Set([...DROPS, 'file-processed']);
 
 /**
  * Every replica follows the notices as they are published (a plain NATS subscription: the stream's copy is not
@@ -55,7 +60,8 @@ function follower(name: string, nc: NatsConnection, subject: string, onMessage: 
 /**
  * Drops the cached bytes of replaced and deleted assets as asset events announce them. Serving stays correct
  * without it, since every request resolves the asset's current object and its ETag first; this frees the space.
- * The cache tier in front (when there is one) is not asked again within max-age: its keys of the asset are purged.
+ * The cache tier in front (when there is one) is not asked again within max-age: its keys of the asset are purged,
+ * after a conversion made again too (TIER_DROPS).
  */
 export function cacheInvalidation(nc: NatsConnection, cache: ByteCache, logger: Logger, tier?: CacheTier) {
   return follower(
@@ -65,10 +71,12 @@ export function cacheInvalidation(nc: NatsConnection, cache: ByteCache, logger: 
     (subject, body) => {
       const type = assetEventTypeOf(subject);
       const assetId = (body as { asset_id?: unknown }).asset_id;
-      if (!type || !DROPS.has(type) || typeof assetId !== 'string') return;
-      const dropped = cache.evictAsset(assetId);
-      if (dropped > 0) logger.debug({ asset_id: assetId, event: type, dropped }, 'cached bytes dropped');
-      if (tier) void tierPurge(tier, { assetIds: [assetId] }, logger);
+      if (!type || typeof assetId !== 'string') return;
+      if (DROPS.has(type)) {
+        const dropped = cache.evictAsset(assetId);
+        if (dropped > 0) logger.debug({ asset_id: assetId, event: type, dropped }, 'cached bytes dropped');
+      }
+      if (tier && TIER_DROPS.has(type)) void tierPurge(tier, { assetIds: [assetId] }, logger);
     },
     cache,
     logger,
