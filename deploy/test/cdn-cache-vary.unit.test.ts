@@ -41,6 +41,8 @@ beforeAll(async () => {
       'cache-control': 'public, max-age=300',
       etag: `"v${version}-${format}"`,
       vary: 'Accept',
+      // What the edge says of an answer under a key whose Accept class is not the one it answered for.
+      ...(req.url?.includes('&keep=no') ? { 'x-accel-expires': '0' } : {}),
     });
     res.end(body);
   });
@@ -89,6 +91,18 @@ describe('the cache tier and format=auto', () => {
       3,
       ['bytes=0-1048575 accept=avif', 'bytes=0-1048575 accept=webp', 'bytes=0-1048575 accept=other'],
     ]);
+  });
+
+  it('keeps no answer the edge marks X-Accel-Expires: 0, and does not pass that header on', async () => {
+    for (let i = 0; i < 2; i++) {
+      const res = await fetch(`${tier.url}${LINK}&keep=no`, { headers: { accept: 'image/webp' } });
+      await res.text();
+      expect([res.headers.get('x-cache-status'), res.headers.get('x-accel-expires'), res.headers.get('cache-control')]).toEqual([
+        'MISS',
+        null,
+        'public, max-age=300',
+      ]);
+    }
   });
 
   it('puts every Accept in the class the edge answers for (an accepted type named with a q-value above 0)', async () => {
