@@ -167,6 +167,7 @@ describe('a set matched and stored in the database (issue 33)', () => {
     const scope = { groupId: 1, userId: 77 };
     // Capped keyword (ranked, ties by id), filters with facets, a sort by a column, one of a custom field, none.
     await pool.query(`UPDATE search_index SET data = jsonb_build_object('n', size % 7) WHERE group_id = 1 AND size <= 50`);
+    await pool.query(`UPDATE search_index SET labels = ARRAY['cat', 'tag' || (size % 3)] WHERE group_id = 1 AND size BETWEEN 20 AND 90`);
     const bodies = [
       { query: 'photo', page_size: 7 },
       { query: 'photo 1', filters: { size: { max: 500 } }, facets: ['creator_id', 'status'] },
@@ -180,6 +181,18 @@ describe('a set matched and stored in the database (issue 33)', () => {
       },
       { sort: [{ field: 'name', order: 'asc' }], page_size: 100 },
       { query: 'nothing-matches-this' },
+      // A keyword with facets: matched, counted and stored by one statement (issue 33).
+      {
+        query: 'photo',
+        facets: ['tags', 'data.n', 'creator_id', 'status', 'content_type', 'status'],
+        sort: [
+          { field: 'data.n', order: 'desc' },
+          { field: 'relevance', order: 'desc' },
+        ],
+        page_size: 5,
+      },
+      { query: 'photo 2', filters: { size: { max: 2000 } }, facets: ['creator_id', 'data.none', 'tags'] },
+      { query: 'nothing-matches-this', facets: ['status', 'tags'] },
     ];
     const sent: string[] = [];
     const counting = new PgSearchIndex({
@@ -213,6 +226,10 @@ describe('a set matched and stored in the database (issue 33)', () => {
       });
       // What the service sent: the request's values, never the set's ids.
       expect(sent.join(' ')).not.toContain(kept[request.page_size]?.id ?? 'no-such-id');
+      // A keyword with facets is one statement (the match and its facets from one scan; three statements before).
+      if (request.query && request.facets.length > 0) expect(sent).toHaveLength(1);
+      // The first page's facets as match() answers them, to the order of their keys.
+      expect(JSON.stringify(saved.facets)).toBe(JSON.stringify(facets));
     }
     expect((await sets.find(`${0}`.padStart(32, 'a'), owner))?.ids).toHaveLength(RESULT_CAP);
     // Stored without compression (issue 33: pglz spent about 10 ms a full set to save a tenth of its bytes).

@@ -26,7 +26,8 @@ export class PgSearchIndex implements SearchIndex {
   /**
    * The match stored as a result set by one statement (the `result_sets` row ResultSetRepository reads): the ids are
    * ranked, capped and kept in the database, and only the first page's come back. The facets are counted beside it
-   * on another connection and added to the row when asked for (the set's id is nobody's until this returns).
+   * on another connection and added to the row when asked for (the set's id is nobody's until this returns); with a
+   * keyword, where the ranking reads every match anyway, by the same statement from the same scan.
    */
   async matchAndSave(
     request: SearchRequest,
@@ -48,6 +49,7 @@ export class PgSearchIndex implements SearchIndex {
     // The best cap + 1 matches as `match` finds them (ORDER BY ... LIMIT: a top-N sort, or the upload-time index),
     // then `rn`, each one's place in that order (the sort columns selected under the names orderOf uses).
     const sortsByData = request.sort?.some((s) => s.field.startsWith('data.')) ?? false;
+    if (tsquery && request.facets.length > 0) return this.matchFacetsAndSave(request, { sql, score, order, q, p, n, pageSize, sortsByData }, set, owner, ttlMs);
     const [stored, facets] = await Promise.all([
       this.pool.query<{ first_ids: string[]; first_scores: number[]; total: number; capped: boolean }>(
         `WITH m AS (
@@ -68,6 +70,53 @@ export class PgSearchIndex implements SearchIndex {
     if (request.facets.length > 0) await this.pool.query('UPDATE result_sets SET facets = $2 WHERE id = $1', [set.id, JSON.stringify(facets)]);
     const row = stored.rows[0];
     if (!row) throw new Error('the result set was not stored');
+    return { firstIds: row.first_ids, firstScores: row.first_scores.map(Number), total: row.total, capped: row.capped, facets };
+  }
+
+  /**
+   * A keyword search with facets (issue 33): ranking reads and scores every match, and the facets count every match,
+   * so one scan feeds both (`f`, kept for the statement) instead of one on each of two connections, and the facets
+   * are stored with the set by the same INSERT instead of an UPDATE after it. Same set, order and facets.
+   */
+  private async matchFacetsAndSave(
+    request: SearchRequest,
+    b: { sql: string; score: string; order: string; q: unknown[]; p: (v: unknown) => string; n: number; pageSize: number; sortsByData: boolean },
+    set: Pick<ResultSet, 'id' | 'page_size' | 'extended'>,
+    owner: SetOwner,
+    ttlMs: number,
+  ): Promise<SavedMatch> {
+    const { sql, score, order, q, p, n, pageSize } = b;
+    const wanted = [...new Set(request.facets)];
+    const parts = this.facetParts(wanted, q, 'f');
+    const data = b.sortsByData || wanted.some((f) => f.startsWith('data.'));
+    const stored = await this.pool.query<{ first_ids: string[]; first_scores: number[]; total: number; capped: boolean; facets: Facets }>(
+      `WITH f AS MATERIALIZED (
+         SELECT asset_id, ${score}::real AS score, name, size, upload_time, update_time, content_type, status, creator_id${data ? ', data' : ''}${
+           wanted.includes('tags') ? ', labels' : ''
+         }
+         FROM search_index WHERE ${sql}),
+       m AS (
+         SELECT asset_id, score, row_number() OVER (ORDER BY ${order}) AS rn FROM (SELECT * FROM f ORDER BY ${order} LIMIT ${n + 1}) x),
+       s AS (
+         SELECT coalesce(array_agg(asset_id ORDER BY rn) FILTER (WHERE rn <= ${n}), '{}') AS ids,
+                coalesce(array_agg(score ORDER BY rn) FILTER (WHERE rn <= ${n}), '{}') AS scores, count(*) > ${n} AS capped FROM m),
+       c AS (${parts.join(' UNION ALL ')}),
+       j AS (
+         SELECT jsonb_object_agg(w.name, coalesce(
+                  (SELECT jsonb_agg(jsonb_build_object('value', CASE WHEN w.name = 'creator_id' THEN to_jsonb(c.value::bigint) ELSE to_jsonb(c.value) END,
+                                                       'count', c.count) ORDER BY c.count DESC, c.value)
+                     FROM c WHERE c.i = w.k - 1), '[]'::jsonb)) AS facets
+         FROM unnest(${p(wanted)}::text[]) WITH ORDINALITY AS w(name, k))
+       INSERT INTO result_sets (id, group_id, user_id, ids, scores, capped, page_size, extended, facets, expires_at)
+       SELECT ${p(set.id)}, ${p(owner.groupId)}, ${p(owner.userId)}, ids, scores, capped, ${pageSize}, ${p(set.extended)}, (SELECT facets FROM j),
+              now() + make_interval(secs => ${p(ttlMs / 1000)}) FROM s
+       RETURNING ids[1:${pageSize}] AS first_ids, scores[1:${pageSize}] AS first_scores, cardinality(ids) AS total, capped, facets`,
+      q,
+    );
+    const row = stored.rows[0];
+    if (!row) throw new Error('the result set was not stored');
+    // As `facetCounts` answers them: facets in the order asked, `value` before `count` (jsonb orders keys its own way).
+    const facets: Facets = Object.fromEntries(wanted.map((f) => [f, (row.facets[f] ?? []).map(({ value, count }) => ({ value, count }))]));
     return { firstIds: row.first_ids, firstScores: row.first_scores.map(Number), total: row.total, capped: row.capped, facets };
   }
 
@@ -98,17 +147,7 @@ export class PgSearchIndex implements SearchIndex {
     const wanted = [...new Set(asked)];
     if (wanted.length === 0) return facets;
     const facetParams = [...params];
-    const parts = wanted.map((facet, i) => {
-      if (facet === 'tags')
-        return `(SELECT ${i} AS i, t AS value, count(*)::int AS count FROM m, unnest(m.labels) AS t GROUP BY 2 ORDER BY 3 DESC, 2 LIMIT 100)`;
-      if (facet.startsWith('data.')) {
-        facetParams.push(facet.slice(5));
-        const k = `$${facetParams.length}`;
-        return `(SELECT ${i} AS i, data ->> ${k} AS value, count(*)::int AS count FROM m WHERE data ? ${k} GROUP BY 2 ORDER BY 3 DESC, 2 LIMIT 100)`;
-      }
-      const column = FACET_COLUMNS[facet] as string;
-      return `(SELECT ${i} AS i, ${column}::text AS value, count(*)::int AS count FROM m GROUP BY 2 ORDER BY 3 DESC, 2 LIMIT 100)`;
-    });
+    const parts = this.facetParts(wanted, facetParams, 'm');
     const counts = await this.pool.query<{ i: number; value: string | null; count: number }>(
       `WITH m AS MATERIALIZED (SELECT content_type, status, creator_id, data, labels FROM search_index WHERE ${sql})
        SELECT i, value, count FROM (${parts.join(' UNION ALL ')}) f ORDER BY i, count DESC, value`,
@@ -123,5 +162,20 @@ export class PgSearchIndex implements SearchIndex {
       });
     }
     return facets;
+  }
+
+  /** Each facet's counts (`i`, its place in `wanted`; `value` as text; the 100 most frequent) over the matches in `from`. */
+  private facetParts(wanted: string[], params: unknown[], from: string): string[] {
+    return wanted.map((facet, i) => {
+      if (facet === 'tags')
+        return `(SELECT ${i} AS i, t AS value, count(*)::int AS count FROM ${from}, unnest(${from}.labels) AS t GROUP BY 2 ORDER BY 3 DESC, 2 LIMIT 100)`;
+      if (facet.startsWith('data.')) {
+        params.push(facet.slice(5));
+        const k = `$${params.length}`;
+        return `(SELECT ${i} AS i, data ->> ${k} AS value, count(*)::int AS count FROM ${from} WHERE data ? ${k} GROUP BY 2 ORDER BY 3 DESC, 2 LIMIT 100)`;
+      }
+      const column = FACET_COLUMNS[facet] as string;
+      return `(SELECT ${i} AS i, ${column}::text AS value, count(*)::int AS count FROM ${from} GROUP BY 2 ORDER BY 3 DESC, 2 LIMIT 100)`;
+    });
   }
 }
