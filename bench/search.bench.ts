@@ -11,7 +11,11 @@
  * `count` 0 seeds nothing and measures the model as it is (a second run over the same 100,000 assets); SKIP_REPLAY=1
  * leaves out the replay. Beside each keyword query's figures through {base}: the same match run straight on the
  * search database (`sqlOnly`: the match and its facets as the service sends them, without HTTP, the gateway, the
- * stored set and the first page), so the database's share is seen apart; and the load average of the run.
+ * stored set and the first page), so the database's share is seen apart; `…StoredSqlOnly`, what the service asks of
+ * the database per search (the match ranked, capped and stored by one statement, the facets beside it, then the first
+ * page's assets); `cpuMsPerSearch`, the CPU each process of the suite spent per search at one client (from /proc:
+ * comparable across runs on a busy machine, where the latencies are not); the plan of the keyword's stored match;
+ * and the load average of the run.
  */
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
@@ -22,10 +26,10 @@ import { createPool } from '@dam/db';
 import { assetEventSubject, connectNats } from '@dam/events';
 import { SearchIndexRepository } from '../services/search/src/adapters/search-index.repository';
 import { PgSearchIndex } from '../services/search/src/adapters/search.repository';
-import { searchRequest } from '../services/search/src/domain/search-request';
+import { RESULT_CAP, searchRequest } from '../services/search/src/domain/search-request';
 import { natsStreamReplay } from '../services/search/src/adapters/stream-replay';
 import { replayIndex } from '../services/search/src/use-cases/replay-index.use-case';
-import { api, DATA, envOf, login, percentile } from './support';
+import { api, DATA, envOf, login, meterSuiteCpu, percentile, treeCpuSeconds } from './support';
 
 const count = Number(process.argv[2] ?? 100_000);
 const requests = Number(process.argv[3] ?? 200);
@@ -159,19 +163,42 @@ async function main(): Promise<void> {
   const sqlOnly = async (body: unknown) => {
     await index.match(searchRequest.parse(body), { groupId: 1, userId: 1 }, 10_001);
   };
+  const owner = { groupId: 1, userId: 1 };
+  const storedSqlOnly = async (body: unknown) => {
+    const request = searchRequest.parse(body);
+    const set = { id: randomBytes(16).toString('hex'), page_size: request.page_size, extended: request.extended };
+    const saved = await index.matchAndSave(request, owner, RESULT_CAP, set, owner, 60_000);
+    await index.assets(saved.firstIds);
+  };
+  // CPU per search of each process of the suite (ms), over `requests` searches by one client through {base}.
+  // PostgreSQL's postmaster: the parent of its checkpointer (what the pid file names, found from the server itself).
+  const checkpointer = Number((await db.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer'")).rows[0]?.pid);
+  const checkpointerStat = readFileSync(`/proc/${checkpointer}/stat`, 'utf8');
+  const postmaster = Number(checkpointerStat.slice(checkpointerStat.lastIndexOf(')') + 2).split(' ')[1]);
+  const cpuPerSearch = async (body: unknown) => {
+    const meter = meterSuiteCpu();
+    const pg0 = treeCpuSeconds(postmaster);
+    await timeQueries(jwt, body, 1);
+    const pg = treeCpuSeconds(postmaster) - pg0;
+    const perSearch = (s: number) => Math.round((s * 1000 * 10) / requests) / 10;
+    return { postgres: perSearch(pg), ...Object.fromEntries(Object.entries(meter.stop()).map(([name, s]) => [name, perSearch(s)])) };
+  };
   const load = [loadavg()[0] ?? 0];
   const queries: Record<string, unknown> = {};
   for (const c of [1, 8]) {
     queries[`c${c}`] = {
       keyword: await timeQueries(jwt, keyword, c),
       keywordSqlOnly: await timeQueries(jwt, keyword, c, undefined, sqlOnly),
+      keywordStoredSqlOnly: await timeQueries(jwt, keyword, c, undefined, storedSqlOnly),
       keywordTwoFiltersThreeFacets: await timeQueries(jwt, filtered, c),
       keywordTwoFiltersThreeFacetsSqlOnly: await timeQueries(jwt, filtered, c, undefined, sqlOnly),
+      keywordTwoFiltersThreeFacetsStoredSqlOnly: await timeQueries(jwt, filtered, c, undefined, storedSqlOnly),
       filterSortByData: await timeQueries(jwt, byData, c),
       page40OfCappedSet: await timeQueries(jwt, undefined, c, page40),
     };
     load.push(loadavg()[0] ?? 0);
   }
+  const cpuMsPerSearch = { keyword: await cpuPerSearch(keyword), keywordTwoFiltersThreeFacets: await cpuPerSearch(filtered) };
   const size = (
     await db.query(
       "SELECT pg_size_pretty(pg_total_relation_size('search_index')) AS total, pg_size_pretty(pg_indexes_size('search_index')) AS indexes, pg_size_pretty(pg_total_relation_size('search_docs')) AS docs",
@@ -184,6 +211,21 @@ async function main(): Promise<void> {
        AND (jsonb_typeof(data -> 'rating') = 'number' AND (data ->> 'rating')::numeric >= 3) ORDER BY asset_id LIMIT 10001`,
     )
   ).rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']);
+  // The keyword's match as the service stores it (one statement), analyzed in place of running it.
+  let storedPlan: string[] = [];
+  const explaining = new PgSearchIndex({
+    query: async (text: string, values: unknown[] = []) => {
+      if (!text.includes('INSERT INTO result_sets')) return db.query(text, values);
+      storedPlan = (await db.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT TEXT) ${text}`, values)).rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']);
+      return { rows: [{ first_ids: [], first_scores: [], total: 0, capped: false, facets: {} }] };
+    },
+  } as unknown as ConstructorParameters<typeof PgSearchIndex>[0]);
+  const kw = searchRequest.parse(keyword);
+  await explaining
+    .matchAndSave(kw, owner, RESULT_CAP, { id: randomBytes(16).toString('hex'), page_size: kw.page_size, extended: false }, owner, 60_000)
+    .catch((error: unknown) => {
+      storedPlan = [`not analyzed: ${String(error)}`];
+    });
 
   // Replay: the same work as `pnpm --filter @dam/search replay`, as the search identity, then the same answers.
   const replayed = process.env.SKIP_REPLAY === '1' ? 'skipped' : await replayAndCompare(jwt, db, filtered, seeds.NATS_NKEY_SEED_SEARCH as string);
@@ -195,10 +237,12 @@ async function main(): Promise<void> {
       indexingLagMs: { p50: Math.round(percentile(lags, 50)), p99: Math.round(percentile(lags, 99)) },
       loadAverage: load.map((l) => Math.round(l * 10) / 10),
       queries,
+      cpuMsPerSearch,
       cappedSet: { total: capped.total, total_is_capped: capped.total_is_capped },
       size,
       replay: replayed,
       plan,
+      storedPlan,
     }),
   );
   await db.end();
