@@ -1,9 +1,7 @@
-import { mkdirSync } from 'node:fs';
-import path from 'node:path';
 import sharp from 'sharp';
 import { createDamClient, type DamClient } from '@dam/client';
 import { scaled, waitFor } from '@dam/testing';
-import { axeViolations, blocking, ensureConsoleBuilt, launchChromium, settled, type Browser, type Page } from '../../web/console/test/browser';
+import * as ui from '../../web/console/test/browser';
 import { ADMIN, useSuite } from './suite';
 
 /**
@@ -14,15 +12,12 @@ import { ADMIN, useSuite } from './suite';
  * test-artifacts/console/.
  */
 const e2e = useSuite({}, { services: ['gateway', 'upload', 'metadata', 'conversion', 'search', 'link-signing', 'auth'] });
-const ARTIFACTS = path.resolve(__dirname, '../../test-artifacts/console');
 const NAMES = ['c-one.png', 'c-two.png', 'c-three.png', 'c-four.png'];
-let browser: Browser;
+let browser: ui.Browser;
 let dam: DamClient;
 
 beforeAll(async () => {
-  ensureConsoleBuilt();
-  mkdirSync(ARTIFACTS, { recursive: true });
-  browser = await launchChromium();
+  browser = await ui.startBrowser();
   dam = createDamClient({ baseUrl: e2e.suite.base, token: e2e.jwt });
 }, 180_000);
 e2e.beforeStop(() => browser?.close());
@@ -31,23 +26,8 @@ async function upload(name: string, colour: string): Promise<string> {
   const bytes = await sharp({ create: { width: 160, height: 120, channels: 3, background: colour } })
     .png()
     .toBuffer();
-  const form = new FormData();
-  form.append('file', new Blob([bytes]), name);
-  const res = await fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/upload`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${e2e.jwt}` },
-    body: form,
-  });
-  if (res.status !== 200) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
-  return ((await res.json()) as { files: { id: string }[] }).files[0]?.id as string;
+  return ui.uploadOriginal(e2e.suite.upload, e2e.jwt, bytes, name);
 }
-
-async function accessible(page: Page, what: string): Promise<void> {
-  const violations = blocking(await axeViolations(page));
-  if (violations.length) throw new Error(`${what}: serious/critical accessibility violations:\n${JSON.stringify(violations, null, 2)}`);
-}
-
-const shot = (page: Page, name: string) => page.screenshot({ path: path.join(ARTIFACTS, name), fullPage: true });
 
 const basketIds = async (): Promise<string[]> => {
   const { data } = await dam.GET('/api/v1/collections/{collection_id}', { params: { path: { collection_id: 'SELECTED_ASSETS' }, query: { page_size: 100 } } });
@@ -66,22 +46,9 @@ it('selects with click, shift-click and keys (kept in SELECTED_ASSETS), builds a
     });
   }
 
-  const context = await browser.newContext({ viewport: { width: 1366, height: 900 } });
-  await context.addInitScript(`
-    window.__cspViolations = [];
-    document.addEventListener('securitypolicyviolation', (e) => window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI));
-  `);
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(`uncaught: ${err.message}`));
-  const timeout = scaled(20_000);
-  page.setDefaultTimeout(timeout);
+  const { page, problems, close } = await ui.watchedPage(browser, { timeoutMs: scaled(20_000) });
   try {
-    await page.goto(`${e2e.suite.base}/console/`);
-    await page.getByLabel('Email').fill(ADMIN.email);
-    await page.getByLabel('Password').fill(ADMIN.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Assets', level: 1 }).waitFor();
+    await ui.signIn(page, e2e.suite.base, ADMIN);
     // The grid (newest first): c-four, c-three, c-two, c-one, every one OK.
     await waitFor(async () => (await page.locator('.card[data-status="OK"]').count()) === 4, { timeoutMs: 30_000, description: 'four OK cards' });
     const box = (name: string) => page.getByRole('checkbox', { name: `Select ${name}` });
@@ -98,13 +65,13 @@ it('selects with click, shift-click and keys (kept in SELECTED_ASSETS), builds a
     await box('c-two.png').focus();
     await page.keyboard.press('Shift+ArrowRight');
     await waitFor(async () => (await selectedCount()) === 4, { description: 'four selected with Shift+ArrowRight' });
-    expect(await settled(page, 'document.activeElement?.getAttribute("aria-label")', 'Select c-one.png')).toBe('Select c-one.png');
+    expect(await ui.settled(page, 'document.activeElement?.getAttribute("aria-label")', 'Select c-one.png')).toBe('Select c-one.png');
     await page.keyboard.press('Space');
     await waitFor(async () => (await selectedCount()) === 3, { description: 'three again after Space' });
     expect(await box('c-one.png').isChecked()).toBe(false);
     await waitFor(async () => JSON.stringify(await basketIds()) === JSON.stringify(three), { timeoutMs: 15_000, description: 'SELECTED_ASSETS back to three' });
-    await accessible(page, 'assets with a selection');
-    await shot(page, '20-selection.png');
+    await ui.expectAccessible(page, 'assets with a selection');
+    await ui.screenshot(page, '20-selection.png');
 
     // Add the three to a new collection.
     await page.getByRole('button', { name: 'Add to collection' }).click();
@@ -112,10 +79,10 @@ it('selects with click, shift-click and keys (kept in SELECTED_ASSETS), builds a
     await page.getByLabel('Name', { exact: true }).fill('Spring campaign');
     await page.getByRole('button', { name: 'Add 3' }).click();
     await page.locator('[data-outcome]').filter({ hasText: '3 added to Spring campaign, which now holds 3 / 300.' }).waitFor();
-    await accessible(page, 'add to a collection');
+    await ui.expectAccessible(page, 'add to a collection');
 
     // The collections: the new one with 3 / 300; its page shows the three; one removed.
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Collections' }).click();
+    await ui.mainNav(page).getByRole('link', { name: 'Collections' }).click();
     await page.getByRole('heading', { name: 'Collections', level: 1 }).waitFor();
     const row = page.locator('tr', { has: page.getByRole('link', { name: 'Spring campaign' }) });
     await row.getByText('3 / 300').waitFor();
@@ -123,8 +90,8 @@ it('selects with click, shift-click and keys (kept in SELECTED_ASSETS), builds a
       .locator('tr', { has: page.getByRole('link', { name: 'SELECTED_ASSETS' }) })
       .getByText('3 / 300')
       .waitFor();
-    await accessible(page, 'collections');
-    await shot(page, '21-collections.png');
+    await ui.expectAccessible(page, 'collections');
+    await ui.screenshot(page, '21-collections.png');
     // Create a shared one, rename it, delete it.
     await page.getByLabel('Name', { exact: true }).fill('Shared picks');
     await page.getByLabel('Shared with the group').check();
@@ -136,7 +103,7 @@ it('selects with click, shift-click and keys (kept in SELECTED_ASSETS), builds a
     await shared.getByRole('button', { name: 'Save' }).click();
     const renamed = page.locator('tr', { has: page.getByRole('link', { name: 'Shared picks 2026' }) });
     await renamed.waitFor();
-    await accessible(page, 'collections after a rename');
+    await ui.expectAccessible(page, 'collections after a rename');
     await renamed.getByRole('button', { name: 'Delete' }).click();
     await renamed.getByRole('button', { name: 'Yes, delete' }).click();
     await page.getByText('Shared picks 2026 deleted; its assets stay').waitFor();
@@ -144,8 +111,8 @@ it('selects with click, shift-click and keys (kept in SELECTED_ASSETS), builds a
     await row.getByRole('link', { name: 'Spring campaign' }).click();
     await page.getByRole('heading', { name: 'Spring campaign', level: 1 }).waitFor();
     await waitFor(async () => (await page.locator('.card[data-asset-id]').count()) === 3, { description: 'three in the collection' });
-    await accessible(page, 'a collection');
-    await shot(page, '22-collection.png');
+    await ui.expectAccessible(page, 'a collection');
+    await ui.screenshot(page, '22-collection.png');
     await box('c-three.png').click();
     await page.getByRole('button', { name: 'Remove from collection' }).click();
     await waitFor(async () => (await page.locator('.card[data-asset-id]').count()) === 2, { description: 'two left in the collection' });
@@ -153,7 +120,7 @@ it('selects with click, shift-click and keys (kept in SELECTED_ASSETS), builds a
     await page.getByText('2 / 300').first().waitFor();
 
     // Back on Assets the selection is still the three (read from SELECTED_ASSETS); delete one of them from the bar.
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Assets' }).click();
+    await ui.mainNav(page).getByRole('link', { name: 'Assets' }).click();
     await waitFor(async () => (await selectedCount()) === 3, { description: 'the selection kept' });
     await page.getByRole('button', { name: 'Clear selection' }).click();
     await waitFor(async () => (await selectedCount()) === 0, { description: 'cleared' });
@@ -186,8 +153,8 @@ it('selects with click, shift-click and keys (kept in SELECTED_ASSETS), builds a
       expect(url.searchParams.get('signature')).toBeTruthy();
     }
     expect(await page.getByRole('link', { name: 'Download as a CSV file' }).getAttribute('download')).toBe('links.csv');
-    await accessible(page, 'links of the selection');
-    await shot(page, '23-selection-links.png');
+    await ui.expectAccessible(page, 'links of the selection');
+    await ui.screenshot(page, '23-selection-links.png');
     // A key the assets do not have: each asset's error listed, in the API's words.
     await page.getByLabel('Key', { exact: true }).fill('nosuchkey');
     await page.getByRole('button', { name: 'Get 2 links' }).click();
@@ -203,19 +170,18 @@ it('selects with click, shift-click and keys (kept in SELECTED_ASSETS), builds a
     // A phone's width: nothing wider than the screen, still accessible.
     await page.setViewportSize({ width: 375, height: 800 });
     await page.waitForTimeout(200);
-    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
-    await accessible(page, 'assets at 375 px');
-    await shot(page, '24-selection-375.png');
+    await ui.expectNoSidewaysScroll(page, 'assets at 375 px');
+    await ui.expectAccessible(page, 'assets at 375 px');
+    await ui.screenshot(page, '24-selection-375.png');
     await page.goto(`${e2e.suite.base}/console/collections`);
     await page.getByRole('heading', { name: 'Collections', level: 1 }).waitFor();
     await page.getByText('2 / 300').first().waitFor();
-    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
-    await accessible(page, 'collections at 375 px');
-    await shot(page, '25-collections-375.png');
+    await ui.expectNoSidewaysScroll(page, 'collections at 375 px');
+    await ui.expectAccessible(page, 'collections at 375 px');
+    await ui.screenshot(page, '25-collections-375.png');
 
-    const csp = (await page.evaluate('window.__cspViolations || []')) as string[];
-    expect([...errors, ...csp]).toEqual([]);
+    expect(await problems()).toEqual([]);
   } finally {
-    await context.close();
+    await close();
   }
 }, 120_000);

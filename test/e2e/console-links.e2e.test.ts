@@ -1,8 +1,6 @@
-import { mkdirSync } from 'node:fs';
-import path from 'node:path';
 import { createDamClient } from '@dam/client';
 import { makePng, scaled, waitFor } from '@dam/testing';
-import { axeViolations, blocking, ensureConsoleBuilt, launchChromium, type Browser } from '../../web/console/test/browser';
+import { expectAccessible, screenshot, signIn, startBrowser, uploadOriginal, watchedPage, type Browser } from '../../web/console/test/browser';
 import { ADMIN, useSuite } from './suite';
 
 /**
@@ -13,53 +11,25 @@ import { ADMIN, useSuite } from './suite';
  */
 const e2e = useSuite({}, { services: ['gateway', 'upload', 'metadata', 'conversion', 'link-signing', 'auth'] });
 let browser: Browser;
-/** Screenshots beside the console test's (test/e2e/console.e2e.test.ts). */
-const ARTIFACTS = path.resolve(__dirname, '../../test-artifacts/console');
 
 beforeAll(async () => {
-  ensureConsoleBuilt();
-  mkdirSync(ARTIFACTS, { recursive: true });
-  browser = await launchChromium();
+  browser = await startBrowser();
 }, 180_000);
 e2e.beforeStop(() => browser?.close());
 
-async function uploadImage(): Promise<string> {
-  const form = new FormData();
-  form.append('file', new Blob([makePng(640, 480)]), 'gradient.png');
-  const res = await fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/upload`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${e2e.jwt}` },
-    body: form,
-  });
-  if (res.status !== 200) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
-  return ((await res.json()) as { files: { id: string }[] }).files[0]?.id as string;
-}
-
 it('builds a transformed cdn link with a live preview, shows the 400 next to its field, and disables transforms for object_storage', async () => {
   const dam = createDamClient({ baseUrl: e2e.suite.base, token: e2e.jwt });
-  const id = await uploadImage();
+  const id = await uploadOriginal(e2e.suite.upload, e2e.jwt, makePng(640, 480), 'gradient.png');
   await waitFor(async () => (await dam.GET('/api/v1/assets/{asset_id}/data', { params: { path: { asset_id: id } } })).data?.status === 'OK', {
     timeoutMs: 60_000,
     intervalMs: 250,
     description: 'the image OK',
   });
 
-  const context = await browser.newContext({ viewport: { width: 1366, height: 900 } });
-  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: e2e.suite.base });
-  await context.addInitScript(`
-    window.__cspViolations = [];
-    document.addEventListener('securitypolicyviolation', (e) => window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI));
-  `);
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(`uncaught: ${err.message}`));
+  const { page, problems, close } = await watchedPage(browser, { clipboardOrigin: e2e.suite.base });
   const timeout = scaled(15_000);
   try {
-    await page.goto(`${e2e.suite.base}/console/`);
-    await page.getByLabel('Email').fill(ADMIN.email);
-    await page.getByLabel('Password').fill(ADMIN.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Assets', level: 1 }).waitFor();
+    await signIn(page, e2e.suite.base, ADMIN);
     await page.goto(`${e2e.suite.base}/console/assets/${id}`);
     await page.getByRole('heading', { name: 'gradient.png', level: 1 }).waitFor();
 
@@ -101,8 +71,8 @@ it('builds a transformed cdn link with a live preview, shows the 400 next to its
     await page.getByRole('button', { name: 'Copy link' }).click();
     await page.getByRole('status').filter({ hasText: 'Link copied' }).waitFor();
     expect(await page.evaluate('navigator.clipboard.readText()')).toBe(built.href);
-    expect(blocking(await axeViolations(page))).toEqual([]);
-    await page.screenshot({ path: path.join(ARTIFACTS, '11-link-builder.png'), fullPage: true });
+    await expectAccessible(page, 'asset page with the link builder');
+    await screenshot(page, '11-link-builder.png');
 
     // An invalid quality: the API's 400 next to the quality field, no link.
     const quality = page.getByLabel('Quality (1-100)');
@@ -122,9 +92,8 @@ it('builds a transformed cdn link with a live preview, shows the 400 next to its
     expect(await qError.count()).toBe(0);
     expect(await page.locator('img[data-link-picture]').count()).toBe(0);
 
-    const csp = (await page.evaluate('window.__cspViolations || []')) as string[];
-    expect([...errors, ...csp]).toEqual([]);
+    expect(await problems()).toEqual([]);
   } finally {
-    await context.close();
+    await close();
   }
 }, 120_000);

@@ -1,8 +1,6 @@
-import { mkdirSync } from 'node:fs';
-import path from 'node:path';
 import { createDamClient } from '@dam/client';
 import { makePng, scaled, waitFor } from '@dam/testing';
-import { axeViolations, blocking, ensureConsoleBuilt, launchChromium, settled, type Browser, type Page } from '../../web/console/test/browser';
+import * as ui from '../../web/console/test/browser';
 import { searchBody } from '../../web/console/src/lib/search';
 import { ADMIN, useSuite } from './suite';
 
@@ -14,69 +12,19 @@ import { ADMIN, useSuite } from './suite';
  * no sideways scrolling at 375 px. Screenshots: test-artifacts/console/50-53.
  */
 const e2e = useSuite({}, { services: ['gateway', 'auth', 'metadata', 'search', 'upload', 'conversion'] });
-const ARTIFACTS = path.resolve(__dirname, '../../test-artifacts/console');
 const MANAGER = { email: 'mina.schema@example.com', password: 'correct-horse-2' };
-let browser: Browser;
+let browser: ui.Browser;
 
 beforeAll(async () => {
-  ensureConsoleBuilt();
-  mkdirSync(ARTIFACTS, { recursive: true });
-  browser = await launchChromium();
+  browser = await ui.startBrowser();
 }, 180_000);
 e2e.beforeStop(() => browser?.close());
 
-async function newPage(width = 1366): Promise<{ page: Page; problems: () => Promise<string[]>; close: () => Promise<void> }> {
-  const context = await browser.newContext({ viewport: { width, height: 900 } });
-  await context.addInitScript(`
-    window.__cspViolations = [];
-    document.addEventListener('securitypolicyviolation', (e) => window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI));
-  `);
-  const page = await context.newPage();
-  page.setDefaultTimeout(scaled(15_000));
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(`uncaught: ${err.message}`));
-  return {
-    page,
-    close: () => context.close(),
-    async problems() {
-      const csp = (await page.evaluate('window.__cspViolations || []')) as string[];
-      return [...errors, ...csp.map((c) => `CSP violation: ${c}`)];
-    },
-  };
-}
-
-async function expectAccessible(page: Page, what: string): Promise<void> {
-  const violations = blocking(await axeViolations(page));
-  if (violations.length) throw new Error(`${what}: serious/critical accessibility violations:\n${JSON.stringify(violations, null, 2)}`);
-}
-
-async function expectNoSidewaysScroll(page: Page, what: string): Promise<void> {
-  const [scroll, client] = (await page.evaluate('[document.documentElement.scrollWidth, document.documentElement.clientWidth]')) as [number, number];
-  if (scroll > client) throw new Error(`${what}: ${scroll} px wide in a ${client} px viewport`);
-}
-
-const shot = (page: Page, name: string) => page.screenshot({ path: path.join(ARTIFACTS, name), fullPage: true });
-const nav = (page: Page) => page.getByRole('navigation', { name: 'Main' });
-
-async function signIn(page: Page, email: string, password: string): Promise<void> {
-  await page.goto(`${e2e.suite.base}/console/`);
-  await page.getByLabel('Email').fill(email);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Assets', level: 1 }).waitFor();
-}
+const newPage = (width = 1366) => ui.watchedPage(browser, { width, timeoutMs: scaled(15_000) });
 
 /** A 640 x 480 PNG, uploaded and OK and found by search (the preview offers the images search lists). */
 async function uploadImage(dam: ReturnType<typeof createDamClient>): Promise<string> {
-  const form = new FormData();
-  form.append('file', new Blob([makePng(640, 480)]), 'gradient.png');
-  const res = await fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/upload`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${e2e.jwt}` },
-    body: form,
-  });
-  if (res.status !== 200) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
-  const id = ((await res.json()) as { files: { id: string }[] }).files[0]?.id as string;
+  const id = await ui.uploadOriginal(e2e.suite.upload, e2e.jwt, makePng(640, 480), 'gradient.png');
   await waitFor(
     async () => {
       const found = await dam.POST('/api/v1/assets/search', { body: searchBody({ q: '', types: [], statuses: [], sort: 'upload_time:desc', page: 1 }) });
@@ -93,9 +41,9 @@ it('an ADMIN sets conversions and rotates the webhook secret, writes a schema wi
   const { page, problems, close } = await newPage();
   const patches: string[] = [];
   page.on('request', (r) => r.method() === 'PATCH' && r.url().endsWith('/api/v1/settings') && patches.push(r.postData() ?? ''));
-  await signIn(page, ADMIN.email, ADMIN.password);
-  expect(await nav(page).getByRole('link').allInnerTexts()).toEqual(expect.arrayContaining(['Settings', 'Schemas']));
-  await nav(page).getByRole('link', { name: 'Settings' }).click();
+  await ui.signIn(page, e2e.suite.base, ADMIN);
+  expect(await ui.mainNav(page).getByRole('link').allInnerTexts()).toEqual(expect.arrayContaining(['Settings', 'Schemas']));
+  await ui.mainNav(page).getByRole('link', { name: 'Settings' }).click();
   await page.getByRole('heading', { name: 'Settings', level: 1 }).waitFor();
 
   // A name the API refuses: said next to the name in the API's words, and nothing is sent.
@@ -107,7 +55,7 @@ it('an ADMIN sets conversions and rotates the webhook secret, writes a schema wi
   const refused = (apiWords.error as { error: { details: { path: string; message: string }[] } }).error.details;
   expect(refused).toEqual([{ path: 'conversions.custom.my-thumb', message: 'a conversion name is 1-30 characters of [A-Za-z0-9]' }]);
   await page.locator('#conv-name-error').filter({ hasText: refused[0]!.message }).waitFor();
-  expect(await settled(page, 'document.activeElement && document.activeElement.id', 'conv-name')).toBe('conv-name');
+  expect(await ui.settled(page, 'document.activeElement && document.activeElement.id', 'conv-name')).toBe('conv-name');
   expect(patches).toEqual([]);
 
   // A good one, put in the image profile: saved, and there after a reload.
@@ -130,8 +78,8 @@ it('an ADMIN sets conversions and rotates the webhook secret, writes a schema wi
   await page.reload();
   await page.locator('tr[data-conversion="hero"]').filter({ hasText: '640 × 360' }).waitFor();
   expect(await page.locator('#profile-image').getByLabel('hero').isChecked()).toBe(true);
-  await expectAccessible(page, 'settings page');
-  await shot(page, '50-settings.png');
+  await ui.expectAccessible(page, 'settings page');
+  await ui.screenshot(page, '50-settings.png');
 
   // A URL the browser cannot judge (inside the network): the API's 400 detail shown next to the URLs.
   const inside = 'http://169.254.169.254/latest/meta-data';
@@ -157,15 +105,15 @@ it('an ADMIN sets conversions and rotates the webhook secret, writes a schema wi
   expect(rotated.webhooks.previous_secret).toBe(oldSecret);
   await page.getByText('The old one signs too until').waitFor();
   await page.getByRole('button', { name: 'Copy secret' }).waitFor();
-  await expectAccessible(page, 'settings page with a new secret');
-  await shot(page, '51-webhook-secret.png');
+  await ui.expectAccessible(page, 'settings page with a new secret');
+  await ui.screenshot(page, '51-webhook-secret.png');
   await page.reload();
   await page.getByRole('heading', { name: 'Webhooks' }).waitFor();
   expect(await page.getByLabel('New signing secret (shown once)').count()).toBe(0);
   await page.getByText('The previous secret signs too until').waitFor();
 
   // Schemas: checked as typed, the form previewed, created.
-  await nav(page).getByRole('link', { name: 'Schemas' }).click();
+  await ui.mainNav(page).getByRole('link', { name: 'Schemas' }).click();
   await page.getByRole('heading', { name: 'Schemas', level: 1 }).waitFor();
   await page.locator('tr[data-schema="0"]').waitFor();
   await page.getByRole('button', { name: 'New schema' }).click();
@@ -181,8 +129,8 @@ it('an ADMIN sets conversions and rotates the webhook secret, writes a schema wi
   await preview.getByLabel('Camera body (required)').selectOption('Leica');
   await preview.getByLabel('Rating').waitFor();
   await page.locator('[data-schema-check]').filter({ hasText: 'Valid' }).waitFor();
-  await expectAccessible(page, 'schema editor');
-  await shot(page, '52-schema-editor.png');
+  await ui.expectAccessible(page, 'schema editor');
+  await ui.screenshot(page, '52-schema-editor.png');
   await page.getByRole('button', { name: 'Create schema' }).click();
   await page.getByRole('status').filter({ hasText: '(cameras) saved' }).waitFor();
   await page.locator('tr', { hasText: 'cameras' }).waitFor();
@@ -193,23 +141,23 @@ it('an ADMIN sets conversions and rotates the webhook secret, writes a schema wi
 
   // At a phone's width: both pages read without sideways scrolling.
   const phone = await newPage(375);
-  await signIn(phone.page, ADMIN.email, ADMIN.password);
+  await ui.signIn(phone.page, e2e.suite.base, ADMIN);
   for (const name of ['settings', 'schemas']) {
     await phone.page.goto(`${e2e.suite.base}/console/${name}`);
     await phone.page.getByRole('heading', { name: name === 'settings' ? 'Settings' : 'Schemas', level: 1 }).waitFor();
     await phone.page.locator(name === 'settings' ? 'tr[data-conversion="hero"]' : 'tr[data-schema="0"]').waitFor();
-    await expectNoSidewaysScroll(phone.page, `${name} at 375 px`);
-    await expectAccessible(phone.page, `${name} at 375 px`);
+    await ui.expectNoSidewaysScroll(phone.page, `${name} at 375 px`);
+    await ui.expectAccessible(phone.page, `${name} at 375 px`);
   }
-  await shot(phone.page, '53-schemas-phone.png');
+  await ui.screenshot(phone.page, '53-schemas-phone.png');
   expect(await phone.problems()).toEqual([]);
   await phone.close();
 
   // A MANAGER (MANAGE_SCHEMAS, not MANAGE_SETTINGS): Schemas offered, Settings neither offered nor usable at its address.
   expect((await dam.POST('/api/v1/users', { body: { ...MANAGER, first_name: 'Mina', last_name: 'Schema', role_id: 2 } })).response.status).toBe(201);
   const manager = await newPage();
-  await signIn(manager.page, MANAGER.email, MANAGER.password);
-  const links = await nav(manager.page).getByRole('link').allInnerTexts();
+  await ui.signIn(manager.page, e2e.suite.base, MANAGER);
+  const links = await ui.mainNav(manager.page).getByRole('link').allInnerTexts();
   expect(links).toContain('Schemas');
   expect(links).not.toContain('Settings');
   await manager.page.goto(`${e2e.suite.base}/console/settings`);

@@ -1,10 +1,8 @@
-import { mkdirSync } from 'node:fs';
 import http, { type Server } from 'node:http';
-import path from 'node:path';
 import sharp from 'sharp';
 import { createDamClient, type DamClient } from '@dam/client';
 import { listen, scaled, waitFor } from '@dam/testing';
-import { axeViolations, blocking, ensureConsoleBuilt, launchChromium, type Browser, type Page } from '../../web/console/test/browser';
+import * as ui from '../../web/console/test/browser';
 import { ADMIN, useSuite } from './suite';
 
 /**
@@ -16,15 +14,12 @@ import { ADMIN, useSuite } from './suite';
  * 1366 and 375 px; axe on each page, at 375 px as well; screenshots 40-46 in test-artifacts/console/.
  */
 const e2e = useSuite({ gateway: { USAGE_FLUSH_MS: '300' } }, { services: ['gateway', 'upload', 'metadata', 'conversion', 'link-signing', 'auth', 'webhook'] });
-const ARTIFACTS = path.resolve(__dirname, '../../test-artifacts/console');
-let browser: Browser;
+let browser: ui.Browser;
 let dam: DamClient;
 let receiver: Server;
 let hookUrl: string;
 
 beforeAll(async () => {
-  ensureConsoleBuilt();
-  mkdirSync(ARTIFACTS, { recursive: true });
   // The receiver answers 200, except to events of the file named refused.png (500: they fail after 8 attempts).
   receiver = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -35,7 +30,7 @@ beforeAll(async () => {
     });
   });
   hookUrl = `${await listen(receiver)}/hooks`;
-  browser = await launchChromium();
+  browser = await ui.startBrowser();
   dam = createDamClient({ baseUrl: e2e.suite.base, token: e2e.jwt });
   const { response } = await dam.PATCH('/api/v1/settings', { body: { webhooks: { urls: [hookUrl] } } });
   if (response.status !== 200) throw new Error(`settings answered ${response.status}`);
@@ -61,24 +56,7 @@ async function stripes(shift: number): Promise<Buffer> {
     .toBuffer();
 }
 
-async function upload(name: string, bytes: Buffer): Promise<string> {
-  const form = new FormData();
-  form.append('file', new Blob([bytes]), name);
-  const res = await fetch(`${e2e.suite.upload}/api/v1/assets/new/content/original/upload`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${e2e.jwt}` },
-    body: form,
-  });
-  if (res.status !== 200) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
-  return ((await res.json()) as { files: { id: string }[] }).files[0]?.id as string;
-}
-
-async function accessible(page: Page, what: string): Promise<void> {
-  const violations = blocking(await axeViolations(page));
-  if (violations.length) throw new Error(`${what}: serious/critical accessibility violations:\n${JSON.stringify(violations, null, 2)}`);
-}
-
-const shot = (page: Page, name: string) => page.screenshot({ path: path.join(ARTIFACTS, name), fullPage: true });
+const upload = (name: string, bytes: Buffer) => ui.uploadOriginal(e2e.suite.upload, e2e.jwt, bytes, name);
 
 it('charts API requests with a non-zero total, lists and filters webhook deliveries, reissues, and shows a similar image with its distance', async () => {
   const one = await upload('stripes.png', await stripes(0));
@@ -97,22 +75,10 @@ it('charts API requests with a non-zero total, lists and filters webhook deliver
   const distance = similar.data?.items.find((i) => i.id === two)?.distance;
   expect(distance).toEqual(expect.any(Number));
 
-  const context = await browser.newContext({ viewport: { width: 1366, height: 900 } });
-  await context.addInitScript(`
-    window.__cspViolations = [];
-    document.addEventListener('securitypolicyviolation', (e) => window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI));
-  `);
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(`uncaught: ${err.message}`));
-  page.setDefaultTimeout(scaled(20_000));
-  const nav = (name: string) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true });
+  const { page, problems, close } = await ui.watchedPage(browser, { timeoutMs: scaled(20_000) });
+  const nav = (name: string) => ui.mainNav(page).getByRole('link', { name, exact: true });
   try {
-    await page.goto(`${e2e.suite.base}/console/`);
-    await page.getByLabel('Email').fill(ADMIN.email);
-    await page.getByLabel('Password').fill(ADMIN.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Assets', level: 1 }).waitFor();
+    await ui.signIn(page, e2e.suite.base, ADMIN);
 
     // Usage: the API-requests chart, its total above 0 once the gateway's counts arrive (Refresh reads them again).
     await nav('Usage').click();
@@ -138,8 +104,8 @@ it('charts API requests with a non-zero total, lists and filters webhook deliver
     const me = (await dam.GET('/api/v1/users/me')).data?.user_id as number;
     await page.getByLabel('Whose usage').selectOption({ label: `${ADMIN.email} (user ${me})` });
     await waitFor(async () => Number((await requests.getAttribute('data-total')) ?? '0') > 0, { description: "the ADMIN's own requests" });
-    await accessible(page, 'usage');
-    await shot(page, '40-usage.png');
+    await ui.expectAccessible(page, 'usage');
+    await ui.screenshot(page, '40-usage.png');
 
     // Webhooks: the uploads' deliveries listed; refused.png's fail after 8 quick attempts; filtered by status.
     await nav('Webhooks').click();
@@ -158,8 +124,8 @@ it('charts API requests with a non-zero total, lists and filters webhook deliver
     expect(await failedRow.locator('td', { hasText: hookUrl }).count()).toBe(1);
     await failedRow.getByText('8 attempts').click();
     await failedRow.locator('.delivery-attempts li').nth(7).waitFor();
-    await accessible(page, 'webhooks');
-    await shot(page, '41-webhooks.png');
+    await ui.expectAccessible(page, 'webhooks');
+    await ui.screenshot(page, '41-webhooks.png');
     await page.getByLabel('Status').selectOption('failed');
     await waitFor(async () => (await rows.count()) > 0 && (await page.locator('tr[data-delivery-id]:not([data-status="failed"])').count()) === 0, {
       description: 'only failed deliveries',
@@ -168,7 +134,7 @@ it('charts API requests with a non-zero total, lists and filters webhook deliver
     await waitFor(async () => (await rows.count()) >= 2 && (await page.locator('tr[data-delivery-id]:not([data-status="delivered"])').count()) === 0, {
       description: 'only delivered ones',
     });
-    await accessible(page, 'webhooks filtered');
+    await ui.expectAccessible(page, 'webhooks filtered');
 
     // Reissue: 8 days is refused in the browser, in the API's rule; a day with an ASSET_ADMIN key is a 202 and a job.
     const key = await dam.POST('/api/v1/api_keys', { body: { name: 'reissuer', role: 'ASSET_ADMIN' } });
@@ -188,7 +154,7 @@ it('charts API requests with a non-zero total, lists and filters webhook deliver
     const jobId = Number(await queued.getAttribute('data-reissue-job'));
     const job = await dam.GET('/api/v1/jobs/{job_id}', { params: { path: { job_id: jobId } } });
     expect(job.data?.type).toBe('reissue_callbacks');
-    await accessible(page, 'webhooks after a reissue');
+    await ui.expectAccessible(page, 'webhooks after a reissue');
 
     // The asset page: the near-duplicate with its distance, linked.
     await page.goto(`${e2e.suite.base}/console/assets/${one}`);
@@ -196,9 +162,9 @@ it('charts API requests with a non-zero total, lists and filters webhook deliver
     const near = page.locator(`[data-similar-id="${two}"]`);
     await near.getByText(`distance ${distance} bit`).waitFor();
     await near.getByRole('link', { name: 'refused.png' }).waitFor();
-    await accessible(page, 'asset page with similar images');
+    await ui.expectAccessible(page, 'asset page with similar images');
     await page.getByRole('heading', { name: 'Similar images' }).scrollIntoViewIfNeeded();
-    await shot(page, '42-asset-similar.png');
+    await ui.screenshot(page, '42-asset-similar.png');
 
     // Faces: a face_recognition result (given to the browser here: the suite runs no addon models) drawn on the
     // 160 x 120 picture where its box says, at whatever size the picture is shown (checked again at 375 px).
@@ -234,9 +200,9 @@ it('charts API requests with a non-zero total, lists and filters webhook deliver
     await page.goto(`${e2e.suite.base}/console/assets/${one}`);
     await page.getByRole('heading', { name: 'Faces', level: 2 }).waitFor();
     await faceOnPicture();
-    await accessible(page, 'asset page with faces');
+    await ui.expectAccessible(page, 'asset page with faces');
     await page.getByRole('heading', { name: 'Faces', level: 2 }).scrollIntoViewIfNeeded();
-    await shot(page, '46-asset-faces.png');
+    await ui.screenshot(page, '46-asset-faces.png');
 
     // A phone's width: nothing wider than the screen, still accessible.
     await page.setViewportSize({ width: 375, height: 800 });
@@ -253,19 +219,13 @@ it('charts API requests with a non-zero total, lists and filters webhook deliver
         await near.getByRole('link', { name: 'refused.png' }).waitFor();
         expect(await faceOnPicture()).toBeLessThanOrEqual(375);
       }
-      // The innermost elements past the screen's edge, named (empty when nothing scrolls sideways).
-      const wide = await page.evaluate(
-        `[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > 376 && ![...e.children].some((c) => c.getBoundingClientRect().right > 376)).slice(0, 8).map((e) => e.tagName + '.' + e.className + ' in ' + e.parentElement.tagName + '.' + e.parentElement.className)`,
-      );
-      expect({ where, wide }).toEqual({ where, wide: [] });
-      expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
-      await accessible(page, `${where} at 375 px`);
-      await shot(page, file);
+      await ui.expectNoSidewaysScroll(page, `${where} at 375 px`, { everyElement: true });
+      await ui.expectAccessible(page, `${where} at 375 px`);
+      await ui.screenshot(page, file);
     }
 
-    const csp = (await page.evaluate('window.__cspViolations || []')) as string[];
-    expect([...errors, ...csp]).toEqual([]);
+    expect(await problems()).toEqual([]);
   } finally {
-    await context.close();
+    await close();
   }
 }, 120_000);

@@ -1,7 +1,7 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { chromium, type Browser, type Page, type Request } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page, type Request } from 'playwright-core';
 
 // The browser tests live in test/e2e, which does not depend on playwright-core itself: its types come from here.
 export type { Browser, BrowserContext, Page, Request } from 'playwright-core';
@@ -93,6 +93,132 @@ export async function axeViolations(page: Page): Promise<AxeViolation[]> {
 
 /** The violations a test fails on: serious and critical. */
 export const blocking = (v: AxeViolation[]): AxeViolation[] => v.filter((x) => x.impact === 'serious' || x.impact === 'critical');
+
+/** True once every finite animation of the page has ended; a spinner's never does, so it does not count. */
+const ANIMATIONS_ENDED = "document.getAnimations().every((a) => a.playState !== 'running' || a.effect?.getTiming().iterations === Infinity)";
+
+/**
+ * Fails with the serious and critical axe violations of the page as it is now, named by `what`.
+ *
+ * axe reads colours as drawn: mid-transition (Uppy fades its panels in) a button has part of its contrast, so finite
+ * animations end first. Polled from here, one evaluate at a time (the string is evaluated within that DevTools call,
+ * which the page's CSP does not govern), not with page.waitForFunction: given a string, that evaluates it again inside
+ * the page on each poll after the first, with eval, which the console's CSP refuses (an EvalError the page reports,
+ * on a machine slow enough for the animations to outlast the first check). A state passed through (Uppy's back
+ * button while a panel closes) can be caught once: what stays a second later is what a user sees.
+ */
+export async function expectAccessible(page: Page, what: string): Promise<void> {
+  for (const until = Date.now() + 5000; Date.now() < until; await page.waitForTimeout(100)) {
+    if ((await page.evaluate(ANIMATIONS_ENDED)) === true) break;
+  }
+  let violations = blocking(await axeViolations(page));
+  if (violations.length) {
+    await page.waitForTimeout(1000);
+    violations = blocking(await axeViolations(page));
+  }
+  if (violations.length) throw new Error(`${what}: serious/critical accessibility violations:\n${JSON.stringify(violations, null, 2)}`);
+}
+
+/**
+ * Nothing wider than the viewport: the page reads at a phone's width without sideways scrolling. The failure names
+ * the innermost elements past the edge. `everyElement`: also fails when an element sticks out of the viewport
+ * although nothing scrolls (clipped by an overflow), for pages that must show all of themselves.
+ */
+export async function expectNoSidewaysScroll(page: Page, what: string, options: { everyElement?: boolean } = {}): Promise<void> {
+  const [scroll, client, viewport] = (await page.evaluate(
+    '[document.documentElement.scrollWidth, document.documentElement.clientWidth, window.innerWidth]',
+  )) as [number, number, number];
+  // A pixel of rounding allowed.
+  const wide = (await page.evaluate(
+    `[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > ${viewport + 1} && ![...e.children].some((c) => c.getBoundingClientRect().right > ${viewport + 1})).slice(0, 8).map((e) => e.tagName + '.' + e.className + ' in ' + e.parentElement.tagName + '.' + e.parentElement.className)`,
+  )) as string[];
+  if (scroll > client || (options.everyElement && wide.length > 0)) {
+    throw new Error(`${what}: ${scroll} px wide in a ${client} px viewport; past the edge: ${JSON.stringify(wide)}`);
+  }
+}
+
+/** Where the console's browser tests keep their screenshots (a CI artifact): test-artifacts/console/. */
+export const ARTIFACTS = path.resolve(CONSOLE_DIR, '../../test-artifacts/console');
+
+/** A full-page screenshot into ARTIFACTS, e.g. `30-users.png`. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: path.join(ARTIFACTS, name), fullPage: true });
+}
+
+/** The console's main navigation (its top links). */
+export const mainNav = (page: Page): Locator => page.getByRole('navigation', { name: 'Main' });
+
+/** Signs in on `{base}/console/` and waits for the Assets page. */
+export async function signIn(page: Page, base: string, who: { email: string; password: string }): Promise<void> {
+  await page.goto(`${base}/console/`);
+  await page.getByLabel('Email').fill(who.email);
+  await page.getByLabel('Password').fill(who.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Assets', level: 1 }).waitFor();
+}
+
+export interface WatchedPage {
+  page: Page;
+  context: BrowserContext;
+  /** The page's uncaught errors and the CSP violations it reported, as text. */
+  problems(): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+export interface WatchOptions {
+  width?: number;
+  height?: number;
+  /** The page's default timeout (pass it through `scaled()`); unset: playwright's own. */
+  timeoutMs?: number;
+  /** An origin that may read and write the clipboard (copy buttons). */
+  clipboardOrigin?: string;
+}
+
+/**
+ * A fresh browser context and page that records every uncaught error and CSP violation. The listener is added
+ * through the DevTools protocol before any script of the page: the page's CSP does not apply to it.
+ */
+export async function watchedPage(browser: Browser, options: WatchOptions = {}): Promise<WatchedPage> {
+  const context = await browser.newContext({ viewport: { width: options.width ?? 1366, height: options.height ?? 900 } });
+  await context.addInitScript(`
+    window.__cspViolations = [];
+    document.addEventListener('securitypolicyviolation', (e) => window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI));
+  `);
+  if (options.clipboardOrigin) await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: options.clipboardOrigin });
+  const page = await context.newPage();
+  if (options.timeoutMs !== undefined) page.setDefaultTimeout(options.timeoutMs);
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(`uncaught: ${err.message}`));
+  return {
+    page,
+    context,
+    close: () => context.close(),
+    async problems() {
+      const csp = (await page.evaluate('window.__cspViolations || []')) as string[];
+      return [...errors, ...csp.map((c) => `CSP violation: ${c}`)];
+    },
+  };
+}
+
+/** One file through Upload Asset (`{upload}`, not the picker), as the ADMIN's JWT: the new asset's id. */
+export async function uploadOriginal(upload: string, jwt: string, bytes: Buffer, name: string): Promise<string> {
+  const form = new FormData();
+  form.append('file', new Blob([new Uint8Array(bytes)]), name);
+  const res = await fetch(`${upload}/api/v1/assets/new/content/original/upload`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${jwt}` },
+    body: form,
+  });
+  if (res.status !== 200) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
+  return ((await res.json()) as { files: { id: string }[] }).files[0]?.id as string;
+}
+
+/** Before a console test file: the console built, Chromium started. */
+export async function startBrowser(): Promise<Browser> {
+  ensureConsoleBuilt();
+  return launchChromium();
+}
 
 /** Drops files on the picker as a person dragging them from the desktop would (dragenter, dragover, drop). */
 export async function dropFiles(page: Page, files: { name: string; type: string; bytes: Buffer }[]): Promise<void> {
@@ -186,8 +312,11 @@ export async function watchTus(page: Page, upload: string): Promise<TusCall[]> {
  * it appears, later on a busy machine.
  */
 export async function settled(page: Page, expression: string, expected: unknown, timeoutMs = 10_000): Promise<unknown> {
-  await page
-    .waitForFunction(`(() => { try { return (${expression}) === ${JSON.stringify(expected)}; } catch { return false; } })()`, undefined, { timeout: timeoutMs })
-    .catch(() => undefined);
-  return page.evaluate(expression);
+  // Polled from here, one DevTools evaluate at a time (see expectAccessible): page.waitForFunction would evaluate the
+  // string with the page's eval, which the console's CSP refuses.
+  const probe = `(() => { try { return (${expression}); } catch { return undefined; } })()`;
+  for (const until = Date.now() + timeoutMs; ; await page.waitForTimeout(100)) {
+    const got = await page.evaluate(probe);
+    if (got === expected || Date.now() >= until) return got;
+  }
 }

@@ -6,6 +6,7 @@ import { singleLink } from '../lib/links';
 import { clock, parseStoryboardVtt, spriteSize, type StoryboardFrame } from '../lib/storyboard';
 import { api, errorText, type Session } from '../session';
 import './usage.css';
+import { ErrorNotice } from './status';
 
 /** The original's upright size (Get Data `metadata.width`/`height`), where face_recognition's boxes are measured. */
 const naturalOf = (asset: AssetData) => {
@@ -120,11 +121,7 @@ export function VideoExtras({ session, asset }: { session: Session; asset: Asset
   const size = frames ? spriteSize(frames) : undefined;
   return (
     <>
-      {error && (
-        <p class="notice error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorNotice text={error} />
       {mp4 ? (
         playUrl ? (
           <video ref={video} class="video-main" src={playUrl} controls preload="metadata" aria-label={`${mp4} of ${asset.name}`} data-video-key={mp4} />

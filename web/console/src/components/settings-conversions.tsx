@@ -6,6 +6,7 @@ import { conversionNameProblems, FITS, FORMATS, numberOf, previewQuery, type Cus
 import { api, errorText, type Session } from '../session';
 import { describedBy, FormField } from './form-field';
 import { useSettingsSave } from './settings-save';
+import { ErrorNotice } from './status';
 
 interface Draft {
   name: string;
@@ -81,11 +82,7 @@ function Preview({ session, conversion }: { session: Session; conversion: Custom
           </div>
         </div>
       )}
-      {error && (
-        <p class="notice error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorNotice text={error} />
       {shown && (
         <figure class="link-picture">
           <img
@@ -300,11 +297,7 @@ export function ConversionsSection({ session, settings, onSaved }: { session: Se
             {s.status}
           </span>
         </div>
-        {s.general && (
-          <p class="notice error" role="alert">
-            {s.general}
-          </p>
-        )}
+        <ErrorNotice text={s.general} />
       </form>
       <Preview session={session} conversion={conversionOf(draft)} />
     </section>

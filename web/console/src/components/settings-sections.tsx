@@ -7,6 +7,7 @@ import { ConfirmAction } from './confirm-action';
 import { CopyButton } from './copy-button';
 import { describedBy, FormField } from './form-field';
 import { useSettingsSave, type SaveState } from './settings-save';
+import { ErrorNotice } from './status';
 
 interface SectionProps {
   session: Session;
@@ -63,11 +64,7 @@ function SaveRow({ s, label }: { s: SaveState; label: string }) {
           {s.status}
         </span>
       </div>
-      {s.general && (
-        <p class="notice error" role="alert">
-          {s.general}
-        </p>
-      )}
+      <ErrorNotice text={s.general} />
     </>
   );
 }
@@ -223,11 +220,7 @@ export function WebhooksSection({ session, settings, onSaved }: SectionProps) {
           {rotation.status}
         </span>
       </div>
-      {rotation.general && (
-        <p class="notice error" role="alert">
-          {rotation.general}
-        </p>
-      )}
+      <ErrorNotice text={rotation.general} />
     </section>
   );
 }

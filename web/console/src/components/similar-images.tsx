@@ -7,6 +7,7 @@ import { api, errorText, type Session } from '../session';
 import { Pager } from './pager';
 import { Thumb } from './thumb';
 import './usage.css';
+import { ErrorNotice } from './status';
 
 const PAGE = 12;
 type Item = { id: string; distance: number };
@@ -89,11 +90,7 @@ export function SimilarImages({ session, asset }: { session: Session; asset: Ass
           )}
         </div>
       </form>
-      {error && (
-        <p class="notice error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorNotice text={error} />
       {!items && !error && <p class="muted">Loading…</p>}
       {items && items.length === 0 && (
         <p class="muted">No similar images{asset.metadata?.phash ? ` within ${maxDistance} bits` : ' (this asset has no perceptual hash yet)'}.</p>

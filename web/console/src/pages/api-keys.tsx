@@ -4,12 +4,13 @@ import type { components } from '@dam/client';
 import { ConfirmAction } from '../components/confirm-action';
 import { CopyButton } from '../components/copy-button';
 import { describedBy, FormField } from '../components/form-field';
-import { Pager } from '../components/pager';
-import { KEY_FIELDS, keyRolesFor, pageCount, validateNewKey, type KeyField, type KeyRole } from '../lib/accounts';
+import { counted, DataTable, usePagedList } from '../components/data-table';
+import { KEY_FIELDS, keyRolesFor, validateNewKey, type KeyField, type KeyRole } from '../lib/accounts';
 import { formatTime } from '../lib/format';
 import { formErrors, hasErrors, type FormErrors } from '../lib/form-errors';
 import { handler } from '../lib/handler';
 import { api, can, errorText, setSession, type Session } from '../session';
+import { ErrorNotice } from '../components/status';
 
 type ApiKey = components['schemas']['ApiKey'];
 const PAGE_SIZE = 25;
@@ -100,11 +101,7 @@ function CreateKey({ session, onCreated }: { session: Session; onCreated: () => 
           </button>
         </div>
       </div>
-      {errors.general && (
-        <p class="notice error" role="alert">
-          {errors.general}
-        </p>
-      )}
+      <ErrorNotice text={errors.general} />
       {minted && (
         <section class="notice ok" aria-labelledby="minted-heading">
           <h3 id="minted-heading" ref={shown} tabIndex={-1}>
@@ -128,33 +125,19 @@ function CreateKey({ session, onCreated }: { session: Session; onCreated: () => 
 }
 
 function GroupKeys({ session }: { session: Session }) {
-  const [page, setPage] = useState(1);
-  const [list, setList] = useState<{ items: ApiKey[]; total: number }>();
-  const [error, setError] = useState<string>();
   const [message, setMessage] = useState<string>();
-  const [tick, setTick] = useState(0);
-  const latest = useRef(0);
-
-  useEffect(() => {
-    const n = ++latest.current;
-    api(session)
-      .GET('/api/v1/api_keys', { params: { query: { page, page_size: PAGE_SIZE } } })
-      .then(({ data, error: err }) => {
-        if (n !== latest.current) return;
-        if (data) {
-          setList({ items: data.items, total: data.total });
-          setError(undefined);
-        } else setError(errorText(err));
-      })
-      .catch((err: unknown) => n === latest.current && setError(errorText(err)));
-  }, [page, tick]);
+  const { page, setPage, pages, list, error, setError, reload } = usePagedList(
+    (p) => api(session).GET('/api/v1/api_keys', { params: { query: { page: p, page_size: PAGE_SIZE } } }),
+    [],
+    PAGE_SIZE,
+  );
 
   const revoke = async (k: ApiKey) => {
     const { data, error: err } = await api(session).DELETE('/api/v1/api_keys/{key_id}', { params: { path: { key_id: k.key_id } } });
     if (!data) return setError(errorText(err));
     setError(undefined);
     setMessage(`Key ${k.name} revoked: it answers 401 from now on`);
-    setTick((x) => x + 1);
+    reload();
   };
 
   return (
@@ -163,7 +146,7 @@ function GroupKeys({ session }: { session: Session }) {
         session={session}
         onCreated={() => {
           setMessage(undefined);
-          setTick((x) => x + 1);
+          reload();
         }}
       />
       <section class="panel" aria-labelledby="keys-heading">
@@ -171,48 +154,33 @@ function GroupKeys({ session }: { session: Session }) {
         <p class="notice ok" role="status" hidden={!message}>
           {message}
         </p>
-        {error && (
-          <p class="notice error" role="alert">
-            {error}
-          </p>
-        )}
-        <table class="stack">
-          <caption class="muted">
-            {list ? `${list.total} active key${list.total === 1 ? '' : 's'} (the keys themselves are never shown again)` : 'Loading…'}
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Role</th>
-              <th scope="col">Acts as</th>
-              <th scope="col">Created</th>
-              <th scope="col">Action</th>
+        <ErrorNotice text={error} />
+        <DataTable
+          caption={list && `${counted(list.total, 'active key')} (the keys themselves are never shown again)`}
+          columns={['Name', 'Role', 'Acts as', 'Created', 'Action']}
+          pager={{ page, pages, onPage: setPage, label: 'Pages of API keys' }}
+        >
+          {list?.items.map((k) => (
+            <tr key={k.key_id} data-key-id={k.key_id}>
+              <th scope="row" data-label="Name">
+                {k.name}
+              </th>
+              <td data-label="Role">{k.role}</td>
+              <td data-label="Acts as">{k.created_by === session.userId ? 'you' : `user ${k.created_by}`}</td>
+              <td data-label="Created">{formatTime(k.created_at)}</td>
+              <td data-label="Action">
+                <ConfirmAction
+                  label="Revoke"
+                  name={`Revoke ${k.name}`}
+                  question={`Revoke ${k.name}? Every request with it answers 401 at once; this cannot be undone.`}
+                  confirm="Yes, revoke"
+                  onConfirm={() => revoke(k)}
+                  onError={(err) => setError(errorText(err))}
+                />
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {list?.items.map((k) => (
-              <tr key={k.key_id} data-key-id={k.key_id}>
-                <th scope="row" data-label="Name">
-                  {k.name}
-                </th>
-                <td data-label="Role">{k.role}</td>
-                <td data-label="Acts as">{k.created_by === session.userId ? 'you' : `user ${k.created_by}`}</td>
-                <td data-label="Created">{formatTime(k.created_at)}</td>
-                <td data-label="Action">
-                  <ConfirmAction
-                    label="Revoke"
-                    name={`Revoke ${k.name}`}
-                    question={`Revoke ${k.name}? Every request with it answers 401 at once; this cannot be undone.`}
-                    confirm="Yes, revoke"
-                    onConfirm={() => revoke(k)}
-                    onError={(err) => setError(errorText(err))}
-                  />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        <Pager page={page} pages={pageCount(list?.total ?? 0, PAGE_SIZE)} onPage={setPage} label="Pages of API keys" />
+          ))}
+        </DataTable>
       </section>
     </>
   );

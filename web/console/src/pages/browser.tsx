@@ -8,6 +8,7 @@ import { displayLinks } from '../lib/links';
 import { readSearchState, runSearch, SORTS, writeSearchState, type SearchPage, type SearchState } from '../lib/search';
 import { Link, navigate } from '../router';
 import { api, errorText, type Session } from '../session';
+import { ErrorNotice } from '../components/status';
 
 /** While an asset on the page is still being processed the search runs again every 2 s, otherwise every 10 s. */
 const REFRESH_BUSY_MS = 2000;
@@ -119,11 +120,7 @@ export function BrowserPage({ session, query }: { session: Session; query: URLSe
           <button type="submit">Search</button>
         </div>
       </form>
-      {error && (
-        <p class="notice error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorNotice text={error} />
       <div class="browser">
         <aside class="facets" aria-label="Filters">
           <FacetChecks legend="Type" values={facets.content_type ?? []} checked={state.types} onToggle={(v) => go({ types: toggle(state.types, v) })} />

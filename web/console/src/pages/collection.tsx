@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { components } from '@dam/client';
 import { AssetGrid, type GridAsset } from '../components/asset-grid';
+import { Pager } from '../components/pager';
 import { conversionsOf } from '../lib/asset';
 import { refreshSelection } from '../lib/basket';
 import { thumbnailKey } from '../lib/conversions';
@@ -135,19 +136,7 @@ export function CollectionPage({ session, id }: { session: Session; id: string }
           </p>
         )}
         <AssetGrid items={data?.items ?? []} links={links} label="Assets in the collection" selected={checked} onSelect={setChecked} />
-        {pages > 1 && (
-          <nav class="pager" aria-label="Pages">
-            <button type="button" class="secondary" disabled={page <= 1} onClick={() => setPage(page - 1)}>
-              Previous page
-            </button>
-            <span>
-              Page {page} of {pages}
-            </span>
-            <button type="button" class="secondary" disabled={page >= pages} onClick={() => setPage(page + 1)}>
-              Next page
-            </button>
-          </nav>
-        )}
+        <Pager page={page} pages={pages} onPage={setPage} label="Pages of the collection" />
       </section>
     </>
   );

@@ -1,6 +1,7 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import type { components } from '@dam/client';
 import { ConfirmButton } from '../components/confirm-button';
+import { counted, DataTable, usePagedList } from '../components/data-table';
 import { formatTime } from '../lib/format';
 import { handler } from '../lib/handler';
 import { BASKET, COLLECTION_MAX_ASSETS, fill } from '../lib/selection';
@@ -88,28 +89,18 @@ function RenameForm({ session, c, onDone, onCancel }: { session: Session; c: Col
  * delete (its assets stay). Each shows how full it is against the limit of 300 assets.
  */
 export function CollectionsPage({ session }: { session: Session }) {
-  const [page, setPage] = useState(1);
-  const [list, setList] = useState<{ items: Collection[]; total: number }>();
   const [message, setMessage] = useState<{ text: string; error?: boolean }>();
-  const [tick, setTick] = useState(0);
   const [editing, setEditing] = useState<string>();
   const [name, setName] = useState('');
   const [shared, setShared] = useState(false);
   const [createError, setCreateError] = useState<{ name?: string | undefined; other: string }>();
-  const latest = useRef(0);
   const manage = can(session, 'MANAGE_COLLECTIONS');
-
-  useEffect(() => {
-    const n = ++latest.current;
-    api(session)
-      .GET('/api/v1/collections', { params: { query: { page, page_size: PAGE_SIZE } } })
-      .then(({ data, error }) => {
-        if (n !== latest.current) return;
-        if (data) setList({ items: data.items, total: data.total });
-        else setMessage({ text: errorText(error), error: true });
-      })
-      .catch((err: unknown) => n === latest.current && setMessage({ text: errorText(err), error: true }));
-  }, [page, tick]);
+  const { page, setPage, pages, list, reload } = usePagedList(
+    (p) => api(session).GET('/api/v1/collections', { params: { query: { page: p, page_size: PAGE_SIZE } } }),
+    [],
+    PAGE_SIZE,
+    (text) => setMessage({ text, error: true }),
+  );
 
   const create = async (e: Event) => {
     e.preventDefault();
@@ -121,17 +112,16 @@ export function CollectionsPage({ session }: { session: Session }) {
     setCreateError(undefined);
     setName('');
     setMessage({ text: `${data.name} created (${data.shared ? 'shared with the group' : 'private'})` });
-    setTick((x) => x + 1);
+    reload();
   };
 
   const remove = async (c: Collection) => {
     const { data, error } = await api(session).DELETE('/api/v1/collections/{collection_id}', { params: { path: { collection_id: c.collection_id } } });
     setMessage(data ? { text: `${c.name} deleted; its assets stay` } : { text: errorText(error), error: true });
-    setTick((x) => x + 1);
+    reload();
   };
 
   const mayChange = (c: Collection) => manage && c.name !== BASKET && (c.owner_id === session.userId || can(session, 'EDIT_ASSET'));
-  const pages = Math.max(1, Math.ceil((list?.total ?? 0) / PAGE_SIZE));
   return (
     <>
       <h1>Collections</h1>
@@ -178,81 +168,57 @@ export function CollectionsPage({ session }: { session: Session }) {
         </p>
       )}
       <div class="panel table-scroll">
-        <table class="stack">
-          <caption class="muted">{list ? `${list.total} collection${list.total === 1 ? '' : 's'}` : 'Loading…'}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Access</th>
-              <th scope="col">Assets</th>
-              <th scope="col">Owner</th>
-              <th scope="col">Created</th>
-              <th scope="col">
-                <span class="muted">Actions</span>
+        <DataTable
+          caption={list && counted(list.total, 'collection')}
+          columns={['Name', 'Access', 'Assets', 'Owner', 'Created', { label: 'Actions', muted: true }]}
+          pager={{ page, pages, onPage: setPage, label: 'Pages of collections' }}
+        >
+          {list?.items.map((c) => (
+            <tr key={c.collection_id} data-collection-id={c.collection_id}>
+              <th scope="row" data-label="Name">
+                <Link href={`/collections/${encodeURIComponent(c.collection_id)}`}>{c.name}</Link>
+                {c.name === BASKET && <div class="muted">Your selection on the Assets page</div>}
               </th>
-            </tr>
-          </thead>
-          <tbody>
-            {list?.items.map((c) => (
-              <tr key={c.collection_id} data-collection-id={c.collection_id}>
-                <th scope="row">
-                  <Link href={`/collections/${encodeURIComponent(c.collection_id)}`}>{c.name}</Link>
-                  {c.name === BASKET && <div class="muted">Your selection on the Assets page</div>}
-                </th>
-                <td data-label="Access">{c.shared ? 'Shared' : 'Private'}</td>
-                <td data-label="Assets">
-                  <Fill count={c.asset_count} />
-                </td>
-                <td data-label="Owner">{c.owner_id === session.userId ? 'you' : `user ${c.owner_id}`}</td>
-                <td data-label="Created">{formatTime(c.created_at)}</td>
-                <td data-label="Actions">
-                  {editing === c.collection_id ? (
-                    <RenameForm
-                      session={session}
-                      c={c}
-                      onCancel={() => setEditing(undefined)}
-                      onDone={(u) => {
-                        setEditing(undefined);
-                        setMessage({ text: `Saved as ${u.name} (${u.shared ? 'shared' : 'private'})` });
-                        setTick((x) => x + 1);
-                      }}
+              <td data-label="Access">{c.shared ? 'Shared' : 'Private'}</td>
+              <td data-label="Assets">
+                <Fill count={c.asset_count} />
+              </td>
+              <td data-label="Owner">{c.owner_id === session.userId ? 'you' : `user ${c.owner_id}`}</td>
+              <td data-label="Created">{formatTime(c.created_at)}</td>
+              <td data-label="Actions">
+                {editing === c.collection_id ? (
+                  <RenameForm
+                    session={session}
+                    c={c}
+                    onCancel={() => setEditing(undefined)}
+                    onDone={(u) => {
+                      setEditing(undefined);
+                      setMessage({ text: `Saved as ${u.name} (${u.shared ? 'shared' : 'private'})` });
+                      reload();
+                    }}
+                  />
+                ) : mayChange(c) ? (
+                  <div class="row">
+                    <button type="button" class="secondary" aria-label={`Rename ${c.name}`} onClick={() => setEditing(c.collection_id)}>
+                      Rename
+                    </button>
+                    <ConfirmButton
+                      label="Delete"
+                      question={`Delete the collection ${c.name}? Its assets stay.`}
+                      confirm="Yes, delete"
+                      onConfirm={() => remove(c)}
+                      onError={(err) => setMessage({ text: errorText(err), error: true })}
                     />
-                  ) : mayChange(c) ? (
-                    <div class="row">
-                      <button type="button" class="secondary" aria-label={`Rename ${c.name}`} onClick={() => setEditing(c.collection_id)}>
-                        Rename
-                      </button>
-                      <ConfirmButton
-                        label="Delete"
-                        question={`Delete the collection ${c.name}? Its assets stay.`}
-                        confirm="Yes, delete"
-                        onConfirm={() => remove(c)}
-                        onError={(err) => setMessage({ text: errorText(err), error: true })}
-                      />
-                    </div>
-                  ) : c.name === BASKET ? (
-                    <span class="muted">Cannot be renamed, shared or deleted</span>
-                  ) : (
-                    <span class="muted">—</span>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        {pages > 1 && (
-          <nav class="pager" aria-label="Pages">
-            <button type="button" class="secondary" disabled={page <= 1} onClick={() => setPage(page - 1)}>
-              Previous page
-            </button>
-            <span>
-              Page {page} of {pages}
-            </span>
-            <button type="button" class="secondary" disabled={page >= pages} onClick={() => setPage(page + 1)}>
-              Next page
-            </button>
-          </nav>
-        )}
+                  </div>
+                ) : c.name === BASKET ? (
+                  <span class="muted">Cannot be renamed, shared or deleted</span>
+                ) : (
+                  <span class="muted">—</span>
+                )}
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       </div>
     </>
   );

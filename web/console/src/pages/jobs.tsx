@@ -1,9 +1,10 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import type { components } from '@dam/client';
-import { StatusBadge } from '../components/status';
+import { counted, DataTable, FilterSelect, usePagedList } from '../components/data-table';
+import { ErrorNotice, StatusBadge } from '../components/status';
 import { formatTime } from '../lib/format';
 import { Link } from '../router';
-import { api, errorText, type Session } from '../session';
+import { api, type Session } from '../session';
 
 type Job = components['schemas']['Job'];
 type JobStatus = components['schemas']['JobStatus'];
@@ -29,122 +30,69 @@ const PAGE_SIZE = 25;
 export function JobsPage({ session }: { session: Session }) {
   const [status, setStatus] = useState<JobStatus | ''>('');
   const [type, setType] = useState<JobType | ''>('');
-  const [page, setPage] = useState(1);
-  const [jobs, setJobs] = useState<{ items: Job[]; total: number }>();
-  const [error, setError] = useState<string>();
-  const [tick, setTick] = useState(0);
-  const latest = useRef(0);
-
-  useEffect(() => {
-    const n = ++latest.current;
-    api(session)
-      .GET('/api/v1/jobs', { params: { query: { page, page_size: PAGE_SIZE, ...(status ? { status } : {}), ...(type ? { type } : {}) } } })
-      .then(({ data, error: err }) => {
-        if (n !== latest.current) return;
-        if (data) {
-          setJobs({ items: data.items, total: data.total });
-          setError(undefined);
-        } else setError(errorText(err));
-      })
-      .catch((err: unknown) => n === latest.current && setError(errorText(err)));
-  }, [status, type, page, tick]);
+  const {
+    page,
+    setPage,
+    pages,
+    list: jobs,
+    error,
+    reload,
+  } = usePagedList(
+    (p) => api(session).GET('/api/v1/jobs', { params: { query: { page: p, page_size: PAGE_SIZE, ...(status ? { status } : {}), ...(type ? { type } : {}) } } }),
+    [status, type],
+    PAGE_SIZE,
+  );
 
   const running = jobs?.items.some((j) => j.status === 'QUEUED' || j.status === 'IN_PROGRESS') ?? false;
   useEffect(() => {
-    const t = setTimeout(() => setTick((x) => x + 1), running ? POLL_BUSY_MS : POLL_IDLE_MS);
+    const t = setTimeout(reload, running ? POLL_BUSY_MS : POLL_IDLE_MS);
     return () => clearTimeout(t);
   }, [jobs, error, running]);
 
-  const pages = Math.max(1, Math.ceil((jobs?.total ?? 0) / PAGE_SIZE));
   return (
     <>
       <h1>Jobs</h1>
       <form class="panel row" onSubmit={(e) => e.preventDefault()} aria-label="Job filters">
-        <div class="field">
-          <label for="jobs-status">Status</label>
-          <select id="jobs-status" value={status} onChange={(e) => (setPage(1), setStatus(e.currentTarget.value as JobStatus | ''))}>
-            <option value="">Any</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div class="field">
-          <label for="jobs-type">Type</label>
-          <select id="jobs-type" value={type} onChange={(e) => (setPage(1), setType(e.currentTarget.value as JobType | ''))}>
-            <option value="">Any</option>
-            {TYPES.map((t) => (
-              <option key={t} value={t}>
-                {t}
-              </option>
-            ))}
-          </select>
-        </div>
+        <FilterSelect id="jobs-status" label="Status" value={status} options={STATUSES} onChange={(v) => (setPage(1), setStatus(v))} />
+        <FilterSelect id="jobs-type" label="Type" value={type} options={TYPES} onChange={(v) => (setPage(1), setType(v))} />
         <p class="muted">{running ? 'Updating live while jobs run.' : 'Updated every few seconds.'}</p>
       </form>
-      {error && (
-        <p class="notice error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorNotice text={error} />
       <div class="panel">
-        <table>
-          <caption class="muted">{jobs ? `${jobs.total} job${jobs.total === 1 ? '' : 's'}` : 'Loading…'}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Job</th>
-              <th scope="col">Type</th>
-              <th scope="col">Status</th>
-              <th scope="col">Progress</th>
-              <th scope="col">Steps</th>
-              <th scope="col">Assets</th>
-              <th scope="col">Updated</th>
-            </tr>
-          </thead>
-          <tbody>
-            {jobs?.items.map((j) => (
-              <tr key={j.job_id} data-job-id={j.job_id} data-status={j.status}>
-                <th scope="row">{j.job_id}</th>
-                <td>{j.type}</td>
-                <td>
-                  <StatusBadge status={j.status} />
-                  {j.error && <div class="error-text">{j.error}</div>}
-                </td>
-                <td>
-                  <progress max={100} value={j.progress} aria-label={`Job ${j.job_id} progress`}>
-                    {j.progress} %
-                  </progress>{' '}
+        <DataTable
+          caption={jobs && counted(jobs.total, 'job')}
+          columns={['Job', 'Type', 'Status', 'Progress', 'Steps', 'Assets', 'Updated']}
+          pager={{ page, pages, onPage: setPage, label: 'Pages of jobs' }}
+        >
+          {jobs?.items.map((j) => (
+            <tr key={j.job_id} data-job-id={j.job_id} data-status={j.status}>
+              <th scope="row" data-label="Job">
+                {j.job_id}
+              </th>
+              <td data-label="Type">{j.type}</td>
+              <td data-label="Status">
+                <StatusBadge status={j.status} />
+                {j.error && <div class="error-text">{j.error}</div>}
+              </td>
+              <td data-label="Progress">
+                <progress max={100} value={j.progress} aria-label={`Job ${j.job_id} progress`}>
                   {j.progress} %
-                </td>
-                <td>{j.steps.map((s) => `${s.name}: ${s.status}`).join(', ') || '—'}</td>
-                <td>
-                  {j.asset_ids.slice(0, 3).map((id) => (
-                    <div key={id}>
-                      <Link href={`/assets/${id}`}>{id.slice(0, 8)}…</Link>
-                    </div>
-                  ))}
-                  {j.asset_ids.length > 3 && <span class="muted">and {j.asset_ids.length - 3} more</span>}
-                </td>
-                <td>{formatTime(j.updated_at)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        {pages > 1 && (
-          <nav class="pager" aria-label="Pages">
-            <button type="button" class="secondary" disabled={page <= 1} onClick={() => setPage(page - 1)}>
-              Previous page
-            </button>
-            <span>
-              Page {page} of {pages}
-            </span>
-            <button type="button" class="secondary" disabled={page >= pages} onClick={() => setPage(page + 1)}>
-              Next page
-            </button>
-          </nav>
-        )}
+                </progress>{' '}
+                {j.progress} %
+              </td>
+              <td data-label="Steps">{j.steps.map((s) => `${s.name}: ${s.status}`).join(', ') || '—'}</td>
+              <td data-label="Assets">
+                {j.asset_ids.slice(0, 3).map((id) => (
+                  <div key={id}>
+                    <Link href={`/assets/${id}`}>{id.slice(0, 8)}…</Link>
+                  </div>
+                ))}
+                {j.asset_ids.length > 3 && <span class="muted">and {j.asset_ids.length - 3} more</span>}
+              </td>
+              <td data-label="Updated">{formatTime(j.updated_at)}</td>
+            </tr>
+          ))}
+        </DataTable>
       </div>
     </>
   );

@@ -2,8 +2,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { components } from '@dam/client';
 import { Field } from '../components/data-editor';
 import { describedBy, FormField } from '../components/form-field';
-import { Pager } from '../components/pager';
-import { pageCount } from '../lib/accounts';
+import { counted, DataTable, usePagedList } from '../components/data-table';
 import { formatTime } from '../lib/format';
 import { handler } from '../lib/handler';
 import { checkName, checkSchema, checkServiceProperties, parseJson, type Problem } from '../lib/schema-check';
@@ -11,6 +10,7 @@ import { fieldsFor, initialValues, type FormValues } from '../lib/schema-form';
 import { apiErrors } from '../lib/settings-form';
 import { api, can, errorText, type Session } from '../session';
 import '../components/settings.css';
+import { ErrorNotice } from '../components/status';
 
 type AssetSchema = components['schemas']['AssetSchema'];
 const PAGE_SIZE = 25;
@@ -162,11 +162,7 @@ function Editor({ session, draft: initial, onSaved, onClose }: { session: Sessio
           )}
         </div>
       </div>
-      {general && (
-        <p class="notice error" role="alert">
-          {general}
-        </p>
-      )}
+      <ErrorNotice text={general} />
       <div class="row">
         {!readOnly && (
           <button type="submit" disabled={busy}>
@@ -183,19 +179,14 @@ function Editor({ session, draft: initial, onSaved, onClose }: { session: Sessio
 
 /** Schemas (CONTRACT §5): the paged list, create and edit (MANAGE_SCHEMAS) with checks as you type and the form's preview. */
 export function SchemasPage({ session }: { session: Session }) {
-  const [page, setPage] = useState(1);
-  const [list, setList] = useState<{ items: AssetSchema[]; total: number }>();
-  const [error, setError] = useState<string>();
+  const { page, setPage, pages, list, error, reload } = usePagedList(
+    (p) => api(session).GET('/api/v1/schemas', { params: { query: { page: p, page_size: PAGE_SIZE } } }),
+    [session],
+    PAGE_SIZE,
+  );
   const [draft, setDraft] = useState<Draft>();
   const [status, setStatus] = useState<string>();
-  const [reload, setReload] = useState(0);
   const mayManage = can(session, 'MANAGE_SCHEMAS');
-  useEffect(() => {
-    api(session)
-      .GET('/api/v1/schemas', { params: { query: { page, page_size: PAGE_SIZE } } })
-      .then(({ data, error: e }) => (data ? setList({ items: data.items, total: data.total }) : setError(errorText(e))))
-      .catch((err: unknown) => setError(errorText(err)));
-  }, [session, page, reload]);
   useEffect(() => {
     if (draft) document.getElementById('schema-name')?.focus();
   }, [draft?.id, draft === undefined]);
@@ -207,11 +198,7 @@ export function SchemasPage({ session }: { session: Session }) {
     <div class="schemas">
       <h1>Schemas</h1>
       <p class="muted">A schema describes the custom data of assets (Update Data checks it) and gives the asset page its form.</p>
-      {error && (
-        <p class="notice error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorNotice text={error} />
       <p role="status" class="muted">
         {status}
       </p>
@@ -231,44 +218,31 @@ export function SchemasPage({ session }: { session: Session }) {
           onSaved={(s) => {
             setStatus(`Schema ${s.schema_id} (${s.name}) saved`);
             setDraft(undefined);
-            setReload((r) => r + 1);
+            reload();
           }}
         />
       )}
       {list && (
-        <>
-          <table class="stack">
-            <caption class="muted">{list.total === 1 ? '1 schema' : `${list.total} schemas`}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Id</th>
-                <th scope="col">Name</th>
-                <th scope="col">Updated</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.items.map((s) => (
-                <tr key={s.schema_id} data-schema={s.schema_id}>
-                  <td data-label="Id">{s.schema_id}</td>
-                  <th scope="row">{s.name}</th>
-                  <td data-label="Updated">{s.schema_id === 0 ? 'built in' : formatTime(s.updated_at)}</td>
-                  <td data-label="Actions">
-                    <button
-                      type="button"
-                      class="secondary"
-                      aria-label={`${s.schema_id === 0 || !mayManage ? 'View' : 'Edit'} ${s.name}`}
-                      onClick={() => open(s)}
-                    >
-                      {s.schema_id === 0 || !mayManage ? 'View' : 'Edit'}
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <Pager page={page} pages={pageCount(list.total, PAGE_SIZE)} onPage={setPage} label="Schema pages" />
-        </>
+        <DataTable
+          caption={counted(list.total, 'schema')}
+          columns={['Id', 'Name', 'Updated', 'Actions']}
+          pager={{ page, pages, onPage: setPage, label: 'Schema pages' }}
+        >
+          {list.items.map((s) => (
+            <tr key={s.schema_id} data-schema={s.schema_id}>
+              <td data-label="Id">{s.schema_id}</td>
+              <th scope="row" data-label="Name">
+                {s.name}
+              </th>
+              <td data-label="Updated">{s.schema_id === 0 ? 'built in' : formatTime(s.updated_at)}</td>
+              <td data-label="Actions">
+                <button type="button" class="secondary" aria-label={`${s.schema_id === 0 || !mayManage ? 'View' : 'Edit'} ${s.name}`} onClick={() => open(s)}>
+                  {s.schema_id === 0 || !mayManage ? 'View' : 'Edit'}
+                </button>
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </div>
   );

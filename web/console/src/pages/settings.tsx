@@ -4,6 +4,7 @@ import { AddonsSection, LimitsSection, ProfileSection, WatermarkSection, Webhook
 import type { Settings } from '../lib/settings-form';
 import { api, errorText, type Session } from '../session';
 import '../components/settings.css';
+import { ErrorNotice } from '../components/status';
 
 /**
  * The group's settings (MANAGE_SETTINGS; CONTRACT §4, services/auth settings): each section is its own form and
@@ -23,11 +24,7 @@ export function SettingsPage({ session }: { session: Session }) {
   return (
     <div class="settings">
       <h1>Settings</h1>
-      {error && (
-        <p class="notice error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorNotice text={error} />
       {!props && !error && <p role="status">Loading…</p>}
       {props && (
         <>

@@ -5,6 +5,7 @@ import { Link } from '../router';
 import { api, errorText, type Session } from '../session';
 import { handler } from '../lib/handler';
 import { ConfirmButton } from '../components/confirm-button';
+import { counted, DataTable } from '../components/data-table';
 
 /** The trash (ADMIN): what Search finds with `trashed: true`, Undelete per asset, and Purge for all of it. */
 export function TrashPage({ session }: { session: Session }) {
@@ -53,56 +54,35 @@ export function TrashPage({ session }: { session: Session }) {
             onError={(err) => setMessage({ text: errorText(err), error: true })}
           />
         </div>
-        <table>
-          <caption class="muted">{result ? `${result.total} asset${result.total === 1 ? '' : 's'} in the trash` : 'Loading…'}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Type</th>
-              <th scope="col">Size</th>
-              <th scope="col">Deleted</th>
-              <th scope="col">
-                <span class="muted">Action</span>
+        <DataTable
+          caption={result && `${counted(result.total, 'asset')} in the trash`}
+          columns={['Name', 'Type', 'Size', 'Deleted', { label: 'Action', muted: true }]}
+          pager={result && { page: result.page, pages: result.pages, onPage: setPage, label: 'Pages of the trash' }}
+        >
+          {result?.results.map((a) => (
+            <tr key={a.id} data-asset-id={a.id}>
+              <th scope="row" data-label="Name">
+                {a.name}
               </th>
+              <td data-label="Type">{a.content_type}</td>
+              <td data-label="Size">{formatBytes(a.size)}</td>
+              <td data-label="Deleted">{formatTime(a.update_time)}</td>
+              <td data-label="Action">
+                <button
+                  type="button"
+                  class="secondary"
+                  onClick={handler(
+                    () => undelete(a.id, a.name),
+                    (err) => setMessage({ text: errorText(err), error: true }),
+                  )}
+                  aria-label={`Undelete ${a.name}`}
+                >
+                  Undelete
+                </button>
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {result?.results.map((a) => (
-              <tr key={a.id} data-asset-id={a.id}>
-                <th scope="row">{a.name}</th>
-                <td>{a.content_type}</td>
-                <td>{formatBytes(a.size)}</td>
-                <td>{formatTime(a.update_time)}</td>
-                <td>
-                  <button
-                    type="button"
-                    class="secondary"
-                    onClick={handler(
-                      () => undelete(a.id, a.name),
-                      (err) => setMessage({ text: errorText(err), error: true }),
-                    )}
-                    aria-label={`Undelete ${a.name}`}
-                  >
-                    Undelete
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        {result && result.pages > 1 && (
-          <nav class="pager" aria-label="Pages">
-            <button type="button" class="secondary" disabled={page <= 1} onClick={() => setPage(page - 1)}>
-              Previous page
-            </button>
-            <span>
-              Page {result.page} of {result.pages}
-            </span>
-            <button type="button" class="secondary" disabled={page >= result.pages} onClick={() => setPage(page + 1)}>
-              Next page
-            </button>
-          </nav>
-        )}
+          ))}
+        </DataTable>
         <p>
           <Link href="/">Back to the assets</Link>
         </p>

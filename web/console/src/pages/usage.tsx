@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { counted, DataTable } from '../components/data-table';
 import { UsageChart } from '../components/usage-chart';
 import '../components/usage.css';
 import {
@@ -59,40 +60,19 @@ function ValuesTable({ metric, series }: { metric: Metric; series: Extract<Serie
   const pages = Math.max(1, Math.ceil(rows.length / VALUES_PAGE));
   if (rows.length === 0) return <p class="muted">Nothing counted in this range.</p>;
   return (
-    <>
-      <table>
-        <caption class="muted">
-          {rows.length} bucket{rows.length === 1 ? '' : 's'} with {metric.label.toLowerCase()}
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Bucket</th>
-            <th scope="col">Value</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.slice((page - 1) * VALUES_PAGE, page * VALUES_PAGE).map((p) => (
-            <tr key={p.start}>
-              <th scope="row">{bucketLabel(p.start, series.period)}</th>
-              <td>{formatMetric(p.value, metric.unit)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      {pages > 1 && (
-        <nav class="pager" aria-label={`Pages of ${metric.label.toLowerCase()}`}>
-          <button type="button" class="secondary" disabled={page <= 1} onClick={() => setPage(page - 1)}>
-            Previous page
-          </button>
-          <span>
-            Page {page} of {pages}
-          </span>
-          <button type="button" class="secondary" disabled={page >= pages} onClick={() => setPage(page + 1)}>
-            Next page
-          </button>
-        </nav>
-      )}
-    </>
+    <DataTable
+      caption={`${counted(rows.length, 'bucket')} with ${metric.label.toLowerCase()}`}
+      columns={['Bucket', 'Value']}
+      stack={false}
+      pager={{ page, pages, onPage: setPage, label: `Pages of ${metric.label.toLowerCase()}` }}
+    >
+      {rows.slice((page - 1) * VALUES_PAGE, page * VALUES_PAGE).map((p) => (
+        <tr key={p.start}>
+          <th scope="row">{bucketLabel(p.start, series.period)}</th>
+          <td>{formatMetric(p.value, metric.unit)}</td>
+        </tr>
+      ))}
+    </DataTable>
   );
 }
 

@@ -1,8 +1,8 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { createDamClient, type components } from '@dam/client';
 import { describedBy, FormField } from '../components/form-field';
-import { Pager } from '../components/pager';
-import { StatusBadge } from '../components/status';
+import { counted, DataTable, FilterSelect, usePagedList } from '../components/data-table';
+import { ErrorNotice, StatusBadge } from '../components/status';
 import '../components/usage.css';
 import { formErrors, type FormErrors } from '../lib/form-errors';
 import { formatTime } from '../lib/format';
@@ -143,11 +143,7 @@ function Reissue() {
           </button>
         </div>
       </div>
-      {errors.general && (
-        <p class="notice error" role="alert">
-          {errors.general}
-        </p>
-      )}
+      <ErrorNotice text={errors.general} />
       {job !== undefined && (
         <p class="notice ok" role="status" data-reissue-job={job}>
           Reissue job {job} queued (202). <Link href="/jobs">Follow it under Jobs</Link>; its deliveries appear here marked with the job.
@@ -160,79 +156,38 @@ function Reissue() {
 /** The webhook delivery log (CONTRACT §10, MANAGE_SETTINGS): newest first, by status, paged; and reissue. */
 export function WebhooksPage({ session }: { session: Session }) {
   const [status, setStatus] = useState<Status | ''>('');
-  const [page, setPage] = useState(1);
-  const [list, setList] = useState<{ items: Delivery[]; total: number }>();
-  const [error, setError] = useState<string>();
-  const [tick, setTick] = useState(0);
-  const latest = useRef(0);
-
-  useEffect(() => {
-    const n = ++latest.current;
-    api(session)
-      .GET('/api/v1/webhooks/deliveries', { params: { query: { page, page_size: PAGE_SIZE, ...(status ? { status } : {}) } } })
-      .then(({ data, error: err }) => {
-        if (n !== latest.current) return;
-        if (data) {
-          setList({ items: data.items, total: data.total });
-          setError(undefined);
-        } else setError(errorText(err));
-      })
-      .catch((err: unknown) => n === latest.current && setError(errorText(err)));
-  }, [status, page, tick]);
+  const { page, setPage, pages, list, error, reload } = usePagedList(
+    (p) => api(session).GET('/api/v1/webhooks/deliveries', { params: { query: { page: p, page_size: PAGE_SIZE, ...(status ? { status } : {}) } } }),
+    [status],
+    PAGE_SIZE,
+  );
 
   const busy = list?.items.some((d) => d.status === 'pending') ?? false;
   useEffect(() => {
-    const t = setTimeout(() => setTick((x) => x + 1), busy ? POLL_BUSY_MS : POLL_IDLE_MS);
+    const t = setTimeout(reload, busy ? POLL_BUSY_MS : POLL_IDLE_MS);
     return () => clearTimeout(t);
   }, [list, error, busy]);
 
-  const pages = Math.max(1, Math.ceil((list?.total ?? 0) / PAGE_SIZE));
   return (
     <>
       <h1>Webhooks</h1>
       <form class="panel row" aria-label="Delivery filters" onSubmit={(e) => e.preventDefault()}>
-        <div class="field">
-          <label for="hooks-status">Status</label>
-          <select id="hooks-status" value={status} onChange={(e) => (setPage(1), setStatus(e.currentTarget.value as Status | ''))}>
-            <option value="">Any</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </div>
+        <FilterSelect id="hooks-status" label="Status" value={status} options={STATUSES} onChange={(v) => (setPage(1), setStatus(v))} />
         <p class="muted">
           The webhook URLs and the signing secret are in the settings. {busy ? 'Updating while deliveries are pending.' : 'Updated every few seconds.'}
         </p>
       </form>
-      {error && (
-        <p class="notice error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorNotice text={error} />
       <div class="panel">
-        <table class="stack">
-          <caption class="muted">{list ? `${list.total} deliver${list.total === 1 ? 'y' : 'ies'}${status ? ` ${status}` : ''}` : 'Loading…'}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Event</th>
-              <th scope="col">Asset</th>
-              <th scope="col">URL</th>
-              <th scope="col">Status</th>
-              <th scope="col">Attempts</th>
-              <th scope="col">Next retry</th>
-              <th scope="col">Last answer</th>
-              <th scope="col">Created</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list?.items.map((d) => (
-              <DeliveryRow key={d.id} d={d} />
-            ))}
-          </tbody>
-        </table>
-        <Pager page={page} pages={pages} onPage={setPage} label="Pages of deliveries" />
+        <DataTable
+          caption={list && `${counted(list.total, 'delivery', 'deliveries')}${status ? ` ${status}` : ''}`}
+          columns={['Event', 'Asset', 'URL', 'Status', 'Attempts', 'Next retry', 'Last answer', 'Created']}
+          pager={{ page, pages, onPage: setPage, label: 'Pages of deliveries' }}
+        >
+          {list?.items.map((d) => (
+            <DeliveryRow key={d.id} d={d} />
+          ))}
+        </DataTable>
       </div>
       <Reissue />
     </>
