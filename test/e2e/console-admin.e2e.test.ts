@@ -1,86 +1,26 @@
-import { mkdirSync } from 'node:fs';
-import path from 'node:path';
 import { createDamClient } from '@dam/client';
 import { scaled, waitFor } from '@dam/testing';
-import {
-  axeViolations,
-  blocking,
-  ensureConsoleBuilt,
-  launchChromium,
-  settled,
-  type Browser,
-  type BrowserContext,
-  type Page,
-} from '../../web/console/test/browser';
+import * as ui from '../../web/console/test/browser';
 import { ADMIN, loginResult, useSuite } from './suite';
 
 /**
  * The console's account pages (issue 34) in a real browser against the suite: the ADMIN creates a user (the
  * browser's check and the API's EMAIL_TAKEN next to their fields), changes the role, disables and enables, sets a
  * new password; creates an API key (the secret shown once, gone after a reload), revokes it; rotates the accessID
- * and the upload key after confirming. A MANAGER is not offered Users, and its address says "Not permitted". axe on
+ * and the upload key after confirming; pages the list of users, deletes one (gone from the list, its session and
+ * login answer 401; one's own row cannot be deleted). A MANAGER is not offered Users, and its address says "Not permitted". axe on
  * every page, at desktop width and at a phone's (375 px, no sideways scrolling). Screenshots: test-artifacts/console/.
  */
 const e2e = useSuite({}, { services: ['gateway', 'auth', 'metadata', 'search'] });
-const ARTIFACTS = path.resolve(__dirname, '../../test-artifacts/console');
 const MARIA = { email: 'maria.lopez@example.com', password: 'correct-horse-1', first: 'Maria', last: 'Lopez' };
-let browser: Browser;
+let browser: ui.Browser;
 
 beforeAll(async () => {
-  ensureConsoleBuilt();
-  mkdirSync(ARTIFACTS, { recursive: true });
-  browser = await launchChromium();
+  browser = await ui.startBrowser();
 }, 180_000);
 e2e.beforeStop(() => browser?.close());
 
-interface Watched {
-  page: Page;
-  context: BrowserContext;
-  problems(): Promise<string[]>;
-}
-
-async function watchedPage(width = 1366, height = 900): Promise<Watched> {
-  const context = await browser.newContext({ viewport: { width, height } });
-  await context.addInitScript(`
-    window.__cspViolations = [];
-    document.addEventListener('securitypolicyviolation', (e) => window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI));
-  `);
-  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: e2e.suite.base });
-  const page = await context.newPage();
-  page.setDefaultTimeout(scaled(15_000));
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(`uncaught: ${err.message}`));
-  return {
-    page,
-    context,
-    async problems() {
-      const csp = (await page.evaluate('window.__cspViolations || []')) as string[];
-      return [...errors, ...csp.map((c) => `CSP violation: ${c}`)];
-    },
-  };
-}
-
-async function expectAccessible(page: Page, what: string): Promise<void> {
-  const violations = blocking(await axeViolations(page));
-  if (violations.length) throw new Error(`${what}: serious/critical accessibility violations:\n${JSON.stringify(violations, null, 2)}`);
-}
-
-/** Nothing wider than the viewport: the page reads at a phone's width without sideways scrolling. */
-async function expectNoSidewaysScroll(page: Page, what: string): Promise<void> {
-  const [scroll, client] = (await page.evaluate('[document.documentElement.scrollWidth, document.documentElement.clientWidth]')) as [number, number];
-  if (scroll > client) throw new Error(`${what}: ${scroll} px wide in a ${client} px viewport`);
-}
-
-const shot = (page: Page, name: string) => page.screenshot({ path: path.join(ARTIFACTS, name), fullPage: true });
-const nav = (page: Page) => page.getByRole('navigation', { name: 'Main' });
-
-async function signIn(page: Page, email: string, password: string): Promise<void> {
-  await page.goto(`${e2e.suite.base}/console/`);
-  await page.getByLabel('Email').fill(email);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Assets', level: 1 }).waitFor();
-}
+const open = () => ui.watchedPage(browser, { timeoutMs: scaled(15_000), clipboardOrigin: e2e.suite.base });
 
 const loginStatus = async (email: string, password: string) =>
   (
@@ -93,12 +33,12 @@ const loginStatus = async (email: string, password: string) =>
 
 it('an ADMIN manages users and keys; a MANAGER is not offered Users; every page accessible, also at 375 px', async () => {
   const dam = createDamClient({ baseUrl: e2e.suite.base, token: e2e.jwt });
-  const { page, problems } = await watchedPage();
-  await signIn(page, ADMIN.email, ADMIN.password);
-  expect(await nav(page).getByRole('link').allInnerTexts()).toEqual(expect.arrayContaining(['Assets', 'Upload', 'Jobs', 'Trash', 'Users', 'API keys']));
+  const { page, problems } = await open();
+  await ui.signIn(page, e2e.suite.base, ADMIN);
+  expect(await ui.mainNav(page).getByRole('link').allInnerTexts()).toEqual(expect.arrayContaining(['Assets', 'Upload', 'Jobs', 'Trash', 'Users', 'API keys']));
 
   // Users: the form checks as the API does, then the API's own EMAIL_TAKEN next to the email.
-  await nav(page).getByRole('link', { name: 'Users' }).click();
+  await ui.mainNav(page).getByRole('link', { name: 'Users' }).click();
   await page.getByRole('heading', { name: 'Users', level: 1 }).waitFor();
   await page.locator(`tr[data-user-id="${e2e.admin.user_id}"]`).waitFor();
   const form = page.getByRole('form', { name: 'Create a user' });
@@ -107,7 +47,7 @@ it('an ADMIN manages users and keys; a MANAGER is not offered Users; every page 
   await form.getByRole('button', { name: 'Create user' }).click();
   await form.locator('#user-email-error').filter({ hasText: 'Invalid email address' }).waitFor();
   await form.locator('#user-password-error').filter({ hasText: 'must be at least 8 characters' }).waitFor();
-  expect(await settled(page, 'document.activeElement && document.activeElement.id', 'user-email')).toBe('user-email');
+  expect(await ui.settled(page, 'document.activeElement && document.activeElement.id', 'user-email')).toBe('user-email');
   await form.getByLabel('Email').fill(MARIA.email);
   await form.getByLabel('Password').fill(MARIA.password);
   await form.getByLabel('First name').fill(MARIA.first);
@@ -126,7 +66,7 @@ it('an ADMIN manages users and keys; a MANAGER is not offered Users; every page 
   await form.getByLabel('Password').fill(MARIA.password);
   await form.getByRole('button', { name: 'Create user' }).click();
   await form.locator('#user-email-error').filter({ hasText: 'EMAIL_TAKEN' }).waitFor();
-  await expectAccessible(page, 'users page');
+  await ui.expectAccessible(page, 'users page');
 
   // Role: USER → MANAGER; one's own role is refused with the API's words next to the control.
   await row.getByLabel(`Role of ${MARIA.email}`).selectOption({ label: 'MANAGER' });
@@ -166,11 +106,11 @@ it('an ADMIN manages users and keys; a MANAGER is not offered Users; every page 
     .waitFor();
   expect(await loginStatus(MARIA.email, MARIA.password)).toBe(401);
   expect(await loginStatus(MARIA.email, newPassword)).toBe(200);
-  await expectAccessible(page, 'users page after the changes');
-  await shot(page, '30-users.png');
+  await ui.expectAccessible(page, 'users page after the changes');
+  await ui.screenshot(page, '30-users.png');
 
   // API keys: the secret once, with a copy button; it works; after a reload it is nowhere; revoked, it answers 401.
-  await nav(page).getByRole('link', { name: 'API keys' }).click();
+  await ui.mainNav(page).getByRole('link', { name: 'API keys' }).click();
   await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
   const keyForm = page.getByRole('form', { name: 'Create an API key' });
   await keyForm.getByLabel('Name').fill('   ');
@@ -193,8 +133,8 @@ it('an ADMIN manages users and keys; a MANAGER is not offered Users; every page 
   expect(withKey.status).toBe(200);
   const keyRow = page.locator('tr', { hasText: 'ci-pipeline' });
   await keyRow.waitFor();
-  await expectAccessible(page, 'API keys page with a new key');
-  await shot(page, '31-api-key-created.png');
+  await ui.expectAccessible(page, 'API keys page with a new key');
+  await ui.screenshot(page, '31-api-key-created.png');
   await page.reload();
   await keyRow.waitFor();
   expect(await page.getByLabel('API key', { exact: true }).count()).toBe(0);
@@ -212,15 +152,15 @@ it('an ADMIN manages users and keys; a MANAGER is not offered Users; every page 
   await accessSection.getByRole('button', { name: 'Rotate accessID' }).focus();
   await page.keyboard.press('Enter');
   await accessSection.getByRole('alert').filter({ hasText: 'Every cdn link you signed stops working' }).waitFor();
-  expect(await settled(page, 'document.activeElement.textContent', 'Cancel')).toBe('Cancel');
+  expect(await ui.settled(page, 'document.activeElement.textContent', 'Cancel')).toBe('Cancel');
   await page.keyboard.press('Escape');
   await accessSection.getByRole('button', { name: 'Rotate accessID' }).waitFor();
-  expect(await settled(page, 'document.activeElement.textContent', 'Rotate accessID')).toBe('Rotate accessID');
+  expect(await ui.settled(page, 'document.activeElement.textContent', 'Rotate accessID')).toBe('Rotate accessID');
   expect((await loginResult(e2e.suite.base, ADMIN.email, ADMIN.password)).accessID).toBe(e2e.admin.accessID);
   await page.keyboard.press('Enter');
-  expect(await settled(page, 'document.activeElement.textContent', 'Cancel')).toBe('Cancel');
+  expect(await ui.settled(page, 'document.activeElement.textContent', 'Cancel')).toBe('Cancel');
   await page.keyboard.press('Shift+Tab');
-  expect(await settled(page, 'document.activeElement.textContent', 'Yes, rotate accessID')).toBe('Yes, rotate accessID');
+  expect(await ui.settled(page, 'document.activeElement.textContent', 'Yes, rotate accessID')).toBe('Yes, rotate accessID');
   await page.keyboard.press('Enter');
   await accessSection.getByRole('status').filter({ hasText: 'accessID rotated' }).waitFor();
   const after = await loginResult(e2e.suite.base, ADMIN.email, ADMIN.password);
@@ -236,19 +176,19 @@ it('an ADMIN manages users and keys; a MANAGER is not offered Users; every page 
   const newUploadKey = await uploadSection.getByLabel('Upload key').inputValue();
   expect(newUploadKey).not.toBe(oldUploadKey);
   expect((await loginResult(e2e.suite.base, ADMIN.email, ADMIN.password)).uploadkey).toBe(newUploadKey);
-  await expectAccessible(page, 'API keys page after the rotations');
-  await shot(page, '32-api-keys.png');
+  await ui.expectAccessible(page, 'API keys page after the rotations');
+  await ui.screenshot(page, '32-api-keys.png');
 
   // A phone's width: both pages read without sideways scrolling, and stay accessible.
   await page.setViewportSize({ width: 375, height: 800 });
-  await expectNoSidewaysScroll(page, 'API keys page at 375 px');
-  await expectAccessible(page, 'API keys page at 375 px');
-  await shot(page, '33-api-keys-phone.png');
-  await nav(page).getByRole('link', { name: 'Users' }).click();
+  await ui.expectNoSidewaysScroll(page, 'API keys page at 375 px');
+  await ui.expectAccessible(page, 'API keys page at 375 px');
+  await ui.screenshot(page, '33-api-keys-phone.png');
+  await ui.mainNav(page).getByRole('link', { name: 'Users' }).click();
   await page.locator(`tr[data-user-id="${created.user_id}"]`).waitFor();
-  await expectNoSidewaysScroll(page, 'users page at 375 px');
-  await expectAccessible(page, 'users page at 375 px');
-  await shot(page, '34-users-phone.png');
+  await ui.expectNoSidewaysScroll(page, 'users page at 375 px');
+  await ui.expectAccessible(page, 'users page at 375 px');
+  await ui.screenshot(page, '34-users-phone.png');
 
   // The list pages: 26 users are two pages of 25, the second with the newest one.
   await page.setViewportSize({ width: 1366, height: 900 });
@@ -270,29 +210,61 @@ it('an ADMIN manages users and keys; a MANAGER is not offered Users; every page 
   expect(first).toHaveLength(25);
   await pager.getByRole('button', { name: 'Next page' }).click();
   await pager.getByText('Page 2 of 2').waitFor();
+  // The last page disables Next page: the keyboard's focus goes to Previous page, not to the top of the page.
+  expect(await ui.settled(page, 'document.activeElement && document.activeElement.textContent', 'Previous page')).toBe('Previous page');
   const second = await waitFor(async () => ((await ids()).length === 1 ? ids() : undefined), { description: 'the second page of users' });
   expect(first).not.toContain(second[0]);
+
+  // Delete (after a confirmation that says what happens): the user leaves the list, their session and login answer 401.
+  const doomedId = Number(second[0]);
+  const doomed = (await dam.GET('/api/v1/users/{user_id}', { params: { path: { user_id: doomedId } } })).data?.email as string;
+  const doomedSession = (await loginResult(e2e.suite.base, doomed, 'bulk-password')).jwt;
+  const doomedRow = page.locator(`tr[data-user-id="${doomedId}"]`);
+  await doomedRow.getByRole('button', { name: `Delete ${doomed}` }).click();
+  await doomedRow
+    .getByRole('alert')
+    .filter({ hasText: 'the API keys they created are revoked' })
+    .filter({ hasText: 'Their assets stay in the group' })
+    .waitFor();
+  expect(await ui.settled(page, 'document.activeElement.textContent', 'Cancel')).toBe('Cancel');
+  await ui.expectAccessible(page, 'users page asking to confirm a deletion');
+  await ui.screenshot(page, '36-user-delete-confirm.png');
+  await doomedRow.getByRole('button', { name: 'Yes, delete' }).click();
+  await page
+    .getByRole('status')
+    .filter({ hasText: `${doomed} deleted` })
+    .waitFor();
+  await doomedRow.waitFor({ state: 'detached' });
+  await page.getByText('25 users in your group').waitFor();
+  expect(await page.getByRole('navigation', { name: 'Pages of users' }).count()).toBe(0);
+  expect(await ids()).not.toContain(String(doomedId));
+  expect(await loginStatus(doomed, 'bulk-password')).toBe(401);
+  expect((await fetch(`${e2e.suite.base}/api/v1/users/me`, { headers: { authorization: `Bearer ${doomedSession}` } })).status).toBe(401);
+  expect((await dam.GET('/api/v1/users/{user_id}', { params: { path: { user_id: doomedId } } })).response.status).toBe(404);
+  // One's own row offers no deletion (the API would answer CANNOT_MODIFY_SELF).
+  expect(await mine.getByRole('button', { name: `Delete ${ADMIN.email}` }).isDisabled()).toBe(true);
+  await mine.getByText('You cannot disable or delete yourself.').waitFor();
   expect(await problems()).toEqual([]);
 
   // A MANAGER: no Users, no Trash; the address of Users says so; API keys holds only their own keys.
-  const manager = await watchedPage();
+  const manager = await open();
   try {
-    await signIn(manager.page, MARIA.email, newPassword);
-    const links = await nav(manager.page).getByRole('link').allInnerTexts();
+    await ui.signIn(manager.page, e2e.suite.base, { email: MARIA.email, password: newPassword });
+    const links = await ui.mainNav(manager.page).getByRole('link').allInnerTexts();
     expect(links).toEqual(expect.arrayContaining(['Assets', 'Upload', 'Jobs', 'API keys']));
     expect(links).not.toContain('Users');
     expect(links).not.toContain('Trash');
     await manager.page.goto(`${e2e.suite.base}/console/users`);
     await manager.page.getByRole('heading', { name: 'Not permitted', level: 1 }).waitFor();
     await manager.page.getByRole('alert').filter({ hasText: 'needs the MANAGE_USERS permission' }).waitFor();
-    await expectAccessible(manager.page, 'not-permitted page');
-    await shot(manager.page, '35-not-permitted.png');
-    await nav(manager.page).getByRole('link', { name: 'API keys' }).click();
+    await ui.expectAccessible(manager.page, 'not-permitted page');
+    await ui.screenshot(manager.page, '35-not-permitted.png');
+    await ui.mainNav(manager.page).getByRole('link', { name: 'API keys' }).click();
     await manager.page.getByRole('heading', { name: 'Your accessID' }).waitFor();
     expect(await manager.page.getByRole('form', { name: 'Create an API key' }).count()).toBe(0);
-    await expectAccessible(manager.page, 'API keys page of a MANAGER');
+    await ui.expectAccessible(manager.page, 'API keys page of a MANAGER');
     expect(await manager.problems()).toEqual([]);
   } finally {
-    await manager.context.close();
+    await manager.close();
   }
 }, 120_000);

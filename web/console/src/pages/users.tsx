@@ -2,12 +2,13 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { components } from '@dam/client';
 import { ConfirmAction } from '../components/confirm-action';
 import { describedBy, FormField } from '../components/form-field';
-import { Pager } from '../components/pager';
-import { newUserBody, pageCount, ROLES, USER_FIELDS, validateNewUser, validatePassword, type NewUser, type RoleId, type UserField } from '../lib/accounts';
+import { counted, DataTable, usePagedList } from '../components/data-table';
+import { newUserBody, ROLES, USER_FIELDS, validateNewUser, validatePassword, type NewUser, type RoleId, type UserField } from '../lib/accounts';
 import { formatTime } from '../lib/format';
 import { formErrors, hasErrors, type FormErrors } from '../lib/form-errors';
 import { handler } from '../lib/handler';
 import { api, errorText, type Session } from '../session';
+import { ErrorNotice } from '../components/status';
 
 type User = components['schemas']['User'];
 const PAGE_SIZE = 25;
@@ -94,11 +95,7 @@ function CreateUser({ session, onCreated }: { session: Session; onCreated: (u: U
           </button>
         </div>
       </div>
-      {errors.general && (
-        <p class="notice error" role="alert">
-          {errors.general}
-        </p>
-      )}
+      <ErrorNotice text={errors.general} />
     </form>
   );
 }
@@ -153,7 +150,27 @@ function ResetPassword({ session, user, onDone }: { session: Session; user: User
   );
 }
 
-function UserRow({ session, user, onChanged, onMessage }: { session: Session; user: User; onChanged: (u: User) => void; onMessage: (text: string) => void }) {
+/**
+ * What deleting a user does (services/auth deleteUser): the account is removed with its sign-in (its sessions answer
+ * 401 at once), and in the same transaction every API key it created is revoked; its upload key and accessID end with
+ * it (uploads and cdn links signed with them are refused). Its assets are the group's and stay.
+ */
+const deleteQuestion = (who: string) =>
+  `Delete ${who}? They can no longer sign in and their sessions end at once; the API keys they created are revoked, and their upload key and signed cdn links stop working. Their assets stay in the group. This cannot be undone.`;
+
+function UserRow({
+  session,
+  user,
+  onChanged,
+  onDeleted,
+  onMessage,
+}: {
+  session: Session;
+  user: User;
+  onChanged: (u: User) => void;
+  onDeleted: (u: User) => void;
+  onMessage: (text: string) => void;
+}) {
   const [errors, setErrors] = useState<FormErrors<RowField>>({ fields: {} });
   const [resetting, setResetting] = useState(false);
   const [role, setRole] = useState<RoleId>(user.role_id);
@@ -174,6 +191,13 @@ function UserRow({ session, user, onChanged, onMessage }: { session: Session; us
     return true;
   };
   const onError = (err: unknown) => setErrors({ fields: {}, general: errorText(err) });
+  /** DELETE /api/v1/users/{user_id}: a refusal (CANNOT_MODIFY_SELF, USER_NOT_FOUND, ...) in the API's words in the row. */
+  const remove = async () => {
+    setErrors({ fields: {} });
+    const { data, error } = await api(session).DELETE('/api/v1/users/{user_id}', { params: { path: { user_id: user.user_id } } });
+    if (!data) return onError(error);
+    onDeleted(user);
+  };
   const roleId = `role-${user.user_id}`;
   const rowError = errors.fields.disabled ?? errors.general;
   return (
@@ -250,6 +274,15 @@ function UserRow({ session, user, onChanged, onMessage }: { session: Session; us
               onError={onError}
             />
           )}
+          <ConfirmAction
+            label="Delete"
+            name={`Delete ${who}`}
+            question={deleteQuestion(who)}
+            confirm="Yes, delete"
+            disabled={self}
+            onConfirm={remove}
+            onError={onError}
+          />
           {!resetting && (
             <button ref={resetButton} type="button" class="secondary" aria-label={`Reset password of ${who}`} onClick={() => setResetting(true)}>
               Reset password
@@ -267,6 +300,7 @@ function UserRow({ session, user, onChanged, onMessage }: { session: Session; us
             }}
           />
         )}
+        {self && <p class="muted">You cannot disable or delete yourself.</p>}
         {rowError && (
           <p class="error-text" role="alert">
             {rowError}
@@ -277,31 +311,24 @@ function UserRow({ session, user, onChanged, onMessage }: { session: Session; us
   );
 }
 
-/** Users (MANAGE_USERS, CONTRACT §2): the group's users a page at a time, create, role, disable and enable, new password. */
+/**
+ * Users (MANAGE_USERS, CONTRACT §2): the group's users a page at a time, create, role, disable and enable, new
+ * password, delete.
+ */
 export function UsersPage({ session }: { session: Session }) {
-  const [page, setPage] = useState(1);
-  const [list, setList] = useState<{ items: User[]; total: number }>();
-  const [error, setError] = useState<string>();
   const [message, setMessage] = useState<string>();
-  const [tick, setTick] = useState(0);
-  const latest = useRef(0);
-
-  useEffect(() => {
-    const n = ++latest.current;
-    api(session)
-      .GET('/api/v1/users', { params: { query: { page, page_size: PAGE_SIZE } } })
-      .then(({ data, error: err }) => {
-        if (n !== latest.current) return;
-        if (data) {
-          setList({ items: data.items, total: data.total });
-          setError(undefined);
-        } else setError(errorText(err));
-      })
-      .catch((err: unknown) => n === latest.current && setError(errorText(err)));
-  }, [page, tick]);
-
+  const { page, setPage, pages, list, setList, error, reload } = usePagedList(
+    (p) => api(session).GET('/api/v1/users', { params: { query: { page: p, page_size: PAGE_SIZE } } }),
+    [],
+    PAGE_SIZE,
+  );
   const replace = (u: User) => setList((l) => l && { ...l, items: l.items.map((x) => (x.user_id === u.user_id ? u : x)) });
-  const pages = pageCount(list?.total ?? 0, PAGE_SIZE);
+  const deleted = (u: User) => {
+    setMessage(`${u.email} deleted: their sessions, API keys and upload key no longer work`);
+    // The last one on a page past the first: show the page before.
+    if (page > 1 && list?.items.length === 1) setPage(page - 1);
+    else reload();
+  };
   return (
     <>
       <h1>Users</h1>
@@ -312,33 +339,20 @@ export function UsersPage({ session }: { session: Session }) {
         session={session}
         onCreated={(u) => {
           setMessage(`${u.email} created as ${u.role_name}`);
-          setTick((x) => x + 1);
+          reload();
         }}
       />
-      {error && (
-        <p class="notice error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorNotice text={error} />
       <div class="panel">
-        <table class="stack">
-          <caption class="muted">{list ? `${list.total} user${list.total === 1 ? '' : 's'} in your group` : 'Loading…'}</caption>
-          <thead>
-            <tr>
-              <th scope="col">User</th>
-              <th scope="col">Role</th>
-              <th scope="col">Status</th>
-              <th scope="col">Created</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list?.items.map((u) => (
-              <UserRow key={u.user_id} session={session} user={u} onChanged={replace} onMessage={setMessage} />
-            ))}
-          </tbody>
-        </table>
-        <Pager page={page} pages={pages} onPage={setPage} label="Pages of users" />
+        <DataTable
+          caption={list && `${counted(list.total, 'user')} in your group`}
+          columns={['User', 'Role', 'Status', 'Created', 'Actions']}
+          pager={{ page, pages, onPage: setPage, label: 'Pages of users' }}
+        >
+          {list?.items.map((u) => (
+            <UserRow key={u.user_id} session={session} user={u} onChanged={replace} onDeleted={deleted} onMessage={setMessage} />
+          ))}
+        </DataTable>
       </div>
     </>
   );
