@@ -5,6 +5,7 @@ export { isDependencyUnavailable } from '@dam/errors';
 export { parsed, pathId, validate, zodDetails } from './validate';
 export { answerParserErrors, serve, type ServeOptions, type Served } from './serve';
 export { parseRange, rangeUnlessChanged, type ByteRange, type RangeResult } from './range';
+export { sendFileBytes } from './file-body';
 export { runMain } from './run-main';
 export { collectGarbageInFewFullPauses } from './gc';
 export { hasNul, jsonProblem, MAX_JSON_DEPTH, rejectNul, type JsonProblem } from './nul';
