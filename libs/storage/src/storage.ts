@@ -289,25 +289,49 @@ export function createStorage(config: StorageConfig): Storage {
    * anything larger a multipart upload with two parts in flight, so reading the source (and whatever hashing the
    * caller does on the way) overlaps the store's writes. Unlike the minio client's own stream upload, no part is
    * hashed again (no Content-MD5) and no listing of open uploads precedes it. A failed upload is aborted.
+   *
+   * Parts are copied into at most three buffers of `partSize`, each filled again once its part is stored: a new buffer
+   * for every part (Buffer.concat) was a GiB of fresh memory outside V8's heap for every GiB stored, and V8 answers
+   * such memory with full collections of the whole heap (issue 33, bench/byte-cpu.bench.ts). A body smaller than one
+   * part is still joined once, at its own size.
    */
   const putParts = async (key: string, body: Readable, options: PutOptions): Promise<{ etag: string }> => {
     const meta = { ...options.metadata, 'Content-Type': options.contentType };
-    let pending: Buffer[] = [];
-    let pendingBytes = 0;
     let uploadId: string | undefined;
     let partNumber = 0;
     let failure: unknown;
     const etags: Array<{ part: number; etag: string }> = [];
     const inflight = new Set<Promise<void>>();
-    const send = async (part: Buffer) => {
+    const spare: Buffer[] = [];
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    /** The first `length` pending bytes copied into a part buffer (one freed by a stored part when there is one). */
+    const take = (length: number): Buffer => {
+      const part = spare.pop() ?? Buffer.allocUnsafeSlow(partSize);
+      let filled = 0;
+      while (filled < length) {
+        const chunk = pending[0] as Buffer;
+        const copied = chunk.copy(part, filled, 0, Math.min(chunk.length, length - filled));
+        filled += copied;
+        if (copied === chunk.length) pending.shift();
+        else pending[0] = chunk.subarray(copied);
+      }
+      pendingBytes -= length;
+      return part;
+    };
+    const send = async (buffer: Buffer, length: number) => {
       uploadId ??= await client.initiateNewMultipartUpload(bucket, key, meta);
       const n = (partNumber += 1);
       const id = uploadId;
       const p = client
-        .uploadPart({ bucketName: bucket, objectName: key, uploadID: id, partNumber: n, headers: { 'Content-Length': part.length } }, part)
+        .uploadPart({ bucketName: bucket, objectName: key, uploadID: id, partNumber: n, headers: { 'Content-Length': length } }, buffer.subarray(0, length))
         .then((r) => void etags.push({ part: n, etag: r.etag }))
         .catch((error: unknown) => void (failure ??= error))
-        .finally(() => inflight.delete(p));
+        .finally(() => {
+          inflight.delete(p);
+          // Its request is answered: nothing reads the buffer any more.
+          spare.push(buffer);
+        });
       inflight.add(p);
       while (inflight.size >= PARTS_IN_FLIGHT) await Promise.race(inflight);
       if (failure) throw failure;
@@ -316,18 +340,17 @@ export function createStorage(config: StorageConfig): Storage {
       for await (const chunk of body as AsyncIterable<Buffer>) {
         pending.push(chunk);
         pendingBytes += chunk.length;
-        while (pendingBytes >= partSize) {
-          const all = Buffer.concat(pending, pendingBytes);
-          await send(all.subarray(0, partSize));
-          pending = pendingBytes > partSize ? [all.subarray(partSize)] : [];
-          pendingBytes -= partSize;
-        }
+        while (pendingBytes >= partSize) await send(take(partSize), partSize);
       }
       if (uploadId === undefined) {
         // Smaller than one part (or empty, which S3 refuses as a multipart upload): one PUT.
         return await put(key, Buffer.concat(pending, pendingBytes), { ...options, size: pendingBytes });
       }
-      if (pendingBytes > 0) await send(Buffer.concat(pending, pendingBytes));
+      if (pendingBytes > 0) {
+        const length = pendingBytes;
+        await send(take(length), length);
+      }
+      pending = [];
       await Promise.all(inflight);
       if (failure) throw failure;
       etags.sort((a, b) => a.part - b.part);

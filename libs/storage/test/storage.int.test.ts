@@ -82,6 +82,30 @@ describe('storage against the S3 server', () => {
     expect(md5(back)).toBe(md5(big));
   });
 
+  it('sends the parts of a long stream from at most three buffers, filled again once their part is stored (issue 33)', async () => {
+    // Before, each part was a new Buffer.concat: a GiB of new memory outside the heap per GiB stored.
+    const k = originalKey('g1', 'reused1');
+    const long = randomBytes(8 * 5 * 1024 * 1024 + 4321);
+    const blocks = new Set<ArrayBufferLike>();
+    const sizes: number[] = [];
+    const uploadPart = storage.client.uploadPart.bind(storage.client);
+    const spy = jest.spyOn(storage.client, 'uploadPart').mockImplementation((config, payload) => {
+      if (Buffer.isBuffer(payload)) {
+        blocks.add(payload.buffer);
+        sizes.push(payload.length);
+      }
+      return uploadPart(config, payload);
+    });
+    try {
+      await storage.putStream(k, chunked(long), { contentType: 'application/octet-stream' });
+    } finally {
+      spy.mockRestore();
+    }
+    expect(sizes).toEqual([...Array(8).fill(5 * 1024 * 1024), 4321]);
+    expect(blocks.size).toBeLessThanOrEqual(3);
+    expect(md5(await readAll(await storage.getStream(k)))).toBe(md5(long));
+  });
+
   it('stores a stream smaller than one part as one PUT, and an empty one', async () => {
     const small = randomBytes(300 * 1024);
     const k = originalKey('g1', 'small1');
