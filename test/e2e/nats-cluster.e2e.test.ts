@@ -36,16 +36,16 @@ const streamCluster = (name: string, timeoutMs = 15_000) =>
     { timeoutMs, intervalMs: 200, description: `${name} to have a leader and its replicas current` },
   );
 
-it('runs every stream and the upload journal at 3 replicas, one on each node', async () => {
-  for (const name of [ASSET_EVENTS, DAM_INTERNAL, 'DATA_SCHEMAS', 'COLLECTIONS', 'ASSET_PURGES', 'KV_UPLOAD_PENDING']) {
+it("runs every stream and upload's bucket of resumable-upload locks at 3 replicas, one on each node", async () => {
+  for (const name of [ASSET_EVENTS, DAM_INTERNAL, 'DATA_SCHEMAS', 'COLLECTIONS', 'ASSET_PURGES', 'KV_TUS_LOCKS']) {
     expect({ name, ...(await streamCluster(name)) }).toMatchObject({ name, replicas: 3, peers: 3 });
   }
   expect(e2e.suite.services.metadata?.logs().some((l) => l.includes('streams ready') && l.includes('"replicas":3'))).toBe(true);
 });
 
 it('loses no upload and announces each file-processed once when a NATS node is killed mid-way and restarted', async () => {
-  // The ASSET_EVENTS leader: every event of this test is written through it. When it leads the upload journal's
-  // stream (KV_UPLOAD_PENDING) too, uploads wait for that stream's new leader (up to 12 s) before answering 503.
+  // The ASSET_EVENTS leader: every event of this test is written through it (metadata's outbox waits for its new
+  // leader; uploads themselves need no NATS since issue 35).
   const victim: TestNatsNode = cluster.node((await streamCluster(ASSET_EVENTS)).leader);
   const metaLeader = (await cluster.metaLeader()).name;
 
@@ -125,7 +125,7 @@ it('loses no upload and announces each file-processed once when a NATS node is k
 
   // The node rejoined: every stream on three current peers again, and no service gave up.
   const after = await streamCluster(ASSET_EVENTS, 30_000);
-  for (const name of [DAM_INTERNAL, 'KV_UPLOAD_PENDING']) expect((await streamCluster(name, 30_000)).peers).toBe(3);
+  for (const name of [DAM_INTERNAL, 'KV_TUS_LOCKS']) expect((await streamCluster(name, 30_000)).peers).toBe(3);
   expect(after.peers).toBe(3);
   for (const [name, service] of Object.entries(e2e.suite.services)) {
     const exited = await Promise.race([service.exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 10))]);

@@ -1,14 +1,17 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
-import { scaled, waitFor } from '@dam/testing';
+import { makePng, scaled, waitFor } from '@dam/testing';
+import { watchAssetEvents } from '../e2e/events';
 import { useSuite } from '../e2e/suite';
 
 /**
  * Issue 35, "Work without the bus": with NATS stopped, a write whose records live in PostgreSQL is accepted on its
- * first attempt when it carries an Idempotency-Key (CONTRACT §13), and a repeat answers the kept response
- * (`Idempotent-Replayed: true`) with no second effect. The kept responses are in the gateway's and upload's own
- * databases; while they were in a NATS KV bucket, every keyed POST answered 503 IDEMPOTENCY_UNAVAILABLE here.
+ * first attempt, uploads included, with or without an Idempotency-Key (CONTRACT §13); a keyed repeat answers the
+ * kept response (`Idempotent-Replayed: true`) with no second effect; what the writes cause is delivered once NATS is
+ * back (an image uploaded meanwhile is OK soon after, with one file-processed). The kept responses and upload's
+ * pending journal are in the gateway's and upload's own databases; while they were in NATS KV buckets, every keyed
+ * POST answered 503 IDEMPOTENCY_UNAVAILABLE and every upload 503 UPLOAD_JOURNAL_UNAVAILABLE here.
  */
-const e2e = useSuite({}, { services: ['gateway', 'upload', 'metadata', 'auth'] });
+const e2e = useSuite({}, { services: ['gateway', 'upload', 'metadata', 'auth', 'conversion'] });
 
 interface Answer {
   what: string;
@@ -23,7 +26,7 @@ interface Answer {
  * once the answer is out) and answer 409 IDEMPOTENCY_IN_FLIGHT, as the contract says: `untilSettled` sends it again
  * then, as a client would.
  */
-async function send(what: string, url: string, key: string, body: unknown, untilSettled = false): Promise<Answer> {
+async function send(what: string, url: string, key: string | undefined, body: unknown, untilSettled = false): Promise<Answer> {
   for (let attempt = 1; ; attempt++) {
     const answer = await sendOnce(what, url, key, body);
     if (!untilSettled || answer.status !== 409 || answer.body?.error?.code !== 'IDEMPOTENCY_IN_FLIGHT' || attempt >= 20) return answer;
@@ -31,12 +34,17 @@ async function send(what: string, url: string, key: string, body: unknown, until
   }
 }
 
-async function sendOnce(what: string, url: string, key: string, body: unknown): Promise<Answer> {
+async function sendOnce(what: string, url: string, key: string | undefined, body: unknown): Promise<Answer> {
   const started = Date.now();
+  const multipart = body instanceof FormData;
   const res = await fetch(url, {
     method: 'POST',
-    headers: { authorization: `Bearer ${e2e.jwt}`, 'content-type': 'application/json', 'idempotency-key': key },
-    body: JSON.stringify(body),
+    headers: {
+      authorization: `Bearer ${e2e.jwt}`,
+      ...(multipart ? {} : { 'content-type': 'application/json' }),
+      ...(key === undefined ? {} : { 'idempotency-key': key }),
+    },
+    body: multipart ? body : JSON.stringify(body),
     signal: AbortSignal.timeout(scaled(20_000)),
   });
   const text = await res.text();
@@ -49,7 +57,17 @@ async function sendOnce(what: string, url: string, key: string, body: unknown): 
   return { what, status: res.status, replayed: res.headers.get('idempotent-replayed'), ms: Date.now() - started, body: parsed };
 }
 
-describe('NATS down: Idempotency-Key writes (issue 35)', () => {
+const formOf = (bytes: Buffer, name: string): FormData => {
+  const form = new FormData();
+  form.append('file', new Blob([bytes]), name);
+  return form;
+};
+
+describe('NATS down: writes and uploads (issue 35)', () => {
+  /** Uploads accepted while NATS was down, and when NATS came back. */
+  const uploaded: string[] = [];
+  let resumedAt = 0;
+
   it('accepts keyed writes on their first attempt on {base} and {upload}, replays a repeat, and makes nothing twice', async () => {
     const { base, upload } = e2e.suite;
     // A file no worker processes (the suite runs none): OK at once, so its data can be updated.
@@ -85,14 +103,30 @@ describe('NATS down: Idempotency-Key writes (issue 35)', () => {
         const reused = await send(`${what}, another body`, url, key, { ...(body as object), other: true }, true);
         answers.push(first, again, reused);
       }
+      // Uploads: images (processed once NATS is back), one keyed and repeated (same asset), one without a key.
+      const uploadUrl = `${upload}/api/v1/assets/new/content/original/upload`;
+      const png = makePng(48, 36);
+      const keyedUpload = await send('upload with a key ({upload})', uploadUrl, 'bus-down-upload', formOf(png, 'keyed.png'));
+      const keyedAgain = await send('upload with a key ({upload}), repeated', uploadUrl, 'bus-down-upload', formOf(png, 'keyed.png'), true);
+      const plainUpload = await send('upload without a key ({upload})', uploadUrl, undefined, formOf(makePng(50, 30), 'plain.png'));
+      answers.push(keyedUpload, keyedAgain, plainUpload);
+      for (const a of [keyedUpload, plainUpload]) if (a.status === 200) uploaded.push(...(a.body.files as Array<{ id: string }>).map((f) => f.id));
+      expect({ status: keyedUpload.status, body: keyedUpload.status === 200 ? '' : keyedUpload.body }).toEqual({ status: 200, body: '' });
+      expect({ status: keyedAgain.status, replayed: keyedAgain.replayed, body: keyedAgain.body }).toEqual({
+        status: 200,
+        replayed: 'true',
+        body: keyedUpload.body,
+      });
+      expect({ status: plainUpload.status, body: plainUpload.status === 200 ? '' : plainUpload.body }).toEqual({ status: 200, body: '' });
     } finally {
       await nats.resume();
+      resumedAt = Date.now();
     }
     console.log(
       `keyed requests with NATS stopped (status, Idempotent-Replayed, ms):\n${answers.map((a) => `${a.what}: ${a.status} ${a.replayed ?? '-'} ${a.ms} ms`).join('\n')}`,
     );
 
-    for (let i = 0; i < answers.length; i += 3) {
+    for (let i = 0; i < 9; i += 3) {
       const [first, again, reused] = [answers[i]!, answers[i + 1]!, answers[i + 2]!];
       // Accepted on the first attempt (before: 503 IDEMPOTENCY_UNAVAILABLE).
       expect({ what: first.what, status: first.status < 300 ? 'accepted' : first.status, body: first.status < 300 ? '' : first.body }).toEqual({
@@ -120,5 +154,28 @@ describe('NATS down: Idempotency-Key writes (issue 35)', () => {
     expect((await e2e.api.call('GET', `/api/v1/assets/${asset}/data`)).body.data).toMatchObject({ bus: 'down' });
     const ingested = answers[6]!.body as { id: string };
     expect((await e2e.api.call('GET', `/api/v1/assets/${ingested.id}/data`)).status).toBe(200);
+  });
+
+  it('processes the uploads accepted while NATS was down once it is back: OK soon after, one file-processed each', async () => {
+    expect(uploaded).toHaveLength(2);
+    const statuses = await Promise.all(
+      uploaded.map(async (id) => {
+        const ok = await waitFor(async () => (await e2e.api.call('GET', `/api/v1/assets/${id}/data`)).body?.status === 'OK', {
+          timeoutMs: scaled(10_000),
+          intervalMs: 200,
+        }).catch(() => false);
+        return { id, status: ok ? 'OK' : String((await e2e.api.call('GET', `/api/v1/assets/${id}/data`)).body?.status), ms: Date.now() - resumedAt };
+      }),
+    );
+    console.log(`after NATS came back: ${statuses.map((s) => `${s.id} ${s.status} at ${s.ms} ms`).join(', ')}`);
+    expect(statuses.map((s) => s.status)).toEqual(uploaded.map(() => 'OK'));
+    const events = await watchAssetEvents(e2e.suite.natsUrl, e2e.suite.adminSeed);
+    try {
+      const processed = (id: string) => events.seen.filter((e) => e.asset_id === id && e.type === 'file-processed').map((e) => e.status);
+      await waitFor(() => uploaded.every((id) => processed(id).length > 0), { timeoutMs: scaled(10_000) }).catch(() => undefined);
+      expect(uploaded.map((id) => ({ id, processed: processed(id) }))).toEqual(uploaded.map((id) => ({ id, processed: ['OK'] })));
+    } finally {
+      await events.close();
+    }
   });
 });

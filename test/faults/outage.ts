@@ -341,7 +341,7 @@ export const POSTGRES_OUTAGE: Outage = {
   suiteOptions: { ownPostgres: true },
   stop: async (suite) => postgresOf(suite).pause(),
   start: async (suite) => postgresOf(suite).resume(),
-  readiness: Object.fromEntries(['addon', 'auth', 'metadata', 'search', 'webhook'].map((s) => [s, 'postgres'])),
+  readiness: Object.fromEntries(['addon', 'auth', 'metadata', 'search', 'upload', 'webhook'].map((s) => [s, 'postgres'])),
 };
 
 /**

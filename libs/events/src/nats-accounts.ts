@@ -150,11 +150,11 @@ function durableConsumer(stream: string, durable: string): string[] {
 }
 
 /**
- * A KV bucket: its backing stream, puts and deletes, reads. `listing`: key listings and watches too (ordered
- * consumers of the bucket's stream, named at run time), for a bucket one identity alone uses: on a shared bucket a
- * consumer of one identity would be open to the others (security review F4).
+ * A KV bucket: its backing stream, puts and deletes, reads; no consumers (key listings, watches): on a shared bucket a
+ * consumer of one identity would be open to the others (security review F4), and no identity lists a bucket now (the
+ * pending-upload journal, which did, is in upload's database since issue 35).
  */
-function kvBucket(bucket: string, opts: { listing?: boolean } = {}): string[] {
+function kvBucket(bucket: string): string[] {
   const stream = `KV_${bucket}`;
   return [
     `${API}.STREAM.INFO.${stream}`,
@@ -163,17 +163,6 @@ function kvBucket(bucket: string, opts: { listing?: boolean } = {}): string[] {
     `${API}.STREAM.MSG.GET.${stream}`,
     `${API}.DIRECT.GET.${stream}`,
     `${API}.DIRECT.GET.${stream}.>`,
-    ...(opts.listing
-      ? [
-          `${API}.CONSUMER.CREATE.${stream}`,
-          `${API}.CONSUMER.CREATE.${stream}.>`,
-          `${API}.CONSUMER.DELETE.${stream}.>`,
-          `${API}.CONSUMER.INFO.${stream}.>`,
-          // Key listings and watches are push consumers: without answering their flow control, a listing longer than
-          // the server's window stalls for good.
-          `$JS.FC.${stream}.>`,
-        ]
-      : []),
     `$KV.${bucket}.>`,
   ];
 }
@@ -236,16 +225,9 @@ const PERMISSIONS: Record<Exclude<ServiceIdentity, 'admin'>, SubjectPermissions>
     subscribe: [SETTINGS_NOTICES_SUBJECTS],
   },
   upload: {
-    // Its pending-upload journal, the locks of resumable uploads, and ingest jobs: their commands in, their reports out.
-    // Finished journal entries are purged key by key (no delete marker left behind).
-    publish: [
-      JS_INFO,
-      ...kvBucket('UPLOAD_PENDING', { listing: true }),
-      `${API}.STREAM.PURGE.KV_UPLOAD_PENDING`,
-      ...kvBucket('TUS_LOCKS'),
-      jobReportSubject('upload'),
-      ...durableConsumer(DAM_INTERNAL, 'upload-jobs'),
-    ],
+    // The locks of resumable uploads, and ingest jobs: their commands in, their reports out. (Its pending-upload
+    // journal and Idempotency-Key responses are in its database.)
+    publish: [JS_INFO, ...kvBucket('TUS_LOCKS'), jobReportSubject('upload'), ...durableConsumer(DAM_INTERNAL, 'upload-jobs')],
     subscribe: [],
   },
   conversion: {

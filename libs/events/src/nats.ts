@@ -156,13 +156,13 @@ export const STREAMS = [ASSET_EVENTS, DAM_INTERNAL, DATA_SCHEMAS, COLLECTIONS, A
 export type StreamName = (typeof STREAMS)[number];
 
 /**
- * Each stream's part of `maxBytes`: 96 % between them, the rest the KV buckets' (KV_BUCKET_BYTE_SHARES). Asset
- * events are the largest (every change of every asset, kept 30 days; they took the 6 % the Idempotency-Key bucket
- * had before its responses moved to PostgreSQL, issue 35); the internal stream holds commands,
+ * Each stream's part of `maxBytes`: 98 % between them, the rest the KV buckets' (KV_BUCKET_BYTE_SHARES). Asset
+ * events are the largest (every change of every asset, kept 30 days; they took the 8 % the Idempotency-Key and
+ * pending-upload buckets had before those moved to PostgreSQL, issue 35); the internal stream holds commands,
  * reports and usage records for a week; collections one state per asset in a collection; schemas and purges are small.
  */
 export const STREAM_BYTE_SHARES: Readonly<Record<StreamName, number>> = {
-  [ASSET_EVENTS]: 0.46,
+  [ASSET_EVENTS]: 0.48,
   [DAM_INTERNAL]: 0.27,
   [COLLECTIONS]: 0.13,
   [DATA_SCHEMAS]: 0.05,

@@ -1,7 +1,7 @@
 import { telemetry } from './instrument'; // must stay the first import
 import { createAuthenticator, createServiceSigner, type AuthenticatorOptions } from '@dam/auth-tokens';
 import { jetstream } from '@nats-io/jetstream';
-import { createPool, pgIdempotencyStore } from '@dam/db';
+import { createPool, pgIdempotencyStore, ping } from '@dam/db';
 import { connectNats, DAM_INTERNAL, kvBucketOptions, natsReachable, waitForStreams } from '@dam/events';
 import { reportPacingOf } from '@dam/jobs';
 import { collectGarbageInFewFullPauses, edgeLimitsFromConfig, HostRateLimiter, parseAllowHosts, runMain, runService, startPoller } from '@dam/http';
@@ -9,7 +9,7 @@ import { createLogger } from '@dam/logging';
 import { Ffmpeg, resolveTools } from '@dam/media';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
 import { httpMetadataClient } from './adapters/metadata.client';
-import { natsPendingJournal } from './adapters/pending-upload.journal';
+import { pgPendingJournal } from './adapters/pending-upload.journal';
 import { s3OrphanObjects, s3SourceObjects } from './adapters/s3-objects';
 import { natsTusLocker } from './adapters/tus-locker';
 import { createTusStore } from './adapters/tus-store';
@@ -38,17 +38,16 @@ async function main(): Promise<void> {
   const describeStored = tools ? storedVideoDescriber({ storage, ffmpeg: new Ffmpeg(tools, 10_000), logger }) : undefined;
   await storage.ensureBucket();
   const nc = await connectNats(config.NATS_URL, 'upload', config.NATS_NKEY_SEED);
-  const journal = await natsPendingJournal(nc, {
-    refreshMs: Math.max(50, Math.floor(config.ORPHAN_GRACE_MS / 3)),
-    onError: (err, id) => logger.warn({ err, asset_id: id }, 'could not update the pending-upload journal'),
-    ...kvBucketOptions('UPLOAD_PENDING', config, logger),
-  });
-  // Idempotency-Key (CONTRACT §13) in its database, shared by every replica: keyed requests do not need NATS. Its
-  // database down fails keyed requests only (503): no readiness check, requests without a key still work.
+  // Idempotency-Key (CONTRACT §13) in its database, shared by every replica: keyed requests do not need NATS.
   const pool = createPool(config);
   const applied = await migrateUpload(pool);
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
   const idempotency = pgIdempotencyStore(pool);
+  // The objects stored but not yet registered, in the same database: an upload needs no NATS either (issue 35).
+  const journal = pgPendingJournal(pool, {
+    refreshMs: Math.max(50, Math.floor(config.ORPHAN_GRACE_MS / 3)),
+    onError: (err, id) => logger.warn({ err, asset_id: id }, 'could not update the pending-upload journal'),
+  });
   const tusLocker = await natsTusLocker(nc, {
     ...kvBucketOptions('TUS_LOCKS', config, logger),
     onError: (err, id) => logger.warn({ err, upload: id }, "could not renew or release a resumable upload's lock"),
@@ -81,7 +80,8 @@ async function main(): Promise<void> {
     host: config.HOST,
     port: config.PORT,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    checks: { s3: () => storage.reachable(), nats: () => natsReachable(nc) },
+    // PostgreSQL: every upload records its object in the journal there first.
+    checks: { s3: () => storage.reachable(), postgres: () => ping(pool), nats: () => natsReachable(nc) },
     workers: [
       ingestJobWorker(
         { storage, logger, ingest, ownBucket: storage.bucket },

@@ -1,3 +1,4 @@
+import { createPool, type Pool } from '@dam/db';
 import { connectNats } from '@dam/events';
 import type { NatsConnection } from '@nats-io/nats-core';
 import {
@@ -12,8 +13,9 @@ import {
   type ServiceProcess,
   type TestNats,
 } from '@dam/testing';
-import { natsPendingJournal } from '../src/adapters/pending-upload.journal';
+import { pgPendingJournal } from '../src/adapters/pending-upload.journal';
 import type { PendingJournal } from '../src/domain/ports';
+import { migrateUpload } from '../src/migrations';
 
 /** What an upload test stands on: a bucket, NATS, a real metadata process, and a reader of the pending journal. */
 export interface UploadFixtures {
@@ -63,10 +65,11 @@ export async function startUploadFixtures(name: string, metadataEnv: Record<stri
     ...metadataEnv,
   });
   const nc = await connectNats(nats.url, `${name}-test`, nats.seed('admin'));
-  // The journal as the upload service holds it: under its NATS identity, so its permissions are checked too.
-  const journalNc = await connectNats(nats.url, 'upload', nats.seed('upload'));
-  const journal = await natsPendingJournal(journalNc, { refreshMs: 60_000, onError: () => undefined });
+  // The upload service's database, migrated as it migrates it, and its journal read as the service reads it.
   const database = await createDatabase(`${name.replace(/-/g, '_')}_upload`);
+  const pool: Pool = createPool(database);
+  await migrateUpload(pool);
+  const journal = pgPendingJournal(pool, { refreshMs: 60_000, onError: () => undefined });
   const started: ServiceProcess[] = [];
   return {
     bucket,
@@ -96,7 +99,7 @@ export async function startUploadFixtures(name: string, metadataEnv: Record<stri
     },
     async stop() {
       await Promise.all(started.map((p) => p.stop()));
-      await Promise.all([nc.drain(), journalNc.drain()]);
+      await Promise.all([nc.drain(), pool.end()]);
       await metadata.stop();
       await nats.stop();
     },

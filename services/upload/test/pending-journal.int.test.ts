@@ -1,26 +1,21 @@
-import { connectNats } from '@dam/events';
-import { jetstreamManager } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/nats-core';
-import { scaled, startNats, type TestNats } from '@dam/testing';
-import { natsPendingJournal, PENDING_BUCKET } from '../src/adapters/pending-upload.journal';
+import { createPool, type Pool } from '@dam/db';
+import { createDatabase, scaled } from '@dam/testing';
+import { pgPendingJournal } from '../src/adapters/pending-upload.journal';
 import type { PendingJournal, PendingUpload } from '../src/domain/ports';
+import { migrateUpload } from '../src/migrations';
 
-let nats: TestNats;
-let nc: NatsConnection;
-let admin: NatsConnection;
+let pool: Pool;
 let journal: PendingJournal;
 
 beforeAll(async () => {
-  nats = await startNats();
-  // As the service holds it: the upload identity, whose NATS permissions are checked on every call.
-  nc = await connectNats(nats.url, 'upload', nats.seed('upload'));
-  admin = await connectNats(nats.url, 'pending-journal-test', nats.seed('admin'));
-  journal = await natsPendingJournal(nc, { refreshMs: 3_600_000, onError: () => undefined });
+  // As the service holds it: its own database, migrated as it migrates it at start.
+  pool = createPool(await createDatabase('pending_journal'));
+  expect(await migrateUpload(pool)).toEqual(['001_idempotency_keys.sql', '002_pending_uploads.sql']);
+  journal = pgPendingJournal(pool, { refreshMs: 3_600_000, onError: () => undefined });
 }, scaled(60_000));
 
 afterAll(async () => {
-  await Promise.all([nc?.drain(), admin?.drain()]);
-  await nats?.stop();
+  await pool?.end();
 });
 
 const upload = (i: number): PendingUpload => ({
@@ -31,38 +26,58 @@ const upload = (i: number): PendingUpload => ({
   role_name: 'ADMIN',
   started_at: new Date().toISOString(),
 });
-const messagesInBucket = async (): Promise<number> => (await (await jetstreamManager(admin)).streams.info(`KV_${PENDING_BUCKET}`)).state.messages;
+const rows = async (): Promise<number> => (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM pending_uploads')).rows[0]?.n ?? -1;
 
-describe('the pending-upload journal', () => {
-  it(
-    'lists tens of thousands of entries as the upload identity, and finished uploads leave nothing in the bucket',
-    async () => {
-      // Enough entries that the listing (a push consumer) needs flow control: without the permission to answer it,
-      // the listing stopped after the server's first window and the orphan reaper waited on it for good.
-      const count = 18000;
-      const handles = [];
-      for (let i = 0; i < count; i += 200) {
-        handles.push(...(await Promise.all(Array.from({ length: Math.min(200, count - i) }, (_, j) => journal.open(`asset-${i + j}`, upload(i + j))))));
-      }
-      expect(await messagesInBucket()).toBe(count);
-      const listed = await journal.stale(-60_000);
-      expect(listed).toHaveLength(count);
-      expect(new Set(listed.map((e) => e.id)).size).toBe(count);
-      expect(listed.find((e) => e.id === 'asset-17')?.upload.object_key).toBe('1/asset-17/original');
+describe('the pending-upload journal (PostgreSQL)', () => {
+  it('lists stale entries a batch at a time, and finished uploads leave nothing behind', async () => {
+    const count = 2500;
+    const handles = [];
+    for (let i = 0; i < count; i += 250) {
+      handles.push(...(await Promise.all(Array.from({ length: Math.min(250, count - i) }, (_, j) => journal.open(`asset-${i + j}`, upload(i + j))))));
+    }
+    expect(await rows()).toBe(count);
+    // A pass takes the oldest thousand; the next pass the next ones.
+    const listed = await journal.stale(-60_000);
+    expect(listed).toHaveLength(1000);
+    expect(new Set(listed.map((e) => e.id)).size).toBe(1000);
+    expect(listed.find((e) => e.id === 'asset-17')?.upload).toEqual({ ...upload(17), started_at: expect.any(String) as unknown });
 
-      // The requests finish: each entry goes, marker and all.
-      for (let i = 0; i < count - 1; i += 500) await Promise.all(handles.slice(i, Math.min(i + 500, count - 1)).map((h) => h.close()));
-      expect(await messagesInBucket()).toBe(1);
-      const left = await journal.stale(-60_000);
-      expect(left.map((e) => e.id)).toEqual([`asset-${count - 1}`]);
+    // The requests finish: each entry goes.
+    await Promise.all(handles.slice(0, count - 1).map((h) => h.close()));
+    expect(await rows()).toBe(1);
+    const left = await journal.stale(-60_000);
+    expect(left.map((e) => e.id)).toEqual([`asset-${count - 1}`]);
 
-      // The reaper's removal checks the revision, then leaves no marker either.
-      expect(await journal.remove(left[0]!.id, left[0]!.revision + 1000)).toBe(false);
-      expect(await journal.remove(left[0]!.id, left[0]!.revision)).toBe(true);
-      expect(await messagesInBucket()).toBe(0);
-      expect(await journal.stale(-60_000)).toEqual([]);
-      handles[count - 1]!.abandon();
-    },
-    scaled(120_000),
-  );
+    // The reaper's removal checks the revision.
+    expect(await journal.remove(left[0]!.id, left[0]!.revision + 1000)).toBe(false);
+    expect(await journal.remove(left[0]!.id, left[0]!.revision)).toBe(true);
+    expect(await rows()).toBe(0);
+    handles[count - 1]!.abandon();
+  });
+
+  it('counts an entry stale only once it was not written for the grace period; a refresh keeps it from the reaper', async () => {
+    const grace = scaled(1000);
+    const refreshing = pgPendingJournal(pool, { refreshMs: Math.floor(grace / 4), onError: () => undefined });
+    const live = await refreshing.open('live', upload(1));
+    const dead = await journal.open('dead', upload(2));
+    dead.abandon();
+    expect((await journal.stale(grace)).map((e) => e.id)).toEqual([]);
+    await new Promise((r) => setTimeout(r, grace + 200));
+    const stale = await journal.stale(grace);
+    expect(stale.map((e) => e.id)).toEqual(['dead']);
+    // The reaper saw 'dead' at its revision; a request writing its entry again meanwhile keeps it.
+    await journal.open('dead', upload(2)).then((h) => h.abandon());
+    expect(await journal.remove('dead', stale[0]!.revision)).toBe(false);
+    await live.close();
+    await pool.query('DELETE FROM pending_uploads');
+  });
+
+  it('fails open when the database cannot be reached (the upload answers 503 before storing anything)', async () => {
+    const gone = createPool('postgres://postgres@127.0.0.1:1/none', { connectionTimeoutMillis: 1000 });
+    try {
+      await expect(pgPendingJournal(gone, { refreshMs: 60_000, onError: () => undefined }).open('x', upload(3))).rejects.toThrow();
+    } finally {
+      await gone.end();
+    }
+  });
 });

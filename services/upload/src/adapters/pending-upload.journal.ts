@@ -1,87 +1,50 @@
-import { jetstreamManager } from '@nats-io/jetstream';
-import type { KV } from '@nats-io/kv';
-import type { NatsConnection } from '@nats-io/nats-core';
-import { natsCall, openKvBucket, type KvBucketOptions } from '@dam/events';
+import type { Pool } from '@dam/db';
 import type { PendingJournal, PendingUpload, StalePending } from '../domain/ports';
 
-export const PENDING_BUCKET = 'UPLOAD_PENDING';
-
-// Entries are refreshed long before this; it only bounds entries of a bucket nobody reaps (and the delete markers
-// of a version that left one per upload).
-const BUCKET_TTL_MS = 7 * 24 * 60 * 60 * 1000;
-/** A listing of the journal that takes longer than this fails (the pass is retried), so the reaper never stalls. */
-export const LIST_TIMEOUT_MS = 60_000;
-/** How long an upload waits for the journal's stream to elect a leader before it answers 503 (elections take 4-9 s). */
-const JOURNAL_ELECTION_WAIT_MS = 12_000;
+/** Rows one reaper pass takes at most (the next pass takes the rest). */
+const STALE_BATCH = 1000;
 
 /**
- * The durable list of objects stored but not yet registered with metadata (JetStream KV, one key per asset
- * id). It survives the upload process, so a restarted or other replica can remove what a crash left behind.
- * A finished entry is purged from the bucket's stream rather than deleted: a KV delete leaves a marker per key
- * that every listing reads again until the bucket's TTL, and the journal sees one key per upload.
+ * The durable list of objects stored but not yet registered with metadata: upload's table pending_uploads (migration
+ * 002), one row per asset id (a replacement's `<asset>-<token>`). It survives the upload process, so a restarted or
+ * other replica can remove what a crash left behind. Each write takes a new revision from a sequence: the reaper
+ * deletes a row only at the revision it saw, so an entry its request wrote again meanwhile stays. In upload's own
+ * database, not NATS (issue 35): an upload needs no bus; the database down fails `open`, and the upload answers 503
+ * before storing anything.
  */
-export async function natsPendingJournal(
-  nc: NatsConnection,
-  /** With the bucket's replicas and share of NATS_STREAMS_MAX_BYTES (a full bucket: `open` fails, the upload answers 503). */
-  opts: KvBucketOptions & {
-    refreshMs: number;
-    onError(error: unknown, id: string): void;
-  },
-): Promise<PendingJournal> {
-  const kv: KV = await openKvBucket(nc, PENDING_BUCKET, { ...opts, ttlMs: BUCKET_TTL_MS });
-  const stream = `KV_${PENDING_BUCKET}`;
-  const jsm = await jetstreamManager(nc);
-  const encode = (u: PendingUpload) => JSON.stringify(u);
-  /** Every message of the key, entries and markers alike, gone: the key no longer exists and costs nothing. */
-  const purge = async (id: string): Promise<void> => {
-    await jsm.streams.purge(stream, { filter: `$KV.${PENDING_BUCKET}.${id}` });
-  };
+export function pgPendingJournal(pool: Pick<Pool, 'query'>, opts: { refreshMs: number; onError(error: unknown, id: string): void }): PendingJournal {
+  const write = (id: string, upload: PendingUpload) =>
+    pool.query(
+      `INSERT INTO pending_uploads (id, upload, revision, written_at) VALUES ($1, $2, nextval('pending_upload_revisions'), now())
+       ON CONFLICT (id) DO UPDATE SET upload = EXCLUDED.upload, revision = EXCLUDED.revision, written_at = EXCLUDED.written_at`,
+      [id, upload],
+    );
   return {
     async open(id, upload) {
-      // A cluster node that led the bucket died: the upload waits for the new leader (seconds) rather than failing.
-      // NATS down (not coming back within a second or two): 503 at once, nothing stored.
-      await natsCall(nc, () => kv.put(id, encode(upload)), { retryMs: JOURNAL_ELECTION_WAIT_MS });
+      await write(id, upload);
       const timer = setInterval(() => {
-        natsCall(nc, () => kv.put(id, encode(upload))).catch((error: unknown) => opts.onError(error, id));
+        write(id, upload).catch((error: unknown) => opts.onError(error, id));
       }, opts.refreshMs);
       timer.unref();
       return {
         async close() {
           clearInterval(timer);
-          await natsCall(nc, () => purge(id)).catch((error: unknown) => opts.onError(error, id));
+          await pool.query('DELETE FROM pending_uploads WHERE id = $1', [id]).catch((error: unknown) => opts.onError(error, id));
         },
         abandon: () => clearInterval(timer),
       };
     },
     async stale(olderThanMs) {
-      const cutoff = Date.now() - olderThanMs;
-      const keys: string[] = [];
-      const listing = await kv.keys();
-      const timer = setTimeout(() => listing.stop(new Error(`listing the ${PENDING_BUCKET} bucket took over ${LIST_TIMEOUT_MS} ms`)), LIST_TIMEOUT_MS);
-      try {
-        for await (const key of listing) keys.push(key);
-      } finally {
-        clearTimeout(timer);
-      }
-      const out: StalePending[] = [];
-      for (const key of keys) {
-        const entry = await kv.get(key);
-        if (!entry || entry.operation !== 'PUT' || entry.created.getTime() > cutoff) continue;
-        out.push({ id: key, upload: entry.json<PendingUpload>(), revision: entry.revision });
-      }
-      return out;
+      const { rows } = await pool.query<{ id: string; upload: PendingUpload; revision: string }>(
+        `SELECT id, upload, revision FROM pending_uploads WHERE written_at <= now() - $1::double precision * interval '1 millisecond'
+         ORDER BY written_at LIMIT $2`,
+        [olderThanMs, STALE_BATCH],
+      );
+      return rows.map((r): StalePending => ({ id: r.id, upload: r.upload, revision: Number(r.revision) }));
     },
     async remove(id, revision) {
-      try {
-        // Only if nobody wrote it since (the delete checks the revision), then the marker the delete left.
-        await kv.delete(id, { previousSeq: revision });
-        await purge(id);
-        return true;
-      } catch (error) {
-        // Another replica reaped it, or the request wrote it again: either way not ours to delete now.
-        if (/wrong last sequence/i.test(String(error))) return false;
-        throw error;
-      }
+      const gone = await pool.query('DELETE FROM pending_uploads WHERE id = $1 AND revision = $2', [id, revision]);
+      return gone.rowCount === 1;
     },
   };
 }
