@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { AssetData } from '../lib/asset';
 import { Link } from '../router';
+import { SelectField } from './form-field';
 import { api, can, errorText, type Session } from '../session';
 import { handler } from '../lib/handler';
 
@@ -82,16 +83,7 @@ export function Addons({ session, asset }: { session: Session; asset: AssetData 
       ))}
       {runnable.length > 0 && can(session, 'RUN_JOBS') && (
         <form class="row" onSubmit={handler(run, (err) => setMessage({ text: errorText(err), error: true }))}>
-          <div class="field">
-            <label for="addon-choice">Run an addon</label>
-            <select id="addon-choice" value={choice} onChange={(e) => setChoice(e.currentTarget.value as AddonName)}>
-              {runnable.map((a) => (
-                <option key={a} value={a}>
-                  {a}
-                </option>
-              ))}
-            </select>
-          </div>
+          <SelectField id="addon-choice" label="Run an addon" value={choice} options={runnable} onChange={setChoice} />
           <div class="field">
             <button type="submit" class="secondary" disabled={asset.status !== 'OK'}>
               Run

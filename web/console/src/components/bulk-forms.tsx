@@ -5,6 +5,7 @@ import { processKeys } from '../lib/conversions';
 import { handler } from '../lib/handler';
 import { BASKET, chunks, fill, linksCsv, linksText, LINKS_PER_REQUEST, overLimit, type LinkEntry } from '../lib/selection';
 import { api, errorText, type Session } from '../session';
+import { SelectField } from './form-field';
 import { ApiFailure, type Runner } from './selection-bar';
 
 type Collection = components['schemas']['Collection'];
@@ -181,16 +182,7 @@ export function AddonForm({ session, selection, runner }: { session: Session; se
   };
   return (
     <form class="bulk-form row" aria-label="Run an addon on the selection" onSubmit={handler(run, runner.fail)}>
-      <div class="field">
-        <label for="bulk-addon">Addon</label>
-        <select id="bulk-addon" value={addon} onChange={(e) => setAddon(e.currentTarget.value as Addon)}>
-          {ADDONS.map((a) => (
-            <option key={a} value={a}>
-              {a}
-            </option>
-          ))}
-        </select>
-      </div>
+      <SelectField id="bulk-addon" label="Addon" value={addon} options={ADDONS} onChange={setAddon} />
       <div class="field">
         <button type="submit" disabled={runner.busy}>
           Run on {selection.ids.length}

@@ -115,32 +115,3 @@ export function usePagedList<T>(
     reload: () => setTick((x) => x + 1),
   };
 }
-
-/** A list's filter: a labelled select of `options` with "Any" (the empty value) first. */
-export function FilterSelect<T extends string>({
-  id,
-  label,
-  value,
-  options,
-  onChange,
-}: {
-  id: string;
-  label: string;
-  value: T | '';
-  options: readonly T[];
-  onChange: (value: T | '') => void;
-}) {
-  return (
-    <div class="field">
-      <label for={id}>{label}</label>
-      <select id={id} value={value} onChange={(e) => onChange(e.currentTarget.value as T | '')}>
-        <option value="">Any</option>
-        {options.map((o) => (
-          <option key={o} value={o}>
-            {o}
-          </option>
-        ))}
-      </select>
-    </div>
-  );
-}

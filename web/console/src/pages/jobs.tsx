@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { components } from '@dam/client';
-import { counted, DataTable, FilterSelect, usePagedList } from '../components/data-table';
+import { counted, DataTable, usePagedList } from '../components/data-table';
+import { SelectField } from '../components/form-field';
 import { ErrorNotice, StatusBadge } from '../components/status';
 import { formatTime } from '../lib/format';
 import { Link } from '../router';
@@ -53,8 +54,8 @@ export function JobsPage({ session }: { session: Session }) {
     <>
       <h1>Jobs</h1>
       <form class="panel row" onSubmit={(e) => e.preventDefault()} aria-label="Job filters">
-        <FilterSelect id="jobs-status" label="Status" value={status} options={STATUSES} onChange={(v) => (setPage(1), setStatus(v))} />
-        <FilterSelect id="jobs-type" label="Type" value={type} options={TYPES} onChange={(v) => (setPage(1), setType(v))} />
+        <SelectField any id="jobs-status" label="Status" value={status} options={STATUSES} onChange={(v) => (setPage(1), setStatus(v))} />
+        <SelectField any id="jobs-type" label="Type" value={type} options={TYPES} onChange={(v) => (setPage(1), setType(v))} />
         <p class="muted">{running ? 'Updating live while jobs run.' : 'Updated every few seconds.'}</p>
       </form>
       <ErrorNotice text={error} />

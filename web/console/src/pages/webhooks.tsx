@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { createDamClient, type components } from '@dam/client';
-import { describedBy, FormField } from '../components/form-field';
-import { counted, DataTable, FilterSelect, usePagedList } from '../components/data-table';
+import { counted, DataTable, usePagedList } from '../components/data-table';
+import { describedBy, FormField, SelectField } from '../components/form-field';
 import { ErrorNotice, StatusBadge } from '../components/status';
 import '../components/usage.css';
 import { formErrors, type FormErrors } from '../lib/form-errors';
@@ -172,7 +172,7 @@ export function WebhooksPage({ session }: { session: Session }) {
     <>
       <h1>Webhooks</h1>
       <form class="panel row" aria-label="Delivery filters" onSubmit={(e) => e.preventDefault()}>
-        <FilterSelect id="hooks-status" label="Status" value={status} options={STATUSES} onChange={(v) => (setPage(1), setStatus(v))} />
+        <SelectField any id="hooks-status" label="Status" value={status} options={STATUSES} onChange={(v) => (setPage(1), setStatus(v))} />
         <p class="muted">
           The webhook URLs and the signing secret are in the settings. {busy ? 'Updating while deliveries are pending.' : 'Updated every few seconds.'}
         </p>
