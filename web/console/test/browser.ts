@@ -251,7 +251,9 @@ export async function openChooserWithKeyboard(page: Page, selector: string, atte
   for (let attempt = 1; ; attempt += 1) {
     await tabTo(page, selector);
     try {
-      const [chooser] = await Promise.all([page.waitForEvent('filechooser', { timeout: 5_000 }), page.keyboard.press('Enter')]);
+      // As long as scaled() would wait (a busy machine opens the chooser late: one run on a load of 20 missed 5 s).
+      const timeout = 5_000 * Math.max(1, Number(process.env.TEST_TIME_SCALE) || 1);
+      const [chooser] = await Promise.all([page.waitForEvent('filechooser', { timeout }), page.keyboard.press('Enter')]);
       return chooser;
     } catch (error) {
       if (attempt >= attempts) throw error;
