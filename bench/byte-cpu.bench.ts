@@ -18,6 +18,9 @@
  * workers), less what they use idle (measured before the paths for IDLE_SECONDS, 5); the S3 server (radosgw and
  * ceph-osd) and the client (curl, from the shell's `times`) are listed apart: the same on every path. Prints one
  * JSON line: per path CPU s/GiB, MiB/s and the ratio to the cheaper reference. Deletes what it stored.
+ * The machine's other work moves these figures by ±20-30 % from run to run: compare runs made one after the other.
+ * To see where a path's CPU goes: deploy/local/up with DAM_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" (a profile per
+ * service, written at deploy/local/down).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
