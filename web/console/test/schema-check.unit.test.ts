@@ -1,5 +1,5 @@
 import { compileSchema } from '../../../services/metadata/src/domain/asset-schema';
-import { checkName, checkSchema, checkServiceProperties, parseJson, patternProblem } from '../src/lib/schema-check';
+import { checkName, checkSchema, checkServiceProperties, loadSchemaCheck, parseJson, patternProblem } from '../src/lib/schema-check';
 
 /** metadata's answer to a schema: the paths of its 400 details, or [] when it compiles. */
 function metadataPaths(schema: unknown): string[] {
@@ -45,9 +45,26 @@ const schemas: [string, unknown][] = [
   ['a title that is a number', { title: 5 }],
   ['multipleOf 0', { multipleOf: 0 }],
   ['an unknown keyword', { type: 'object', 'x-widget': 'stars' }],
+  // Beyond the keywords a hand walk of the meta-schema would list: the whole meta-schema, as metadata holds it.
+  ['dependencies of a number', { dependencies: { a: 5 } }],
+  ['an $anchor that is no name', { $anchor: '1 bad' }],
+  ['$vocabulary as a list', { $vocabulary: [] }],
+  ['examples not a list', { examples: 'a' }],
+  ['a repeated dependentRequired name', { dependentRequired: { a: ['b', 'b'] } }],
+  ['a $dynamicAnchor that is a number', { $dynamicAnchor: 5 }],
+  ['a nested bad type in dependencies', { $defs: { d: { dependencies: { a: { type: 'strnig' } } } } }],
+  ['a $ref to an $anchor', { $defs: { name: { $anchor: 'name', type: 'string' } }, properties: { first: { $ref: '#name' } } }],
+  ['a $ref to a missing $anchor', { properties: { first: { $ref: '#nothing' } } }],
+  ['a $ref and a pattern in a default', { type: 'object', default: { $ref: 'https://example.com/s.json', pattern: '(?=a)' } }],
+  ['a property named pattern', { type: 'object', properties: { pattern: { type: 'string', pattern: '^a+$' } } }],
+  ['an $id with a fragment', { $id: 'https://example.com/photo#frag' }],
+  ['an $id with a space (no format is asserted)', { $id: 'photo schema' }],
+  ['a look-behind in patternProperties', { type: 'object', patternProperties: { '(?<=a)b': { type: 'string' } } }],
 ];
 
 describe("the console checks a schema as metadata's compiler does", () => {
+  beforeAll(() => loadSchemaCheck());
+
   it.each(schemas)('%s: refused exactly when metadata refuses it, at a path metadata names', (_what, schema) => {
     const mine = checkSchema(schema).map((p) => p.path);
     const theirs = metadataPaths(schema);
@@ -58,6 +75,11 @@ describe("the console checks a schema as metadata's compiler does", () => {
   it('says what is wrong in words', () => {
     expect(checkSchema([])).toEqual([{ path: 'schema', message: 'must be a JSON Schema (an object or a boolean)' }]);
     expect(checkSchema({ properties: { title: { type: 'strnig' } } })[0]?.path).toBe('schema.properties.title.type');
+    // One problem per place, not the meta-schema's way down to it ("A subschema had errors.").
+    expect(checkSchema({ type: 'object', properties: { title: { type: 'strnig' } }, required: 'title' })).toEqual([
+      { path: 'schema.properties.title.type', message: expect.stringContaining('"array","boolean","integer","null","number","object","string"') },
+      { path: 'schema.required', message: 'Instance type "string" is invalid. Expected "array".' },
+    ]);
     expect(patternProblem('^(a)\\1$')).toMatch(/only patterns that run in linear time/);
     expect(patternProblem('^[(?=x]+$')).toBeUndefined();
   });

@@ -3,10 +3,11 @@
  * is it a draft 2020-12 JSON Schema in the shape metadata's compiler accepts (services/metadata/src/domain/
  * asset-schema.ts: ajv's meta-schema, then compilation with linear-time patterns and no remote $ref), and are the
  * name and service_properties what the route takes. The console cannot run ajv (it generates code: the CSP forbids
- * eval), so this walks the keywords the meta-schema types; test/schema-check.unit.test.ts holds its verdict to
- * metadata's for a set of schemas. The API still decides: its 400 details land next to the field they name.
+ * eval), so @cfworker/json-schema, which interprets, checks the schema against the same meta-schema files ajv ships
+ * and metadata uses (lib/schema-meta.ts, loaded by loadSchemaCheck()); what only metadata's compiler knows (RE2 patterns, local references) is checked here after it.
+ * test/schema-check.unit.test.ts holds the verdict to metadata's for a set of schemas. The API still decides: its
+ * 400 details land next to the field they name.
  */
-
 export interface Problem {
   /** The API's path: `schema.properties.title.type`, `name`, `service_properties.title.ui`. */
   path: string;
@@ -26,26 +27,14 @@ export function parseJson(text: string): Parsed {
   }
 }
 
-const TYPES = ['array', 'boolean', 'integer', 'null', 'number', 'object', 'string'];
-const SCHEMA_KEYWORDS = [
-  'items',
-  'additionalProperties',
-  'not',
-  'if',
-  'then',
-  'else',
-  'contains',
-  'propertyNames',
-  'unevaluatedProperties',
-  'unevaluatedItems',
-  'contentSchema',
-];
-const SCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];
-const SCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
-const COUNTS = ['minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties', 'maxProperties', 'minContains', 'maxContains'];
-const NUMBERS = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum'];
-const STRINGS = ['title', 'description', 'format', '$comment', '$anchor', 'contentEncoding', 'contentMediaType', '$id'];
-const BOOLEANS = ['uniqueItems', 'readOnly', 'writeOnly', 'deprecated'];
+const DRAFT_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
+
+let metaProblems: typeof import('./schema-meta').metaProblems | undefined;
+
+/** Loads the meta-schema check (lib/schema-meta.ts, its own chunk); checkSchema needs it done. */
+export async function loadSchemaCheck(): Promise<void> {
+  metaProblems ??= (await import('./schema-meta')).metaProblems;
+}
 
 /**
  * Why RE2 (metadata's engine for `pattern`) would refuse a pattern JavaScript takes: back-references and look-around
@@ -75,65 +64,40 @@ export function patternProblem(pattern: string): string | undefined {
 const linearOnly = (pattern: string) =>
   `pattern ${JSON.stringify(pattern)} is not accepted: only patterns that run in linear time (RE2 syntax: no back-references or look-around) are`;
 
-function walk(node: unknown, path: string, root: unknown, out: Problem[]): void {
-  if (typeof node === 'boolean') return;
-  if (!isRecord(node)) {
-    out.push({ path, message: 'must be object,boolean' });
-    return;
-  }
-  const at = (k: string) => `${path}.${k}`;
+/** Keywords whose value maps names to subschemas: their keys are names, not keywords. */
+const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
+/** Keywords whose value is data, not schema: a `pattern` or `$ref` in it is a value like any other. */
+const DATA = new Set(['enum', 'const', 'default', 'examples']);
+
+interface Found {
+  patterns: { path: string; pattern: string }[];
+  refs: { path: string; ref: string }[];
+  anchors: Set<string>;
+}
+
+/** The patterns, references and anchors of a schema that has passed the meta-schema, at the API's paths. */
+function collect(node: unknown, path: string, found: Found): void {
+  if (Array.isArray(node)) node.forEach((sub, i) => collect(sub, `${path}.${i}`, found));
+  if (!isRecord(node)) return;
   for (const [k, v] of Object.entries(node)) {
-    if (k === 'type') {
-      const list = Array.isArray(v) ? v : [v];
-      if (list.length === 0 || !list.every((t) => typeof t === 'string' && TYPES.includes(t))) {
-        out.push({ path: at(k), message: `must be one of ${TYPES.join(', ')} (or a list of them)` });
-      } else if (new Set(list).size !== list.length) out.push({ path: at(k), message: 'must NOT have duplicate items' });
-    } else if (SCHEMA_KEYWORDS.includes(k)) walk(v, at(k), root, out);
-    else if (SCHEMA_MAPS.includes(k)) {
-      if (!isRecord(v)) out.push({ path: at(k), message: 'must be object' });
-      else for (const [name, sub] of Object.entries(v)) walk(sub, `${at(k)}.${name}`, root, out);
-      if (k === 'patternProperties' && isRecord(v)) {
-        for (const p of Object.keys(v)) {
-          const why = patternProblem(p);
-          if (why) out.push({ path: at(k), message: why });
-        }
+    const at = `${path}.${k}`;
+    if (DATA.has(k)) continue;
+    if (k === 'pattern' && typeof v === 'string') found.patterns.push({ path: at, pattern: v });
+    else if (k === '$ref' && typeof v === 'string') found.refs.push({ path: at, ref: v });
+    else if (k === '$anchor' && typeof v === 'string') found.anchors.add(v);
+    else if (SCHEMA_MAPS.has(k) && isRecord(v)) {
+      for (const [name, sub] of Object.entries(v)) {
+        if (k === 'patternProperties') found.patterns.push({ path: at, pattern: name });
+        collect(sub, `${at}.${name}`, found);
       }
-    } else if (SCHEMA_LISTS.includes(k)) {
-      if (!Array.isArray(v) || v.length === 0) out.push({ path: at(k), message: 'must be a non-empty array of schemas' });
-      else v.forEach((sub, i) => walk(sub, `${at(k)}.${i}`, root, out));
-    } else if (k === 'required') {
-      if (!Array.isArray(v) || !v.every((r) => typeof r === 'string')) out.push({ path: at(k), message: 'must be an array of strings' });
-      else if (new Set(v).size !== v.length) out.push({ path: at(k), message: 'must NOT have duplicate items' });
-    } else if (k === 'enum') {
-      if (!Array.isArray(v)) out.push({ path: at(k), message: 'must be array' });
-    } else if (COUNTS.includes(k)) {
-      if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) out.push({ path: at(k), message: 'must be a whole number, 0 or more' });
-    } else if (NUMBERS.includes(k)) {
-      if (typeof v !== 'number') out.push({ path: at(k), message: 'must be number' });
-    } else if (k === 'multipleOf') {
-      if (typeof v !== 'number' || v <= 0) out.push({ path: at(k), message: 'must be a number above 0' });
-    } else if (STRINGS.includes(k)) {
-      if (typeof v !== 'string') out.push({ path: at(k), message: 'must be string' });
-    } else if (BOOLEANS.includes(k)) {
-      if (typeof v !== 'boolean') out.push({ path: at(k), message: 'must be boolean' });
-    } else if (k === 'pattern') {
-      const why = typeof v === 'string' ? patternProblem(v) : 'must be string';
-      if (why) out.push({ path: at(k), message: why });
-    } else if (k === '$ref') {
-      if (typeof v !== 'string') out.push({ path: at(k), message: 'must be string' });
-      else if (!resolves(root, v))
-        out.push({ path: at(k), message: `can't resolve reference ${v} (only references inside the schema, "#/...", are followed)` });
-    } else if (k === 'dependentRequired') {
-      if (!isRecord(v) || !Object.values(v).every((l) => Array.isArray(l) && l.every((s) => typeof s === 'string'))) {
-        out.push({ path: at(k), message: 'must be an object of arrays of strings' });
-      }
-    }
+    } else collect(v, at, found);
   }
 }
 
-/** A local JSON pointer (`#`, `#/$defs/name`) that names a part of the schema. */
-function resolves(root: unknown, ref: string): boolean {
+/** A reference metadata's compiler follows: `#`, a local JSON pointer (`#/$defs/name`) or an `$anchor` of the schema. */
+function resolves(root: unknown, ref: string, anchors: Set<string>): boolean {
   if (ref === '#') return true;
+  if (/^#[A-Za-z_][-A-Za-z0-9._]*$/.test(ref)) return anchors.has(ref.slice(1));
   if (!ref.startsWith('#/')) return false;
   let node: unknown = root;
   for (const raw of ref.slice(2).split('/')) {
@@ -149,10 +113,23 @@ function resolves(root: unknown, ref: string): boolean {
 export function checkSchema(schema: unknown): Problem[] {
   if (typeof schema !== 'boolean' && !isRecord(schema)) return [{ path: 'schema', message: 'must be a JSON Schema (an object or a boolean)' }];
   const out: Problem[] = [];
-  if (isRecord(schema) && '$schema' in schema && schema.$schema !== 'https://json-schema.org/draft/2020-12/schema') {
-    out.push({ path: 'schema.$schema', message: 'must be "https://json-schema.org/draft/2020-12/schema" (draft 2020-12) or left out' });
+  if (isRecord(schema) && '$schema' in schema && schema.$schema !== DRAFT_2020_12) {
+    out.push({ path: 'schema.$schema', message: `must be "${DRAFT_2020_12}" (draft 2020-12) or left out` });
   }
-  walk(schema, 'schema', schema, out);
+  if (!metaProblems) throw new Error('checkSchema before loadSchemaCheck()');
+  out.push(...metaProblems(schema, 'schema'));
+  if (out.length > 0) return out;
+  // Valid syntax; what metadata's compiler refuses besides: patterns RE2 cannot run, references it cannot follow.
+  const found: Found = { patterns: [], refs: [], anchors: new Set() };
+  collect(schema, 'schema', found);
+  for (const { path, pattern } of found.patterns) {
+    const why = patternProblem(pattern);
+    if (why) out.push({ path, message: why });
+  }
+  for (const { path, ref } of found.refs) {
+    if (!resolves(schema, ref, found.anchors))
+      out.push({ path, message: `can't resolve reference ${ref} (only references inside the schema, "#/..." or "#anchor", are followed)` });
+  }
   return out;
 }
 

@@ -5,7 +5,7 @@ import { describedBy, FormField } from '../components/form-field';
 import { counted, DataTable, usePagedList } from '../components/data-table';
 import { formatTime } from '../lib/format';
 import { handler } from '../lib/handler';
-import { checkName, checkSchema, checkServiceProperties, parseJson, type Problem } from '../lib/schema-check';
+import { checkName, checkSchema, checkServiceProperties, loadSchemaCheck, parseJson, type Problem } from '../lib/schema-check';
 import { fieldsFor, initialValues, type FormValues } from '../lib/schema-form';
 import { apiErrors } from '../lib/settings-form';
 import { api, can, errorText, type Session } from '../session';
@@ -186,10 +186,23 @@ export function SchemasPage({ session }: { session: Session }) {
   );
   const [draft, setDraft] = useState<Draft>();
   const [status, setStatus] = useState<string>();
+  // The editor checks against the meta-schema, a chunk of its own (lib/schema-meta.ts): loaded as the page opens.
+  const [checkReady, setCheckReady] = useState(false);
+  const [checkError, setCheckError] = useState<string>();
   const mayManage = can(session, 'MANAGE_SCHEMAS');
   useEffect(() => {
-    if (draft) document.getElementById('schema-name')?.focus();
-  }, [draft?.id, draft === undefined]);
+    let live = true;
+    loadSchemaCheck().then(
+      () => live && setCheckReady(true),
+      (err: unknown) => live && setCheckError(`The schema check could not be loaded: ${errorText(err)}`),
+    );
+    return () => {
+      live = false;
+    };
+  }, []);
+  useEffect(() => {
+    if (draft && checkReady) document.getElementById('schema-name')?.focus();
+  }, [draft?.id, draft === undefined, checkReady]);
   const open = (s: AssetSchema) => {
     setStatus(undefined);
     setDraft({ id: s.schema_id, name: s.name, schema: pretty(s.schema), sp: pretty(s.service_properties) });
@@ -198,7 +211,7 @@ export function SchemasPage({ session }: { session: Session }) {
     <div class="schemas">
       <h1>Schemas</h1>
       <p class="muted">A schema describes the custom data of assets (Update Data checks it) and gives the asset page its form.</p>
-      <ErrorNotice text={error} />
+      <ErrorNotice text={error ?? checkError} />
       <p role="status" class="muted">
         {status}
       </p>
@@ -209,7 +222,8 @@ export function SchemasPage({ session }: { session: Session }) {
           </button>
         </p>
       )}
-      {draft && (
+      {draft && !checkReady && !checkError && <p class="muted">Loading the schema check…</p>}
+      {draft && checkReady && (
         <Editor
           key={draft.id ?? 'new'}
           session={session}
