@@ -9,7 +9,14 @@ import { rejectNulInBody, rejectNulInTarget } from './nul';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy';
 import { rejectInvalidText } from './utf8';
 
-export type ReadinessCheck = () => Promise<Record<string, boolean>>;
+/**
+ * One check's state for `/readyz`: `true` passes; `false` fails and makes the service unready (503 `unavailable`);
+ * `'degraded'` fails without deciding readiness (200 `degraded`): a dependency the service serves without (NATS).
+ * The body's `checks` says `false` for both kinds of failure.
+ */
+export type CheckState = boolean | 'degraded';
+
+export type ReadinessCheck = () => Promise<Record<string, CheckState>>;
 
 export interface HttpAppOptions {
   logger: Logger;
@@ -107,15 +114,18 @@ export function createHttpApp(opts: HttpAppOptions): Express {
     res.json({ status: 'ok' });
   });
   app.get('/readyz', async (_req, res) => {
-    let checks: Record<string, boolean> = {};
+    let states: Record<string, CheckState> = {};
     try {
-      checks = opts.readiness ? await opts.readiness() : {};
+      states = opts.readiness ? await opts.readiness() : {};
     } catch (err) {
       opts.logger.warn({ err }, 'readiness check failed');
-      checks = { readiness: false };
+      states = { readiness: false };
     }
-    const ok = Object.values(checks).every(Boolean);
-    res.status(ok ? 200 : 503).json({ ...opts.readinessDetails?.(), status: ok ? 'ok' : 'unavailable', checks });
+    const values = Object.values(states);
+    // A failing deciding check takes the pod out of its Service (503); a failing degraded one only says so (200).
+    const status = values.includes(false) ? 'unavailable' : values.includes('degraded') ? 'degraded' : 'ok';
+    const checks = Object.fromEntries(Object.entries(states).map(([name, state]) => [name, state === true]));
+    res.status(status === 'unavailable' ? 503 : 200).json({ ...opts.readinessDetails?.(), status, checks });
   });
 
   app.use(rejectNulInTarget);

@@ -1,4 +1,4 @@
-export { createHttpApp, finishApp, type HttpAppOptions, type ReadinessCheck } from './app';
+export { createHttpApp, finishApp, type CheckState, type HttpAppOptions, type ReadinessCheck } from './app';
 export { isLoopbackAddress, routeLabel, setMetricsRoute } from './http-metrics';
 export { errorMiddleware, mapError, notFoundRoute, statusOf, type ErrorBody, type MappedError } from './errors';
 export { isDependencyUnavailable } from '@dam/errors';

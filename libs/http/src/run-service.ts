@@ -1,6 +1,6 @@
 import type { Express } from 'express';
 import type { Logger } from '@dam/logging';
-import type { ReadinessCheck } from './app';
+import type { CheckState, ReadinessCheck } from './app';
 import { serve, type Served } from './serve';
 
 /** Something a service runs besides its HTTP routes, stopped before the process ends. */
@@ -30,6 +30,12 @@ export interface ServiceDefinition {
   shutdownTimeoutMs?: number;
   /** Infrastructure checks for /readyz (`postgres`, `nats`, `s3`...); each worker adds its own. */
   checks?: Record<string, () => Promise<boolean>>;
+  /**
+   * Checks reported in /readyz that do not decide it (`nats`): every route serves without the dependency (records in
+   * PostgreSQL, events wait in outboxes, consumers resume by themselves), so while it is away /readyz answers 200
+   * `degraded` with the check `false`, and the pod stays in its Service.
+   */
+  degradedChecks?: Record<string, () => Promise<boolean>>;
   /** Started in order after the checks are declared, stopped in the same order (consumers before pollers). */
   workers?: readonly Worker[];
   resources?: readonly Resource[];
@@ -72,9 +78,13 @@ export async function runService(def: ServiceDefinition): Promise<Served> {
     await Promise.allSettled(running.map((r) => r.handle.stop()));
     throw error;
   }
+  const checked = async (checks: Record<string, () => Promise<boolean>> | undefined, failed: CheckState) =>
+    Object.fromEntries(
+      await Promise.all(Object.entries(checks ?? {}).map(async ([name, check]) => [name, (await check().catch(() => false)) || failed] as const)),
+    );
   const readiness: ReadinessCheck = async () => {
-    const entries = await Promise.all(Object.entries(def.checks ?? {}).map(async ([name, check]) => [name, await check().catch(() => false)] as const));
-    return { ...Object.fromEntries(entries), ...Object.fromEntries(running.map((r) => [r.name, !r.stopped])) };
+    const [deciding, degraded] = await Promise.all([checked(def.checks, false), checked(def.degradedChecks, 'degraded')]);
+    return { ...deciding, ...degraded, ...Object.fromEntries(running.map((r) => [r.name, !r.stopped])) };
   };
   def.logger.info({ workers: running.map((r) => r.name) }, 'workers started');
   return serve(def.app(readiness), {

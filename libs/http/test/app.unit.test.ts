@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { z } from 'zod';
 import { notFound, rangeNotSatisfiable } from '@dam/errors';
 import { createLogger } from '@dam/logging';
-import { createHttpApp, finishApp, parsed, pathId, validate } from '../src';
+import { createHttpApp, finishApp, parsed, pathId, validate, type CheckState } from '../src';
 
 const logger = createLogger({ service: 'test', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
 
@@ -56,6 +56,27 @@ describe('http app', () => {
       expect(ready.status).toBe(200);
       expect(await ready.json()).toEqual({ status: 'ok', checks: { db: true } });
     });
+  });
+
+  it('answers 200 "degraded" when only degraded checks fail, naming them false; 503 when a deciding check fails', async () => {
+    const states: Record<string, CheckState> = {};
+    const app = finishApp(createHttpApp({ logger, readiness: async () => ({ ...states }) }), logger);
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    const readyz = async () => {
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/readyz`);
+      return { status: res.status, body: (await res.json()) as unknown };
+    };
+    try {
+      Object.assign(states, { postgres: true, nats: 'degraded' });
+      expect(await readyz()).toEqual({ status: 200, body: { status: 'degraded', checks: { postgres: true, nats: false } } });
+      Object.assign(states, { postgres: false });
+      expect(await readyz()).toEqual({ status: 503, body: { status: 'unavailable', checks: { postgres: false, nats: false } } });
+      Object.assign(states, { postgres: true, nats: true });
+      expect(await readyz()).toEqual({ status: 200, body: { status: 'ok', checks: { postgres: true, nats: true } } });
+    } finally {
+      server.close();
+    }
   });
 
   it('validates params, query and body together', async () => {

@@ -55,6 +55,35 @@ describe('runService', () => {
     expect(log).toEqual(['start first', 'stop first', 'stop relay', 'close pool', 'close telemetry']);
   });
 
+  it('answers 200 "degraded" while only a degraded check fails (NATS), and 503 "unavailable" once a deciding one fails too', async () => {
+    const up = { db: true, nats: true };
+    const served = await runService({
+      logger,
+      host: '127.0.0.1',
+      port: 0,
+      checks: { db: async () => up.db },
+      degradedChecks: { nats: async () => (up.nats ? true : Promise.reject(new Error('no responders'))) },
+      workers: [consumer('first', ['a'])],
+      app: (readiness) => finishApp(createHttpApp({ logger, readiness }), logger),
+    });
+    const readyz = async () => {
+      const res = await fetch(`http://127.0.0.1:${served.port}/readyz`);
+      return { status: res.status, body: (await res.json()) as unknown };
+    };
+    try {
+      expect(await readyz()).toEqual({ status: 200, body: { status: 'ok', checks: { db: true, nats: true, 'consumer:first': true } } });
+      up.nats = false;
+      // The pod stays in its Service: its routes serve without NATS; the body still names the check that fails.
+      expect(await readyz()).toEqual({ status: 200, body: { status: 'degraded', checks: { db: true, nats: false, 'consumer:first': true } } });
+      up.db = false;
+      expect(await readyz()).toEqual({ status: 503, body: { status: 'unavailable', checks: { db: false, nats: false, 'consumer:first': true } } });
+      up.nats = true;
+      expect(await readyz()).toEqual({ status: 503, body: { status: 'unavailable', checks: { db: false, nats: true, 'consumer:first': true } } });
+    } finally {
+      await served.close();
+    }
+  });
+
   it('refuses to start with conflicting workers, starting none of them', async () => {
     const log: string[] = [];
     await expect(
