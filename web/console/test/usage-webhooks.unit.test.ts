@@ -1,5 +1,5 @@
 import { clip, faceBoxes, faceImageKey, scaleBox } from '../src/lib/face-boxes';
-import { bucketOrigin, bucketStarts, fillSeries, formatMetric, niceScale, periodFor, periodsFor, totalOf } from '../src/lib/usage';
+import { bucketOrigin, bucketStarts, fillSeries, formatMetric, periodFor, periodsFor, totalOf } from '../src/lib/usage';
 import { lastAnswer, reissueRange } from '../src/lib/webhooks';
 import { clock, parseStoryboardVtt, spriteSize, vttTime } from '../src/lib/storyboard';
 import { mayUse, navFor } from '../src/lib/nav';
@@ -42,13 +42,6 @@ describe('usage buckets (CONTRACT §9: from truncated to the hour for 1h, to the
     expect(totalOf(s, 'counter')).toBe(557);
     expect(totalOf(s, 'gauge')).toBe(95);
     expect(totalOf([], 'gauge')).toBe(0);
-  });
-
-  it('rounds the value axis up to 1, 2, 2.5 or 5 × 10^n', () => {
-    expect(niceScale(557)).toEqual({ top: 600, ticks: [0, 200, 400, 600] });
-    expect(niceScale(9)).toEqual({ top: 10, ticks: [0, 2.5, 5, 7.5, 10] });
-    expect(niceScale(0)).toEqual({ top: 1, ticks: [0, 1] });
-    expect(niceScale(1).top).toBeGreaterThanOrEqual(1);
   });
 
   it('writes each metric in its unit', () => {

@@ -1,6 +1,7 @@
 /**
  * The Usage page's pure rules (CONTRACT §9, Get Usage): the five metrics and their units, the ranges and bucket
- * sizes offered, the buckets the API answers for a range (so gaps show as zero), totals, and the chart's scale.
+ * sizes offered, the buckets the API answers for a range (so gaps show as zero), and totals; how values and buckets are written
+ * (the chart itself is uPlot's: components/usage-chart.tsx).
  */
 export type MetricName = 'api_requests' | 'cdn_bytes' | 'transcode_seconds' | 'addon_runs' | 'storage_bytes';
 export type Period = '1h' | '24h' | '7d';
@@ -92,18 +93,6 @@ export function fillSeries(series: readonly Point[], from: number, to: number, p
 export function totalOf(series: readonly { value: number }[], kind: Metric['kind']): number {
   if (kind === 'gauge') return series.length ? (series[series.length - 1] as { value: number }).value : 0;
   return series.reduce((s, p) => s + p.value, 0);
-}
-
-/** A round top for the value axis (1, 2, 2.5 or 5 × 10^n, at least the largest value) and its ticks. */
-export function niceScale(max: number, ticks = 4): { top: number; ticks: number[] } {
-  if (!(max > 0)) return { top: 1, ticks: [0, 1] };
-  const raw = max / ticks;
-  const mag = 10 ** Math.floor(Math.log10(raw));
-  const step = ([1, 2, 2.5, 5, 10].find((m) => m * mag >= raw) ?? 10) * mag;
-  const top = Math.ceil(max / step - 1e-9) * step;
-  const out: number[] = [];
-  for (let v = 0; v <= top + step / 2; v += step) out.push(Number(v.toPrecision(12)));
-  return { top, ticks: out };
 }
 
 const BYTE_UNITS = ['B', 'KB', 'MB', 'GB', 'TB', 'PB'];
