@@ -80,11 +80,13 @@ describe('NATS down: writes and uploads (issue 35)', () => {
     await nats.pause();
     const answers: Answer[] = [];
     try {
-      // NATS is gone for the services too: upload's readiness says so (it holds a NATS connection).
+      // NATS is gone for the services too: upload's readiness says so (it holds a NATS connection), and stays 200
+      // (degraded): it serves without the bus, so it stays in its Service.
       await waitFor(
         async () => {
           const r = await fetch(`${upload}/readyz`);
-          return r.status === 503 && ((await r.json()) as { checks?: Record<string, boolean> }).checks?.nats === false;
+          const body = (await r.json()) as { status?: string; checks?: Record<string, boolean> };
+          return r.status === 200 && body.status === 'degraded' && body.checks?.nats === false;
         },
         { timeoutMs: scaled(10_000), intervalMs: 200, description: 'upload reporting NATS down' },
       );

@@ -16,6 +16,11 @@ export interface Outage {
   start(suite: Suite): Promise<void>;
   /** The readiness check, per service, that must say it is gone (every service that uses it). */
   readiness: Record<string, string>;
+  /**
+   * The services serve without it, so /readyz stays 200 and says `degraded` (NATS: a pod stays in its Service while
+   * the bus is away); otherwise it answers 503 `unavailable`.
+   */
+  degraded?: boolean;
   /** How long it stays away: 8 s by default (the soak runs a minute, past every ack wait and lease). */
   outageMs?: number;
   /**
@@ -30,8 +35,8 @@ export interface Outage {
  * The scenario, as the tests of one file: the dependency stops in the middle of a running suite, with a conversion
  * in flight and uploads just accepted, and comes back OUTAGE_MS later. While it is away every request answers
  * within PROMPT_MS, with a success or a 503 and the contract's error body (NATS: a success, `allAccepted`), and every
- * service that uses it says so in /readyz; once it is back the suite recovers by itself within RECOVERY_MS and loses
- * nothing.
+ * service that uses it says so in /readyz (503 `unavailable`; NATS: 200 `degraded`); once it is back the suite
+ * recovers by itself within RECOVERY_MS (every /readyz 200 `ok` again) and loses nothing.
  */
 export function describeOutage(outage: Outage): void {
   const OUTAGE_MS = outage.outageMs ?? 8000;
@@ -114,6 +119,8 @@ export function describeOutage(outage: Outage): void {
     status: number;
     ms: number;
     body: string;
+    /** The body's `status`: ok, degraded or unavailable. */
+    state: string;
     checks: Record<string, boolean>;
   }
 
@@ -122,12 +129,15 @@ export function describeOutage(outage: Outage): void {
     if (!service) throw new Error(`no service ${name}`);
     const o = await timed(`${name} /readyz`, `${service.url}/readyz`);
     let checks: Record<string, boolean> = {};
+    let state = '';
     try {
-      checks = (JSON.parse(o.body) as { checks?: Record<string, boolean> }).checks ?? {};
+      const parsed = JSON.parse(o.body) as { status?: unknown; checks?: Record<string, boolean> };
+      checks = parsed.checks ?? {};
+      state = String(parsed.status);
     } catch {
       // An unreadable body has no checks.
     }
-    return { name, status: o.status, ms: o.ms, body: o.error ?? o.body, checks };
+    return { name, status: o.status, ms: o.ms, body: o.error ?? o.body, state, checks };
   }
 
   /** Polls a service's /readyz until `ok` holds; the answer that did, or the last one seen. */
@@ -162,13 +172,13 @@ export function describeOutage(outage: Outage): void {
   let cdnLink = '';
   const accepted: Array<{ id: string; when: 'before' | 'during' }> = [];
   let resumedAt = 0;
-  /** Each service's first 200 from /readyz after NATS came back (started at once, awaited later). */
+  /** Each service's first 200 `ok` from /readyz after it came back (started at once, awaited later). */
   let recovery: Promise<Array<{ name: string; ok: boolean; ms: number; last: Readiness }>> | undefined;
   let afterRecovery = '';
 
   it(`is ready before the outage, with ${outage.dependency} among the readiness checks of every service that uses it`, async () => {
     const before = await Promise.all(Object.keys(e2e.suite.services).map(readyz));
-    expect(before.filter((r) => r.status !== 200)).toEqual([]);
+    expect(before.filter((r) => r.status !== 200 || r.state !== 'ok')).toEqual([]);
 
     // An asset that is OK before the outage: read, updated, downloaded and linked while NATS is down.
     baseAsset = await e2e.api.upload(makePng(64, 48), 'base.png');
@@ -232,10 +242,12 @@ export function describeOutage(outage: Outage): void {
     })();
     let down: Array<{ ok: boolean; last: Readiness; ms: number }> = [];
     try {
-      // Every service that uses it says, promptly, that it is not ready because it is down.
-      down = await Promise.all(
-        dependents.map((name) => readyzUntil(name, (r) => r.status === 503 && r.checks[outage.readiness[name] ?? ''] === false, PROMPT_MS)),
-      );
+      // Every service that uses it says, promptly, that it is down: not ready (503), or, for a dependency the
+      // services serve without, still ready (200, the pod stays in its Service) but degraded.
+      const saysDown = (r: Readiness) =>
+        (outage.degraded ? r.status === 200 && r.state === 'degraded' : r.status === 503 && r.state === 'unavailable') &&
+        r.checks[outage.readiness[r.name] ?? ''] === false;
+      down = await Promise.all(dependents.map((name) => readyzUntil(name, saysDown, PROMPT_MS)));
       await probing;
       // The outage itself: the one fixed wait.
       await new Promise((r) => setTimeout(r, Math.max(0, OUTAGE_MS - (Date.now() - pausedAt))));
@@ -243,7 +255,10 @@ export function describeOutage(outage: Outage): void {
       await outage.start(e2e.suite);
       resumedAt = Date.now();
       recovery = Promise.all(
-        Object.keys(e2e.suite.services).map(async (name) => ({ name, ...(await readyzUntil(name, (r) => r.status === 200, RECOVERY_MS)) })),
+        Object.keys(e2e.suite.services).map(async (name) => ({
+          name,
+          ...(await readyzUntil(name, (r) => r.status === 200 && r.state === 'ok', RECOVERY_MS)),
+        })),
       );
     }
     const outcomes = (await Promise.all(rounds)).flat();
@@ -333,6 +348,7 @@ export const NATS_OUTAGE: Outage = {
   dependency: 'NATS',
   suiteOptions: {},
   allAccepted: true,
+  degraded: true,
   stop: async (suite) => natsOf(suite).pause(),
   start: async (suite) => natsOf(suite).resume(),
   // Every service holding a NATS connection (the gateway's readiness is its upstreams').

@@ -83,9 +83,9 @@ async function main(): Promise<void> {
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     checks: {
       postgres: () => ping(pool),
-      nats: () => natsReachable(nc),
       s3: () => storage.reachable(),
     },
+    degradedChecks: { nats: () => natsReachable(nc) },
     workers: [
       addonJobWorker(
         {

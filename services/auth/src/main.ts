@@ -47,7 +47,8 @@ async function main(): Promise<void> {
     host: config.HOST,
     port: config.PORT,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    checks: { postgres: () => ping(pool), ...(nc ? { nats: () => natsReachable(nc) } : {}) },
+    checks: { postgres: () => ping(pool) },
+    ...(nc ? { degradedChecks: { nats: () => natsReachable(nc) } } : {}),
     workers: [
       ...(nc ? [usageWorker(nc, usage, logger), noticesWorker(nc, store, logger)] : []),
       {

@@ -34,7 +34,8 @@ async function main(): Promise<void> {
     host: config.HOST,
     port: config.PORT,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    checks: { nats: () => natsReachable(nc), s3: () => storage.reachable() },
+    checks: { s3: () => storage.reachable() },
+    degradedChecks: { nats: () => natsReachable(nc) },
     // Stopping pulls no more; in-flight images finish and are acked before the connection drains.
     workers: [
       conversionJobWorker(

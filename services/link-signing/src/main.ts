@@ -42,7 +42,8 @@ async function main(): Promise<void> {
     host: config.HOST,
     port: config.PORT,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    checks: { nats: () => natsReachable(nc), s3: () => storage.reachable() },
+    checks: { s3: () => storage.reachable() },
+    degradedChecks: { nats: () => natsReachable(nc) },
     workers: [
       cdnJobWorker({ js, clients, storage, cache, logger }, jobRuntime(nc, config, logger, { concurrency: 2 })),
       cacheInvalidation(nc, cache, logger, tier),

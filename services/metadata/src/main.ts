@@ -64,7 +64,8 @@ async function main(): Promise<void> {
     host: config.HOST,
     port: config.PORT,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    checks: { postgres: () => ping(pool), nats: () => natsReachable(nc), s3: () => storage.reachable() },
+    checks: { postgres: () => ping(pool), s3: () => storage.reachable() },
+    degradedChecks: { nats: () => natsReachable(nc) },
     // Stopped in this order: take no more reports, then let the relay publish what is already committed.
     workers: [
       jobReportsWorker(nc, transactions, logger, config.JOB_REPORTS_CONCURRENCY, { autoAddons }),

@@ -40,7 +40,8 @@ async function main(): Promise<void> {
     host: config.HOST,
     port: config.PORT,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    checks: { postgres: () => ping(pool), nats: () => natsReachable(nc) },
+    checks: { postgres: () => ping(pool) },
+    degradedChecks: { nats: () => natsReachable(nc) },
     workers: [
       ...readModelWorkers(nc, model, logger),
       {

@@ -30,7 +30,8 @@ async function main(): Promise<void> {
     host: config.HOST,
     port: config.PORT,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    checks: { nats: () => natsReachable(nc), s3: () => storage.reachable() },
+    checks: { s3: () => storage.reachable() },
+    degradedChecks: { nats: () => natsReachable(nc) },
     // Stopping pulls no more; a running transcode finishes (or its job is handed out again after a kill).
     workers: [
       transcodeJobWorker(

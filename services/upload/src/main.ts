@@ -81,7 +81,8 @@ async function main(): Promise<void> {
     port: config.PORT,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     // PostgreSQL: every upload records its object in the journal there first.
-    checks: { s3: () => storage.reachable(), postgres: () => ping(pool), nats: () => natsReachable(nc) },
+    checks: { s3: () => storage.reachable(), postgres: () => ping(pool) },
+    degradedChecks: { nats: () => natsReachable(nc) },
     workers: [
       ingestJobWorker(
         { storage, logger, ingest, ownBucket: storage.bucket },
