@@ -2266,7 +2266,7 @@ export interface components {
         };
         Readiness: {
             /** @enum {string} */
-            status: "ok" | "unavailable";
+            status: "ok" | "degraded" | "unavailable";
             checks: {
                 [key: string]: boolean;
             };
@@ -6387,7 +6387,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Ready. */
+            /** @description Ready (`degraded`: a dependency the service serves without, NATS, is down; `checks` says which). */
             200: {
                 headers: {
                     [name: string]: unknown;
