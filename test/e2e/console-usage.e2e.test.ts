@@ -173,6 +173,21 @@ it('charts API requests with a non-zero total, lists and filters webhook deliver
     await waitFor(async () => Number((await requests.getAttribute('data-total')) ?? '0') > 0, { description: "the ADMIN's own requests" });
     await ui.expectAccessible(page, 'usage');
     await ui.screenshot(page, '40-usage.png');
+    // Another window width (one column, wider panels): the charts follow their panels' width (a ResizeObserver).
+    const before = (await page.evaluate(CHART_PIXELS('api_requests'))) as NonNullable<ChartPixels>;
+    // The canvas marked: the same chart must follow (not a new one, as a period's change would make).
+    const canvas = requests.locator('.usage-chart canvas').first();
+    await canvas.evaluate((c: unknown) => ((c as { dataset: Record<string, string> }).dataset.marked = 'yes'));
+    await page.setViewportSize({ width: 700, height: 900 });
+    await waitFor(
+      async () => {
+        const resized = (await page.evaluate(CHART_PIXELS('api_requests'))) as ChartPixels;
+        const same = (await requests.locator('.usage-chart canvas[data-marked="yes"]').count()) === 1;
+        return same && resized !== null && Math.abs(resized.box - before.box) > 100 && Math.abs(resized.root - resized.box) <= 1 && resized.bars > 0;
+      },
+      { description: 'the API-requests chart at its resized panel' },
+    );
+    await page.setViewportSize({ width: 1366, height: 900 });
 
     // Webhooks: the uploads' deliveries listed; refused.png's fail after 8 quick attempts; filtered by status.
     await nav('Webhooks').click();

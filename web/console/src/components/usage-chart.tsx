@@ -94,8 +94,8 @@ function chartOptions(
 }
 
 /**
- * One metric's buckets as bars, drawn by uPlot on a canvas at its panel's width (a ResizeObserver follows it) and
- * made again when the data change. A canvas says nothing to assistive technology: its container is one image whose
+ * One metric's buckets as bars, drawn by uPlot on a canvas at its panel's width (a ResizeObserver follows it),
+ * redrawn with new counts. A canvas says nothing to assistive technology: its container is one image whose
  * label says the range and total, the values are in the table below it, and the bucket under the pointer is told in
  * text for the eye only.
  */
@@ -121,28 +121,39 @@ export function UsageChart({
       ? `${label} from ${bucketLabel(first.start, period)} to ${bucketLabel(last.start, period)}: total ${formatMetric(total, unit)}`
       : `${label}: no data`;
 
+  const chart = useRef<uPlot>();
+  const data = (): uPlot.AlignedData => [points.map((p) => p.start / 1000), points.map((p) => p.value)];
+  const latest = useRef(data);
+  latest.current = data;
+
+  // A chart per unit and bucket size (its axes depend on them), destroyed when they change or the panel goes.
   useEffect(() => {
     let alive = true;
-    let chart: uPlot | undefined;
     let observer: ResizeObserver | undefined;
     setHover(null);
     void loadUplot().then((U) => {
       const el = host.current;
       if (!alive || !el) return;
-      const data: uPlot.AlignedData = [points.map((p) => p.start / 1000), points.map((p) => p.value)];
-      chart = new U(chartOptions(U, Math.max(1, el.clientWidth), unit, period, themeColours(el), setHover), data, el);
+      const u = new U(chartOptions(U, Math.max(1, el.clientWidth), unit, period, themeColours(el), setHover), latest.current(), el);
+      chart.current = u;
       observer = new ResizeObserver(() => {
         const width = Math.max(1, el.clientWidth);
-        if (chart && chart.width !== width) chart.setSize({ width, height: HEIGHT });
+        if (u.width !== width) u.setSize({ width, height: HEIGHT });
       });
       observer.observe(el);
     });
     return () => {
       alive = false;
       observer?.disconnect();
-      chart?.destroy();
+      chart.current?.destroy();
+      chart.current = undefined;
     };
-  }, [points, unit, period]);
+  }, [unit, period]);
+
+  // New counts (the page reads them every 10 s) redraw the same chart.
+  useEffect(() => {
+    chart.current?.setData(data());
+  }, [points]);
 
   const at = hover === null ? undefined : points[hover];
   return (
