@@ -1,16 +1,6 @@
 import type { Pool } from 'pg';
+import type { Claim, IdempotencyStore, KeptResponse } from '@dam/http';
 import type { Migration } from './index';
-
-/** The shape of libs/http's IdempotencyStore (kept structural: this library does not depend on the HTTP one). */
-interface KeptResponse {
-  fingerprint: string;
-  status: number;
-  contentType: string;
-  body: string;
-  headers?: Record<string, string>;
-  withheld?: string[];
-}
-type Claim = { kind: 'claimed'; token: number } | { kind: 'running' } | { kind: 'done'; response: KeptResponse };
 
 /**
  * The table of CONTRACT §13's kept responses, in the database of each service that keeps them (the gateway, upload):
@@ -55,7 +45,12 @@ type Queryable = Pick<Pool, 'query'>;
  * successor. Expired rows answer as absent; `sweep` removes them. The database being unreachable fails the call
  * (the middleware answers 503 IDEMPOTENCY_UNAVAILABLE before anything ran).
  */
-export function pgIdempotencyStore(pool: Queryable, opts: PgIdempotencyStoreOptions = {}) {
+export interface PgIdempotencyStore extends IdempotencyStore {
+  /** Removes expired keys (claim treats them as absent already); answers how many. */
+  sweep(): Promise<number>;
+}
+
+export function pgIdempotencyStore(pool: Queryable, opts: PgIdempotencyStoreOptions = {}): PgIdempotencyStore {
   const ttlMs = opts.ttlMs ?? DAY_MS;
   const runningTtlMs = opts.runningTtlMs ?? 2 * 60 * 60 * 1000;
   return {
@@ -92,7 +87,6 @@ export function pgIdempotencyStore(pool: Queryable, opts: PgIdempotencyStoreOpti
     async release(key: string, token: number): Promise<void> {
       await pool.query('DELETE FROM idempotency_keys WHERE key = $1 AND claim = $2 AND response IS NULL', [key, token]);
     },
-    /** Removes expired keys (claim treats them as absent already); answers how many. */
     async sweep(): Promise<number> {
       let removed = 0;
       for (;;) {
@@ -106,5 +100,3 @@ export function pgIdempotencyStore(pool: Queryable, opts: PgIdempotencyStoreOpti
     },
   };
 }
-
-export type PgIdempotencyStore = ReturnType<typeof pgIdempotencyStore>;

@@ -2,7 +2,10 @@ import { createHash } from 'node:crypto';
 import busboy from 'busboy';
 import type { Request, Response } from 'express';
 import { AppError, badRequest, conflict, isAppError, payloadTooLarge, unprocessable } from '@dam/errors';
+import type { Logger } from '@dam/logging';
 import { watchIdle } from './multipart/receiver';
+import { startPoller } from './poller';
+import type { Worker } from './run-service';
 
 /**
  * CONTRACT §13 Idempotency-Key on the state-changing POSTs of `{base}` and `{upload}`: the first response is kept
@@ -33,6 +36,15 @@ export interface IdempotencyStore {
   keep(key: string, token: number, response: KeptResponse): Promise<void>;
   /** The request failed (5xx, cut off): the key is free again, a retry runs anew. */
   release(key: string, token: number): Promise<void>;
+}
+
+/**
+ * The worker of a service whose store keeps answers outside the process (the gateway's and upload's databases):
+ * expired answers removed every `intervalMs` (a claim already ignores them, so this only bounds the table).
+ */
+export function idempotencySweeper(store: { sweep(): Promise<number> }, intervalMs: number, logger: Logger): Worker {
+  const name = 'idempotency-sweep';
+  return { kind: 'poller', name, start: () => startPoller({ name, intervalMs, logger, run: () => store.sweep(), runAtStart: false }) };
 }
 
 /**

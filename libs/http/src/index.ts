@@ -47,5 +47,14 @@ export {
   type GuardedPostOptions,
 } from './outbound-fetch';
 export { ACCEL } from './accel';
-export { fingerprintOf, IDEMPOTENCY_HEADER, idempotent, memoryIdempotencyStore, type Claim, type IdempotencyStore, type KeptResponse } from './idempotency';
+export {
+  fingerprintOf,
+  IDEMPOTENCY_HEADER,
+  idempotencySweeper,
+  idempotent,
+  memoryIdempotencyStore,
+  type Claim,
+  type IdempotencyStore,
+  type KeptResponse,
+} from './idempotency';
 export { planContent, type ContentPlan, type StoredContent } from './content-response';

@@ -3,7 +3,7 @@ import { createServiceSigner } from '@dam/auth-tokens';
 import { jetstream } from '@nats-io/jetstream';
 import { createPool, pgIdempotencyStore } from '@dam/db';
 import { connectNats, UsageMeter } from '@dam/events';
-import { edgeLimitsFromConfig, memoryIdempotencyStore, runMain, runService, startPoller, type ReadinessCheck } from '@dam/http';
+import { edgeLimitsFromConfig, idempotencySweeper, memoryIdempotencyStore, runMain, runService, startPoller, type ReadinessCheck } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createGatewayApp } from './app';
 import { loadGatewayConfig } from './config';
@@ -58,23 +58,7 @@ async function main(): Promise<void> {
     port: config.PORT,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     workers: [
-      // Expired Idempotency-Key responses removed (a claim already ignores them).
-      ...(keys
-        ? [
-            {
-              kind: 'poller' as const,
-              name: 'idempotency-sweep',
-              start: () =>
-                startPoller({
-                  name: 'idempotency-sweep',
-                  intervalMs: config.IDEMPOTENCY_SWEEP_INTERVAL_MS,
-                  logger,
-                  run: () => keys.sweep(),
-                  runAtStart: false,
-                }),
-            },
-          ]
-        : []),
+      ...(keys ? [idempotencySweeper(keys, config.IDEMPOTENCY_SWEEP_INTERVAL_MS, logger)] : []),
       // The counts, published every USAGE_FLUSH_MS and once more at shutdown (after the last request drained).
       ...(nc
         ? [

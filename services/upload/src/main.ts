@@ -4,7 +4,16 @@ import { jetstream } from '@nats-io/jetstream';
 import { createPool, pgIdempotencyStore, ping } from '@dam/db';
 import { connectNats, DAM_INTERNAL, kvBucketOptions, natsReachable, waitForStreams } from '@dam/events';
 import { reportPacingOf } from '@dam/jobs';
-import { collectGarbageInFewFullPauses, edgeLimitsFromConfig, HostRateLimiter, parseAllowHosts, runMain, runService, startPoller } from '@dam/http';
+import {
+  collectGarbageInFewFullPauses,
+  edgeLimitsFromConfig,
+  HostRateLimiter,
+  idempotencySweeper,
+  parseAllowHosts,
+  runMain,
+  runService,
+  startPoller,
+} from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { Ffmpeg, resolveTools } from '@dam/media';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
@@ -110,18 +119,7 @@ async function main(): Promise<void> {
             },
           }),
       },
-      {
-        kind: 'poller',
-        name: 'idempotency-sweep',
-        start: () =>
-          startPoller({
-            name: 'idempotency-sweep',
-            intervalMs: config.IDEMPOTENCY_SWEEP_INTERVAL_MS,
-            logger,
-            run: () => idempotency.sweep(),
-            runAtStart: false,
-          }),
-      },
+      idempotencySweeper(idempotency, config.IDEMPOTENCY_SWEEP_INTERVAL_MS, logger),
       {
         kind: 'poller',
         name: 'orphan-reaper',
