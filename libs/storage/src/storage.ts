@@ -303,7 +303,7 @@ export function createStorage(config: StorageConfig): Storage {
     const etags: Array<{ part: number; etag: string }> = [];
     const inflight = new Set<Promise<void>>();
     const spare: Buffer[] = [];
-    let pending: Buffer[] = [];
+    const pending: Buffer[] = [];
     let pendingBytes = 0;
     /** The first `length` pending bytes copied into a part buffer (one freed by a stored part when there is one). */
     const take = (length: number): Buffer => {
@@ -350,7 +350,6 @@ export function createStorage(config: StorageConfig): Storage {
         const length = pendingBytes;
         await send(take(length), length);
       }
-      pending = [];
       await Promise.all(inflight);
       if (failure) throw failure;
       etags.sort((a, b) => a.part - b.part);
