@@ -255,7 +255,7 @@ describe('relevance (issue 33)', () => {
     );
   });
 
-  it('ranks, caps and stores as ts_rank_cd of the prefix query scores each match, the query made once per statement', async () => {
+  it('ranks, caps and stores as ts_rank of the prefix query scores each match (ts_rank_cd before), the query made once per statement', async () => {
     const index = new PgSearchIndex(pool);
     const sets = new ResultSetRepository(pool);
     const scope = { groupId: 5, userId: 1 };
@@ -284,7 +284,7 @@ describe('relevance (issue 33)', () => {
       const q = words.map((w) => `'${w}':*`).join(' & ');
       const want = (
         await pool.query<{ asset_id: string; score: number }>(
-          `SELECT asset_id, ts_rank_cd(tsv, to_tsquery('simple', $2))::real AS score, size FROM search_index
+          `SELECT asset_id, ts_rank(tsv, to_tsquery('simple', $2))::real AS score, size FROM search_index
            WHERE group_id = $1 AND indexed AND NOT deleted AND tsv @@ to_tsquery('simple', $2) ORDER BY ${order}, asset_id ASC`,
           [5, q],
         )
@@ -316,8 +316,36 @@ describe('relevance (issue 33)', () => {
     await capturing.match(searchRequest.parse({ query: 'beach sun' }), scope, cap + 1);
     const [matchSql] = sent;
     const plan = (await pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN VERBOSE ${matchSql?.text}`, matchSql?.values)).rows.map((r) => r['QUERY PLAN']);
-    expect(plan.filter((line) => line.includes('ts_rank_cd(')).length).toBeGreaterThan(0);
-    expect(plan.filter((line) => line.includes('ts_rank_cd(') && line.includes('to_tsquery('))).toEqual([]);
+    expect(plan.filter((line) => line.includes('ts_rank(')).length).toBeGreaterThan(0);
+    expect(plan.filter((line) => line.includes('ts_rank(') && line.includes('to_tsquery('))).toEqual([]);
+    // The stored set's one sort compares ids as bytes, and its arrays are built in that order without sorting again
+    // (before: the ids through the database's collation, and array_agg(... ORDER BY rn) sorted 10,000 rows twice more).
+    sent.length = 0;
+    await capturing.matchAndSave(searchRequest.parse({ query: 'beach' }), scope, cap, { id: 'f'.repeat(32), page_size: 7, extended: false }, scope, 60_000);
+    const [storeSql] = sent;
+    const stored = (await pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN VERBOSE ${storeSql?.text}`, storeSql?.values)).rows.map((r) => r['QUERY PLAN']);
+    expect(stored.filter((line) => line.includes('Sort Key:'))).toEqual([expect.stringContaining('asset_id COLLATE "C"')]);
+    expect(stored.filter((line) => /array_agg\([^)]*ORDER BY/.test(line))).toEqual([]);
+  });
+});
+
+describe('relevance order (issue 33)', () => {
+  it('ranks a word in the name above the same word in the searchable text, and more occurrences above fewer', async () => {
+    // Group 6: the word at weight A (the name) or B (service_search_txt, schema fields, addon terms), once or twice.
+    await pool.query(
+      `INSERT INTO search_index (asset_id, group_id, version, indexed, status, name, content_type, size, creator_id, upload_time, update_time, doc, tsv)
+       SELECT id, 6, 1, true, 'OK', id, 'image/jpeg', 1, 1, now(), now(), '{}'::jsonb, tsv::tsvector
+       FROM (VALUES ('g6-a-text-once', setweight(to_tsvector('simple', 'x'), 'A') || setweight(to_tsvector('simple', 'lagoon'), 'B')),
+                    ('g6-b-name', setweight(to_tsvector('simple', 'lagoon'), 'A')),
+                    ('g6-c-text-twice', setweight(to_tsvector('simple', 'x'), 'A') || setweight(to_tsvector('simple', 'lagoon lagoon'), 'B')),
+                    ('g6-d-name-and-text', setweight(to_tsvector('simple', 'lagoon'), 'A') || setweight(to_tsvector('simple', 'lagoon'), 'B')),
+                    ('g6-e-other', setweight(to_tsvector('simple', 'river'), 'A'))) AS v(id, tsv)`,
+    );
+    const page = await call(principal(6, 1, 1), 'POST', '/api/v1/assets/search', { query: 'lagoo' });
+    expect(page.body.results.map((r: { id: string }) => r.id)).toEqual(['g6-d-name-and-text', 'g6-b-name', 'g6-c-text-twice', 'g6-a-text-once']);
+    const scores = page.body.results.map((r: { score: number }) => r.score);
+    expect([...scores].sort((a, b) => b - a)).toEqual(scores);
+    expect(new Set(scores).size).toBe(4);
   });
 });
 
