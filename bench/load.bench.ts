@@ -3,15 +3,32 @@
  * deploy/local/up` (the edges limit each caller to 600-1200 requests a minute by default). Prints one JSON line.
  *   pnpm exec tsx bench/load.bench.ts [uploaders=50] [readers=20] [seconds=120]
  * env: LOAD_SEED (14), READ_PAUSE_MS (0: readers send their next request at once), DRAIN_TIMEOUT_S (300), IDLE_WAIT_S
- *   (60: quiet time after the clean-up before the idle RSS is read)
+ *   (60: quiet time after the clean-up before the idle RSS is read), TRANSFORM_SHARE (0.2), BULK_CLIENTS (2),
+ *   BULK_BATCH (20), DAM_CDN_URL (http://127.0.0.1:8082, only for the tier's pid file: links carry their own address)
  *
  * - `uploaders` clients, each with an API key of its own (the upload service lets one principal run 8 uploads at
  *   once: 50 uploaders are 50 principals), upload one file per request to {upload} in a loop for `seconds`. Sizes
  *   10 KB-20 MB, seeded, log-uniform in u³ (about two thirds under 100 KB, 85 % under 1 MB, 6-7 % over 5 MB); up to
  *   3 MB six in ten are real images (PNG and JPEG made with sharp once, the nearest in size) so processing runs,
  *   the rest random bytes named .bin.
- * - `readers` clients (the admin's JWT) loop through {base}: three in four Get Data of an asset uploaded so far,
- *   one in four a search (keyword, keyword + filter + facets, filter + sort, newest first).
+ * - `readers` clients (the admin's JWT) loop: one request in five (TRANSFORM_SHARE, 0.2) a transform link (CONTRACT
+ *   §15), the rest the mix of issue 14 as it was, three in four Get Data through {base} of an asset uploaded so far and
+ *   one in four a search (keyword, keyword + filter + facets, filter + sort, newest first): Get Data 60 %, search
+ *   20 %, transforms 20 %. A transform: an uploaded image (half the time one of the first 16, so links are shared),
+ *   one of five variants (w=400 format=auto with a browser's Accept: Chrome's, a WebP-only one's or any type; w=200 h=200
+ *   cover webp q=70; w=800 jpeg q=80; w=100 h=100 contain png; w=640 h=480 inside avif q=50); Get Link through {base}
+ *   with those parameters the first time that image and variant are drawn (the link is kept and reused after, as a
+ *   page embeds it), then GET of the `cdn` URL through {cdn}, the nginx cache tier (deploy/cache): latency by the
+ *   tier's X-Cache-Status (HIT, MISS, EXPIRED past max-age, ...) and, on a tier miss, by the edge's X-Cache. A 503
+ *   TRANSFORMS_BUSY (conversion's TRANSFORM_CONCURRENCY slots all taken) is asked again after its Retry-After, up to
+ *   3 times, and counted apart (`busy503RetriedAfter`); only a last answer that is not 200 is an error.
+ * - BULK_CLIENTS (2) console users (the admin's JWT) each repeat the console's bulk actions on a batch of BULK_BATCH
+ *   (20) small images they upload in one request (web/console/src/components/selection-bar.tsx, bulk-forms.tsx, four
+ *   requests at a time as its runEach): select them (POST SELECTED_ASSETS' assets), add them to a new collection
+ *   (POST /collections, POST its assets), get their `cdn` links (POST get_link), once processed (metadata's database,
+ *   no API polling) process them again with `smart_imaging` (one POST /process each) and wait for those jobs (GET
+ *   /jobs/{id} every second), move them to the trash (POST /delete each), unselect them and delete the collection.
+ *   Each action's latency is reported per endpoint; those assets are not read by the readers.
  * - Every non-2xx answer and network error counts as an error (samples printed); latency p50/p99, count and
  *   requests/s per endpoint, upload MB/s and latency by size class.
  * - Every service's RSS (VmRSS) and open file descriptors (/proc/<pid>/fd) each second: before, after warm-up
@@ -55,6 +72,9 @@ const PORTS: Record<string, number> = {
   addon: 8095,
   webhook: 8096,
 };
+const TRANSFORM_SHARE = Number(process.env.TRANSFORM_SHARE ?? 0.2);
+const BULK_CLIENTS = Number(process.env.BULK_CLIENTS ?? 2);
+const BULK_BATCH = Number(process.env.BULK_BATCH ?? 20);
 const METADATA_METRICS = `${process.env.METADATA_URL ?? 'http://127.0.0.1:8091'}/metrics`;
 const KB = 1000;
 const MAX_BYTES = 20_000_000;
@@ -186,7 +206,47 @@ async function consumerBacklog(jsm: JetStreamManager): Promise<{ total: number; 
 
 // --- load ------------------------------------------------------------------------------------------------------------
 
-type Endpoint = 'upload' | 'getData' | 'search';
+type Endpoint =
+  | 'upload'
+  | 'getData'
+  | 'search'
+  | 'transformLink'
+  | 'transformGet'
+  | 'bulkUpload'
+  | 'bulkSelect'
+  | 'bulkCollection'
+  | 'bulkLinks'
+  | 'bulkProcess'
+  | 'bulkJobs'
+  | 'bulkDelete'
+  | 'bulkUnselect';
+const ENDPOINTS: readonly Endpoint[] = [
+  'upload',
+  'getData',
+  'search',
+  'transformLink',
+  'transformGet',
+  'bulkUpload',
+  'bulkSelect',
+  'bulkCollection',
+  'bulkLinks',
+  'bulkProcess',
+  'bulkJobs',
+  'bulkDelete',
+  'bulkUnselect',
+];
+
+/** Transform links (CONTRACT §15): the variants readers ask for; `auto` answers from the request's Accept. */
+const VARIANTS = [
+  'w=400&format=auto',
+  'w=200&h=200&fit=cover&format=webp&q=70',
+  'w=800&format=jpeg&q=80',
+  'w=100&h=100&fit=contain&format=png',
+  'w=640&h=480&fit=inside&format=avif&q=50',
+];
+const ACCEPTS = ['image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8', 'image/webp,*/*', '*/*'];
+/** Half the transforms go to the first images uploaded, so links are shared and the tier has something to hit. */
+const POPULAR_IMAGES = 16;
 
 interface Failure {
   endpoint: Endpoint;
@@ -219,6 +279,16 @@ function searchBody(random: () => number): unknown {
   }
 }
 
+/** `task` on each item, `concurrency` at a time (the console's runEach: four). */
+async function eachOf<T>(items: readonly T[], task: (item: T) => Promise<void>, concurrency = 4): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+      while (next < items.length) await task(items[next++] as T);
+    }),
+  );
+}
+
 async function main(): Promise<void> {
   const jwt = await login();
   const auth = { authorization: `Bearer ${jwt}` };
@@ -238,9 +308,24 @@ async function main(): Promise<void> {
 
   const images = await imagePool();
   const ids: string[] = [];
+  const imageIds: string[] = [];
   const failures: Failure[] = [];
-  const failed: Record<Endpoint, number> = { upload: 0, getData: 0, search: 0 };
-  const times: Record<Endpoint, number[]> = { upload: [], getData: [], search: [] };
+  const failed = Object.fromEntries(ENDPOINTS.map((e) => [e, 0])) as Record<Endpoint, number>;
+  const times = Object.fromEntries(ENDPOINTS.map((e) => [e, [] as number[]])) as Record<Endpoint, number[]>;
+  // Transforms: links kept per image and variant; the cdn GET's latency by the tier's X-Cache-Status (and the edge's
+  // X-Cache on a tier miss); bytes served.
+  const links = new Map<string, string>();
+  const tierTimes: Record<string, number[]> = {};
+  const edgeOnTierMiss: Record<string, number> = {};
+  const transformFormats: Record<string, number> = {};
+  let transformBytes = 0;
+  let transformBusy = 0;
+  // Bulk console actions: the assets they uploaded (deleted by them; the clean-up takes any left), and per cycle
+  // the seconds from the upload until all were processed, from the process requests until their jobs ended, and
+  // the whole cycle; job outcomes.
+  const bulkIds: string[] = [];
+  const bulkLeft = new Set<string>();
+  const bulkCycles = { done: 0, processedS: [] as number[], jobsS: [] as number[], cycleS: [] as number[], jobs: {} as Record<string, number> };
   const bySize = SIZE_CLASSES.map(() => [] as number[]);
   const kinds = { image: 0, bin: 0 };
   let uploadedBytes = 0;
@@ -255,7 +340,9 @@ async function main(): Promise<void> {
     form.append('file', new Blob([(images[i] as Image).bytes]), `load-seed-${i}.${(images[i] as Image).ext}`);
     const res = await fetch(`${UPLOAD}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: auth, body: form });
     if (res.status !== 200) throw new Error(`seed upload answered ${res.status}: ${await res.text()}`);
-    ids.push(...((await res.json()) as { files: Array<{ id: string }> }).files.map((f) => f.id));
+    const seeded = ((await res.json()) as { files: Array<{ id: string }> }).files.map((f) => f.id);
+    ids.push(...seeded);
+    imageIds.push(...seeded);
   }
 
   // Sampling: every service each second, and the backlogs during the run.
@@ -263,7 +350,8 @@ async function main(): Promise<void> {
   const baseline = Object.fromEntries(Object.entries(pids).map(([s, pid]) => [s, procSample(pid, 0)]));
   const cpuBefore = Object.fromEntries(Object.entries(pids).map(([s, pid]) => [s, cpuSeconds(pid)]));
   const benchCpuBefore = process.cpuUsage();
-  const infra = infraPids();
+  const tierPid = pidOf('cdn-tier');
+  const infra = { ...infraPids(), ...(tierPid ? { 'cdn-tier': tierPid } : {}) };
   const infraCpuBefore = Object.fromEntries(Object.entries(infra).map(([s, pid]) => [s, treeCpuSeconds(pid)]));
   const machineBefore = machineCpu();
   const lagMax: Record<string, number> = Object.fromEntries(Object.keys(pids).map((s) => [s, 0]));
@@ -331,16 +419,161 @@ async function main(): Promise<void> {
         bySize[SIZE_CLASSES.findIndex((c) => file.size <= c.max)]?.push(ms);
         uploadedBytes += file.size;
         kinds[file.kind] += 1;
-        ids.push(...(JSON.parse(text) as { files: Array<{ id: string }> }).files.map((f) => f.id));
+        const stored = (JSON.parse(text) as { files: Array<{ id: string }> }).files.map((f) => f.id);
+        ids.push(...stored);
+        if (file.kind === 'image') imageIds.push(...stored);
       } catch (error) {
         fail('upload', 0, String(error));
       }
     }
   };
 
+  // A transform link: Get Link with the variant's parameters the first time an image and variant are drawn, then
+  // the cdn URL through the tier.
+  const transform = async (random: () => number) => {
+    const pool = random() < 0.5 ? Math.min(POPULAR_IMAGES, imageIds.length) : imageIds.length;
+    const id = imageIds[Math.floor(random() * pool)] as string;
+    const variant = Math.floor(random() * VARIANTS.length);
+    const accept = ACCEPTS[Math.floor(random() * ACCEPTS.length)] as string;
+    let url = links.get(`${id}|${variant}`);
+    if (!url) {
+      const start = performance.now();
+      try {
+        const res = await fetch(`${BASE}/api/v1/assets/${id}/get_link?delivery=display&expiry=3600&${VARIANTS[variant] as string}`, { headers: auth });
+        const text = await res.text();
+        if (res.status !== 200) return fail('transformLink', res.status, text);
+        times.transformLink.push(performance.now() - start);
+        url = (JSON.parse(text) as { url: string }).url;
+        links.set(`${id}|${variant}`, url);
+      } catch (error) {
+        return fail('transformLink', 0, String(error));
+      }
+    }
+    const start = performance.now();
+    try {
+      let res = await fetch(url, { headers: { accept } });
+      let body = await res.arrayBuffer();
+      // 503 TRANSFORMS_BUSY (conversion's on-demand transform slots, TRANSFORM_CONCURRENCY, all taken) comes with
+      // Retry-After: asked again after it, as the contract tells a client to (at most 3 times; the wait is in the
+      // latency). Counted apart; an error only when the last answer is not 200.
+      for (let retry = 0; retry < 3 && res.status === 503 && res.headers.get('retry-after'); retry++) {
+        transformBusy += 1;
+        await sleep(Number(res.headers.get('retry-after')) * 1000);
+        res = await fetch(url, { headers: { accept } });
+        body = await res.arrayBuffer();
+      }
+      const ms = performance.now() - start;
+      if (res.status !== 200) return fail('transformGet', res.status, `${url.replace(/signature=.*/, 'signature=…')}: ${Buffer.from(body).toString('utf8')}`);
+      times.transformGet.push(ms);
+      transformBytes += body.byteLength;
+      const tier = res.headers.get('x-cache-status') ?? 'none';
+      (tierTimes[tier] ??= []).push(ms);
+      if (tier !== 'HIT') edgeOnTierMiss[res.headers.get('x-cache') ?? 'none'] = (edgeOnTierMiss[res.headers.get('x-cache') ?? 'none'] ?? 0) + 1;
+      const type = res.headers.get('content-type') ?? 'none';
+      transformFormats[type] = (transformFormats[type] ?? 0) + 1;
+    } catch (error) {
+      fail('transformGet', 0, String(error));
+    }
+  };
+
+  // One console request of the bulk actions, timed; its parsed body, or undefined when it failed (counted).
+  const consoleCall = async (endpoint: Endpoint, method: string, url: string, body?: unknown): Promise<Record<string, unknown> | undefined> => {
+    const start = performance.now();
+    try {
+      const res = await fetch(`${BASE}${url}`, {
+        method,
+        headers: { ...auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const text = await res.text();
+      if (res.status < 200 || res.status >= 300) return void fail(endpoint, res.status, `${method} ${url}: ${text}`);
+      times[endpoint].push(performance.now() - start);
+      return text ? (JSON.parse(text) as Record<string, unknown>) : {};
+    } catch (error) {
+      return void fail(endpoint, 0, `${method} ${url}: ${String(error)}`);
+    }
+  };
+  const notReadyOf = async (list: readonly string[]) =>
+    (await db.query<{ id: string }>("SELECT id FROM assets WHERE id = ANY($1::text[]) AND status = 'NOT_READY'", [list])).rows.map((r) => r.id);
+  const small = images.filter((i) => i.bytes.length <= 300 * KB);
+
+  // A console user's bulk actions, over and over on batches it uploads (see the header).
+  const bulkClient = async (index: number) => {
+    for (let cycle = 0; performance.now() < deadline; cycle++) {
+      const cycleStart = performance.now();
+      const form = new FormData();
+      for (let i = 0; i < BULK_BATCH; i++) {
+        const image = small[(cycle + i) % small.length] as Image;
+        form.append(`file${i}`, new Blob([image.bytes]), `bulk-${index}-${cycle}-${i}.${image.ext}`);
+      }
+      let batch: string[] = [];
+      const start = performance.now();
+      try {
+        const res = await fetch(`${UPLOAD}/api/v1/assets/new/content/original/upload`, { method: 'POST', headers: auth, body: form });
+        const text = await res.text();
+        if (res.status !== 200) fail('bulkUpload', res.status, text);
+        else {
+          times.bulkUpload.push(performance.now() - start);
+          batch = (JSON.parse(text) as { files: Array<{ id: string }> }).files.map((f) => f.id);
+          bulkIds.push(...batch);
+          for (const id of batch) bulkLeft.add(id);
+        }
+      } catch (error) {
+        fail('bulkUpload', 0, String(error));
+      }
+      if (batch.length === 0) {
+        await sleep(1000);
+        continue;
+      }
+      const selected = await consoleCall('bulkSelect', 'POST', '/api/v1/collections/SELECTED_ASSETS/assets', { ids: batch });
+      const collection = await consoleCall('bulkCollection', 'POST', '/api/v1/collections', { name: `load-bulk-${index}-${cycle}`, shared: false });
+      if (collection) await consoleCall('bulkCollection', 'POST', `/api/v1/collections/${collection.collection_id as string}/assets`, { ids: batch });
+      await consoleCall('bulkLinks', 'POST', '/api/v1/assets/get_link', { ids: batch, key: 'original', link_type: 'cdn', delivery: 'download', expiry: 3600 });
+      // Process again once processed (the console offers it then: a NOT_READY asset answers 400 ASSET_NOT_READY). The
+      // waits end with the load: the last cycle then goes straight to the delete.
+      let pending = batch;
+      while (pending.length > 0 && performance.now() < deadline) {
+        await sleep(500);
+        pending = await notReadyOf(pending);
+      }
+      if (pending.length === 0) bulkCycles.processedS.push((performance.now() - start) / 1000);
+      const jobs: number[] = [];
+      const processStart = performance.now();
+      await eachOf(performance.now() < deadline ? batch.filter((id) => !pending.includes(id)) : [], async (id) => {
+        const job = await consoleCall('bulkProcess', 'POST', `/api/v1/assets/${id}/process`, { keys: ['smart_imaging'] });
+        if (job) jobs.push(job.job_id as number);
+      });
+      let open = jobs;
+      while (open.length > 0 && performance.now() < deadline) {
+        await sleep(1000);
+        const still: number[] = [];
+        await eachOf(open, async (jobId) => {
+          const job = await consoleCall('bulkJobs', 'GET', `/api/v1/jobs/${jobId}`);
+          if (job?.status === 'COMPLETED' || job?.status === 'ERROR') bulkCycles.jobs[job.status as string] = (bulkCycles.jobs[job.status as string] ?? 0) + 1;
+          else still.push(jobId);
+        });
+        open = still;
+      }
+      if (open.length > 0) bulkCycles.jobs.openAtTheEnd = (bulkCycles.jobs.openAtTheEnd ?? 0) + open.length;
+      else if (jobs.length > 0) bulkCycles.jobsS.push((performance.now() - processStart) / 1000);
+      await eachOf(batch, async (id) => {
+        if (await consoleCall('bulkDelete', 'POST', `/api/v1/assets/${id}/delete`, { keys: ['original'] })) bulkLeft.delete(id);
+      });
+      if (selected) await consoleCall('bulkUnselect', 'DELETE', '/api/v1/collections/SELECTED_ASSETS/assets', { ids: batch });
+      if (collection) await consoleCall('bulkCollection', 'DELETE', `/api/v1/collections/${collection.collection_id as string}`);
+      bulkCycles.done += 1;
+      bulkCycles.cycleS.push((performance.now() - cycleStart) / 1000);
+    }
+  };
+
   const reader = async (index: number) => {
     const random = rng(SEED * 1000 + 500 + index);
     while (performance.now() < deadline) {
+      if (random() < TRANSFORM_SHARE) {
+        await transform(random);
+        if (READ_PAUSE_MS > 0) await sleep(READ_PAUSE_MS);
+        continue;
+      }
       const getData = random() < 0.75;
       const endpoint: Endpoint = getData ? 'getData' : 'search';
       const start = performance.now();
@@ -362,7 +595,11 @@ async function main(): Promise<void> {
     }
   };
 
-  await Promise.all([...Array.from({ length: uploaders }, (_, i) => uploader(i)), ...Array.from({ length: readers }, (_, i) => reader(i))]);
+  await Promise.all([
+    ...Array.from({ length: uploaders }, (_, i) => uploader(i)),
+    ...Array.from({ length: readers }, (_, i) => reader(i)),
+    ...Array.from({ length: BULK_CLIENTS }, (_, i) => bulkClient(i)),
+  ]);
   const loadSeconds = elapsed();
   clearInterval(sampler);
   clearInterval(backlogSampler);
@@ -454,15 +691,17 @@ async function main(): Promise<void> {
     (rssOk ? rssHeld : rssGrew).push(s);
     (fdsOk ? fdsHeld : fdsGrew).push(s);
   }
-  const failedTotal = failed.upload + failed.getData + failed.search;
+  const failedTotal = Object.values(failed).reduce((a, b) => a + b, 0);
 
-  // Clean up: every uploaded asset to the trash, the trash purged, the keys revoked.
+  // Clean up: every uploaded asset to the trash (the bulk clients' own that they did not delete), the trash purged,
+  // the keys revoked.
   const cleanup = { deleted: 0, errors: 0, purge: '' };
+  const toDelete = [...ids, ...bulkLeft];
   let next = 0;
   await Promise.all(
     Array.from({ length: 8 }, async () => {
-      while (next < ids.length) {
-        const id = ids[next++] as string;
+      while (next < toDelete.length) {
+        const id = toDelete[next++] as string;
         const r = await api(jwt, 'POST', `/api/v1/assets/${id}/delete`, { keys: ['original'] }).catch(() => ({ status: 0 }));
         if (r.status === 200) cleanup.deleted += 1;
         else cleanup.errors += 1;
@@ -510,6 +749,29 @@ async function main(): Promise<void> {
       },
       getData: latency(times.getData, loadSeconds),
       search: latency(times.search, loadSeconds),
+      transforms: {
+        share: TRANSFORM_SHARE,
+        link: latency(times.transformLink, loadSeconds),
+        get: latency(times.transformGet, loadSeconds),
+        byTierStatus: Object.fromEntries(Object.entries(tierTimes).map(([k, v]) => [k, latency(v, loadSeconds)])),
+        hitRatio: round((tierTimes.HIT?.length ?? 0) / Math.max(1, times.transformGet.length), 3),
+        edgeOnTierMiss,
+        busy503RetriedAfter: transformBusy,
+        linksKept: links.size,
+        formats: transformFormats,
+        MB: round(transformBytes / 1e6),
+      },
+      bulk: {
+        clients: BULK_CLIENTS,
+        batch: BULK_BATCH,
+        cycles: bulkCycles.done,
+        assets: bulkIds.length,
+        ...Object.fromEntries(ENDPOINTS.filter((e) => e.startsWith('bulk')).map((e) => [e, latency(times[e], loadSeconds)])),
+        processedS: { p50: round(median(bulkCycles.processedS)), max: round(Math.max(...bulkCycles.processedS, 0)) },
+        jobsS: { p50: round(median(bulkCycles.jobsS)), max: round(Math.max(...bulkCycles.jobsS, 0)) },
+        cycleS: { p50: round(median(bulkCycles.cycleS)), max: round(Math.max(...bulkCycles.cycleS, 0)) },
+        jobs: bulkCycles.jobs,
+      },
       drain: {
         target: 'outbox and consumers at 0 within 10 s',
         atEnd,
