@@ -81,6 +81,11 @@ export const configSchema = z.object({
     .int()
     .min(5 * MiB)
     .default(8 * MiB),
+  /**
+   * A resumable upload's lease (table tus_locks): renewed every third of this while a request writes it; a replica
+   * that died holding one frees it this long after its last renewal.
+   */
+  TUS_LOCK_TTL_MS: z.coerce.number().int().min(300).default(30_000),
   /** Origins browsers may upload from (comma-separated), or `*`: credentials travel in headers, never cookies. */
   CORS_ALLOWED_ORIGINS: z.string().default('*'),
   /** How often the orphan reaper looks for stale entries. */

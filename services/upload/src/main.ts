@@ -2,7 +2,7 @@ import { telemetry } from './instrument'; // must stay the first import
 import { createAuthenticator, createServiceSigner, type AuthenticatorOptions } from '@dam/auth-tokens';
 import { jetstream } from '@nats-io/jetstream';
 import { createPool, pgIdempotencyStore, ping } from '@dam/db';
-import { connectNats, DAM_INTERNAL, kvBucketOptions, natsReachable, waitForStreams } from '@dam/events';
+import { connectNats, DAM_INTERNAL, natsReachable, waitForStreams } from '@dam/events';
 import { reportPacingOf } from '@dam/jobs';
 import {
   collectGarbageInFewFullPauses,
@@ -20,7 +20,7 @@ import { createStorage, storageConfigFromEnv } from '@dam/storage';
 import { httpMetadataClient } from './adapters/metadata.client';
 import { pgPendingJournal } from './adapters/pending-upload.journal';
 import { s3OrphanObjects, s3SourceObjects } from './adapters/s3-objects';
-import { natsTusLocker } from './adapters/tus-locker';
+import { pgTusLocker } from './adapters/tus-locker';
 import { createTusStore } from './adapters/tus-store';
 import { storedVideoDescriber } from './adapters/video-describer';
 import { buildUploadApp } from './app';
@@ -38,7 +38,10 @@ async function main(): Promise<void> {
   const logger = createLogger({ service: 'upload', level: config.LOG_LEVEL });
   const storageConfig = storageConfigFromEnv(config, { partSize: config.UPLOAD_PART_SIZE });
   const storage = createStorage(storageConfig);
-  const tusStore = createTusStore(storageConfig, { expiryMs: config.TUS_EXPIRY_MS, partSize: config.TUS_PART_SIZE });
+  const tusStore = createTusStore(storageConfig, {
+    expiryMs: config.TUS_EXPIRY_MS,
+    partSize: config.TUS_PART_SIZE,
+  });
   // Video metadata in the upload result when ffprobe runs here; otherwise it comes with the transcode job.
   const tools = await resolveTools({ ffmpeg: config.FFMPEG_PATH, ffprobe: config.FFPROBE_PATH }).catch((error: unknown) => {
     logger.warn({ err: { message: String(error) } }, 'no ffprobe: video metadata comes with processing only');
@@ -57,9 +60,11 @@ async function main(): Promise<void> {
     refreshMs: Math.max(50, Math.floor(config.ORPHAN_GRACE_MS / 3)),
     onError: (err, id) => logger.warn({ err, asset_id: id }, 'could not update the pending-upload journal'),
   });
-  const tusLocker = await natsTusLocker(nc, {
-    ...kvBucketOptions('TUS_LOCKS', config, logger),
-    onError: (err, id) => logger.warn({ err, upload: id }, "could not renew or release a resumable upload's lock"),
+  // One request at a time per resumable upload across replicas, leased in the same database: a tus PATCH needs no
+  // NATS either (issue 35).
+  const tusLocker = pgTusLocker(pool, {
+    ttlMs: config.TUS_LOCK_TTL_MS,
+    onError: (err, id) => logger.warn({ err, upload: id }, "could not renew or release a resumable upload's lease"),
   });
   const signer = createServiceSigner(config.SERVICE_KEY);
   const metadata = httpMetadataClient({ baseUrl: config.METADATA_URL, signer });
@@ -116,6 +121,9 @@ async function main(): Promise<void> {
             run: async () => {
               const removed = await tusStore.deleteExpired();
               if (removed > 0) logger.info({ removed }, 'expired resumable uploads removed');
+              // Leases their holders never released (a replica that died writing), once long expired.
+              const leases = await tusLocker.sweepExpired(config.TUS_SWEEP_INTERVAL_MS);
+              if (leases > 0) logger.info({ leases }, 'expired resumable-upload leases removed');
             },
           }),
       },

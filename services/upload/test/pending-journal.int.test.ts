@@ -10,7 +10,7 @@ let journal: PendingJournal;
 beforeAll(async () => {
   // As the service holds it: its own database, migrated as it migrates it at start.
   pool = createPool(await createDatabase('pending_journal'));
-  expect(await migrateUpload(pool)).toEqual(['001_idempotency_keys.sql', '002_pending_uploads.sql']);
+  expect(await migrateUpload(pool)).toEqual(['001_idempotency_keys.sql', '002_pending_uploads.sql', '003_tus_locks.sql']);
   journal = pgPendingJournal(pool, { refreshMs: 3_600_000, onError: () => undefined });
 }, scaled(60_000));
 
