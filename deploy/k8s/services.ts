@@ -141,7 +141,7 @@ export const SERVICES: readonly ServiceSpec[] = [
     name: 'metadata',
     image: 'runtime',
     callers: ['gateway', 'upload', 'auth', 'link-signing', 'transcode'],
-    database: { poolMax: 6 }, // the busiest: every download's check, job reports (4 at once), the outbox relay, pollers
+    database: { poolMax: 7 }, // the busiest: every download's check, job reports (4 at once), pollers; the outbox relay and the asset-change notices each hold one
     nats: true,
     // Add Conversion writes conversions; housekeeping removes both; Set Public Access writes the bucket policy;
     // bulk deletes keep their records under exports/ (served through GET /api/v1/jobs/{job_id}/export).

@@ -12,6 +12,7 @@ import {
   DATA_SCHEMAS,
   DATA_SCHEMAS_SUBJECTS,
   SUBJECT_ADDON_STATUS,
+  SUBJECT_ASSETS_CHANGED,
   SUBJECT_CDN_EVICT,
   SUBJECT_USAGE_CDN_BYTES,
   SUBJECT_USAGE_PREFIX,
@@ -181,8 +182,9 @@ const STREAM_ADMIN = [ASSET_EVENTS, DAM_INTERNAL, DATA_SCHEMAS, COLLECTIONS, ASS
 ]);
 
 const PERMISSIONS: Record<Exclude<ServiceIdentity, 'admin'>, SubjectPermissions> = {
-  // The API requests it counts (usage statistics). Idempotency-Key responses are in its database, not here.
-  gateway: { publish: [JS_INFO, usageSubject('api_requests')], subscribe: [] },
+  // The API requests it counts (usage statistics). Idempotency-Key responses are in its database, not here. It hears
+  // metadata's notices of changed assets for its Get Data cache.
+  gateway: { publish: [JS_INFO, usageSubject('api_requests')], subscribe: [SUBJECT_ASSETS_CHANGED] },
   // The owner of usage statistics: every usage record of every service.
   auth: {
     publish: [
@@ -215,6 +217,8 @@ const PERMISSIONS: Record<Exclude<ServiceIdentity, 'admin'>, SubjectPermissions>
       'dam.internal.jobs.run.>',
       usageSubject('storage_bytes'),
       SUBJECT_ADDON_STATUS,
+      // Which assets' records changed, to the gateways' Get Data caches (the asset_changed trigger, relayed).
+      SUBJECT_ASSETS_CHANGED,
       // Its users' failed jobs, for their next login (through the outbox).
       noticeSubject('job-failed'),
       ...durableConsumer(DAM_INTERNAL, 'metadata-job-reports'),

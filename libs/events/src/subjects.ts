@@ -84,6 +84,13 @@ export const SUBJECT_CDN_EVICT = 'dam.internal.cdn.evict';
  * stream's subject would be stored and answered by JetStream's acknowledgement.
  */
 export const SUBJECT_ADDON_STATUS = 'dam.rpc.addons.status';
+/**
+ * metadata → every gateway replica: these assets' records changed (a JSON array of asset ids, or `["*"]` when notices
+ * may have been missed), so a Get Data kept by the gateway's read cache is dropped. Plain NATS, outside every stream's
+ * subjects: a notice is of use only now, and a gateway that missed some empties its cache (see the gateway's
+ * read-cache follower).
+ */
+export const SUBJECT_ASSETS_CHANGED = 'dam.notify.assets.changed';
 
 export const ASSET_EVENT_TYPES = ['file-saved', 'file-processed', 'file-data-updated', 'file-deleted', 'file-undeleted', 'addon-processed'] as const;
 export type AssetEventType = (typeof ASSET_EVENT_TYPES)[number];

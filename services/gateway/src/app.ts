@@ -24,7 +24,8 @@ import {
 } from '@dam/http';
 import { validationFailed } from '@dam/errors';
 import type { Logger } from '@dam/logging';
-import { createProxy } from './adapters/http-proxy';
+import { createProxy, type ForwardOptions } from './adapters/http-proxy';
+import { type CachedAnswer, type ReadCache } from './domain/read-cache';
 import { canonicalPath, resolveRoute, type Upstream } from './domain/route-table';
 import { consoleRoutes, type ConsoleRoutesOptions } from './http/console.routes';
 import { openApiRoutes } from './http/openapi.routes';
@@ -62,6 +63,37 @@ export interface GatewayAppDeps {
   idempotency?: IdempotencyStore;
   /** The web console at /console/ (CONTRACT §12); `{upload}` and `{cdn}` default to the local addresses. */
   console?: Partial<ConsoleRoutesOptions>;
+  /** Get Data answers kept between metadata's notices of changes (see ReadCache); none kept without it. */
+  readCache?: ReadCache;
+}
+
+/** A path segment as metadata reads it (the id its notices name). */
+function decodedSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/** The one route whose answers the read cache keeps: Get Data. */
+const CACHED_ROUTE = '/api/v1/assets/:id/data';
+/** The headers of a kept answer that are sent again with it (the rest are the gateway's own or hop-by-hop). */
+const KEPT_HEADERS = ['content-type', 'etag', 'last-modified', 'cache-control', 'vary', 'content-language'];
+
+/** What an answer depends on besides its URL: the caller and everything that decides what it may read. */
+const readerKey = (p: Principal, url: string): string => `${p.group_id}:${p.user_id}:${p.role_id}:${p.via}:${p.key_id ?? ''}:${p.permissions.join(',')} ${url}`;
+
+function toCached(answer: Parameters<NonNullable<ForwardOptions['onAnswer']>['done']>[0]): CachedAnswer | undefined {
+  if (!answer) return undefined;
+  const headers: Record<string, string> = {};
+  for (const name of KEPT_HEADERS) {
+    const value = answer.headers[name];
+    if (typeof value === 'string') headers[name] = value;
+  }
+  // An answer its upstream says must not be stored is not kept.
+  if (/\bno-store\b/i.test(headers['cache-control'] ?? '')) return undefined;
+  return { headers, body: answer.body };
 }
 
 // A client's own copy of a service token never passes: only the one the gateway signs does.
@@ -153,6 +185,24 @@ export function createGatewayApp(deps: GatewayAppDeps): { app: Express; close():
         const principal = principalOf(res);
         deps.countRequest?.(principal);
         requireAny(principal, match.rule.anyOf);
+        const cache = deps.readCache;
+        let onAnswer: ForwardOptions['onAnswer'];
+        if (cache && upstream === 'metadata' && req.method !== 'GET' && req.method !== 'HEAD') {
+          // A write to the records: nothing kept before its end may be served after it (the caller reads its write).
+          cache.clear();
+          res.once('close', () => cache.clear());
+        } else if (cache && req.method === 'GET' && match.rule.pattern === CACHED_ROUTE && match.params.id) {
+          const key = readerKey(principal, req.originalUrl);
+          const kept = cache.get(key);
+          if (kept) {
+            res.status(200).set(kept.headers);
+            // express answers a matching If-None-Match with 304, as metadata would.
+            res.send(kept.body);
+            return;
+          }
+          const ticket = cache.begin(decodedSegment(match.params.id));
+          onAnswer = { maxBytes: cache.maxEntryBytes, done: (answer) => cache.keep(ticket, key, toCached(answer)) };
+        }
         const forward = () =>
           proxy.forward(req, res, next, {
             target,
@@ -161,6 +211,7 @@ export function createGatewayApp(deps: GatewayAppDeps): { app: Express; close():
             set: sign(principal),
             // Downloads: metadata checks the caller and names the object, the gateway streams it from the store.
             accel: upstream === 'metadata' && req.method === 'GET',
+            ...(onAnswer ? { onAnswer } : {}),
           });
         // A POST with an Idempotency-Key runs once per group, user and key; repeats get the kept answer.
         if (req.method === 'POST') idempotent(idempotency, `${principal.group_id}:${callerKey(principal)}`, req, res, forward).catch(next);

@@ -26,6 +26,12 @@ const schema = z
     /** `api_requests` usage records go to NATS (CONTRACT §9); without NATS_URL the gateway counts nothing. */
     NATS_URL: z.string().min(1).optional(),
     NATS_NKEY_SEED: natsEnv.NATS_NKEY_SEED,
+    /**
+     * Get Data answers kept between metadata's notices of changed assets (issue 33; needs NATS_URL): the longest an
+     * answer is kept if a notice were lost (0: nothing kept, every Get Data asks metadata), and the bytes kept in all.
+     */
+    READ_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
+    READ_CACHE_MAX_BYTES: positiveInt(32 * 1024 * 1024),
     /** How often the counted requests are published, one record per group and user. */
     USAGE_FLUSH_MS: positiveInt(10_000),
     /** Idle time on an upstream socket before the request is abandoned (503 if nothing was sent yet). */

@@ -5,8 +5,10 @@ import { createPool, pgIdempotencyStore } from '@dam/db';
 import { connectNats, UsageMeter } from '@dam/events';
 import { edgeLimitsFromConfig, idempotencySweeper, memoryIdempotencyStore, runMain, runService, startPoller, type ReadinessCheck } from '@dam/http';
 import { createLogger } from '@dam/logging';
+import { assetChangeFollower } from './adapters/asset-change.follower';
 import { createGatewayApp } from './app';
 import { loadGatewayConfig } from './config';
+import { ReadCache } from './domain/read-cache';
 import { migrateGateway } from './migrations';
 
 async function main(): Promise<void> {
@@ -26,6 +28,8 @@ async function main(): Promise<void> {
   } else logger.warn('DATABASE_URL is not set: Idempotency-Key responses are kept in this process only');
   const keys = pool ? pgIdempotencyStore(pool) : undefined;
   const idempotency = keys ?? memoryIdempotencyStore();
+  // Get Data answers kept until metadata says the asset changed (its notices come over NATS: none kept without it).
+  const readCache = nc && config.READ_CACHE_TTL_MS > 0 ? new ReadCache({ ttlMs: config.READ_CACHE_TTL_MS, maxBytes: config.READ_CACHE_MAX_BYTES }) : undefined;
   const gatewayApp = (readiness: ReadinessCheck) =>
     createGatewayApp({
       readiness,
@@ -46,6 +50,7 @@ async function main(): Promise<void> {
       limits: edgeLimitsFromConfig(config, { onError: (err) => logger.warn({ err }, 'RATE_LIMIT_PEERS lookup failed: the last replica count holds') }),
       userStatusTtlMs: config.USER_STATUS_TTL_MS,
       idempotency,
+      ...(readCache ? { readCache } : {}),
       console: {
         publicUploadUrl: config.PUBLIC_UPLOAD_URL,
         publicCdnUrl: config.PUBLIC_CDN_URL,
@@ -59,6 +64,7 @@ async function main(): Promise<void> {
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     workers: [
       ...(keys ? [idempotencySweeper(keys, config.IDEMPOTENCY_SWEEP_INTERVAL_MS, logger)] : []),
+      ...(nc && readCache ? [assetChangeFollower(nc, readCache, logger)] : []),
       // The counts, published every USAGE_FLUSH_MS and once more at shutdown (after the last request drained).
       ...(nc
         ? [

@@ -2,8 +2,11 @@ import { createHash } from 'node:crypto';
 import http, { type Server } from 'node:http';
 import { SERVICE_TOKEN_HEADER, createServiceVerifier, parseTrustedKeys, verifyJwt, type ServiceCall } from '@dam/auth-tokens';
 import { createLogger } from '@dam/logging';
-import { createDatabase, freePort, listen, scaled, serviceIdentities, startServiceProcess, type ServiceProcess } from '@dam/testing';
+import { connectNats, SUBJECT_ASSETS_CHANGED } from '@dam/events';
+import { createDatabase, freePort, listen, scaled, serviceIdentities, startNats, startServiceProcess, waitFor, type ServiceProcess } from '@dam/testing';
+import { assetChangeFollower } from '../src/adapters/asset-change.follower';
 import { createGatewayApp, type GatewayAppDeps } from '../src/app';
+import { ReadCache } from '../src/domain/read-cache';
 
 // Starting the auth process takes seconds on a 2-core machine.
 jest.setTimeout(scaled(60_000));
@@ -564,6 +567,133 @@ describe('gateway proxying', () => {
       expect(res.body.call.clientAddress).toBe('203.0.113.7');
     } finally {
       await new Promise((r) => behind.server.close(r));
+    }
+  });
+});
+
+describe('the Get Data cache (issue 33)', () => {
+  /** metadata as far as Get Data goes: each asset's record at its current version, and how often it was asked. */
+  const versions = new Map<string, number>();
+  const asked: string[] = [];
+  let records: Server;
+
+  beforeAll(async () => {
+    records = http.createServer((req, res) => {
+      asked.push(`${req.method} ${req.url}`);
+      const id = /^\/api\/v1\/assets\/([^/]+)\/data/.exec(req.url ?? '')?.[1];
+      if (req.method === 'GET' && id && versions.has(id)) {
+        const body = JSON.stringify({ id, version: versions.get(id), user: verifiedCall(req) });
+        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', etag: `W/"${id}-${versions.get(id)}"`, 'x-upstream-only': 'yes' });
+        res.end(body);
+        return;
+      }
+      if (req.method === 'POST' && id) {
+        versions.set(id, (versions.get(id) ?? 0) + 1);
+        req.resume();
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+        return;
+      }
+      req.resume();
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"code":"ASSET_NOT_FOUND","message":"no"}}');
+    });
+  });
+  afterAll(async () => {
+    await new Promise((r) => records.close(r));
+  });
+
+  it('answers a repeated Get Data itself until metadata says the asset changed, a write passes or NATS is away', async () => {
+    const nats = await startNats();
+    const gatewayNc = await connectNats(nats.url, 'gateway', nats.seed('gateway'));
+    // Notices are published as metadata publishes them: its identity may, and the gateway's may hear them.
+    const metadataNc = await connectNats(nats.url, 'metadata', nats.seed('metadata'));
+    const cache = new ReadCache({ ttlMs: scaled(60_000), maxBytes: 1 << 20 });
+    const follower = await assetChangeFollower(gatewayNc, cache, createLogger({ service: 'gateway-test', level: 'silent' })).start();
+    const front = await startGateway(await listen(records), undefined, { readCache: cache });
+    try {
+      await waitFor(() => cache.isEnabled, { timeoutMs: 10_000 });
+      const jwt = await adminJwt();
+      const creator = await post(
+        '/api/v1/users',
+        { email: 'cache-reader@example.com', password: 'password-9', role_id: 4 },
+        { authorization: `Bearer ${jwt}` },
+      );
+      expect(creator.status).toBe(201);
+      const otherJwt = (await post('/api/v1/login', { email: 'cache-reader@example.com', password: 'password-9' })).body.jwt as string;
+      const read = async (id: string, token = jwt, headers: Record<string, string> = {}) => {
+        const res = await fetch(`${front.url}/api/v1/assets/${id}/data`, { headers: { authorization: `Bearer ${token}`, ...headers } });
+        const text = await res.text();
+        return { status: res.status, body: text ? (JSON.parse(text) as Json) : undefined, headers: res.headers };
+      };
+      const askedFor = (id: string) => asked.filter((a) => a === `GET /api/v1/assets/${id}/data`).length;
+      versions.set('c1', 1);
+      versions.set('c2', 1);
+
+      const first = await read('c1');
+      const second = await read('c1');
+      expect(first.status).toBe(200);
+      expect(second).toMatchObject({ status: 200, body: first.body });
+      expect(askedFor('c1')).toBe(1);
+      // The kept answer carries metadata's type and ETag (a matching If-None-Match is 304), not its other headers.
+      expect(second.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(second.headers.get('etag')).toBe('W/"c1-1"');
+      expect(second.headers.get('x-upstream-only')).toBeNull();
+      // (A header of our own: fetch would add `Cache-Control: no-cache` to a conditional request, which asks for a 200.)
+      expect((await read('c1', jwt, { 'if-none-match': 'W/"c1-1"', 'cache-control': 'max-age=0' })).status).toBe(304);
+      expect(askedFor('c1')).toBe(1);
+      // Another caller is asked for separately: what one may read says nothing of another.
+      expect((await read('c1', otherJwt)).body.user.principal.user_id).not.toBe(first.body.user.principal.user_id);
+      expect(askedFor('c1')).toBe(2);
+
+      // metadata's notice of a change: the next read asks again and gets the new record; other assets stay kept.
+      await read('c2');
+      versions.set('c1', 2);
+      metadataNc.publish(SUBJECT_ASSETS_CHANGED, JSON.stringify(['c1']));
+      await metadataNc.flush();
+      await waitFor(async () => (await read('c1')).body.version === 2, { timeoutMs: 10_000 });
+      expect(askedFor('c1')).toBe(3);
+      await read('c2');
+      expect(askedFor('c2')).toBe(1);
+
+      // A write through this gateway: the caller's next read is the record after it, with no notice at all.
+      expect(
+        await fetch(`${front.url}/api/v1/assets/c2/data/update`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' },
+          body: '{"data":{}}',
+        }).then((r) => r.status),
+      ).toBe(200);
+      expect((await read('c2')).body.version).toBe(2);
+      expect(askedFor('c2')).toBe(2);
+
+      // `*`: notices were missed; everything goes.
+      metadataNc.publish(SUBJECT_ASSETS_CHANGED, JSON.stringify(['*']));
+      await metadataNc.flush();
+      await waitFor(() => cache.stats().entries === 0, { timeoutMs: 10_000 });
+
+      // A 404 is never kept.
+      await read('nope');
+      await read('nope');
+      expect(askedFor('nope')).toBe(2);
+
+      // NATS away: notices cannot arrive, so every read asks metadata; back, the cache serves again.
+      await read('c1');
+      await nats.pause();
+      await waitFor(() => !cache.isEnabled, { timeoutMs: 20_000 });
+      const during = askedFor('c1');
+      await read('c1');
+      await read('c1');
+      expect(askedFor('c1')).toBe(during + 2);
+      await nats.resume();
+      await waitFor(() => cache.isEnabled, { timeoutMs: 30_000 });
+      await read('c1');
+      await read('c1');
+      expect(askedFor('c1')).toBe(during + 3);
+    } finally {
+      await follower.stop();
+      await new Promise((r) => front.server.close(r));
+      await gatewayNc.close();
+      await metadataNc.close();
+      await nats.stop();
     }
   });
 });

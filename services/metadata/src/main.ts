@@ -7,6 +7,7 @@ import { startOutboxRelay } from '@dam/outbox';
 import { runMain, runService } from '@dam/http';
 import { createLogger } from '@dam/logging';
 import { createStorage, storageConfigFromEnv } from '@dam/storage';
+import { assetChangeNotices } from './adapters/asset-change.notices';
 import { bulkDeleteExports } from './adapters/bulk-delete-export.store';
 import { DataUpdateRepository } from './adapters/data-update.repository';
 import { pgTransactions } from './adapters/transaction';
@@ -80,6 +81,8 @@ async function main(): Promise<void> {
       publicPolicyPoller(syncPublicPolicy, logger, config.PUBLIC_POLICY_INTERVAL_MS),
       storageGaugePoller(pool, logger, config.STORAGE_GAUGE_INTERVAL_MS),
       { kind: 'poller', name: 'outbox-relay', start: () => startOutboxRelay({ pool, nc, logger }) },
+      // Every change of an asset's record, to the gateways' Get Data caches (plain NATS, at once; not through the outbox).
+      assetChangeNotices(pool, nc, logger),
     ],
     resources: [
       { name: 'telemetry', close: () => telemetry.shutdown() },

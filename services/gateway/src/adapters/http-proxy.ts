@@ -51,6 +51,17 @@ export interface ForwardOptions {
   set: (pathAndQuery: string, body: Buffer | 'streamed') => Record<string, string>;
   /** Offer to stream object bytes from the object store when the upstream names them (see ACCEL). */
   accel?: boolean;
+  /**
+   * Told once how the exchange ended: a 200 answer whose whole body (at most `maxBytes`) reached the client, with its
+   * headers as the upstream sent them; `undefined` for anything else (another status, a larger body, a failure, the
+   * client gone). The body is relayed as always; this only keeps a copy (the gateway's Get Data cache).
+   */
+  onAnswer?: { maxBytes: number; done(answer: UpstreamAnswer | undefined): void };
+}
+
+export interface UpstreamAnswer {
+  headers: IncomingHttpHeaders;
+  body: Buffer;
 }
 
 const ACCEL_HEADERS: ReadonlySet<string> = new Set(Object.values(ACCEL));
@@ -98,6 +109,25 @@ function relay(body: http.IncomingMessage, res: Response, request: http.ClientRe
   body.pipe(res);
 }
 
+/** A copy of a 200 answer's body as it is relayed, given to `done` at its end (undefined if not kept whole). */
+function keepCopy(upRes: http.IncomingMessage, maxBytes: number, done: (a?: UpstreamAnswer) => void): void {
+  if (upRes.statusCode !== 200) {
+    done();
+    return;
+  }
+  let chunks: Buffer[] | undefined = [];
+  let size = 0;
+  upRes.on('data', (chunk: Buffer) => {
+    if (!chunks) return;
+    size += chunk.length;
+    if (size > maxBytes) chunks = undefined;
+    else chunks.push(chunk);
+  });
+  upRes.once('end', () => done(chunks ? { headers: upRes.headers, body: Buffer.concat(chunks, size) } : undefined));
+  upRes.once('error', () => done());
+  upRes.once('aborted', () => done());
+}
+
 /**
  * Streams a request to an upstream and its answer back, both ways, never buffering bodies (downloads are
  * large; Range, Content-Range, ETag and Content-Disposition pass untouched). A body the JSON parser already
@@ -129,8 +159,15 @@ export function createProxy(opts: ProxyOptions) {
     const upstream = requestTo(url, { method: req.method, headers });
     abandonWhenIdle(upstream, opts.timeoutMs, `${fwd.serviceName} timed out`);
 
+    let answered = false;
+    const answer = (a?: UpstreamAnswer): void => {
+      if (answered || !fwd.onAnswer) return;
+      answered = true;
+      fwd.onAnswer.done(a);
+    };
     let failed = false;
     const fail = (err: Error): void => {
+      answer();
       if (failed) return;
       failed = true;
       if (res.headersSent) {
@@ -146,16 +183,21 @@ export function createProxy(opts: ProxyOptions) {
     upstream.on('response', (upRes) => {
       const accelUrl = upRes.headers[ACCEL.redirect];
       if (fwd.accel && typeof accelUrl === 'string' && (upRes.statusCode === 200 || upRes.statusCode === 206)) {
+        answer();
         upRes.resume();
         fromStore(accelUrl, upRes, res, fail, next, fwd.serviceName);
         return;
       }
+      if (fwd.onAnswer) keepCopy(upRes, fwd.onAnswer.maxBytes, answer);
       res.writeHead(upRes.statusCode ?? 502, responseHeaders(upRes.headers));
       relay(upRes, res, upstream);
     });
     // The client went away: stop the upstream work too.
     res.on('close', () => {
-      if (!res.writableFinished) upstream.destroy();
+      if (!res.writableFinished) {
+        answer();
+        upstream.destroy();
+      }
     });
 
     if (replay) upstream.end(replay);
