@@ -7,11 +7,14 @@
  * The client is Node's fetch, as in delivery.bench (the figures of issue 33 come from it); `CLIENT=http` uses node:http,
  * which costs the client about half as much CPU per request: /healthz then runs at about twice the rate and the ratio
  * is lower for the same server cost (on 2 cores the client and the servers share the machine).
+ * Get Data is asked twice: as clients ask it (a repeated read of one asset, answered by the gateway's read cache
+ * after the first: issue 33's figure), and with `Cache-Control: no-cache` (`getDataFresh`: metadata asked every time,
+ * both hops, the cost before the cache and of every first read).
  * Each phase: requests/s, p50/p99 (ms), errors, and the CPU milliseconds per request of gateway, metadata, auth,
  * PostgreSQL, nats-server and the bench itself during it (where a request's time goes). The phases alternate `rounds` times and the best round of each
  * counts: other work on the machine (2 cores, other people's tests) hits one round, not every one. The ratio of Get
  * Data's rate to /healthz's is the figure that counts (target ≥ 0.33, p99 < 50 ms); the load average says how busy
- * the machine was. PHASES=getData (any of healthz, getData, metadataHealthz, metadataGetData) runs only those: to
+ * the machine was. PHASES=getData (any of healthz, getData, getDataFresh, metadataHealthz, metadataGetData) runs only those: to
  * profile one (deploy/local/up with DAM_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR", DAM_SERVICES="gateway metadata").
  */
 import { readFileSync } from 'node:fs';
@@ -26,7 +29,7 @@ const seconds = Number(process.argv[3] ?? 10);
 const rounds = Number(process.argv[4] ?? 2);
 const client = process.env.CLIENT === 'http' ? 'http' : 'fetch';
 /** PHASES=getData (comma-separated) runs only those phases: for a profile of one of them. */
-const only = new Set((process.env.PHASES ?? 'healthz,getData,metadataHealthz,metadataGetData').split(','));
+const only = new Set((process.env.PHASES ?? 'healthz,getData,getDataFresh,metadataHealthz,metadataGetData').split(','));
 const METADATA = process.env.METADATA_URL ?? 'http://127.0.0.1:8091';
 
 interface Phase {
@@ -142,9 +145,10 @@ async function main(): Promise<void> {
   // Warm-up: JIT, connection pools, the user's status cache.
   await rate(`${BASE}${dataPath}`, () => auth, 2);
 
-  const runs: Record<'healthz' | 'getData' | 'metadataHealthz' | 'metadataGetData', Phase[]> = {
+  const runs: Record<'healthz' | 'getData' | 'getDataFresh' | 'metadataHealthz' | 'metadataGetData', Phase[]> = {
     healthz: [],
     getData: [],
+    getDataFresh: [],
     metadataHealthz: [],
     metadataGetData: [],
   };
@@ -152,6 +156,8 @@ async function main(): Promise<void> {
   const phases = {
     healthz: () => rate(`${BASE}/healthz`, () => ({}), seconds),
     getData: () => rate(`${BASE}${dataPath}`, () => auth, seconds),
+    // The same read with `Cache-Control: no-cache`: past the gateway's cache to metadata every time (both hops).
+    getDataFresh: () => rate(`${BASE}${dataPath}`, () => ({ ...auth, 'cache-control': 'no-cache' }), seconds),
     metadataHealthz: () => rate(`${METADATA}/healthz`, () => ({}), seconds),
     metadataGetData: () => rate(`${METADATA}${dataPath}`, direct, seconds),
   };
@@ -164,7 +170,7 @@ async function main(): Promise<void> {
   await api(jwt, 'POST', `/api/v1/assets/${id}/delete`, { keys: ['original'] });
   await api(jwt, 'DELETE', '/api/v1/assets/trash/purge');
 
-  const gateway = { healthz: best(runs.healthz), getData: best(runs.getData) };
+  const gateway = { healthz: best(runs.healthz), getData: best(runs.getData), getDataFresh: best(runs.getDataFresh) };
   const metadata = { healthz: best(runs.metadataHealthz), getData: best(runs.metadataGetData) };
   console.log(
     JSON.stringify({
@@ -173,7 +179,12 @@ async function main(): Promise<void> {
       seconds,
       rounds,
       loadAverage: load.map(round1),
-      gateway: { ...gateway, ratio: ratio(gateway.getData, gateway.healthz), ratioPerRound: ratioOf(runs.getData, runs.healthz) },
+      gateway: {
+        ...gateway,
+        ratio: ratio(gateway.getData, gateway.healthz),
+        ratioPerRound: ratioOf(runs.getData, runs.healthz),
+        ratioFresh: ratio(gateway.getDataFresh, gateway.healthz),
+      },
       metadataDirect: {
         ...metadata,
         ratio: ratio(metadata.getData, metadata.healthz),

@@ -193,7 +193,8 @@ export function createGatewayApp(deps: GatewayAppDeps): { app: Express; close():
           res.once('close', () => cache.clear());
         } else if (cache && req.method === 'GET' && match.rule.pattern === CACHED_ROUTE && match.params.id) {
           const key = readerKey(principal, req.originalUrl);
-          const kept = cache.get(key);
+          // `Cache-Control: no-cache` (RFC 9111 §5.2.1.4): the client wants metadata's answer, which is then kept.
+          const kept = /\bno-cache\b/i.test(req.headers['cache-control'] ?? '') ? undefined : cache.get(key);
           if (kept) {
             res.status(200).set(kept.headers);
             // express answers a matching If-None-Match with 304, as metadata would.

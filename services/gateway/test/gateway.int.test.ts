@@ -640,9 +640,14 @@ describe('the Get Data cache (issue 33)', () => {
       // (A header of our own: fetch would add `Cache-Control: no-cache` to a conditional request, which asks for a 200.)
       expect((await read('c1', jwt, { 'if-none-match': 'W/"c1-1"', 'cache-control': 'max-age=0' })).status).toBe(304);
       expect(askedFor('c1')).toBe(1);
+      // A client that asks for a fresh answer (Cache-Control: no-cache) gets metadata's, and it is kept for the next.
+      expect((await read('c1', jwt, { 'cache-control': 'no-cache' })).status).toBe(200);
+      expect(askedFor('c1')).toBe(2);
+      await read('c1');
+      expect(askedFor('c1')).toBe(2);
       // Another caller is asked for separately: what one may read says nothing of another.
       expect((await read('c1', otherJwt)).body.user.principal.user_id).not.toBe(first.body.user.principal.user_id);
-      expect(askedFor('c1')).toBe(2);
+      expect(askedFor('c1')).toBe(3);
 
       // metadata's notice of a change: the next read asks again and gets the new record; other assets stay kept.
       await read('c2');
@@ -650,7 +655,7 @@ describe('the Get Data cache (issue 33)', () => {
       metadataNc.publish(SUBJECT_ASSETS_CHANGED, JSON.stringify(['c1']));
       await metadataNc.flush();
       await waitFor(async () => (await read('c1')).body.version === 2, { timeoutMs: 10_000 });
-      expect(askedFor('c1')).toBe(3);
+      expect(askedFor('c1')).toBe(4);
       await read('c2');
       expect(askedFor('c2')).toBe(1);
 
