@@ -188,8 +188,13 @@ function multipartFingerprint(req: Request, head: string[], bounds: BodyBounds):
   });
 }
 
-/** Keeps the response's status and body as they are sent (nothing past MAX_KEPT_BYTES). */
-function capture(res: Response): () => { status: number; contentType: string; body: Buffer; noStore: boolean } | undefined {
+/**
+ * Keeps the response's status and body as they are sent (nothing past MAX_KEPT_BYTES). `beforeEnd` runs when the
+ * handler ends the response, before its end is sent: the answer is stored first, so a repeat the client sends once it
+ * has the answer finds it (with a store across the network, a repeat could otherwise arrive before the write and get
+ * 409 IDEMPOTENCY_IN_FLIGHT).
+ */
+function capture(res: Response, beforeEnd: () => Promise<void>): () => { status: number; contentType: string; body: Buffer; noStore: boolean } | undefined {
   const chunks: Buffer[] = [];
   let size = 0;
   let overflow = false;
@@ -219,7 +224,10 @@ function capture(res: Response): () => { status: number; contentType: string; bo
   }) as Response['write'];
   res.end = ((chunk?: unknown, ...rest: unknown[]) => {
     take(chunk, rest[0]);
-    return end(chunk, ...rest);
+    void beforeEnd()
+      .catch(() => undefined)
+      .then(() => end(chunk, ...rest));
+    return res;
   }) as Response['end'];
   const noStore = () => /\bno-store\b/i.test(String(cacheControl ?? res.getHeader('cache-control') ?? ''));
   return () =>
@@ -296,14 +304,14 @@ export async function idempotent(
   // Read alongside the handler, which bounds the body.
   const fingerprint = fingerprintOf(req);
   fingerprint.catch(() => undefined); // a body cut off: the request fails anyway, the key is released below
-  const taken = capture(res);
   let settled = false;
   const settle = async (finished: boolean): Promise<void> => {
     if (settled) return;
     settled = true;
     const sent = finished ? taken() : undefined;
     const kept = sent ? keepable(sent) : undefined;
-    const print = await fingerprint.catch(() => undefined);
+    // A body not received whole has no fingerprint (an early answer: 413, 408), and waiting for it could be for ever.
+    const print = req.complete ? await fingerprint.catch(() => undefined) : undefined;
     if (!sent || !kept || !final(sent.status) || print === undefined) await store.release(key, claim.token);
     else {
       const headers: Record<string, string> = {};
@@ -321,9 +329,9 @@ export async function idempotent(
       });
     }
   };
-  const onDone = (finished: boolean) => () => void settle(finished).catch(() => undefined);
-  res.once('finish', onDone(true));
-  res.once('close', onDone(false));
+  // Settled when the handler ends its answer (before the end is sent); a response cut off before that releases the key.
+  const taken = capture(res, () => settle(true));
+  res.once('close', () => void settle(false).catch(() => undefined));
   await handle();
 }
 

@@ -10,9 +10,9 @@ const logger = createLogger({ service: 'test', destination: new Writable({ write
 async function withApp(
   answers: number[],
   fn: (post: (key: string, body: unknown) => Promise<{ status: number; replayed: string | null; body: unknown }>, runs: () => number) => Promise<void>,
+  store: IdempotencyStore = memoryIdempotencyStore(),
 ) {
   const app = createHttpApp({ logger });
-  const store = memoryIdempotencyStore();
   let count = 0;
   app.post('/things', async (req, res) => {
     await idempotent(store, 'g1:u1', req, res, () => {
@@ -55,6 +55,33 @@ describe('idempotent (CONTRACT §13)', () => {
       expect(await post('k', { a: 2 })).toMatchObject({ status: 422, body: { error: { code: 'IDEMPOTENCY_KEY_REUSED' } } });
       expect(runs()).toBe(3);
     });
+  });
+
+  it('has the answer kept before the client has it: a repeat sent at once is a replay, never 409 (a store across the network)', async () => {
+    // As PostgreSQL: writing the answer and releasing a key take a round trip.
+    const memory = memoryIdempotencyStore();
+    const slow: IdempotencyStore = {
+      claim: (key) => memory.claim(key),
+      keep: async (...args) => {
+        await new Promise((r) => setTimeout(r, 150));
+        await memory.keep(...args);
+      },
+      release: async (...args) => {
+        await new Promise((r) => setTimeout(r, 150));
+        await memory.release(...args);
+      },
+    };
+    await withApp(
+      [503, 201],
+      async (post, runs) => {
+        // A failed run's key is free again as soon as its answer arrives: the retry runs.
+        expect((await post('k', { a: 1 })).status).toBe(500);
+        expect(await post('k', { a: 1 })).toEqual({ status: 201, replayed: null, body: { run: 2, got: { a: 1 } } });
+        expect(await post('k', { a: 1 })).toEqual({ status: 201, replayed: 'true', body: { run: 2, got: { a: 1 } } });
+        expect(runs()).toBe(2);
+      },
+      slow,
+    );
   });
 
   it('keeps a final client error as the answer', async () => {
