@@ -86,6 +86,11 @@ export const configSchema = z.object({
    * that died holding one frees it this long after its last renewal.
    */
   TUS_LOCK_TTL_MS: z.coerce.number().int().min(300).default(30_000),
+  /**
+   * Parts of resumable uploads being filled or sent to S3 at once in this process (each a file of TUS_PART_SIZE in
+   * the temp folder): with 8 MiB parts, 60 take 480 MiB of /tmp (k8s/ sizes upload's /tmp to the default).
+   */
+  TUS_PARTS_IN_FLIGHT: z.coerce.number().int().min(1).max(1000).default(60),
   /** Origins browsers may upload from (comma-separated), or `*`: credentials travel in headers, never cookies. */
   CORS_ALLOWED_ORIGINS: z.string().default('*'),
   /** How often the orphan reaper looks for stale entries. */

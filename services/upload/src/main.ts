@@ -41,6 +41,7 @@ async function main(): Promise<void> {
   const tusStore = createTusStore(storageConfig, {
     expiryMs: config.TUS_EXPIRY_MS,
     partSize: config.TUS_PART_SIZE,
+    partsInFlight: config.TUS_PARTS_IN_FLIGHT,
   });
   // Video metadata in the upload result when ffprobe runs here; otherwise it comes with the transcode job.
   const tools = await resolveTools({ ffmpeg: config.FFMPEG_PATH, ffprobe: config.FFPROBE_PATH }).catch((error: unknown) => {

@@ -1,9 +1,19 @@
+import { rm } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { tmpdir } from 'node:os';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type * as TusS3 from '@tus/s3-store' with { 'resolution-mode': 'import' };
+import type * as TusUtils from '@tus/utils' with { 'resolution-mode': 'import' };
 import type { StorageConfig } from '@dam/storage';
 
 // @tus/* ship ES modules only: Node 20.19+ requires them (see tus.routes.ts).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { S3Store } = require('@tus/s3-store') as typeof TusS3;
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { StreamSplitter } = require('@tus/utils') as typeof TusUtils;
+
+type Permit = Awaited<ReturnType<TusS3.S3Store['partUploadSemaphore']['acquire']>>;
 
 /** Every object of a resumable upload lives under this prefix until its asset is made (then it is removed). */
 export const TUS_PREFIX = 'tus/';
@@ -67,6 +77,79 @@ export class TusS3Store extends S3Store {
     return removed;
   }
 
+  /**
+   * The library's uploadParts (@tus/s3-store 2.0.7) with its part slots given back on every path. There, a PATCH
+   * whose body ends with an error (the client went away, the idle timeout) while it waits for a free slot still
+   * gets the slot once one is free, after the request is over, and never gives it back (nor the part file it then
+   * opens): every such PATCH took one of the process's TUS_PARTS_IN_FLIGHT for good, and once all were gone every
+   * PATCH of every resumable upload waited for ever. Here a slot that arrives for a request already ended goes back
+   * at once, and a slot handed over with a finished part is released by that part only (the library's error path
+   * released it as well, while the part was still on its way to S3). The rest is the library's, unchanged.
+   */
+  protected override async uploadParts(metadata: TusS3.MetadataValue, readStream: Readable, currentPartNumber: number, offset: number): Promise<number> {
+    const size = metadata.file.size;
+    const promises: Promise<void>[] = [];
+    let pendingChunkFilepath: string | null = null;
+    let bytesUploaded = 0;
+    let permit: Permit | undefined;
+    const splitterStream: TusUtils.StreamSplitter = new StreamSplitter({ chunkSize: this.calcOptimalPartSize(size), directory: tmpdir() })
+      .on('beforeChunkStarted', async () => {
+        const acquired = await this.partUploadSemaphore.acquire();
+        if (splitterStream.destroyed) {
+          await acquired.release();
+          throw new Error('the request ended while it waited for a part slot');
+        }
+        permit = acquired;
+      })
+      .on('chunkStarted', (filepath: string) => {
+        pendingChunkFilepath = filepath;
+      })
+      .on('chunkFinished', ({ path, size: partSize }: { path: string; size: number }) => {
+        pendingChunkFilepath = null;
+        const acquiredPermit = permit;
+        permit = undefined;
+        const partNumber = currentPartNumber++;
+        offset += partSize;
+        const isFinalPart = size === offset;
+        const deferred = (async () => {
+          try {
+            // Only the first chunk of each PATCH request can prepend an incomplete part (last chunk) from the previous request.
+            const readable = createReadStream(path);
+            if (partSize >= this.minPartSize || isFinalPart) await this.uploadPart(metadata, readable, partNumber);
+            else await this.uploadIncompletePart(metadata.file.id, readable);
+            bytesUploaded += partSize;
+          } catch (error) {
+            // Stops processing more chunks.
+            splitterStream.destroy(error instanceof Error ? error : new Error(String(error)));
+            throw error;
+          } finally {
+            rm(path).catch(() => undefined);
+            acquiredPermit?.release().catch(() => undefined);
+          }
+        })();
+        // Rejections are thrown by Promise.all below.
+        deferred.catch(() => undefined);
+        promises.push(deferred);
+      })
+      .on('chunkError', () => {
+        const held = permit;
+        permit = undefined;
+        held?.release().catch(() => undefined);
+      });
+    try {
+      await pipeline(readStream, splitterStream);
+    } catch (error) {
+      const pending = pendingChunkFilepath as string | null;
+      if (pending !== null) await rm(pending).catch(() => undefined);
+      promises.push(Promise.reject(error instanceof Error ? error : new Error(String(error))));
+    } finally {
+      // Nothing keeps running in the background: every part has ended before this returns.
+      await Promise.allSettled(promises);
+      await Promise.all(promises);
+    }
+    return bytesUploaded;
+  }
+
   /** Removes a finished upload's objects once its asset holds the bytes. */
   async discard(id: string): Promise<void> {
     await this.client.deleteObjects({
@@ -77,10 +160,10 @@ export class TusS3Store extends S3Store {
   }
 }
 
-export function createTusStore(storage: StorageConfig, opts: { expiryMs: number; partSize: number }): TusS3Store {
+export function createTusStore(storage: StorageConfig, opts: { expiryMs: number; partSize: number; partsInFlight?: number }): TusS3Store {
   return new TusS3Store({
     partSize: opts.partSize,
-    maxConcurrentPartUploads: TUS_PARTS_IN_FLIGHT,
+    maxConcurrentPartUploads: opts.partsInFlight ?? TUS_PARTS_IN_FLIGHT,
     // Expiry is this store's own sweep (deleteExpired), not a bucket lifecycle rule over object tags.
     useTags: false,
     expirationPeriodInMilliseconds: opts.expiryMs,

@@ -165,11 +165,24 @@ export function tusRoutes(deps: TusDeps, authenticate: RequestHandler): Router {
         // stays open for the 408.
         const pass = new PassThrough();
         req.pipe(pass);
-        stopIdle = watchIdle(req, idleMs, (error) => {
+        const watching = watchIdle(req, idleMs, (error) => {
           idled = error;
           req.unpipe(pass);
           pass.destroy(error);
         });
+        // A client that goes away mid-body: the body ends there, as @tus/server's own Node handler ends it (the bytes
+        // received are kept; HEAD tells the offset). Before, the PATCH waited for the rest for ever, holding its
+        // upload's lease and the part slot of the store it was filling (tus-store.ts).
+        const cut = () => {
+          if (req.complete || pass.destroyed) return;
+          req.unpipe(pass);
+          pass.end();
+        };
+        req.once('close', cut);
+        stopIdle = () => {
+          watching();
+          req.off('close', cut);
+        };
         body = pass;
       }
       const web = webRequest(req, body);
