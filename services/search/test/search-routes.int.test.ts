@@ -10,6 +10,7 @@ import { buildSearchApp } from '../src/app';
 import { applyCollectionMessage } from '../src/use-cases/apply-read-model.use-case';
 import { migrateSearch } from '../src/migrations';
 import { RESULT_CAP, searchRequest } from '../src/domain/search-request';
+import { searchPage } from '../src/use-cases/search-assets.use-case';
 
 const identities = serviceIdentities();
 let pool: Pool;
@@ -86,6 +87,26 @@ describe('result sets', () => {
     expect(beyond.status).toBe(400);
     // Another user of the group cannot page someone else's set.
     expect((await call(principal(1, 2, 1), 'GET', `/api/v1/assets/search/${first.body.search_result_id}/1`)).status).toBe(404);
+  });
+
+  it('reads only the page asked of a stored set from the database (issue 33: all of its ids before, for every page)', async () => {
+    const admin = principal(1, 1, 1);
+    const first = await call(admin, 'POST', '/api/v1/assets/search', { query: 'photo', page_size: 100, sort: [{ field: 'size', order: 'asc' }] });
+    const received: unknown[][] = [];
+    const watched = {
+      query: async (text: string, values?: unknown[]) => {
+        const res = await pool.query(text, values);
+        for (const row of res.rows as Array<Record<string, unknown>>) for (const v of Object.values(row)) if (Array.isArray(v)) received.push(v);
+        return res;
+      },
+    } as unknown as Pool;
+    const deps = { index: new PgSearchIndex(pool), resultSets: new ResultSetRepository(watched), resultSetTtlMs: 60_000 };
+    const who = { groupId: 1, userId: 1, ownOnly: false, maySearchTrash: true };
+    const page = await searchPage(deps, who, first.body.search_result_id, 40);
+    expect(page).toMatchObject({ page: 40, pages: 100, total: 10000, total_is_capped: true, page_size: 100 });
+    expect(page.results.map((r) => ('id' in r ? r.id : undefined))).toEqual(Array.from({ length: 100 }, (_, i) => `g1-${String(3901 + i).padStart(6, '0')}`));
+    expect(Math.max(...received.map((v) => v.length))).toBe(100);
+    await expect(searchPage(deps, who, first.body.search_result_id, 101)).rejects.toMatchObject({ code: 'PAGE_OUT_OF_RANGE' });
   });
 
   it("answers a result id of no set's form with 404, on both paths (CONTRACT §16: 400 before)", async () => {
@@ -326,6 +347,49 @@ describe('relevance (issue 33)', () => {
     const stored = (await pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN VERBOSE ${storeSql?.text}`, storeSql?.values)).rows.map((r) => r['QUERY PLAN']);
     expect(stored.filter((line) => line.includes('Sort Key:'))).toEqual([expect.stringContaining('asset_id COLLATE "C"')]);
     expect(stored.filter((line) => /array_agg\([^)]*ORDER BY/.test(line))).toEqual([]);
+  });
+});
+
+describe('a set is a snapshot (CONTRACT §8)', () => {
+  it('pages through the set page 1 came from, whatever changed in the model between the search and the page', async () => {
+    // Group 7: 30 matches with scores that differ (the word 1-3 times at weight B, once at A for some).
+    await pool.query(
+      `INSERT INTO search_index (asset_id, group_id, version, indexed, status, name, content_type, size, creator_id, upload_time, update_time, doc, tsv)
+       SELECT 'g7-' || lpad(i::text, 2, '0'), 7, 1, true, 'OK', 'n' || i, 'image/jpeg', i, 1, now(), now(), '{}'::jsonb,
+              setweight(to_tsvector('simple', CASE WHEN i % 4 = 0 THEN 'tide' ELSE 'x' END), 'A') || setweight(to_tsvector('simple', repeat('tide ', 1 + i % 3)), 'B')
+       FROM generate_series(1, 30) AS i`,
+    );
+    const admin = principal(7, 1, 1);
+    const want = (await new PgSearchIndex(pool).match(searchRequest.parse({ query: 'tide' }), { groupId: 7, userId: 1 }, 100)).hits.map((h) => h.id);
+    expect(want).toHaveLength(30);
+    const first = await call(admin, 'POST', '/api/v1/assets/search', { query: 'tide', page_size: 10 });
+    expect(first.body).toMatchObject({ page: 1, pages: 3, total: 30, total_is_capped: false });
+    expect(first.body.results.map((r: { id: string }) => r.id)).toEqual(want.slice(0, 10));
+    // Then: five new assets that would rank first, one of page 2 no longer matches, one of page 3 trashed, one renamed.
+    await pool.query(
+      `INSERT INTO search_index (asset_id, group_id, version, indexed, status, name, content_type, size, creator_id, upload_time, update_time, doc, tsv)
+       SELECT 'g7-new' || i, 7, 1, true, 'OK', 'tide', 'image/jpeg', 1, 1, now(), now(), '{}'::jsonb, setweight(to_tsvector('simple', 'tide tide tide'), 'A')
+       FROM generate_series(1, 5) AS i`,
+    );
+    await pool.query(`UPDATE search_index SET tsv = to_tsvector('simple', 'ebb'), version = 2 WHERE asset_id = $1`, [want[12]]);
+    await pool.query(`UPDATE search_index SET deleted = true, version = 2 WHERE asset_id = $1`, [want[25]]);
+    await pool.query(`UPDATE search_index SET name = 'renamed', version = 2 WHERE asset_id = $1`, [want[15]]);
+    const id = first.body.search_result_id as string;
+    for (const page of [2, 3, 1]) {
+      const got = await call(admin, 'GET', `/api/v1/assets/search/${id}/${page}`);
+      expect({ page, status: got.status, total: got.body.total, pages: got.body.pages, ids: got.body.results.map((r: { id: string }) => r.id) }).toEqual({
+        page,
+        status: 200,
+        total: 30,
+        pages: 3,
+        ids: want.slice((page - 1) * 10, page * 10),
+      });
+    }
+    // A page shows each asset as it is now; a new search sees the new model.
+    expect((await call(admin, 'GET', `/api/v1/assets/search/${id}/2`)).body.results[5]).toMatchObject({ id: want[15], name: 'renamed' });
+    const again = await call(admin, 'POST', '/api/v1/assets/search', { query: 'tide', page_size: 10 });
+    expect(again.body.total).toBe(33);
+    expect(again.body.results.slice(0, 5).map((r: { id: string }) => r.id)).toEqual(['g7-new1', 'g7-new2', 'g7-new3', 'g7-new4', 'g7-new5']);
   });
 });
 

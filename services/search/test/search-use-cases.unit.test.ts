@@ -45,6 +45,13 @@ function memoryResultSets() {
       const found = sets.get(id);
       return found && found.owner.groupId === owner.groupId && found.owner.userId === owner.userId ? found.set : undefined;
     },
+    findPage: async (id, owner, page) => {
+      const found = sets.get(id);
+      if (!found || found.owner.groupId !== owner.groupId || found.owner.userId !== owner.userId) return undefined;
+      const { ids, scores, ...rest } = found.set;
+      const from = (page - 1) * rest.page_size;
+      return { ...rest, total: ids.length, ids: ids.slice(from, from + rest.page_size), scores: scores.slice(from, from + rest.page_size) };
+    },
     deleteExpired: async () => 0,
   };
   return { resultSets, sets };

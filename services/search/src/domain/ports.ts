@@ -1,5 +1,5 @@
 import type { AssetData } from '@dam/events';
-import type { Facets, IndexedAsset, ResultSet, Scope, SearchRequest } from './search-request';
+import type { Facets, IndexedAsset, ResultSet, Scope, SearchRequest, SetPage } from './search-request';
 
 /** What the asset's addons found (the envelope's `addon_terms`). */
 export interface AddonTerms {
@@ -79,6 +79,8 @@ export interface ResultSets {
   save(set: ResultSet, owner: SetOwner, ttlMs: number): Promise<void>;
   /** The owner's set unless it expired. */
   find(id: string, owner: SetOwner): Promise<ResultSet | undefined>;
+  /** Page `page` of the owner's set unless it expired (no ids past its last page): only that page's ids leave the store. */
+  findPage(id: string, owner: SetOwner, page: number): Promise<SetPage | undefined>;
   /** Removes expired sets; answers how many. */
   deleteExpired(): Promise<number>;
 }

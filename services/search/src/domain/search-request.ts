@@ -85,6 +85,9 @@ export interface ResultSet {
   facets: Facets;
 }
 
+/** One page of a stored set: the set's own fields, how many ids it holds (`total`), and the page's ids and scores. */
+export type SetPage = Omit<ResultSet, 'ids' | 'scores'> & { total: number; ids: string[]; scores: number[] };
+
 /** One indexed asset as a page shows it (`doc` is the asset as its last event carried it, for `extended`). */
 export interface IndexedAsset {
   id: string;

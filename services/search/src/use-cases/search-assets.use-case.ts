@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { badRequest, forbidden, notFound } from '@dam/errors';
 import type { ResultSets, SearchIndex } from '../domain/ports';
-import { RESULT_CAP, type ResultSet, type SearchRequest } from '../domain/search-request';
+import { RESULT_CAP, type ResultSet, type SearchRequest, type SetPage } from '../domain/search-request';
 
 export interface SearchDeps {
   index: SearchIndex;
@@ -21,9 +21,6 @@ export const searchResultNotFound = () => notFound('SEARCH_RESULT_NOT_FOUND', 'N
 
 const pagesOf = (total: number, pageSize: number): number => Math.max(1, Math.ceil(total / pageSize));
 
-/** A stored set as a page shows it: the set's own fields, how many ids it holds, and the page's ids and scores. */
-type PageSource = Omit<ResultSet, 'ids' | 'scores'> & { total: number; ids: string[]; scores: number[] };
-
 /** One page of a stored set: the assets in the set's order (an asset purged since, a tombstone now, is left out). */
 function pageOf(index: SearchIndex, set: ResultSet, page: number) {
   const from = (page - 1) * set.page_size;
@@ -34,7 +31,7 @@ function pageOf(index: SearchIndex, set: ResultSet, page: number) {
   );
 }
 
-async function pageFrom(index: SearchIndex, set: PageSource, page: number) {
+async function pageFrom(index: SearchIndex, set: SetPage, page: number) {
   const { ids } = set;
   const byId = new Map((await index.assets(ids)).map((a) => [a.id, a]));
   const results = [];
@@ -102,9 +99,9 @@ export async function searchAssets(deps: SearchDeps, who: Searcher, request: Sea
 
 /** A later page of the caller's own stored set: 404 when unknown or expired, 400 past its last page. */
 export async function searchPage(deps: SearchDeps, who: Searcher, setId: string, page: number): Promise<SearchPage> {
-  const set = await deps.resultSets.find(setId, who);
+  const set = await deps.resultSets.findPage(setId, who, page);
   if (!set) throw searchResultNotFound();
-  const pages = pagesOf(set.ids.length, set.page_size);
+  const pages = pagesOf(set.total, set.page_size);
   if (page > pages) throw badRequest('PAGE_OUT_OF_RANGE', `The result has ${pages} page(s)`, [{ path: 'page', message: `at most ${pages}` }]);
-  return pageOf(deps.index, set, page);
+  return pageFrom(deps.index, set, page);
 }
