@@ -10,6 +10,7 @@ import { pgTransactions } from './adapters/transaction';
 import type { JobTimings } from './domain/job';
 import type { TransformCall } from './domain/ports';
 import { assetDataRoutes } from './http/asset-data.routes';
+import { answerWritesAfter } from './http/write-answers';
 import { publicPolicySync, type PublicCopySync } from './adapters/public-object.repository';
 import { conversionRoutes } from './http/conversions.routes';
 import { dataUpdateRoutes } from './http/data-update.routes';
@@ -50,6 +51,8 @@ export interface MetadataAppDeps {
   groupSettings: TrashRouteDeps['settings'];
   /** Whether an addon's model failed to load (asked of the addon service); without it, runs are always queued. */
   addonUnavailable?: AddonRouteDeps['addonUnavailable'];
+  /** What a write's answer waits for: the notices of the assets it changed sent to the gateways (see AssetChangeNotices). */
+  noticesSettled?: () => Promise<void>;
 }
 
 /** Builds the HTTP app from its dependencies; never listens (main.ts and tests do). */
@@ -59,6 +62,7 @@ export function buildMetadataApp(deps: MetadataAppDeps): Express {
   // Every route acts for a user and is reached from an edge that authenticated them: the public API only
   // through the gateway, the registration of stored originals only from upload.
   const { guard } = deps.verifier;
+  if (deps.noticesSettled) app.use(answerWritesAfter(deps.noticesSettled));
   app.all('/internal/v1/assets', guard({ callers: ['upload'], principal: 'required' }));
   app.all(
     ['/internal/v1/assets/ingest', '/internal/v1/assets/:id/replaceable', '/internal/v1/assets/:id/original'],

@@ -60,6 +60,7 @@ async function main(): Promise<void> {
   const autoAddons = autoAddonsPlanner((groupId) => groupSettings.get(String(groupId)), addonUnavailable);
   const syncPublicPolicy = publicPolicySync(pool, storage, { logger, sweepEveryMs: config.PUBLIC_SWEEP_INTERVAL_MS });
 
+  const notices = assetChangeNotices(pool, nc, logger);
   await runService({
     logger,
     host: config.HOST,
@@ -82,7 +83,7 @@ async function main(): Promise<void> {
       storageGaugePoller(pool, logger, config.STORAGE_GAUGE_INTERVAL_MS),
       { kind: 'poller', name: 'outbox-relay', start: () => startOutboxRelay({ pool, nc, logger }) },
       // Every change of an asset's record, to the gateways' Get Data caches (plain NATS, at once; not through the outbox).
-      assetChangeNotices(pool, nc, logger),
+      notices.worker,
     ],
     resources: [
       { name: 'telemetry', close: () => telemetry.shutdown() },
@@ -101,6 +102,7 @@ async function main(): Promise<void> {
         transforms: transformClient({ baseUrl: config.CONVERSION_URL, signer: createServiceSigner(config.SERVICE_KEY) }),
         groupSettings,
         addonUnavailable,
+        noticesSettled: notices.settled,
         verifier: createServiceVerifier({
           service: 'metadata',
           trusted: config.SERVICE_TRUSTED_KEYS,

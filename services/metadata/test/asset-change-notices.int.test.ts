@@ -39,7 +39,7 @@ const flat = () => heard.flat();
 
 describe('notices of changed assets (issue 33: the gateways drop their kept Get Data)', () => {
   it('announces every committed insert, update and delete of an asset, whoever wrote it, and nothing rolled back', async () => {
-    const relay = await assetChangeNotices(pool, relayNc, createLogger({ service: 'metadata-test', level: 'silent' })).start();
+    const relay = await assetChangeNotices(pool, relayNc, createLogger({ service: 'metadata-test', level: 'silent' })).worker.start();
     try {
       // Listening announces `*` first: whatever changed before it was not heard.
       await waitFor(() => flat().includes('*'));
@@ -81,7 +81,7 @@ describe('notices of changed assets (issue 33: the gateways drop their kept Get 
   });
 
   it('after losing its connection, listens again and announces `*` (notices meanwhile were not heard)', async () => {
-    const relay = await assetChangeNotices(pool, relayNc, createLogger({ service: 'metadata-test', level: 'silent' }), 100).start();
+    const relay = await assetChangeNotices(pool, relayNc, createLogger({ service: 'metadata-test', level: 'silent' }), 100).worker.start();
     try {
       await waitFor(() => flat().includes('*'));
       heard.length = 0;
@@ -93,5 +93,31 @@ describe('notices of changed assets (issue 33: the gateways drop their kept Get 
     } finally {
       await relay.stop();
     }
+  });
+
+  it('settled(): every change committed before it is announced and at NATS, so the gateways have it before the answer', async () => {
+    const notices = assetChangeNotices(pool, relayNc, createLogger({ service: 'metadata-test', level: 'silent' }));
+    const relay = await notices.worker.start();
+    try {
+      await waitFor(() => flat().includes('*'));
+      heard.length = 0;
+      // Many times over, and several writers at once: no wait, no retry; each change is heard once settled() is.
+      for (let i = 0; i < 60; i += 1) {
+        const ids = [`s${i}a`, `s${i}b`, `s${i}c`];
+        await Promise.all(
+          ids.map(async (id) => {
+            await pool.query(insert(id));
+            await notices.settled();
+            // The gateway's own round trip to the server: what the server had before it, the gateway has heard.
+            await gateway.flush();
+            expect(flat()).toContain(id);
+          }),
+        );
+      }
+    } finally {
+      await relay.stop();
+    }
+    // Stopped: settled() answers at once.
+    await notices.settled();
   });
 });

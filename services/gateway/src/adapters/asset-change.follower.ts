@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/nats-core';
-import { SUBJECT_ASSETS_CHANGED } from '@dam/events';
+import { connectionWatch, SUBJECT_ASSETS_CHANGED } from '@dam/events';
 import type { Running, Worker } from '@dam/http';
 import type { Logger } from '@dam/logging';
 import type { ReadCache } from '../domain/read-cache';
@@ -42,13 +42,10 @@ export function assetChangeFollower(nc: NatsConnection, cache: ReadCache, logger
         },
       });
       let stopped = false;
-      void (async () => {
-        for await (const s of nc.status()) {
-          if (stopped) return;
-          if (s.type === 'disconnect' || s.type === 'close') cache.setEnabled(false);
-          else if (s.type === 'reconnect') cache.setEnabled(true);
-        }
-      })().catch(() => undefined);
+      // Down (disconnected, stale, closed): off; back: on, empty.
+      connectionWatch(nc).onChange((up) => {
+        if (!stopped) cache.setEnabled(up);
+      });
       // Served from the cache only once the server has the subscription: no notice after that is missed. Not awaited:
       // with NATS away the gateway serves without the cache (a reconnection turns it on).
       nc.flush().then(

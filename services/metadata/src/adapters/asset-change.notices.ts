@@ -1,6 +1,6 @@
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { Pool, PoolClient } from '@dam/db';
-import { errorFields, SUBJECT_ASSETS_CHANGED } from '@dam/events';
+import { connectionWatch, errorFields, SUBJECT_ASSETS_CHANGED } from '@dam/events';
 import type { Running, Worker } from '@dam/http';
 import type { Logger } from '@dam/logging';
 
@@ -11,14 +11,27 @@ export const ALL_ASSETS = '*';
 /** Ids per NATS message: a bulk change of 10,000 assets is 20 messages, not 10,000. */
 const IDS_PER_NOTICE = 500;
 
+/** The relay of notices, and what a write's answer waits for. */
+export interface AssetChangeNotices {
+  worker: Worker;
+  /**
+   * Resolves once every change committed before the call has been announced and NATS has it (at once when nothing
+   * listens or NATS is down: the gateways then keep nothing). A write's answer waits for it, so a read sent after the
+   * answer, through any gateway replica, comes after the notice.
+   */
+  settled(): Promise<void>;
+}
+
 /**
  * Relays the database's `asset_changed` notices to SUBJECT_ASSETS_CHANGED, for the gateways' Get Data caches (issue
  * 33): the ids heard in one turn of the event loop go out together. While its connection is down no notice is heard,
  * so each (re)start of listening first announces `*` (every gateway empties its cache). One pool connection is held
  * for it, as the outbox relay holds one.
  */
-export function assetChangeNotices(pool: Pool, nc: NatsConnection, logger: Logger, retryMs = 1000): Worker {
-  return {
+export function assetChangeNotices(pool: Pool, nc: NatsConnection, logger: Logger, retryMs = 1000): AssetChangeNotices {
+  const watch = connectionWatch(nc);
+  let settle: () => Promise<void> = async () => undefined;
+  const worker: Worker = {
     kind: 'poller',
     name: 'asset-change-notices',
     async start(): Promise<Running> {
@@ -95,14 +108,50 @@ export function assetChangeNotices(pool: Pool, nc: NatsConnection, logger: Logge
         await current.client.query(`UNLISTEN ${ASSET_CHANGED_CHANNEL}`).catch(() => undefined);
         current.giveBack(false);
       };
+      /**
+       * One round: a query on the listening connection. PostgreSQL sends a listening session the notifications committed
+       * before it reads a command ahead of that command's result, so once it answers, every change committed before the
+       * round began has been heard; they are published at once and NATS is asked to confirm it has them. Callers that
+       * arrive during a round wait for the next one (theirs may have committed after it began).
+       */
+      let waiting: Array<() => void> = [];
+      let round: Promise<void> | undefined;
+      const runRounds = async (): Promise<void> => {
+        await Promise.resolve(); // `round` is set before the first round can end
+        while (waiting.length > 0) {
+          const done = waiting;
+          waiting = [];
+          const current = listener;
+          try {
+            if (current && watch.connected()) {
+              await current.client.query('SELECT 1');
+              flush();
+              await watch.untilDisconnected(nc.flush());
+            }
+          } catch {
+            // The listener or NATS went away: the gateways drop everything when either comes back.
+          }
+          for (const resolve of done) resolve();
+        }
+        round = undefined;
+      };
+      settle = () =>
+        new Promise<void>((resolve) => {
+          waiting.push(resolve);
+          round ??= runRounds();
+        });
+
       await listen();
       return {
         async stop() {
           stopping = true;
+          settle = async () => undefined;
+          await round;
           await release();
           flush();
         },
       };
     },
   };
+  return { worker, settled: () => settle() };
 }
