@@ -231,7 +231,7 @@ async function main(): Promise<void> {
     query: async (text: string, values: unknown[] = []) => {
       if (!text.includes('INSERT INTO result_sets')) return db.query(text, values);
       storedPlan = (await db.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT TEXT) ${text}`, values)).rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']);
-      return { rows: [{ first_ids: [], first_scores: [], total: 0, capped: false, facets: {} }] };
+      return { rows: [{ first_ids: [], first_scores: [], total: 0, capped: false, facets: {}, first_assets: [] }] };
     },
   } as unknown as ConstructorParameters<typeof PgSearchIndex>[0]);
   const kw = searchRequest.parse(keyword);

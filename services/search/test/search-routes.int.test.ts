@@ -10,7 +10,7 @@ import { buildSearchApp } from '../src/app';
 import { applyCollectionMessage } from '../src/use-cases/apply-read-model.use-case';
 import { migrateSearch } from '../src/migrations';
 import { RESULT_CAP, searchRequest } from '../src/domain/search-request';
-import { searchPage } from '../src/use-cases/search-assets.use-case';
+import { searchAssets, searchPage } from '../src/use-cases/search-assets.use-case';
 
 const identities = serviceIdentities();
 let pool: Pool;
@@ -238,13 +238,17 @@ describe('a set matched and stored in the database (issue 33)', () => {
         extended: false,
         facets,
       });
+      const firstIds = kept.slice(0, request.page_size).map((h) => h.id);
       expect(saved).toEqual({
-        firstIds: kept.slice(0, request.page_size).map((h) => h.id),
+        firstIds,
         firstScores: kept.slice(0, request.page_size).map((h) => h.score),
         total: kept.length,
         capped: hits.length > RESULT_CAP,
         facets,
+        // The first page's assets, read by the same statement (issue 33), as assets() reads them (no doc: not extended).
+        firstAssets: expect.arrayContaining((await index.assets(firstIds)).map((a) => ({ ...a, doc: null }))),
       });
+      expect(saved.firstAssets).toHaveLength(firstIds.length);
       // What the service sent: the request's values, never the set's ids.
       expect(sent.join(' ')).not.toContain(kept[request.page_size]?.id ?? 'no-such-id');
       // A keyword with facets is one statement (the match and its facets from one scan; three statements before).
@@ -258,6 +262,28 @@ describe('a set matched and stored in the database (issue 33)', () => {
       `${0}`.padStart(32, 'a'),
     ]);
     expect(stored.rows).toEqual([{ ids: null, scores: null }]);
+  });
+});
+
+describe('a search is one statement (issue 33)', () => {
+  it('matches, stores and reads the first page of a keyword search (with or without facets) by one statement, the same page as a page GET', async () => {
+    const sent: string[] = [];
+    const counting = {
+      query: (text: string, values?: unknown[]) => {
+        sent.push(text);
+        return pool.query(text, values);
+      },
+    } as unknown as Pool;
+    const deps = { index: new PgSearchIndex(counting), resultSets: new ResultSetRepository(pool), resultSetTtlMs: 60_000 };
+    const who = { groupId: 1, userId: 1, ownOnly: false, maySearchTrash: true };
+    for (const body of [{ query: 'photo 12' }, { query: 'photo 12', facets: ['status'] }, { query: 'photo 12', extended: true }]) {
+      sent.length = 0;
+      const first = await searchAssets(deps, who, searchRequest.parse(body));
+      // Two before: the stored match, then the first page's assets.
+      expect({ body, statements: sent.length }).toEqual({ body, statements: 1 });
+      expect(first.results).toHaveLength(25);
+      expect(await searchPage(deps, who, first.search_result_id, 1)).toEqual(first);
+    }
   });
 });
 

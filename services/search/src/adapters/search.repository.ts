@@ -11,6 +11,56 @@ import { FACET_COLUMNS, orderOf, scoreOf, whereOf } from './search-query';
 const rankedArrays = (ranked: string): string =>
   `SELECT coalesce(array_agg(asset_id), '{}') AS ids, coalesce(array_agg(score), '{}') AS scores FROM (${ranked}) r`;
 
+/** The indexed assets among `ids` (an SQL array), as a page shows them: with their doc when `extended`. */
+const pageAssets = (ids: string, extended: boolean): string =>
+  extended
+    ? // The doc from search_docs; a row a replica of the previous release wrote still holds its own.
+      `SELECT s.asset_id, s.name, s.size, s.content_type, s.status, s.upload_time, coalesce(d.doc, s.doc) AS doc
+       FROM search_index s LEFT JOIN search_docs d ON d.asset_id = s.asset_id WHERE s.asset_id = ANY(${ids}) AND s.indexed`
+    : `SELECT s.asset_id, s.name, s.size, s.content_type, s.status, s.upload_time, NULL::jsonb AS doc FROM search_index s WHERE s.asset_id = ANY(${ids}) AND s.indexed`;
+
+/**
+ * The first page's assets read by the statement that stores the set (its CTE `stored` returns `first_ids`), as one
+ * JSON array (issue 33: a statement and a round trip less per search, and the same snapshot as the set).
+ */
+const firstAssetsOf = (extended: boolean): string =>
+  `(SELECT coalesce(jsonb_agg(to_jsonb(a)), '[]'::jsonb) FROM (${pageAssets('stored.first_ids', extended)}) a) AS first_assets`;
+
+interface AssetRow {
+  asset_id: string;
+  name: string;
+  size: string | number;
+  content_type: string;
+  status: string;
+  upload_time: Date | string;
+  doc: unknown;
+}
+const indexedAsset = (r: AssetRow): IndexedAsset => ({
+  id: r.asset_id,
+  name: r.name,
+  size: Number(r.size),
+  content_type: r.content_type,
+  status: r.status,
+  upload_time: new Date(r.upload_time),
+  doc: r.doc,
+});
+
+interface StoredRow {
+  first_ids: string[];
+  first_scores: number[];
+  total: number;
+  capped: boolean;
+  first_assets: AssetRow[];
+}
+
+const savedOf = (row: StoredRow): Omit<SavedMatch, 'facets'> => ({
+  firstIds: row.first_ids,
+  firstScores: row.first_scores.map(Number),
+  total: row.total,
+  capped: row.capped,
+  firstAssets: row.first_assets.map(indexedAsset),
+});
+
 /** Searches of `search_index` in PostgreSQL: the match and its facets, and the assets a page shows. */
 export class PgSearchIndex implements SearchIndex {
   constructor(private readonly pool: Pool) {}
@@ -58,12 +108,13 @@ export class PgSearchIndex implements SearchIndex {
     // aggregated in that order; the first cap are the set, one more says it is capped.
     if (tsquery && request.facets.length > 0) return this.matchFacetsAndSave(request, { sql, score, order, q, p, n, pageSize }, set, owner, ttlMs);
     const [stored, facets] = await Promise.all([
-      this.pool.query<{ first_ids: string[]; first_scores: number[]; total: number; capped: boolean }>(
+      this.pool.query<StoredRow>(
         `WITH s AS (${rankedArrays(`SELECT asset_id, ${score}::real AS score FROM search_index WHERE ${sql} ORDER BY ${order} LIMIT ${n + 1}`)})
-         INSERT INTO result_sets (id, group_id, user_id, ids, scores, capped, page_size, extended, facets, expires_at)
+         , stored AS (INSERT INTO result_sets (id, group_id, user_id, ids, scores, capped, page_size, extended, facets, expires_at)
          SELECT ${p(set.id)}, ${p(owner.groupId)}, ${p(owner.userId)}, ids[1:${n}], scores[1:${n}], cardinality(ids) > ${n}, ${pageSize}, ${p(set.extended)}, '{}'::jsonb,
                 now() + make_interval(secs => ${p(ttlMs / 1000)}) FROM s
-         RETURNING ids[1:${pageSize}] AS first_ids, scores[1:${pageSize}] AS first_scores, cardinality(ids) AS total, capped`,
+         RETURNING ids[1:${pageSize}] AS first_ids, scores[1:${pageSize}] AS first_scores, cardinality(ids) AS total, capped)
+         SELECT stored.*, ${firstAssetsOf(set.extended)} FROM stored`,
         q,
       ),
       this.facetCounts(request.facets, sql, params),
@@ -71,7 +122,7 @@ export class PgSearchIndex implements SearchIndex {
     if (request.facets.length > 0) await this.pool.query('UPDATE result_sets SET facets = $2 WHERE id = $1', [set.id, JSON.stringify(facets)]);
     const row = stored.rows[0];
     if (!row) throw new Error('the result set was not stored');
-    return { firstIds: row.first_ids, firstScores: row.first_scores.map(Number), total: row.total, capped: row.capped, facets };
+    return { ...savedOf(row), facets };
   }
 
   /**
@@ -90,7 +141,7 @@ export class PgSearchIndex implements SearchIndex {
     const wanted = [...new Set(request.facets)];
     const parts = this.facetParts(wanted, q, 'f');
     const data = (request.sort?.some((s) => s.field.startsWith('data.')) ?? false) || wanted.some((f) => f.startsWith('data.'));
-    const stored = await this.pool.query<{ first_ids: string[]; first_scores: number[]; total: number; capped: boolean; facets: Facets }>(
+    const stored = await this.pool.query<StoredRow & { facets: Facets }>(
       `WITH f AS MATERIALIZED (
          SELECT asset_id, ${score}::real AS score, name, size, upload_time, update_time, content_type, status, creator_id${data ? ', data' : ''}${
            wanted.includes('tags') ? ', labels' : ''
@@ -103,37 +154,25 @@ export class PgSearchIndex implements SearchIndex {
                   (SELECT jsonb_agg(jsonb_build_object('value', CASE WHEN w.name = 'creator_id' THEN to_jsonb(c.value::bigint) ELSE to_jsonb(c.value) END,
                                                        'count', c.count) ORDER BY c.count DESC, c.value)
                      FROM c WHERE c.i = w.k - 1), '[]'::jsonb)) AS facets
-         FROM unnest(${p(wanted)}::text[]) WITH ORDINALITY AS w(name, k))
-       INSERT INTO result_sets (id, group_id, user_id, ids, scores, capped, page_size, extended, facets, expires_at)
+         FROM unnest(${p(wanted)}::text[]) WITH ORDINALITY AS w(name, k)),
+       stored AS (INSERT INTO result_sets (id, group_id, user_id, ids, scores, capped, page_size, extended, facets, expires_at)
        SELECT ${p(set.id)}, ${p(owner.groupId)}, ${p(owner.userId)}, ids[1:${n}], scores[1:${n}], cardinality(ids) > ${n}, ${pageSize}, ${p(set.extended)},
               (SELECT facets FROM j),
               now() + make_interval(secs => ${p(ttlMs / 1000)}) FROM s
-       RETURNING ids[1:${pageSize}] AS first_ids, scores[1:${pageSize}] AS first_scores, cardinality(ids) AS total, capped, facets`,
+       RETURNING ids[1:${pageSize}] AS first_ids, scores[1:${pageSize}] AS first_scores, cardinality(ids) AS total, capped, facets)
+       SELECT stored.*, ${firstAssetsOf(set.extended)} FROM stored`,
       q,
     );
     const row = stored.rows[0];
     if (!row) throw new Error('the result set was not stored');
     // As `facetCounts` answers them: facets in the order asked, `value` before `count` (jsonb orders keys its own way).
     const facets: Facets = Object.fromEntries(wanted.map((f) => [f, (row.facets[f] ?? []).map(({ value, count }) => ({ value, count }))]));
-    return { firstIds: row.first_ids, firstScores: row.first_scores.map(Number), total: row.total, capped: row.capped, facets };
+    return { ...savedOf(row), facets };
   }
 
   async assets(ids: string[]): Promise<IndexedAsset[]> {
-    const rows = await this.pool.query<{ asset_id: string; name: string; size: string; content_type: string; status: string; upload_time: Date; doc: unknown }>(
-      // The doc from search_docs; a row a replica of the previous release wrote still holds its own.
-      `SELECT s.asset_id, s.name, s.size, s.content_type, s.status, s.upload_time, coalesce(d.doc, s.doc) AS doc
-       FROM search_index s LEFT JOIN search_docs d ON d.asset_id = s.asset_id WHERE s.asset_id = ANY($1) AND s.indexed`,
-      [ids],
-    );
-    return rows.rows.map((r) => ({
-      id: r.asset_id,
-      name: r.name,
-      size: Number(r.size),
-      content_type: r.content_type,
-      status: r.status,
-      upload_time: r.upload_time,
-      doc: r.doc,
-    }));
+    const rows = await this.pool.query<AssetRow>(pageAssets('$1', true), [ids]);
+    return rows.rows.map(indexedAsset);
   }
 
   /**

@@ -45,6 +45,11 @@ export interface SavedMatch {
   total: number;
   capped: boolean;
   facets: Facets;
+  /**
+   * The indexed assets among `firstIds` when the store read them with the set (the same statement, so the same
+   * snapshot); otherwise the first page asks `assets(firstIds)`.
+   */
+  firstAssets?: IndexedAsset[];
 }
 
 /** Queries of the read model. */

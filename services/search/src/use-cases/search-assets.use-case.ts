@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { badRequest, forbidden, notFound } from '@dam/errors';
 import type { ResultSets, SearchIndex } from '../domain/ports';
-import { RESULT_CAP, type ResultSet, type SearchRequest, type SetPage } from '../domain/search-request';
+import { RESULT_CAP, type IndexedAsset, type ResultSet, type SearchRequest, type SetPage } from '../domain/search-request';
 
 export interface SearchDeps {
   index: SearchIndex;
@@ -31,9 +31,9 @@ function pageOf(index: SearchIndex, set: ResultSet, page: number) {
   );
 }
 
-async function pageFrom(index: SearchIndex, set: SetPage, page: number) {
+async function pageFrom(index: SearchIndex, set: SetPage, page: number, known?: IndexedAsset[]) {
   const { ids } = set;
-  const byId = new Map((await index.assets(ids)).map((a) => [a.id, a]));
+  const byId = new Map((known ?? (await index.assets(ids))).map((a) => [a.id, a]));
   const results = [];
   for (const [i, id] of ids.entries()) {
     const a = byId.get(id);
@@ -79,7 +79,7 @@ export async function searchAssets(deps: SearchDeps, who: Searcher, request: Sea
       deps.resultSetTtlMs,
     );
     const set = { id, capped: saved.capped, page_size: request.page_size, extended: request.extended, facets: saved.facets };
-    return pageFrom(deps.index, { ...set, total: saved.total, ids: saved.firstIds, scores: saved.firstScores }, 1);
+    return pageFrom(deps.index, { ...set, total: saved.total, ids: saved.firstIds, scores: saved.firstScores }, 1, saved.firstAssets);
   }
   const { hits, facets } = await deps.index.match(request, scope, RESULT_CAP + 1);
   const kept = hits.slice(0, RESULT_CAP);
