@@ -214,7 +214,7 @@ export const ALERTS: readonly Alert[] = [
     for: '10m',
     severity: 'critical',
     summary:
-      'A stream or KV bucket that refuses writes at its max_bytes is over 80 % of it: when full, DATA_SCHEMAS or COLLECTIONS stop the outbox (events late), the upload buckets answer 503. Raise NATS_STREAMS_MAX_BYTES (and the NATS volume).',
+      'A stream or KV bucket that refuses writes at its max_bytes is over 80 % of it: when full, DATA_SCHEMAS or COLLECTIONS stop the outbox (events late), SERVICE_TOKENS refuses claims (each verifier then relies on its own memory of used tokens). Raise NATS_STREAMS_MAX_BYTES (and the NATS volume).',
     runbook: JETSTREAM_RUNBOOK,
   },
   {

@@ -601,11 +601,11 @@ describe('the PrometheusRule', () => {
               ...slow('/api/v1/assets/:id/data'),
               { series: 'outbox_oldest_unpublished_age_seconds{service="metadata"}', values: '0 0 0 0 0 0 0 0 0 0 120x20' },
               { series: 'events_messages_handled_total{service="conversion",durable="conversion-jobs",outcome="dead_letter"}', values: '0x10 1x20' },
-              // JetStream (NATS's exporter): the TUS_LOCKS bucket fills to 90 % of its max_bytes from minute 5 on, one
+              // JetStream (NATS's exporter): the SERVICE_TOKENS bucket fills to 90 % of its max_bytes from minute 5 on, one
               // of its copies (server n1) behind the other; DAM_INTERNAL to 85 %; ASSET_EVENTS holds much but has no
               // limit (-1); COLLECTIONS stays at half.
-              ...stream('KV_TUS_LOCKS', 'n0', '500x4 900x30', 1000),
-              ...stream('KV_TUS_LOCKS', 'n1', '500x4 700x30', 1000),
+              ...stream('KV_SERVICE_TOKENS', 'n0', '500x4 900x30', 1000),
+              ...stream('KV_SERVICE_TOKENS', 'n1', '500x4 700x30', 1000),
               ...stream('DAM_INTERNAL', 'n0', '500x4 850x30', 1000),
               ...stream('ASSET_EVENTS', 'n0', '500x4 90000x30', -1),
               ...stream('COLLECTIONS', 'n0', '500x34', 1000),
@@ -626,7 +626,7 @@ describe('the PrometheusRule', () => {
               },
               // Over 80 % since minute 5: pending until it lasted 10 minutes, then one alert per stream (not per copy).
               { eval_time: '12m', alertname: 'DamJetStreamLimitNear', exp_alerts: [] },
-              { eval_time: '20m', alertname: 'DamJetStreamLimitNear', exp_alerts: [expected('DamJetStreamLimitNear', { stream_name: 'KV_TUS_LOCKS' })] },
+              { eval_time: '20m', alertname: 'DamJetStreamLimitNear', exp_alerts: [expected('DamJetStreamLimitNear', { stream_name: 'KV_SERVICE_TOKENS' })] },
               { eval_time: '20m', alertname: 'DamEventWindowShrinking', exp_alerts: [expected('DamEventWindowShrinking', { stream_name: 'DAM_INTERNAL' })] },
               { eval_time: '12m', alertname: 'DamJetStreamStoreFull', exp_alerts: [] },
               { eval_time: '20m', alertname: 'DamJetStreamStoreFull', exp_alerts: [expected('DamJetStreamStoreFull', { server_id: 'n0' })] },

@@ -36,8 +36,8 @@ const streamCluster = (name: string, timeoutMs = 15_000) =>
     { timeoutMs, intervalMs: 200, description: `${name} to have a leader and its replicas current` },
   );
 
-it("runs every stream and upload's bucket of resumable-upload locks at 3 replicas, one on each node", async () => {
-  for (const name of [ASSET_EVENTS, DAM_INTERNAL, 'DATA_SCHEMAS', 'COLLECTIONS', 'ASSET_PURGES', 'KV_TUS_LOCKS']) {
+it('runs every stream and the bucket of used service-token ids at 3 replicas, one on each node', async () => {
+  for (const name of [ASSET_EVENTS, DAM_INTERNAL, 'DATA_SCHEMAS', 'COLLECTIONS', 'ASSET_PURGES', 'KV_SERVICE_TOKENS']) {
     expect({ name, ...(await streamCluster(name)) }).toMatchObject({ name, replicas: 3, peers: 3 });
   }
   expect(e2e.suite.services.metadata?.logs().some((l) => l.includes('streams ready') && l.includes('"replicas":3'))).toBe(true);
@@ -125,7 +125,7 @@ it('loses no upload and announces each file-processed once when a NATS node is k
 
   // The node rejoined: every stream on three current peers again, and no service gave up.
   const after = await streamCluster(ASSET_EVENTS, 30_000);
-  for (const name of [DAM_INTERNAL, 'KV_TUS_LOCKS']) expect((await streamCluster(name, 30_000)).peers).toBe(3);
+  for (const name of [DAM_INTERNAL, 'KV_SERVICE_TOKENS']) expect((await streamCluster(name, 30_000)).peers).toBe(3);
   expect(after.peers).toBe(3);
   for (const [name, service] of Object.entries(e2e.suite.services)) {
     const exited = await Promise.race([service.exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 10))]);

@@ -5,18 +5,17 @@ import type { EventLogger } from './logger';
 import { ELECTION_RETRY_MS, retryTransient, STREAM_BYTE_SHARES } from './nats';
 
 /** Every JetStream KV bucket the suite creates (each is a stream `KV_<bucket>`). */
-export const KV_BUCKETS = ['SERVICE_TOKENS', 'TUS_LOCKS'] as const;
+export const KV_BUCKETS = ['SERVICE_TOKENS'] as const;
 export type KvBucketName = (typeof KV_BUCKETS)[number];
 
 /**
  * Each bucket's part of the budget the streams share (`NATS_STREAMS_MAX_BYTES`, STREAM_BYTE_SHARES): the two together
- * make one whole, so the streams and buckets JetStream reserves never pass the budget. They hold small entries for
- * seconds to minutes (one per service token of the last 70 s, per locked resumable upload). Idempotency-Key
- * responses and upload's pending journal are kept in PostgreSQL (issue 35), not here.
+ * make one whole, so the streams and buckets JetStream reserves never pass the budget. The bucket holds small entries
+ * for seconds (one per service token of the last 70 s). Idempotency-Key responses, upload's pending journal and the
+ * leases of resumable uploads are kept in PostgreSQL (issue 35), not here; SERVICE_TOKENS took the 1 % of TUS_LOCKS.
  */
 export const KV_BUCKET_BYTE_SHARES: Readonly<Record<KvBucketName, number>> = {
-  SERVICE_TOKENS: 0.01,
-  TUS_LOCKS: 0.01,
+  SERVICE_TOKENS: 0.02,
 };
 
 /** Each bucket's `max_bytes` of a budget (whole bytes; with streamMaxBytes' their sum never passes the budget). */

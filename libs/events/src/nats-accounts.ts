@@ -229,9 +229,9 @@ const PERMISSIONS: Record<Exclude<ServiceIdentity, 'admin'>, SubjectPermissions>
     subscribe: [SETTINGS_NOTICES_SUBJECTS],
   },
   upload: {
-    // The locks of resumable uploads, and ingest jobs: their commands in, their reports out. (Its pending-upload
-    // journal and Idempotency-Key responses are in its database.)
-    publish: [JS_INFO, ...kvBucket('TUS_LOCKS'), jobReportSubject('upload'), ...durableConsumer(DAM_INTERNAL, 'upload-jobs')],
+    // Ingest jobs: their commands in, their reports out. (Its pending-upload journal, Idempotency-Key responses and
+    // the leases of resumable uploads are in its database.)
+    publish: [JS_INFO, jobReportSubject('upload'), ...durableConsumer(DAM_INTERNAL, 'upload-jobs')],
     subscribe: [],
   },
   conversion: {

@@ -27,16 +27,16 @@ describe('KV bucket byte limits', () => {
   let admin: NatsConnection;
   let jsm: JetStreamManager;
   const open: NatsConnection[] = [];
-  const as = async (identity: 'upload' | 'auth') => {
+  const as = async (identity: 'auth') => {
     const nc = await connectNats(server.url, identity, server.seed(identity));
     open.push(nc);
     return nc;
   };
   const configOf = async (bucket: string) => (await jsm.streams.info(`KV_${bucket}`)).config;
   const bytesOf = async (bucket: string) => (await jsm.streams.info(`KV_${bucket}`)).state.bytes;
-  // Small enough to fill in a few dozen writes: each bucket's share (1 %) is 20 000 bytes.
+  // Small enough to fill in a few dozen writes: the bucket's share (2 %) is 40 000 bytes.
   const BUDGET = 2_000_000;
-  const TUS_LOCKS_TTL_MS = 30_000;
+  const SERVICE_TOKENS_TTL_MS = 70_000;
 
   beforeAll(async () => {
     server = await startNats();
@@ -65,46 +65,44 @@ describe('KV bucket byte limits', () => {
   it('creates every bucket with its share of the budget as max_bytes, from the identities that open them', async () => {
     const limits = kvBucketMaxBytes(BUDGET);
     await openServiceTokenBucket(await as('auth'), { replicas: 1, budget: BUDGET });
-    const upload = await as('upload');
-    await openKvBucket(upload, 'TUS_LOCKS', { ttlMs: TUS_LOCKS_TTL_MS, conformTtl: true, budget: BUDGET });
     const got = Object.fromEntries(await Promise.all(KV_BUCKETS.map(async (b) => [b, (await configOf(b)).max_bytes] as const)));
     expect(got).toEqual(limits);
     // A KV bucket refuses what does not fit rather than drop an entry (the kv client creates it so).
     expect(await Promise.all(KV_BUCKETS.map(async (b) => (await configOf(b)).discard))).toEqual(KV_BUCKETS.map(() => 'new'));
   });
 
-  it('brings an existing bucket to its share (and TUS_LOCKS to its max_age) on start, keeps a limit it already passes, lifts it without a budget', async () => {
-    // As a release before the limits left them: no max_bytes (and here no max_age either).
-    await new Kvm(admin).create('TUS_LOCKS', { history: 1 });
-    await new Kvm(admin).create(SERVICE_TOKENS_BUCKET, { history: 1, ttl: 70_000 });
-    expect([(await configOf('TUS_LOCKS')).max_bytes, (await configOf('TUS_LOCKS')).max_age]).toEqual([-1, 0]);
-    // SERVICE_TOKENS already holds more than its share (20 000 bytes).
-    const tokens = await new Kvm(admin).open(SERVICE_TOKENS_BUCKET);
-    for (let i = 0; i < 30; i++) await tokens.create(`jti.${i}`, 'x'.repeat(1000));
-    const held = await bytesOf(SERVICE_TOKENS_BUCKET);
-    expect(held).toBeGreaterThan(kvBucketMaxBytes(BUDGET).SERVICE_TOKENS);
-
+  it('brings an existing bucket to its share and its max_age on start, keeps a limit it already passes, lifts it without a budget', async () => {
+    // As a release before the limits left it: no max_bytes (and here no max_age either).
+    await new Kvm(admin).create(SERVICE_TOKENS_BUCKET, { history: 1 });
+    expect([(await configOf(SERVICE_TOKENS_BUCKET)).max_bytes, (await configOf(SERVICE_TOKENS_BUCKET)).max_age]).toEqual([-1, 0]);
     const kept: LimitKept[] = [];
-    const upload = await as('upload');
-    await openKvBucket(upload, 'TUS_LOCKS', { ttlMs: TUS_LOCKS_TTL_MS, conformTtl: true, budget: BUDGET, onLimitKept: (l) => kept.push(l) });
-    await openServiceTokenBucket(await as('auth'), { replicas: 1, budget: BUDGET, onLimitKept: (l) => kept.push(l) });
-    expect([(await configOf('TUS_LOCKS')).max_bytes, (await configOf('TUS_LOCKS')).max_age]).toEqual([
-      kvBucketMaxBytes(BUDGET).TUS_LOCKS,
-      nanos(TUS_LOCKS_TTL_MS),
+    const auth = await as('auth');
+    await openServiceTokenBucket(auth, { replicas: 1, budget: BUDGET, onLimitKept: (l) => kept.push(l) });
+    expect([(await configOf(SERVICE_TOKENS_BUCKET)).max_bytes, (await configOf(SERVICE_TOKENS_BUCKET)).max_age]).toEqual([
+      kvBucketMaxBytes(BUDGET).SERVICE_TOKENS,
+      nanos(SERVICE_TOKENS_TTL_MS),
     ]);
-    // Lowering it would delete the oldest entries (used token ids: replays): it keeps its limit, and says so.
-    expect([(await configOf(SERVICE_TOKENS_BUCKET)).max_bytes, (await jsm.streams.info(`KV_${SERVICE_TOKENS_BUCKET}`)).state.messages]).toEqual([-1, 30]);
-    expect(kept).toEqual([{ wanted: kvBucketMaxBytes(BUDGET).SERVICE_TOKENS, holds: held, kept: -1 }]);
+    expect(kept).toEqual([]);
 
     // The configuration wins both ways: without a budget the limit goes.
-    await openKvBucket(upload, 'TUS_LOCKS', { ttlMs: TUS_LOCKS_TTL_MS, conformTtl: true });
-    expect((await configOf('TUS_LOCKS')).max_bytes).toBe(-1);
+    await openServiceTokenBucket(auth, { replicas: 1 });
+    expect((await configOf(SERVICE_TOKENS_BUCKET)).max_bytes).toBe(-1);
+
+    // Now holding more than its share (40 000 bytes): lowering the limit would delete the oldest entries (used token
+    // ids: replays), so it keeps its limit, and says so.
+    const tokens = await new Kvm(admin).open(SERVICE_TOKENS_BUCKET);
+    for (let i = 0; i < 50; i++) await tokens.create(`jti.${i}`, 'x'.repeat(1000));
+    const held = await bytesOf(SERVICE_TOKENS_BUCKET);
+    expect(held).toBeGreaterThan(kvBucketMaxBytes(BUDGET).SERVICE_TOKENS);
+    await openServiceTokenBucket(auth, { replicas: 1, budget: BUDGET, onLimitKept: (l) => kept.push(l) });
+    expect([(await configOf(SERVICE_TOKENS_BUCKET)).max_bytes, (await jsm.streams.info(`KV_${SERVICE_TOKENS_BUCKET}`)).state.messages]).toEqual([-1, 50]);
+    expect(kept).toEqual([{ wanted: kvBucketMaxBytes(BUDGET).SERVICE_TOKENS, holds: held, kept: -1 }]);
   });
 
   it('refuses writes to a full bucket as a dependency that is unavailable (503)', async () => {
-    const upload = await as('upload');
-    const kv = await openKvBucket(upload, 'TUS_LOCKS', { ttlMs: TUS_LOCKS_TTL_MS, conformTtl: true, budget: BUDGET });
-    const limit = kvBucketMaxBytes(BUDGET).TUS_LOCKS;
+    const auth = await as('auth');
+    const kv = await openKvBucket(auth, SERVICE_TOKENS_BUCKET, { ttlMs: SERVICE_TOKENS_TTL_MS, conformTtl: true, budget: BUDGET });
+    const limit = kvBucketMaxBytes(BUDGET).SERVICE_TOKENS;
     // Filled up to its max_bytes to the last few bytes: values of 1000, then 100, then 1 byte, each size until
     // JetStream refuses it.
     let puts = 0;
@@ -119,19 +117,19 @@ describe('KV bucket byte limits', () => {
         expect(String(refused)).toMatch(/maximum bytes exceeded/);
         return;
       }
-      throw new Error(`TUS_LOCKS took ${puts} puts without refusing one (max_bytes ${(await configOf('TUS_LOCKS')).max_bytes})`);
+      throw new Error(`${SERVICE_TOKENS_BUCKET} took ${puts} puts without refusing one (max_bytes ${(await configOf(SERVICE_TOKENS_BUCKET)).max_bytes})`);
     };
     await fill(1000);
     await fill(100);
     await fill(1);
     expect(puts).toBeGreaterThan(10);
 
-    const refused = await natsCall(upload, () => kv.create('k1', 'x'.repeat(50))).then(
+    const refused = await natsCall(auth, () => kv.create('k1', 'x'.repeat(50))).then(
       () => undefined,
       (error: unknown) => error,
     );
     expect(refused).toBeInstanceOf(JetStreamFullError);
     expect([isDependencyUnavailable(refused), String(refused)]).toEqual([true, expect.stringMatching(/no room.*maximum bytes exceeded/)]);
-    expect(await bytesOf('TUS_LOCKS')).toBeLessThanOrEqual(limit);
+    expect(await bytesOf(SERVICE_TOKENS_BUCKET)).toBeLessThanOrEqual(limit);
   });
 });

@@ -83,17 +83,17 @@ describe('on a 3-node JetStream cluster', () => {
   it('brings an existing KV bucket to the configured replicas, saying so, and keeps what it holds', async () => {
     const jsm = await jetstreamManager(nc);
     const scaled: Array<[number, number]> = [];
-    const first = await openKvBucket(nc, 'TUS_LOCKS', { ttlMs: 30_000, conformTtl: true, replicas: 1, onScaled: (from, to) => scaled.push([from, to]) });
+    const first = await openKvBucket(nc, 'SERVICE_TOKENS', { ttlMs: 70_000, conformTtl: true, replicas: 1, onScaled: (from, to) => scaled.push([from, to]) });
     await first.create('lock-1', 'held');
     expect(scaled).toEqual([]);
     // NATS_STREAM_REPLICAS raised to 3: the next start scales the bucket it finds.
-    const again = await openKvBucket(nc, 'TUS_LOCKS', { ttlMs: 30_000, conformTtl: true, replicas: 3, onScaled: (from, to) => scaled.push([from, to]) });
+    const again = await openKvBucket(nc, 'SERVICE_TOKENS', { ttlMs: 70_000, conformTtl: true, replicas: 3, onScaled: (from, to) => scaled.push([from, to]) });
     expect(scaled).toEqual([[1, 3]]);
-    expect((await jsm.streams.info('KV_TUS_LOCKS')).config.num_replicas).toBe(3);
-    await until(async () => (await jsm.streams.info('KV_TUS_LOCKS')).cluster?.replicas?.length === 2, 15_000);
+    expect((await jsm.streams.info('KV_SERVICE_TOKENS')).config.num_replicas).toBe(3);
+    await until(async () => (await jsm.streams.info('KV_SERVICE_TOKENS')).cluster?.replicas?.length === 2, 15_000);
     expect((await again.get('lock-1'))?.string()).toBe('held');
     // Already there: nothing to say.
-    await openKvBucket(nc, 'TUS_LOCKS', { ttlMs: 30_000, conformTtl: true, replicas: 3, onScaled: (from, to) => scaled.push([from, to]) });
+    await openKvBucket(nc, 'SERVICE_TOKENS', { ttlMs: 70_000, conformTtl: true, replicas: 3, onScaled: (from, to) => scaled.push([from, to]) });
     expect(scaled).toEqual([[1, 3]]);
   });
 
