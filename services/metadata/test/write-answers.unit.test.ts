@@ -1,15 +1,15 @@
-import type { AddressInfo } from 'node:net';
+import http from 'node:http';
 import express from 'express';
+import { listen } from '@dam/testing';
 import { answerWritesAfter } from '../src/http/write-answers';
 
 async function withApp(before: () => Promise<void>, maxWaitMs: number, fn: (base: string) => Promise<void>) {
   const app = express();
   app.use(answerWritesAfter(before, maxWaitMs));
   app.all('/x', (_req, res) => void res.json({ ok: true }));
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
+  const server = http.createServer(app);
   try {
-    await fn(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    await fn(await listen(server));
   } finally {
     server.close();
   }
