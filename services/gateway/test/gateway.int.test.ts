@@ -693,6 +693,16 @@ describe('the Get Data cache (issue 33)', () => {
       await read('c1');
       await read('c1');
       expect(askedFor('c1')).toBe(during + 3);
+      // An identity that may not hear the notices (a dam-nats-auth from before the cache): the subscription is refused
+      // and the cache stays off, rather than keeping answers nothing would ever drop.
+      const deaf = await connectNats(nats.url, 'upload', nats.seed('upload'));
+      const deafCache = new ReadCache({ ttlMs: 60_000, maxBytes: 1 << 20 });
+      const deafFollower = await assetChangeFollower(deaf, deafCache, createLogger({ service: 'gateway-test', level: 'silent' })).start();
+      await deaf.flush();
+      await new Promise((r) => setTimeout(r, 200));
+      expect(deafCache.isEnabled).toBe(false);
+      await deafFollower.stop();
+      await deaf.close();
     } finally {
       await follower.stop();
       await new Promise((r) => front.server.close(r));

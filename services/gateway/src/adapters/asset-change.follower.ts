@@ -17,9 +17,13 @@ export function assetChangeFollower(nc: NatsConnection, cache: ReadCache, logger
     kind: 'poller',
     name: 'asset-change-follower',
     async start(): Promise<Running> {
+      let stopped = false;
+      let ended = false;
       const sub = nc.subscribe(SUBJECT_ASSETS_CHANGED, {
         callback: (err, m) => {
           if (err) {
+            // Refused (no permission for the subject: an older dam-nats-auth) or ended: no notice will come.
+            ended = true;
             cache.setEnabled(false);
             logger.warn({ err }, 'asset change notices ended: Get Data is no longer cached');
             return;
@@ -41,16 +45,16 @@ export function assetChangeFollower(nc: NatsConnection, cache: ReadCache, logger
           }
         },
       });
-      let stopped = false;
-      // Down (disconnected, stale, closed): off; back: on, empty.
+      // Down (disconnected, stale, closed): off; back: on, empty, unless the subscription itself ended.
+      const hearing = () => !stopped && !ended && !sub.isClosed() && !nc.isClosed();
       connectionWatch(nc).onChange((up) => {
-        if (!stopped) cache.setEnabled(up);
+        if (!stopped) cache.setEnabled(up && hearing());
       });
       // Served from the cache only once the server has the subscription: no notice after that is missed. Not awaited:
       // with NATS away the gateway serves without the cache (a reconnection turns it on).
       nc.flush().then(
         () => {
-          if (!stopped && !nc.isClosed()) cache.setEnabled(true);
+          if (hearing()) cache.setEnabled(true);
         },
         () => undefined,
       );
