@@ -81,6 +81,7 @@ export async function applyJobReport(runInTransaction: RunInTransaction, report:
   if (foreign) return 'foreign-object-key';
 
   return runInTransaction(async (tx) => {
+    await lockReportedAsset(tx, groupId, report);
     const job = await tx.jobs.findForUpdate(groupId, report.job_id);
     // Before the id is claimed: a final report's id is known in advance (`job-<id>-done`), and another kind's forgery
     // must not use it up ahead of the real report.
@@ -97,6 +98,17 @@ export async function applyJobReport(runInTransaction: RunInTransaction, report:
     if (!finish) return 'wrong-worker';
     return finish(tx, job, report, made, deps);
   });
+}
+
+/**
+ * One lock order for an asset and its jobs, everywhere: the asset's row first, then the job's. Delete, Replace,
+ * Process, Undelete and Purge lock the asset and then end or open its jobs; a final report that locked its job first
+ * and then the asset deadlocked with a Delete of the same asset (issue 35: PostgreSQL 40P01, the Delete answered 500).
+ * A report naming no asset (a reissue) has none to lock; one naming an asset that is not its job's locks a row of
+ * its own group for the length of a transaction that changes nothing.
+ */
+async function lockReportedAsset(tx: Tx, groupId: number, report: JobReport): Promise<void> {
+  if (report.asset_id) await tx.assets.findForUpdate(groupId, report.asset_id);
 }
 
 /** A job about no asset's outputs (CDN prefetch or purge, a reissue): only the job ends. */
@@ -217,6 +229,7 @@ export async function failUnappliedReport(runInTransaction: RunInTransaction, re
   const groupId = groupOf(report);
   if (groupId === undefined || (report.state !== 'COMPLETED' && report.state !== 'FAILED')) return false;
   return runInTransaction(async (tx) => {
+    await lockReportedAsset(tx, groupId, report);
     const job = await tx.jobs.findForUpdate(groupId, report.job_id);
     if (!job || job.worker !== from || !job.assetIds.includes(report.asset_id)) return false;
     const made = outputsOf(report);

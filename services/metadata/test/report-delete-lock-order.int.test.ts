@@ -1,0 +1,103 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Pool } from '@dam/db';
+import { originalKey } from '@dam/storage';
+import { waitFor } from '@dam/testing';
+import type { RunInTransaction, Tx } from '../src/domain/ports';
+import { applyJobReport } from '../src/use-cases/apply-job-report.use-case';
+import { deleteAsset } from '../src/use-cases/trash.use-case';
+import { assetId, finalReport, principal, signedFetch, startMetadata, type Harness } from './harness';
+
+// Issue 35: a Delete locked the asset's row and then its jobs' rows, a job's final report its job's row and then the
+// asset's; run together on one asset they deadlocked (PostgreSQL 40P01, the Delete answered 500). Both now take
+// the asset's row first.
+let h: Harness;
+beforeAll(async () => {
+  h = await startMetadata();
+});
+afterAll(async () => {
+  await h.stop();
+});
+
+const GROUP = 35;
+const admin = principal({ group_id: GROUP, user_id: 7 });
+const checksum = createHash('md5').update('png').digest('hex');
+
+async function create(): Promise<string> {
+  const id = assetId();
+  const res = await signedFetch(`${h.url}/internal/v1/assets`, admin, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      files: [{ id, name: 'f.png', size: 3, checksum, content_type: 'image/png', object_key: originalKey(String(GROUP), id), metadata: {} }],
+    }),
+  });
+  expect(res.status).toBe(201);
+  return id;
+}
+
+/** Transactions of this test's database waiting for a row lock another one holds. */
+const lockWaiters = async (pool: Pool): Promise<number> =>
+  Number(
+    (await pool.query<{ n: string }>(`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).rows[0]?.n,
+  );
+
+/**
+ * Each side stops after its first row lock until the other side holds its own first lock too, or waits for one (then
+ * the two cannot both hold one: they take the same row first). The interleaving that deadlocked is forced, not hoped for.
+ */
+function barrier(pool: Pool): (side: string) => Promise<void> {
+  const arrived = new Set<string>();
+  return async (side) => {
+    arrived.add(side);
+    await waitFor(async () => arrived.size === 2 || (await lockWaiters(pool)) > 0, { intervalMs: 20, description: `${side}: the other side's first lock` });
+  };
+}
+
+/** The service's transactions, each stopping at the barrier after its first row lock (an asset's or a job's). */
+function stoppingAfterFirstLock(transactions: RunInTransaction, side: string, wait: (side: string) => Promise<void>): RunInTransaction {
+  return (fn) =>
+    transactions((tx) => {
+      let first = true;
+      const afterLock = async <T>(locked: Promise<T>): Promise<T> => {
+        const value = await locked;
+        if (first) {
+          first = false;
+          await wait(side);
+        }
+        return value;
+      };
+      const assets = Object.create(tx.assets) as Tx['assets'];
+      assets.findForUpdate = (groupId, id) => afterLock(tx.assets.findForUpdate(groupId, id));
+      const jobs = Object.create(tx.jobs) as Tx['jobs'];
+      jobs.findForUpdate = (groupId, jobId) => afterLock(tx.jobs.findForUpdate(groupId, jobId));
+      return fn({ ...tx, assets, jobs });
+    });
+}
+
+describe('Delete and a final report of the same asset at once (issue 35)', () => {
+  it('both commit: neither is aborted as a deadlock, whichever takes the asset first', async () => {
+    const id = await create();
+    const report = await finalReport(h, {
+      id: randomUUID(),
+      asset_id: id,
+      group_id: String(GROUP),
+      source_checksum: checksum,
+      image: { width: 4, height: 3 },
+      conversions: { thumb: { object_key: `conversions/${GROUP}/${id}/${checksum}/thumb.webp`, content_type: 'image/webp', width: 4, height: 3, size: 10 } },
+      errors: {},
+    });
+    const wait = barrier(h.pool);
+    const [deleted, reported] = await Promise.allSettled([
+      deleteAsset(stoppingAfterFirstLock(h.transactions, 'delete', wait), admin, id, ['original']),
+      applyJobReport(stoppingAfterFirstLock(h.transactions, 'report', wait), report, 'conversion'),
+    ]);
+    // Before: one of them failed with 40P01 (deadlock detected) after PostgreSQL's deadlock_timeout.
+    expect(deleted).toEqual({ status: 'fulfilled', value: { id, keys: ['original'], status: 'OK' } });
+    expect(reported.status).toBe('fulfilled');
+    const { rows } = await h.pool.query<{ deleted: boolean; status: string }>(
+      `SELECT a.deleted_at IS NOT NULL AS deleted, j.status FROM assets a JOIN jobs j ON a.id = ANY(j.asset_ids) WHERE a.id = $1`,
+      [id],
+    );
+    expect(rows).toEqual([{ deleted: true, status: expect.stringMatching(/^(COMPLETED|ERROR)$/) }]);
+  });
+});
