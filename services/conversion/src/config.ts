@@ -20,11 +20,21 @@ export const configSchema = z.object({
   /** Pixels of one output; an on-demand transform counts every frame of an animated result (400 over it). */
   MAX_OUTPUT_PIXELS: positiveInt(64 * 1024 * 1024),
   /**
-   * On-demand transforms made at once by this process, besides the CONCURRENCY jobs: one more answers 503 with
-   * Retry-After instead of queueing (any reader picks the size, so queued work would be unbounded).
+   * On-demand transforms made at once by this process, besides the CONCURRENCY jobs: only these decode, so they
+   * bound the memory; more wait in the queue below.
    */
   TRANSFORM_CONCURRENCY: positiveInt(2),
-  /** The Retry-After of a transform refused because every slot is taken (seconds). */
+  /**
+   * Transforms waiting for a slot (first come first served, nothing decoded while waiting); one more answers 503
+   * TRANSFORMS_BUSY with Retry-After at once. 0: no queue, refused whenever every slot is taken.
+   */
+  TRANSFORM_QUEUE: z.coerce.number().int().min(0).default(16),
+  /**
+   * The longest one transform waits for a slot before the 503 (ms). Metadata gives the whole transform 60 s
+   * (link-signing gives metadata 65 s), so the wait is capped at 30 s to leave the transform itself the rest.
+   */
+  TRANSFORM_QUEUE_WAIT_MS: z.coerce.number().int().positive().max(30_000).default(10_000),
+  /** The Retry-After of a transform refused because every slot and the queue are taken (seconds). */
   TRANSFORM_RETRY_AFTER_SECONDS: positiveInt(2),
   /** Transforms kept stored per asset (each w/h/fit/q/format is one object): a new one evicts the oldest. */
   MAX_TRANSFORM_VARIANTS: positiveInt(50),

@@ -72,6 +72,8 @@ async function main(): Promise<void> {
           limits: {
             maxOutputPixels: config.MAX_OUTPUT_PIXELS,
             concurrency: config.TRANSFORM_CONCURRENCY,
+            queue: config.TRANSFORM_QUEUE,
+            queueWaitMs: config.TRANSFORM_QUEUE_WAIT_MS,
             retryAfterSeconds: config.TRANSFORM_RETRY_AFTER_SECONDS,
             maxVariants: config.MAX_TRANSFORM_VARIANTS,
           },

@@ -13,8 +13,9 @@ export class UnprocessableImageError extends Error {
 }
 
 /**
- * Every on-demand transform slot of this process is taken: the request is refused instead of queued, so a
- * burst of transforms cannot pile up unbounded work (memory, temporary files, CPU) behind the running ones.
+ * Every on-demand transform slot of this process is taken and the queue for one is full, or the wait for one ran
+ * out: the request is refused, so a burst of transforms cannot pile up unbounded work (memory, temporary files,
+ * CPU) behind the running ones.
  */
 export class TransformsBusyError extends Error {
   override readonly name = 'TransformsBusyError';

@@ -11,9 +11,15 @@ export function transformRoutes(transform: ReturnType<typeof transformer>): Rout
   const schemas = { body: transformRequest };
   router.post('/internal/v1/transforms', validate(schemas), async (req, res) => {
     const { body } = parsed(schemas, req, res);
+    // Metadata gave up (its timeout) or its client went: a transform still waiting for a slot leaves the queue.
+    const gone = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) gone.abort(new Error('the caller went away'));
+    });
     try {
-      res.json(await transform(body.source_key, body.cache_key, body.params));
+      res.json(await transform(body.source_key, body.cache_key, body.params, gone.signal));
     } catch (error) {
+      if (gone.signal.aborted) return;
       // The source is not an image sharp can read, or the result would be too large: the client's request fails.
       if (error instanceof UnprocessableImageError) throw badRequest('TRANSFORM_FAILED', error.message);
       // Metadata passes this answer and its Retry-After on to the client as they are.

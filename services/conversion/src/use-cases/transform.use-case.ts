@@ -7,9 +7,10 @@ import type { TransformParams } from '@dam/internal-api';
 import type { Logger } from '@dam/logging';
 import type { Storage } from '@dam/storage';
 import { outputFormat, outputFrames } from '../domain/conversion-spec';
-import { TransformsBusyError, UnprocessableImageError } from '../domain/conversion.errors';
+import { UnprocessableImageError } from '../domain/conversion.errors';
 import { outputSize } from '../domain/output-size';
 import type { ImageEngine } from '../domain/ports';
+import { transformSlots, type SlotLimits } from './transform-slots';
 
 export interface StoredVariant {
   key: string;
@@ -22,13 +23,9 @@ export interface TransformVariants {
   remove(keys: readonly string[]): Promise<void>;
 }
 
-export interface TransformLimits {
+export interface TransformLimits extends SlotLimits {
   /** Output pixels of one transform, every frame of an animation counted. */
   maxOutputPixels: number;
-  /** Transforms made at once by this process; one more is refused (TransformsBusyError). */
-  concurrency: number;
-  /** What a refused caller is told to wait before asking again. */
-  retryAfterSeconds: number;
   /** Transforms kept stored per asset: making one more evicts the oldest. */
   maxVariants: number;
 }
@@ -55,13 +52,15 @@ export interface Transformed {
  * while one is being made wait for it: one transform, not many.
  *
  * Any reader chooses the size, format and quality, so each of these is bounded here: the output's pixels over all
- * its frames, the transforms running at once (more are refused with a retry time rather than queued), and the
- * variants kept per asset (the oldest are evicted, so a reader cannot grow storage by asking for new sizes).
+ * its frames, the transforms running at once (more wait a bounded time in a bounded queue, then are refused with a
+ * retry time), and the variants kept per asset (the oldest are evicted, so a reader cannot grow storage by asking
+ * for new sizes).
  */
 export function transformer(deps: TransformDeps) {
   const { limits } = deps;
-  const inFlight = new Map<string, Promise<Transformed>>();
-  let running = 0;
+  const slots = transformSlots(limits);
+  /** Per cache key, the transform being made or waiting for a slot, and how many callers still want it. */
+  const inFlight = new Map<string, { result: Promise<Transformed>; callers: number; leave: () => boolean }>();
 
   const make = async (sourceKey: string, cacheKey: string, params: TransformParams): Promise<Transformed> => {
     const { contentType } = outputFormat(params.format);
@@ -116,17 +115,41 @@ export function transformer(deps: TransformDeps) {
     }
   };
 
-  return (sourceKey: string, cacheKey: string, params: TransformParams): Promise<Transformed> => {
-    const joined = inFlight.get(cacheKey);
-    if (joined) return joined.then((t) => ({ ...t, made: false }));
-    // Checked and taken with no await in between: concurrent requests cannot both pass the last free slot.
-    if (running >= limits.concurrency) return Promise.reject(new TransformsBusyError(limits.concurrency, limits.retryAfterSeconds));
-    running += 1;
-    const started = make(sourceKey, cacheKey, params).finally(() => {
-      running -= 1;
-      inFlight.delete(cacheKey);
+  /**
+   * `gone` is the caller's request going away: while still queued it stops waiting, and once every caller of that
+   * variant has gone the queued transform leaves the queue and never takes a slot. One already running is finished
+   * (it is stored for the next reader).
+   */
+  return (sourceKey: string, cacheKey: string, params: TransformParams, gone?: AbortSignal): Promise<Transformed> => {
+    if (gone?.aborted) return Promise.reject(gone.reason as Error);
+    let entry = inFlight.get(cacheKey);
+    const joined = entry !== undefined;
+    if (!entry) {
+      const slot = slots.request();
+      const created = {
+        result: slot.taken
+          .then(() => make(sourceKey, cacheKey, params).finally(slots.release))
+          .finally(() => {
+            if (inFlight.get(cacheKey) === created) inFlight.delete(cacheKey);
+          }),
+        callers: 0,
+        leave: slot.leave,
+      };
+      entry = created;
+      inFlight.set(cacheKey, created);
+    }
+    const pending = entry;
+    pending.callers += 1;
+    const own = joined ? pending.result.then((t) => ({ ...t, made: false })) : pending.result;
+    if (!gone) return own;
+    return new Promise<Transformed>((resolve, reject) => {
+      const left = () => {
+        pending.callers -= 1;
+        if (pending.callers === 0 && pending.leave() && inFlight.get(cacheKey) === pending) inFlight.delete(cacheKey);
+        reject(gone.reason as Error);
+      };
+      gone.addEventListener('abort', left, { once: true });
+      void own.then(resolve, reject).finally(() => gone.removeEventListener('abort', left));
     });
-    inFlight.set(cacheKey, started);
-    return started;
   };
 }
