@@ -95,7 +95,7 @@ describe('transform variants for signed links, through the internal delivery cal
     });
     const assets = {
       findById: (groupId: number, id: string) => Promise.resolve(groupId === 1 ? ASSETS.get(id) : undefined),
-      findManyById: () => Promise.resolve([]),
+      findManyById: (groupId: number, ids: readonly string[]) => Promise.resolve(groupId === 1 ? ids.flatMap((id) => ASSETS.get(id) ?? []) : []),
       similar: () => Promise.resolve([]),
     };
     const transforms = transformClient({ baseUrl: conversion, signer: serviceIdentities().signer('metadata') });

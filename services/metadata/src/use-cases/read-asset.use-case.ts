@@ -6,7 +6,7 @@ import { toAssetData, type Asset } from '../domain/asset';
 import type { AssetReader } from '../domain/ports';
 
 /** Loads an asset the caller may read, or throws the same 404 whether it is missing, foreign or not visible. */
-export async function findReadableAsset(reader: AssetReader, caller: Principal, id: string): Promise<Asset> {
+export async function findReadableAsset(reader: Pick<AssetReader, 'findById'>, caller: Principal, id: string): Promise<Asset> {
   const asset = await reader.findById(caller.group_id, id);
   if (!asset || !canRead(caller, asset)) throw assetNotFound();
   if (asset.deletedAt) throw assetInTrash();
@@ -31,7 +31,7 @@ export interface DownloadTarget {
   etag?: string;
 }
 
-export async function resolveDownload(reader: AssetReader, caller: Principal, id: string, key: string): Promise<DownloadTarget> {
+export async function resolveDownload(reader: Pick<AssetReader, 'findById'>, caller: Principal, id: string, key: string): Promise<DownloadTarget> {
   const asset = await findReadableAsset(reader, caller, id);
   if (key === 'original') {
     return {
