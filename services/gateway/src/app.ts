@@ -24,7 +24,7 @@ import {
 } from '@dam/http';
 import { validationFailed } from '@dam/errors';
 import type { Logger } from '@dam/logging';
-import { createProxy, type ForwardOptions } from './adapters/http-proxy';
+import { createProxy, type ForwardOptions, type UpstreamAnswer } from './adapters/http-proxy';
 import { type CachedAnswer, type ReadCache } from './domain/read-cache';
 import { canonicalPath, resolveRoute, type Upstream } from './domain/route-table';
 import { consoleRoutes, type ConsoleRoutesOptions } from './http/console.routes';
@@ -84,7 +84,7 @@ const KEPT_HEADERS = ['content-type', 'etag', 'last-modified', 'cache-control', 
 /** What an answer depends on besides its URL: the caller and everything that decides what it may read. */
 const readerKey = (p: Principal, url: string): string => `${p.group_id}:${p.user_id}:${p.role_id}:${p.via}:${p.key_id ?? ''}:${p.permissions.join(',')} ${url}`;
 
-function toCached(answer: Parameters<NonNullable<ForwardOptions['onAnswer']>['done']>[0]): CachedAnswer | undefined {
+function toCached(answer: UpstreamAnswer | undefined): CachedAnswer | undefined {
   if (!answer) return undefined;
   const headers: Record<string, string> = {};
   for (const name of KEPT_HEADERS) {

@@ -52,9 +52,9 @@ export interface ForwardOptions {
   /** Offer to stream object bytes from the object store when the upstream names them (see ACCEL). */
   accel?: boolean;
   /**
-   * Told once how the exchange ended: a 200 answer whose whole body (at most `maxBytes`) reached the client, with its
-   * headers as the upstream sent them; `undefined` for anything else (another status, a larger body, a failure, the
-   * client gone). The body is relayed as always; this only keeps a copy (the gateway's Get Data cache).
+   * Told once how the exchange ended: a 200 answer whose whole body (at most `maxBytes`) came from the upstream, with
+   * its headers as the upstream sent them; `undefined` for anything else (another status, a larger body, a failure,
+   * the client gone first). The body is relayed as always; this only keeps a copy (the gateway's Get Data cache).
    */
   onAnswer?: { maxBytes: number; done(answer: UpstreamAnswer | undefined): void };
 }
