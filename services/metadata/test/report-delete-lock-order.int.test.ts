@@ -3,7 +3,9 @@ import type { Pool } from '@dam/db';
 import { originalKey } from '@dam/storage';
 import { waitFor } from '@dam/testing';
 import type { RunInTransaction, Tx } from '../src/domain/ports';
+import { createLogger } from '@dam/logging';
 import { applyJobReport } from '../src/use-cases/apply-job-report.use-case';
+import { sweepJobLeases } from '../src/use-cases/sweep-job-leases.use-case';
 import { deleteAsset } from '../src/use-cases/trash.use-case';
 import { assetId, finalReport, principal, signedFetch, startMetadata, type Harness } from './harness';
 
@@ -70,6 +72,7 @@ function stoppingAfterFirstLock(transactions: RunInTransaction, side: string, wa
       assets.findForUpdate = (groupId, id) => afterLock(tx.assets.findForUpdate(groupId, id));
       const jobs = Object.create(tx.jobs) as Tx['jobs'];
       jobs.findForUpdate = (groupId, jobId) => afterLock(tx.jobs.findForUpdate(groupId, jobId));
+      jobs.claimExpired = (limit) => afterLock(tx.jobs.claimExpired(limit));
       return fn({ ...tx, assets, jobs });
     });
 }
@@ -99,5 +102,24 @@ describe('Delete and a final report of the same asset at once (issue 35)', () =>
       [id],
     );
     expect(rows).toEqual([{ deleted: true, status: expect.stringMatching(/^(COMPLETED|ERROR)$/) }]);
+  });
+
+  it("with the lease sweep handing the asset's job out again: the Delete commits, the sweep leaves the job to its next round", async () => {
+    const id = await create();
+    const { rows } = await h.pool.query<{ id: string }>(`UPDATE jobs SET lease_until = now() - interval '1 minute' WHERE $1 = ANY(asset_ids) RETURNING id`, [
+      id,
+    ]);
+    expect(rows).toHaveLength(1);
+    const logger = createLogger({ service: 'metadata-test', level: process.env.LOG_LEVEL ?? 'error' });
+    const wait = barrier(h.pool);
+    const [deleted, swept] = await Promise.allSettled([
+      deleteAsset(stoppingAfterFirstLock(h.transactions, 'delete', wait), admin, id, ['original']),
+      sweepJobLeases(stoppingAfterFirstLock(h.transactions, 'sweep', wait), h.timings, logger),
+    ]);
+    // Before: one of them failed with 40P01 (the sweep held the job and waited for the asset, the Delete the reverse).
+    expect(deleted).toEqual({ status: 'fulfilled', value: { id, keys: ['original'], status: 'OK' } });
+    expect(swept).toEqual({ status: 'fulfilled', value: { handedOut: 0, failed: 0, deferred: 1 } });
+    const job = await h.pool.query<{ status: string }>('SELECT status FROM jobs WHERE id = $1', [rows[0]?.id]);
+    expect(job.rows).toEqual([{ status: 'ERROR' }]);
   });
 });

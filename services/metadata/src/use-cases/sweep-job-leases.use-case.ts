@@ -1,11 +1,13 @@
 import type { Logger } from '@dam/logging';
 import { changesNoAsset, describeErrors, type JobTimings } from '../domain/job';
-import type { RunInTransaction } from '../domain/ports';
+import type { RunInTransaction, Tx } from '../domain/ports';
 import { settleAsset } from '../domain/processing';
 
 export interface SweepResult {
   handedOut: number;
   failed: number;
+  /** Jobs left for the next sweep: one of their assets was locked (a Delete, a report, a Replace... under way). */
+  deferred: number;
 }
 
 /**
@@ -14,9 +16,18 @@ export interface SweepResult {
  */
 export async function sweepJobLeases(runInTransaction: RunInTransaction, timings: JobTimings, logger: Logger, limit = 100): Promise<SweepResult> {
   return runInTransaction(async (tx) => {
-    const result: SweepResult = { handedOut: 0, failed: 0 };
+    const result: SweepResult = { handedOut: 0, failed: 0, deferred: 0 };
     for (const job of await tx.jobs.claimExpired(limit)) {
       const log = { job_id: job.id, group_id: job.groupId, worker: job.worker, attempts: job.attempts };
+      // Everywhere else an asset's row is locked before its jobs' (issue 35: a Delete waiting for this job's row
+      // while holding its asset's deadlocked with a sweep waiting for the asset). The sweep holds the job already, so
+      // it takes the assets without waiting; one that is locked leaves the job to the next sweep.
+      const locking = job.type === 'addon' || !changesNoAsset(job) ? job.assetIds : job.assetIds.slice(0, 1);
+      if (!(await lockedWithoutWaiting(tx, job.groupId, locking))) {
+        logger.debug(log, 'job lease ran out: its asset is busy, left to the next sweep');
+        result.deferred++;
+        continue;
+      }
       if (job.attempts + 1 >= timings.maxAttempts) {
         // An addon job's failure is its addon's (an automatic addon's asset ends ERROR with it; one run on request leaves it).
         const key = job.type === 'addon' ? (job.params.keys?.[0] ?? 'addon') : 'original';
@@ -39,4 +50,10 @@ export async function sweepJobLeases(runInTransaction: RunInTransaction, timings
     }
     return result;
   });
+}
+
+/** Every one of the assets locked, none waited for: false as soon as one is locked by another transaction. */
+async function lockedWithoutWaiting(tx: Tx, groupId: number, assetIds: readonly string[]): Promise<boolean> {
+  for (const id of assetIds) if ((await tx.assets.findForUpdateNoWait(groupId, id)) === 'busy') return false;
+  return true;
 }
