@@ -57,17 +57,23 @@ function fromFrameworkError(err: { type?: string; status?: number; message?: str
   }
 }
 
+/** Retry-After of a 503 whose cause gave none: a dependency coming back (a restart, a failover) takes seconds. */
+const DEFAULT_RETRY_AFTER_S = '5';
+
 /** Maps anything thrown to the contract's error body. Pure, so the mapping is unit-tested. */
 export function mapError(err: unknown): MappedError {
   const known = isAppError(err)
     ? err
     : isDependencyUnavailable(err)
-      ? new AppError('UNAVAILABLE', 'UNAVAILABLE', 'A service this request needs is unavailable: retry shortly', undefined, { 'Retry-After': '5' })
+      ? new AppError('UNAVAILABLE', 'UNAVAILABLE', 'A service this request needs is unavailable: retry shortly')
       : fromFrameworkError((err ?? {}) as { type?: string; status?: number });
   if (known) {
     const body: ErrorBody = { error: { code: known.code, message: known.message } };
     if (known.details !== undefined) body.error.details = known.details;
-    return { status: statusOf(known.kind), body, headers: known.headers };
+    // Every 503 says when to try again (issue 35): a refusal's own Retry-After, else 5 s.
+    const retryKnown = Object.keys(known.headers).some((h) => h.toLowerCase() === 'retry-after');
+    const headers = known.kind === 'UNAVAILABLE' && !retryKnown ? { ...known.headers, 'Retry-After': DEFAULT_RETRY_AFTER_S } : known.headers;
+    return { status: statusOf(known.kind), body, headers };
   }
   const errorId = randomUUID();
   return {

@@ -1,4 +1,4 @@
-import { AppError, isDependencyUnavailable, notFound, rangeNotSatisfiable, rateLimited, validationFailed } from '@dam/errors';
+import { AppError, isDependencyUnavailable, notFound, rangeNotSatisfiable, rateLimited, unavailable, validationFailed } from '@dam/errors';
 import { mapError } from '../src/errors';
 
 describe('mapError', () => {
@@ -26,6 +26,16 @@ describe('mapError', () => {
   it('carries Retry-After and Content-Range headers', () => {
     expect(mapError(rateLimited(2.2)).headers).toEqual({ 'Retry-After': '3' });
     expect(mapError(rangeNotSatisfiable(10)).headers).toEqual({ 'Content-Range': 'bytes */10' });
+  });
+
+  it('gives every 503 a Retry-After (issue 35): 5 s unless the refusal set its own', () => {
+    expect(mapError(unavailable('The upload journal is unavailable', 'UPLOAD_JOURNAL_UNAVAILABLE'))).toMatchObject({
+      status: 503,
+      headers: { 'Retry-After': '5' },
+    });
+    expect(mapError(new AppError('UNAVAILABLE', 'TRANSFORMS_BUSY', 'busy', undefined, { 'Retry-After': '2' })).headers).toEqual({ 'Retry-After': '2' });
+    expect(mapError(new AppError('UNAVAILABLE', 'X', 'y', undefined, { 'retry-after': '9' })).headers).toEqual({ 'retry-after': '9' });
+    expect(mapError(notFound('ASSET_NOT_FOUND', 'no')).headers).toEqual({});
   });
 
   it('maps body-parser failures to 400 and 413', () => {
