@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import sharp from 'sharp';
+import { createPool } from '@dam/db';
 import { makePng, scaled, waitFor, warningLines } from '@dam/testing';
 import { watchAssetEvents } from '../e2e/events';
 import { ADMIN, ALL_SERVICES, useSuite, type Suite, type SuiteOptions } from '../e2e/suite';
@@ -67,6 +68,10 @@ export function describeOutage(outage: Outage): void {
     error?: string;
     /** When it was sent, in ms after NATS stopped. */
     at?: number;
+    /** Its Retry-After header, if any. */
+    retryAfter?: string;
+    /** The file an upload probe sent. */
+    fileName?: string;
   }
 
   /** One request, timed, its whole body read. Never throws. */
@@ -75,7 +80,15 @@ export function describeOutage(outage: Outage): void {
     try {
       const res = await fetch(url, { ...init, signal: AbortSignal.timeout(scaled(ABANDON_MS)) });
       const body = await res.text();
-      return { probe, status: res.status, ms: Date.now() - started, contentType: res.headers.get('content-type') ?? '', body };
+      const retryAfter = res.headers.get('retry-after');
+      return {
+        probe,
+        status: res.status,
+        ms: Date.now() - started,
+        contentType: res.headers.get('content-type') ?? '',
+        body,
+        ...(retryAfter ? { retryAfter } : {}),
+      };
     } catch (error) {
       return { probe, status: 0, ms: Date.now() - started, contentType: '', body: '', error: String(error) };
     }
@@ -104,6 +117,8 @@ export function describeOutage(outage: Outage): void {
     if (o.status >= 200 && o.status < 300) return undefined;
     if (outage.allAccepted) return `${what}: not accepted while ${outage.dependency} is down: ${o.body.slice(0, 300)}`;
     if (o.status !== 503) return `${what}: ${o.body.slice(0, 300)}`;
+    // Issue 35: a refusal says when to try again.
+    if (!o.retryAfter || !/^\d+$/.test(o.retryAfter)) return `${what} without a Retry-After in seconds: ${o.body.slice(0, 200)}`;
     if (!o.contentType.includes('application/json')) return `${what} as ${o.contentType || 'no content type'}: ${o.body.slice(0, 300)}`;
     try {
       const { error } = JSON.parse(o.body) as { error?: { code?: unknown; message?: unknown } };
@@ -171,6 +186,8 @@ export function describeOutage(outage: Outage): void {
   let baseAsset = '';
   let cdnLink = '';
   const accepted: Array<{ id: string; when: 'before' | 'during' }> = [];
+  /** The files of uploads refused during the outage. */
+  const refused: string[] = [];
   let resumedAt = 0;
   /** Each service's first 200 `ok` from /readyz after it came back (started at once, awaited later). */
   let recovery: Promise<Array<{ name: string; ok: boolean; ms: number; last: Readiness }>> | undefined;
@@ -229,7 +246,7 @@ export function describeOutage(outage: Outage): void {
       timed('get link', `${base}/api/v1/assets/${baseAsset}/get_link`, { headers: auth() }),
       timed('cdn delivery', cdnLink),
       timed('webhook deliveries', `${base}/api/v1/webhooks/deliveries`, { headers: auth() }),
-      timed('upload during', uploadUrl(), uploadInit(100 + round)),
+      timed('upload during', uploadUrl(), uploadInit(100 + round)).then((o) => ({ ...o, fileName: `nats-restart-${100 + round}.png` })),
     ];
     // A round a second for most of the outage, whether the rounds before were answered or not.
     const rounds: Array<Promise<Outcome[]>> = [];
@@ -264,6 +281,7 @@ export function describeOutage(outage: Outage): void {
     const outcomes = (await Promise.all(rounds)).flat();
 
     for (const o of outcomes) if (o.probe === 'upload during' && o.status === 200) accepted.push({ id: assetIdOf(o), when: 'during' });
+    for (const o of outcomes) if (o.probe === 'upload during' && o.status !== 200 && o.fileName) refused.push(o.fileName);
     const byProbe = outcomes.reduce<Record<string, string[]>>(
       (acc, o) => ((acc[o.probe] ??= []).push(`@${o.at}:${o.error ? 'ERR' : o.status}/${o.ms}ms`), acc),
       {},
@@ -307,6 +325,17 @@ export function describeOutage(outage: Outage): void {
     expect(accepted.filter((a) => a.when === 'before')).toHaveLength(UPLOADS_BEFORE);
     const notReady = ready.filter((r) => !r.ok).map((r) => ({ name: r.name, status: r.last.status, body: r.last.body }));
     expect({ notReady, late }).toEqual({ notReady: [], late: [] });
+  });
+
+  it('leaves nothing of an upload it refused: no asset record (issue 35: nothing half-made)', async () => {
+    const db = createPool(e2e.suite.databaseOf('metadata'));
+    try {
+      const { rows } = await db.query<{ name: string; status: string }>('SELECT name, status FROM assets WHERE name = ANY($1::text[])', [refused]);
+      console.log(`uploads refused while ${outage.dependency} was down: ${refused.length}`);
+      expect(rows).toEqual([]);
+    } finally {
+      await db.end();
+    }
   });
 
   it('processes a normal upload after the recovery', async () => {
