@@ -1,5 +1,5 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { createServiceVerifier, parseTrustedKeys, permissionsFor, type Principal, type RoleName } from '@dam/auth-tokens';
 import { createPool, type Pool } from '@dam/db';
@@ -17,7 +17,7 @@ import {
 } from '@dam/events';
 import { startOutboxRelay, type OutboxRelay } from '@dam/outbox';
 import { createLogger } from '@dam/logging';
-import { createStorage, type Storage } from '@dam/storage';
+import { createStorage, originalKey, type Storage } from '@dam/storage';
 import { createBucket, createDatabase, scaled, serviceIdentities, startNats, testS3Config, type TestNats } from '@dam/testing';
 import { z } from 'zod';
 import { bulkDeleteExports } from '../src/adapters/bulk-delete-export.store';
@@ -191,6 +191,37 @@ export async function collect(
 }
 
 export const assetId = (): string => randomBytes(16).toString('hex');
+
+/**
+ * Registers a stored original as upload does (POST /internal/v1/assets, as `caller`, in its group) and returns the new
+ * asset's id: the record in NOT_READY with its processing job queued.
+ */
+export async function registerAsset(
+  h: Harness,
+  caller: Principal,
+  file: { name?: string; size?: number; checksum?: string; contentType?: string } = {},
+): Promise<string> {
+  const id = assetId();
+  const res = await signedFetch(`${h.url}/internal/v1/assets`, caller, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      files: [
+        {
+          id,
+          name: file.name ?? 'f.png',
+          size: file.size ?? 3,
+          checksum: file.checksum ?? createHash('md5').update('png').digest('hex'),
+          content_type: file.contentType ?? 'image/png',
+          object_key: originalKey(String(caller.group_id), id),
+          metadata: {},
+        },
+      ],
+    }),
+  });
+  if (res.status !== 201) throw new Error(`registering ${id}: ${res.status} ${await res.text()}`);
+  return id;
+}
 
 /** The newest job of an asset (tests address reports to it as a worker would). */
 export async function jobIdOf(h: Harness, assetId: string): Promise<number> {

@@ -2,10 +2,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { DAM_INTERNAL, jobFailedNoticeSchema, noticeSubject, type ConversionsCompleted } from '@dam/events';
 import { createLogger } from '@dam/logging';
-import { originalKey } from '@dam/storage';
 import { waitFor } from '@dam/testing';
 import { sweepJobLeases } from '../src/use-cases/sweep-job-leases.use-case';
-import { assetId, collect, finalReport, jobIdOf, principal, publishReport, signedFetch, startMetadata, type Harness } from './harness';
+import { collect, finalReport, jobIdOf, principal, publishReport, startMetadata, type Harness, registerAsset } from './harness';
 
 // Login's notifications (issue 32): a job a user asked for that ends in ERROR is told to auth
 // (dam.internal.notices.job-failed), written in the transaction that ends the job, once.
@@ -21,16 +20,7 @@ const GROUP = 8;
 const uploader = principal({ group_id: GROUP, user_id: 21 });
 const checksum = createHash('md5').update('png').digest('hex');
 
-async function create(name: string): Promise<string> {
-  const id = assetId();
-  const res = await signedFetch(`${h.url}/internal/v1/assets`, uploader, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ files: [{ id, name, size: 3, checksum, content_type: 'image/png', object_key: originalKey(String(GROUP), id), metadata: {} }] }),
-  });
-  expect(res.status).toBe(201);
-  return id;
-}
+const create = (name: string): Promise<string> => registerAsset(h, uploader, { name });
 
 const made = (id: string, errors: Record<string, string>): ConversionsCompleted => ({
   id: randomUUID(),

@@ -1,11 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { connectNats, DAM_INTERNAL, ensureStreams, jobReportSubject, type JobReport, type JobWorker } from '@dam/events';
 import { createLogger } from '@dam/logging';
-import { originalKey } from '@dam/storage';
 import { startNats, waitFor } from '@dam/testing';
 import { consumeJobReports, JOB_REPORTS_DURABLE } from '../src/consumers/job-reports.consumer';
 import type { RunInTransaction } from '../src/domain/ports';
-import { assetId, finalReport, jobIdOf, principal, signedFetch, startMetadata, type Harness } from './harness';
+import { finalReport, jobIdOf, principal, startMetadata, type Harness, registerAsset } from './harness';
 
 // Security review F16 (issue 30): a worker kind's report is applied only to a job of that kind. The subject says who
 // published it (each worker identity may publish its own `dam.internal.jobs.reports.<worker>` only).
@@ -21,18 +20,7 @@ const GROUP = 16;
 const admin = principal({ group_id: GROUP, user_id: 11 });
 const checksum = createHash('md5').update('png').digest('hex');
 
-async function create(): Promise<string> {
-  const id = assetId();
-  const res = await signedFetch(`${h.url}/internal/v1/assets`, admin, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      files: [{ id, name: 'f', size: 3, checksum, content_type: 'image/png', object_key: originalKey(String(GROUP), id), metadata: {} }],
-    }),
-  });
-  expect(res.status).toBe(201);
-  return id;
-}
+const create = (): Promise<string> => registerAsset(h, admin, { name: 'f' });
 
 /** Published as `kind`'s identity would, and read by metadata's durable (its ack floor past it) before this returns. */
 async function publishAs(kind: JobWorker, report: JobReport): Promise<void> {

@@ -5,7 +5,7 @@ import { createLogger } from '@dam/logging';
 import { originalKey } from '@dam/storage';
 import { waitFor } from '@dam/testing';
 import { sweepJobLeases } from '../src/use-cases/sweep-job-leases.use-case';
-import { assetId, collect, finalReport, jobIdOf, principal, publishReport, signedFetch, startMetadata, type Harness } from './harness';
+import { collect, finalReport, jobIdOf, principal, publishReport, signedFetch, startMetadata, type Harness, registerAsset } from './harness';
 
 let h: Harness;
 beforeAll(async () => {
@@ -20,18 +20,7 @@ const admin = principal({ group_id: GROUP, user_id: 11 });
 const creator = principal({ group_id: GROUP, user_id: 12, role: 'CREATOR' });
 const checksum = createHash('md5').update('png').digest('hex');
 
-async function create(p: ReturnType<typeof principal>, contentType = 'image/png'): Promise<string> {
-  const id = assetId();
-  const res = await signedFetch(`${h.url}/internal/v1/assets`, p, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      files: [{ id, name: 'f', size: 3, checksum, content_type: contentType, object_key: originalKey(String(GROUP), id), metadata: {} }],
-    }),
-  });
-  expect(res.status).toBe(201);
-  return id;
-}
+const create = (p: ReturnType<typeof principal>, contentType = 'image/png'): Promise<string> => registerAsset(h, p, { name: 'f', contentType });
 
 const get = async (path: string, p = admin) => {
   const res = await signedFetch(`${h.url}${path}`, p);

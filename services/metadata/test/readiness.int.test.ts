@@ -7,7 +7,7 @@ import { scaled, waitFor } from '@dam/testing';
 import { autoAddonsPlanner } from '../src/use-cases/addons.use-case';
 import { applyJobReport } from '../src/use-cases/apply-job-report.use-case';
 import type { JobStore, RunInTransaction } from '../src/domain/ports';
-import { assetId, principal, publishReport, signedFetch, startMetadata, type Harness, type Nats } from './harness';
+import { assetId, principal, publishReport, signedFetch, startMetadata, type Harness, type Nats, registerAsset } from './harness';
 
 /**
  * CONTRACT §16: an asset leaves NOT_READY only when its profile's conversions and its automatic addons' results exist;
@@ -37,18 +37,7 @@ const GROUP = 31;
 const admin = principal({ group_id: GROUP, user_id: 1 });
 const checksum = createHash('md5').update('readiness').digest('hex');
 
-async function create(): Promise<string> {
-  const id = assetId();
-  const res = await signedFetch(`${h.url}/internal/v1/assets`, admin, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      files: [{ id, name: 'p.png', size: 3, checksum, content_type: 'image/png', object_key: originalKey(String(GROUP), id), metadata: {} }],
-    }),
-  });
-  expect(res.status).toBe(201);
-  return id;
-}
+const create = (): Promise<string> => registerAsset(h, admin, { name: 'p.png', checksum });
 
 const data = async (id: string) => (await (await signedFetch(`${h.url}/api/v1/assets/${id}/data`, admin)).json()) as any;
 const statusOf = async (id: string) => (await h.pool.query<{ status: string }>('SELECT status FROM assets WHERE id = $1', [id])).rows[0]?.status;

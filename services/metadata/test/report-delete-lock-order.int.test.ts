@@ -1,13 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Pool } from '@dam/db';
-import { originalKey } from '@dam/storage';
 import { waitFor } from '@dam/testing';
 import type { RunInTransaction, Tx } from '../src/domain/ports';
 import { createLogger } from '@dam/logging';
 import { applyJobReport } from '../src/use-cases/apply-job-report.use-case';
 import { sweepJobLeases } from '../src/use-cases/sweep-job-leases.use-case';
 import { deleteAsset } from '../src/use-cases/trash.use-case';
-import { assetId, finalReport, principal, signedFetch, startMetadata, type Harness } from './harness';
+import { finalReport, principal, startMetadata, type Harness, registerAsset } from './harness';
 
 // Issue 35: a Delete locked the asset's row and then its jobs' rows, a job's final report its job's row and then the
 // asset's; run together on one asset they deadlocked (PostgreSQL 40P01, the Delete answered 500). Both now take
@@ -24,18 +23,7 @@ const GROUP = 35;
 const admin = principal({ group_id: GROUP, user_id: 7 });
 const checksum = createHash('md5').update('png').digest('hex');
 
-async function create(): Promise<string> {
-  const id = assetId();
-  const res = await signedFetch(`${h.url}/internal/v1/assets`, admin, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      files: [{ id, name: 'f.png', size: 3, checksum, content_type: 'image/png', object_key: originalKey(String(GROUP), id), metadata: {} }],
-    }),
-  });
-  expect(res.status).toBe(201);
-  return id;
-}
+const create = (): Promise<string> => registerAsset(h, admin);
 
 /** Transactions of this test's database waiting for a row lock another one holds. */
 const lockWaiters = async (pool: Pool): Promise<number> =>
