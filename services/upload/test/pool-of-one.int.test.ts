@@ -18,8 +18,8 @@ const b64 = (s: string) => Buffer.from(s).toString('base64');
  * pending journal's row written and deleted); a tus PATCH 2 (its lease taken and released), plus a renewal every
  * TUS_LOCK_TTL_MS / 3 while it lasts. This runs 50 multipart uploads (half with an Idempotency-Key) and 10 tus uploads
  * of 4 PATCHes at once against one upload process with a pool of one: every request must be answered as it would be
- * with a larger pool (none 503), and the figures (request times with pools of 1 and 10, the most connections the
- * process held) are printed. No time is asserted: the figures go to docs/benchmarks.md.
+ * with a larger pool (none 503), and the figures (request times with a pool of 1, and of 10 with POOL_COMPARE=1; the
+ * most connections the process held) are printed. No time is asserted: the figures go to docs/benchmarks.md.
  */
 describe('upload with a database pool of one connection (k8s/ DB_POOL_MAX 1)', () => {
   let fx: UploadFixtures;
@@ -158,12 +158,13 @@ describe('upload with a database pool of one connection (k8s/ DB_POOL_MAX 1)', (
     };
   };
 
-  it('answers 50 multipart and 10 tus uploads at once with one connection as with ten: none waits its way to a 503', async () => {
+  it('answers 50 multipart and 10 tus uploads at once with one connection: none waits its way to a 503', async () => {
+    // The pool of ten is the figure to compare with (POOL_COMPARE=1); in CI the pool of one alone is what is proven.
     // Ten first: the second run finds the suite's other processes warm.
-    const ten = await run(10);
+    const ten = process.env.POOL_COMPARE === '1' ? await run(10) : undefined;
     const one = await run(1);
-    console.log(JSON.stringify({ uploaders: UPLOADERS, tusUploads: TUS_UPLOADS, tusPatches: TUS_PATCHES, one, ten }));
-    for (const r of [one, ten]) {
+    console.log(JSON.stringify({ uploaders: UPLOADERS, tusUploads: TUS_UPLOADS, tusPatches: TUS_PATCHES, one, ...(ten ? { ten } : {}) }));
+    for (const r of ten ? [one, ten] : [one]) {
       expect({ poolMax: r.poolMax, failed: r.failed, multipartOk: r.multipart.ok, tusDone: r.tusDone }).toEqual({
         poolMax: r.poolMax,
         failed: [],
