@@ -146,16 +146,7 @@ describe('on-demand transforms: what one request may cost (security review F5; r
     const asset = newAsset();
     await storage.putBuffer(asset.source, await png(48, 32), { contentType: 'image/png' });
     // The first transform holds its slot while it reads the original, until the test lets it go on.
-    const held = gate();
-    let reads = 0;
-    const slow: Storage = {
-      ...storage,
-      getStream: async (key) => {
-        reads += 1;
-        if (reads === 1) await held.enter();
-        return storage.getStream(key);
-      },
-    };
+    const { held, slow } = holdFirstRead();
     const { call } = await start({ concurrency: 1, queue: 0, retryAfterSeconds: 3 }, slow);
 
     const first = call(asset.source, asset.cacheKey(1), { format: 'webp', w: 20 });
