@@ -4,7 +4,8 @@
  *   pnpm exec tsx bench/load.bench.ts [uploaders=50] [readers=20] [seconds=120]
  * env: LOAD_SEED (14), READ_PAUSE_MS (0: readers send their next request at once), DRAIN_TIMEOUT_S (300), IDLE_WAIT_S
  *   (60: quiet time after the clean-up before the idle RSS is read), TRANSFORM_SHARE (0.2), BULK_CLIENTS (2),
- *   BULK_BATCH (20), DAM_CDN_URL (http://127.0.0.1:8082, only for the tier's pid file: links carry their own address)
+ *   BULK_BATCH (20), DAM_CDN_URL (http://127.0.0.1:8082, only for the tier's pid file: links carry their own address),
+ *   LOAD_SERIES_FILE (unset: where to write each service's memory over time as JSON)
  *
  * - `uploaders` clients, each with an API key of its own (the upload service lets one principal run 8 uploads at
  *   once: 50 uploaders are 50 principals), upload one file per request to {upload} in a loop for `seconds`. Sizes
@@ -33,8 +34,9 @@
  *   requests/s per endpoint, upload MB/s and latency by size class.
  * - Every service's RSS (VmRSS) and open file descriptors (/proc/<pid>/fd) each second: before, after warm-up
  *   (median of 15-25 % of the run), at the end (median of the last 10 %), the maximum, and after the drain;
- *   `held` when end ≤ warm-up × 1.2; the RSS trend after warm-up (MiB/min) and the JavaScript heap in use at
- *   warm-up and end (/metrics, every 5 s, with the longest event-loop delay); RSS once the suite has been quiet
+ *   `held` when end ≤ warm-up × 1.2; the RSS trend after warm-up and over the last half (MiB/min), and the
+ *   JavaScript heap in use and committed and V8's external memory at warm-up and end (/metrics, every 5 s, with the
+ *   longest event-loop delay); RSS once the suite has been quiet
  *   IDLE_WAIT_S after the clean-up: a service that grew under load but is back within 1.2 × its RSS before the
  *   load `returnedWhenIdle` (working set given back, not a leak), otherwise it `grew`. CPU seconds per service, the
  *   infrastructure and the rest of the machine during the load; the load average.
@@ -44,7 +46,7 @@
  * Then deletes the uploaded assets, purges the trash and revokes the keys.
  */
 import { randomBytes, randomFillSync } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import sharp from 'sharp';
@@ -58,6 +60,7 @@ const seconds = Number(process.argv[4] ?? 120);
 const SEED = Number(process.env.LOAD_SEED ?? 14);
 const READ_PAUSE_MS = Number(process.env.READ_PAUSE_MS ?? 0);
 const DRAIN_TIMEOUT_S = Number(process.env.DRAIN_TIMEOUT_S ?? 300);
+const SERIES_FILE = process.env.LOAD_SERIES_FILE ?? '';
 const IDLE_WAIT_S = Number(process.env.IDLE_WAIT_S ?? 60);
 const PORTS: Record<string, number> = {
   gateway: 8080,
@@ -160,15 +163,29 @@ const loadAverage = (): number[] => readFileSync('/proc/loadavg', 'utf8').split(
 
 /**
  * From a service's /metrics (prom-client's defaults): the longest event-loop delay since the previous scrape
- * (nodejs_eventloop_lag_max_seconds) and the JavaScript heap in use (nodejs_heap_size_used_bytes).
+ * (nodejs_eventloop_lag_max_seconds), the JavaScript heap in use and committed (nodejs_heap_size_used_bytes,
+ * nodejs_heap_size_total_bytes) and the memory V8 tracks outside its heap (nodejs_external_memory_bytes: Buffers and
+ * other native objects held from JavaScript). RSS minus the committed heap minus external is what the process holds
+ * elsewhere: code, stacks, and what the native allocator keeps.
  */
-async function runtimeMetrics(service: string): Promise<{ lagMaxS: number; heapUsedBytes: number }> {
+interface Runtime {
+  lagMaxS: number;
+  heapUsedBytes: number;
+  heapTotalBytes: number;
+  externalBytes: number;
+}
+async function runtimeMetrics(service: string): Promise<Runtime> {
   const text = await (await fetch(`http://127.0.0.1:${PORTS[service] ?? 0}/metrics`)).text();
   const value = (name: string) => {
     const line = text.split('\n').find((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
     return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : NaN;
   };
-  return { lagMaxS: value('nodejs_eventloop_lag_max_seconds'), heapUsedBytes: value('nodejs_heap_size_used_bytes') };
+  return {
+    lagMaxS: value('nodejs_eventloop_lag_max_seconds'),
+    heapUsedBytes: value('nodejs_heap_size_used_bytes'),
+    heapTotalBytes: value('nodejs_heap_size_total_bytes'),
+    externalBytes: value('nodejs_external_memory_bytes'),
+  };
 }
 
 /** Least-squares slope of y over t (per second). */
@@ -355,7 +372,7 @@ async function main(): Promise<void> {
   const infraCpuBefore = Object.fromEntries(Object.entries(infra).map(([s, pid]) => [s, treeCpuSeconds(pid)]));
   const machineBefore = machineCpu();
   const lagMax: Record<string, number> = Object.fromEntries(Object.keys(pids).map((s) => [s, 0]));
-  const heap: Record<string, Array<{ t: number; bytes: number }>> = Object.fromEntries(Object.keys(pids).map((s) => [s, []]));
+  const heap: Record<string, Array<{ t: number } & Omit<Runtime, 'lagMaxS'>>> = Object.fromEntries(Object.keys(pids).map((s) => [s, []]));
   await Promise.all(Object.keys(pids).map((s) => runtimeMetrics(s).catch(() => undefined))); // resets each service's maximum
   const loadBefore = loadAverage();
   let loadMax = loadBefore[0] as number;
@@ -376,7 +393,7 @@ async function main(): Promise<void> {
       void runtimeMetrics(s)
         .then((m) => {
           lagMax[s] = Math.max(lagMax[s] ?? 0, m.lagMaxS);
-          heap[s]?.push({ t, bytes: m.heapUsedBytes });
+          heap[s]?.push({ t, heapUsedBytes: m.heapUsedBytes, heapTotalBytes: m.heapTotalBytes, externalBytes: m.externalBytes });
         })
         .catch(() => undefined);
     }
@@ -678,14 +695,18 @@ async function main(): Promise<void> {
     };
     const rssOk = rss.end <= rss.warmUp * 1.2;
     const fdsOk = fds.end <= fds.warmUp * 1.2;
-    const heapOf = (from: number, to: number) =>
-      mib(median((heap[s] ?? []).filter((x) => x.t >= from * loadSeconds && x.t <= to * loadSeconds).map((x) => x.bytes / 1024)));
+    const heapOf = (from: number, to: number, key: keyof Omit<Runtime, 'lagMaxS'> = 'heapUsedBytes') =>
+      mib(median((heap[s] ?? []).filter((x) => x.t >= from * loadSeconds && x.t <= to * loadSeconds).map((x) => x[key] / 1024)));
     memory[s] = {
       ...rss,
       held: rssOk,
       // MiB per minute from the warm-up to the end (least squares over the 1 s samples): growth that goes on, or not.
       trendPerMin: round(slope(list.filter((x) => x.t >= 0.2 * loadSeconds).map((x) => ({ t: x.t, y: x.rssKb / 1024 }))) * 60),
+      // The same over the last half only: growth that levels off shows here as a trend near 0.
+      trendLastHalfPerMin: round(slope(list.filter((x) => x.t >= 0.5 * loadSeconds).map((x) => ({ t: x.t, y: x.rssKb / 1024 }))) * 60),
       heapUsed: { warmUp: heapOf(0.1, 0.3), end: heapOf(0.85, 1) },
+      heapCommitted: { warmUp: heapOf(0.1, 0.3, 'heapTotalBytes'), end: heapOf(0.85, 1, 'heapTotalBytes') },
+      external: { warmUp: heapOf(0.1, 0.3, 'externalBytes'), end: heapOf(0.85, 1, 'externalBytes') },
     };
     descriptors[s] = { ...fds, held: fdsOk };
     (rssOk ? rssHeld : rssGrew).push(s);
@@ -729,6 +750,27 @@ async function main(): Promise<void> {
   const grewForGood = rssGrew.filter((s) => !returnedWhenIdle.includes(s));
   await nc.close();
   await db.end();
+  if (SERIES_FILE) {
+    // Every 10th RSS sample (one each 10 s) and every runtime reading, per service, in MiB: for plotting.
+    const series = Object.fromEntries(
+      Object.keys(pids).map((s) => [
+        s,
+        {
+          rss: (samples[s] ?? []).filter((_, i) => i % 10 === 0).map((x) => [round(x.t, 0), round(x.rssKb / 1024, 0), x.fds]),
+          runtime: (heap[s] ?? []).map((x) => [
+            round(x.t, 0),
+            round(x.heapUsedBytes / 2 ** 20, 0),
+            round(x.heapTotalBytes / 2 ** 20, 0),
+            round(x.externalBytes / 2 ** 20, 0),
+          ]),
+        },
+      ]),
+    );
+    writeFileSync(
+      SERIES_FILE,
+      JSON.stringify({ columns: { rss: ['s', 'rssMiB', 'fds'], runtime: ['s', 'heapUsedMiB', 'heapCommittedMiB', 'externalMiB'] }, series }),
+    );
+  }
 
   console.log(
     JSON.stringify({
