@@ -61,6 +61,13 @@ export interface ImageMetadata {
 const COLOR_SPACES: Record<number, string> = { 1: 'sRGB', 2: 'AdobeRGB', 65535: 'Uncalibrated' };
 
 /**
+ * One options object for every call: exifr keeps each options object it is given, keyed by identity, for the life of
+ * the process (exifr 7's `Options.useCached`, never emptied), so a literal per call kept some 7 KB per image read:
+ * about 25 MiB of upload's heap in ten minutes of the load benchmark (docs/benchmarks.md).
+ */
+const EXIF_OPTIONS = { pick: ['Orientation', 'Make', 'Model', 'ColorSpace'], translateValues: false, reviveValues: false };
+
+/**
  * What an upload result says about an image, from its first bytes (CONTRACT §14): width and height as displayed
  * (EXIF orientation applied), and `Orientation`, `Make`, `Model`, `ColorSpace` where the EXIF has them (read with
  * exifr). {} for what is not an image or cannot be read.
@@ -78,8 +85,7 @@ export async function imageMetadata(head: Buffer, contentType: string): Promise<
     return {};
   }
   try {
-    const tags = (await exifr.parse(head, { pick: ['Orientation', 'Make', 'Model', 'ColorSpace'], translateValues: false, reviveValues: false })) as
-      Record<string, unknown> | undefined;
+    const tags = (await exifr.parse(head, EXIF_OPTIONS)) as Record<string, unknown> | undefined;
     if (typeof tags?.Orientation === 'number') out.Orientation = tags.Orientation;
     if (typeof tags?.Make === 'string' && tags.Make.trim()) out.Make = tags.Make.trim();
     if (typeof tags?.Model === 'string' && tags.Model.trim()) out.Model = tags.Model.trim();

@@ -9,6 +9,7 @@ export { startServiceProcess, warningLines, type ServiceProcess, type ServicePro
 export { repoRoot } from './paths';
 export { serviceIdentities, type ServiceIdentities } from './service-identities';
 export { makePng } from './png';
+export { retainedBytesPerCall } from './heap';
 export { startInternalStub, startSettingsStub, type InternalStub, type StubAnswer } from './internal-stub';
 export { startJobHarness, type JobHarness } from './job-harness';
 export { ffprobe, makeVideo, writeVideo, type ProbedStream, type VideoSpec } from './video';

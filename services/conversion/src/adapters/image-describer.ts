@@ -89,10 +89,20 @@ const text = (v: unknown): string | undefined => {
   return undefined;
 };
 
+/**
+ * The two ways tags are read, one options object each: exifr keeps every options object it is given, keyed by
+ * identity, for the life of the process (exifr 7's `Options.useCached`, never emptied), so a literal per call kept
+ * some 6 KB per image described (docs/benchmarks.md, "Memory under load").
+ */
+const EXIF_OPTIONS = {
+  withGps: { tiff: true, exif: true, iptc: true, xmp: true, gps: true, mergeOutput: true },
+  withoutGps: { tiff: true, exif: true, iptc: true, xmp: true, gps: false, mergeOutput: true },
+};
+
 /** The selected EXIF, IPTC and XMP fields (exifr); GPS only when the group keeps it. */
 async function selectedTags(input: ImageInput, keepGps: boolean): Promise<Record<string, unknown> | undefined> {
-  const tags = (await exifr.parse(input, { tiff: true, exif: true, iptc: true, xmp: true, gps: keepGps, mergeOutput: true }).catch(() => undefined)) as
-    Record<string, unknown> | undefined;
+  const options = keepGps ? EXIF_OPTIONS.withGps : EXIF_OPTIONS.withoutGps;
+  const tags = (await exifr.parse(input, options).catch(() => undefined)) as Record<string, unknown> | undefined;
   if (!tags) return undefined;
   const out: Record<string, unknown> = {};
   const when = iso(tags.DateTimeOriginal);
