@@ -156,4 +156,16 @@ describe('Update Data (endpoint 12)', () => {
     expect(ok.status).toBe(201);
     expect((await data(ok.id)).data).toEqual({ sku: 'OK' });
   });
+
+  it('validates against a schema with an $id, and against a second schema with the same $id by its own rules', async () => {
+    // The schema is compiled when it is saved and again, read back, for each update: the same $id each time.
+    const $id = 'https://example.com/schemas/product.json';
+    const first = await createSchema({ $id, type: 'object', properties: { sku: { type: 'string', maxLength: 4 } } });
+    const second = await createSchema({ $id, type: 'object', properties: { sku: { type: 'integer' } } }, 'product-v2');
+    const { id } = await create();
+    expect((await update(id, { data: { sku: 'AB' }, mode: 'APPEND', data_schema_id: first })).status).toBe(200);
+    expect((await update(id, { data: { sku: 'ABCDEF' }, mode: 'APPEND' })).body.error.details).toEqual([expect.objectContaining({ path: 'data.sku' })]);
+    expect((await update(id, { data: { sku: 12 }, mode: 'REPLACE', data_schema_id: second })).status).toBe(200);
+    expect((await update(id, { data: { sku: 'AB' }, mode: 'REPLACE' })).status).toBe(400);
+  });
 });
