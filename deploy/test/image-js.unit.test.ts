@@ -133,6 +133,7 @@ describe('the image runs compiled JavaScript', () => {
   it('refuses unknown services, and names the tasks (search replay)', async () => {
     expect(await runService(['nope'])).toEqual({ code: 64, out: expect.stringContaining("unknown service 'nope'") as string });
     expect(await runService(['task', 'search', 'nope'])).toEqual({ code: 64, out: expect.stringContaining('(tasks: replay)') as string });
+    expect(await runService(['auth'], { DAM_SEMI_SPACE_MB: '16M' })).toEqual({ code: 64, out: expect.stringContaining('DAM_SEMI_SPACE_MB must be') as string });
     const replay = await runService(['task', 'search', 'replay']);
     expect(replay).toEqual({ code: 1, out: expect.stringMatching(/^Invalid configuration:/) as string });
   });
@@ -176,9 +177,10 @@ describe('the image runs compiled JavaScript', () => {
     const auth = await startService('auth', '/readyz', { DATABASE_URL: db, JWT_SECRET, ...identities.env('auth'), NODE_ENV: 'development' });
     const gateway = await startService('gateway', '/healthz', { JWT_SECRET, ...identities.env('gateway'), ...nats.env('gateway'), AUTH_URL: auth.url });
     for (const s of [auth, gateway]) {
-      // node itself, on the compiled bundle: run-service exec'd it, with no loader.
+      // node itself, on the compiled bundle: run-service exec'd it, with no loader, and with the young generation's
+      // ceiling (DAM_SEMI_SPACE_MB, 16 by default).
       const argv = cmdline(s.child.pid ?? -1);
-      expect(argv.join(' ')).toMatch(/^\S*node --enable-source-maps services\/(auth|gateway)\/dist\/main\.js$/);
+      expect(argv.join(' ')).toMatch(/^\S*node --enable-source-maps --max-semi-space-size=16 services\/(auth|gateway)\/dist\/main\.js$/);
       expect(argv.join(' ')).not.toMatch(/tsx|--import|--loader|\.ts\b/);
     }
     expect((await fetch(`${auth.url}/healthz`)).status).toBe(200);
