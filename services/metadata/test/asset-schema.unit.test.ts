@@ -1,7 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { retainedBytesPerCall } from '@dam/testing';
-import { scaled } from '@dam/testing/src/time-scale';
+import { retainedBytesPerCall, scaled } from '@dam/testing';
 import { AppError, type ErrorDetail } from '@dam/errors';
 import { compileSchema, validateAgainst, type AssetSchema } from '../src/domain/asset-schema';
 
