@@ -338,7 +338,7 @@ export interface paths {
         };
         /**
          * Get Data, the asset record in any status (spec endpoint 11)
-         * @description Clients poll while `status` is `NOT_READY` until it is `OK`.
+         * @description Clients poll while `status` is `NOT_READY` until it is `OK`. The gateway may answer from a short-lived copy (`READ_CACHE_TTL_MS`, 1 s by default) that is dropped as soon as the asset changes; a change whose answer has reached its client is always seen by a Get Data sent after it, through any gateway replica. The copy is kept per caller: authentication, permissions and rate limits apply to every request. `Cache-Control: no-cache` on the request asks metadata itself. An `If-None-Match` with the answer's `ETag` is answered 304.
          */
         get: operations["getAssetData"];
         put?: never;
@@ -3682,7 +3682,10 @@ export interface operations {
     getAssetData: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description `no-cache`: skip the gateway's copy and read the record from metadata. */
+                "Cache-Control"?: string;
+            };
             path: {
                 /**
                  * @description The asset id (32 alphanumeric characters; up to 64 characters are accepted, unknown ids answer 404).
