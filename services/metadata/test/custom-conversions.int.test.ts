@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { ASSET_EVENTS } from '@dam/events';
 import { originalKey } from '@dam/storage';
 import { makePng, waitFor } from '@dam/testing';
-import { assetId, collect, principal, signedFetch, startMetadata, type Harness } from './harness';
+import { assetId, collect, principal, registerAsset, signedFetch, startMetadata, type Harness } from './harness';
 
 let h: Harness;
 let events: Awaited<ReturnType<typeof collect>>;
@@ -24,25 +24,7 @@ async function create(p = admin): Promise<string> {
   const id = assetId();
   const bytes = Buffer.from(`text ${id}`);
   await h.storage.putBuffer(originalKey(String(GROUP), id), bytes, { contentType: 'text/plain' });
-  const res = await signedFetch(`${h.url}/internal/v1/assets`, p, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      files: [
-        {
-          id,
-          name: 'notes.txt',
-          size: bytes.length,
-          checksum: createHash('md5').update(bytes).digest('hex'),
-          content_type: 'text/plain',
-          object_key: originalKey(String(GROUP), id),
-          metadata: {},
-        },
-      ],
-    }),
-  });
-  expect(res.status).toBe(201);
-  return id;
+  return registerAsset(h, p, { id, name: 'notes.txt', size: bytes.length, checksum: createHash('md5').update(bytes).digest('hex'), contentType: 'text/plain' });
 }
 
 async function addConversion(id: string, name: string, bytes: Buffer, p = admin, field = 'file'): Promise<{ status: number; body: any }> {

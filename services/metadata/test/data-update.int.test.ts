@@ -1,9 +1,8 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; the assertions check them */
 import { createHash } from 'node:crypto';
 import { ASSET_EVENTS, FILE_DATA_UPDATED } from '@dam/events';
-import { originalKey } from '@dam/storage';
 import { waitFor } from '@dam/testing';
-import { assetId, collect, principal, signedFetch, startMetadata, type Harness } from './harness';
+import { assetId, collect, postAsset, principal, signedFetch, startMetadata, type Harness } from './harness';
 
 let h: Harness;
 let events: Awaited<ReturnType<typeof collect>>;
@@ -22,25 +21,7 @@ const user = principal({ group_id: GROUP, user_id: 3, role: 'USER' });
 
 async function create(p = admin, contentType = 'text/plain', custom?: unknown): Promise<{ status: number; id: string; body: any }> {
   const id = assetId();
-  const res = await signedFetch(`${h.url}/internal/v1/assets`, p, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      files: [
-        {
-          id,
-          name: 'n.txt',
-          size: 1,
-          checksum: createHash('md5').update(id).digest('hex'),
-          content_type: contentType,
-          object_key: originalKey(String(GROUP), id),
-          metadata: {},
-        },
-      ],
-      ...(custom === undefined ? {} : { custom_metadata: custom }),
-    }),
-  });
-  return { status: res.status, id, body: await res.json() };
+  return postAsset(h, p, { id, name: 'n.txt', size: 1, checksum: createHash('md5').update(id).digest('hex'), contentType }, custom);
 }
 
 async function update(id: string, body: unknown, p = admin, query = ''): Promise<{ status: number; body: any }> {

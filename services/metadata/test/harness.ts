@@ -192,16 +192,26 @@ export async function collect(
 
 export const assetId = (): string => randomBytes(16).toString('hex');
 
+/** One stored original as upload describes it; every field has a default. */
+export interface OriginalFile {
+  id?: string;
+  name?: string;
+  size?: number;
+  checksum?: string;
+  contentType?: string;
+}
+
 /**
- * Registers a stored original as upload does (POST /internal/v1/assets, as `caller`, in its group) and returns the new
- * asset's id: the record in NOT_READY with its processing job queued.
+ * POST /internal/v1/assets for one stored original, as upload does (as `caller`, in its group), with the upload's
+ * `custom_metadata` when given: the asset's id and the answer as it came.
  */
-export async function registerAsset(
+export async function postAsset(
   h: Harness,
   caller: Principal,
-  file: { name?: string; size?: number; checksum?: string; contentType?: string } = {},
-): Promise<string> {
-  const id = assetId();
+  file: OriginalFile = {},
+  customMetadata?: unknown,
+): Promise<{ id: string; status: number; body: any }> {
+  const id = file.id ?? assetId();
   const res = await signedFetch(`${h.url}/internal/v1/assets`, caller, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -217,9 +227,19 @@ export async function registerAsset(
           metadata: {},
         },
       ],
+      ...(customMetadata === undefined ? {} : { custom_metadata: customMetadata }),
     }),
   });
-  if (res.status !== 201) throw new Error(`registering ${id}: ${res.status} ${await res.text()}`);
+  return { id, status: res.status, body: await res.json() };
+}
+
+/**
+ * Registers a stored original as upload does and returns the new asset's id: the record in NOT_READY with its
+ * processing job queued.
+ */
+export async function registerAsset(h: Harness, caller: Principal, file: OriginalFile = {}): Promise<string> {
+  const { id, status, body } = await postAsset(h, caller, file);
+  if (status !== 201) throw new Error(`registering ${id}: ${status} ${JSON.stringify(body)}`);
   return id;
 }
 

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { originalKey, replacementKey } from '@dam/storage';
-import { identities, principal, signedFetch, startMetadata, assetId, type Harness } from './harness';
+import { identities, principal, registerAsset, signedFetch, startMetadata, assetId, type Harness } from './harness';
 
 let h: Harness;
 beforeAll(async () => {
@@ -43,24 +43,7 @@ describe('Replace while a download runs', () => {
     const old = randomBytes(4 * 1024 * 1024);
     const fresh = randomBytes(3 * 1024 * 1024);
     await h.storage.putBuffer(originalKey(String(GROUP), id), old, { contentType: 'application/octet-stream' });
-    const created = await signedFetch(`${h.url}/internal/v1/assets`, admin, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        files: [
-          {
-            id,
-            name: 'big.bin',
-            size: old.length,
-            checksum: md5(old),
-            content_type: 'application/octet-stream',
-            object_key: originalKey(String(GROUP), id),
-            metadata: {},
-          },
-        ],
-      }),
-    });
-    expect(created.status).toBe(201);
+    await registerAsset(h, admin, { id, name: 'big.bin', size: old.length, checksum: md5(old), contentType: 'application/octet-stream' });
 
     const path = `/api/v1/assets/${id}/content/original/download`;
     const during = await pausedDownload(path, async () => {
