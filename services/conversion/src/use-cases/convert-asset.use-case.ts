@@ -191,9 +191,12 @@ export async function convertAsset(
     }
     // A re-run of some keys does not need the description again; a full run records it.
     const describe = !keys;
-    // Two or more readers of the pixels (outputs, hashes) share one decode at the largest size any of them uses.
+    // Two or more outputs share one decode at the largest size any of them uses (the hashes then read it too). One
+    // output alone reads the original itself: the hashes' 100 px read of a JPEG or WebP decodes a fraction of it
+    // (shrink on load); a shared decode in front of them wrote and read back a pixel file for no CPU saved (0.5-1 ms more
+    // per small image, the same on large ones: docs/benchmarks.md, "CPU per conversion job").
     const decodeSize = sharedDecodeSize(image, [...outputs.map((o) => o.spec), ...(describe ? [HASH_BOX] : [])]);
-    const shared = outputs.length + (describe ? 1 : 0) > 1 && deps.images.canDecodeOnce(image, decodeSize);
+    const shared = outputs.length > 1 && deps.images.canDecodeOnce(image, decodeSize);
     const decoded = shared ? await deps.images.decode(source, image, decodeSize, path.join(dir, 'decoded.v')) : undefined;
     lap('decode');
     const description = describe ? await deps.describe(source, { keepGps: settings.metadata?.keep_gps === true, ...(decoded ? { decoded } : {}) }) : undefined;
