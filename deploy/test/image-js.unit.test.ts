@@ -80,6 +80,27 @@ async function startService(service: string, readyPath: string, env: Record<stri
   }
 }
 
+/** `run-service <service>` in the background until a line of its output matches `line`. */
+async function startUntilLine(service: string, line: RegExp, env: Record<string, string>): Promise<ChildProcess> {
+  const child = spawn(RUN_SERVICE, [service], { env: imageEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  started.push(child);
+  const lines: string[] = [];
+  const seen = new Promise<void>((resolve) => {
+    for (const stream of [child.stdout, child.stderr]) {
+      createInterface({ input: stream }).on('line', (l) => {
+        lines.push(l);
+        if (line.test(l)) resolve();
+      });
+    }
+  });
+  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`${service} exited (${code}):\n${lines.join('\n')}`))));
+  const late = new Promise<never>((_, reject) =>
+    setTimeout(() => reject(new Error(`${service}: no line ${line}:\n${lines.join('\n')}`)), scaled(30_000)).unref(),
+  );
+  await Promise.race([seen, exited, late]);
+  return child;
+}
+
 /** The command line of a running process (the entry point execs node: the pid is node's). */
 const cmdline = (pid: number): string[] => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
 
@@ -157,6 +178,25 @@ describe('the image runs compiled JavaScript', () => {
       } finally {
         await pool.end();
       }
+    }
+  });
+
+  it("conversion sizes libuv's pool before anything starts it: a thread per job and per transform slot, two for files", async () => {
+    // sharp works on that pool; at libuv's own 4 (CONCURRENCY's default), four jobs' encodes held every thread and
+    // transforms waited behind them. The pool starts at the first file read, so this must come first in the bundle.
+    const identities = serviceIdentities();
+    const env = { ...identities.env('conversion'), ...nats.env('conversion'), S3_ACCESS_KEY: 'unused', S3_SECRET_KEY: 'unused' };
+    for (const [extra, threads] of [
+      [{}, 8],
+      [{ CONCURRENCY: '3', TRANSFORM_CONCURRENCY: '1' }, 6],
+      [{ UV_THREADPOOL_SIZE: '5' }, 5],
+    ] as const) {
+      // No DAM_INTERNAL stream in this NATS: conversion stays at its wait for the streams, the pool long started.
+      const child = await startUntilLine('conversion', /waiting for streams/, { ...env, ...extra });
+      const pid = child.pid ?? -1;
+      const names = readdirSync(`/proc/${pid}/task`).map((t) => readFileSync(`/proc/${pid}/task/${t}/comm`, 'utf8').trim());
+      expect({ extra, workers: names.filter((n) => n === 'libuv-worker').length }).toEqual({ extra, workers: threads });
+      child.kill('SIGKILL');
     }
   });
 

@@ -1,4 +1,5 @@
-import { telemetry } from './instrument'; // must stay the first import
+import './threadpool'; // must stay the first import: sizes libuv's pool before anything starts it
+import { telemetry } from './instrument'; // and this the second
 import { bucketReplayStore, createServiceSigner, createServiceVerifier } from '@dam/auth-tokens';
 import { connectNats, DAM_INTERNAL, natsReachable, kvBucketOptions, openServiceTokenBucket, waitForStreams, followSettingsChanges } from '@dam/events';
 import { jobRuntime } from '@dam/jobs';

@@ -77,7 +77,12 @@ describe('ImageProcessor (real sharp)', () => {
     const noise = Buffer.alloc(160 * 120 * 3);
     for (let i = 0; i < noise.length; i++) noise[i] = (i * 7919) % 251;
     const file = path.join(dir, 'noise.png');
-    await writeFile(file, await sharp(noise, { raw: { width: 160, height: 120, channels: 3 } }).png().toBuffer());
+    await writeFile(
+      file,
+      await sharp(noise, { raw: { width: 160, height: 120, channels: 3 } })
+        .png()
+        .toBuffer(),
+    );
     const target = path.join(dir, 'effort.webp');
     await new ImageProcessor().convert(file, { key: 'k', width: 100, height: null, fit: 'inside', format: 'webp', quality: 80 }, target);
     const made = await readFile(target);
