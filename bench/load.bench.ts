@@ -1,6 +1,7 @@
 /**
  * Load (issue 14), against a suite started with `RATE_LIMIT_PER_MINUTE=0 RATE_LIMIT_ADDRESS_PER_MINUTE=0
  * deploy/local/up` (the edges limit each caller to 600-1200 requests a minute by default). Prints one JSON line.
+ * A 900 s run stores 14-19 GB: start it on a store made anew with `S3_DISK_BYTES=34359738368` (docs/operations.md).
  *   pnpm exec tsx bench/load.bench.ts [uploaders=50] [readers=20] [seconds=120]
  * env: LOAD_SEED (14), READ_PAUSE_MS (0: readers send their next request at once), DRAIN_TIMEOUT_S (300), IDLE_WAIT_S
  *   (60: quiet time after the clean-up before the idle RSS is read), TRANSFORM_SHARE (0.2), BULK_CLIENTS (2),

@@ -299,12 +299,15 @@ export async function profileSpecs(jwt: string): Promise<ConversionSpec[]> {
     .map((k: string) => ({ fit: 'cover', format: 'webp', quality: 80, ...custom[k] }));
 }
 
-/** One conversion with plain sharp, as the conversion service makes it (EXIF rotation applied). */
+/**
+ * One conversion with plain sharp, as the conversion service makes it (EXIF rotation applied; WebP and AVIF at effort
+ * 2, services/conversion/src/adapters/image-processor.ts), so a comparison weighs the same encoder work.
+ */
 export const sharpConvert = (bytes: Buffer, spec: ConversionSpec): Promise<Buffer> =>
   sharp(bytes)
     .rotate()
     .resize({ width: spec.width, height: spec.height, fit: spec.fit as never })
-    .toFormat(spec.format as never, { quality: spec.quality })
+    .toFormat(spec.format as never, { quality: spec.quality, ...(spec.format === 'webp' || spec.format === 'avif' ? { effort: 2 } : {}) })
     .toBuffer();
 
 /** The suite's S3 server: deploy/local's address and credentials unless S3_* say otherwise. */

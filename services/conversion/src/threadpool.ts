@@ -10,7 +10,7 @@ const positive = (value: string | undefined, fallback: number): number => (value
  * libuv pool threads conversion needs: sharp runs each image's work on that pool, as Node does every file read
  * and write. libuv's default of 4 equals CONCURRENCY's: four jobs' encodes held every thread, and on-demand
  * transforms (their own TRANSFORM_CONCURRENCY slots, meant to run besides the jobs) and the jobs' own file reads
- * and writes waited behind them (docs/benchmarks.md, "The libuv pool"). So: a thread per job and per transform
+ * and writes waited behind them (docs/benchmarks.md, "conversion keeps up": "The libuv pool"). So: a thread per job and per transform
  * slot, and two for files. The defaults are config.ts's; an invalid value is refused there, after this.
  */
 export function threadPoolSize(env: NodeJS.ProcessEnv): number {

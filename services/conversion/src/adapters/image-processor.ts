@@ -134,8 +134,8 @@ export class ImageProcessor implements ImageEngine {
     }
     switch (spec.format) {
       case 'webp':
-        // Effort 2 of 0-6 (libvips' default is 4): half the CPU of the default for 2-5 % larger files on photos
-        // (docs/benchmarks.md, "WebP effort"); the same trade as JPEG's and AVIF's below.
+        // Effort 2 of 0-6 (libvips' default is 4): half the CPU of the default for files 1-4 % larger (docs/benchmarks.md,
+        // "conversion keeps up": "WebP at effort 2", bench/encode-cpu.bench.ts); the same trade as JPEG's and AVIF's below.
         pipeline.webp({ quality: spec.quality, effort: WEBP_EFFORT });
         break;
       case 'jpeg':

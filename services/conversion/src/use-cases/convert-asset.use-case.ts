@@ -194,7 +194,7 @@ export async function convertAsset(
     // Two or more outputs share one decode at the largest size any of them uses (the hashes then read it too). One
     // output alone reads the original itself: the hashes' 100 px read of a JPEG or WebP decodes a fraction of it
     // (shrink on load); a shared decode in front of them wrote and read back a pixel file for no CPU saved (0.5-1 ms more
-    // per small image, the same on large ones: docs/benchmarks.md, "CPU per conversion job").
+    // per small image, the same on large ones: docs/benchmarks.md, "conversion keeps up").
     const decodeSize = sharedDecodeSize(image, [...outputs.map((o) => o.spec), ...(describe ? [HASH_BOX] : [])]);
     const shared = outputs.length > 1 && deps.images.canDecodeOnce(image, decodeSize);
     const decoded = shared ? await deps.images.decode(source, image, decodeSize, path.join(dir, 'decoded.v')) : undefined;
