@@ -57,15 +57,26 @@ interface Started {
 }
 const started: ChildProcess[] = [];
 
+/** `run-service <service>` in the background: its output's lines as they come (each also to `onLine`), and its exit. */
+function spawnService(service: string, env: Record<string, string>, onLine: (line: string) => void = () => undefined) {
+  const child = spawn(RUN_SERVICE, [service], { env: imageEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  started.push(child);
+  const lines: string[] = [];
+  for (const stream of [child.stdout, child.stderr]) {
+    createInterface({ input: stream }).on('line', (l) => {
+      lines.push(l);
+      onLine(l);
+    });
+  }
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, lines, exited };
+}
+
 /** `run-service <service>` in the background on a free port, until `path` answers 200. */
 async function startService(service: string, readyPath: string, env: Record<string, string>): Promise<Started> {
   const port = await freePort();
   const t0 = Date.now();
-  const child = spawn(RUN_SERVICE, [service], { env: imageEnv({ HOST: '127.0.0.1', PORT: String(port), ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
-  started.push(child);
-  const lines: string[] = [];
-  for (const stream of [child.stdout, child.stderr]) createInterface({ input: stream }).on('line', (l) => lines.push(l));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const { child, lines, exited } = spawnService(service, { HOST: '127.0.0.1', PORT: String(port), ...env });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + scaled(30_000);
   for (;;) {
@@ -82,22 +93,14 @@ async function startService(service: string, readyPath: string, env: Record<stri
 
 /** `run-service <service>` in the background until a line of its output matches `line`. */
 async function startUntilLine(service: string, line: RegExp, env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(RUN_SERVICE, [service], { env: imageEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  started.push(child);
-  const lines: string[] = [];
-  const seen = new Promise<void>((resolve) => {
-    for (const stream of [child.stdout, child.stderr]) {
-      createInterface({ input: stream }).on('line', (l) => {
-        lines.push(l);
-        if (line.test(l)) resolve();
-      });
-    }
-  });
-  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`${service} exited (${code}):\n${lines.join('\n')}`))));
+  let seenLine!: () => void;
+  const seen = new Promise<void>((resolve) => (seenLine = resolve));
+  const { child, lines, exited } = spawnService(service, env, (l) => line.test(l) && seenLine());
+  const gone = exited.then((code) => Promise.reject(new Error(`${service} exited (${code}):\n${lines.join('\n')}`)));
   const late = new Promise<never>((_, reject) =>
     setTimeout(() => reject(new Error(`${service}: no line ${line}:\n${lines.join('\n')}`)), scaled(30_000)).unref(),
   );
-  await Promise.race([seen, exited, late]);
+  await Promise.race([seen, gone, late]);
   return child;
 }
 

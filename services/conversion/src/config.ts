@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { serviceKeyEnv, trustedKeysEnv } from '@dam/auth-tokens';
 import { baseEnv, jobWorkerEnv, loadConfig, natsEnv, positiveInt, s3Env, serviceUrl } from '@dam/config';
 import { DEFAULT_MAX_INPUT_PIXELS } from './adapters/image-processor';
+import { concurrencyEnv } from './concurrency';
 
 export const configSchema = z.object({
   ...baseEnv(8093),
@@ -10,20 +11,11 @@ export const configSchema = z.object({
   ...serviceKeyEnv('conversion'),
   ...trustedKeysEnv,
   AUTH_URL: serviceUrl(8090),
-  /**
-   * Images converted at once by this process (each uses one libvips thread). Twice the cores of a small machine:
-   * while one job waits on storage or NATS another keeps the core busy.
-   */
-  CONCURRENCY: positiveInt(4),
+  ...concurrencyEnv,
   ...jobWorkerEnv,
   MAX_INPUT_PIXELS: positiveInt(DEFAULT_MAX_INPUT_PIXELS),
   /** Pixels of one output; an on-demand transform counts every frame of an animated result (400 over it). */
   MAX_OUTPUT_PIXELS: positiveInt(64 * 1024 * 1024),
-  /**
-   * On-demand transforms made at once by this process, besides the CONCURRENCY jobs: only these decode, so they
-   * bound the memory; more wait in the queue below.
-   */
-  TRANSFORM_CONCURRENCY: positiveInt(2),
   /**
    * Transforms waiting for a slot (first come first served, nothing decoded while waiting); one more answers 503
    * TRANSFORMS_BUSY with Retry-After at once. 0: no queue, refused whenever every slot is taken.

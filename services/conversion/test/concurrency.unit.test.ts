@@ -1,4 +1,4 @@
-import { threadPoolSize } from '../src/threadpool';
+import { threadPoolSize } from '../src/concurrency';
 
 describe('threadPoolSize', () => {
   it('is a thread per job and per transform slot, and two for files', () => {
